@@ -1,0 +1,22 @@
+import type { ApprovalNodeDefinition } from "../graph/definition.js";
+import type { NodeFunction } from "../graph/model.js";
+import type { InternalContext } from "../runtime/context.js";
+import { valueAtPath } from "../state/paths.js";
+
+/**
+ * An approval node asks a person; the decision is its route key. `edit` (the operator changed
+ * the state while approving) follows the `edit` route if there is one, else the `approve` one.
+ */
+export function approvalNode(def: ApprovalNodeDefinition): NodeFunction {
+  return async (state, ctx) => {
+    const show = Object.fromEntries((def.show ?? []).map((path) => [path, valueAtPath(state, path)]));
+    const answer = await (ctx as InternalContext).interruptAs("approval", {
+      question: def.question,
+      show,
+      decisions: def.decisions,
+    });
+    if (!def.routes) return {};
+    const route = answer.decision === "edit" && !("edit" in def.routes) ? "approve" : answer.decision;
+    return { route };
+  };
+}

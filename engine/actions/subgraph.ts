@@ -1,0 +1,58 @@
+import type { SubgraphNodeDefinition } from "../graph/definition.js";
+import type { CompiledWorkflow, NodeFunction } from "../graph/model.js";
+import type { InternalContext } from "../runtime/context.js";
+import type { State } from "../state/ops.js";
+import type { StateKeyDefinition } from "../state/schema.js";
+import type { RunRecord } from "../store/records.js";
+
+export class ChildRunError extends Error {
+  readonly code = "CHILD_FAILED";
+  constructor(run: RunRecord) {
+    super(`child run ${run.id} (${run.workflow}) ${run.status}${run.error ? `: ${run.error.message}` : ""}`);
+    this.name = "ChildRunError";
+  }
+}
+
+/**
+ * A node whose body is another workflow. The child is a run of its own (with a parent link),
+ * executed by whichever worker claims it; the parent task is parked until the child ends.
+ * A failed child fails the task; a retry of the task starts a fresh child.
+ */
+export function subgraphNode(
+  def: SubgraphNodeDefinition,
+  child: CompiledWorkflow,
+  parentState: Record<string, StateKeyDefinition>,
+): NodeFunction {
+  const childKeys = Object.keys(child.definition.state);
+  const parentKeys = Object.keys(parentState);
+  const inputMap = def.input ?? Object.fromEntries(childKeys.filter((k) => parentKeys.includes(k)).map((k) => [k, k]));
+  const outputMap = def.output ?? Object.fromEntries(parentKeys.filter((k) => childKeys.includes(k)).map((k) => [k, k]));
+
+  return async (state, ctx) => {
+    const internal = ctx as InternalContext;
+    const input: State = {};
+    for (const [childKey, parentKey] of Object.entries(inputMap)) {
+      if (state[parentKey] !== undefined) input[childKey] = state[parentKey];
+    }
+    if (def.map) input[def.map.as ?? "item"] = ctx.item;
+    const generation = internal.task.attempts.filter((a) => a.code === "CHILD_FAILED").length;
+    const run = await internal.childRun(child, input, generation);
+    if (run.status === "failed" || run.status === "canceled") throw new ChildRunError(run);
+    if (run.status !== "succeeded") return internal.park({ kind: "run", runId: run.id });
+
+    const final = await internal.childState(run);
+    const update: State = {};
+    for (const [parentKey, childKey] of Object.entries(outputMap)) {
+      let value = final[childKey];
+      if (value === undefined) continue;
+      const given = input[childKey];
+      // An append key handed to the child comes back with the child's additions at its end:
+      // only those are new to the parent.
+      if (parentState[parentKey]?.reducer === "append" && Array.isArray(value) && Array.isArray(given) && !def.output) {
+        value = value.slice(given.length);
+      }
+      update[parentKey] = value;
+    }
+    return update;
+  };
+}

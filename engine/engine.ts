@@ -1,0 +1,150 @@
+import { NotFoundError, PitwallError } from "./errors.js";
+import { actionRegistry } from "./graph/actions.js";
+import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
+import { newId } from "./ids.js";
+import { newRun } from "./runtime/new-run.js";
+import type { State } from "./state/ops.js";
+import { readState } from "./state/read.js";
+import { MemoryStore } from "./store/memory/memory-store.js";
+import { TERMINAL_RUN_STATUSES, type EventRecord, type RunRecord } from "./store/records.js";
+import type { Store } from "./store/store.js";
+import { Operator, defaultActor, type OperatorOptions } from "./operator/operator.js";
+import { storeWorkflow } from "./operator/workflows.js";
+import { WorkflowRegistry } from "./worker/registry.js";
+import { Worker, type WorkerOptions } from "./worker/worker.js";
+
+export interface EngineOptions {
+  /** Where runs are kept (default: an in-memory store). */
+  store?: Store;
+  /** Workflows built in code that this process can run. */
+  workflows?: readonly CompiledWorkflow[];
+  /** Actions for workflows written as JSON (by name). */
+  actions?: ActionRegistry | Record<string, unknown>;
+  /** The in-process worker; `false` to only start runs and let other processes execute them. */
+  worker?: WorkerOptions | false;
+  /** Recorded as the actor of the runs this engine starts. */
+  actor?: string;
+}
+
+export interface StartOptions {
+  id?: string;
+  /** Per-run overrides of the workflow's interrupt lists. */
+  interruptBefore?: string[];
+  interruptAfter?: string[];
+  actor?: string;
+}
+
+/** The end of waiting for a run: it ended, or it paused for an operator. */
+export type SettledRun = RunRecord;
+
+/**
+ * The embedding API: start runs, await them, follow their events, and act on them as an
+ * operator. An engine runs its own worker unless told not to.
+ */
+export class Engine {
+  readonly store: Store;
+  readonly registry: WorkflowRegistry;
+  readonly worker: Worker | undefined;
+  private readonly actor: string;
+
+  constructor(options: EngineOptions = {}) {
+    this.store = options.store ?? new MemoryStore();
+    const actions = isRegistry(options.actions) ? options.actions : actionRegistry(options.actions ?? {});
+    this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
+    this.actor = options.actor ?? "engine";
+    if (options.worker !== false) {
+      this.worker = new Worker(this.store, this.registry, options.worker ?? {});
+      this.worker.start();
+    }
+  }
+
+  /** Stores the workflow's version and creates a queued run of it; the input is validated first. */
+  async start(workflow: CompiledWorkflow | string, input: unknown = {}, options: StartOptions = {}): Promise<RunHandle> {
+    const compiled = typeof workflow === "string" ? this.registry.byName(workflow) ?? (await this.registry.resolve(workflow)) : workflow;
+    if (!compiled) throw new NotFoundError("workflow", String(workflow));
+    this.registry.register(compiled);
+    const state = compiled.initialState(input);
+    await storeWorkflow(this.store, compiled);
+    const id = options.id ?? newId("run");
+    await this.store.createRun(
+      newRun({
+        id,
+        workflow: compiled,
+        state,
+        actor: options.actor ?? this.actor,
+        interruptBefore: options.interruptBefore ?? null,
+        interruptAfter: options.interruptAfter ?? null,
+      }),
+    );
+    this.worker?.nudge();
+    return this.run(id);
+  }
+
+  /** A handle on an existing run. */
+  run(id: string): RunHandle {
+    return new RunHandle(this.store, id);
+  }
+
+  /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
+  operator(options: OperatorOptions | string = {}): Operator {
+    const opts = typeof options === "string" ? { actor: defaultActor(options) } : options;
+    return new Operator(this.store, opts);
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.stop();
+    await this.store.close();
+  }
+}
+
+export class RunHandle {
+  constructor(
+    private readonly store: Store,
+    readonly id: string,
+  ) {}
+
+  async get(): Promise<RunRecord> {
+    const run = await this.store.getRun(this.id);
+    if (!run) throw new NotFoundError("run", this.id);
+    return run;
+  }
+
+  /**
+   * Resolves when the run has ended, or (unless `until: "end"`) when it paused for an operator.
+   * A run waiting for a timer or a child run is still in progress.
+   */
+  async wait(options: { until?: "settled" | "end"; timeoutMs?: number } = {}): Promise<SettledRun> {
+    const until = options.until ?? "settled";
+    const signal = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
+    const settled = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status) || (until === "settled" && run.status === "paused");
+    const after = await this.store.lastEventSeq();
+    let run = await this.get();
+    if (settled(run)) return run;
+    for await (const _event of this.store.subscribe({ runId: this.id, after, ...(signal ? { signal } : {}) })) {
+      run = await this.get();
+      if (settled(run)) return run;
+    }
+    if (signal?.aborted) throw new PitwallError("RUN", `run ${this.id} did not settle within ${options.timeoutMs} ms (it is ${run.status})`);
+    return this.get();
+  }
+
+  /** The run's current state (or at a checkpoint number). */
+  async state(checkpoint?: number): Promise<State> {
+    const run = await this.get();
+    return readState(this.store, this.id, checkpoint ?? run.headN);
+  }
+
+  /** The run's events, live: past ones first (after `after`), then new ones as they happen. */
+  events(options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
+    return this.store.subscribe({ runId: this.id, after: options.after ?? 0, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+}
+
+function isRegistry(value: unknown): value is ActionRegistry {
+  return typeof value === "object" && value !== null && typeof (value as ActionRegistry).get === "function" && typeof (value as ActionRegistry).names === "function";
+}
+
+/** Creates an engine; see EngineOptions. */
+export function createEngine(options: EngineOptions = {}): Engine {
+  return new Engine(options);
+}

@@ -1,0 +1,84 @@
+/**
+ * Every error pitwall raises on purpose is a PitwallError with a stable `code`, so that callers
+ * (the CLI's exit codes, the console's footer) can react without parsing messages.
+ */
+export type ErrorCode =
+  | "VALIDATION"
+  | "CONFLICT"
+  | "STALE_FENCE"
+  | "NOT_FOUND"
+  | "STORE"
+  | "WORKFLOW"
+  | "RUN";
+
+export class PitwallError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Bad input: an invalid state edit, run input, response or command argument. */
+export class ValidationError extends PitwallError {
+  /** Each failing location as a JSON path like `$.tasks[0]`, with its message. */
+  readonly issues: readonly { path: string; message: string }[];
+  constructor(message: string, issues: readonly { path: string; message: string }[] = []) {
+    super("VALIDATION", message);
+    this.issues = issues;
+  }
+}
+
+/** The thing exists but is not in a state that allows the operation (already resolved, ended run...). */
+export class ConflictError extends PitwallError {
+  constructor(message: string) {
+    super("CONFLICT", message);
+  }
+}
+
+/** A writer whose lease was taken over tried to commit; nothing it sent was written. */
+export class StaleFenceError extends PitwallError {
+  constructor(
+    readonly runId: string,
+    readonly fence: number,
+    readonly currentFence: number,
+  ) {
+    super(
+      "STALE_FENCE",
+      `run ${runId}: fencing token ${fence} is stale (current ${currentFence}); the lease was taken over`,
+    );
+  }
+}
+
+export class NotFoundError extends PitwallError {
+  constructor(what: string, id: string) {
+    super("NOT_FOUND", `${what} ${id} not found`);
+  }
+}
+
+/** The store cannot be opened or used: corrupt, locked, newer schema, unreachable. */
+export class StoreError extends PitwallError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("STORE", message, options);
+  }
+}
+
+/** A workflow definition that cannot be compiled; `problems` lists every one found. */
+export class WorkflowError extends PitwallError {
+  constructor(
+    message: string,
+    readonly problems: readonly { path: string; code: string; message: string; severity: "error" | "warning" }[] = [],
+  ) {
+    super("WORKFLOW", message);
+  }
+}
+
+export function isPitwallError(error: unknown): error is PitwallError {
+  return error instanceof PitwallError;
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

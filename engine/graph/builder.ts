@@ -1,0 +1,159 @@
+import type { z } from "zod";
+import { WorkflowError } from "../errors.js";
+import type { CustomReducer, State } from "../state/ops.js";
+import { zodToKeySchema, type ReducerName } from "../state/schema.js";
+import { checkWorkflow } from "./check.js";
+import { compileDefinition } from "./compile.js";
+import type { ApprovalDecision, Limits, MapSpec, RetryPolicyInput } from "./definition.js";
+import type { CompiledWorkflow, NodeFunction, Router } from "./model.js";
+import { formatProblem } from "./problems.js";
+
+/** Edges and execution settings shared by every node kind, as in the JSON form. */
+export interface EdgeOptions<S extends State> {
+  next?: string | string[];
+  routes?: Record<string, string>;
+  default?: string;
+  /** Route on this state key's value after the node's update. */
+  routeOn?: keyof S & string;
+  /** Route on whatever this function returns. */
+  route?: Router<S>;
+  waitFor?: string[];
+  retry?: RetryPolicyInput;
+  timeoutMs?: number;
+  atMostOnce?: boolean;
+  map?: MapSpec;
+  description?: string;
+}
+
+export interface NodeOptions<S extends State> extends EdgeOptions<S> {
+  /** The action name recorded in the canonical form (default: the node's name). */
+  action?: string;
+}
+
+export interface WorkflowOptions<Shape extends z.ZodRawShape> {
+  state: z.ZodObject<Shape>;
+  reducers?: { [K in keyof Shape]?: ReducerName | CustomReducer };
+  start?: string;
+  limits?: Partial<Limits>;
+  interruptBefore?: string[];
+  interruptAfter?: string[];
+  description?: string;
+}
+
+/**
+ * Builds a workflow in code. Every call mirrors a field of the JSON form, so the same graph
+ * written either way has the same canonical definition and version.
+ */
+export class WorkflowBuilder<S extends State> {
+  private readonly nodes: Record<string, Record<string, unknown>> = {};
+  private readonly actions = new Map<string, NodeFunction>();
+  private readonly routers = new Map<string, Router>();
+  private readonly children = new Map<string, CompiledWorkflow>();
+  private readonly duplicates: string[] = [];
+  private first: string | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly options: WorkflowOptions<z.ZodRawShape>,
+  ) {}
+
+  /** A node that runs `fn(state, ctx)` and returns a partial state (or `{ route, update }`). */
+  node(name: string, fn: NodeFunction<S>, options: NodeOptions<S> = {}): this {
+    const { action = name, ...rest } = options;
+    const existing = this.actions.get(action);
+    if (existing && existing !== fn) throw new WorkflowError(`action name "${action}" is used for two different functions`);
+    this.actions.set(action, fn as NodeFunction);
+    return this.add(name, { kind: "action", action }, rest);
+  }
+
+  /** Asks a person; the decision (approve, reject, edit) is the route key. */
+  approval(
+    name: string,
+    options: EdgeOptions<S> & { question: string; show?: string[]; decisions?: ApprovalDecision[] },
+  ): this {
+    const { question, show, decisions, ...rest } = options;
+    return this.add(name, { kind: "approval", question, ...(show ? { show } : {}), ...(decisions ? { decisions } : {}) }, rest);
+  }
+
+  /** A durable timer. */
+  wait(name: string, options: EdgeOptions<S> & ({ seconds: number } | { until: string })): this {
+    const { seconds, until, ...rest } = options as EdgeOptions<S> & { seconds?: number; until?: string };
+    return this.add(name, { kind: "wait", ...(seconds !== undefined ? { seconds } : {}), ...(until !== undefined ? { until } : {}) }, rest);
+  }
+
+  /** A node whose body is another workflow, run as a child run. */
+  subgraph(
+    name: string,
+    child: CompiledWorkflow,
+    options: EdgeOptions<S> & { input?: Record<string, string>; output?: Record<string, string> } = {},
+  ): this {
+    const { input, output, ...rest } = options;
+    this.children.set(child.version, child);
+    return this.add(name, { kind: "subgraph", workflow: child.version, ...(input ? { input } : {}), ...(output ? { output } : {}) }, rest);
+  }
+
+  compile(): CompiledWorkflow<S> {
+    const reducers = new Map<string, CustomReducer>();
+    const keySchemas = new Map<string, z.ZodType>();
+    const state: Record<string, Record<string, unknown>> = {};
+    for (const [key, schema] of Object.entries(this.options.state.shape)) {
+      const reducer = this.options.reducers?.[key];
+      if (typeof reducer === "function") reducers.set(key, reducer);
+      keySchemas.set(key, schema as z.ZodType);
+      state[key] = {
+        ...zodToKeySchema(schema as z.ZodType),
+        ...(reducer === undefined || reducer === "replace" ? {} : { reducer: typeof reducer === "function" ? "custom" : reducer }),
+      };
+    }
+    const raw = {
+      name: this.name,
+      ...(this.options.description !== undefined ? { description: this.options.description } : {}),
+      state,
+      start: this.options.start ?? this.first,
+      nodes: this.nodes,
+      ...(this.options.limits ? { limits: this.options.limits } : {}),
+      ...(this.options.interruptBefore ? { interruptBefore: this.options.interruptBefore } : {}),
+      ...(this.options.interruptAfter ? { interruptAfter: this.options.interruptAfter } : {}),
+    };
+    const result = checkWorkflow(raw, {
+      customReducers: new Set(reducers.keys()),
+      duplicateNodes: this.duplicates,
+      resolveChild: (ref) => {
+        const child = typeof ref === "string" ? this.children.get(ref) : undefined;
+        return child ? { definition: child.definition, version: child.version } : undefined;
+      },
+    });
+    const errors = result.problems.filter((p) => p.severity === "error");
+    if (!result.definition || !result.version || errors.length > 0) {
+      throw new WorkflowError(`workflow ${this.name} is invalid:\n${errors.map(formatProblem).join("\n")}`, result.problems);
+    }
+    return compileDefinition(result.definition, result.version, {
+      action: (name) => this.actions.get(name),
+      routers: this.routers,
+      reducers,
+      keySchemas,
+      children: this.children,
+    }) as CompiledWorkflow<S>;
+  }
+
+  private add(name: string, body: Record<string, unknown>, options: EdgeOptions<S>): this {
+    if (name in this.nodes) this.duplicates.push(name);
+    this.first ??= name;
+    const { route, ...edges } = options;
+    if (route) this.routers.set(name, route as Router);
+    this.nodes[name] = { ...body, ...stripUndefined(edges), ...(route ? { router: true } : {}) };
+    return this;
+  }
+}
+
+/** Starts a workflow in code: `workflow("name", { state: z.object({...}) }).node(...).compile()`. */
+export function workflow<Shape extends z.ZodRawShape>(
+  name: string,
+  options: WorkflowOptions<Shape>,
+): WorkflowBuilder<z.output<z.ZodObject<Shape>>> {
+  return new WorkflowBuilder(name, options as unknown as WorkflowOptions<z.ZodRawShape>);
+}
+
+function stripUndefined(value: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}

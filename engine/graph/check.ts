@@ -1,0 +1,359 @@
+import type { z } from "zod";
+import {
+  END,
+  NODE_KINDS,
+  asList,
+  hasRoutes,
+  limitsSchema,
+  nodeSchemas,
+  nodeTargets,
+  type NodeDefinition,
+  type NodeKind,
+  type WorkflowDefinition,
+} from "./definition.js";
+import { ProblemList, type Problem } from "./problems.js";
+import { workflowVersion } from "./canonical.js";
+import {
+  REDUCER_NAMES,
+  checkKeySchema,
+  keyValidator,
+  normalizeKeySchema,
+  schemaTypes,
+  type StateKeyDefinition,
+} from "../state/schema.js";
+
+type Path = (string | number)[];
+
+/** A subgraph's child, already checked: its canonical definition and version. */
+export interface CheckedChild {
+  definition: WorkflowDefinition;
+  version: string;
+}
+
+export interface CheckOptions {
+  /** When given, actions not in it are reported as UNKNOWN_ACTION. */
+  hasAction?: (name: string) => boolean;
+  /** Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version). */
+  resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList) => CheckedChild | undefined;
+  /** Reducers given as functions in code; canonically recorded as `custom`. */
+  customReducers?: ReadonlySet<string>;
+  /** Node names the code builder saw more than once. */
+  duplicateNodes?: readonly string[];
+}
+
+export interface CheckResult {
+  definition?: WorkflowDefinition;
+  version?: string;
+  problems: Problem[];
+  /** Every child workflow reachable through subgraph nodes, by version. */
+  children: Map<string, CheckedChild>;
+}
+
+/**
+ * Checks a workflow document and returns every problem found, each with its JSON path and a
+ * stable code, plus — when there is no error — its canonical definition and version.
+ */
+export function checkWorkflow(value: unknown, options: CheckOptions = {}, problems = new ProblemList()): CheckResult {
+  const children = new Map<string, CheckedChild>();
+  if (!isRecord(value)) {
+    problems.error([], "INVALID_FIELD", "a workflow must be a JSON object");
+    return { problems: problems.items, children };
+  }
+  for (const name of options.duplicateNodes ?? []) {
+    problems.error(["nodes", name], "DUPLICATE_NODE", `node "${name}" is defined twice`);
+  }
+  const allowed = new Set(["$schema", "name", "description", "state", "start", "nodes", "limits", "interruptBefore", "interruptAfter"]);
+  for (const key of Object.keys(value)) {
+    if (!allowed.has(key)) problems.error([key], "INVALID_FIELD", `unknown field "${key}"`);
+  }
+  const name = value.name;
+  if (typeof name !== "string" || !/^[\w.-]+$/.test(name)) {
+    problems.error(["name"], "INVALID_FIELD", "`name` must be a non-empty string of letters, digits, '.', '_' or '-'");
+  }
+  if (value.description !== undefined && typeof value.description !== "string") {
+    problems.error(["description"], "INVALID_FIELD", "`description` must be a string");
+  }
+
+  const state = checkState(value.state, problems, options.customReducers ?? new Set());
+  const nodes = checkNodes(value.nodes, problems, options, children);
+  const limitsResult = limitsSchema.safeParse(value.limits ?? {});
+  if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems);
+
+  const start = value.start;
+  if (typeof start !== "string" || start.length === 0) {
+    problems.error(["start"], "MISSING_START", "`start` must name the first node");
+  } else if (nodes && !(start in nodes)) {
+    problems.error(["start"], "MISSING_START", `start node "${start}" is not defined in nodes`);
+  }
+  const interruptBefore = checkNodeList(value.interruptBefore, ["interruptBefore"], nodes, problems);
+  const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], nodes, problems);
+
+  if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems);
+  if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
+
+  const definition: WorkflowDefinition = {
+    name: name as string,
+    ...(typeof value.description === "string" ? { description: value.description } : {}),
+    state,
+    start: start as string,
+    nodes,
+    limits: limitsResult.data,
+    interruptBefore,
+    interruptAfter,
+  };
+  return { definition, version: workflowVersion(definition), problems: problems.items, children };
+}
+
+function checkState(
+  value: unknown,
+  problems: ProblemList,
+  customReducers: ReadonlySet<string>,
+): Record<string, StateKeyDefinition> | undefined {
+  if (value === undefined) return {};
+  if (!isRecord(value)) {
+    problems.error(["state"], "BAD_STATE_SCHEMA", "`state` must map each key to its schema");
+    return undefined;
+  }
+  const out: Record<string, StateKeyDefinition> = {};
+  let ok = true;
+  for (const [key, spec] of Object.entries(value)) {
+    const path: Path = ["state", key];
+    if (!isRecord(spec)) {
+      problems.error(path, "BAD_STATE_SCHEMA", "a state key needs a schema object such as { \"type\": \"string\" }");
+      ok = false;
+      continue;
+    }
+    const reducer = spec.reducer;
+    const types = schemaTypes(spec);
+    if (reducer !== undefined) {
+      const isCustom = reducer === "custom" && customReducers.has(key);
+      if (typeof reducer !== "string" || (!isCustom && !(REDUCER_NAMES as readonly string[]).includes(reducer))) {
+        problems.error([...path, "reducer"], "BAD_REDUCER", `unknown reducer ${JSON.stringify(reducer)}; use one of ${REDUCER_NAMES.join(", ")}`);
+        ok = false;
+      } else if (reducer === "append" && !types.includes("array")) {
+        problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "append" needs "type": "array" (the key is ${types.join("|") || "untyped"})`);
+        ok = false;
+      } else if (reducer === "merge" && !types.includes("object")) {
+        problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "merge" needs "type": "object" (the key is ${types.join("|") || "untyped"})`);
+        ok = false;
+      }
+    }
+    const schemaProblems = checkKeySchema(spec);
+    for (const problem of schemaProblems) {
+      problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);
+    }
+    if (schemaProblems.length > 0) {
+      ok = false;
+      continue;
+    }
+    let validator: z.ZodType;
+    try {
+      validator = keyValidator(spec);
+    } catch (error) {
+      problems.error(path, "BAD_STATE_SCHEMA", `schema cannot be used: ${(error as Error).message}`);
+      ok = false;
+      continue;
+    }
+    if ("default" in spec) {
+      const result = validator.safeParse(spec.default);
+      if (!result.success) {
+        problems.error([...path, "default"], "BAD_STATE_SCHEMA", `default does not match the schema: ${result.error.issues[0]?.message}`);
+        ok = false;
+        continue;
+      }
+    }
+    out[key] = normalizeKeySchema(spec);
+  }
+  return ok ? out : undefined;
+}
+
+function checkNodes(
+  value: unknown,
+  problems: ProblemList,
+  options: CheckOptions,
+  children: Map<string, CheckedChild>,
+): Record<string, NodeDefinition> | undefined {
+  if (!isRecord(value) || Object.keys(value).length === 0) {
+    problems.error(["nodes"], "INVALID_FIELD", "`nodes` must be an object with at least one node");
+    return undefined;
+  }
+  const out: Record<string, NodeDefinition> = {};
+  let ok = true;
+  for (const [name, raw] of Object.entries(value)) {
+    const path: Path = ["nodes", name];
+    if (name === END || name === "START") {
+      problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
+      ok = false;
+      continue;
+    }
+    if (!isRecord(raw)) {
+      problems.error(path, "INVALID_FIELD", "a node must be an object");
+      ok = false;
+      continue;
+    }
+    const kind = (raw.kind ?? "action") as NodeKind;
+    if (!NODE_KINDS.includes(kind)) {
+      problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}; use one of ${NODE_KINDS.join(", ")}`);
+      ok = false;
+      continue;
+    }
+    const parsed = nodeSchemas[kind].safeParse(raw);
+    if (!parsed.success) {
+      reportZod(parsed.error, path, problems);
+      ok = false;
+      continue;
+    }
+    const node = normalizeNode(parsed.data as NodeDefinition);
+    if (node.kind === "action" && options.hasAction && !options.hasAction(node.action)) {
+      problems.error([...path, "action"], "UNKNOWN_ACTION", `action "${node.action}" is not exported by the actions module`);
+      ok = false;
+    }
+    if (node.kind === "subgraph") {
+      const child = options.resolveChild?.(node.workflow, [...path, "workflow"], problems);
+      if (!options.resolveChild) {
+        problems.error([...path, "workflow"], "BAD_SUBGRAPH", "sub-workflows need a loader for their `workflow` reference");
+      }
+      if (!child) {
+        ok = false;
+        continue;
+      }
+      children.set(child.version, child);
+      node.workflow = child.version;
+      node.workflowName = child.definition.name;
+    }
+    out[name] = node;
+  }
+  return ok ? out : undefined;
+}
+
+/** One canonical spelling per meaning, so code and data forms of a graph hash the same. */
+function normalizeNode(node: NodeDefinition): NodeDefinition {
+  const out = { ...node } as NodeDefinition;
+  if (out.next !== undefined) out.next = [...new Set(asList(out.next))].sort();
+  if (out.waitFor !== undefined) out.waitFor = [...new Set(out.waitFor)].sort();
+  return out;
+}
+
+function checkNodeList(value: unknown, path: Path, nodes: Record<string, NodeDefinition> | undefined, problems: ProblemList): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
+    problems.error(path, "INVALID_FIELD", "expected a list of node names");
+    return [];
+  }
+  const list = [...new Set(value as string[])].sort();
+  if (nodes) {
+    list.forEach((name, i) => {
+      if (!(name in nodes)) problems.error([...path, i], "UNKNOWN_NODE", `node "${name}" is not defined`);
+    });
+  }
+  return list;
+}
+
+function checkGraph(
+  nodes: Record<string, NodeDefinition>,
+  start: string | undefined,
+  state: Record<string, StateKeyDefinition>,
+  problems: ProblemList,
+): void {
+  const names = new Set(Object.keys(nodes));
+  const isTarget = (t: string) => t === END || names.has(t);
+  for (const [name, node] of Object.entries(nodes)) {
+    const path: Path = ["nodes", name];
+    asList(node.next).forEach((t, i) => {
+      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
+    });
+    for (const [key, t] of Object.entries(node.routes ?? {})) {
+      if (!isTarget(t)) problems.error([...path, "routes", key], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
+    }
+    if (node.default !== undefined && !isTarget(node.default)) {
+      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)`);
+    }
+    if (node.next !== undefined && hasRoutes(node)) {
+      problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
+    }
+    if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
+      problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
+    }
+    if (hasRoutes(node) && node.default === undefined && !approvalCovered(node)) {
+      problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
+    }
+    if (node.routeOn !== undefined && !(node.routeOn in state)) {
+      problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
+    }
+    if (node.map) {
+      const key = state[node.map.over];
+      if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
+      else if (!schemaTypes(key).includes("array")) {
+        problems.error([...path, "map", "over"], "INVALID_FIELD", `state key "${node.map.over}" is not an array`);
+      }
+    }
+    if (node.kind === "approval") {
+      (node.show ?? []).forEach((p, i) => {
+        const head = p.split(".")[0]!;
+        if (!(head in state)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
+      });
+      for (const key of Object.keys(node.routes ?? {})) {
+        if (!(node.decisions as string[]).includes(key)) {
+          problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
+        }
+      }
+    }
+    (node.waitFor ?? []).forEach((pred, i) => {
+      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node`);
+      else if (!nodeTargets(nodes[pred]!).includes(name)) {
+        problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
+      }
+    });
+  }
+  if (start === undefined || !names.has(start)) return;
+
+  const reachable = walk([start], (n) => nodeTargets(nodes[n]!).filter((t) => names.has(t)));
+  for (const name of names) {
+    if (!reachable.has(name)) problems.error(["nodes", name], "UNREACHABLE_NODE", `no path from "${start}" reaches "${name}"`);
+  }
+  const reverse = new Map<string, string[]>();
+  for (const [name, node] of Object.entries(nodes)) {
+    const targets = nodeTargets(node);
+    for (const t of targets.length === 0 ? [END] : targets) reverse.set(t, [...(reverse.get(t) ?? []), name]);
+  }
+  const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
+  for (const name of reachable) {
+    if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
+  }
+}
+
+/** An approval whose routes cover every decision needs no default (edit falls back to approve). */
+function approvalCovered(node: NodeDefinition): boolean {
+  if (node.kind !== "approval") return false;
+  const routes = node.routes ?? {};
+  return node.decisions.every((d) => d in routes || (d === "edit" && "approve" in routes));
+}
+
+function walk(from: string[], next: (node: string) => string[]): Set<string> {
+  const seen = new Set<string>(from);
+  const queue = [...from];
+  while (queue.length > 0) {
+    for (const n of next(queue.shift()!)) {
+      if (!seen.has(n)) {
+        seen.add(n);
+        queue.push(n);
+      }
+    }
+  }
+  return seen;
+}
+
+function reportZod(error: z.ZodError, prefix: Path, problems: ProblemList): void {
+  for (const issue of error.issues) {
+    const path = [...prefix, ...(issue.path as Path)];
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) problems.error([...path, key], "INVALID_FIELD", `unknown field "${key}"`);
+    } else {
+      problems.error(path, "INVALID_FIELD", issue.message);
+    }
+  }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,160 @@
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { WorkflowError } from "../errors.js";
+import { checkWorkflow, isRecord, type CheckResult, type CheckedChild } from "./check.js";
+import { compileDefinition } from "./compile.js";
+import type { WorkflowDefinition } from "./definition.js";
+import type { ActionRegistry, CompiledWorkflow } from "./model.js";
+import { ProblemList, formatProblem, type Problem } from "./problems.js";
+import { parseWorkflowText } from "./parse-json.js";
+
+export interface CheckFileOptions {
+  /** When given, actions it lacks are UNKNOWN_ACTION problems. */
+  actions?: ActionRegistry;
+  /** Where relative sub-workflow paths are resolved from. */
+  baseDir?: string;
+}
+
+/**
+ * Checks a workflow written as JSON text: syntax (with line and column), structure, graph and,
+ * when actions are given, that every action exists. Returns all problems at once.
+ */
+export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
+  return checkText(text, options, []);
+}
+
+function checkText(text: string, options: CheckFileOptions, stack: string[]): CheckResult {
+  const problems = new ProblemList();
+  const value = parseWorkflowText(text, problems);
+  if (value === undefined) return { problems: problems.items, children: new Map() };
+  return checkValue(value, options, stack, problems);
+}
+
+function checkValue(value: unknown, options: CheckFileOptions, stack: string[], problems = new ProblemList()): CheckResult {
+  const children = new Map<string, CheckedChild>();
+  const result = checkWorkflow(
+    value,
+    {
+      ...(options.actions ? { hasAction: (name: string) => options.actions!.get(name) !== undefined } : {}),
+      resolveChild: (ref, path, list) => {
+        const child = loadChild(ref, options, stack, path, list);
+        if (child) {
+          for (const [v, c] of child.children) children.set(v, c);
+          children.set(child.version!, { definition: child.definition!, version: child.version! });
+        }
+        return child?.definition ? { definition: child.definition, version: child.version! } : undefined;
+      },
+    },
+    problems,
+  );
+  for (const [v, c] of children) result.children.set(v, c);
+  return result;
+}
+
+function loadChild(
+  ref: string | Record<string, unknown>,
+  options: CheckFileOptions,
+  stack: string[],
+  path: (string | number)[],
+  problems: ProblemList,
+): CheckResult | undefined {
+  let result: CheckResult;
+  if (isRecord(ref)) {
+    result = checkValue(ref, options, stack);
+  } else {
+    const file = resolve(options.baseDir ?? process.cwd(), ref);
+    if (stack.includes(file)) {
+      problems.error(path, "BAD_SUBGRAPH", `sub-workflow ${ref} includes itself`);
+      return undefined;
+    }
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${ref}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      return undefined;
+    }
+    result = checkText(text, { ...options, baseDir: dirname(file) }, [...stack, file]);
+  }
+  const errors = result.problems.filter((p) => p.severity === "error");
+  for (const p of errors) problems.error(path, "BAD_SUBGRAPH", `in the sub-workflow: ${p.path}: ${p.code}: ${p.message}`);
+  return errors.length === 0 ? result : undefined;
+}
+
+/** Loads and compiles a JSON workflow file, binding its actions; throws a WorkflowError listing every problem. */
+export function loadWorkflowFile(file: string, actions: ActionRegistry): CompiledWorkflow {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new WorkflowError(`cannot read workflow ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return loadWorkflowText(text, actions, { baseDir: dirname(resolve(file)), label: file });
+}
+
+export function loadWorkflowText(
+  text: string,
+  actions: ActionRegistry,
+  options: { baseDir?: string; label?: string } = {},
+): CompiledWorkflow {
+  const result = checkText(text, { actions, ...(options.baseDir ? { baseDir: options.baseDir } : {}) }, []);
+  return compileChecked(result, actions, options.label ?? "workflow");
+}
+
+/** Compiles a workflow given as a parsed JSON value (e.g. built by a program). */
+export function loadWorkflowValue(value: unknown, actions: ActionRegistry, options: { baseDir?: string } = {}): CompiledWorkflow {
+  return compileChecked(checkValue(value, { actions, ...options }, []), actions, "workflow");
+}
+
+function compileChecked(result: CheckResult, actions: ActionRegistry, label: string): CompiledWorkflow {
+  const errors = result.problems.filter((p) => p.severity === "error");
+  if (errors.length > 0 || !result.definition || !result.version) throw invalid(label, errors);
+  return compileWithChildren(result.definition, result.version, actions, result.children);
+}
+
+/**
+ * Compiles a stored canonical definition (children given by version): how a worker runs a
+ * workflow it knows only from the store, with actions from the modules it loaded.
+ */
+export function compileWithChildren(
+  definition: WorkflowDefinition,
+  version: string,
+  actions: ActionRegistry,
+  children: ReadonlyMap<string, CheckedChild>,
+): CompiledWorkflow {
+  const compiled = new Map<string, CompiledWorkflow>();
+  const build = (def: WorkflowDefinition, v: string): CompiledWorkflow => {
+    const existing = compiled.get(v);
+    if (existing) return existing;
+    const mine = new Map<string, CompiledWorkflow>();
+    for (const node of Object.values(def.nodes)) {
+      if (node.kind !== "subgraph") continue;
+      const child = children.get(node.workflow as string);
+      if (!child) throw new WorkflowError(`sub-workflow version ${String(node.workflow)} of ${def.name} is not available`);
+      mine.set(child.version, build(child.definition, child.version));
+    }
+    const result = compileDefinition(def, v, { action: (name) => actions.get(name), children: mine });
+    compiled.set(v, result);
+    return result;
+  };
+  return build(definition, version);
+}
+
+function invalid(label: string, errors: Problem[]): WorkflowError {
+  const first = errors[0];
+  const summary = first ? formatProblem(first) : "it has no definition";
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problems)` : "";
+  return new WorkflowError(`${label} is invalid: ${summary}${more}`, errors);
+}
+
+/** Every workflow version a compiled workflow needs stored: itself and its sub-workflows. */
+export function workflowTree(workflow: CompiledWorkflow): CompiledWorkflow[] {
+  const out = new Map<string, CompiledWorkflow>();
+  const visit = (w: CompiledWorkflow) => {
+    if (out.has(w.version)) return;
+    out.set(w.version, w);
+    for (const child of w.children.values()) visit(child);
+  };
+  visit(workflow);
+  return [...out.values()];
+}

@@ -1,0 +1,100 @@
+import type { z } from "zod";
+import type { ArtifactRef, InterruptRequest } from "../store/records.js";
+import type { Reducer, State } from "../state/ops.js";
+import type { StateValidator } from "../state/schema.js";
+import type { NodeDefinition, WorkflowDefinition } from "./definition.js";
+
+/** What `ctx.interrupt` returns once an operator has answered. */
+export interface InterruptAnswer {
+  decision: string;
+  response?: unknown;
+  actor: string;
+}
+
+export interface InterruptOptions {
+  question?: string;
+  show?: Record<string, unknown>;
+  /** Decisions the operator may take; default `["approve", "reject"]`. */
+  decisions?: string[];
+  /** The response must match this schema (zod or JSON Schema); others are refused. */
+  responseSchema?: z.ZodType | Record<string, unknown>;
+  data?: unknown;
+}
+
+export interface NodeLogger {
+  debug(message: string, data?: unknown): void;
+  info(message: string, data?: unknown): void;
+  warn(message: string, data?: unknown): void;
+  error(message: string, data?: unknown): void;
+}
+
+/** What a node receives beside the state. */
+export interface NodeContext {
+  readonly runId: string;
+  readonly taskId: string;
+  readonly node: string;
+  readonly step: number;
+  /** 1 for the first attempt, 2 for the first retry... */
+  readonly attempt: number;
+  /** The same for every attempt of this task: use it to deduplicate side effects elsewhere. */
+  readonly idempotencyKey: string;
+  /** Aborted on kill, cancel, timeout or lost lease. Pass it to fetch and friends. */
+  readonly signal: AbortSignal;
+  /** For a mapped (fan-out) node: the item this task works on, and its position. */
+  readonly item: unknown;
+  readonly index: number | null;
+  /** Reports progress of a long node (`fraction` 0..1); becomes a `node.progress` event. */
+  progress(fraction: number | null, message?: string): void;
+  /** Lines become `node.log` events. */
+  readonly log: NodeLogger;
+  /**
+   * Pauses the run for a person. On resume the node runs again from its start and this call
+   * returns the operator's answer. Do not catch the exception it throws to pause.
+   */
+  interrupt(request: InterruptOptions): Promise<InterruptAnswer>;
+  /** Stores bytes or text as a content-addressed artifact of this run. */
+  artifact(data: string | Uint8Array, mediaType?: string): Promise<ArtifactRef>;
+}
+
+/** A node may return a partial state, or `{ route, update }` to choose its route (SuperAGI style). */
+export type NodeResult<S extends State = State> = Partial<S> | { route: string; update?: Partial<S> } | void | undefined;
+
+// `any` state keeps node functions written for a specific state assignable to the generic form.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type NodeFunction<S extends State = any> = (state: Readonly<S>, ctx: NodeContext) => NodeResult<S> | Promise<NodeResult<S>>;
+
+export type Router<S extends State = State> = (state: Readonly<S>) => string | undefined;
+
+export interface CompiledNode {
+  readonly name: string;
+  readonly definition: NodeDefinition;
+  readonly run: NodeFunction;
+  readonly router?: Router;
+}
+
+/**
+ * A workflow ready to run: its canonical definition and version plus the code behind its nodes.
+ * Built by `workflow(...).compile()` from code or by `loadWorkflow` from data.
+ */
+export interface CompiledWorkflow<S extends State = State> {
+  readonly name: string;
+  readonly version: string;
+  readonly definition: WorkflowDefinition;
+  readonly validator: StateValidator;
+  readonly nodes: ReadonlyMap<string, CompiledNode>;
+  /** Sub-workflows, by version. */
+  readonly children: ReadonlyMap<string, CompiledWorkflow>;
+  reducerOf(key: string): Reducer;
+  /** Validates a run's input (a partial state) and fills in defaults. */
+  initialState(input: unknown): S;
+  /** A marker for the state type only. */
+  readonly __state?: S;
+}
+
+export type ActionMap = Record<string, NodeFunction>;
+
+/** Resolves an action name to its function; undefined when no loaded module exports it. */
+export interface ActionRegistry {
+  get(name: string): NodeFunction | undefined;
+  names(): string[];
+}

@@ -1,0 +1,82 @@
+import { parse, printParseErrorCode, visit, type ParseError } from "jsonc-parser";
+import { ProblemList } from "./problems.js";
+
+/**
+ * Parses a workflow file's text. Syntax errors are reported with line and column; a node name
+ * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE.
+ */
+export function parseWorkflowText(text: string, problems: ProblemList): unknown {
+  const errors: ParseError[] = [];
+  const value = parse(text, errors, { allowTrailingComma: false, disallowComments: true });
+  if (errors.length > 0) {
+    for (const error of errors) {
+      const { line, column } = lineColumn(text, error.offset);
+      problems.error([], "BAD_JSON", `line ${line}, column ${column}: ${describe(printParseErrorCode(error.error))}`);
+    }
+    return undefined;
+  }
+  findDuplicateKeys(text, problems);
+  return value;
+}
+
+function findDuplicateKeys(text: string, problems: ProblemList): void {
+  const seen: Set<string>[] = [];
+  visit(text, {
+    onObjectBegin: () => {
+      seen.push(new Set());
+    },
+    onObjectEnd: () => {
+      seen.pop();
+    },
+    onObjectProperty: (property, offset, _length, _line, _char, pathSupplier) => {
+      const keys = seen[seen.length - 1];
+      if (!keys) return;
+      if (keys.has(property)) {
+        const path = [...pathSupplier(), property];
+        const { line, column } = lineColumn(text, offset);
+        const isNode = path.length === 2 && path[0] === "nodes";
+        problems.error(
+          path,
+          isNode ? "DUPLICATE_NODE" : "INVALID_FIELD",
+          isNode
+            ? `node "${property}" is defined twice (again at line ${line}, column ${column})`
+            : `key "${property}" appears twice (again at line ${line}, column ${column})`,
+        );
+      }
+      keys.add(property);
+    },
+  });
+}
+
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+function describe(code: string): string {
+  const words: Record<string, string> = {
+    InvalidSymbol: "unexpected character",
+    InvalidNumberFormat: "invalid number",
+    PropertyNameExpected: "expected a property name in double quotes",
+    ValueExpected: "expected a value",
+    ColonExpected: "expected ':'",
+    CommaExpected: "expected ','",
+    CloseBraceExpected: "expected '}'",
+    CloseBracketExpected: "expected ']'",
+    EndOfFileExpected: "unexpected text after the end of the document",
+    InvalidCommentToken: "comments are not allowed",
+    UnexpectedEndOfString: "unterminated string",
+    UnexpectedEndOfNumber: "unterminated number",
+    InvalidUnicode: "invalid unicode escape",
+    InvalidEscapeCharacter: "invalid escape character",
+    InvalidCharacter: "invalid character in string",
+  };
+  return words[code] ?? code;
+}

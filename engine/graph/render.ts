@@ -1,0 +1,82 @@
+import { END, asList, hasRoutes, type NodeDefinition, type WorkflowDefinition } from "./definition.js";
+
+/** Breadth-first order from the start node, then any node not reached (so the listing reads top-down). */
+export function nodeOrder(definition: WorkflowDefinition): string[] {
+  const order: string[] = [];
+  const seen = new Set<string>();
+  const queue = [definition.start];
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (seen.has(name) || !(name in definition.nodes)) continue;
+    seen.add(name);
+    order.push(name);
+    const node = definition.nodes[name]!;
+    for (const t of [...asList(node.next), ...Object.values(node.routes ?? {}), ...(node.default ? [node.default] : [])]) queue.push(t);
+  }
+  for (const name of Object.keys(definition.nodes)) if (!seen.has(name)) order.push(name);
+  return order;
+}
+
+/** A one-line description of what a node does. */
+export function describeNode(node: NodeDefinition): string {
+  const parts: string[] = [];
+  switch (node.kind) {
+    case "action":
+      parts.push(`action ${node.action}`);
+      break;
+    case "approval":
+      parts.push(`approval: ${JSON.stringify(node.question)} [${node.decisions.join("/")}]`);
+      break;
+    case "wait":
+      parts.push(node.until ? `wait until ${node.until}` : `wait ${node.seconds}s`);
+      break;
+    case "subgraph":
+      parts.push(`sub-workflow ${node.workflowName ?? String(node.workflow)}`);
+      break;
+  }
+  if (node.map) parts.push(`for each item of ${node.map.over}${node.map.concurrency ? ` (≤${node.map.concurrency} at once)` : ""}`);
+  if (node.retry && node.retry.maxAttempts > 1) parts.push(`retry ×${node.retry.maxAttempts}`);
+  if (node.timeoutMs) parts.push(`timeout ${node.timeoutMs} ms`);
+  if (node.atMostOnce) parts.push("at most once");
+  return parts.join(", ");
+}
+
+/** The outgoing edges of a node, each with its label (route key, `default`, or none). */
+export function edgesOf(node: NodeDefinition): { label: string | null; target: string }[] {
+  if (!hasRoutes(node)) {
+    const next = asList(node.next);
+    return (next.length > 0 ? next : [END]).map((target) => ({ label: null, target }));
+  }
+  const edges = Object.entries(node.routes!).map(([label, target]) => ({ label, target }));
+  if (node.default !== undefined) edges.push({ label: "default", target: node.default });
+  return edges;
+}
+
+/**
+ * The graph as text: one block per node with what it does and where it goes, route labels on
+ * conditional edges, fan-in waits and interrupt settings. `pitwall graph` prints this.
+ */
+export function renderGraph(definition: WorkflowDefinition, version?: string): string {
+  const lines: string[] = [];
+  lines.push(`${definition.name}${version ? ` (version ${version})` : ""}`);
+  if (definition.description) lines.push(`  ${definition.description}`);
+  lines.push(`  start → ${definition.start}`);
+  const before = new Set(definition.interruptBefore);
+  const after = new Set(definition.interruptAfter);
+  for (const name of nodeOrder(definition)) {
+    const node = definition.nodes[name]!;
+    const marks = [before.has(name) ? "⏸ before" : "", after.has(name) ? "⏸ after" : ""].filter(Boolean).join(" ");
+    lines.push("");
+    lines.push(`  ${name}${marks ? `  ${marks}` : ""}  — ${describeNode(node)}`);
+    if (node.waitFor) lines.push(`    waits for ${node.waitFor.join(" + ")}`);
+    const how = node.routeOn ? ` (routes on state.${node.routeOn})` : node.router ? " (router function)" : "";
+    const edges = edgesOf(node);
+    const width = Math.max(0, ...edges.map((e) => (e.label ?? "").length));
+    for (const edge of edges) {
+      const label = edge.label === null ? "" : `[${edge.label}]`.padEnd(width + 2) + " ";
+      lines.push(`    ${label}→ ${edge.target}${edges.length > 1 && edge.label === null ? "   (parallel)" : ""}`);
+    }
+    if (how) lines.push(`   ${how}`);
+  }
+  return lines.join("\n");
+}

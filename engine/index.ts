@@ -1,0 +1,51 @@
+// The public API of pitwall's engine. The console and the CLI use nothing else.
+export { createEngine, Engine, RunHandle, type EngineOptions, type StartOptions } from "./engine.js";
+export { workflow, WorkflowBuilder, type NodeOptions, type EdgeOptions, type WorkflowOptions } from "./graph/builder.js";
+export { END, DECISIONS, NODE_KINDS, nodeTargets, asList, type WorkflowDefinition, type NodeDefinition, type RetryPolicy } from "./graph/definition.js";
+export type {
+  ActionRegistry,
+  CompiledWorkflow,
+  CompiledNode,
+  InterruptAnswer,
+  InterruptOptions,
+  NodeContext,
+  NodeFunction,
+  NodeResult,
+  Router,
+} from "./graph/model.js";
+export { actionRegistry, loadActionModules } from "./graph/actions.js";
+export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
+export { checkWorkflow } from "./graph/check.js";
+export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
+export { renderGraph } from "./graph/render.js";
+export { workflowVersion, canonicalJson } from "./graph/canonical.js";
+export {
+  PitwallError,
+  ValidationError,
+  ConflictError,
+  StaleFenceError,
+  NotFoundError,
+  StoreError,
+  WorkflowError,
+  isPitwallError,
+  errorMessage,
+  type ErrorCode,
+} from "./errors.js";
+export { Operator, defaultActor, type OperatorOptions, type CommandOutcome, type CheckpointRef } from "./operator/operator.js";
+export { storeWorkflow } from "./operator/workflows.js";
+export { Worker, type WorkerOptions } from "./worker/worker.js";
+export { WorkflowRegistry } from "./worker/registry.js";
+export { MemoryStore } from "./store/memory/memory-store.js";
+export { openStore, describeStoreUrl } from "./store/open.js";
+export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
+export * from "./store/records.js";
+export type { EventPayloads, EventType } from "./runtime/events.js";
+export { EVENT_TYPES } from "./runtime/events.js";
+export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";
+export { readState } from "./state/read.js";
+export { valueAtPath } from "./state/paths.js";
+export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
+export { START } from "./runtime/planner.js";
+export type { State, ChannelOp } from "./state/ops.js";
+export type { StatePatch } from "./state/patch.js";
+export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";

@@ -1,0 +1,355 @@
+import { userInfo } from "node:os";
+import { ConflictError, NotFoundError, PitwallError, StaleFenceError, ValidationError } from "../errors.js";
+import { derivedId, newId } from "../ids.js";
+import { EventFactory } from "../runtime/event-factory.js";
+import { newRun } from "../runtime/new-run.js";
+import { diffStates, type DiffEntry } from "../state/diff.js";
+import { applyStatePatch } from "../state/patch.js";
+import { readState } from "../state/read.js";
+import { StateValidator } from "../state/schema.js";
+import type { State } from "../state/ops.js";
+import type { CheckpointRecord, CommandRecord, CommandType, RunRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import { acceptance, prepareCommand, refusal, type RunView } from "../worker/commands.js";
+
+export interface OperatorOptions {
+  /** Recorded on every command, e.g. `operator:alice`. Default: `operator:<OS user>`. */
+  actor?: string;
+  /** How long to wait for the worker that owns a run to answer a command before looking again. */
+  answerTimeoutMs?: number;
+  /** How long a command may stay unanswered in all before the call gives up (the command stays queued). */
+  totalTimeoutMs?: number;
+}
+
+export interface CommandOutcome {
+  command: CommandRecord;
+  effect: string;
+  result: Record<string, unknown>;
+}
+
+export type CheckpointRef = string | number;
+
+/** `operator:<OS user>`, the default actor of commands. */
+export function defaultActor(name?: string): string {
+  let user = name;
+  if (!user) {
+    try {
+      user = userInfo().username;
+    } catch {
+      user = "unknown";
+    }
+  }
+  return `operator:${user}`;
+}
+
+/**
+ * What an operator does to runs. Every action is a durable command with an actor and a reason:
+ * the worker that owns the run applies it, or, when nobody owns the run, this process applies it
+ * itself — with the same code, under the same fencing rules. Refusals throw typed errors
+ * (ValidationError, ConflictError, NotFoundError) and leave an `operator.refused` event.
+ */
+export class Operator {
+  readonly actor: string;
+  private readonly answerTimeoutMs: number;
+  private readonly totalTimeoutMs: number;
+
+  constructor(
+    readonly store: Store,
+    options: OperatorOptions = {},
+  ) {
+    this.actor = options.actor ?? defaultActor();
+    this.answerTimeoutMs = options.answerTimeoutMs ?? 2_000;
+    this.totalTimeoutMs = options.totalTimeoutMs ?? 30_000;
+  }
+
+  /** Resolves one interrupt, or several of one run together (atomically). */
+  async resolve(
+    interruptIds: string | string[],
+    input: { decision: string; response?: unknown; patch?: unknown; reason?: string },
+  ): Promise<CommandOutcome> {
+    const ids = ([] as string[]).concat(interruptIds);
+    if (ids.length === 0) throw new ValidationError("no interrupt to resolve");
+    const interrupts = await Promise.all(ids.map(async (id) => (await this.store.getInterrupt(id)) ?? notFound("interrupt", id)));
+    const runId = interrupts[0]!.runId;
+    if (interrupts.some((i) => i.runId !== runId)) throw new ValidationError("interrupts resolved together must belong to one run");
+    return this.submit(runId, "resolve", {
+      interruptIds: ids,
+      decision: input.decision,
+      ...(input.response !== undefined ? { response: input.response } : {}),
+      ...(input.patch !== undefined ? { patch: input.patch } : {}),
+    }, input.reason);
+  }
+
+  /** Edits the state of a paused (or queued) run; validated, recorded as an `update` checkpoint. */
+  updateState(runId: string, patch: unknown, options: { asNode?: string; reason?: string } = {}): Promise<CommandOutcome> {
+    return this.submit(runId, "update", { patch, ...(options.asNode ? { asNode: options.asNode } : {}) }, options.reason);
+  }
+
+  /** Aborts the running task(s) of a run (one task by id or node name, or all); the run pauses. */
+  async kill(runId: string, options: { task?: string; reason?: string } = {}): Promise<CommandOutcome> {
+    const taskId = options.task ? await this.resolveTask(runId, options.task, ["running"]) : undefined;
+    return this.submit(runId, "kill", taskId ? { taskId } : {}, options.reason);
+  }
+
+  /** Puts a failed or canceled task back to pending (optionally editing the state first). */
+  async retry(runId: string, task: string, options: { patch?: unknown; reason?: string } = {}): Promise<CommandOutcome> {
+    const taskId = await this.resolveTask(runId, task, ["failed", "canceled"]);
+    return this.submit(runId, "retry", { taskId, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
+  }
+
+  /** Ends a run as canceled; its running tasks are aborted and its child runs canceled. */
+  cancel(runId: string, options: { reason: string }): Promise<CommandOutcome> {
+    if (!options.reason?.trim()) throw new ValidationError("cancel needs a reason");
+    return this.submit(runId, "cancel", {}, options.reason);
+  }
+
+  /** Pauses the run before `node` each time it is scheduled, until `clearBreakpoint`. */
+  breakpoint(runId: string, node: string, reason?: string): Promise<CommandOutcome> {
+    return this.submit(runId, "break", { node }, reason);
+  }
+
+  clearBreakpoint(runId: string, node: string, reason?: string): Promise<CommandOutcome> {
+    return this.submit(runId, "unbreak", { node }, reason);
+  }
+
+  /**
+   * Starts a new run whose history begins at a checkpoint of another (optionally with a state
+   * patch). The source run is not changed. Returns the new run's id in `result.runId`.
+   */
+  async fork(runId: string, checkpoint: CheckpointRef, options: { patch?: unknown; reason?: string } = {}): Promise<CommandOutcome> {
+    const source = await this.mustGetRun(runId);
+    const from = await this.checkpoint(runId, checkpoint);
+    const command = await this.record(source, "fork", { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
+    try {
+      const record = await this.store.getWorkflow(source.version);
+      if (!record) throw new NotFoundError("workflow version", source.version);
+      const validator = new StateValidator(record.definition.state);
+      let state = await readState(this.store, runId, from.n);
+      if (options.patch !== undefined) {
+        state = applyStatePatch(state, options.patch, validator, (key) => reducerName(record.definition.state[key]?.reducer)).state;
+      }
+      const id = derivedId("run", command.id);
+      await this.store.createRun(
+        newRun({
+          id,
+          workflow: { name: source.workflow, version: source.version },
+          state,
+          actor: this.actor,
+          parentRunId: source.id,
+          forkOf: { runId: source.id, checkpointId: from.id },
+          control: from.control,
+          step: from.step,
+          interruptBefore: source.interruptBefore,
+          interruptAfter: source.interruptAfter,
+        }),
+      );
+      return await this.accept(command, `forked from checkpoint ${from.id} as run ${id}`, { runId: id });
+    } catch (error) {
+      await this.refuse(command, error).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A structural diff between two checkpoints, or between one and its parent. */
+  async diff(runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
+    const first = await this.checkpoint(runId, a);
+    if (b === undefined) {
+      const parent = first.parentId ? await this.store.getCheckpoint(first.parentId) : undefined;
+      const before = parent ? await readState(this.store, parent.runId, parent.n) : {};
+      return { from: parent ?? null, to: first, diff: diffStates(before, await readState(this.store, runId, first.n)) };
+    }
+    const second = await this.checkpoint(runId, b);
+    const [from, to] = first.n <= second.n ? [first, second] : [second, first];
+    return {
+      from,
+      to,
+      diff: diffStates(await readState(this.store, runId, from.n), await readState(this.store, runId, to.n)),
+    };
+  }
+
+  /** The state at a checkpoint (default: the run's head). */
+  async state(runId: string, checkpoint?: CheckpointRef): Promise<State> {
+    const run = await this.mustGetRun(runId);
+    const n = checkpoint === undefined ? run.headN : (await this.checkpoint(runId, checkpoint)).n;
+    return readState(this.store, runId, n);
+  }
+
+  /** A checkpoint by id, or by its number within the run. */
+  async checkpoint(runId: string, ref: CheckpointRef): Promise<CheckpointRecord> {
+    const text = String(ref);
+    const id = /^\d+$/.test(text) ? `${runId}:${text}` : text;
+    const found = await this.store.getCheckpoint(id);
+    if (!found || found.runId !== runId) throw new NotFoundError("checkpoint", `${text} of run ${runId}`);
+    return found;
+  }
+
+  // ---------------------------------------------------------------- command plumbing
+
+  private async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandOutcome> {
+    const run = await this.mustGetRun(runId);
+    const command = await this.record(run, type, args, reason);
+    return this.settle(command);
+  }
+
+  private async record(run: RunRecord, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandRecord> {
+    const command: CommandRecord = {
+      id: newId("cmd"),
+      runId: run.id,
+      type,
+      args,
+      actor: this.actor,
+      reason: reason ?? null,
+      createdAt: Date.now(),
+      status: "pending",
+      result: null,
+      answeredAt: null,
+    };
+    const events = new EventFactory(run.id, this.actor);
+    await this.store.submitCommand(
+      command,
+      events.run("operator.requested", { commandId: command.id, command: type, args, ...(reason ? { reason } : {}) }),
+    );
+    return command;
+  }
+
+  /** Waits for the owner's answer, or applies the command here when nobody owns the run. */
+  private async settle(command: CommandRecord): Promise<CommandOutcome> {
+    const deadline = Date.now() + this.totalTimeoutMs;
+    let conflicts = 0;
+    for (;;) {
+      const current = await this.store.getCommand(command.id);
+      if (current && current.status !== "pending") return outcomeOf(current);
+      const run = await this.mustGetRun(command.runId);
+      const owned = run.status === "running" && run.owner !== null && (run.leaseUntil ?? 0) > Date.now();
+      if (!owned) {
+        try {
+          return await this.applyHere(command, run);
+        } catch (error) {
+          if ((error instanceof StaleFenceError || error instanceof ConflictError) && conflicts++ < 8) continue;
+          throw error;
+        }
+      }
+      if (Date.now() > deadline) {
+        throw new PitwallError("RUN", `command ${command.id} is queued but the worker owning run ${run.id} has not answered yet`);
+      }
+      await this.waitForAnswer(command, Math.min(this.answerTimeoutMs, Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  private async waitForAnswer(command: CommandRecord, timeoutMs: number): Promise<void> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      for await (const event of this.store.subscribe({ runId: command.runId, signal, after: 0 })) {
+        if (
+          (event.type === "operator.accepted" || event.type === "operator.refused" || event.type === "run.released" || event.type === "run.paused") &&
+          (!("commandId" in (event.payload as object)) || (event.payload as { commandId: string }).commandId === command.id)
+        ) {
+          if (event.time >= command.createdAt) return;
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+  }
+
+  private async applyHere(command: CommandRecord, run: RunRecord): Promise<CommandOutcome> {
+    const view = await this.view(run);
+    const prepared = await prepareCommand(command, view);
+    if (!prepared.ok) {
+      await this.refuse(command, prepared.error).catch(() => undefined);
+      throw prepared.error;
+    }
+    const { batch } = prepared;
+    const answer = acceptance(command, prepared.effect, prepared.result ?? {}, this.actor);
+    batch.commands.push(answer.answer);
+    batch.event(answer.event);
+    await this.store.commit(
+      batch.toCommit(run.id, run.fence, {
+        expectStatus: [run.status],
+        ...(prepared.writesState ? { expectHead: run.head } : {}),
+      }),
+    );
+    return outcomeOf((await this.store.getCommand(command.id))!);
+  }
+
+  private async view(run: RunRecord): Promise<RunView> {
+    const record = await this.store.getWorkflow(run.version);
+    if (!record) throw new NotFoundError("workflow version", run.version);
+    const head = run.head ? await this.store.getCheckpoint(run.head) : undefined;
+    if (!head) throw new NotFoundError("checkpoint", String(run.head));
+    const [state, tasks, pending] = await Promise.all([
+      readState(this.store, run.id, head.n),
+      this.store.listTasks(run.id, { step: head.step + 1 }),
+      this.store.listInterrupts({ runId: run.id, status: "pending" }),
+    ]);
+    return {
+      run,
+      definition: record.definition,
+      validator: new StateValidator(record.definition.state),
+      reducerOf: (key) => reducerName(record.definition.state[key]?.reducer),
+      head,
+      state,
+      tasks,
+      pending,
+      interrupt: (id) => this.store.getInterrupt(id),
+      executing: false,
+    };
+  }
+
+  private async accept(command: CommandRecord, effect: string, extra: Record<string, unknown>): Promise<CommandOutcome> {
+    const answer = acceptance(command, effect, extra, this.actor);
+    await this.store.answerCommand(answer.answer, answer.event);
+    return outcomeOf({ ...command, ...answer.answer });
+  }
+
+  private async refuse(command: CommandRecord, error: unknown): Promise<void> {
+    const answer = refusal(command, error, this.actor);
+    await this.store.answerCommand(answer.answer, answer.event);
+  }
+
+  /** A task of the run's current step, by id or node name. */
+  private async resolveTask(runId: string, ref: string, prefer: string[]): Promise<string> {
+    const run = await this.mustGetRun(runId);
+    const tasks = await this.store.listTasks(runId, { step: run.step + 1 });
+    const byId = tasks.find((t) => t.id === ref);
+    if (byId) return byId.id;
+    const byNode = tasks.filter((t) => t.node === ref);
+    if (byNode.length === 0) throw new NotFoundError("task", `${ref} in the current step of run ${runId}`);
+    const preferred = byNode.filter((t) => prefer.includes(t.status));
+    if (preferred.length > 1) {
+      throw new ValidationError(`node "${ref}" has ${preferred.length} tasks in this step (${preferred.map((t) => t.id).join(", ")}); name one by id`);
+    }
+    return (preferred[0] ?? byNode[0]!).id;
+  }
+
+  private async mustGetRun(id: string): Promise<RunRecord> {
+    return (await this.store.getRun(id)) ?? notFound("run", id);
+  }
+}
+
+/** A refused command, answered by whichever process applied it, raised here as its typed error. */
+function outcomeOf(command: Pick<CommandRecord, "status" | "result"> & CommandRecord): CommandOutcome {
+  if (command.status === "refused") {
+    const reason = String(command.result?.reason ?? "refused");
+    switch (command.result?.code) {
+      case "CONFLICT":
+        throw new ConflictError(reason);
+      case "NOT_FOUND":
+        throw new PitwallError("NOT_FOUND", reason);
+      case "VALIDATION":
+        throw new ValidationError(reason);
+      default:
+        throw new PitwallError("RUN", reason);
+    }
+  }
+  return { command, effect: String(command.result?.effect ?? ""), result: command.result ?? {} };
+}
+
+function reducerName(reducer: unknown): "replace" | "append" | "merge" {
+  return reducer === "append" || reducer === "merge" ? reducer : "replace";
+}
+
+function notFound(what: string, id: string): never {
+  throw new NotFoundError(what, id);
+}
+

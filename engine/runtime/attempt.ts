@@ -1,0 +1,105 @@
+import type { CompiledNode } from "../graph/model.js";
+import { isPlainObject, type State } from "../state/ops.js";
+import type { TaskWait } from "../store/records.js";
+import { AttemptContext, type AttemptServices } from "./context.js";
+import { InterruptSignal, ParkSignal, TaskAbortedError, type AbortCause } from "./signals.js";
+
+/** How one attempt of a task ended. */
+export type AttemptOutcome =
+  | { kind: "succeeded"; update: State; route?: string }
+  | { kind: "failed"; error: Error; code?: string }
+  | { kind: "interrupted"; signal: InterruptSignal }
+  | { kind: "parked"; wait: TaskWait }
+  | { kind: "canceled"; cause: AbortCause };
+
+/** A running attempt: the executor can abort it; `done` always settles, even if the node never does. */
+export interface RunningAttempt {
+  readonly done: Promise<AttemptOutcome>;
+  abort(cause: AbortCause): void;
+}
+
+export interface AttemptOptions {
+  timeoutMs?: number;
+  /** After an abort, how long a node that ignores its signal is waited for before it is abandoned. */
+  graceMs: number;
+}
+
+/**
+ * Runs one attempt of a node. Cancellation is cooperative (the node's `ctx.signal`); a node that
+ * ignores it is abandoned after the grace period and whatever it returns later is discarded.
+ */
+export function startAttempt(
+  node: CompiledNode,
+  state: State,
+  services: Omit<AttemptServices, "signal">,
+  options: AttemptOptions,
+): RunningAttempt {
+  const controller = new AbortController();
+  const ctx = new AttemptContext({ ...services, signal: controller.signal });
+  let cause: AbortCause | undefined;
+  let abandon: (outcome: AttemptOutcome) => void = () => {};
+  const abandoned = new Promise<AttemptOutcome>((resolve) => (abandon = resolve));
+  let graceTimer: NodeJS.Timeout | undefined;
+
+  const abort = (why: AbortCause) => {
+    if (cause) return;
+    cause = why;
+    controller.abort(new TaskAbortedError(why, why === "timeout" ? `node "${node.name}" timed out after ${options.timeoutMs} ms` : undefined));
+    graceTimer = setTimeout(() => abandon(outcomeOfAbort(why, node.name, options)), options.graceMs);
+  };
+  const timeout = options.timeoutMs !== undefined ? setTimeout(() => abort("timeout"), options.timeoutMs) : undefined;
+
+  const execution = (async (): Promise<AttemptOutcome> => {
+    try {
+      const result = await node.run(state, ctx);
+      if (cause) return outcomeOfAbort(cause, node.name, options);
+      if (ctx.raised) return pauseOutcome(ctx.raised);
+      return normalizeResult(node.name, result);
+    } catch (error) {
+      if (cause) return outcomeOfAbort(cause, node.name, options);
+      if (ctx.raised) return pauseOutcome(ctx.raised);
+      const err = error instanceof Error ? error : new Error(String(error));
+      return { kind: "failed", error: err, ...(errorCode(err) ? { code: errorCode(err)! } : {}) };
+    }
+  })();
+
+  const done = Promise.race([execution, abandoned]).finally(() => {
+    clearTimeout(timeout);
+    clearTimeout(graceTimer);
+  });
+  return { done, abort };
+}
+
+function outcomeOfAbort(cause: AbortCause, node: string, options: AttemptOptions): AttemptOutcome {
+  if (cause === "timeout") {
+    const error = new TaskAbortedError("timeout", `node "${node}" timed out after ${options.timeoutMs} ms`);
+    return { kind: "failed", error, code: "TIMEOUT" };
+  }
+  return { kind: "canceled", cause };
+}
+
+function pauseOutcome(raised: InterruptSignal | ParkSignal): AttemptOutcome {
+  return raised instanceof InterruptSignal ? { kind: "interrupted", signal: raised } : { kind: "parked", wait: raised.wait };
+}
+
+/** `{ route, update }` chooses a route; any other object is the update itself. */
+function normalizeResult(node: string, result: unknown): AttemptOutcome {
+  if (result === undefined || result === null) return { kind: "succeeded", update: {} };
+  if (!isPlainObject(result)) {
+    return { kind: "failed", error: new Error(`node "${node}" returned ${typeof result}; a node returns an object of state updates`), code: "BAD_OUTPUT" };
+  }
+  const keys = Object.keys(result);
+  if (typeof result.route === "string" && keys.every((k) => k === "route" || k === "update")) {
+    const update = result.update ?? {};
+    if (!isPlainObject(update)) {
+      return { kind: "failed", error: new Error(`node "${node}" returned a non-object update`), code: "BAD_OUTPUT" };
+    }
+    return { kind: "succeeded", update, route: result.route };
+  }
+  return { kind: "succeeded", update: result };
+}
+
+function errorCode(error: Error): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" ? code : undefined;
+}

@@ -1,0 +1,81 @@
+import type { CheckpointRecord, CommandRecord, InterruptRecord, NewEvent, RunPatch, TaskRecord } from "../store/records.js";
+import type { Commit } from "../store/store.js";
+import { newId } from "../ids.js";
+
+/**
+ * Collects the writes of one atomic commit: the executor adds task transitions, events and the
+ * rest as they happen and sends them together, so a step's results land in one transaction.
+ */
+export class Batch {
+  readonly tasks = new Map<string, TaskRecord>();
+  readonly interrupts = new Map<string, InterruptRecord>();
+  readonly events: NewEvent[] = [];
+  readonly commands: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">[] = [];
+  readonly wake: string[] = [];
+  run: RunPatch | undefined;
+  checkpoint: CheckpointRecord | undefined;
+  expectPending: string[] = [];
+
+  get empty(): boolean {
+    return (
+      this.tasks.size === 0 &&
+      this.interrupts.size === 0 &&
+      this.events.length === 0 &&
+      this.commands.length === 0 &&
+      !this.run &&
+      !this.checkpoint &&
+      this.wake.length === 0
+    );
+  }
+
+  task(task: TaskRecord, ...events: NewEvent[]): this {
+    this.tasks.set(task.id, task);
+    this.events.push(...events);
+    return this;
+  }
+
+  interrupt(interrupt: InterruptRecord): this {
+    this.interrupts.set(interrupt.id, interrupt);
+    return this;
+  }
+
+  event(...events: NewEvent[]): this {
+    this.events.push(...events);
+    return this;
+  }
+
+  patchRun(patch: RunPatch): this {
+    this.run = { ...this.run, ...patch };
+    return this;
+  }
+
+  /** Moves everything of `other` into this batch (later writes to the same record win). */
+  absorb(other: Batch): this {
+    for (const t of other.tasks.values()) this.tasks.set(t.id, t);
+    for (const i of other.interrupts.values()) this.interrupts.set(i.id, i);
+    this.events.push(...other.events);
+    this.commands.push(...other.commands);
+    this.wake.push(...other.wake);
+    if (other.run) this.patchRun(other.run);
+    if (other.checkpoint) this.checkpoint = other.checkpoint;
+    this.expectPending.push(...other.expectPending);
+    return this;
+  }
+
+  toCommit(runId: string, fence: number, expect: Pick<Commit, "expectHead" | "expectStatus"> = {}): Commit {
+    return {
+      id: newId("c", 12),
+      runId,
+      fence,
+      ...expect,
+      ...(this.expectPending.length > 0 ? { expectPending: this.expectPending } : {}),
+      ...(this.run ? { run: this.run } : {}),
+      ...(this.checkpoint ? { checkpoint: this.checkpoint } : {}),
+      ...(this.tasks.size > 0 ? { tasks: [...this.tasks.values()] } : {}),
+      ...(this.interrupts.size > 0 ? { interrupts: [...this.interrupts.values()] } : {}),
+      ...(this.commands.length > 0 ? { commands: this.commands } : {}),
+      ...(this.events.length > 0 ? { events: this.events } : {}),
+      ...(this.wake.length > 0 ? { wake: this.wake } : {}),
+    };
+  }
+}

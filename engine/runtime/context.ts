@@ -1,0 +1,132 @@
+import { z } from "zod";
+import { derivedId } from "../ids.js";
+import type { CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
+import type { State } from "../state/ops.js";
+import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, TaskRecord, TaskWait } from "../store/records.js";
+import { InterruptSignal, ParkSignal } from "./signals.js";
+
+/** What the executor lends a node's context for one attempt. */
+export interface AttemptServices {
+  run: RunRecord;
+  task: TaskRecord;
+  attempt: number;
+  signal: AbortSignal;
+  /** Answers to this task's resolved interrupts, by interrupt id. */
+  answers: ReadonlyMap<string, InterruptAnswer>;
+  progress(fraction: number | null, message?: string): void;
+  log(level: "debug" | "info" | "warn" | "error", message: string, data?: unknown): void;
+  artifact(data: Uint8Array, mediaType: string): Promise<ArtifactRef>;
+  /** The child run of this task for `generation` (created on first call), for sub-workflow nodes. */
+  childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
+  childState(run: RunRecord): Promise<State>;
+}
+
+/** The context built-in node kinds see: the public one plus parking and child runs. */
+export interface InternalContext extends NodeContext {
+  readonly task: TaskRecord;
+  interruptAs(kind: InterruptKind, request: InterruptOptions): Promise<InterruptAnswer>;
+  park(wait: TaskWait): never;
+  childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
+  childState(run: RunRecord): Promise<State>;
+}
+
+export class AttemptContext implements InternalContext {
+  /** A pause the node asked for, kept even if the node caught the exception. */
+  raised: InterruptSignal | ParkSignal | undefined;
+  private interruptCalls = 0;
+  readonly log: NodeLogger;
+
+  constructor(private readonly services: AttemptServices) {
+    this.log = {
+      debug: (message, data) => services.log("debug", message, data),
+      info: (message, data) => services.log("info", message, data),
+      warn: (message, data) => services.log("warn", message, data),
+      error: (message, data) => services.log("error", message, data),
+    };
+  }
+
+  get runId() {
+    return this.services.run.id;
+  }
+  get taskId() {
+    return this.services.task.id;
+  }
+  get node() {
+    return this.services.task.node;
+  }
+  get step() {
+    return this.services.task.step;
+  }
+  get attempt() {
+    return this.services.attempt;
+  }
+  get idempotencyKey() {
+    return this.services.task.idempotencyKey;
+  }
+  get signal() {
+    return this.services.signal;
+  }
+  get item() {
+    return this.services.task.input;
+  }
+  get index() {
+    return this.services.task.index;
+  }
+  get task() {
+    return this.services.task;
+  }
+
+  progress(fraction: number | null, message?: string): void {
+    this.services.progress(fraction, message);
+  }
+
+  interrupt(request: InterruptOptions): Promise<InterruptAnswer> {
+    return this.interruptAs("node", request);
+  }
+
+  async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
+    const id = interruptIdFor(this.services.task.id, this.interruptCalls++);
+    const answer = this.services.answers.get(id);
+    if (answer) return answer;
+    const signal = new InterruptSignal(id, kind, toRequest(options));
+    this.raised = signal;
+    throw signal;
+  }
+
+  park(wait: TaskWait): never {
+    const signal = new ParkSignal(wait);
+    this.raised = signal;
+    throw signal;
+  }
+
+  async artifact(data: string | Uint8Array, mediaType?: string): Promise<ArtifactRef> {
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    return this.services.artifact(bytes, mediaType ?? (typeof data === "string" ? "text/plain; charset=utf-8" : "application/octet-stream"));
+  }
+
+  childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {
+    return this.services.childRun(child, input, generation);
+  }
+
+  childState(run: RunRecord): Promise<State> {
+    return this.services.childState(run);
+  }
+}
+
+/** The k-th `ctx.interrupt` call of a task always has the same id, across re-runs. */
+export function interruptIdFor(taskId: string, call: number): string {
+  return derivedId("int", taskId, call);
+}
+
+function toRequest(options: InterruptOptions): InterruptRequest {
+  const schema = options.responseSchema;
+  return {
+    ...(options.question !== undefined ? { question: options.question } : {}),
+    ...(options.show !== undefined ? { show: options.show } : {}),
+    decisions: options.decisions ?? ["approve", "reject"],
+    ...(schema !== undefined
+      ? { responseSchema: schema instanceof z.ZodType ? (({ $schema: _s, ...rest }) => rest)(z.toJSONSchema(schema) as Record<string, unknown>) : schema }
+      : {}),
+    ...(options.data !== undefined ? { data: options.data } : {}),
+  };
+}

@@ -1,0 +1,41 @@
+import { spanIdOf, traceIdOf } from "../ids.js";
+import type { NewEvent, TaskRecord } from "../store/records.js";
+import type { EventPayloads, EventType } from "./events.js";
+import { DEFAULT_SECRET_KEYS, redact } from "./redact.js";
+
+/**
+ * Builds a run's events: trace id per run, span id per task attempt, the actor, the time, and
+ * payloads redacted of secret-looking keys before anything is stored.
+ */
+export class EventFactory {
+  private readonly traceId: string;
+
+  constructor(
+    private readonly runId: string,
+    private readonly actor: string,
+    private readonly secretKeys: readonly string[] = DEFAULT_SECRET_KEYS,
+  ) {
+    this.traceId = traceIdOf(runId);
+  }
+
+  run<T extends EventType>(type: T, payload: EventPayloads[T], actor = this.actor): NewEvent {
+    return this.make(type, payload, null, null, actor);
+  }
+
+  task<T extends EventType>(task: Pick<TaskRecord, "id" | "attempts">, type: T, payload: EventPayloads[T], actor = this.actor): NewEvent {
+    return this.make(type, payload, task.id, spanIdOf(task.id, task.attempts.length), actor);
+  }
+
+  private make(type: EventType, payload: unknown, taskId: string | null, spanId: string | null, actor: string): NewEvent {
+    return {
+      runId: this.runId,
+      taskId,
+      traceId: this.traceId,
+      spanId,
+      type,
+      actor,
+      payload: redact(payload, this.secretKeys) as NewEvent["payload"],
+      time: Date.now(),
+    };
+  }
+}

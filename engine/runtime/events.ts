@@ -1,0 +1,62 @@
+import type { DiffEntry } from "../state/diff.js";
+import type { InterruptKind, PauseReason, RunError, RunStatus, TaskWait } from "../store/records.js";
+
+/**
+ * Every transition of a run, a task, an interrupt or the state produces one of these events.
+ * Payloads stay small; large values go to artifacts and the event holds a reference.
+ */
+export interface EventPayloads {
+  "run.created": { workflow: string; version: string; parentRunId?: string; forkOf?: { runId: string; checkpointId: string } };
+  "run.claimed": { worker: string; fence: number; recovered: boolean };
+  "run.released": { status: RunStatus; wakeAt?: number; waitingOn?: string; why: string };
+  "run.paused": { reason: PauseReason; nodes: string[]; interrupts?: string[] };
+  "run.resumed": { by: string };
+  "run.succeeded": { steps: number };
+  "run.failed": { error: RunError };
+  "run.canceled": { reason: string };
+  "run.forked": { runId: string; checkpointId: string };
+  "step.completed": { step: number; checkpointId: string; nodes: string[]; keys: string[]; next: string[] };
+  "task.scheduled": { node: string; index?: number; why: "retry" | "resume" | "operator" | "queued"; notBefore?: number };
+  "task.started": { node: string; attempt: number; index?: number };
+  "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean };
+  "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number };
+  "task.interrupted": { node: string; waitingFor: TaskWait };
+  "task.canceled": { node: string; reason: string };
+  "interrupt.created": { interruptId: string; kind: InterruptKind; node: string; question?: string };
+  "interrupt.resolved": { interruptId: string; decision: string; reason?: string };
+  "state.edited": { checkpointId: string; diff: DiffEntry[]; truncated?: boolean; asNode?: string };
+  "operator.requested": { commandId: string; command: string; args: Record<string, unknown>; reason?: string };
+  "operator.accepted": { commandId: string; command: string; effect: string };
+  "operator.refused": { commandId: string; command: string; reason: string };
+  "node.progress": { node: string; fraction?: number; message?: string };
+  "node.log": { node: string; level: "debug" | "info" | "warn" | "error"; message: string; data?: unknown };
+}
+
+export type EventType = keyof EventPayloads;
+
+export const EVENT_TYPES = [
+  "run.created",
+  "run.claimed",
+  "run.released",
+  "run.paused",
+  "run.resumed",
+  "run.succeeded",
+  "run.failed",
+  "run.canceled",
+  "run.forked",
+  "step.completed",
+  "task.scheduled",
+  "task.started",
+  "task.succeeded",
+  "task.failed",
+  "task.interrupted",
+  "task.canceled",
+  "interrupt.created",
+  "interrupt.resolved",
+  "state.edited",
+  "operator.requested",
+  "operator.accepted",
+  "operator.refused",
+  "node.progress",
+  "node.log",
+] as const satisfies readonly EventType[];

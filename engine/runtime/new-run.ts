@@ -1,0 +1,94 @@
+import { checkpointId } from "../ids.js";
+import type { State } from "../state/ops.js";
+import { DEFAULT_SNAPSHOT_POLICY, StateChain, jsonBytes } from "../state/snapshot.js";
+import type { CheckpointRecord, CheckpointSource, PlanControl, RunRecord } from "../store/records.js";
+import type { NewRun } from "../store/store.js";
+import { EventFactory } from "./event-factory.js";
+import { START } from "./planner.js";
+
+export interface NewRunOptions {
+  id: string;
+  workflow: { name: string; version: string };
+  state: State;
+  actor: string;
+  parentRunId?: string | null;
+  parentTaskId?: string | null;
+  forkOf?: { runId: string; checkpointId: string } | null;
+  interruptBefore?: string[] | null;
+  interruptAfter?: string[] | null;
+  /** A fork starts from the source checkpoint's plan; a new run from the start node. */
+  control?: PlanControl;
+  step?: number;
+  /** Secret-looking keys to redact from the first events (default list when absent). */
+  secretKeys?: readonly string[];
+}
+
+/** A run, its first checkpoint (a full snapshot of its input or fork state) and first event. */
+export function newRun(options: NewRunOptions): NewRun {
+  const now = Date.now();
+  const source: CheckpointSource = options.forkOf ? "fork" : "input";
+  const { snapshot } = StateChain.start(DEFAULT_SNAPSHOT_POLICY, options.state);
+  const control = options.control ?? { finished: [{ node: START }], barriers: {}, visits: {} };
+  const checkpoint: CheckpointRecord = {
+    id: checkpointId(options.id, 0),
+    runId: options.id,
+    n: 0,
+    step: options.step ?? 0,
+    parentId: options.forkOf?.checkpointId ?? null,
+    source,
+    actor: options.actor,
+    nodes: [],
+    next: [],
+    control,
+    delta: [],
+    snapshot,
+    snapshotN: 0,
+    createdAt: now,
+    bytes: jsonBytes(snapshot),
+  };
+  const run: RunRecord = {
+    id: options.id,
+    workflow: options.workflow.name,
+    version: options.workflow.version,
+    status: "queued",
+    reason: null,
+    error: null,
+    parentRunId: options.parentRunId ?? null,
+    parentTaskId: options.parentTaskId ?? null,
+    forkOf: options.forkOf ?? null,
+    createdAt: now,
+    updatedAt: now,
+    startedAt: null,
+    endedAt: null,
+    head: checkpoint.id,
+    headN: 0,
+    step: checkpoint.step,
+    owner: null,
+    leaseUntil: null,
+    fence: 0,
+    wakeAt: null,
+    waitingOn: null,
+    breakpoints: [],
+    interruptBefore: options.interruptBefore ?? null,
+    interruptAfter: options.interruptAfter ?? null,
+    current: [],
+    pendingInterrupts: 0,
+    recoveries: 0,
+    eventCount: 0,
+    barriers: {},
+    lastCommit: null,
+  };
+  const events = new EventFactory(options.id, options.actor, options.secretKeys);
+  return {
+    run,
+    checkpoint,
+    events: [
+      events.run("run.created", {
+        workflow: run.workflow,
+        version: run.version,
+        ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+        ...(run.forkOf ? { forkOf: run.forkOf } : {}),
+      }),
+    ],
+  };
+}

@@ -1,0 +1,109 @@
+import { END, asList, hasRoutes } from "../graph/definition.js";
+import type { CompiledWorkflow } from "../graph/model.js";
+import type { State } from "../state/ops.js";
+import type { PlanControl, RunError } from "../store/records.js";
+
+/** The virtual node before the start node: a run's input checkpoint "finished" it. */
+export const START = "START";
+
+export interface PlannedTask {
+  node: string;
+  index: number | null;
+  input?: unknown;
+}
+
+export type Plan =
+  | { kind: "tasks"; tasks: PlannedTask[]; control: PlanControl }
+  | { kind: "end"; control: PlanControl }
+  | { kind: "error"; error: RunError };
+
+/**
+ * Decides the next super-step from the nodes that finished since the last planning: follows
+ * their edges and routes (evaluated on the current state, so an operator's edit made at an
+ * after-interrupt changes the route), fills fan-in barriers, and expands mapped nodes into one
+ * task per item. Pure: the same inputs always give the same plan, in the same order.
+ */
+export function planNextStep(workflow: CompiledWorkflow, state: State, control: PlanControl): Plan {
+  const barriers: Record<string, string[]> = structuredClone(control.barriers);
+  const triggered = new Set<string>();
+  const tasks: PlannedTask[] = [];
+  let queue = [...control.finished];
+
+  while (queue.length > 0) {
+    for (const finished of queue) {
+      const targets = finished.node === START ? [workflow.definition.start] : outgoing(workflow, finished, state);
+      if (!Array.isArray(targets)) return { kind: "error", error: targets };
+      for (const target of targets) {
+        if (target === END) continue;
+        const waitFor = workflow.definition.nodes[target]?.waitFor;
+        if (!waitFor) {
+          triggered.add(target);
+          continue;
+        }
+        const arrived = new Set(barriers[target] ?? []);
+        if (waitFor.includes(finished.node)) arrived.add(finished.node);
+        if (waitFor.every((p) => arrived.has(p))) {
+          triggered.add(target);
+          delete barriers[target];
+        } else {
+          barriers[target] = [...arrived].sort();
+        }
+      }
+    }
+    queue = [];
+    for (const node of [...triggered].sort()) {
+      const def = workflow.definition.nodes[node]!;
+      if (!def.map) {
+        tasks.push({ node, index: null });
+        continue;
+      }
+      const items = state[def.map.over];
+      if (!Array.isArray(items)) {
+        return { kind: "error", error: { code: "BAD_MAP", node, message: `node "${node}" maps over state key "${def.map.over}", which is not an array` } };
+      }
+      // A map over nothing finishes at once: its successors are planned in its place.
+      if (items.length === 0) queue.push({ node });
+      else items.forEach((item, index) => tasks.push({ node, index, input: item }));
+    }
+    triggered.clear();
+  }
+
+  const nextControl: PlanControl = { finished: [], barriers, visits: control.visits };
+  if (tasks.length > 0) return { kind: "tasks", tasks, control: nextControl };
+  const stuck = Object.entries(barriers).find(([, arrived]) => arrived.length > 0);
+  if (stuck) {
+    const [node, arrived] = stuck;
+    const missing = workflow.definition.nodes[node]!.waitFor!.filter((p) => !arrived.includes(p));
+    return {
+      kind: "error",
+      error: { code: "STUCK_JOIN", node, message: `node "${node}" waits for ${missing.join(", ")}, but nothing left to run can reach it` },
+    };
+  }
+  return { kind: "end", control: nextControl };
+}
+
+function outgoing(workflow: CompiledWorkflow, finished: { node: string; route?: string }, state: State): string[] | RunError {
+  const compiled = workflow.nodes.get(finished.node);
+  const def = workflow.definition.nodes[finished.node];
+  if (!def || !compiled) return { code: "UNKNOWN_NODE", node: finished.node, message: `node "${finished.node}" is not in the workflow` };
+  if (!hasRoutes(def)) return asList(def.next);
+  const routes = def.routes!;
+  let key = finished.route;
+  if (key === undefined && def.routeOn !== undefined) {
+    const value = state[def.routeOn];
+    key = value === undefined || value === null ? undefined : typeof value === "string" ? value : JSON.stringify(value);
+  }
+  if (key === undefined && compiled.router) key = compiled.router(state);
+  if (key !== undefined && key in routes) return [routes[key]!];
+  if (def.kind === "approval" && key === "edit" && "approve" in routes) return [routes.approve!];
+  if (def.default !== undefined) return [def.default];
+  const known = Object.keys(routes).join(", ");
+  return {
+    code: "ROUTE_NO_MATCH",
+    node: finished.node,
+    message:
+      key === undefined
+        ? `node "${finished.node}" chose no route key (routes: ${known}) and has no default`
+        : `node "${finished.node}" chose route "${key}", which matches none of ${known}, and it has no default`,
+  };
+}

@@ -1,0 +1,28 @@
+import { retryPolicySchema, type RetryPolicy, type RetryPolicyInput } from "../graph/definition.js";
+
+const NO_RETRY = retryPolicySchema.parse({});
+
+export function retryPolicyOf(policy: RetryPolicyInput | undefined): RetryPolicy {
+  return policy ? retryPolicySchema.parse(policy) : NO_RETRY;
+}
+
+/** Errors that retrying cannot fix: the node's output was invalid in a way it will repeat. */
+const NEVER_RETRIED = new Set(["WRITE_CONFLICT"]);
+
+/** Whether a failed attempt (number `attempt`, 1-based) is retried, and after how long. */
+export function retryDecision(
+  policy: RetryPolicy,
+  attempt: number,
+  error: { name?: string; code?: string },
+  random: () => number = Math.random,
+): { retry: false } | { retry: true; delayMs: number } {
+  if (attempt >= policy.maxAttempts) return { retry: false };
+  if (error.code && NEVER_RETRIED.has(error.code)) return { retry: false };
+  if (policy.retryOn && policy.retryOn.length > 0) {
+    const matches = policy.retryOn.some((r) => r === error.name || r === error.code);
+    if (!matches) return { retry: false };
+  }
+  const base = Math.min(policy.maxBackoffMs, policy.backoffMs * policy.factor ** (attempt - 1));
+  const jitter = base * policy.jitter * (random() * 2 - 1);
+  return { retry: true, delayMs: Math.max(0, Math.round(base + jitter)) };
+}

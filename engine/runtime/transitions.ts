@@ -1,0 +1,66 @@
+import type { RunPatch, RunRecord, RunStatus, TaskRecord, TaskStatus } from "../store/records.js";
+
+/**
+ * The task state machine of DESIGN.md §2, checked in this one place. An illegal transition is
+ * a bug in pitwall, never a user error, so it throws.
+ */
+const TASK_TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
+  pending: ["running", "canceled"],
+  running: ["succeeded", "failed", "interrupted", "canceled"],
+  failed: ["pending"],
+  interrupted: ["pending", "canceled"],
+  canceled: ["pending"],
+  succeeded: [],
+};
+
+const RUN_TRANSITIONS: Record<RunStatus, readonly RunStatus[]> = {
+  queued: ["running", "canceled"],
+  running: ["running", "queued", "paused", "succeeded", "failed", "canceled"],
+  paused: ["paused", "queued", "canceled"],
+  failed: ["queued"],
+  succeeded: [],
+  canceled: [],
+};
+
+export class IllegalTransitionError extends Error {
+  constructor(what: string, from: string, to: string) {
+    super(`illegal ${what} transition ${from} → ${to}`);
+    this.name = "IllegalTransitionError";
+  }
+}
+
+export function canTransitionTask(from: TaskStatus, to: TaskStatus): boolean {
+  return TASK_TRANSITIONS[from].includes(to);
+}
+
+/** A copy of the task in its new status, with `patch` applied. */
+export function transitionTask(task: TaskRecord, to: TaskStatus, patch: Partial<TaskRecord> = {}): TaskRecord {
+  if (!canTransitionTask(task.status, to)) throw new IllegalTransitionError(`task ${task.id}`, task.status, to);
+  return { ...task, ...patch, status: to };
+}
+
+export function canTransitionRun(from: RunStatus, to: RunStatus): boolean {
+  return RUN_TRANSITIONS[from].includes(to);
+}
+
+/** The run patch for a status change, with the fields every such change resets. */
+export function runTransition(run: Pick<RunRecord, "id" | "status">, to: RunStatus, patch: RunPatch = {}): RunPatch {
+  if (!canTransitionRun(run.status, to)) throw new IllegalTransitionError(`run ${run.id}`, run.status, to);
+  const now = Date.now();
+  const base: RunPatch = { status: to };
+  if (to !== "paused") base.reason = null;
+  if (to !== "failed") base.error = null;
+  if (to !== "queued") {
+    base.wakeAt = null;
+    base.waitingOn = null;
+  }
+  if (to !== "running") {
+    base.owner = null;
+    base.leaseUntil = null;
+  }
+  if (to === "succeeded" || to === "failed" || to === "canceled") {
+    base.endedAt = now;
+    base.current = [];
+  }
+  return { ...base, ...patch };
+}

@@ -1,0 +1,110 @@
+import type { ReducerName } from "./schema.js";
+
+/**
+ * A change to one state key, as stored in a checkpoint's delta. Reducers are turned into these
+ * three operations when a step is committed, so reading a state back never needs user code:
+ * a custom reducer's result is stored as a `set`.
+ */
+export type ChannelOp =
+  | [key: string, op: "set", value: unknown]
+  | [key: string, op: "append", items: unknown[]]
+  | [key: string, op: "merge", patch: Record<string, unknown>];
+
+export type State = Record<string, unknown>;
+
+export type CustomReducer = (current: unknown, update: unknown) => unknown;
+export type Reducer = ReducerName | CustomReducer;
+
+/** One node's write to one key, before reducers; `writer` names the node for conflict messages. */
+export interface ChannelWrite {
+  key: string;
+  value: unknown;
+  writer: string;
+}
+
+export class WriteConflictError extends Error {
+  constructor(
+    readonly key: string,
+    readonly writers: [string, string],
+  ) {
+    super(`nodes "${writers[0]}" and "${writers[1]}" both wrote state key "${key}" in the same step, and its reducer (replace) keeps only one value`);
+  }
+}
+
+/**
+ * Applies one step's writes, in the given (deterministic) order, through each key's reducer.
+ * Returns the new state and the ops that reproduce it from the old one.
+ */
+export function reduceWrites(
+  state: State,
+  writes: readonly ChannelWrite[],
+  reducerOf: (key: string) => Reducer,
+): { state: State; ops: ChannelOp[] } {
+  const replaced = new Map<string, string>();
+  const ops: ChannelOp[] = [];
+  let next = state;
+  for (const write of writes) {
+    const reducer = reducerOf(write.key);
+    let op: ChannelOp;
+    if (reducer === "replace") {
+      const earlier = replaced.get(write.key);
+      if (earlier !== undefined) throw new WriteConflictError(write.key, [earlier, write.writer]);
+      replaced.set(write.key, write.writer);
+      op = [write.key, "set", write.value];
+    } else if (reducer === "append") {
+      op = [write.key, "append", Array.isArray(write.value) ? write.value : [write.value]];
+    } else if (reducer === "merge") {
+      if (!isPlainObject(write.value)) {
+        throw new TypeError(`node "${write.writer}" wrote a non-object to state key "${write.key}", whose reducer is merge`);
+      }
+      op = [write.key, "merge", write.value];
+    } else {
+      op = [write.key, "set", reducer(next[write.key], write.value)];
+    }
+    next = applyOp(next, op);
+    ops.push(op);
+  }
+  return { state: next, ops };
+}
+
+/** Returns a new state; the old one is never modified (tasks of the step may still hold it). */
+export function applyOp(state: State, [key, kind, value]: ChannelOp): State {
+  switch (kind) {
+    case "set":
+      return { ...state, [key]: value };
+    case "append": {
+      const current = state[key];
+      return { ...state, [key]: Array.isArray(current) ? current.concat(value) : [...value] };
+    }
+    case "merge": {
+      const current = state[key];
+      return { ...state, [key]: { ...(isPlainObject(current) ? current : {}), ...value } };
+    }
+  }
+}
+
+export function applyOps(state: State, ops: readonly ChannelOp[]): State {
+  let next = state;
+  for (const op of ops) next = applyOp(next, op);
+  return next;
+}
+
+/** The ops that turn `before` into `after` key by key; used for operator edits and forks. */
+export function opsBetween(before: State, after: State): ChannelOp[] {
+  const ops: ChannelOp[] = [];
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const a = before[key];
+    const b = after[key];
+    if (JSON.stringify(a) === JSON.stringify(b)) continue;
+    if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && JSON.stringify(b.slice(0, a.length)) === JSON.stringify(a)) {
+      ops.push([key, "append", b.slice(a.length)]);
+    } else {
+      ops.push([key, "set", b]);
+    }
+  }
+  return ops;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

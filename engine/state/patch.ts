@@ -1,0 +1,60 @@
+import { applyPatch, type Operation } from "rfc6902";
+import { ValidationError } from "../errors.js";
+import { opsBetween, reduceWrites, isPlainObject, type ChannelOp, type Reducer, type State } from "./ops.js";
+import type { StateValidator } from "./schema.js";
+
+/**
+ * An operator's state edit: an RFC 6902 JSON Patch (an array of operations), or a partial state
+ * (an object) whose keys are written through the workflow's reducers like a node's update.
+ */
+export type StatePatch = Operation[] | Record<string, unknown>;
+
+const JSON_PATCH_OPS = new Set(["add", "remove", "replace", "move", "copy", "test"]);
+
+export function isJsonPatch(patch: unknown): patch is Operation[] {
+  return Array.isArray(patch);
+}
+
+/**
+ * Applies a patch and validates the whole result against the state schema. On any problem it
+ * throws a ValidationError naming the failing path; the input state is never modified.
+ */
+export function applyStatePatch(
+  state: State,
+  patch: unknown,
+  validator: StateValidator,
+  reducerOf: (key: string) => Reducer,
+  writer = "operator",
+): { state: State; ops: ChannelOp[] } {
+  let next: State;
+  if (isJsonPatch(patch)) {
+    patch.forEach((op, i) => {
+      if (!isPlainObject(op) || typeof op.op !== "string" || !JSON_PATCH_OPS.has(op.op) || typeof op.path !== "string") {
+        throw new ValidationError(`patch operation ${i} is not a JSON Patch operation ({ "op", "path", ... })`, [
+          { path: `$[${i}]`, message: "not a JSON Patch operation" },
+        ]);
+      }
+    });
+    const copy = structuredClone(state);
+    const results = applyPatch(copy, patch);
+    const failed = results.findIndex((r) => r !== null);
+    if (failed >= 0) {
+      const op = patch[failed]!;
+      throw new ValidationError(`patch operation ${failed} (${op.op} ${op.path}) cannot be applied: ${results[failed]!.name}`, [
+        { path: op.path, message: String(results[failed]!.message || results[failed]!.name) },
+      ]);
+    }
+    next = copy;
+  } else if (isPlainObject(patch)) {
+    const writes = Object.entries(patch).map(([key, value]) => ({ key, value, writer }));
+    try {
+      next = reduceWrites(state, writes, reducerOf).state;
+    } catch (error) {
+      throw new ValidationError(`state patch cannot be applied: ${(error as Error).message}`);
+    }
+  } else {
+    throw new ValidationError("a state patch must be a JSON Patch array or a partial state object");
+  }
+  const validated = validator.parse(next, "edited state");
+  return { state: validated, ops: opsBetween(state, validated) };
+}

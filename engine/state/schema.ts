@@ -1,0 +1,187 @@
+import { z } from "zod";
+import { ValidationError } from "../errors.js";
+
+/** The reducers a workflow written as data may name. Code workflows may also pass a function. */
+export const REDUCER_NAMES = ["replace", "append", "merge"] as const;
+export type ReducerName = (typeof REDUCER_NAMES)[number];
+
+/** A JSON-Schema value as stored in a canonical definition. */
+export type JsonSchema = { [key: string]: unknown };
+
+/**
+ * One state key as it appears in a workflow's data form: a JSON-Schema subset plus its reducer.
+ * `reducer: "custom"` only appears in the canonical form of code workflows (the function is code).
+ */
+export type StateKeyDefinition = JsonSchema & { reducer?: ReducerName | "custom" };
+
+const JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"] as const;
+
+/** The JSON-Schema subset accepted in workflow files; checked before zod builds a validator from it. */
+const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
+  z
+    .object({
+      type: z.union([z.enum(JSON_TYPES), z.array(z.enum(JSON_TYPES)).min(1)]).optional(),
+      items: subsetSchema.optional(),
+      properties: z.record(z.string(), subsetSchema).optional(),
+      required: z.array(z.string()).optional(),
+      additionalProperties: z.union([z.boolean(), subsetSchema]).optional(),
+      enum: z.array(z.unknown()).min(1).optional(),
+      default: z.unknown().optional(),
+      description: z.string().optional(),
+      minimum: z.number().optional(),
+      maximum: z.number().optional(),
+      minLength: z.number().int().min(0).optional(),
+      maxLength: z.number().int().min(0).optional(),
+      minItems: z.number().int().min(0).optional(),
+      maxItems: z.number().int().min(0).optional(),
+      nullable: z.boolean().optional(),
+      anyOf: z.array(subsetSchema).min(1).optional(),
+    })
+    .strict(),
+);
+
+export interface SchemaProblem {
+  /** Path relative to the state key, e.g. `items.type`. Empty for the key itself. */
+  path: (string | number)[];
+  message: string;
+}
+
+/** Checks a state key's schema against the accepted subset. */
+export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
+  const { reducer: _reducer, ...schema } = definition;
+  const parsed = subsetSchema.safeParse(schema);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => ({
+    path: issue.path as (string | number)[],
+    message: issue.message,
+  }));
+}
+
+/** Builds the zod validator of one state key from its JSON-Schema form. */
+export function keyValidator(definition: JsonSchema): z.ZodType {
+  const { reducer: _reducer, ...schema } = definition;
+  return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+}
+
+/**
+ * The JSON-Schema form of a zod schema, normalized so that the same schema written in code or
+ * as data gives the same canonical text (and so the same workflow version).
+ */
+export function zodToKeySchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+export function normalizeKeySchema(definition: JsonSchema): JsonSchema {
+  const { reducer, ...schema } = definition;
+  const normalized = zodToKeySchema(keyValidator(schema));
+  return reducer === undefined || reducer === "replace" ? normalized : { ...normalized, reducer };
+}
+
+export function schemaTypes(definition: JsonSchema): string[] {
+  const type = definition.type;
+  if (typeof type === "string") return [type];
+  if (Array.isArray(type)) return type.filter((t): t is string => typeof t === "string");
+  return [];
+}
+
+export type StateDefinition = Record<string, StateKeyDefinition>;
+
+/**
+ * Validates whole states against a workflow's state definition. Built from the stored JSON form,
+ * so the console and CLI validate edits exactly as a worker would, without loading user code.
+ */
+export class StateValidator {
+  private readonly object: z.ZodType<Record<string, unknown>>;
+  private readonly keys: Map<string, z.ZodType>;
+  private readonly items = new Map<string, z.ZodType | null>();
+
+  constructor(
+    private readonly state: StateDefinition,
+    overrides: Record<string, z.ZodType> = {},
+  ) {
+    this.keys = new Map(
+      Object.entries(state).map(([key, def]) => [key, overrides[key] ?? keyValidator(def)] as const),
+    );
+    this.object = z.strictObject(Object.fromEntries(this.keys)) as unknown as z.ZodType<Record<string, unknown>>;
+  }
+
+  has(key: string): boolean {
+    return this.keys.has(key);
+  }
+
+  /**
+   * Checks one node write before it is recorded. Appended items are checked one by one against
+   * the array's item schema, so a list that grows every step is not re-validated whole each time.
+   */
+  checkWrite(key: string, value: unknown, reducer: "replace" | "append" | "merge" | "custom", current: unknown): string | undefined {
+    const validator = this.keys.get(key);
+    if (!validator) return `state has no key "${key}"`;
+    if (reducer === "append") {
+      const items = Array.isArray(value) ? value : [value];
+      const itemValidator = this.itemValidator(key);
+      if (itemValidator) {
+        for (let i = 0; i < items.length; i++) {
+          const result = itemValidator.safeParse(items[i]);
+          if (!result.success) return describeIssue(`$.${key}[+${i}]`, result.error);
+        }
+        return undefined;
+      }
+      value = (Array.isArray(current) ? current : []).concat(items);
+    } else if (reducer === "merge") {
+      value = { ...(typeof current === "object" && current !== null ? current : {}), ...(value as object) };
+    } else if (reducer === "custom") {
+      return undefined;
+    }
+    const result = validator.safeParse(value);
+    return result.success ? undefined : describeIssue(jsonPath([key]), result.error);
+  }
+
+  private itemValidator(key: string): z.ZodType | null {
+    if (!this.items.has(key)) {
+      const items = this.state[key]?.items;
+      this.items.set(key, items && typeof items === "object" ? keyValidator(items as JsonSchema) : null);
+    }
+    return this.items.get(key) ?? null;
+  }
+
+  /** Defaults filled in; throws a ValidationError naming every failing path. */
+  parseInput(input: unknown, what = "run input"): Record<string, unknown> {
+    if (input === undefined || input === null) input = {};
+    return this.parse(input, what);
+  }
+
+  parse(state: unknown, what = "state"): Record<string, unknown> {
+    const result = this.object.safeParse(state);
+    if (result.success) return result.data;
+    const issues = result.error.issues.map((issue) => ({
+      path: jsonPath(issue.path as (string | number)[]),
+      message: issueMessage(issue),
+    }));
+    const first = issues[0]!;
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+    throw new ValidationError(`${what} is invalid at ${first.path}: ${first.message}${more}`, issues);
+  }
+}
+
+function describeIssue(prefix: string, error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  const rest = jsonPath(issue.path as (string | number)[]).slice(1);
+  return `${prefix}${rest}: ${issueMessage(issue)}`;
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
+  return issue.message;
+}
+
+/** `["a", 0, "b c"]` → `$.a[0]["b c"]`, the path notation used in every pitwall message. */
+export function jsonPath(path: readonly (string | number | symbol)[]): string {
+  let out = "$";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (typeof part === "string" && /^[A-Za-z_$][\w$-]*$/.test(part)) out += `.${part}`;
+    else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
+}

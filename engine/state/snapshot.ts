@@ -1,0 +1,156 @@
+import { applyOps, type ChannelOp, type State } from "./ops.js";
+
+/**
+ * How one key is held in a snapshot. Arrays (the keys that grow by appending) are stored as a
+ * segment chain: the items appended since the previous snapshot, plus the checkpoint numbers of
+ * earlier snapshots whose items come before them. A run that appends a little every step thus
+ * stores each item once in a delta and once in a segment — linear, not quadratic, growth.
+ */
+export type SnapshotEntry = { v: unknown } | { segs: number[]; items: unknown[] };
+export type Snapshot = Record<string, SnapshotEntry>;
+
+export interface SnapshotPolicy {
+  /** At most this many deltas are folded to read any checkpoint's state. */
+  every: number;
+  /** Deltas since the last snapshot larger than this and than the state itself force a snapshot. */
+  minBytes: number;
+}
+
+export const DEFAULT_SNAPSHOT_POLICY: SnapshotPolicy = { every: 64, minBytes: 64 * 1024 };
+
+/** The segment numbers a snapshot needs read to be decoded. */
+export function segmentsOf(snapshot: Snapshot): number[] {
+  const ns = new Set<number>();
+  for (const entry of Object.values(snapshot)) if ("segs" in entry) for (const n of entry.segs) ns.add(n);
+  return [...ns];
+}
+
+export function decodeSnapshot(snapshot: Snapshot, segments: ReadonlyMap<number, Snapshot>): State {
+  const state: State = {};
+  for (const [key, entry] of Object.entries(snapshot)) {
+    if ("v" in entry) {
+      state[key] = entry.v;
+      continue;
+    }
+    const parts: unknown[][] = [];
+    for (const n of entry.segs) {
+      const seg = segments.get(n)?.[key];
+      if (!seg || !("segs" in seg)) throw new Error(`snapshot segment ${n} of key "${key}" is missing`);
+      parts.push(seg.items);
+    }
+    parts.push(entry.items);
+    state[key] = ([] as unknown[]).concat(...parts);
+  }
+  return state;
+}
+
+type KeyChange = { kind: "appended"; items: unknown[] } | { kind: "reset" };
+
+/**
+ * Follows a run's state from checkpoint to checkpoint and decides when the next checkpoint
+ * carries a snapshot. Lives in memory beside a run's executor; rebuilt from the store on claim.
+ */
+export class StateChain {
+  private lastSnapshotN: number;
+  private lastSnapshot: Snapshot;
+  private changes = new Map<string, KeyChange>();
+  private deltasSince = 0;
+  private deltaBytesSince = 0;
+  private stateBytes: number;
+
+  constructor(
+    private readonly policy: SnapshotPolicy,
+    base: { n: number; snapshot: Snapshot; state: State; bytes: number },
+    private current: State = base.state,
+  ) {
+    this.lastSnapshotN = base.n;
+    this.lastSnapshot = base.snapshot;
+    this.stateBytes = base.bytes;
+  }
+
+  /** A chain for a run's first checkpoint, which is always a snapshot. */
+  static start(policy: SnapshotPolicy, state: State): { chain: StateChain; snapshot: Snapshot } {
+    const snapshot = freshSnapshot(state);
+    const chain = new StateChain(policy, { n: 0, snapshot, state, bytes: jsonBytes(snapshot) });
+    return { chain, snapshot };
+  }
+
+  /** Replays the deltas committed after the base snapshot (when a run is loaded from the store). */
+  replay(deltas: readonly { n: number; delta: ChannelOp[]; bytes?: number }[]): void {
+    for (const d of deltas) this.record(d.delta, d.bytes ?? jsonBytes(d.delta));
+  }
+
+  get state(): State {
+    return this.current;
+  }
+
+  get snapshotN(): number {
+    return this.lastSnapshotN;
+  }
+
+  /**
+   * Records checkpoint `n`'s ops. Returns the snapshot to store with it, when one is due.
+   * `next` is the state after the ops (the caller has it already; it is not recomputed).
+   */
+  advance(n: number, ops: readonly ChannelOp[], next: State, opsBytes = jsonBytes(ops)): Snapshot | undefined {
+    this.record(ops, opsBytes, next);
+    const due =
+      this.deltasSince >= this.policy.every ||
+      (this.deltaBytesSince >= this.policy.minBytes && this.deltaBytesSince > this.stateBytes);
+    if (!due) return undefined;
+    return this.snapshotAt(n);
+  }
+
+  /** Forces a snapshot at `n` (fork points and operator edits of large states use it). */
+  snapshotAt(n: number): Snapshot {
+    const snapshot: Snapshot = {};
+    let bytes = 0;
+    for (const [key, value] of Object.entries(this.current)) {
+      const prev = this.lastSnapshot[key];
+      const change = this.changes.get(key);
+      if (!Array.isArray(value)) {
+        snapshot[key] = { v: value };
+        bytes += jsonBytes(value);
+      } else if (prev && "segs" in prev && change?.kind !== "reset") {
+        const segs = prev.items.length > 0 ? [...prev.segs, this.lastSnapshotN] : prev.segs;
+        snapshot[key] = { segs, items: change?.kind === "appended" ? change.items : [] };
+      } else {
+        snapshot[key] = { segs: [], items: value };
+      }
+    }
+    this.lastSnapshotN = n;
+    this.lastSnapshot = snapshot;
+    this.changes.clear();
+    this.deltasSince = 0;
+    this.deltaBytesSince = 0;
+    this.stateBytes = Math.max(bytes, this.stateBytes);
+    return snapshot;
+  }
+
+  private record(ops: readonly ChannelOp[], bytes: number, next?: State): void {
+    for (const [key, kind, value] of ops) {
+      const change = this.changes.get(key);
+      if (kind === "append" && change?.kind !== "reset") {
+        this.changes.set(key, { kind: "appended", items: change ? change.items.concat(value) : [...value] });
+        this.stateBytes += jsonBytes(value);
+      } else {
+        this.changes.set(key, { kind: "reset" });
+      }
+    }
+    this.current = next ?? applyOps(this.current, ops);
+    this.deltasSince++;
+    this.deltaBytesSince += bytes;
+  }
+}
+
+function freshSnapshot(state: State): Snapshot {
+  const snapshot: Snapshot = {};
+  for (const [key, value] of Object.entries(state)) {
+    snapshot[key] = Array.isArray(value) ? { segs: [], items: value } : { v: value };
+  }
+  return snapshot;
+}
+
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? "null");
+}

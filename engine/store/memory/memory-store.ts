@@ -1,0 +1,295 @@
+import { createHash } from "node:crypto";
+import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import type { ChainRow } from "../../state/read.js";
+import {
+  RUN_STATUSES,
+  type ArtifactRef,
+  type CheckpointRecord,
+  type CommandRecord,
+  type EventRecord,
+  type InterruptRecord,
+  type NewEvent,
+  type RunRecord,
+  type RunStatus,
+  type RunStorage,
+  type TaskRecord,
+  type WorkflowRecord,
+} from "../records.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
+import { EventFeed } from "../event-feed.js";
+import { checkCommit, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** The in-memory store: for tests and for engines that need no durability. */
+export class MemoryStore implements Store {
+  readonly description = "memory:";
+  private readonly workflows = new Map<string, WorkflowRecord>();
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly checkpoints = new Map<string, CheckpointRecord[]>();
+  private readonly checkpointIndex = new Map<string, CheckpointRecord>();
+  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly interrupts = new Map<string, InterruptRecord>();
+  private readonly commands = new Map<string, CommandRecord>();
+  private readonly events: EventRecord[] = [];
+  private readonly artifacts = new Map<string, { data: Uint8Array; mediaType: string; runs: Set<string> }>();
+  private readonly feed = new EventFeed();
+  private fenceCounter = 0;
+
+  async putWorkflow(record: WorkflowRecord): Promise<void> {
+    if (!this.workflows.has(record.version)) this.workflows.set(record.version, copy(record));
+  }
+
+  async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
+    return copy(this.workflows.get(version));
+  }
+
+  async listWorkflows(): Promise<Omit<WorkflowRecord, "definition">[]> {
+    return [...this.workflows.values()].map(({ definition: _d, ...rest }) => ({ ...rest }));
+  }
+
+  async createRun(init: NewRun): Promise<CommitResult> {
+    if (this.runs.has(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
+    const run = copy(init.run);
+    run.head = init.checkpoint.id;
+    run.headN = init.checkpoint.n;
+    run.step = init.checkpoint.step;
+    this.runs.set(run.id, run);
+    this.insertCheckpoint(copy(init.checkpoint));
+    return { events: this.appendEvents(run, init.events) };
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    return copy(this.runs.get(id));
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<{ runs: RunRecord[]; nextCursor?: string }> {
+    const statuses = filter.status === undefined ? undefined : ([] as RunStatus[]).concat(filter.status);
+    const cursor = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    const limit = filter.limit ?? 100;
+    const matching = [...this.runs.values()]
+      .filter((r) => !statuses || statuses.includes(r.status))
+      .filter((r) => filter.workflow === undefined || r.workflow === filter.workflow)
+      .filter((r) => filter.parentRunId === undefined || r.parentRunId === filter.parentRunId)
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))
+      .filter((r) => !cursor || r.updatedAt < cursor.updatedAt || (r.updatedAt === cursor.updatedAt && r.id < cursor.id));
+    const page = matching.slice(0, limit);
+    const last = page[page.length - 1];
+    return { runs: copy(page), ...(matching.length > limit && last ? { nextCursor: encodeCursor(last) } : {}) };
+  }
+
+  async countRuns(): Promise<Record<RunStatus, number>> {
+    const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+    for (const run of this.runs.values()) counts[run.status]++;
+    return counts;
+  }
+
+  async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
+    const now = Date.now();
+    const candidates = [...this.runs.values()].filter((run) =>
+      claimable(run, now, options, (id) => this.runs.get(id)?.status),
+    );
+    const run = pickClaim(candidates);
+    if (!run) return undefined;
+    const recovered = run.status === "running";
+    const fence = ++this.fenceCounter;
+    Object.assign(run, {
+      status: "running",
+      owner: options.owner,
+      leaseUntil: now + options.leaseMs,
+      fence,
+      wakeAt: null,
+      startedAt: run.startedAt ?? now,
+      recoveries: run.recoveries + (recovered ? 1 : 0),
+      updatedAt: now,
+    } satisfies Partial<RunRecord>);
+    this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
+    return { run: copy(run), fence, recovered };
+  }
+
+  async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
+    const run = this.mustGetRun(runId);
+    if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
+    run.leaseUntil = Date.now() + leaseMs;
+  }
+
+  async commit(commit: Commit): Promise<CommitResult> {
+    const run = this.mustGetRun(commit.runId);
+    if (checkCommit(run, commit, (id) => this.interrupts.get(id)) === "duplicate") return { events: [] };
+    const now = Date.now();
+    run.lastCommit = commit.id;
+    if (commit.run) Object.assign(run, copy(commit.run));
+    if (commit.checkpoint) {
+      const checkpoint = copy(commit.checkpoint);
+      this.insertCheckpoint(checkpoint);
+      run.head = checkpoint.id;
+      run.headN = checkpoint.n;
+      run.step = checkpoint.step;
+    }
+    for (const task of commit.tasks ?? []) this.tasks.set(task.id, copy(task));
+    for (const interrupt of commit.interrupts ?? []) this.interrupts.set(interrupt.id, copy(interrupt));
+    for (const answer of commit.commands ?? []) {
+      const command = this.commands.get(answer.id);
+      if (command) Object.assign(command, copy(answer));
+    }
+    for (const id of commit.wake ?? []) {
+      const waiting = this.runs.get(id);
+      if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
+        waiting.waitingOn = null;
+        waiting.updatedAt = now;
+      }
+    }
+    run.pendingInterrupts = [...this.interrupts.values()].filter((i) => i.runId === run.id && i.status === "pending").length;
+    run.updatedAt = now;
+    return { events: this.appendEvents(run, commit.events ?? []) };
+  }
+
+  async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
+    return copy(this.checkpointIndex.get(id));
+  }
+
+  async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
+    const all = (this.checkpoints.get(runId) ?? []).filter((c) => options.afterN === undefined || c.n > options.afterN);
+    return copy(all.slice(0, options.limit ?? all.length));
+  }
+
+  async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {
+    const all = this.checkpoints.get(runId) ?? [];
+    return copy(ns.map((n) => all[n]).filter((c): c is CheckpointRecord => c !== undefined));
+  }
+
+  async checkpointRowRange(runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
+    return copy((this.checkpoints.get(runId) ?? []).slice(fromN + 1, toN + 1));
+  }
+
+  async getTask(id: string): Promise<TaskRecord | undefined> {
+    return copy(this.tasks.get(id));
+  }
+
+  async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
+    return copy(
+      [...this.tasks.values()]
+        .filter((t) => t.runId === runId && (options.step === undefined || t.step === options.step))
+        .sort((a, b) => a.step - b.step || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)),
+    );
+  }
+
+  async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
+    return copy(this.interrupts.get(id));
+  }
+
+  async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
+    const list = [...this.interrupts.values()]
+      .filter((i) => (filter.status === undefined || i.status === filter.status) && (filter.runId === undefined || i.runId === filter.runId))
+      .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    return copy(list.slice(0, filter.limit ?? list.length));
+  }
+
+  async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
+    const run = this.mustGetRun(command.runId);
+    if (this.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
+    this.commands.set(command.id, copy(command));
+    return { events: this.appendEvents(run, [event]) };
+  }
+
+  async answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult> {
+    const command = this.commands.get(answer.id);
+    if (!command) throw new NotFoundError("command", answer.id);
+    if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
+    Object.assign(command, copy(answer));
+    return { events: this.appendEvents(this.mustGetRun(command.runId), [event]) };
+  }
+
+  async getCommand(id: string): Promise<CommandRecord | undefined> {
+    return copy(this.commands.get(id));
+  }
+
+  async listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number } = {}): Promise<CommandRecord[]> {
+    const list = [...this.commands.values()]
+      .filter((c) => (filter.runId === undefined || c.runId === filter.runId) && (filter.status === undefined || c.status === filter.status))
+      .sort((a, b) => a.createdAt - b.createdAt);
+    return copy(list.slice(0, filter.limit ?? list.length));
+  }
+
+  async readEvents(query: EventQuery = {}): Promise<EventRecord[]> {
+    const after = query.after ?? 0;
+    const start = lowerBound(this.events, after);
+    const out: EventRecord[] = [];
+    for (let i = start; i < this.events.length && out.length < (query.limit ?? Infinity); i++) {
+      const e = this.events[i]!;
+      if (query.runId !== undefined && e.runId !== query.runId) continue;
+      if (query.types && !query.types.includes(e.type)) continue;
+      out.push(e);
+    }
+    return copy(out);
+  }
+
+  async lastEventSeq(): Promise<number> {
+    return this.events.length === 0 ? 0 : this.events[this.events.length - 1]!.seq;
+  }
+
+  subscribe(options: { after?: number; runId?: string; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
+    return this.feed.subscribe(this, options);
+  }
+
+  async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
+    this.mustGetRun(runId);
+    const sha256 = createHash("sha256").update(data).digest("hex");
+    const existing = this.artifacts.get(sha256);
+    if (existing) existing.runs.add(runId);
+    else this.artifacts.set(sha256, { data: new Uint8Array(data), mediaType, runs: new Set([runId]) });
+    return { sha256, size: data.byteLength, mediaType };
+  }
+
+  async getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined> {
+    const found = this.artifacts.get(sha256);
+    return found ? { data: new Uint8Array(found.data), mediaType: found.mediaType } : undefined;
+  }
+
+  async runStorage(runId: string): Promise<RunStorage> {
+    this.mustGetRun(runId);
+    const checkpoints = (this.checkpoints.get(runId) ?? []).reduce((sum, c) => sum + c.bytes, 0);
+    const events = this.events.filter((e) => e.runId === runId).reduce((sum, e) => sum + JSON.stringify(e.payload).length + 64, 0);
+    const artifacts = [...this.artifacts.values()].filter((a) => a.runs.has(runId)).reduce((sum, a) => sum + a.data.byteLength, 0);
+    return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
+  }
+
+  async close(): Promise<void> {
+    this.feed.close();
+  }
+
+  private mustGetRun(id: string): RunRecord {
+    const run = this.runs.get(id);
+    if (!run) throw new NotFoundError("run", id);
+    return run;
+  }
+
+  private insertCheckpoint(checkpoint: CheckpointRecord): void {
+    const list = this.checkpoints.get(checkpoint.runId) ?? [];
+    list[checkpoint.n] = checkpoint;
+    this.checkpoints.set(checkpoint.runId, list);
+    this.checkpointIndex.set(checkpoint.id, checkpoint);
+  }
+
+  private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
+    const out: EventRecord[] = [];
+    for (const event of events) {
+      const record = { ...copy(event), seq: this.events.length + 1, runSeq: ++run.eventCount } as EventRecord;
+      this.events.push(record);
+      out.push(record);
+    }
+    if (out.length > 0) this.feed.publish();
+    return copy(out);
+  }
+}
+
+function lowerBound(events: EventRecord[], after: number): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (events[mid]!.seq <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

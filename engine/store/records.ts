@@ -1,0 +1,260 @@
+import type { WorkflowDefinition } from "../graph/definition.js";
+import type { ChannelOp } from "../state/ops.js";
+import type { Snapshot } from "../state/snapshot.js";
+import type { JsonSchema } from "../state/schema.js";
+import type { EventPayloads, EventType } from "../runtime/events.js";
+
+export type RunStatus = "queued" | "running" | "paused" | "succeeded" | "failed" | "canceled";
+export const RUN_STATUSES: readonly RunStatus[] = ["queued", "running", "paused", "succeeded", "failed", "canceled"];
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "canceled"];
+
+/** Why a paused run waits: always said, never guessed. */
+export type PauseReason = "interrupt" | "breakpoint" | "killed" | "retries-exhausted" | "poison";
+
+export type TaskStatus = "pending" | "running" | "succeeded" | "failed" | "interrupted" | "canceled";
+
+export type CheckpointSource = "input" | "loop" | "update" | "fork";
+
+export type InterruptKind = "before" | "after" | "node" | "approval" | "breakpoint" | "recovery";
+
+export interface RunError {
+  message: string;
+  node?: string;
+  /** Stable kind of failure: ROUTE_NO_MATCH, MAX_STEPS, WRITE_CONFLICT, TASK_FAILED, BAD_OUTPUT, ... */
+  code: string;
+}
+
+export interface RunRecord {
+  id: string;
+  workflow: string;
+  version: string;
+  status: RunStatus;
+  reason: PauseReason | null;
+  error: RunError | null;
+  parentRunId: string | null;
+  parentTaskId: string | null;
+  forkOf: { runId: string; checkpointId: string } | null;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  /** Latest checkpoint: its id and number in this run. */
+  head: string | null;
+  headN: number;
+  /** The super-step of the head checkpoint. */
+  step: number;
+  owner: string | null;
+  leaseUntil: number | null;
+  fence: number;
+  /** A queued run is not claimed before this time (durable timers, retry backoff). */
+  wakeAt: number | null;
+  /** A queued run waiting for a child run to end is not claimed until then. */
+  waitingOn: string | null;
+  breakpoints: string[];
+  /** Per-run overrides of the workflow's interrupt lists (null: the workflow's). */
+  interruptBefore: string[] | null;
+  interruptAfter: string[] | null;
+  /** Nodes of the step in progress, for listings. */
+  current: string[];
+  pendingInterrupts: number;
+  /** How many times the run was taken over after its owner stopped renewing its lease. */
+  recoveries: number;
+  /** Number of the run's last event (events of a run are numbered 1, 2, 3... without gaps). */
+  eventCount: number;
+  /** Fan-in arrivals after the planning of the step in progress (see PlanControl.barriers). */
+  barriers: Record<string, string[]>;
+  /** Id of the last commit applied, so that a commit retried after a lost reply is not applied twice. */
+  lastCommit: string | null;
+}
+
+/** The fields of a run that a commit may change. */
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    | "status"
+    | "reason"
+    | "error"
+    | "startedAt"
+    | "endedAt"
+    | "step"
+    | "owner"
+    | "leaseUntil"
+    | "wakeAt"
+    | "waitingOn"
+    | "breakpoints"
+    | "interruptBefore"
+    | "interruptAfter"
+    | "current"
+    | "barriers"
+  >
+>;
+
+/** What the next step's planning needs to remember from the steps before it. */
+export interface PlanControl {
+  /** Nodes whose outgoing edges have not been followed yet, with the route key their result chose. */
+  finished: { node: string; route?: string }[];
+  /** Fan-in nodes: the predecessors that have arrived since each last ran. */
+  barriers: Record<string, string[]>;
+  /** How many times each node has run, for loops. */
+  visits: Record<string, number>;
+}
+
+export interface CheckpointRecord {
+  id: string;
+  runId: string;
+  n: number;
+  step: number;
+  parentId: string | null;
+  source: CheckpointSource;
+  actor: string;
+  /** Nodes whose writes this checkpoint holds. */
+  nodes: string[];
+  /** Nodes planned to run next, when known at commit time. */
+  next: string[];
+  control: PlanControl;
+  delta: ChannelOp[];
+  snapshot?: Snapshot;
+  snapshotN: number;
+  createdAt: number;
+  /** Stored size of the delta and snapshot. */
+  bytes: number;
+}
+
+export interface TaskError {
+  message: string;
+  name?: string;
+  code?: string;
+  stack?: string;
+}
+
+export interface AttemptRecord {
+  n: number;
+  worker: string;
+  startedAt: number;
+  endedAt: number | null;
+  outcome: "succeeded" | "failed" | "interrupted" | "canceled" | null;
+  error?: string;
+  /** The failure's code (TIMEOUT, WORKER_LOST, CHILD_FAILED, BAD_OUTPUT...) when it has one. */
+  code?: string;
+}
+
+export type TaskWait =
+  | { kind: "interrupt"; interruptId: string }
+  | { kind: "time"; until: number }
+  | { kind: "run"; runId: string };
+
+export interface TaskRecord {
+  id: string;
+  runId: string;
+  step: number;
+  node: string;
+  /** Position in a dynamic fan-out (map); null for ordinary tasks. */
+  index: number | null;
+  /** The item a mapped task works on. */
+  input?: unknown;
+  status: TaskStatus;
+  attempts: AttemptRecord[];
+  /** The same for every attempt of this task: hand it to external systems to deduplicate side effects. */
+  idempotencyKey: string;
+  /** The state writes of a succeeded task, kept until its step's checkpoint is committed. */
+  writes: [key: string, value: unknown][] | null;
+  route: string | null;
+  error: TaskError | null;
+  worker: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  /** Not retried before this time (backoff). */
+  notBefore: number | null;
+  /** Attempts before this index do not count against the retry policy (an operator retried). */
+  retriesFrom: number;
+  waitingFor: TaskWait | null;
+}
+
+export interface InterruptRequest {
+  question?: string;
+  /** Values shown to the operator, by state path or name. */
+  show?: Record<string, unknown>;
+  decisions: string[];
+  /** JSON Schema the response must satisfy. */
+  responseSchema?: JsonSchema;
+  /** Anything else the node wants to show (proposed arguments, a diff...). */
+  data?: unknown;
+}
+
+export interface InterruptResolution {
+  decision: string;
+  response?: unknown;
+  actor: string;
+  reason?: string;
+  at: number;
+  /** The checkpoint the resolution's state edit was written to, if it had one. */
+  checkpointId?: string;
+}
+
+export interface InterruptRecord {
+  id: string;
+  runId: string;
+  taskId: string | null;
+  node: string;
+  step: number;
+  kind: InterruptKind;
+  request: InterruptRequest;
+  status: "pending" | "resolved";
+  resolution: InterruptResolution | null;
+  createdAt: number;
+}
+
+export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork";
+
+export interface CommandRecord {
+  id: string;
+  runId: string;
+  type: CommandType;
+  args: Record<string, unknown>;
+  actor: string;
+  reason: string | null;
+  createdAt: number;
+  status: "pending" | "accepted" | "refused";
+  /** What the command did (accepted) or why not (refused). */
+  result: Record<string, unknown> | null;
+  answeredAt: number | null;
+}
+
+export interface EventRecord<T extends EventType = EventType> {
+  /** Store-wide, strictly increasing. */
+  seq: number;
+  runId: string;
+  /** 1, 2, 3... within the run, without gaps. */
+  runSeq: number;
+  taskId: string | null;
+  traceId: string;
+  spanId: string | null;
+  type: T;
+  actor: string;
+  payload: EventPayloads[T];
+  time: number;
+}
+
+/** An event as the runtime hands it to a commit; the store numbers it. */
+export type NewEvent = Omit<EventRecord, "seq" | "runSeq">;
+
+export interface WorkflowRecord {
+  version: string;
+  name: string;
+  definition: WorkflowDefinition;
+  createdAt: number;
+}
+
+export interface ArtifactRef {
+  sha256: string;
+  size: number;
+  mediaType: string;
+}
+
+export interface RunStorage {
+  checkpoints: number;
+  events: number;
+  artifacts: number;
+  total: number;
+}

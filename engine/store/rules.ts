@@ -1,0 +1,89 @@
+import { ConflictError, StaleFenceError } from "../errors.js";
+import { spanIdOf, traceIdOf } from "../ids.js";
+import { TERMINAL_RUN_STATUSES, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus } from "./records.js";
+import type { ClaimOptions, Commit } from "./store.js";
+
+/**
+ * The preconditions of a commit, in one place for every store that checks them in its own
+ * process (memory, SQLite). Redis checks the same rules inside its Lua script.
+ */
+export function checkCommit(
+  run: RunRecord,
+  commit: Commit,
+  interruptOf: (id: string) => Pick<InterruptRecord, "status" | "resolution"> | undefined,
+): "apply" | "duplicate" {
+  if (run.lastCommit === commit.id) return "duplicate";
+  if (run.fence !== commit.fence) throw new StaleFenceError(run.id, commit.fence, run.fence);
+  if (commit.expectHead !== undefined && run.head !== commit.expectHead) {
+    throw new ConflictError(`run ${run.id} has moved on (its head is ${run.head}, not ${commit.expectHead}); read it again`);
+  }
+  if (commit.expectStatus && !commit.expectStatus.includes(run.status)) {
+    throw new ConflictError(`run ${run.id} is ${run.status}, not ${commit.expectStatus.join(" or ")}`);
+  }
+  for (const id of commit.expectPending ?? []) {
+    const interrupt = interruptOf(id);
+    if (!interrupt) throw new ConflictError(`interrupt ${id} does not exist`);
+    if (interrupt.status !== "pending") throw alreadyResolved(id, interrupt.resolution);
+  }
+  if (commit.checkpoint && commit.checkpoint.n !== run.headN + 1) {
+    throw new ConflictError(`checkpoint ${commit.checkpoint.n} of run ${run.id} does not follow its head ${run.headN}`);
+  }
+  return "apply";
+}
+
+export function alreadyResolved(id: string, resolution: InterruptRecord["resolution"]): ConflictError {
+  const by = resolution ? ` by ${resolution.actor} at ${new Date(resolution.at).toISOString()} (${resolution.decision})` : "";
+  return new ConflictError(`interrupt ${id} was already resolved${by}`);
+}
+
+/** Whether a worker may claim this run now. */
+export function claimable(
+  run: RunRecord,
+  now: number,
+  options: Pick<ClaimOptions, "versions" | "runId">,
+  statusOf: (runId: string) => RunStatus | undefined,
+): boolean {
+  if (options.runId !== undefined && run.id !== options.runId) return false;
+  if (options.versions && !options.versions.includes(run.version)) return false;
+  if (run.status === "running") return run.leaseUntil !== null && run.leaseUntil < now;
+  if (run.status !== "queued") return false;
+  if (run.wakeAt !== null && run.wakeAt > now) return false;
+  if (run.waitingOn !== null) {
+    const child = statusOf(run.waitingOn);
+    return child === undefined || TERMINAL_RUN_STATUSES.includes(child);
+  }
+  return true;
+}
+
+/** Fairness: the run that has waited longest goes first. */
+export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id">>(candidates: T[]): T | undefined {
+  let best: T | undefined;
+  for (const run of candidates) {
+    if (!best || run.updatedAt < best.updatedAt || (run.updatedAt === best.updatedAt && run.id < best.id)) best = run;
+  }
+  return best;
+}
+
+export function runClaimedEvent(run: RunRecord, owner: string, fence: number, recovered: boolean, now: number): NewEvent {
+  return {
+    runId: run.id,
+    taskId: null,
+    traceId: traceIdOf(run.id),
+    spanId: spanIdOf(run.id, fence),
+    type: "run.claimed",
+    actor: `worker:${owner}`,
+    payload: { worker: owner, fence, recovered },
+    time: now,
+  };
+}
+
+export function encodeCursor(run: Pick<RunRecord, "updatedAt" | "id">): string {
+  return `${run.updatedAt}:${run.id}`;
+}
+
+export function decodeCursor(cursor: string): { updatedAt: number; id: string } {
+  const i = cursor.indexOf(":");
+  const updatedAt = Number(cursor.slice(0, i));
+  if (i < 0 || !Number.isFinite(updatedAt)) throw new ConflictError(`bad cursor ${JSON.stringify(cursor)}`);
+  return { updatedAt, id: cursor.slice(i + 1) };
+}

@@ -1,0 +1,153 @@
+import type { ChainReader } from "../state/read.js";
+import type { EventType } from "../runtime/events.js";
+import type {
+  ArtifactRef,
+  CheckpointRecord,
+  CommandRecord,
+  EventRecord,
+  InterruptRecord,
+  NewEvent,
+  RunPatch,
+  RunRecord,
+  RunStatus,
+  RunStorage,
+  TaskRecord,
+  WorkflowRecord,
+} from "./records.js";
+
+/**
+ * One atomic write to a run: everything in it is applied, or nothing is (one transaction in
+ * SQLite, one script in Redis). Preconditions are checked inside the same atomic unit.
+ */
+export interface Commit {
+  /** Unique per commit. A commit whose id is the run's last applied one is acknowledged, not re-applied. */
+  id: string;
+  runId: string;
+  /** The writer's fencing token. A different current token → StaleFenceError, nothing written. */
+  fence: number;
+  /** The run's head checkpoint must still be this one (ConflictError otherwise). */
+  expectHead?: string | null;
+  /** The run's status must be one of these (ConflictError otherwise). */
+  expectStatus?: readonly RunStatus[];
+  /** These interrupts must still be pending (ConflictError otherwise): exactly-once resolution. */
+  expectPending?: readonly string[];
+  run?: RunPatch;
+  /** A new checkpoint; it becomes the run's head. Its `n` must be the head's plus one. */
+  checkpoint?: CheckpointRecord;
+  /** Tasks to insert or replace. */
+  tasks?: readonly TaskRecord[];
+  interrupts?: readonly InterruptRecord[];
+  /** Answers to operator commands. */
+  commands?: readonly Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">[];
+  events?: readonly NewEvent[];
+  /** Runs waiting on this one (a parent waiting for its child) to make claimable now. */
+  wake?: readonly string[];
+}
+
+export interface CommitResult {
+  /** The committed events with their store-wide and per-run numbers. */
+  events: EventRecord[];
+}
+
+export interface ClaimOptions {
+  owner: string;
+  leaseMs: number;
+  /** Only runs of these workflow versions (the ones this worker can execute); all when absent. */
+  versions?: readonly string[];
+  /** Claim this run only (if it is claimable). */
+  runId?: string;
+}
+
+export interface Claim {
+  run: RunRecord;
+  fence: number;
+  /** The previous owner's lease had expired while the run was running: its tasks need recovery. */
+  recovered: boolean;
+}
+
+export interface RunFilter {
+  status?: RunStatus | readonly RunStatus[];
+  workflow?: string;
+  /** Runs with this parent; `null` for top-level runs only. */
+  parentRunId?: string | null;
+  limit?: number;
+  /** From a previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+export interface EventQuery {
+  /** Only events with a larger store-wide sequence number. */
+  after?: number;
+  runId?: string;
+  types?: readonly EventType[];
+  limit?: number;
+}
+
+export interface NewRun {
+  run: RunRecord;
+  checkpoint: CheckpointRecord;
+  events: readonly NewEvent[];
+}
+
+/**
+ * The Store contract (DESIGN.md §4). Every method is async so that Redis fits; memory, SQLite
+ * and Redis pass the same contract test suite.
+ */
+export interface Store extends ChainReader {
+  /** The store's URL with any password removed, for display. */
+  readonly description: string;
+
+  putWorkflow(record: WorkflowRecord): Promise<void>;
+  getWorkflow(version: string): Promise<WorkflowRecord | undefined>;
+  listWorkflows(): Promise<Omit<WorkflowRecord, "definition">[]>;
+
+  /** Creates a run with its input checkpoint and first events; ConflictError if the id exists. */
+  createRun(init: NewRun): Promise<CommitResult>;
+  getRun(id: string): Promise<RunRecord | undefined>;
+  /** Most recently updated first. */
+  listRuns(filter?: RunFilter): Promise<{ runs: RunRecord[]; nextCursor?: string }>;
+  countRuns(): Promise<Record<RunStatus, number>>;
+
+  /**
+   * Claims one runnable run: queued (and due, and not waiting on an unfinished child), or
+   * running with an expired lease. Sets the owner and lease and a new, larger fencing token.
+   */
+  claimRun(options: ClaimOptions): Promise<Claim | undefined>;
+  /** Extends the lease; StaleFenceError if the run was taken over. */
+  renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void>;
+
+  commit(commit: Commit): Promise<CommitResult>;
+
+  getCheckpoint(id: string): Promise<CheckpointRecord | undefined>;
+  /** A run's checkpoints, oldest first. */
+  listCheckpoints(runId: string, options?: { limit?: number; afterN?: number }): Promise<CheckpointRecord[]>;
+
+  getTask(id: string): Promise<TaskRecord | undefined>;
+  listTasks(runId: string, options?: { step?: number }): Promise<TaskRecord[]>;
+
+  getInterrupt(id: string): Promise<InterruptRecord | undefined>;
+  /** Oldest first. */
+  listInterrupts(filter?: { status?: "pending" | "resolved"; runId?: string; limit?: number }): Promise<InterruptRecord[]>;
+
+  /** Stores a command and its `operator.requested` event together. */
+  submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult>;
+  /** Answers a pending command (ConflictError if already answered), with its `operator.*` event. */
+  answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult>;
+  getCommand(id: string): Promise<CommandRecord | undefined>;
+  listCommands(filter?: { runId?: string; status?: CommandRecord["status"]; limit?: number }): Promise<CommandRecord[]>;
+
+  readEvents(query?: EventQuery): Promise<EventRecord[]>;
+  lastEventSeq(): Promise<number>;
+  /**
+   * New events as they are committed, after `after` (default: from now). Ends when the signal
+   * aborts. Idle cost is near zero: no busy loop.
+   */
+  subscribe(options?: { after?: number; runId?: string; signal?: AbortSignal }): AsyncIterable<EventRecord>;
+
+  putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef>;
+  getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined>;
+
+  runStorage(runId: string): Promise<RunStorage>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,328 @@
+import { z } from "zod";
+import { ConflictError, NotFoundError, ValidationError, isPitwallError } from "../errors.js";
+import type { WorkflowDefinition } from "../graph/definition.js";
+import { checkpointId } from "../ids.js";
+import { EventFactory } from "../runtime/event-factory.js";
+import { Batch } from "../runtime/batch.js";
+import { runTransition, transitionTask } from "../runtime/transitions.js";
+import { diffStates, summarizeDiff } from "../state/diff.js";
+import type { ChannelOp, Reducer, State } from "../state/ops.js";
+import { applyStatePatch } from "../state/patch.js";
+import { jsonBytes } from "../state/snapshot.js";
+import type { StateValidator } from "../state/schema.js";
+import type { CheckpointRecord, CommandRecord, InterruptRecord, PlanControl, RunRecord, TaskRecord } from "../store/records.js";
+import { alreadyResolved } from "../store/rules.js";
+
+/** Everything a command needs to know about a run to decide its effect. */
+export interface RunView {
+  run: RunRecord;
+  definition: WorkflowDefinition;
+  validator: StateValidator;
+  reducerOf(key: string): Reducer;
+  head: CheckpointRecord;
+  state: State;
+  /** Tasks of the step in progress (head step + 1). */
+  tasks: TaskRecord[];
+  /** Pending interrupts of the run. */
+  pending: InterruptRecord[];
+  /** Any interrupt by id (to say who resolved one already). */
+  interrupt(id: string): Promise<InterruptRecord | undefined>;
+  /** Whether tasks are executing in a live process right now. */
+  executing: boolean;
+}
+
+export type Prepared =
+  | { ok: true; batch: Batch; effect: string; writesState: boolean; result?: Record<string, unknown> }
+  | { ok: false; error: Error };
+
+const refuse = (error: Error): Prepared => ({ ok: false, error });
+
+/**
+ * Decides what an operator command does to a run, as one batch of writes. Shared by the worker
+ * that owns the run and by the operator's process when nobody does, so both behave the same.
+ */
+export async function prepareCommand(command: CommandRecord, view: RunView): Promise<Prepared> {
+  const events = new EventFactory(view.run.id, command.actor);
+  try {
+    switch (command.type) {
+      case "resolve":
+        return await prepareResolve(command, view, events);
+      case "update":
+        return prepareUpdate(command, view, events);
+      case "retry":
+        return prepareRetry(command, view, events);
+      case "break":
+      case "unbreak":
+        return prepareBreak(command, view);
+      case "kill":
+        return prepareOrphanKill(command, view, events);
+      case "cancel":
+        return prepareCancel(command, view, events);
+      case "fork":
+        return refuse(new ConflictError("fork is applied by the operator, not on the run"));
+    }
+  } catch (error) {
+    if (isPitwallError(error)) return refuse(error);
+    throw error;
+  }
+}
+
+async function prepareResolve(command: CommandRecord, view: RunView, events: EventFactory): Promise<Prepared> {
+  const ids = command.args.interruptIds as string[];
+  const decision = command.args.decision as string;
+  const batch = new Batch();
+  const resolving: InterruptRecord[] = [];
+  for (const id of ids) {
+    const interrupt = view.pending.find((i) => i.id === id) ?? (await view.interrupt(id));
+    if (!interrupt || interrupt.runId !== view.run.id) return refuse(new NotFoundError("interrupt", id));
+    if (interrupt.status !== "pending") return refuse(alreadyResolved(id, interrupt.resolution));
+    if (!interrupt.request.decisions.includes(decision)) {
+      return refuse(new ValidationError(`decision "${decision}" is not allowed for interrupt ${id} (allowed: ${interrupt.request.decisions.join(", ")})`));
+    }
+    const schema = interrupt.request.responseSchema;
+    if (schema && command.args.response !== undefined) {
+      const result = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(command.args.response);
+      if (!result.success) {
+        const issue = result.error.issues[0]!;
+        return refuse(new ValidationError(`response to interrupt ${id} is invalid at $${issue.path.map((p) => `.${String(p)}`).join("")}: ${issue.message}`));
+      }
+    } else if (schema && command.args.response === undefined && decision === "respond") {
+      return refuse(new ValidationError(`interrupt ${id} expects a response`));
+    }
+    resolving.push(interrupt);
+  }
+  const patch = command.args.patch;
+  if (decision === "edit" && patch === undefined) return refuse(new ValidationError(`decision "edit" needs a state patch`));
+  const at = Date.now();
+  let checkpoint: CheckpointRecord | undefined;
+  if (patch !== undefined) {
+    checkpoint = editCheckpoint(view, patch, command.actor, resolving.map((i) => i.node), view.head.control, batch, events);
+  }
+  for (const interrupt of resolving) {
+    batch.expectPending.push(interrupt.id);
+    batch.interrupt({
+      ...interrupt,
+      status: "resolved",
+      resolution: {
+        decision,
+        ...(command.args.response !== undefined ? { response: command.args.response } : {}),
+        actor: command.actor,
+        ...(command.reason ? { reason: command.reason } : {}),
+        at,
+        ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
+      },
+    });
+    batch.event(events.run("interrupt.resolved", { interruptId: interrupt.id, decision, ...(command.reason ? { reason: command.reason } : {}) }));
+    const task = interrupt.taskId ? view.tasks.find((t) => t.id === interrupt.taskId) : undefined;
+    if (task && task.status === "interrupted" && (interrupt.kind === "node" || interrupt.kind === "approval" || interrupt.kind === "recovery")) {
+      const resumed = transitionTask(task, "pending", { waitingFor: null, notBefore: null });
+      batch.task(resumed, events.task(resumed, "task.scheduled", { node: task.node, why: "resume" }));
+    }
+  }
+  const remaining = view.pending.filter((p) => !ids.includes(p.id));
+  resumeIfPaused(view, remaining.length, batch, events, command.actor);
+  const effect = `resolved ${ids.join(", ")} with ${decision}${checkpoint ? ` and a state edit (checkpoint ${checkpoint.id})` : ""}`;
+  return { ok: true, batch, effect, writesState: checkpoint !== undefined, ...(checkpoint ? { result: { checkpointId: checkpoint.id } } : {}) };
+}
+
+function prepareUpdate(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
+  if (view.executing || view.run.status === "running") {
+    return refuse(new ConflictError(`run ${view.run.id} is running; its state can be edited while it is paused or queued`));
+  }
+  if (view.run.status === "succeeded" || view.run.status === "canceled") {
+    return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status}); fork it to change its state`));
+  }
+  const asNode = command.args.asNode as string | undefined;
+  let control: PlanControl = view.head.control;
+  if (asNode !== undefined) {
+    if (!(asNode in view.definition.nodes)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${asNode}"`));
+    if (view.tasks.length > 0) {
+      return refuse(new ConflictError(`the next step of run ${view.run.id} is already planned; asNode applies only before planning`));
+    }
+    control = { ...control, finished: [{ node: asNode }] };
+  }
+  const batch = new Batch();
+  const checkpoint = editCheckpoint(view, command.args.patch, command.actor, asNode ? [asNode] : [], control, batch, events, asNode);
+  return { ok: true, batch, effect: `state edited (checkpoint ${checkpoint.id})`, writesState: true, result: { checkpointId: checkpoint.id } };
+}
+
+function prepareRetry(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
+  const taskId = command.args.taskId as string;
+  const task = view.tasks.find((t) => t.id === taskId);
+  if (!task) return refuse(new NotFoundError("task", `${taskId} in the current step of run ${view.run.id}`));
+  if (task.status !== "failed" && task.status !== "canceled") {
+    return refuse(new ConflictError(`task ${task.id} is ${task.status}; only failed or canceled tasks can be retried`));
+  }
+  if (view.run.status === "succeeded" || view.run.status === "canceled") {
+    return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
+  }
+  const batch = new Batch();
+  let checkpoint: CheckpointRecord | undefined;
+  if (command.args.patch !== undefined) {
+    checkpoint = editCheckpoint(view, command.args.patch, command.actor, [task.node], view.head.control, batch, events);
+  }
+  const retried = transitionTask(task, "pending", { error: null, notBefore: null, retriesFrom: task.attempts.length });
+  batch.task(retried, events.task(retried, "task.scheduled", { node: task.node, why: "operator" }));
+  if (view.run.status === "failed") {
+    batch.patchRun(runTransition(view.run, "queued", { endedAt: null }));
+    batch.event(events.run("run.resumed", { by: command.actor }));
+  } else {
+    resumeIfPaused(view, view.pending.length, batch, events, command.actor);
+  }
+  const again = view.tasks.filter((t) => t.id === task.id || (t.status !== "succeeded" && t.status !== "running")).map((t) => t.node);
+  const willRun = [...new Set(again)].sort();
+  return {
+    ok: true,
+    batch,
+    effect: `task ${task.id} will run again (step ${task.step}: ${willRun.join(", ")})`,
+    writesState: checkpoint !== undefined,
+    result: { willRun, ...(checkpoint ? { checkpointId: checkpoint.id } : {}) },
+  };
+}
+
+function prepareBreak(command: CommandRecord, view: RunView): Prepared {
+  const node = command.args.node as string;
+  if (!(node in view.definition.nodes)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${node}"`));
+  if (view.run.status === "succeeded" || view.run.status === "failed" || view.run.status === "canceled") {
+    return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
+  }
+  const set = new Set(view.run.breakpoints);
+  if (command.type === "break") set.add(node);
+  else if (!set.delete(node)) return refuse(new ConflictError(`run ${view.run.id} has no breakpoint on "${node}"`));
+  const batch = new Batch().patchRun({ breakpoints: [...set].sort() });
+  return { ok: true, batch, effect: command.type === "break" ? `breakpoint set before "${node}"` : `breakpoint on "${node}" removed`, writesState: false };
+}
+
+/** Kill on a run nobody executes: tasks left `running` by a lost worker become canceled. */
+function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
+  const taskId = command.args.taskId as string | undefined;
+  const running = view.tasks.filter((t) => t.status === "running" && (taskId === undefined || t.id === taskId));
+  if (running.length === 0) {
+    return refuse(new ConflictError(taskId ? `task ${taskId} is not running` : `run ${view.run.id} has no running task`));
+  }
+  const batch = new Batch();
+  const at = Date.now();
+  for (const task of running) {
+    const attempts = closeAttempt(task, "canceled", at, "killed by operator");
+    const canceled = transitionTask(task, "canceled", { attempts, endedAt: at });
+    batch.task(canceled, events.task(canceled, "task.canceled", { node: task.node, reason: command.reason ?? "killed" }));
+  }
+  if (view.run.status === "running" || view.run.status === "paused") {
+    batch.patchRun(runTransition(view.run, "paused", { reason: "killed", current: [] }));
+    batch.event(events.run("run.paused", { reason: "killed", nodes: running.map((t) => t.node) }));
+  }
+  return { ok: true, batch, effect: `killed ${running.map((t) => t.node).join(", ")}`, writesState: false };
+}
+
+function prepareCancel(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
+  if (view.run.status === "succeeded" || view.run.status === "canceled" || view.run.status === "failed") {
+    return refuse(new ConflictError(`run ${view.run.id} has already ended (${view.run.status})`));
+  }
+  const batch = cancelBatch(view.run, view.tasks, view.pending, command.actor, command.reason ?? "canceled by operator", events);
+  return { ok: true, batch, effect: "run canceled", writesState: false };
+}
+
+/** The answer to an accepted command and its `operator.accepted` event. */
+export function acceptance(command: CommandRecord, effect: string, extra: Record<string, unknown>, actor: string) {
+  const answer = { id: command.id, status: "accepted" as const, result: { effect, ...extra }, answeredAt: Date.now() };
+  const event = new EventFactory(command.runId, actor).run("operator.accepted", { commandId: command.id, command: command.type, effect });
+  return { answer, event };
+}
+
+/** The answer to a refused command (with the error's code, so the caller can raise the same error). */
+export function refusal(command: CommandRecord, error: unknown, actor: string) {
+  const reason = error instanceof Error ? error.message : String(error);
+  const code = isPitwallError(error) ? error.code : "RUN";
+  const answer = { id: command.id, status: "refused" as const, result: { reason, code }, answeredAt: Date.now() };
+  const event = new EventFactory(command.runId, actor).run("operator.refused", { commandId: command.id, command: command.type, reason });
+  return { answer, event };
+}
+
+/** Ends a run as canceled: open tasks canceled, pending interrupts closed, parent woken. */
+export function cancelBatch(
+  run: RunRecord,
+  tasks: readonly TaskRecord[],
+  pending: readonly InterruptRecord[],
+  actor: string,
+  reason: string,
+  events: EventFactory,
+): Batch {
+  const batch = new Batch();
+  const at = Date.now();
+  for (const task of tasks) {
+    if (task.status === "pending" || task.status === "running" || task.status === "interrupted") {
+      const attempts = task.status === "running" ? closeAttempt(task, "canceled", at, reason) : task.attempts;
+      const canceled = transitionTask(task, "canceled", { attempts, endedAt: at, waitingFor: null });
+      batch.task(canceled, events.task(canceled, "task.canceled", { node: task.node, reason }));
+    }
+  }
+  for (const interrupt of pending) {
+    batch.interrupt({ ...interrupt, status: "resolved", resolution: { decision: "cancel", actor, reason, at } });
+    batch.event(events.run("interrupt.resolved", { interruptId: interrupt.id, decision: "cancel", reason }));
+  }
+  batch.patchRun(runTransition(run, "canceled"));
+  batch.event(events.run("run.canceled", { reason }));
+  if (run.parentRunId) batch.wake.push(run.parentRunId);
+  return batch;
+}
+
+export function closeAttempt(
+  task: TaskRecord,
+  outcome: "succeeded" | "failed" | "interrupted" | "canceled",
+  at: number,
+  error?: string,
+  code?: string,
+): TaskRecord["attempts"] {
+  return task.attempts.map((a, i) =>
+    i === task.attempts.length - 1 && a.outcome === null
+      ? { ...a, outcome, endedAt: at, ...(error ? { error } : {}), ...(code ? { code } : {}) }
+      : a,
+  );
+}
+
+function resumeIfPaused(view: RunView, stillPending: number, batch: Batch, events: EventFactory, actor: string): void {
+  if (view.run.status === "paused" && stillPending === 0) {
+    batch.patchRun(runTransition(view.run, "queued"));
+    batch.event(events.run("run.resumed", { by: actor }));
+  }
+}
+
+/** An `update` checkpoint holding an operator's validated edit; nothing is built if the patch is invalid. */
+function editCheckpoint(
+  view: RunView,
+  patch: unknown,
+  actor: string,
+  nodes: string[],
+  control: PlanControl,
+  batch: Batch,
+  events: EventFactory,
+  asNode?: string,
+): CheckpointRecord {
+  const { state, ops } = applyStatePatch(view.state, patch, view.validator, (key) => {
+    const reducer = view.reducerOf(key);
+    return typeof reducer === "function" ? "replace" : reducer;
+  });
+  const n = view.head.n + 1;
+  const checkpoint: CheckpointRecord = {
+    id: checkpointId(view.run.id, n),
+    runId: view.run.id,
+    n,
+    step: view.head.step,
+    parentId: view.head.id,
+    source: "update",
+    actor,
+    nodes,
+    next: [],
+    control,
+    delta: ops as ChannelOp[],
+    snapshotN: view.head.snapshotN,
+    createdAt: Date.now(),
+    bytes: jsonBytes(ops),
+  };
+  batch.checkpoint = checkpoint;
+  const { diff, truncated } = summarizeDiff(diffStates(view.state, state));
+  batch.event(
+    events.run("state.edited", { checkpointId: checkpoint.id, diff, ...(truncated ? { truncated } : {}), ...(asNode ? { asNode } : {}) }),
+  );
+  return checkpoint;
+}

@@ -1,0 +1,236 @@
+import { hostname } from "node:os";
+import { ConflictError, errorMessage } from "../errors.js";
+import type { CompiledWorkflow } from "../graph/model.js";
+import { derivedId, newId } from "../ids.js";
+import { EventFactory } from "../runtime/event-factory.js";
+import { RunExecutor, type ExecutionEnd, type ExecutorHost, type ExecutorOptions } from "../runtime/executor.js";
+import { newRun } from "../runtime/new-run.js";
+import { DEFAULT_SECRET_KEYS } from "../runtime/redact.js";
+import { runTransition } from "../runtime/transitions.js";
+import type { State } from "../state/ops.js";
+import { DEFAULT_SNAPSHOT_POLICY } from "../state/snapshot.js";
+import type { RunRecord, TaskRecord } from "../store/records.js";
+import type { Claim, Store } from "../store/store.js";
+import { Operator } from "../operator/operator.js";
+import { storeWorkflow } from "../operator/workflows.js";
+import type { WorkflowRegistry } from "./registry.js";
+
+export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId">> {
+  /** Shown as `worker:<id>` in events; default host-pid-random. */
+  id?: string;
+  /** How many runs this worker executes at once. */
+  concurrency?: number;
+  /** Without notifications, how often to look for due timers and expired leases. */
+  pollMs?: number;
+  /** Called when a run's execution ends in this worker (for logs). */
+  onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
+}
+
+const DEFAULTS = {
+  concurrency: 16,
+  leaseMs: 15_000,
+  killGraceMs: 5_000,
+  pollMs: 1_000,
+  progressIntervalMs: 250,
+  holdBackoffMs: 5_000,
+};
+
+/**
+ * Claims runnable runs from the store (with a lease and a fencing token) and executes them.
+ * Any number of workers, in any number of processes, may share one store.
+ */
+export class Worker implements ExecutorHost {
+  readonly id: string;
+  private readonly executors = new Map<string, RunExecutor>();
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd">> & Pick<WorkerOptions, "onRunEnd">;
+  private abort = new AbortController();
+  private kick: (() => void) | undefined;
+  private kicked = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    readonly store: Store,
+    private readonly registry: WorkflowRegistry,
+    options: WorkerOptions = {},
+  ) {
+    this.id = options.id ?? `${hostname()}-${process.pid}-${newId("w", 4).slice(2)}`;
+    this.options = {
+      ...DEFAULTS,
+      snapshotPolicy: DEFAULT_SNAPSHOT_POLICY,
+      secretKeys: DEFAULT_SECRET_KEYS,
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    } as typeof this.options;
+  }
+
+  get running(): number {
+    return this.executors.size;
+  }
+
+  /** Starts claiming in the background. */
+  start(): void {
+    if (this.loop) return;
+    this.abort = new AbortController();
+    void this.watch(this.abort.signal);
+    this.loop = this.claimLoop(this.abort.signal);
+  }
+
+  /** Wakes the claim loop now (a run was just started or resumed in this process). */
+  nudge(): void {
+    this.registry.invalidate();
+    this.kicked = true;
+    const kick = this.kick;
+    this.kick = undefined;
+    kick?.();
+  }
+
+  /** Stops claiming; running runs are released for other workers after their tasks stop. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.nudge();
+    await this.loop;
+    this.loop = undefined;
+    await Promise.allSettled([...this.executors.values()].map((e) => e.stop()));
+  }
+
+  /**
+   * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`).
+   * Runs that are waiting for a timer or a child are left for later.
+   */
+  async drain(): Promise<void> {
+    const signal = new AbortController();
+    void this.watch(signal.signal);
+    try {
+      for (;;) {
+        await this.claimAvailable();
+        if (this.executors.size === 0) {
+          await this.claimAvailable();
+          if (this.executors.size === 0) return;
+        }
+        await Promise.race([...this.executors.values()].map((e) => e.done.catch(() => undefined)));
+      }
+    } finally {
+      signal.abort();
+    }
+  }
+
+  private async claimLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.claimAvailable();
+      } catch (error) {
+        this.options.onRunEnd?.("", { error: `claiming failed: ${errorMessage(error)}` });
+      }
+      if (signal.aborted) break;
+      await this.sleep(this.options.pollMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.kicked) {
+      this.kicked = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.kick = () => {
+        this.kicked = false;
+        done();
+      };
+    });
+  }
+
+  private async claimAvailable(): Promise<void> {
+    while (this.executors.size < this.options.concurrency && !this.abort.signal.aborted) {
+      const versions = await this.registry.runnableVersions();
+      if (versions.length === 0) return;
+      const claim = await this.store.claimRun({ owner: this.id, leaseMs: this.options.leaseMs, versions });
+      if (!claim) return;
+      await this.execute(claim);
+    }
+  }
+
+  private async execute(claim: Claim): Promise<void> {
+    const workflow = await this.registry.resolve(claim.run.version);
+    if (!workflow) {
+      await this.store.commit({
+        id: newId("c", 12),
+        runId: claim.run.id,
+        fence: claim.fence,
+        run: runTransition(claim.run, "queued"),
+        events: [
+          new EventFactory(claim.run.id, `worker:${this.id}`).run("run.released", {
+            status: "queued",
+            why: `this worker cannot run version ${claim.run.version}: ${this.registry.whyUnusable(claim.run.version) ?? "unknown version"}`,
+          }),
+        ],
+      });
+      return;
+    }
+    const executor = new RunExecutor(this, workflow, claim, { ...this.options, workerId: this.id });
+    this.executors.set(claim.run.id, executor);
+    executor.done.then(
+      (end) => this.options.onRunEnd?.(claim.run.id, end),
+      (error) => this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) }),
+    ).finally(() => {
+      this.executors.delete(claim.run.id);
+      this.nudge();
+    });
+  }
+
+  /** Follows the store's events: new work wakes the claim loop, commands reach their run's executor. */
+  private async watch(signal: AbortSignal): Promise<void> {
+    try {
+      for await (const event of this.store.subscribe({ signal })) {
+        if (event.type === "operator.requested") {
+          const executor = this.executors.get(event.runId);
+          if (executor) {
+            const command = await this.store.getCommand((event.payload as { commandId: string }).commandId);
+            if (command) executor.command(command);
+          }
+        }
+        if (event.type === "run.created" || event.type === "run.resumed" || event.type === "run.released" || event.type === "run.succeeded" || event.type === "run.failed" || event.type === "run.canceled") {
+          this.nudge();
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) this.options.onRunEnd?.("", { error: `event subscription ended: ${errorMessage(error)}` });
+    }
+  }
+
+  // ExecutorHost
+
+  async childRun(parent: RunRecord, task: TaskRecord, child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {
+    const id = derivedId("run", task.id, generation);
+    const existing = await this.store.getRun(id);
+    if (existing) return existing;
+    await storeWorkflow(this.store, child);
+    const init = newRun({
+      id,
+      workflow: child,
+      state: child.initialState(input),
+      actor: `worker:${this.id}`,
+      parentRunId: parent.id,
+      parentTaskId: task.id,
+      secretKeys: this.options.secretKeys,
+    });
+    try {
+      await this.store.createRun(init);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
+    this.nudge();
+    return (await this.store.getRun(id))!;
+  }
+
+  async cancelChild(runId: string, actor: string, reason: string): Promise<void> {
+    try {
+      await new Operator(this.store, { actor }).cancel(runId, { reason });
+    } catch {
+      // A child that ended meanwhile needs nothing.
+    }
+  }
+}
