@@ -1,0 +1,462 @@
+import fc from "fast-check";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  ConflictError,
+  NotFoundError,
+  StaleFenceError,
+  readState,
+  type CheckpointRecord,
+  type CommandRecord,
+  type InterruptRecord,
+  type NewEvent,
+  type Store,
+  type TaskRecord,
+} from "../../engine/index.js";
+import { checkpointId, newId } from "../../engine/ids.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { applyOps, type ChannelOp, type State } from "../../engine/state/ops.js";
+import { StateChain, jsonBytes } from "../../engine/state/snapshot.js";
+import { storeFactories } from "../support/stores.js";
+
+const WF = { name: "contract", version: "v-contract" };
+
+function event(runId: string, type: NewEvent["type"] = "node.log", payload: Record<string, unknown> = { node: "x", level: "info", message: "hi" }): NewEvent {
+  return { runId, taskId: null, traceId: "t", spanId: null, type, actor: "engine", payload: payload as NewEvent["payload"], time: Date.now() };
+}
+
+function task(runId: string, step: number, node: string, patch: Partial<TaskRecord> = {}): TaskRecord {
+  const id = `${runId}:${step}:${node}`;
+  return {
+    id,
+    runId,
+    step,
+    node,
+    index: null,
+    status: "pending",
+    attempts: [],
+    idempotencyKey: id,
+    writes: null,
+    route: null,
+    error: null,
+    worker: null,
+    createdAt: Date.now(),
+    startedAt: null,
+    endedAt: null,
+    notBefore: null,
+    retriesFrom: 0,
+    waitingFor: null,
+    ...patch,
+  };
+}
+
+function interrupt(runId: string, id: string, patch: Partial<InterruptRecord> = {}): InterruptRecord {
+  return {
+    id,
+    runId,
+    taskId: null,
+    node: "ask",
+    step: 1,
+    kind: "node",
+    request: { question: "ok?", decisions: ["approve", "reject"] },
+    status: "pending",
+    resolution: null,
+    createdAt: Date.now(),
+    ...patch,
+  };
+}
+
+function checkpoint(runId: string, n: number, delta: ChannelOp[], extra: Partial<CheckpointRecord> = {}): CheckpointRecord {
+  return {
+    id: checkpointId(runId, n),
+    runId,
+    n,
+    step: n,
+    parentId: checkpointId(runId, n - 1),
+    source: "loop",
+    actor: "worker:test",
+    nodes: ["work"],
+    next: [],
+    control: { finished: [{ node: "work" }], barriers: {}, visits: {} },
+    delta,
+    snapshotN: 0,
+    createdAt: Date.now(),
+    bytes: jsonBytes(delta),
+    ...extra,
+  };
+}
+
+async function createRun(store: Store, state: State = { items: [] }, patch: { id?: string; parentRunId?: string; workflow?: typeof WF } = {}) {
+  const id = patch.id ?? newId("run");
+  await store.createRun(newRun({ id, workflow: patch.workflow ?? WF, state, actor: "test", ...(patch.parentRunId ? { parentRunId: patch.parentRunId } : {}) }));
+  return (await store.getRun(id))!;
+}
+
+async function claimed(store: Store, runId: string) {
+  const claim = await store.claimRun({ owner: "w1", leaseMs: 60_000, runId });
+  if (!claim) throw new Error(`could not claim ${runId}`);
+  return claim;
+}
+
+const commitId = () => newId("c", 12);
+
+describe.each(storeFactories)("Store contract: $name", (factory) => {
+  let store: Store;
+  beforeAll(async () => factory.setup?.());
+  afterAll(async () => factory.teardown?.());
+  beforeEach(async () => {
+    store = await factory.open();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  describe("workflow versions", () => {
+    it("stores each version once and lists them", async () => {
+      const definition = { name: "wf", state: {}, start: "a", nodes: {}, limits: { maxSteps: 10, concurrency: 1 }, interruptBefore: [], interruptAfter: [] };
+      await store.putWorkflow({ version: "v1", name: "wf", definition: definition as never, createdAt: 1 });
+      await store.putWorkflow({ version: "v1", name: "wf", definition: { ...definition, name: "changed" } as never, createdAt: 2 });
+      expect((await store.getWorkflow("v1"))?.definition.name).toBe("wf");
+      expect(await store.getWorkflow("nope")).toBeUndefined();
+      expect((await store.listWorkflows()).map((w) => w.version)).toEqual(["v1"]);
+    });
+  });
+
+  describe("runs", () => {
+    it("creates a run with its input checkpoint and first event, and refuses a second run with the same id", async () => {
+      const run = await createRun(store, { items: ["a"] }, { id: "run-one" });
+      expect(run).toMatchObject({ id: "run-one", status: "queued", head: "run-one:0", headN: 0, eventCount: 1, fence: 0 });
+      expect(await readState(store, run.id, 0)).toEqual({ items: ["a"] });
+      const events = await store.readEvents({ runId: run.id });
+      expect(events.map((e) => [e.type, e.runSeq])).toEqual([["run.created", 1]]);
+      await expect(createRun(store, {}, { id: "run-one" })).rejects.toBeInstanceOf(ConflictError);
+      expect(await store.getRun("missing")).toBeUndefined();
+    });
+
+    it("lists runs most recently updated first, with filters and a cursor", async () => {
+      const a = await createRun(store, {}, { id: "run-a" });
+      await new Promise((r) => setTimeout(r, 5));
+      const b = await createRun(store, {}, { id: "run-b", workflow: { name: "other", version: "v2" } });
+      await new Promise((r) => setTimeout(r, 5));
+      const c = await createRun(store, {}, { id: "run-c", parentRunId: a.id });
+      await claimed(store, c.id);
+      expect((await store.listRuns()).runs.map((r) => r.id)).toEqual(["run-c", "run-b", "run-a"]);
+      expect((await store.listRuns({ status: "running" })).runs.map((r) => r.id)).toEqual(["run-c"]);
+      expect((await store.listRuns({ status: ["queued"] })).runs.map((r) => r.id)).toEqual(["run-b", "run-a"]);
+      expect((await store.listRuns({ workflow: "other" })).runs.map((r) => r.id)).toEqual([b.id]);
+      expect((await store.listRuns({ parentRunId: a.id })).runs.map((r) => r.id)).toEqual([c.id]);
+      expect((await store.listRuns({ parentRunId: null })).runs.map((r) => r.id)).toEqual(["run-b", "run-a"]);
+      const page1 = await store.listRuns({ limit: 2 });
+      expect(page1.runs.map((r) => r.id)).toEqual(["run-c", "run-b"]);
+      const page2 = await store.listRuns({ limit: 2, cursor: page1.nextCursor! });
+      expect(page2.runs.map((r) => r.id)).toEqual(["run-a"]);
+      expect(page2.nextCursor).toBeUndefined();
+      expect(await store.countRuns()).toMatchObject({ queued: 2, running: 1, paused: 0, succeeded: 0 });
+    });
+  });
+
+  describe("claims, leases and fencing", () => {
+    it("claims a queued run once, with a fencing token that only grows", async () => {
+      const a = await createRun(store);
+      const b = await createRun(store);
+      const first = await store.claimRun({ owner: "w1", leaseMs: 60_000 });
+      const second = await store.claimRun({ owner: "w2", leaseMs: 60_000 });
+      expect(new Set([first!.run.id, second!.run.id])).toEqual(new Set([a.id, b.id]));
+      expect(second!.fence).toBeGreaterThan(first!.fence);
+      expect(first!.recovered).toBe(false);
+      expect(await store.claimRun({ owner: "w3", leaseMs: 60_000 })).toBeUndefined();
+      const run = await store.getRun(first!.run.id);
+      expect(run).toMatchObject({ status: "running", owner: "w1", fence: first!.fence });
+      const claimedEvents = await store.readEvents({ runId: run!.id, types: ["run.claimed"] });
+      expect(claimedEvents.map((e) => e.payload)).toEqual([{ worker: "w1", fence: first!.fence, recovered: false }]);
+    });
+
+    it("respects the version filter, a specific run id, wake times and unfinished children", async () => {
+      const other = await createRun(store, {}, { workflow: { name: "x", version: "other" } });
+      expect(await store.claimRun({ owner: "w", leaseMs: 1000, versions: [WF.version] })).toBeUndefined();
+      expect((await store.claimRun({ owner: "w", leaseMs: 1000, runId: other.id }))?.run.id).toBe(other.id);
+
+      const parent = await createRun(store);
+      const child = await createRun(store, {}, { parentRunId: parent.id });
+      const p = await claimed(store, parent.id);
+      await store.commit({ id: commitId(), runId: parent.id, fence: p.fence, run: { status: "queued", owner: null, leaseUntil: null, waitingOn: child.id } });
+      const c = await claimed(store, child.id);
+      expect(await store.claimRun({ owner: "w", leaseMs: 1000, runId: parent.id })).toBeUndefined();
+      await store.commit({ id: commitId(), runId: child.id, fence: c.fence, run: { status: "succeeded", owner: null, leaseUntil: null }, wake: [parent.id] });
+      expect((await store.claimRun({ owner: "w", leaseMs: 1000, runId: parent.id }))?.run.id).toBe(parent.id);
+
+      const timer = await createRun(store);
+      const t = await claimed(store, timer.id);
+      await store.commit({ id: commitId(), runId: timer.id, fence: t.fence, run: { status: "queued", owner: null, leaseUntil: null, wakeAt: Date.now() + 150 } });
+      expect(await store.claimRun({ owner: "w", leaseMs: 1000, runId: timer.id })).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await store.claimRun({ owner: "w", leaseMs: 1000, runId: timer.id }))?.run.id).toBe(timer.id);
+    });
+
+    it("lets another worker take over a run whose lease expired; the old owner can no longer write", async () => {
+      const run = await createRun(store);
+      const old = await store.claimRun({ owner: "w1", leaseMs: 100 });
+      await expect(store.claimRun({ owner: "w2", leaseMs: 1000 })).resolves.toBeUndefined();
+      await new Promise((r) => setTimeout(r, 150));
+      const taken = await store.claimRun({ owner: "w2", leaseMs: 1000 });
+      expect(taken).toMatchObject({ recovered: true });
+      expect(taken!.fence).toBeGreaterThan(old!.fence);
+      expect((await store.getRun(run.id))?.recoveries).toBe(1);
+      const before = await store.readEvents({ runId: run.id });
+      await expect(
+        store.commit({ id: commitId(), runId: run.id, fence: old!.fence, tasks: [task(run.id, 1, "late")], events: [event(run.id)] }),
+      ).rejects.toBeInstanceOf(StaleFenceError);
+      await expect(store.renewLease(run.id, "w1", old!.fence, 1000)).rejects.toBeInstanceOf(StaleFenceError);
+      expect(await store.getTask(`${run.id}:1:late`)).toBeUndefined();
+      expect(await store.readEvents({ runId: run.id })).toEqual(before);
+    });
+
+    it("renews a lease so that the run is not taken over", async () => {
+      const run = await createRun(store);
+      const claim = await store.claimRun({ owner: "w1", leaseMs: 150 });
+      await new Promise((r) => setTimeout(r, 100));
+      await store.renewLease(run.id, "w1", claim!.fence, 150);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await store.claimRun({ owner: "w2", leaseMs: 1000 })).toBeUndefined();
+    });
+  });
+
+  describe("atomic commits", () => {
+    it("applies a checkpoint, tasks, interrupts, events and the run patch together", async () => {
+      const run = await createRun(store, { items: [] });
+      const { fence } = await claimed(store, run.id);
+      const result = await store.commit({
+        id: commitId(),
+        runId: run.id,
+        fence,
+        expectHead: run.head,
+        checkpoint: checkpoint(run.id, 1, [["items", "append", ["x"]]]),
+        tasks: [task(run.id, 2, "ask", { status: "interrupted" })],
+        interrupts: [interrupt(run.id, "int-1", { step: 2 })],
+        events: [event(run.id, "interrupt.created", { interruptId: "int-1", kind: "node", node: "ask" }), event(run.id)],
+        run: { status: "paused", reason: "interrupt", owner: null, leaseUntil: null },
+      });
+      expect(result.events.map((e) => e.runSeq)).toEqual([3, 4]);
+      expect(result.events[1]!.seq).toBeGreaterThan(result.events[0]!.seq);
+      const after = await store.getRun(run.id);
+      expect(after).toMatchObject({ status: "paused", reason: "interrupt", head: `${run.id}:1`, headN: 1, step: 1, pendingInterrupts: 1, eventCount: 4 });
+      expect(await readState(store, run.id, 1)).toEqual({ items: ["x"] });
+      expect((await store.getTask(`${run.id}:2:ask`))?.status).toBe("interrupted");
+      expect((await store.listTasks(run.id, { step: 2 })).map((t) => t.node)).toEqual(["ask"]);
+      expect((await store.getInterrupt("int-1"))?.status).toBe("pending");
+    });
+
+    it("refuses a commit whose preconditions fail, writing nothing", async () => {
+      const run = await createRun(store, { items: [] });
+      const { fence } = await claimed(store, run.id);
+      await store.commit({ id: commitId(), runId: run.id, fence, interrupts: [interrupt(run.id, "int-done", { status: "resolved", resolution: { decision: "approve", actor: "operator:a", at: 1 } })] });
+      const events = await store.readEvents({ runId: run.id });
+      const attempts = [
+        { expectHead: "somewhere-else" },
+        { expectStatus: ["paused" as const] },
+        { expectPending: ["int-done"] },
+        { expectPending: ["int-missing"] },
+        { checkpoint: checkpoint(run.id, 5, []) },
+      ];
+      for (const extra of attempts) {
+        await expect(
+          store.commit({ id: commitId(), runId: run.id, fence, tasks: [task(run.id, 1, "ghost")], events: [event(run.id)], run: { status: "failed" }, ...extra }),
+        ).rejects.toBeInstanceOf(ConflictError);
+      }
+      await expect(store.commit({ id: commitId(), runId: "run-missing", fence, events: [] })).rejects.toBeInstanceOf(NotFoundError);
+      expect(await store.getTask(`${run.id}:1:ghost`)).toBeUndefined();
+      expect(await store.readEvents({ runId: run.id })).toEqual(events);
+      expect((await store.getRun(run.id))?.status).toBe("running");
+    });
+
+    it("says who resolved an interrupt that is no longer pending", async () => {
+      const run = await createRun(store);
+      const { fence } = await claimed(store, run.id);
+      await store.commit({ id: commitId(), runId: run.id, fence, interrupts: [interrupt(run.id, "int-x")] });
+      await store.commit({
+        id: commitId(),
+        runId: run.id,
+        fence,
+        expectPending: ["int-x"],
+        interrupts: [interrupt(run.id, "int-x", { status: "resolved", resolution: { decision: "approve", actor: "operator:ann", at: Date.now() } })],
+      });
+      const second = store.commit({ id: commitId(), runId: run.id, fence, expectPending: ["int-x"] });
+      await expect(second).rejects.toThrow(/already resolved by operator:ann/);
+      expect((await store.getRun(run.id))?.pendingInterrupts).toBe(0);
+    });
+
+    it("acknowledges a commit sent twice (a lost reply) without applying it twice", async () => {
+      const run = await createRun(store);
+      const { fence } = await claimed(store, run.id);
+      const commit = { id: commitId(), runId: run.id, fence, events: [event(run.id), event(run.id)] };
+      await store.commit(commit);
+      await store.commit(commit);
+      expect((await store.readEvents({ runId: run.id })).map((e) => e.runSeq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it("numbers events store-wide and per run without gaps", async () => {
+      const runs = [await createRun(store), await createRun(store)];
+      const fences = await Promise.all(runs.map((r) => claimed(store, r.id).then((c) => c.fence)));
+      for (let i = 0; i < 5; i++) {
+        for (const [k, run] of runs.entries()) {
+          await store.commit({ id: commitId(), runId: run.id, fence: fences[k]!, events: [event(run.id), event(run.id)] });
+        }
+      }
+      const all = await store.readEvents();
+      expect(all.map((e) => e.seq)).toEqual([...all.map((e) => e.seq)].sort((a, b) => a - b));
+      expect(new Set(all.map((e) => e.seq)).size).toBe(all.length);
+      for (const run of runs) {
+        const mine = await store.readEvents({ runId: run.id });
+        expect(mine.map((e) => e.runSeq)).toEqual(mine.map((_, i) => i + 1));
+      }
+      expect(await store.lastEventSeq()).toBe(all[all.length - 1]!.seq);
+      const tail = await store.readEvents({ after: all[3]!.seq, limit: 3 });
+      expect(tail.map((e) => e.seq)).toEqual(all.slice(4, 7).map((e) => e.seq));
+      expect((await store.readEvents({ types: ["run.claimed"] })).length).toBe(2);
+    });
+  });
+
+  describe("checkpoints and state", () => {
+    it("lists checkpoints in order and reads them by number and range", async () => {
+      const run = await createRun(store, { n: 0 });
+      const { fence } = await claimed(store, run.id);
+      for (let n = 1; n <= 4; n++) {
+        await store.commit({ id: commitId(), runId: run.id, fence, checkpoint: checkpoint(run.id, n, [["n", "set", n]]) });
+      }
+      expect((await store.listCheckpoints(run.id)).map((c) => c.n)).toEqual([0, 1, 2, 3, 4]);
+      expect((await store.listCheckpoints(run.id, { afterN: 1, limit: 2 })).map((c) => c.n)).toEqual([2, 3]);
+      expect((await store.getCheckpoint(`${run.id}:2`))?.delta).toEqual([["n", "set", 2]]);
+      expect((await store.checkpointRows(run.id, [3, 1, 99])).map((c) => c.n).sort()).toEqual([1, 3]);
+      expect((await store.checkpointRowRange(run.id, 1, 3)).map((c) => c.n)).toEqual([2, 3]);
+      expect(await readState(store, run.id, 3)).toEqual({ n: 3 });
+    });
+
+    it("reads back the exact state of every checkpoint, whatever the writes (property)", async () => {
+      const op = fc.oneof(
+        fc.tuple(fc.constantFrom("list", "other"), fc.constant("append" as const), fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 })),
+        fc.tuple(fc.constantFrom("list", "count", "text"), fc.constant("set" as const), fc.oneof(fc.integer(), fc.string(), fc.array(fc.integer(), { maxLength: 3 }))),
+        fc.tuple(fc.constant("obj"), fc.constant("merge" as const), fc.dictionary(fc.constantFrom("a", "b", "c"), fc.integer())),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.array(op, { maxLength: 4 }), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (steps, every) => {
+          const initial: State = { list: [], other: ["seed"], obj: {} };
+          const run = await createRun(store, initial);
+          const { fence } = await claimed(store, run.id);
+          const { chain } = StateChain.start({ every, minBytes: 256 }, initial);
+          let expected = initial;
+          const states: State[] = [initial];
+          for (const [i, ops] of steps.entries()) {
+            const n = i + 1;
+            expected = applyOps(expected, ops as ChannelOp[]);
+            const snapshot = chain.advance(n, ops as ChannelOp[], expected);
+            await store.commit({
+              id: commitId(),
+              runId: run.id,
+              fence,
+              checkpoint: checkpoint(run.id, n, ops as ChannelOp[], { ...(snapshot ? { snapshot } : {}), snapshotN: snapshot ? n : chain.snapshotN }),
+            });
+            states.push(expected);
+          }
+          for (let n = 0; n < states.length; n++) expect(await readState(store, run.id, n)).toEqual(states[n]);
+        }),
+        { numRuns: 15 },
+      );
+    });
+  });
+
+  describe("interrupts", () => {
+    it("lists pending interrupts across runs, oldest first", async () => {
+      const a = await createRun(store);
+      const b = await createRun(store);
+      const fa = (await claimed(store, a.id)).fence;
+      const fb = (await claimed(store, b.id)).fence;
+      await store.commit({ id: commitId(), runId: b.id, fence: fb, interrupts: [interrupt(b.id, "int-old", { createdAt: 1000 })] });
+      await store.commit({ id: commitId(), runId: a.id, fence: fa, interrupts: [interrupt(a.id, "int-new", { createdAt: 2000 }), interrupt(a.id, "int-res", { createdAt: 500, status: "resolved" })] });
+      expect((await store.listInterrupts({ status: "pending" })).map((i) => i.id)).toEqual(["int-old", "int-new"]);
+      expect((await store.listInterrupts({ runId: a.id })).map((i) => i.id)).toEqual(["int-res", "int-new"]);
+      expect((await store.getInterrupt("int-new"))?.request.question).toBe("ok?");
+      expect(await store.getInterrupt("int-none")).toBeUndefined();
+    });
+  });
+
+  describe("commands", () => {
+    it("queues a command with its event and takes exactly one answer", async () => {
+      const run = await createRun(store);
+      const command: CommandRecord = {
+        id: "cmd-1",
+        runId: run.id,
+        type: "kill",
+        args: {},
+        actor: "operator:ann",
+        reason: "stuck",
+        createdAt: Date.now(),
+        status: "pending",
+        result: null,
+        answeredAt: null,
+      };
+      await store.submitCommand(command, event(run.id, "operator.requested", { commandId: "cmd-1", command: "kill", args: {} }));
+      expect((await store.listCommands({ runId: run.id, status: "pending" })).map((c) => c.id)).toEqual(["cmd-1"]);
+      await store.answerCommand({ id: "cmd-1", status: "refused", result: { reason: "nothing runs" }, answeredAt: Date.now() }, event(run.id, "operator.refused", { commandId: "cmd-1", command: "kill", reason: "nothing runs" }));
+      await expect(
+        store.answerCommand({ id: "cmd-1", status: "accepted", result: {}, answeredAt: Date.now() }, event(run.id)),
+      ).rejects.toBeInstanceOf(ConflictError);
+      expect(await store.getCommand("cmd-1")).toMatchObject({ status: "refused", result: { reason: "nothing runs" } });
+      expect(await store.listCommands({ status: "pending" })).toEqual([]);
+      expect((await store.readEvents({ runId: run.id })).map((e) => e.type)).toEqual(["run.created", "operator.requested", "operator.refused"]);
+      await expect(store.submitCommand({ ...command, id: "cmd-2", runId: "run-missing" }, event("run-missing"))).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
+  describe("live subscription", () => {
+    it("delivers past events after a sequence number, then new ones as they are committed", async () => {
+      const run = await createRun(store);
+      const { fence } = await claimed(store, run.id);
+      const controller = new AbortController();
+      const seen: string[] = [];
+      const done = (async () => {
+        for await (const e of store.subscribe({ after: 0, runId: run.id, signal: controller.signal })) {
+          seen.push(e.type);
+          if (seen.length === 4) controller.abort();
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 50));
+      await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id, "run.paused", { reason: "killed", nodes: [] })] });
+      await new Promise((r) => setTimeout(r, 50));
+      await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id, "run.resumed", { by: "x" })] });
+      await done;
+      expect(seen).toEqual(["run.created", "run.claimed", "run.paused", "run.resumed"]);
+    });
+
+    it("starts from now by default and ends when aborted", async () => {
+      const run = await createRun(store);
+      const controller = new AbortController();
+      const seen: number[] = [];
+      const done = (async () => {
+        for await (const e of store.subscribe({ signal: controller.signal })) seen.push(e.runSeq);
+      })();
+      await new Promise((r) => setTimeout(r, 50));
+      await claimed(store, run.id);
+      await new Promise((r) => setTimeout(r, 300));
+      controller.abort();
+      await done;
+      expect(seen).toEqual([2]);
+    });
+  });
+
+  describe("artifacts and storage", () => {
+    it("stores artifacts by content and reports a run's storage", async () => {
+      const run = await createRun(store, { items: ["x".repeat(100)] });
+      const data = new TextEncoder().encode("hello world");
+      const ref = await store.putArtifact(run.id, data, "text/plain");
+      expect(ref).toEqual({ sha256: "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9", size: 11, mediaType: "text/plain" });
+      expect(await store.putArtifact(run.id, data, "text/plain")).toEqual(ref);
+      const back = await store.getArtifact(ref.sha256);
+      expect(new TextDecoder().decode(back!.data)).toBe("hello world");
+      expect(await store.getArtifact("0".repeat(64))).toBeUndefined();
+      const storage = await store.runStorage(run.id);
+      expect(storage.artifacts).toBe(11);
+      expect(storage.checkpoints).toBeGreaterThan(100);
+      expect(storage.events).toBeGreaterThan(0);
+      expect(storage.total).toBe(storage.checkpoints + storage.events + storage.artifacts);
+    });
+  });
+});
