@@ -14,7 +14,6 @@ export interface EventPayloads {
   "run.succeeded": { steps: number };
   "run.failed": { error: RunError };
   "run.canceled": { reason: string };
-  "run.forked": { runId: string; checkpointId: string };
   "step.completed": { step: number; checkpointId: string; nodes: string[]; keys: string[]; next: string[] };
   "task.scheduled": { node: string; index?: number; why: "retry" | "resume" | "operator" | "queued"; notBefore?: number };
   "task.started": { node: string; attempt: number; index?: number };
@@ -43,7 +42,6 @@ export const EVENT_TYPES = [
   "run.succeeded",
   "run.failed",
   "run.canceled",
-  "run.forked",
   "step.completed",
   "task.scheduled",
   "task.started",

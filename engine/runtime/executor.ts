@@ -36,6 +36,8 @@ export interface ExecutorOptions {
   progressIntervalMs: number;
   /** A retry backoff longer than this releases the run (queued with a wake time) instead of holding it. */
   holdBackoffMs: number;
+  /** A run taken over after lost workers more often than this pauses as `poison` instead of running again. */
+  maxRecoveries: number;
 }
 
 /** What the executor needs from the engine around it. */
@@ -126,6 +128,18 @@ export class RunExecutor {
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.max(50, this.options.leaseMs / 3));
     try {
       await this.load();
+      if (recovered && this.run.recoveries > this.options.maxRecoveries) {
+        this.pause("poison", [...this.tasks.values()].filter((t) => t.status === "running").map((t) => t.node));
+        this.batch.event(
+          this.events.run("node.log", {
+            node: "",
+            level: "error",
+            message: `run ${this.run.id} lost its worker ${this.run.recoveries} times; paused as poison so that it stops taking workers down`,
+          }),
+        );
+        await this.commit();
+        return this.end!;
+      }
       if (recovered) this.recover();
       this.resumeParked();
       for (const command of await this.host.store.listCommands({ runId: this.run.id, status: "pending" })) {

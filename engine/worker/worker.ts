@@ -33,6 +33,7 @@ const DEFAULTS = {
   pollMs: 1_000,
   progressIntervalMs: 250,
   holdBackoffMs: 5_000,
+  maxRecoveries: 5,
 };
 
 /**
