@@ -129,15 +129,7 @@ export class RunExecutor {
     try {
       await this.load();
       if (recovered && this.run.recoveries > this.options.maxRecoveries) {
-        this.pause("poison", [...this.tasks.values()].filter((t) => t.status === "running").map((t) => t.node));
-        this.batch.event(
-          this.events.run("node.log", {
-            node: "",
-            level: "error",
-            message: `run ${this.run.id} lost its worker ${this.run.recoveries} times; paused as poison so that it stops taking workers down`,
-          }),
-        );
-        await this.commit();
+        await this.quarantine();
         return this.end!;
       }
       if (recovered) this.recover();
@@ -215,6 +207,26 @@ export class RunExecutor {
         this.fail(task, new Error(`worker lost while running "${task.node}" (attempt ${task.attempts.length})`), "WORKER_LOST", at);
       }
     }
+  }
+
+  /**
+   * A run whose workers keep dying (it may be what kills them) pauses as `poison`: its running
+   * tasks fail without a retry, so an operator decides whether to retry them.
+   */
+  private async quarantine(): Promise<void> {
+    const at = Date.now();
+    const lost = [...this.tasks.values()].filter((t) => t.status === "running");
+    for (const task of lost) {
+      const message = `worker lost while running "${task.node}"; run paused as poison after ${this.run.recoveries} lost workers`;
+      const failed = transitionTask(task, "failed", {
+        attempts: closeAttempt(task, "failed", at, message, "WORKER_LOST"),
+        error: { message, code: "WORKER_LOST" },
+        endedAt: at,
+      });
+      this.batch.task(failed, this.events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: message, code: "WORKER_LOST", willRetry: false }));
+    }
+    this.pause("poison", lost.map((t) => t.node));
+    await this.commit();
   }
 
   /** Tasks parked on a timer or a child run get another look whenever the run is claimed. */
