@@ -115,16 +115,22 @@ export class Queries {
   }
 
   /**
-   * Runs that may be claimable at `now`: the indexed pre-selection. The caller decides with
-   * `claimable` and `pickClaim`, the rules every store shares.
+   * The runs a claim would pick first, in its order of preference. This is an indexed
+   * pre-selection written after `claimable` and `pickClaim` (the rules every store shares),
+   * which the caller still applies to the rows returned.
    */
-  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined): RunRecord[] {
+  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): RunRecord[] {
     const rows = this.sql(
-      `SELECT doc FROM runs
-       WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)) OR (status = 'running' AND lease_until < :now))
+      `SELECT doc FROM runs r
+       WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
+               AND (waiting_on IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled'))))
+              OR (status = 'running' AND lease_until < :now))
          AND (:versions IS NULL OR version IN (SELECT value FROM json_each(:versions)))
-         AND (:runId IS NULL OR id = :runId)`,
-    ).all({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null }) as { doc: string }[];
+         AND (:runId IS NULL OR id = :runId)
+       ORDER BY updated_at, id
+       LIMIT :limit`,
+    ).all({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null, limit }) as { doc: string }[];
     return parseDocs<RunRecord>(rows);
   }
 

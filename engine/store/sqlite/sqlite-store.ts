@@ -114,7 +114,7 @@ export class SqliteStore implements Store {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
       const candidates = this.q
-        .claimCandidates(now, options.versions, options.runId)
+        .claimCandidates(now, options.versions, options.runId, 16)
         .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
       const run = pickClaim(candidates);
       if (!run) return undefined;
