@@ -59,6 +59,15 @@ export class SqliteStore implements Store {
     this.feed = new EventFeed(watch.watch);
   }
 
+  /** The connection's settings as SQLite reports them, for diagnostics (`pitwall store info`). */
+  settings(): { journalMode: string; synchronous: "NORMAL" | "FULL"; busyTimeoutMs: number } {
+    return this.read(() => ({
+      journalMode: this.db.pragma("journal_mode", { simple: true }) as string,
+      synchronous: this.db.pragma("synchronous", { simple: true }) === 2 ? "FULL" : "NORMAL",
+      busyTimeoutMs: this.db.pragma("busy_timeout", { simple: true }) as number,
+    }));
+  }
+
   async putWorkflow(record: WorkflowRecord): Promise<void> {
     this.write(() => this.q.putWorkflow(record));
   }
