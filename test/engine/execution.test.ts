@@ -152,7 +152,7 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
       message: "called the api",
       data: { apiKey: "[redacted]", url: "https://x", nested: { Authorization: "[redacted]", tokens: 12 } },
     });
-    const sha = (await run.state()).out;
+    const sha = (await run.state()).out as string;
     expect(new TextDecoder().decode((await engine.store.getArtifact(sha))!.data)).toBe("the report");
     expect((await engine.store.runStorage(run.id)).artifacts).toBe(10);
   });

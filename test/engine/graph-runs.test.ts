@@ -174,8 +174,8 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     const fromJson = loadWorkflowText(JSON.stringify(json), actionRegistry({ q: actions }));
     const fromCode = workflow("same", { state: z.object({ tasks: z.array(z.string()).default([]) }), reducers: { tasks: "append" } })
       .node("init", actions.init, { action: "q.init", next: "work" })
-      .node("work", actions.work as NodeFunction, { action: "q.work", next: "check" })
-      .node("check", actions.check as NodeFunction, { action: "q.check", routes: { YES: "END", NO: "work" }, default: "work" })
+      .node("work", actions.work, { action: "q.work", next: "check" })
+      .node("check", actions.check, { action: "q.check", routes: { YES: "END", NO: "work" }, default: "work" })
       .compile();
     expect(fromCode.version).toBe(fromJson.version);
     const engine = await harness.engine([fromJson]);
