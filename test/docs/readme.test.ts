@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { actionRegistry, checkWorkflowText } from "../../engine/index.js";
@@ -16,9 +15,11 @@ function codeBlock(language: string, after: string): string {
 
 describe("the README", () => {
   it("has a TypeScript quick start that runs as printed", () => {
-    const code = codeBlock("ts", "## Quick start").replace(/from "pitwall"/, `from ${JSON.stringify(resolve("engine/index.ts"))}`);
-    const dir = mkdtempSync(join(tmpdir(), "pitwall-readme-"));
-    const file = join(dir, "quickstart.mts");
+    const code = codeBlock("ts", "## Quick start");
+    // Inside the package, so that `import ... from "pitwall"` resolves as it does for a user.
+    mkdirSync(resolve(".tmp"), { recursive: true });
+    const dir = mkdtempSync(join(resolve(".tmp"), "readme-"));
+    const file = join(dir, "quickstart.ts");
     writeFileSync(file, code);
     const out = execFileSync(process.execPath, ["--import", "tsx", file], { encoding: "utf8", cwd: resolve("."), timeout: 30_000 });
     expect(out).toMatch(/^succeeded \{/);
