@@ -219,7 +219,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
         {
           id, runId: run.id, step: 1, node: "charge", index: null, status: "running", idempotencyKey: id, writes: null, route: null, error: null,
           attempts: [{ n: 1, worker: "dead", startedAt: started, endedAt: null, outcome: null }],
-          worker: "dead", createdAt: started, startedAt: started, endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null,
+          worker: "dead", createdAt: started, startedAt: started, endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null, parent: null, call: null,
         },
       ],
     });
@@ -255,7 +255,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
         {
           id, runId: run.id, step: 1, node: "work", index: null, status: "running", idempotencyKey: id, writes: null, route: null, error: null,
           attempts: [{ n: 1, worker: "dead", startedAt: Date.now(), endedAt: null, outcome: null }],
-          worker: "dead", createdAt: Date.now(), startedAt: Date.now(), endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null,
+          worker: "dead", createdAt: Date.now(), startedAt: Date.now(), endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null, parent: null, call: null,
         },
       ],
     });
