@@ -12,6 +12,7 @@ import { DurableCalls } from "./calls.js";
 import { EventFactory } from "./event-factory.js";
 import { quarantine, recordOutcome, recoverLostTasks, resumeParked } from "./outcomes.js";
 import { RunState } from "./run-state.js";
+import { redact } from "./redact.js";
 import { TaskAbortedError, type AbortCause } from "./signals.js";
 import { barrier, planStep, settle, startTasks, startable } from "./step.js";
 import { runTransition } from "./transitions.js";
@@ -53,6 +54,9 @@ type Message =
   | { kind: "stop"; cause: "shutdown" | "lease-lost" };
 
 class Stopped extends Error {}
+
+/** Log data beyond this size is stored as an artifact rather than in the event. */
+const MAX_EVENT_DATA_BYTES = 8 * 1024;
 
 /**
  * Drives one claimed run, super-step by super-step, until it pauses, parks, ends or its lease is
@@ -273,7 +277,7 @@ export class RunExecutor {
         attempt,
         answers,
         progress: (fraction, message) => this.progress(task, fraction, message),
-        log: (level, message, data) => this.deferEvent(this.events.task(task, "node.log", { node: task.node, level, message, ...(data !== undefined ? { data } : {}) })),
+        log: (level, message, data) => void this.log(task, level, message, data),
         artifact: (data, mediaType) => this.host.store.putArtifact(rs.run.id, data, mediaType),
         childRun: (child, input, generation) => this.host.childRun(rs.run, task, child, input, generation),
         childState: (child) => readState(this.host.store, child.id, child.headN),
@@ -410,6 +414,20 @@ export class RunExecutor {
     this.deferEvent(
       this.events.task(task, "node.progress", { node: task.node, ...(fraction !== null ? { fraction } : {}), ...(message !== undefined ? { message } : {}) }),
     );
+  }
+
+  /** A log line's data larger than an event should hold goes to an artifact; the event keeps a reference. */
+  private async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
+    let payload = data;
+    const text = data === undefined ? undefined : JSON.stringify(redact(data, this.options.secretKeys));
+    if (text !== undefined && text.length > MAX_EVENT_DATA_BYTES) {
+      try {
+        payload = { artifact: await this.host.store.putArtifact(this.rs.run.id, new TextEncoder().encode(text), "application/json") };
+      } catch {
+        payload = { truncated: `${text.slice(0, MAX_EVENT_DATA_BYTES)}…` };
+      }
+    }
+    this.deferEvent(this.events.task(task, "node.log", { node: task.node, level, message, ...(payload !== undefined ? { data: payload } : {}) }));
   }
 
   /** Progress and log lines ride with the next commit, or go on their own within ~100 ms. */

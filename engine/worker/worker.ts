@@ -24,6 +24,8 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId">
   pollMs?: number;
   /** Called when a run's execution ends in this worker (for logs). */
   onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
+  /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
+  onError?: (message: string) => void;
 }
 
 const DEFAULTS = {
@@ -43,7 +45,7 @@ const DEFAULTS = {
 export class Worker implements ExecutorHost {
   readonly id: string;
   private readonly executors = new Map<string, RunExecutor>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd">> & Pick<WorkerOptions, "onRunEnd">;
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError">> & Pick<WorkerOptions, "onRunEnd" | "onError">;
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
@@ -119,7 +121,7 @@ export class Worker implements ExecutorHost {
       try {
         await this.claimAvailable();
       } catch (error) {
-        this.options.onRunEnd?.("", { error: `claiming failed: ${errorMessage(error)}` });
+        this.options.onError?.(`claiming failed: ${errorMessage(error)}`);
       }
       if (signal.aborted) break;
       await this.sleep(this.options.pollMs);
@@ -198,7 +200,7 @@ export class Worker implements ExecutorHost {
         }
       }
     } catch (error) {
-      if (!signal.aborted) this.options.onRunEnd?.("", { error: `event subscription ended: ${errorMessage(error)}` });
+      if (!signal.aborted) this.options.onError?.(`event subscription ended: ${errorMessage(error)}`);
     }
   }
 
