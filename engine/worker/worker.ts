@@ -28,6 +28,9 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId">
   onError?: (message: string) => void;
 }
 
+/** Events after which there may be a run to claim. */
+const WORK_EVENTS = new Set<string>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
+
 const DEFAULTS = {
   concurrency: 16,
   leaseMs: 15_000,
@@ -184,23 +187,28 @@ export class Worker implements ExecutorHost {
     });
   }
 
-  /** Follows the store's events: new work wakes the claim loop, commands reach their run's executor. */
+  /**
+   * Follows the store's events: new work wakes the claim loop, commands reach their run's
+   * executor. A broken subscription (a store restart) is resumed from the last event seen.
+   */
   private async watch(signal: AbortSignal): Promise<void> {
-    try {
-      for await (const event of this.store.subscribe({ signal })) {
-        if (event.type === "operator.requested") {
-          const executor = this.executors.get(event.runId);
-          if (executor) {
-            const command = await this.store.getCommand((event.payload as { commandId: string }).commandId);
-            if (command) executor.command(command);
+    let after: number | undefined;
+    while (!signal.aborted) {
+      try {
+        for await (const event of this.store.subscribe({ signal, ...(after !== undefined ? { after } : {}) })) {
+          after = event.seq;
+          if (event.type === "operator.requested") {
+            const executor = this.executors.get(event.runId);
+            const command = executor ? await this.store.getCommand((event.payload as { commandId: string }).commandId) : undefined;
+            if (executor && command) executor.command(command);
           }
+          if (WORK_EVENTS.has(event.type)) this.nudge();
         }
-        if (event.type === "run.created" || event.type === "run.resumed" || event.type === "run.released" || event.type === "run.succeeded" || event.type === "run.failed" || event.type === "run.canceled") {
-          this.nudge();
-        }
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.onError?.(`event subscription interrupted: ${errorMessage(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
       }
-    } catch (error) {
-      if (!signal.aborted) this.options.onError?.(`event subscription ended: ${errorMessage(error)}`);
     }
   }
 
