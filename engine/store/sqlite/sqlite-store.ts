@@ -59,7 +59,7 @@ export class SqliteStore implements Store {
     this.feed = new EventFeed(watch.watch);
   }
 
-  /** The connection's settings as SQLite reports them, for diagnostics (`pitwall store info`). */
+  /** The connection's settings as SQLite reports them (for diagnostics). */
   settings(): { journalMode: string; synchronous: "NORMAL" | "FULL"; busyTimeoutMs: number } {
     return this.read(() => ({
       journalMode: this.db.pragma("journal_mode", { simple: true }) as string,
