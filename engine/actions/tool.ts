@@ -51,13 +51,23 @@ export function toolNode(def: ToolNodeDefinition, services: ModelServices): Node
   };
 }
 
-/** The tool call's arguments; a model that cannot call tools may write them as JSON instead. */
+/** The tool call's arguments; a model that cannot call tools may write them as a JSON object instead. */
 function acceptArguments(response: ModelResponse, tool: BoundTool): unknown {
   const call = response.toolCalls.find((c) => c.name === tool.name);
-  const checked = call ? parseArguments(tool, call.arguments) : response.toolCalls.length === 0 && response.content ? checkArguments(tool, parseJsonAnswer(response.content)) : undefined;
+  const checked = call ? parseArguments(tool, call.arguments) : response.toolCalls.length === 0 ? writtenArguments(response.content, tool) : undefined;
   if (!checked) throw new UnusableAnswer(`call the tool ${tool.name}`);
   if (!checked.ok) throw new UnusableAnswer(checked.problem);
   return checked.value;
+}
+
+function writtenArguments(content: string | null, tool: BoundTool): ReturnType<typeof checkArguments> | undefined {
+  let value: unknown;
+  try {
+    value = parseJsonAnswer(content);
+  } catch {
+    return undefined;
+  }
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? checkArguments(tool, value) : undefined;
 }
 
 /** The option the answer names, exactly (quotes, backticks and a final period aside). */

@@ -162,7 +162,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
 
   private networkFailure(error: unknown, idle: IdleTimer, attempt: number): Error {
     if (idle.fired) {
-      const why = `no data for ${Math.round(this.options.idleTimeoutMs / 1000)} s`;
+      const ms = this.options.idleTimeoutMs;
+      const why = `no data for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
       return new Retryable(new ModelError("MODEL_NETWORK", `the model server at ${this.where} stopped answering (${why})`), why, this.backoff(attempt));
     }
     const cause = (error as { cause?: unknown }).cause;
