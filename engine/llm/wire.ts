@@ -38,7 +38,7 @@ function wireMessage(message: ChatMessage): Record<string, unknown> {
 }
 
 const usageSchema = z
-  .object({ prompt_tokens: z.number().default(0), completion_tokens: z.number().default(0), total_tokens: z.number().optional() })
+  .object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish(), total_tokens: z.number().nullish() })
   .nullish();
 
 const completionSchema = z.object({
@@ -156,7 +156,9 @@ function finish(
 }
 
 function toUsage(u: NonNullable<z.output<typeof usageSchema>>): Usage {
-  return { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens };
+  const promptTokens = u.prompt_tokens ?? 0;
+  const completionTokens = u.completion_tokens ?? 0;
+  return { promptTokens, completionTokens, totalTokens: u.total_tokens ?? promptTokens + completionTokens };
 }
 
 /** An error body (`{"error": {"message": ...}}`) in a 200 answer or a stream is still an error. */

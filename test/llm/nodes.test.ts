@@ -138,11 +138,8 @@ describe("llm and tool nodes against a chat completions server", () => {
     const tasks = await engine.store.listTasks(run.id);
     const lookup = tasks.find((t) => t.node === "lookup" && t.parent === null)!;
     expect(lookup.route).toBe("FOUND");
-    expect(tasks.filter((t) => t.parent === lookup.id).map((t) => [t.call, t.status, t.attempts.length])).toEqual([
-      ["arguments", "succeeded", 2],
-      ["tool", "succeeded", 1],
-      ["classify", "succeeded", 2],
-    ]);
+    const byCall = Object.fromEntries(tasks.filter((t) => t.parent === lookup.id).map((t) => [t.call, `${t.status} after ${t.attempts.length}`]));
+    expect(byCall).toEqual({ arguments: "succeeded after 2", tool: "succeeded after 1", classify: "succeeded after 2" });
   });
 
   it("tool: a classification that is never one of the options fails the node clearly, and the run pauses", async () => {
@@ -168,7 +165,7 @@ describe("llm and tool nodes against a chat completions server", () => {
     await until(() => server.received.length === 1, 5000, "the model request");
     await engine.operator("ann").kill(run.id, { reason: "model is stuck" });
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "killed" });
-    const tasks = await engine.store.listTasks(run.id);
+    const tasks = (await engine.store.listTasks(run.id)).sort((a, b) => a.id.length - b.id.length);
     expect(tasks.map((t) => [t.call, t.status])).toEqual([
       [null, "canceled"],
       ["model", "canceled"],
