@@ -177,21 +177,6 @@ describe("llm and tool nodes against a chat completions server", () => {
     expect((await run.state()).draft).toBe("Sorry for the wait.");
   });
 
-  // Engine bug: Operator.resolveTask counts a node's durable calls as tasks of the node, so a
-  // node that made calls cannot be named by its node name (kill and retry refuse it).
-  it.fails("an operator can retry a killed model node by its node name", async () => {
-    server.reply({ kind: "hang" });
-    const { workflow } = compileJson(draftWorkflow, { model: serverModel(server) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ticket: "?" });
-    await until(() => server.received.length === 1, 5000, "the model request");
-    await engine.operator("ann").kill(run.id, { task: "draft", reason: "model is stuck" });
-    await run.wait();
-    server.reply({ kind: "json", body: completion({ content: "Hello." }) });
-    await engine.operator("ann").retry(run.id, "draft");
-    expect((await run.wait()).status).toBe("succeeded");
-  });
-
   it("never lets the API key reach the store: events, tasks, errors, interrupts", async () => {
     server.fallback = (request) => ({ kind: "json", status: 401, body: { error: { message: `Incorrect API key provided: ${String(request.headers.authorization)}` } } });
     const { workflow } = compileJson(draftWorkflow, { model: serverModel(server) });
