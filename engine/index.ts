@@ -14,7 +14,7 @@ export type {
   Router,
 } from "./graph/model.js";
 export { actionRegistry, extendRegistry, loadActionModules } from "./graph/actions.js";
-export { defineTool, type Tool, type ToolContext } from "./llm/tools.js";
+export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
 export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
 export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
 export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";

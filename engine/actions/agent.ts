@@ -71,11 +71,12 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
       ctx.log.info(`${answer.actor} rejected ${tool.name}`, { call: key, tool: tool.name });
       return `Not run: ${answer.actor} rejected this call.`;
     }
-    if (answer.decision === "edit" && answer.response !== undefined) {
+    // Arguments given with the answer are what runs, whether the decision was `edit` or `approve`.
+    if (answer.response !== undefined) {
       const edited = checkArguments(tool, answer.response);
       if (!edited.ok) throw Object.assign(new Error(`the arguments ${answer.actor} gave for ${tool.name} are invalid: ${edited.problem}`), { code: "BAD_EDIT" });
+      if (JSON.stringify(edited.value) !== JSON.stringify(args)) note = `(${answer.actor} changed the arguments to ${JSON.stringify(edited.value)} before it ran.) `;
       args = edited.value;
-      note = `(${answer.actor} changed the arguments to ${JSON.stringify(args)} before it ran.) `;
     }
   }
   const result = await callTool(ctx, tool, args, key);

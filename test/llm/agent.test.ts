@@ -96,6 +96,12 @@ describe("agent nodes: the model picks tools until it answers", () => {
       toolMessage: "Not run: operator:ann rejected this call.",
     },
     {
+      decision: "approve with arguments (as the console sends them)",
+      input: { decision: "approve", response: { orderId: "A-1001", amount: 30 } },
+      refund: [{ tool: "issueRefund", args: { orderId: "A-1001", amount: 30 } }],
+      toolMessage: '(operator:ann changed the arguments to {"orderId":"A-1001","amount":30} before it ran.) {"refunded":30,"orderId":"A-1001"}',
+    },
+    {
       decision: "edit",
       input: { decision: "edit", response: { orderId: "A-1001", amount: 25 } },
       refund: [{ tool: "issueRefund", args: { orderId: "A-1001", amount: 25 } }],
