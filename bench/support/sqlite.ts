@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { MemoryStore, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
+import { fastest, scratchDir } from "./harness.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { storeWorkflow } from "../../engine/operator/workflows.js";
 
@@ -55,6 +56,37 @@ async function runAll(store: Store, workflow: CompiledWorkflow, runs: number): P
   return { ms, transactions: runs + counted.count(), runIds };
 }
 
+export interface Comparison {
+  engine: EngineMeasure;
+  raw: { ms: number; usPerStep: number };
+  store: Footprint;
+  /** Row bytes the engine stored per step: what the raw baseline inserts per transaction. */
+  bytesPerStep: number;
+}
+
+/**
+ * The engine executing `runs` runs of `workflow` (`steps` super-steps in all) on a fresh SQLite
+ * file, and the raw baseline writing the same bytes in as many transactions; each the fastest
+ * of `repeat` tries.
+ */
+export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number): Promise<Comparison> {
+  const scratch = scratchDir();
+  try {
+    let store: Footprint | undefined;
+    const engine = await fastest(repeat, async () => {
+      const file = scratch.file(`engine-${Math.random()}.db`);
+      const measure = await runOnSqlite(file, workflow, runs, durability);
+      store = footprint(file);
+      return measure;
+    });
+    const bytesPerStep = store!.rowBytes / steps;
+    const raw = await fastest(repeat, () => rawInsertBaseline(scratch.file(`raw-${Math.random()}.db`), durability, steps, bytesPerStep));
+    return { engine, raw, store: store!, bytesPerStep };
+  } finally {
+    scratch.cleanup();
+  }
+}
+
 function countTransactions(store: Store): { store: Store; count(): number } {
   let n = 0;
   const writes = new Set(["claimRun", "commit", "renewLease", "createRun", "submitCommand", "answerCommand"]);
@@ -73,9 +105,9 @@ function countTransactions(store: Store): { store: Store; count(): number } {
 
 /**
  * The physical limit: raw better-sqlite3, same journal and sync settings, one transaction per
- * step inserting `bytes` bytes. Returns microseconds per step.
+ * step inserting `bytes` bytes.
  */
-export function rawInsertBaseline(file: string, durability: Durability, steps: number, bytes: number): number {
+export function rawInsertBaseline(file: string, durability: Durability, steps: number, bytes: number): { ms: number; usPerStep: number } {
   const db = new Database(file);
   try {
     db.pragma("journal_mode = WAL");
@@ -87,7 +119,8 @@ export function rawInsertBaseline(file: string, durability: Durability, steps: n
     for (let i = 0; i < Math.min(100, steps); i++) step(data);
     const started = performance.now();
     for (let i = 0; i < steps; i++) step(data);
-    return ((performance.now() - started) / steps) * 1000;
+    const ms = performance.now() - started;
+    return { ms, usPerStep: (ms / steps) * 1000 };
   } finally {
     db.close();
   }

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEngine, openStore } from "../../engine/index.js";
 import { slowWorkflow } from "../support/durable-workflows.js";
-import { kill, spawnWorker } from "../support/processes.js";
+import { kill, spawnChild, spawnWorker } from "../support/processes.js";
 
 const LEASE_MS = 300;
 
@@ -13,6 +13,30 @@ const dir = mkdtempSync(join(tmpdir(), "pitwall-fence-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("SQLite store: a worker stopped past its lease", () => {
+  it("is taken over by exactly one of several processes claiming at the same moment", async () => {
+    const file = join(dir, "single-flight.db");
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      const { id: runId } = await createEngine({ store, workflows: [slowWorkflow()], worker: false }).start("slow", {});
+      const first = await store.claimRun({ owner: "gone", leaseMs: 50, runId });
+      const claimers = Array.from({ length: 4 }, () =>
+        spawnChild(process.execPath, ["--import", "tsx", new URL("../support/claim-once.ts", import.meta.url).pathname, file, runId]),
+      );
+      await Promise.all(claimers.map((c) => c.line((l) => l.ready === true)));
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the lease of 50 ms has run out
+      for (const c of claimers) c.process.kill("SIGUSR1");
+      const results = await Promise.all(claimers.map((c) => c.line((l) => "fence" in l)));
+      const winners = results.filter((r) => r.fence !== null);
+      expect(winners).toEqual([{ fence: first!.fence + 1, recovered: true }]);
+      const claims = await store.readEvents({ runId, types: ["run.claimed"] });
+      expect(claims.map((e) => (e.payload as { recovered: boolean }).recovered)).toEqual([false, true]);
+      expect((await store.getRun(runId))?.recoveries).toBe(1);
+    } finally {
+      await store.close();
+    }
+  }, 30_000);
+
+
   it("cannot commit after it resumes, and nothing it sends is recorded", async () => {
     const file = join(dir, "fence.db");
     const store = await openStore(`sqlite:${file}`);

@@ -45,6 +45,17 @@ async function storeWithRuns(file: string, runs = 3): Promise<void> {
   await store.close();
 }
 
+/** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
+async function lockHolder(file: string, lock: "write" | "exclusive") {
+  const take =
+    lock === "write"
+      ? `db.exec("BEGIN IMMEDIATE"); db.prepare("DELETE FROM meta WHERE key = 'nothing'").run();`
+      : `db.pragma("locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE");`;
+  const holder = spawnChild(process.execPath, ["-e", `const db = new (require("better-sqlite3"))(${JSON.stringify(file)}); ${take} console.log('{"locked":true}'); setTimeout(() => {}, 60000);`]);
+  await holder.line((l) => l.locked === true);
+  return holder;
+}
+
 /** Uses a store: whatever is wrong with the file shows up by now. */
 async function openAndUse(file: string, options: { busyTimeoutMs?: number } = {}): Promise<void> {
   const store = await openStore(`sqlite:${file}`, options);
@@ -187,12 +198,8 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
   it("reports a store locked by another process past the busy timeout, and writes nothing", async () => {
     const file = fresh("locked");
     await storeWithRuns(file, 1);
-    const holder = spawnChild(process.execPath, [
-      "-e",
-      `const db = new (require("better-sqlite3"))(${JSON.stringify(file)}); db.exec("BEGIN IMMEDIATE"); db.prepare("DELETE FROM meta WHERE key = 'nothing'").run(); console.log('{"locked":true}'); setTimeout(() => {}, 60000);`,
-    ]);
+    const holder = await lockHolder(file, "write");
     try {
-      await holder.line((l) => l.locked === true);
       const store = await openStore(`sqlite:${file}`, { busyTimeoutMs: 200 });
       try {
         const started = Date.now();
@@ -217,12 +224,8 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
   it("reports a store held exclusively by another process when opening it", async () => {
     const file = fresh("exclusive");
     await storeWithRuns(file, 1);
-    const holder = spawnChild(process.execPath, [
-      "-e",
-      `const db = new (require("better-sqlite3"))(${JSON.stringify(file)}); db.pragma("locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE"); console.log('{"locked":true}'); setTimeout(() => {}, 60000);`,
-    ]);
+    const holder = await lockHolder(file, "exclusive");
     try {
-      await holder.line((l) => l.locked === true);
       expect(await storeError(openAndUse(file, { busyTimeoutMs: 200 }), file)).toMatch(/is locked by another process \(still busy after 200 ms\)/);
     } finally {
       await kill(holder);

@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
@@ -59,7 +59,7 @@ export class SqliteStore implements Store {
     this.feed = new EventFeed(watch.watch);
   }
 
-  /** The connection's settings as SQLite reports them, for diagnostics (`pitwall store info`). */
+  /** The connection's settings as SQLite reports them (for diagnostics). */
   settings(): { journalMode: string; synchronous: "NORMAL" | "FULL"; busyTimeoutMs: number } {
     return this.read(() => ({
       journalMode: this.db.pragma("journal_mode", { simple: true }) as string,
@@ -69,7 +69,7 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    this.write(() => this.q.putWorkflow(record));
+    this.write(() => this.q.putWorkflow(record), false);
   }
 
   async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
@@ -129,16 +129,7 @@ export class SqliteStore implements Store {
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
-      Object.assign(run, {
-        status: "running",
-        owner: options.owner,
-        leaseUntil: now + options.leaseMs,
-        fence,
-        wakeAt: null,
-        startedAt: run.startedAt ?? now,
-        recoveries: run.recoveries + (recovered ? 1 : 0),
-        updatedAt: now,
-      } satisfies Partial<RunRecord>);
+      Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
       this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
       this.q.saveRun(run);
       return { run, fence, recovered };
