@@ -113,7 +113,11 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
     for (let i = 0; i < 2; i++) {
-      const pending = await until(async () => (await run.get()).status === "paused" && (await engine.store.listInterrupts({ runId: run.id, status: "pending" }))[0], 5000, "interrupt");
+      const pending = await until(
+        async () => ((await run.get()).status === "paused" ? (await engine.store.listInterrupts({ runId: run.id, status: "pending" }))[0] : undefined),
+        5000,
+        "interrupt",
+      );
       await engine.operator("ann").resolve(pending.id, { decision: "approve" });
     }
     expect((await run.wait()).status).toBe("succeeded");
