@@ -1,4 +1,5 @@
-import { MemoryStore, type Store } from "../../engine/index.js";
+import { MemoryStore, openStore, type Store } from "../../engine/index.js";
+import { RedisServer } from "./redis-server.js";
 
 /**
  * The stores every contract and engine suite runs against. Each store's folder adds its entry;
@@ -12,4 +13,25 @@ export interface StoreFactory {
   open(): Promise<Store>;
 }
 
-export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }];
+/** One redis-server per test file; each store opened on it has a key prefix of its own. */
+function redisFactory(): StoreFactory {
+  let server: RedisServer | undefined;
+  let opened = 0;
+  return {
+    name: "redis",
+    async setup() {
+      server = new RedisServer();
+      await server.start();
+    },
+    async teardown() {
+      await server?.dispose();
+      server = undefined;
+    },
+    async open() {
+      if (!server) throw new Error("the redis store factory was not set up");
+      return openStore(`${server.url}/0?prefix=${encodeURIComponent(`t${++opened}:`)}`);
+    },
+  };
+}
+
+export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, redisFactory()];
