@@ -107,7 +107,9 @@ local function take_over()
           redis.call('XDEL', stream, entry[1])
         elseif claimable(id) then
           redis.call('SET', cursor_key, cursor)
-          return take(id, true)
+          local claim = take(id, true)
+          prune_consumers(stream, LEASE_GROUP)
+          return claim
         else
           hand_back(stream, entry[1], run)
         end
@@ -158,6 +160,7 @@ for _ = 1, 100 do
   local entry = delivered[1][2][1]
   redis.call('XACK', stream, OFFER_GROUP, entry[1])
   redis.call('XDEL', stream, entry[1])
+  prune_consumers(stream, OFFER_GROUP)
   local id = entry[2][2]
   if redis.call('HGET', K.run(id), '_offer') == entry[1] then
     redis.call('HDEL', K.run(id), '_offer')

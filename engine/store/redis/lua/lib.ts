@@ -124,6 +124,16 @@ local function drop_lease(id, entry, lease_ms)
   redis.call('HDEL', K.run(id), '_lease')
 end
 
+-- Consumers come and go with worker processes; one that holds no entry can be forgotten (a
+-- consumer is created again by its next read or claim).
+local function prune_consumers(stream, group)
+  for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', stream, group)) do
+    local info = {}
+    for i = 1, #consumer, 2 do info[consumer[i]] = consumer[i + 1] end
+    if info['pending'] == 0 then redis.call('XGROUP', 'DELCONSUMER', stream, group, info['name']) end
+  end
+end
+
 local function offer(id, version)
   local stream = K.g('offers:' .. version)
   if redis.call('EXISTS', stream) == 0 then
