@@ -42,7 +42,7 @@ describe("Redis: worker processes sharing one server", () => {
   }
 
   it("finishes every run with one recorded success per task, and a subscriber here sees the workers' events within 250 ms", async () => {
-    fleet = await Fleet.start(server.url, WORKERS, LEASE_MS);
+    fleet = await Fleet.start(server.url, WORKERS, { leaseMs: LEASE_MS });
     const delays: number[] = [];
     const controller = new AbortController();
     const watching = (async () => {
@@ -63,7 +63,7 @@ describe("Redis: worker processes sharing one server", () => {
   });
 
   it("finishes the runs of a worker killed with SIGKILL on the other workers", async () => {
-    fleet = await Fleet.start(server.url, WORKERS, LEASE_MS);
+    fleet = await Fleet.start(server.url, WORKERS, { leaseMs: LEASE_MS });
     const ids = await startRuns();
     await midway();
     const victim = await busiest(store);
@@ -81,7 +81,7 @@ describe("Redis: worker processes sharing one server", () => {
   });
 
   it("refuses every commit of a worker stopped past its lease (SIGSTOP): nothing of it is recorded after the takeover", async () => {
-    fleet = await Fleet.start(server.url, WORKERS, LEASE_MS);
+    fleet = await Fleet.start(server.url, WORKERS, { leaseMs: LEASE_MS });
     const ids = await startRuns();
     await midway();
     const sleeper = await busiest(store);
@@ -108,7 +108,7 @@ describe("Redis: worker processes sharing one server", () => {
   });
 
   it("loses nothing when Redis is killed and restarted from its append-only file during the runs", async () => {
-    fleet = await Fleet.start(server.url, WORKERS, LEASE_MS);
+    fleet = await Fleet.start(server.url, WORKERS, { leaseMs: LEASE_MS });
     const ids = await startRuns();
     await midway();
     const before = await store.lastEventSeq();

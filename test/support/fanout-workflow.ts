@@ -37,3 +37,5 @@ export const fanout = workflow("fleet-fanout", {
   .node("c", work("c"), { next: "join", retry })
   .node("join", work("join"), { waitFor: [...BRANCHES], retry })
   .compile();
+
+export default fanout;

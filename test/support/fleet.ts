@@ -5,6 +5,15 @@ import { readState, type EventRecord, type Store } from "../../engine/index.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("./fleet-worker.ts", import.meta.url));
+const FANOUT = fileURLToPath(new URL("./fanout-workflow.ts", import.meta.url));
+
+export interface FleetOptions {
+  leaseMs: number;
+  /** A module whose default export is the workflow the workers run (default: the fan-out fixture). */
+  workflowModule?: string;
+  /** Runs each worker executes at once (default: the Worker's). */
+  concurrency?: number;
+}
 
 export interface FleetWorker {
   id: string;
@@ -18,9 +27,9 @@ export interface FleetWorker {
 export class Fleet {
   readonly workers: FleetWorker[] = [];
 
-  static async start(url: string, count: number, leaseMs: number): Promise<Fleet> {
+  static async start(url: string, count: number, options: FleetOptions): Promise<Fleet> {
     const fleet = new Fleet();
-    for (let i = 1; i <= count; i++) fleet.workers.push(launch(url, `fleet-${i}`, leaseMs));
+    for (let i = 1; i <= count; i++) fleet.workers.push(launch(url, `fleet-${i}`, options));
     await Promise.all(fleet.workers.map((w) => waitFor(() => w.lines.some((l) => l.ready === w.id), 30_000, `worker ${w.id} to start: ${w.stderr}`)));
     return fleet;
   }
@@ -47,8 +56,9 @@ export class Fleet {
   }
 }
 
-function launch(url: string, id: string, leaseMs: number): FleetWorker {
-  const child = spawn(process.execPath, ["--import", "tsx", SCRIPT, url, id, String(leaseMs)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+function launch(url: string, id: string, options: FleetOptions): FleetWorker {
+  const args = [SCRIPT, url, id, options.workflowModule ?? FANOUT, String(options.leaseMs), ...(options.concurrency ? [String(options.concurrency)] : [])];
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   const worker: FleetWorker = { id, process: child, lines: [], stderr: "" };
   let buffered = "";
   child.stdout!.on("data", (chunk: Buffer) => {
