@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
 import { StoreError, openStore, type CommandRecord, type NewEvent, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
+import { EventTail } from "../../engine/store/redis/event-tail.js";
 import { RedisServer } from "../support/redis-server.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
@@ -101,5 +103,21 @@ describe("Redis store: connection faults", () => {
     await done;
     expect(seen).toEqual([1, 2, 3, 4]);
     await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it("keeps trying when the event tail cannot connect at first", async () => {
+    const raw = new Redis({ port: server.port });
+    let attempts = 0;
+    const open = async () => {
+      if (++attempts < 3) throw new Error("connect ECONNREFUSED");
+      return new Redis({ port: server.port });
+    };
+    const tail = new EventTail(open, "tail-test:events", async () => Number((await raw.get("tail-test:seq")) ?? 0));
+    const woken = tail.waitPast(0);
+    await raw.multi().set("tail-test:seq", 1).xadd("tail-test:events", "1-0", "e", "{}").exec();
+    await woken;
+    expect(attempts).toBe(3);
+    await tail.close();
+    raw.disconnect();
   });
 });

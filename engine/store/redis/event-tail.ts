@@ -56,11 +56,22 @@ export class EventTail {
     for (const waiter of [...this.waiters]) if (seq > waiter.mark) waiter.wake();
   }
 
+  /** The tail's connection; a failed first attempt is forgotten so that the next one retries. */
+  private connect(): Promise<Redis> {
+    if (!this.connection) {
+      const attempt = this.open();
+      this.connection = attempt;
+      attempt.catch(() => {
+        if (this.connection === attempt) this.connection = undefined;
+      });
+    }
+    return this.connection;
+  }
+
   private async follow(): Promise<void> {
     while (this.waiters.size > 0 && !this.closed) {
       try {
-        this.connection ??= this.open();
-        const connection = await this.connection;
+        const connection = await this.connect();
         this.advance(await this.lastSeq());
         if (this.waiters.size === 0) break;
         // Returns at the next event past what was seen (or after 5 s, to notice a restored server).
