@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { StoreError, openStore, type CommandRecord, type NewEvent, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
@@ -8,6 +10,13 @@ import { RedisServer } from "../support/redis-server.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
 const WF = { name: "faults", version: "v-faults" };
+const PROBE = fileURLToPath(new URL("../support/store-probe.ts", import.meta.url));
+
+/** Runs `test/support/store-probe.ts` on a URL in a process of its own. */
+function probe(url: string, env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, ["--import", "tsx", PROBE, url], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
+}
 
 function log(runId: string): NewEvent {
   return { runId, taskId: null, traceId: "t", spanId: null, type: "node.log", actor: "engine", payload: { node: "x", level: "info", message: "hi" }, time: Date.now() };
@@ -30,6 +39,22 @@ describe("Redis store: connection faults", () => {
     expect(message).toMatch(/ECONNREFUSED/);
     expect(message).not.toContain("s3cret");
     expect(message).not.toContain("\n");
+    // A process that cannot reach its store says so in one line and exits non-zero.
+    expect(probe(url)).toEqual({ status: 1, stdout: "", stderr: message });
+  });
+
+  describe("over TLS", () => {
+    const secure = new RedisServer({ tls: true });
+    beforeAll(() => secure.start());
+    afterAll(() => secure.dispose());
+
+    it("works with rediss:// once the server's CA is trusted, and says why not before", () => {
+      expect(probe(secure.url, { NODE_EXTRA_CA_CERTS: secure.caFile })).toEqual({ status: 0, stdout: "ok", stderr: "" });
+      const untrusted = probe(secure.url);
+      expect(untrusted.status).toBe(1);
+      expect(untrusted.stderr).toMatch(new RegExp(`^cannot connect to Redis at rediss://localhost:${secure.port}: self[- ]signed certificate`));
+      expect(untrusted.stderr).not.toContain("\n");
+    });
   });
 
   it("refuses bad URLs with a clear message", async () => {

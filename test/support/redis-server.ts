@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -8,6 +9,8 @@ export interface RedisServerOptions {
   /** Keep an append-only file (for restart tests); `appendfsync` then says how often it is fsynced. */
   appendonly?: boolean;
   appendfsync?: "always" | "everysec";
+  /** Serve TLS only, with a certificate for `localhost` signed by a CA made for this server (`caFile`). */
+  tls?: boolean;
 }
 
 /**
@@ -26,7 +29,12 @@ export class RedisServer {
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.portNumber}`;
+    return this.options.tls ? `rediss://localhost:${this.portNumber}` : `redis://127.0.0.1:${this.portNumber}`;
+  }
+
+  /** The certificate of the CA that signed a TLS server's certificate. */
+  get caFile(): string {
+    return join(this.dir, "ca.crt");
   }
 
   async start(): Promise<void> {
@@ -63,7 +71,15 @@ export class RedisServer {
   }
 
   private async launch(): Promise<void> {
-    const args = ["--port", String(this.portNumber), "--bind", "127.0.0.1", "--dir", this.dir, "--save", "", "--daemonize", "no", "--logfile", ""];
+    const args = ["--bind", "127.0.0.1", "--dir", this.dir, "--save", "", "--daemonize", "no", "--logfile", ""];
+    if (this.options.tls) {
+      makeCertificates(this.dir);
+      const file = (name: string) => join(this.dir, name);
+      args.push("--port", "0", "--tls-port", String(this.portNumber), "--tls-auth-clients", "no");
+      args.push("--tls-cert-file", file("server.crt"), "--tls-key-file", file("server.key"), "--tls-ca-cert-file", file("ca.crt"));
+    } else {
+      args.push("--port", String(this.portNumber));
+    }
     if (this.options.appendonly) args.push("--appendonly", "yes", "--appendfsync", this.options.appendfsync ?? "everysec");
     const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
     this.process = child;
@@ -80,7 +96,8 @@ export class RedisServer {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     // The port accepts before the data set is loaded; PING answers only once it is.
-    while (!(await pong(this.portNumber))) await new Promise((resolve) => setTimeout(resolve, 20));
+    const ca = this.options.tls ? readFileSync(this.caFile) : undefined;
+    while (!(await pong(this.portNumber, ca))) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -106,11 +123,11 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-function pong(port: number): Promise<boolean> {
+function pong(port: number, ca?: Buffer): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ port, host: "127.0.0.1" });
+    const socket = ca ? tlsConnect({ port, host: "127.0.0.1", servername: "localhost", ca }) : createConnection({ port, host: "127.0.0.1" });
     let reply = "";
-    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.once(ca ? "secureConnect" : "connect", () => socket.write("PING\r\n"));
     socket.on("data", (chunk) => {
       reply += chunk.toString();
       if (reply.includes("\r\n")) {
@@ -120,4 +137,13 @@ function pong(port: number): Promise<boolean> {
     });
     socket.once("error", () => resolve(false));
   });
+}
+
+/** A CA, and a certificate for localhost (and 127.0.0.1) signed by it, made with openssl. */
+function makeCertificates(dir: string): void {
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+  openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=pitwall test CA");
+  openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
+  writeFileSync(join(dir, "san.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.cnf");
 }
