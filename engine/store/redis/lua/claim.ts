@@ -43,15 +43,14 @@ local function claimable(id)
   return true
 end
 
+-- Written out by hand: numbers must stay exact (cjson keeps 14 digits, a fence has 16).
 local function claimed_event(id, fence, recovered)
-  return cjson.encode({
-    runId = id, taskId = cjson.null,
-    traceId = string.sub(sha256_hex('trace:' .. id), 1, 32),
-    spanId = string.sub(sha256_hex('span:' .. id .. ':' .. fence), 1, 16),
-    type = 'run.claimed', actor = 'worker:' .. owner,
-    payload = { worker = owner, fence = fence, recovered = recovered },
-    time = NOW,
-  })
+  return '{"runId":' .. cjson.encode(id) .. ',"taskId":null'
+    .. ',"traceId":"' .. string.sub(sha256_hex('trace:' .. id), 1, 32) .. '"'
+    .. ',"spanId":"' .. string.sub(sha256_hex('span:' .. id .. ':' .. fmt(fence)), 1, 16) .. '"'
+    .. ',"type":"run.claimed","actor":' .. cjson.encode('worker:' .. owner)
+    .. ',"payload":{"worker":' .. cjson.encode(owner) .. ',"fence":' .. fmt(fence) .. ',"recovered":' .. tostring(recovered) .. '}'
+    .. ',"time":' .. fmt(NOW) .. '}'
 end
 
 -- lease_held: the run's lease entry was already moved to this owner by XAUTOCLAIM
@@ -59,7 +58,13 @@ local function take(id, lease_held)
   local rk = K.run(id)
   local f = redis.call('HMGET', rk, 'status', 'startedAt', '_offer', '_lease', '_leaseMs', 'version')
   local recovered = f[1] == 'running'
+  -- Fences never fall below the clock (ms × 1000): a server that lost its last writes in a crash
+  -- does not hand out again a fence that a live worker still holds.
   local fence = redis.call('INCR', K.g('fence'))
+  if fence < NOW * 1000 then
+    fence = NOW * 1000
+    redis.call('SET', K.g('fence'), fmt(fence))
+  end
   if f[3] then withdraw_offer(id, f[6], f[3]) end
   local lease = f[4]
   if recovered and lease and tonumber(f[5]) == lease_ms then
@@ -70,7 +75,7 @@ local function take(id, lease_held)
     lease = new_lease(id, owner, lease_ms)
   end
   redis.call('HSET', rk, 'status', 'running', 'owner', owner, 'leaseUntil', NOW + lease_ms, '_leaseMs', lease_ms,
-    'fence', fence, 'updatedAt', NOW, '_claimReq', request, '_claimRecovered', recovered and '1' or '0')
+    'fence', fmt(fence), 'updatedAt', NOW, '_claimReq', request, '_claimRecovered', recovered and '1' or '0')
   redis.call('HDEL', rk, 'wakeAt')
   if not f[2] then redis.call('HSET', rk, 'startedAt', NOW) end
   if recovered then redis.call('HINCRBY', rk, 'recoveries', 1) end
