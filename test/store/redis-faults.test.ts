@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { StoreError, openStore, type CommandRecord, type NewEvent, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { EventTail } from "../../engine/store/redis/event-tail.js";
+import { RedisStore } from "../../engine/store/redis/redis-store.js";
 import { RedisServer } from "../support/redis-server.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
@@ -55,6 +57,18 @@ describe("Redis store: connection faults", () => {
       expect(untrusted.stderr).toMatch(new RegExp(`^cannot connect to Redis at rediss://localhost:${secure.port}: self[- ]signed certificate`));
       expect(untrusted.stderr).not.toContain("\n");
     });
+  });
+
+  it("gives up on a server that accepts connections but never answers", async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as { port: number };
+    const started = Date.now();
+    await expect(RedisStore.open(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 300 })).rejects.toThrow(
+      `cannot connect to Redis at redis://127.0.0.1:${port}: no answer within 300 ms`,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    silent.close();
   });
 
   it("refuses bad URLs with a clear message", async () => {

@@ -86,14 +86,27 @@ export async function connectRedis(target: RedisTarget, name: string): Promise<R
   client.on("error", (error: Error) => {
     lastError = error;
   });
+  const timeoutMs = target.options.connectTimeout ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<never>((_resolve, reject) => {
+    // The TCP timeout does not cover a server that accepts and then never answers.
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
   try {
-    await client.connect();
+    await Promise.race([client.connect(), silence]);
   } catch (error) {
     client.disconnect();
-    throw new StoreError(`cannot connect to Redis at ${target.description}: ${errorMessage(lastError ?? error)}`);
+    throw new StoreError(`cannot connect to Redis at ${target.description}: ${reason(lastError ?? error)}`);
+  } finally {
+    clearTimeout(timer);
   }
   connected = true;
   return client;
+}
+
+function reason(error: unknown): string {
+  const message = errorMessage(error);
+  return /^Protocol error/.test(message) ? `it does not answer as Redis does (${message.replace(/\s*Please report this\.?$/, "")})` : message;
 }
 
 /** The server's version as [major, minor]. */
