@@ -13,7 +13,13 @@ export type {
   NodeResult,
   Router,
 } from "./graph/model.js";
-export { actionRegistry, loadActionModules } from "./graph/actions.js";
+export { actionRegistry, extendRegistry, loadActionModules } from "./graph/actions.js";
+export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
+export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
+export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
+export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";
+export { modelFromEnv, MODEL_ENV } from "./llm/env.js";
+export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
 export { checkWorkflow } from "./graph/check.js";
 export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
@@ -36,7 +42,8 @@ export { storeWorkflow } from "./operator/workflows.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
 export { WorkflowRegistry } from "./worker/registry.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
-export { openStore, describeStoreUrl } from "./store/open.js";
+export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
+export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open.js";
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
 export * from "./store/records.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemoryStore, openStore, type Store } from "../../engine/index.js";
 import { RedisServer } from "./redis-server.js";
 
@@ -34,4 +37,24 @@ function redisFactory(): StoreFactory {
   };
 }
 
-export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, redisFactory()];
+/** A temporary folder per test file; each open is a new file in it. */
+function sqliteFactory(): StoreFactory {
+  let dir: string | undefined;
+  let opened = 0;
+  return {
+    name: "sqlite",
+    async setup() {
+      dir = mkdtempSync(join(tmpdir(), "pitwall-sqlite-"));
+    },
+    async teardown() {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      dir = undefined;
+    },
+    async open() {
+      dir ??= mkdtempSync(join(tmpdir(), "pitwall-sqlite-"));
+      return openStore(`sqlite:${join(dir, `store-${++opened}.db`)}`);
+    },
+  };
+}
+
+export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, sqliteFactory(), redisFactory()];
