@@ -16,14 +16,15 @@ import type {
   TaskRecord,
 } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
-import { acceptance, cancelBatch, closeAttempt, prepareCommand, refusal, type RunView } from "../worker/commands.js";
+import { acceptance, cancelBatch, prepareCommand, refusal, type RunView } from "../worker/commands.js";
+import { DurableCalls } from "./calls.js";
 import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
 import { Batch } from "./batch.js";
 import { EventFactory } from "./event-factory.js";
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryDecision, retryPolicyOf } from "./retry.js";
-import type { AbortCause } from "./signals.js";
-import { runTransition, transitionTask } from "./transitions.js";
+import { TaskAbortedError, type AbortCause } from "./signals.js";
+import { closeAttempt, runTransition, transitionTask } from "./transitions.js";
 
 export interface ExecutorOptions {
   workerId: string;
@@ -58,6 +59,7 @@ type Message =
   | { kind: "outcome"; taskId: string; attempt: number; outcome: AttemptOutcome }
   | { kind: "command"; command: CommandRecord }
   | { kind: "tick" }
+  | { kind: "submit"; batch: Batch; done: (error?: unknown) => void }
   | { kind: "stop"; cause: "shutdown" | "lease-lost" };
 
 class Stopped extends Error {}
@@ -88,6 +90,7 @@ export class RunExecutor {
   private stopping: "shutdown" | "lease-lost" | undefined;
   private end: ExecutionEnd | undefined;
   private readonly events: EventFactory;
+  private readonly calls: DurableCalls;
   readonly done: Promise<ExecutionEnd>;
 
   constructor(
@@ -99,6 +102,11 @@ export class RunExecutor {
     this.run = claim.run;
     this.fence = claim.fence;
     this.events = new EventFactory(claim.run.id, `worker:${options.workerId}`, options.secretKeys);
+    this.calls = new DurableCalls({
+      submit: (batch) => new Promise((resolve, reject) => this.post({ kind: "submit", batch, done: (error) => (error ? reject(error) : resolve()) })),
+      events: this.events,
+      workerId: options.workerId,
+    });
     this.done = this.execute(claim.recovered);
   }
 
@@ -172,7 +180,9 @@ export class RunExecutor {
     if (!head) throw new Error(`run ${run.id} has no head checkpoint`);
     this.head = head;
     this.chain = await loadStateChain(store, run.id, head.n, this.options.snapshotPolicy);
-    this.tasks = new Map((await store.listTasks(run.id, { step: head.step + 1 })).map((t) => [t.id, t]));
+    const tasks = await store.listTasks(run.id, { step: head.step + 1 });
+    this.tasks = new Map(tasks.filter((t) => t.parent === null).map((t) => [t.id, t]));
+    this.calls.load(tasks.filter((t) => t.parent !== null));
     const interrupts = await store.listInterrupts({ runId: run.id });
     this.interrupts = new Map(interrupts.filter((i) => i.status === "pending" || i.step === head.step + 1).map((i) => [i.id, i]));
   }
@@ -180,6 +190,7 @@ export class RunExecutor {
   /** The previous owner died: its running tasks failed ("worker lost") and are retried by policy. */
   private recover(): void {
     const at = Date.now();
+    this.calls.recoverLost(this.batch, at);
     for (const task of this.tasks.values()) {
       if (task.status !== "running") continue;
       const def = this.workflow.definition.nodes[task.node];
@@ -251,6 +262,21 @@ export class RunExecutor {
       case "tick":
         if (!this.batch.empty) await this.commit();
         return;
+      case "submit": {
+        if (this.end || this.stopping === "lease-lost") {
+          message.done(new TaskAbortedError("lease-lost", "the run's lease was lost"));
+          return;
+        }
+        this.batch.absorb(message.batch);
+        try {
+          await this.commit();
+          message.done();
+        } catch (error) {
+          message.done(error);
+          throw error;
+        }
+        return;
+      }
       case "stop":
         return this.onStop(message.cause);
     }
@@ -415,6 +441,8 @@ export class RunExecutor {
       notBefore: null,
       retriesFrom: 0,
       waitingFor: null,
+      parent: null,
+      call: null,
     };
   }
 
@@ -480,6 +508,7 @@ export class RunExecutor {
         artifact: (data, mediaType) => this.host.store.putArtifact(this.run.id, data, mediaType),
         childRun: (child, input, generation) => this.host.childRun(this.run, task, child, input, generation),
         childState: (child) => readState(this.host.store, child.id, child.headN),
+        call: (key, fn, options, signal) => this.calls.run(task, key, fn, options, signal),
       },
       { ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}), graceMs: this.options.killGraceMs },
     );
