@@ -178,4 +178,10 @@ function parseCommandLine(command: Command, argv: readonly string[]) {
   return sub;
 }
 
+// `pitwall events | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 process.exitCode = await main(process.argv.slice(2));

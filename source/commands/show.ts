@@ -65,10 +65,16 @@ function printTasks(out: Output, tasks: TaskRecord[]): void {
       t.index === null ? t.node : `${t.node}[${t.index}]`,
       t.status,
       String(t.attempts.length),
-      duration(t.startedAt !== null ? (t.endedAt ?? Date.now()) - t.startedAt : null),
-      t.error ? inline(t.error.message, 60) : t.waitingFor ? waiting(t.waitingFor) : "",
+      duration(taskTime(t)),
+      (t.status === "failed" || t.status === "canceled") && t.error ? inline(t.error.message, 60) : t.waitingFor ? waiting(t.waitingFor) : "",
     ]),
   );
+}
+
+function taskTime(t: TaskRecord): number | null {
+  if (t.startedAt === null) return null;
+  if (t.endedAt !== null) return t.endedAt - t.startedAt;
+  return t.status === "running" ? Date.now() - t.startedAt : null;
 }
 
 function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
