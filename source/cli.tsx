@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import meow, { type AnyFlags } from "meow";
 import { defaultActor } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
@@ -6,8 +7,9 @@ import { Resources, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
+import { packageRoot } from "./cli/typescript.js";
 
-const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
 
 const GLOBAL_FLAGS = {
   store: { type: "string" },
@@ -110,7 +112,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     debug = Boolean(flags.debug);
     const config = loadConfig(flags.config as string | undefined);
     const global: GlobalOptions = {
-      store: (flags.store as string | undefined) ?? process.env.PITWALL_STORE ?? config.store ?? DEFAULT_STORE,
+      store: (flags.store as string | undefined) ?? (process.env.PITWALL_STORE || undefined) ?? config.store ?? DEFAULT_STORE,
       json: Boolean(flags.json),
       actor: defaultActor(flags.as as string | undefined),
       debug,

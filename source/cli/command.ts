@@ -1,6 +1,7 @@
 import type { AnyFlags, TypedFlags } from "meow";
 import { Operator, loadActionModules, openStore, type ActionRegistry, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
+import { enableTypeScript } from "./typescript.js";
 import type { ExitCode } from "./errors.js";
 import type { Output } from "./output.js";
 
@@ -67,7 +68,9 @@ export class Resources {
 
   async actions(fromFlags: readonly string[] | undefined): Promise<ActionRegistry | undefined> {
     const paths = fromFlags && fromFlags.length > 0 ? fromFlags : this.global.config.actions;
-    return paths.length > 0 ? loadActionModules(paths) : undefined;
+    if (paths.length === 0) return undefined;
+    await enableTypeScript(paths);
+    return loadActionModules(paths);
   }
 
   async close(): Promise<void> {
