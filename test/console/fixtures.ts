@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { MemoryStore, createEngine, workflow, type Engine, type RunRecord } from "../../engine/index.js";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Travel planning: a fan-out to three sub-agents (hotels fails once), a join, an approval, a booking. */
+export function travelWorkflow() {
+  return workflow("travel-planner", {
+    state: z.object({
+      city: z.string().default("Lisbon"),
+      budget: z.number().default(1200),
+      notes: z.array(z.string()).default([]),
+      booked: z.boolean().default(false),
+    }),
+    reducers: { notes: "append" },
+  })
+    .node("plan", () => ({ notes: ["planned"] }), { next: ["flights", "hotels", "weather"] })
+    .node("flights", async () => (await pause(5), { notes: ["flight TP123"] }), { next: "join" })
+    .node(
+      "hotels",
+      async (_s, ctx) => {
+        await pause(5);
+        if (ctx.attempt === 1) throw new Error("hotel API timed out");
+        return { notes: ["hotel Alfama"] };
+      },
+      { next: "join", retry: { maxAttempts: 3, backoffMs: 5, jitter: 0 } },
+    )
+    .node("weather", () => ({ notes: ["sunny"] }), { next: "join" })
+    .node("join", () => ({ notes: ["itinerary ready"] }), { next: "approve", waitFor: ["flights", "hotels", "weather"] })
+    .approval("approve", { question: "Book this trip?", show: ["city", "budget"], routes: { approve: "book", reject: "END" } })
+    .node("book", () => ({ booked: true }), { next: "END" })
+    .compile();
+}
+
+/** SuperAGI-style task queue: process until the check says YES; NO loops back. */
+export function taskQueueWorkflow() {
+  return workflow("task-queue", {
+    state: z.object({ tasks: z.array(z.string()).default([]), done: z.number().default(0) }),
+    reducers: { tasks: "append" },
+  })
+    .node("init", () => ({ tasks: ["draft"] }), { next: "work" })
+    .node("work", (s) => ({ done: s.done + 1 }), { next: "check" })
+    .node("check", (s) => ({ route: s.done >= 3 ? "YES" : "NO" }), { routes: { YES: "summary", NO: "work" }, default: "work" })
+    .node("summary", () => ({ tasks: ["summary"] }), { next: "END" })
+    .compile();
+}
+
+/** A node whose output is hostile terminal text, as an LLM's might be. */
+export function hostileWorkflow() {
+  return workflow("hostile", { state: z.object({ output: z.string().default("") }) })
+    .node(
+      "generate",
+      () => ({ output: "before\u001b]0;pwned title\u0007\u001b[2J\u001b[10;10Hmoved\u009b31mred\u001b[?1049l after" }),
+      { next: "END" },
+    )
+    .compile();
+}
+
+export interface Fixture {
+  store: MemoryStore;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+/** A memory store with an in-process worker running the fixture workflows. */
+export function fixture(): Fixture {
+  const store = new MemoryStore();
+  const engine = createEngine({ store, workflows: [travelWorkflow(), taskQueueWorkflow(), hostileWorkflow()], worker: { pollMs: 50 } });
+  return { store, engine, close: () => engine.close() };
+}
+
+/** Starts a run and waits until it ends or pauses. */
+export async function settle(engine: Engine, name: string, input: unknown = {}): Promise<RunRecord> {
+  const handle = await engine.start(name, input);
+  return handle.wait({ timeoutMs: 10_000 });
+}

@@ -1,0 +1,157 @@
+import { EventEmitter } from "node:events";
+import { render } from "ink";
+import stripAnsi from "strip-ansi";
+import type { Store } from "../../engine/index.js";
+import { Console } from "../../source/console/app.js";
+import type { ViewEntry } from "../../source/console/context.js";
+import { systemEditor, type Editor } from "../../source/console/editor.js";
+
+class FakeStdout extends EventEmitter {
+  readonly frames: string[] = [];
+  isTTY = false;
+  constructor(
+    public columns: number,
+    public rows: number,
+  ) {
+    super();
+  }
+  write = (frame: string) => {
+    this.frames.push(frame);
+    return true;
+  };
+}
+
+class FakeStdin extends EventEmitter {
+  isTTY = true;
+  private data: string | null = null;
+  write(data: string) {
+    this.data = data;
+    this.emit("readable");
+    this.emit("data", data);
+  }
+  read = () => {
+    const { data } = this;
+    this.data = null;
+    return data;
+  };
+  setEncoding() {}
+  setRawMode() {}
+  resume() {}
+  pause() {}
+  ref() {}
+  unref() {}
+}
+
+const KEYS: Record<string, string> = {
+  enter: "\r",
+  esc: "\u001b",
+  up: "\u001b[A",
+  down: "\u001b[B",
+  right: "\u001b[C",
+  left: "\u001b[D",
+  tab: "\t",
+  "shift-tab": "\u001b[Z",
+  backspace: "\u007f",
+  space: " ",
+  pgdn: "\u001b[6~",
+  pgup: "\u001b[5~",
+  "ctrl-k": "\u000b",
+  "ctrl-c": "\u0003",
+};
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export interface ConsoleHarness {
+  /** The last frame drawn, without colours. */
+  frame(): string;
+  lines(): string[];
+  /** Presses keys by name (`enter`, `esc`, `ctrl-k`...) or as typed characters. */
+  press(...keys: string[]): Promise<void>;
+  type(text: string): Promise<void>;
+  /** Polls the frame until it contains `text` (or satisfies the predicate). */
+  waitFor(expected: string | RegExp | ((frame: string) => boolean), timeoutMs?: number): Promise<string>;
+  resize(columns: number, rows: number): Promise<void>;
+  frames(): string[];
+  exited(): boolean;
+  unmount(): void;
+}
+
+export interface HarnessOptions {
+  store: Store;
+  columns?: number;
+  rows?: number;
+  readOnly?: boolean;
+  actor?: string;
+  /** A shell command used as $EDITOR. */
+  editorCommand?: string;
+  editor?: Editor;
+  initial?: ViewEntry;
+}
+
+/** The console rendered against a store in a fake terminal of a given size. */
+export async function openConsole(options: HarnessOptions): Promise<ConsoleHarness> {
+  const stdout = new FakeStdout(options.columns ?? 80, options.rows ?? 24);
+  const stdin = new FakeStdin();
+  const stderr = new FakeStdout(80, 24);
+  let exited = false;
+  const instance = render(
+    <Console
+      store={options.store}
+      actor={options.actor ?? "tester"}
+      readOnly={options.readOnly ?? false}
+      storeLabel="memory:test"
+      editor={options.editor ?? systemEditor(options.editorCommand ?? "false", (fn) => fn())}
+      coalesceMs={20}
+      {...(options.initial ? { initial: options.initial } : {})}
+    />,
+    {
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      stdin: stdin as unknown as NodeJS.ReadStream,
+      stderr: stderr as unknown as NodeJS.WriteStream,
+      debug: true,
+      exitOnCtrlC: false,
+      patchConsole: false,
+    },
+  );
+  void instance.waitUntilExit().then(() => (exited = true));
+  const frame = () => stripAnsi(stdout.frames[stdout.frames.length - 1] ?? "");
+  const harness: ConsoleHarness = {
+    frame,
+    lines: () => frame().replace(/\n$/, "").split("\n"),
+    async press(...keys) {
+      for (const key of keys) {
+        stdin.write(KEYS[key] ?? key);
+        await turn();
+        await turn();
+      }
+    },
+    async type(text) {
+      for (const ch of text) {
+        stdin.write(ch);
+        await turn();
+      }
+      await turn();
+    },
+    async waitFor(expected, timeoutMs = 5_000) {
+      const test = typeof expected === "function" ? expected : typeof expected === "string" ? (f: string) => f.includes(expected) : (f: string) => expected.test(f);
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (test(frame())) return frame();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`timed out waiting for ${String(expected)}; the screen shows:\n${frame()}`);
+    },
+    async resize(columns, rows) {
+      stdout.columns = columns;
+      stdout.rows = rows;
+      stdout.emit("resize");
+      await turn();
+      await turn();
+    },
+    frames: () => stdout.frames.map((f) => stripAnsi(f)),
+    exited: () => exited,
+    unmount: () => instance.unmount(),
+  };
+  await turn();
+  return harness;
+}
