@@ -2,6 +2,8 @@ import type { Command } from "../cli/command.js";
 import { breakpoint, unbreak } from "./breakpoints.js";
 import { cancel } from "./cancel.js";
 import { checkpoints } from "./checkpoints.js";
+import { consoleCommand } from "./console.js";
+import { demo } from "./demo.js";
 import { diff } from "./diff.js";
 import { events } from "./events.js";
 import { fork } from "./fork.js";
@@ -37,4 +39,6 @@ export const COMMANDS: readonly Command[] = [
   breakpoint,
   unbreak,
   fork,
+  consoleCommand,
+  demo,
 ] as unknown as readonly Command[];
