@@ -11,7 +11,7 @@ the keys, q quits. --read-only offers no action that writes.`,
   args: { min: 0, max: 0 },
   stopsOnSignal: true,
   async run({ flags, global, store }) {
-    requireTerminal("console");
+    requireTerminal();
     const s = await store();
     const { runConsole } = await import("../console/index.js");
     await runConsole({ store: s, actor: global.actor, readOnly: Boolean(flags.readOnly), storeLabel: s.description });
@@ -20,8 +20,8 @@ the keys, q quits. --read-only offers no action that writes.`,
 });
 
 /** Ink needs a terminal it can put in raw mode; say so instead of failing obscurely. */
-export function requireTerminal(command: string): void {
+export function requireTerminal(): void {
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    throw new UsageError(`${command} needs an interactive terminal (stdin and stdout must be a TTY)`);
+    throw new UsageError("needs an interactive terminal (stdin and stdout must be a TTY)");
   }
 }

@@ -21,7 +21,7 @@ stretches the simulated model latency.`,
   args: { min: 0, max: 0 },
   stopsOnSignal: true,
   async run({ flags, global, store, actions }) {
-    requireTerminal("demo");
+    requireTerminal();
     process.env.PITWALL_LATENCY_SCALE ??= "8";
     const root = packageRoot();
     const registry = (await actions(FIXTURE_NAMES.map((name) => fixturePaths(root, name).actions)))!;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
-import { actionsOf, cliHarness, workflowOf } from "./cli.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 type Shown = RunRecord & { tasks: TaskRecord[]; interrupts: InterruptRecord[] };
 

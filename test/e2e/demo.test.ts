@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../engine/index.js";
 import { until } from "../support/engine.js";
-import { BIN } from "./cli.js";
+import { BIN } from "../support/cli.js";
 
 /** `pitwall demo` in a real terminal (tmux), driven with keys as a person would. */
 describe("pitwall demo", () => {

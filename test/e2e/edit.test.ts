@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointRecord, InterruptRecord } from "../../engine/index.js";
-import { actionsOf, cliHarness, workflowOf } from "./cli.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 /**
  * A stand-in for a person in $EDITOR: logs what it was shown, then saves the state with

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { InterruptRecord, RunRecord } from "../../engine/index.js";
-import { actionsOf, cliHarness, workflowOf } from "./cli.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 const NAMES = ["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute"] as const;
 

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointRecord, EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
-import { actionsOf, cliHarness, workflowOf } from "./cli.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 type Shown = RunRecord & { tasks: TaskRecord[]; interrupts: InterruptRecord[]; storage: { total: number } };
 

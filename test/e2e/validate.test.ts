@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { actionsOf, cliHarness, workflowOf } from "./cli.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 const FIXTURE_NAMES = ["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute"];
 
