@@ -71,6 +71,22 @@ describe("operator commands on live runs, across processes", () => {
     expect((await cli.json<Shown>(["show", runId])).status).toBe("canceled");
   });
 
+  it("start --wait waits for a worker in another process to end or pause the run, or gives up after --timeout", async () => {
+    const worker = cli.spawn(["worker", "--actions", actionsOf("task-queue"), "--actions", actionsOf("sensitive-operation")]);
+    const [done, paused] = await Promise.all([
+      cli.json<{ runId: string; status: string }>(["start", workflowOf("task-queue"), "--wait"]),
+      cli.json<{ runId: string; status: string; reason: string }>(["start", workflowOf("sensitive-operation"), "--wait"]),
+    ]);
+    expect(done).toMatchObject({ status: "succeeded", error: null });
+    expect(paused).toMatchObject({ status: "paused", reason: "interrupt" });
+    worker.child.kill("SIGINT");
+    await worker.exited;
+
+    const waited = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.5"]);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(/^pitwall start: run \S+ did not settle within 500 ms \(it is queued\)\n$/);
+  });
+
   it("events --follow prints, live, events that other processes commit", async () => {
     const backlog = await cli.run(["events", "--json"]);
     const lastSeq = backlog.stdout.trim() ? (JSON.parse(backlog.stdout.trim().split("\n").at(-1)!) as EventRecord).seq : 0;
