@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ArtifactRef, InterruptRequest } from "../store/records.js";
+import type { ArtifactRef } from "../store/records.js";
 import type { Reducer, State } from "../state/ops.js";
 import type { StateValidator } from "../state/schema.js";
 import type { NodeDefinition, WorkflowDefinition } from "./definition.js";

@@ -36,7 +36,7 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(calls).toEqual({ search: 1, lookup: 2, send: 1 });
 
     const tasks = await engine.store.listTasks(run.id);
-    const children = tasks.filter((t) => t.parent !== null);
+    const children = tasks.filter((t) => t.parent !== null).sort((a, b) => a.startedAt! - b.startedAt! || (a.call! < b.call! ? 1 : -1));
     expect(children.map((t) => [t.call, t.status, t.attempts.length, t.output])).toEqual([
       ["search", "succeeded", 1, "search ok"],
       ["lookup", "succeeded", 2, "lookup ok"],

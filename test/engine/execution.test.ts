@@ -129,6 +129,7 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
           ctx.progress(0.5, "half way");
           ctx.progress(1, "done");
           ctx.log.info("called the api", { apiKey: "sk-123", url: "https://x", nested: { Authorization: "Bearer t", tokens: 12 } });
+          ctx.log.debug("raw response", { body: "x".repeat(20_000), password: "hunter2" });
           const ref = await ctx.artifact("the report");
           return { out: ref.sha256 };
         },
@@ -152,9 +153,13 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
       message: "called the api",
       data: { apiKey: "[redacted]", url: "https://x", nested: { Authorization: "[redacted]", tokens: 12 } },
     });
+    const big = events.filter((e) => e.type === "node.log")[1]!.payload as { data: { artifact: { sha256: string; size: number } } };
+    expect(big.data.artifact.size).toBeGreaterThan(20_000);
+    const stored = new TextDecoder().decode((await engine.store.getArtifact(big.data.artifact.sha256))!.data);
+    expect(JSON.parse(stored)).toEqual({ body: "x".repeat(20_000), password: "[redacted]" });
     const sha = (await run.state()).out as string;
     expect(new TextDecoder().decode((await engine.store.getArtifact(sha))!.data)).toBe("the report");
-    expect((await engine.store.runStorage(run.id)).artifacts).toBe(10);
+    expect((await engine.store.runStorage(run.id)).artifacts).toBe(10 + big.data.artifact.size);
   });
 
   it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { actionRegistry, loadWorkflowText, workflow, type NodeFunction } from "../../engine/index.js";
-import { engineHarness, sleep } from "../support/engine.js";
+import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const listState = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), verdict: z.string().default("") });
@@ -89,6 +89,20 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(end.error).toEqual({ code: "ROUTE_NO_MATCH", node: "check", message: 'node "check" chose route "MAYBE", which matches none of YES, NO, and it has no default' });
     const failed = await engine.store.readEvents({ runId: run.id, types: ["run.failed"] });
     expect(failed).toHaveLength(1);
+  });
+
+  it("fails the run, naming the node, when its router function throws", async () => {
+    const wf = workflow("bad-router", { state: listState })
+      .node("check", () => ({}), {
+        routes: { a: "END" },
+        route: () => {
+          throw new Error("no verdict yet");
+        },
+      })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const end = await (await engine.start(wf)).wait();
+    expect(end).toMatchObject({ status: "failed", error: { code: "ROUTER_FAILED", node: "check", message: 'the router of node "check" threw: no verdict yet' } });
   });
 
   it("fails the run with a clear error when it exceeds maxSteps", async () => {
@@ -184,6 +198,27 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     await Promise.all([a.wait(), b.wait()]);
     expect(await a.state()).toEqual(await b.state());
     expect(await a.state()).toEqual({ tasks: ["t1", "t2", "t3"] });
+  });
+
+  it("parks a run on a durable timer and wakes it when the time has come", async () => {
+    const wf = workflow("timer", { state: listState, reducers: { log: "append" } })
+      .node("before", mark("before"), { next: "pause" })
+      .wait("pause", { seconds: 0.3, next: "after" })
+      .node("after", mark("after"), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const parked = await until(async () => {
+      const r = await run.get();
+      return r.status === "queued" && r.wakeAt !== null ? r : undefined;
+    }, 5000, "parked");
+    expect(parked.owner).toBeNull();
+    const [task] = await engine.store.listTasks(run.id, { step: 2 });
+    expect(task).toMatchObject({ node: "pause", status: "interrupted", waitingFor: { kind: "time", until: parked.wakeAt } });
+    const end = await run.wait({ timeoutMs: 5000 });
+    expect(end.status).toBe("succeeded");
+    expect(Date.now()).toBeGreaterThanOrEqual(parked.wakeAt!);
+    expect((await run.state()).log).toEqual(["before", "after"]);
   });
 
   it("validates run input against the state schema before writing anything", async () => {

@@ -152,6 +152,26 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await run.state()).note).toBe("finished with 3");
   });
 
+  it("edits the state as if a node had written it (asNode), so that node's routes decide what runs next", async () => {
+    const flow = workflow("as-node", { state, reducers: { log: "append" }, interruptAfter: ["draft"] })
+      .node("draft", () => ({ note: "draft" }), { next: "publish" })
+      .node("publish", () => ({ log: ["published"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([flow]);
+    const run = await engine.start(flow);
+    await run.wait();
+    const op = engine.operator("ann");
+    await expect(op.updateState(run.id, { note: "x" }, { asNode: "ghost" })).rejects.toThrow('workflow as-node has no node "ghost"');
+    await op.updateState(run.id, { note: "rewritten by hand" }, { asNode: "publish" });
+    const head = (await engine.store.listCheckpoints(run.id)).at(-1)!;
+    expect(head).toMatchObject({ source: "update", nodes: ["publish"], control: { finished: [{ node: "publish" }] } });
+    const [pending] = await pendingOf(engine, run.id);
+    await op.resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    // Planned from "publish" (which goes to END), so publish itself did not run again.
+    expect(await run.state()).toMatchObject({ note: "rewritten by hand", log: [] });
+  });
+
   it("cancels a run: open tasks canceled, pending interrupts closed, no more work", async () => {
     const wf = workflow("cancel-me", { state })
       .node("ask", async (_s, ctx) => ((await ctx.interrupt({ question: "?" })), {}), { next: "END" })
