@@ -41,11 +41,8 @@ describe("operator commands on live runs, across processes", () => {
 
   it("break pauses before a node; fork starts a new run from a checkpoint; unbreak and cancel", async () => {
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")]);
-    const [bad, absent, set] = await Promise.all([
-      cli.run(["break", runId, "nowhere"]),
-      cli.run(["unbreak", runId, "join"]),
-      cli.run(["break", runId, "join", "--reason", "inspect before the join"]),
-    ]);
+    const [bad, absent] = await Promise.all([cli.run(["break", runId, "nowhere"]), cli.run(["unbreak", runId, "join"])]);
+    const set = await cli.run(["break", runId, "join", "--reason", "inspect before the join"]);
     expect([bad.code, bad.stderr]).toEqual([2, 'pitwall break: workflow task-queue has no node "nowhere"\n']);
     expect(absent.code).toBe(3);
     expect(set.code).toBe(0);
