@@ -30,6 +30,8 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
     db = new Database(file, { fileMustExist: true, timeout: options.busyTimeoutMs });
     migrate(db, file);
     db.pragma(`synchronous = ${options.durability === "os" ? "FULL" : "NORMAL"}`);
+    // After a burst of writes the WAL file is cut back to this size instead of keeping its peak.
+    db.pragma(`journal_size_limit = ${16 * 1024 * 1024}`);
     return db;
   } catch (error) {
     db?.close();

@@ -36,6 +36,21 @@ export class Queries {
     return statement;
   }
 
+  /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
+  private getDoc<T>(table: "runs" | "tasks" | "interrupts" | "commands", id: string): T | undefined {
+    return parseDoc<T>(this.sql(`SELECT doc FROM ${table} WHERE id = ?`).get(id) as { doc: string } | undefined);
+  }
+
+  private upsertDoc(table: "tasks" | "interrupts", columns: Record<string, Param>, doc: { id: string }): void {
+    const names = ["id", ...Object.keys(columns), "doc"];
+    const updates = names.slice(1).map((n) => `${n} = excluded.${n}`).join(", ");
+    this.sql(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT (id) DO UPDATE SET ${updates}`).run(
+      doc.id,
+      ...Object.values(columns),
+      JSON.stringify(doc),
+    );
+  }
+
   nextFence(): number {
     return (this.sql("UPDATE meta SET value = value + 1 WHERE key = 'fence' RETURNING value").get() as { value: number }).value;
   }
@@ -71,7 +86,7 @@ export class Queries {
   // runs
 
   getRun(id: string): RunRecord | undefined {
-    return parseDoc<RunRecord>(this.sql("SELECT doc FROM runs WHERE id = ?").get(id) as { doc: string } | undefined);
+    return this.getDoc<RunRecord>("runs", id);
   }
 
   runStatus(id: string): RunStatus | undefined {
@@ -115,16 +130,22 @@ export class Queries {
   }
 
   /**
-   * Runs that may be claimable at `now`: the indexed pre-selection. The caller decides with
-   * `claimable` and `pickClaim`, the rules every store shares.
+   * The runs a claim would pick first, in its order of preference. This is an indexed
+   * pre-selection written after `claimable` and `pickClaim` (the rules every store shares),
+   * which the caller still applies to the rows returned.
    */
-  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined): RunRecord[] {
+  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): RunRecord[] {
     const rows = this.sql(
-      `SELECT doc FROM runs
-       WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)) OR (status = 'running' AND lease_until < :now))
+      `SELECT doc FROM runs r
+       WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
+               AND (waiting_on IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled'))))
+              OR (status = 'running' AND lease_until < :now))
          AND (:versions IS NULL OR version IN (SELECT value FROM json_each(:versions)))
-         AND (:runId IS NULL OR id = :runId)`,
-    ).all({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null }) as { doc: string }[];
+         AND (:runId IS NULL OR id = :runId)
+       ORDER BY updated_at, id
+       LIMIT :limit`,
+    ).all({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null, limit }) as { doc: string }[];
     return parseDocs<RunRecord>(rows);
   }
 
@@ -166,14 +187,11 @@ export class Queries {
   // tasks
 
   putTask(task: TaskRecord): void {
-    this.sql(
-      `INSERT INTO tasks (id, run_id, step, created_at, doc) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, step = excluded.step, created_at = excluded.created_at, doc = excluded.doc`,
-    ).run(task.id, task.runId, task.step, task.createdAt, JSON.stringify(task));
+    this.upsertDoc("tasks", { run_id: task.runId, step: task.step, created_at: task.createdAt }, task);
   }
 
   getTask(id: string): TaskRecord | undefined {
-    return parseDoc<TaskRecord>(this.sql("SELECT doc FROM tasks WHERE id = ?").get(id) as { doc: string } | undefined);
+    return this.getDoc<TaskRecord>("tasks", id);
   }
 
   listTasks(runId: string, step: number | undefined): TaskRecord[] {
@@ -187,14 +205,11 @@ export class Queries {
   // interrupts
 
   putInterrupt(interrupt: InterruptRecord): void {
-    this.sql(
-      `INSERT INTO interrupts (id, run_id, status, created_at, doc) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, status = excluded.status, created_at = excluded.created_at, doc = excluded.doc`,
-    ).run(interrupt.id, interrupt.runId, interrupt.status, interrupt.createdAt, JSON.stringify(interrupt));
+    this.upsertDoc("interrupts", { run_id: interrupt.runId, status: interrupt.status, created_at: interrupt.createdAt }, interrupt);
   }
 
   getInterrupt(id: string): InterruptRecord | undefined {
-    return parseDoc<InterruptRecord>(this.sql("SELECT doc FROM interrupts WHERE id = ?").get(id) as { doc: string } | undefined);
+    return this.getDoc<InterruptRecord>("interrupts", id);
   }
 
   pendingInterrupts(runId: string): number {
@@ -224,7 +239,7 @@ export class Queries {
   }
 
   getCommand(id: string): CommandRecord | undefined {
-    return parseDoc<CommandRecord>(this.sql("SELECT doc FROM commands WHERE id = ?").get(id) as { doc: string } | undefined);
+    return this.getDoc<CommandRecord>("commands", id);
   }
 
   listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number }): CommandRecord[] {

@@ -36,11 +36,12 @@ export const MIGRATIONS: readonly string[] = [
     parent_run_id TEXT GENERATED ALWAYS AS (doc ->> '$.parentRunId') VIRTUAL,
     updated_at INTEGER GENERATED ALWAYS AS (doc ->> '$.updatedAt') VIRTUAL,
     wake_at INTEGER GENERATED ALWAYS AS (doc ->> '$.wakeAt') VIRTUAL,
-    lease_until INTEGER GENERATED ALWAYS AS (doc ->> '$.leaseUntil') VIRTUAL
+    lease_until INTEGER GENERATED ALWAYS AS (doc ->> '$.leaseUntil') VIRTUAL,
+    waiting_on TEXT GENERATED ALWAYS AS (doc ->> '$.waitingOn') VIRTUAL
   );
   CREATE INDEX runs_by_update ON runs (updated_at, id);
   CREATE INDEX runs_by_status ON runs (status, updated_at, id);
-  CREATE INDEX runs_by_parent ON runs (parent_run_id, updated_at, id);
+  CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
 
   -- Checkpoints are never overwritten. 'delta' holds the channel writes of the step; 'snapshot'
   -- is set every K steps; 'meta' holds the rest of the record (plan control, actor, nodes...).
@@ -54,7 +55,7 @@ export const MIGRATIONS: readonly string[] = [
     delta TEXT NOT NULL,
     snapshot TEXT,
     PRIMARY KEY (run_id, n)
-  );
+  ) WITHOUT ROWID;
 
   CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -62,7 +63,7 @@ export const MIGRATIONS: readonly string[] = [
     step INTEGER NOT NULL,
     created_at INTEGER NOT NULL,
     doc TEXT NOT NULL
-  );
+  ) WITHOUT ROWID;
   CREATE INDEX tasks_by_run ON tasks (run_id, step);
 
   CREATE TABLE interrupts (

@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
@@ -59,8 +59,17 @@ export class SqliteStore implements Store {
     this.feed = new EventFeed(watch.watch);
   }
 
+  /** The connection's settings as SQLite reports them (for diagnostics). */
+  settings(): { journalMode: string; synchronous: "NORMAL" | "FULL"; busyTimeoutMs: number } {
+    return this.read(() => ({
+      journalMode: this.db.pragma("journal_mode", { simple: true }) as string,
+      synchronous: this.db.pragma("synchronous", { simple: true }) === 2 ? "FULL" : "NORMAL",
+      busyTimeoutMs: this.db.pragma("busy_timeout", { simple: true }) as number,
+    }));
+  }
+
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    this.write(() => this.q.putWorkflow(record));
+    this.write(() => this.q.putWorkflow(record), false);
   }
 
   async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
@@ -114,22 +123,13 @@ export class SqliteStore implements Store {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
       const candidates = this.q
-        .claimCandidates(now, options.versions, options.runId)
+        .claimCandidates(now, options.versions, options.runId, 16)
         .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
       const run = pickClaim(candidates);
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
-      Object.assign(run, {
-        status: "running",
-        owner: options.owner,
-        leaseUntil: now + options.leaseMs,
-        fence,
-        wakeAt: null,
-        startedAt: run.startedAt ?? now,
-        recoveries: run.recoveries + (recovered ? 1 : 0),
-        updatedAt: now,
-      } satisfies Partial<RunRecord>);
+      Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
       this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
       this.q.saveRun(run);
       return { run, fence, recovered };
