@@ -93,12 +93,30 @@ export function slowWorkflow() {
 }
 
 /** A node whose output is hostile terminal text, as an LLM's might be. */
+export const HOSTILE = "before\u001b]0;pwned title\u0007\u001b[2J\u001b[10;10Hmoved\u009b31mred\u001b[?1049l\rafter\u202e";
+
 export function hostileWorkflow() {
   return workflow("hostile", { state: z.object({ output: z.string().default("") }) })
     .node(
       "generate",
-      () => ({ output: "before\u001b]0;pwned title\u0007\u001b[2J\u001b[10;10Hmoved\u009b31mred\u001b[?1049l after" }),
+      (_s, ctx) => {
+        ctx.log.info(HOSTILE);
+        return { output: HOSTILE };
+      },
       { next: "END" },
+    )
+    .compile();
+}
+
+/** A node that fails for good with a message in Japanese and an emoji. */
+export function failingWorkflow() {
+  return workflow("failing", { state: z.object({ lang: z.string().default("ja") }) })
+    .node(
+      "call",
+      (s) => {
+        throw new Error(s.lang === "ja" ? "接続に失敗しました 🚀 再試行" : "connection refused, retry later");
+      },
+      { next: "END", retry: { maxAttempts: 1, onExhausted: "fail" } },
     )
     .compile();
 }
@@ -112,7 +130,7 @@ export interface Fixture {
 /** A memory store with an in-process worker running the fixture workflows. */
 export function fixture(): Fixture {
   const store = new MemoryStore();
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), hostileWorkflow()]});
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), hostileWorkflow(), failingWorkflow()]});
   return { store, engine, close: () => engine.close() };
 }
 

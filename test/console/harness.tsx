@@ -27,6 +27,8 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export interface ConsoleHarness {
   /** The last frame drawn, without colours. */
   frame(): string;
+  /** The last frame exactly as written to the terminal. */
+  raw(): string;
   lines(): string[];
   /** Presses keys by name (`enter`, `esc`, `ctrl-k`...) or as typed characters. */
   press(...keys: string[]): Promise<void>;
@@ -79,6 +81,7 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
   };
   const harness: ConsoleHarness = {
     frame,
+    raw: () => instance.lastFrame() ?? "",
     lines: () => frame().replace(/\n$/, "").split("\n"),
     async press(...keys) {
       for (const key of keys) {
