@@ -82,3 +82,9 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
+
+/** The `code` property an error carries (Node's ECONNREFUSED, pitwall's TIMEOUT...), if it is a string. */
+export function errorCodeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

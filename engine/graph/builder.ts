@@ -118,6 +118,7 @@ export class WorkflowBuilder<S extends State> {
     const result = checkWorkflow(raw, {
       customReducers: new Set(reducers.keys()),
       duplicateNodes: this.duplicates,
+      anySchemaKeyword: true,
       resolveChild: (ref) => {
         const child = typeof ref === "string" ? this.children.get(ref) : undefined;
         return child ? { definition: child.definition, version: child.version } : undefined;

@@ -39,6 +39,11 @@ export interface CheckOptions {
   customReducers?: ReadonlySet<string>;
   /** Node names the code builder saw more than once. */
   duplicateNodes?: readonly string[];
+  /**
+   * Workflow files may use only a JSON-Schema subset for state keys; schemas the code builder
+   * derived from zod may use any keyword zod emits.
+   */
+  anySchemaKeyword?: boolean;
 }
 
 export interface CheckResult {
@@ -74,7 +79,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
     problems.error(["description"], "INVALID_FIELD", "`description` must be a string");
   }
 
-  const state = checkState(value.state, problems, options.customReducers ?? new Set());
+  const state = checkState(value.state, problems, options.customReducers ?? new Set(), options.anySchemaKeyword ?? false);
   const nodes = checkNodes(value.nodes, problems, options, children);
   const limitsResult = limitsSchema.safeParse(value.limits ?? {});
   if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems);
@@ -96,7 +101,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
     ...(typeof value.description === "string" ? { description: value.description } : {}),
     state,
     start: start as string,
-    nodes,
+    nodes: Object.fromEntries(Object.entries(nodes).map(([n, node]) => [n, normalizeNode(node)])),
     limits: limitsResult.data,
     interruptBefore,
     interruptAfter,
@@ -108,6 +113,7 @@ function checkState(
   value: unknown,
   problems: ProblemList,
   customReducers: ReadonlySet<string>,
+  anySchemaKeyword: boolean,
 ): Record<string, StateKeyDefinition> | undefined {
   if (value === undefined) return {};
   if (!isRecord(value)) {
@@ -115,56 +121,49 @@ function checkState(
     return undefined;
   }
   const out: Record<string, StateKeyDefinition> = {};
-  let ok = true;
   for (const [key, spec] of Object.entries(value)) {
     const path: Path = ["state", key];
     if (!isRecord(spec)) {
       problems.error(path, "BAD_STATE_SCHEMA", "a state key needs a schema object such as { \"type\": \"string\" }");
-      ok = false;
+      out[key] = {};
       continue;
     }
+    // Graph checks (routeOn, map.over) still see the key when its schema has problems.
+    out[key] = spec as StateKeyDefinition;
     const reducer = spec.reducer;
     const types = schemaTypes(spec);
     if (reducer !== undefined) {
       const isCustom = reducer === "custom" && customReducers.has(key);
       if (typeof reducer !== "string" || (!isCustom && !(REDUCER_NAMES as readonly string[]).includes(reducer))) {
         problems.error([...path, "reducer"], "BAD_REDUCER", `unknown reducer ${JSON.stringify(reducer)}; use one of ${REDUCER_NAMES.join(", ")}`);
-        ok = false;
       } else if (reducer === "append" && !types.includes("array")) {
         problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "append" needs "type": "array" (the key is ${types.join("|") || "untyped"})`);
-        ok = false;
       } else if (reducer === "merge" && !types.includes("object")) {
         problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "merge" needs "type": "object" (the key is ${types.join("|") || "untyped"})`);
-        ok = false;
       }
     }
-    const schemaProblems = checkKeySchema(spec);
+    const schemaProblems = anySchemaKeyword ? [] : checkKeySchema(spec);
     for (const problem of schemaProblems) {
       problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);
     }
-    if (schemaProblems.length > 0) {
-      ok = false;
-      continue;
-    }
+    if (schemaProblems.length > 0) continue;
     let validator: z.ZodType;
     try {
       validator = keyValidator(spec);
     } catch (error) {
       problems.error(path, "BAD_STATE_SCHEMA", `schema cannot be used: ${(error as Error).message}`);
-      ok = false;
       continue;
     }
     if ("default" in spec) {
       const result = validator.safeParse(spec.default);
       if (!result.success) {
         problems.error([...path, "default"], "BAD_STATE_SCHEMA", `default does not match the schema: ${result.error.issues[0]?.message}`);
-        ok = false;
         continue;
       }
     }
     out[key] = normalizeKeySchema(spec);
   }
-  return ok ? out : undefined;
+  return out;
 }
 
 function checkNodes(
@@ -178,52 +177,44 @@ function checkNodes(
     return undefined;
   }
   const out: Record<string, NodeDefinition> = {};
-  let ok = true;
   for (const [name, raw] of Object.entries(value)) {
     const path: Path = ["nodes", name];
     if (name === END || name === "START") {
       problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
-      ok = false;
       continue;
     }
     if (!isRecord(raw)) {
       problems.error(path, "INVALID_FIELD", "a node must be an object");
-      ok = false;
       continue;
     }
     const kind = (raw.kind ?? "action") as NodeKind;
     if (!NODE_KINDS.includes(kind)) {
       problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}; use one of ${NODE_KINDS.join(", ")}`);
-      ok = false;
       continue;
     }
     const parsed = nodeSchemas[kind].safeParse(raw);
     if (!parsed.success) {
       reportZod(parsed.error, path, problems);
-      ok = false;
       continue;
     }
-    const node = normalizeNode(parsed.data as NodeDefinition);
+    const node = parsed.data as NodeDefinition;
     if (node.kind === "action" && options.hasAction && !options.hasAction(node.action)) {
       problems.error([...path, "action"], "UNKNOWN_ACTION", `action "${node.action}" is not exported by the actions module`);
-      ok = false;
     }
     if (node.kind === "subgraph") {
       const child = options.resolveChild?.(node.workflow, [...path, "workflow"], problems);
       if (!options.resolveChild) {
         problems.error([...path, "workflow"], "BAD_SUBGRAPH", "sub-workflows need a loader for their `workflow` reference");
       }
-      if (!child) {
-        ok = false;
-        continue;
+      if (child) {
+        children.set(child.version, child);
+        node.workflow = child.version;
+        node.workflowName = child.definition.name;
       }
-      children.set(child.version, child);
-      node.workflow = child.version;
-      node.workflowName = child.definition.name;
     }
     out[name] = node;
   }
-  return ok ? out : undefined;
+  return out;
 }
 
 /** One canonical spelling per meaning, so code and data forms of a graph hash the same. */

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ArtifactRef, InterruptRequest } from "../store/records.js";
+import type { ArtifactRef } from "../store/records.js";
 import type { Reducer, State } from "../state/ops.js";
 import type { StateValidator } from "../state/schema.js";
 import type { NodeDefinition, WorkflowDefinition } from "./definition.js";
@@ -28,6 +28,20 @@ export interface NodeLogger {
   error(message: string, data?: unknown): void;
 }
 
+export interface CallOptions {
+  /** Retries of this call, within one attempt of its node. */
+  retry?: import("./definition.js").RetryPolicyInput;
+  timeoutMs?: number;
+}
+
+/** What the function of a durable call receives. */
+export interface CallContext {
+  readonly signal: AbortSignal;
+  readonly attempt: number;
+  /** The same for every attempt of this call: hand it to the system the call talks to. */
+  readonly idempotencyKey: string;
+}
+
 /** What a node receives beside the state. */
 export interface NodeContext {
   readonly runId: string;
@@ -54,6 +68,13 @@ export interface NodeContext {
   interrupt(request: InterruptOptions): Promise<InterruptAnswer>;
   /** Stores bytes or text as a content-addressed artifact of this run. */
   artifact(data: string | Uint8Array, mediaType?: string): Promise<ArtifactRef>;
+  /**
+   * A durable call inside the node (a tool call, a model call): a child task with its own
+   * attempts, retry policy, idempotency key and events. Its result is recorded once it succeeds;
+   * when the node runs again (after a crash, a retry or an interrupt), the recorded result is
+   * returned instead of calling again. Keys must be unique within the node and deterministic.
+   */
+  call<T>(key: string, fn: (ctx: CallContext) => T | Promise<T>, options?: CallOptions): Promise<T>;
 }
 
 /** A node may return a partial state, or `{ route, update }` to choose its route (SuperAGI style). */

@@ -98,7 +98,7 @@ export class Operator {
   }
 
   /** Ends a run as canceled; its running tasks are aborted and its child runs canceled. */
-  cancel(runId: string, options: { reason: string }): Promise<CommandOutcome> {
+  async cancel(runId: string, options: { reason: string }): Promise<CommandOutcome> {
     if (!options.reason?.trim()) throw new ValidationError("cancel needs a reason");
     return this.submit(runId, "cancel", {}, options.reason);
   }

@@ -1,3 +1,4 @@
+import { errorCodeOf } from "../errors.js";
 import type { CompiledNode } from "../graph/model.js";
 import { isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
@@ -59,7 +60,8 @@ export function startAttempt(
       if (cause) return outcomeOfAbort(cause, node.name, options);
       if (ctx.raised) return pauseOutcome(ctx.raised);
       const err = error instanceof Error ? error : new Error(String(error));
-      return { kind: "failed", error: err, ...(errorCode(err) ? { code: errorCode(err)! } : {}) };
+      const code = errorCodeOf(err);
+      return { kind: "failed", error: err, ...(code ? { code } : {}) };
     }
   })();
 
@@ -97,9 +99,4 @@ function normalizeResult(node: string, result: unknown): AttemptOutcome {
     return { kind: "succeeded", update, route: result.route };
   }
   return { kind: "succeeded", update: result };
-}
-
-function errorCode(error: Error): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" ? code : undefined;
 }

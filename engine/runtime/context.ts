@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { derivedId } from "../ids.js";
-import type { CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
+import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
 import type { State } from "../state/ops.js";
 import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, TaskRecord, TaskWait } from "../store/records.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
@@ -19,6 +19,7 @@ export interface AttemptServices {
   /** The child run of this task for `generation` (created on first call), for sub-workflow nodes. */
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   childState(run: RunRecord): Promise<State>;
+  call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
 }
 
 /** The context built-in node kinds see: the public one plus parking and child runs. */
@@ -34,6 +35,7 @@ export class AttemptContext implements InternalContext {
   /** A pause the node asked for, kept even if the node caught the exception. */
   raised: InterruptSignal | ParkSignal | undefined;
   private interruptCalls = 0;
+  private readonly callKeys = new Set<string>();
   readonly log: NodeLogger;
 
   constructor(private readonly services: AttemptServices) {
@@ -102,6 +104,13 @@ export class AttemptContext implements InternalContext {
   async artifact(data: string | Uint8Array, mediaType?: string): Promise<ArtifactRef> {
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     return this.services.artifact(bytes, mediaType ?? (typeof data === "string" ? "text/plain; charset=utf-8" : "application/octet-stream"));
+  }
+
+  async call<T>(key: string, fn: (ctx: CallContext) => T | Promise<T>, options: CallOptions = {}): Promise<T> {
+    if (!key || key.includes("/")) throw new Error(`call key ${JSON.stringify(key)} must be non-empty and without "/"`);
+    if (this.callKeys.has(key)) throw new Error(`call key "${key}" is used twice in one run of node "${this.node}"; keys must be unique`);
+    this.callKeys.add(key);
+    return (await this.services.call(key, fn, options, this.signal)) as T;
   }
 
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {

@@ -16,11 +16,11 @@ export interface EventPayloads {
   "run.canceled": { reason: string };
   "step.completed": { step: number; checkpointId: string; nodes: string[]; keys: string[]; next: string[] };
   "task.scheduled": { node: string; index?: number; why: "retry" | "resume" | "operator" | "queued"; notBefore?: number };
-  "task.started": { node: string; attempt: number; index?: number };
-  "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean };
-  "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number };
+  "task.started": { node: string; attempt: number; index?: number; call?: string };
+  "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean; call?: string };
+  "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string };
   "task.interrupted": { node: string; waitingFor: TaskWait };
-  "task.canceled": { node: string; reason: string };
+  "task.canceled": { node: string; reason: string; call?: string };
   "interrupt.created": { interruptId: string; kind: InterruptKind; node: string; question?: string };
   "interrupt.resolved": { interruptId: string; decision: string; reason?: string };
   "state.edited": { checkpointId: string; diff: DiffEntry[]; truncated?: boolean; asNode?: string };

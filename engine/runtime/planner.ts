@@ -93,7 +93,13 @@ function outgoing(workflow: CompiledWorkflow, finished: { node: string; route?: 
     const value = state[def.routeOn];
     key = value === undefined || value === null ? undefined : typeof value === "string" ? value : JSON.stringify(value);
   }
-  if (key === undefined && compiled.router) key = compiled.router(state);
+  if (key === undefined && compiled.router) {
+    try {
+      key = compiled.router(state);
+    } catch (error) {
+      return { code: "ROUTER_FAILED", node: finished.node, message: `the router of node "${finished.node}" threw: ${(error as Error).message}` };
+    }
+  }
   if (key !== undefined && key in routes) return [routes[key]!];
   if (def.kind === "approval" && key === "edit" && "approve" in routes) return [routes.approve!];
   if (def.default !== undefined) return [def.default];

@@ -64,3 +64,18 @@ export function runTransition(run: Pick<RunRecord, "id" | "status">, to: RunStat
   }
   return { ...base, ...patch };
 }
+
+/** The task's attempts with the last (open) one closed with an outcome. */
+export function closeAttempt(
+  task: TaskRecord,
+  outcome: "succeeded" | "failed" | "interrupted" | "canceled",
+  at: number,
+  error?: string,
+  code?: string,
+): TaskRecord["attempts"] {
+  return task.attempts.map((a, i) =>
+    i === task.attempts.length - 1 && a.outcome === null
+      ? { ...a, outcome, endedAt: at, ...(error ? { error } : {}), ...(code ? { code } : {}) }
+      : a,
+  );
+}

@@ -168,6 +168,12 @@ export interface TaskRecord {
   notBefore: number | null;
   /** Attempts before this index do not count against the retry policy (an operator retried). */
   retriesFrom: number;
+  /** For a durable call made inside a node (`ctx.call`): the task that made it... */
+  parent: string | null;
+  /** ...and the call's key within that task. */
+  call: string | null;
+  /** A succeeded call's recorded result: returned instead of calling again. */
+  output?: unknown;
   waitingFor: TaskWait | null;
 }
 

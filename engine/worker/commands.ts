@@ -4,7 +4,7 @@ import type { WorkflowDefinition } from "../graph/definition.js";
 import { checkpointId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import { Batch } from "../runtime/batch.js";
-import { runTransition, transitionTask } from "../runtime/transitions.js";
+import { closeAttempt, runTransition, transitionTask } from "../runtime/transitions.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import type { ChannelOp, Reducer, State } from "../state/ops.js";
 import { applyStatePatch } from "../state/patch.js";
@@ -264,20 +264,6 @@ export function cancelBatch(
   batch.event(events.run("run.canceled", { reason }));
   if (run.parentRunId) batch.wake.push(run.parentRunId);
   return batch;
-}
-
-export function closeAttempt(
-  task: TaskRecord,
-  outcome: "succeeded" | "failed" | "interrupted" | "canceled",
-  at: number,
-  error?: string,
-  code?: string,
-): TaskRecord["attempts"] {
-  return task.attempts.map((a, i) =>
-    i === task.attempts.length - 1 && a.outcome === null
-      ? { ...a, outcome, endedAt: at, ...(error ? { error } : {}), ...(code ? { code } : {}) }
-      : a,
-  );
 }
 
 function resumeIfPaused(view: RunView, stillPending: number, batch: Batch, events: EventFactory, actor: string): void {

@@ -24,7 +24,12 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId">
   pollMs?: number;
   /** Called when a run's execution ends in this worker (for logs). */
   onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
+  /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
+  onError?: (message: string) => void;
 }
+
+/** Events after which there may be a run to claim. */
+const WORK_EVENTS = new Set<string>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
 
 const DEFAULTS = {
   concurrency: 16,
@@ -43,7 +48,7 @@ const DEFAULTS = {
 export class Worker implements ExecutorHost {
   readonly id: string;
   private readonly executors = new Map<string, RunExecutor>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd">> & Pick<WorkerOptions, "onRunEnd">;
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError">> & Pick<WorkerOptions, "onRunEnd" | "onError">;
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
@@ -119,7 +124,7 @@ export class Worker implements ExecutorHost {
       try {
         await this.claimAvailable();
       } catch (error) {
-        this.options.onRunEnd?.("", { error: `claiming failed: ${errorMessage(error)}` });
+        this.options.onError?.(`claiming failed: ${errorMessage(error)}`);
       }
       if (signal.aborted) break;
       await this.sleep(this.options.pollMs);
@@ -182,23 +187,28 @@ export class Worker implements ExecutorHost {
     });
   }
 
-  /** Follows the store's events: new work wakes the claim loop, commands reach their run's executor. */
+  /**
+   * Follows the store's events: new work wakes the claim loop, commands reach their run's
+   * executor. A broken subscription (a store restart) is resumed from the last event seen.
+   */
   private async watch(signal: AbortSignal): Promise<void> {
-    try {
-      for await (const event of this.store.subscribe({ signal })) {
-        if (event.type === "operator.requested") {
-          const executor = this.executors.get(event.runId);
-          if (executor) {
-            const command = await this.store.getCommand((event.payload as { commandId: string }).commandId);
-            if (command) executor.command(command);
+    let after: number | undefined;
+    while (!signal.aborted) {
+      try {
+        for await (const event of this.store.subscribe({ signal, ...(after !== undefined ? { after } : {}) })) {
+          after = event.seq;
+          if (event.type === "operator.requested") {
+            const executor = this.executors.get(event.runId);
+            const command = executor ? await this.store.getCommand((event.payload as { commandId: string }).commandId) : undefined;
+            if (executor && command) executor.command(command);
           }
+          if (WORK_EVENTS.has(event.type)) this.nudge();
         }
-        if (event.type === "run.created" || event.type === "run.resumed" || event.type === "run.released" || event.type === "run.succeeded" || event.type === "run.failed" || event.type === "run.canceled") {
-          this.nudge();
-        }
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.onError?.(`event subscription interrupted: ${errorMessage(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
       }
-    } catch (error) {
-      if (!signal.aborted) this.options.onRunEnd?.("", { error: `event subscription ended: ${errorMessage(error)}` });
     }
   }
 

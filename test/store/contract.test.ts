@@ -45,6 +45,8 @@ function task(runId: string, step: number, node: string, patch: Partial<TaskReco
     notBefore: null,
     retriesFrom: 0,
     waitingFor: null,
+    parent: null,
+    call: null,
     ...patch,
   };
 }

@@ -1,0 +1,182 @@
+import { errorCodeOf } from "../errors.js";
+import type { CallContext, CallOptions } from "../graph/model.js";
+import type { TaskRecord } from "../store/records.js";
+import { Batch } from "./batch.js";
+import type { EventFactory } from "./event-factory.js";
+import { retryDecision, retryPolicyOf } from "./retry.js";
+import { TaskAbortedError } from "./signals.js";
+import { closeAttempt, transitionTask } from "./transitions.js";
+
+export interface CallHost {
+  /** Commits a batch through the executor (serially, with its fence). */
+  submit(batch: Batch): Promise<void>;
+  readonly events: EventFactory;
+  readonly workerId: string;
+}
+
+/**
+ * Durable calls made inside nodes (`ctx.call`): each is a child task of the node's task, with
+ * its own attempts and events. A succeeded call's output is recorded, so a node that runs again
+ * gets the recorded output back instead of repeating the call — the agent loop's tool calls
+ * survive a crash this way.
+ */
+export class DurableCalls {
+  private readonly records = new Map<string, TaskRecord>();
+
+  constructor(private readonly host: CallHost) {}
+
+  /** Replaces what is known with the store's child tasks of the step in progress. */
+  load(records: readonly TaskRecord[]): void {
+    this.records.clear();
+    for (const record of records) this.records.set(record.id, record);
+  }
+
+  /** Calls a lost worker left running count as failed attempts ("worker lost"). */
+  recoverLost(batch: Batch, at: number): void {
+    for (const record of this.records.values()) {
+      if (record.status !== "running") continue;
+      const failed = transitionTask(record, "failed", {
+        attempts: closeAttempt(record, "failed", at, "worker lost", "WORKER_LOST"),
+        error: { message: "worker lost", code: "WORKER_LOST" },
+        endedAt: at,
+      });
+      this.records.set(failed.id, failed);
+      batch.task(failed, this.host.events.task(failed, "task.failed", { node: record.node, attempt: record.attempts.length, error: "worker lost", code: "WORKER_LOST", willRetry: true, call: record.call! }));
+    }
+  }
+
+  async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
+    const id = `${task.id}/${key}`;
+    let record = this.records.get(id) ?? this.fresh(task, key, id);
+    if (record.status === "succeeded") return record.output;
+    const policy = retryPolicyOf(options.retry);
+    // Each run of the node gives its calls a fresh retry budget.
+    record = await this.toPending(record, { retriesFrom: record.attempts.length });
+    for (;;) {
+      if (signal.aborted) throw signal.reason ?? new TaskAbortedError("canceled");
+      const attempt = record.attempts.length + 1;
+      const startedAt = Date.now();
+      record = transitionTask(record, "running", {
+        attempts: [...record.attempts, { n: attempt, worker: this.host.workerId, startedAt, endedAt: null, outcome: null }],
+        startedAt: record.startedAt ?? startedAt,
+        worker: this.host.workerId,
+      });
+      await this.save(record, this.host.events.task(record, "task.started", { node: record.node, attempt, call: key }));
+      try {
+        const output = normalize(await withTimeout(fn({ signal, attempt, idempotencyKey: id }), options.timeoutMs, key, signal));
+        const now = Date.now();
+        record = transitionTask(record, "succeeded", { output, endedAt: now, attempts: closeAttempt(record, "succeeded", now) });
+        await this.save(record, this.host.events.task(record, "task.succeeded", { node: record.node, attempt, durationMs: now - startedAt, keys: [], call: key }));
+        return output;
+      } catch (error) {
+        const err = error instanceof Error ? error : new Error(String(error));
+        const now = Date.now();
+        if (signal.aborted) {
+          record = transitionTask(record, "canceled", { endedAt: now, attempts: closeAttempt(record, "canceled", now, err.message) });
+          await this.save(record, this.host.events.task(record, "task.canceled", { node: record.node, reason: err.message, call: key })).catch(() => undefined);
+          throw err;
+        }
+        const code = errorCodeOf(err);
+        const decision = retryDecision(policy, attempt - record.retriesFrom, { name: err.name, ...(code ? { code } : {}) });
+        record = transitionTask(record, "failed", {
+          endedAt: now,
+          error: { message: err.message, name: err.name, ...(code ? { code } : {}) },
+          attempts: closeAttempt(record, "failed", now, err.message, code),
+        });
+        await this.save(
+          record,
+          this.host.events.task(record, "task.failed", {
+            node: record.node,
+            attempt,
+            error: err.message,
+            ...(code ? { code } : {}),
+            willRetry: decision.retry,
+            ...(decision.retry ? { retryInMs: decision.delayMs } : {}),
+            call: key,
+          }),
+        );
+        if (!decision.retry) throw err;
+        await sleep(decision.delayMs, signal);
+        record = await this.toPending(record, {});
+      }
+    }
+  }
+
+  private fresh(task: TaskRecord, key: string, id: string): TaskRecord {
+    return {
+      id,
+      runId: task.runId,
+      step: task.step,
+      node: task.node,
+      index: task.index,
+      status: "pending",
+      attempts: [],
+      idempotencyKey: id,
+      writes: null,
+      route: null,
+      error: null,
+      worker: null,
+      createdAt: Date.now(),
+      startedAt: null,
+      endedAt: null,
+      notBefore: null,
+      retriesFrom: 0,
+      waitingFor: null,
+      parent: task.id,
+      call: key,
+    };
+  }
+
+  private async toPending(record: TaskRecord, patch: Partial<TaskRecord>): Promise<TaskRecord> {
+    if (record.status === "pending") return { ...record, ...patch };
+    if (record.status === "running") {
+      // Still marked running from an attempt nobody finished: count it as lost.
+      record = transitionTask(record, "failed", { attempts: closeAttempt(record, "failed", Date.now(), "worker lost", "WORKER_LOST") });
+    }
+    const pending = transitionTask(record, "pending", { ...patch, error: null, endedAt: null });
+    this.records.set(pending.id, pending);
+    return pending;
+  }
+
+  private async save(record: TaskRecord, event: ReturnType<EventFactory["task"]>): Promise<void> {
+    this.records.set(record.id, record);
+    await this.host.submit(new Batch().task(record, event));
+  }
+}
+
+/** The recorded output must survive a round trip through the store. */
+function normalize(value: unknown): unknown {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value)) as unknown;
+}
+
+async function withTimeout<T>(value: T | Promise<T>, timeoutMs: number | undefined, key: string, signal: AbortSignal): Promise<T> {
+  if (timeoutMs === undefined) return value;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`call "${key}" timed out after ${timeoutMs} ms`), { code: "TIMEOUT" })), timeoutMs);
+  });
+  const onAbort = () => clearTimeout(timer);
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await Promise.race([value, timeout]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal.removeEventListener("abort", abort);
+      resolve();
+    }
+    function abort() {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }
+    signal.addEventListener("abort", abort, { once: true });
+  });
+}

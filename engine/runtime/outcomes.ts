@@ -1,0 +1,178 @@
+import { derivedId } from "../ids.js";
+import type { State } from "../state/ops.js";
+import type { TaskRecord } from "../store/records.js";
+import type { AttemptOutcome } from "./attempt.js";
+import { retryDecision, retryPolicyOf } from "./retry.js";
+import type { RunState } from "./run-state.js";
+import { closeAttempt, transitionTask } from "./transitions.js";
+
+/** Turns how an attempt ended into the task's transitions (and interrupts), into the batch. */
+export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOutcome): void {
+  const now = Date.now();
+  const attempt = task.attempts.length;
+  switch (outcome.kind) {
+    case "succeeded": {
+      const problem = checkUpdate(rs, task, outcome.update);
+      if (problem) return failTask(rs, task, new Error(problem), "BAD_OUTPUT", now);
+      const writes = Object.entries(outcome.update);
+      const done = transitionTask(task, "succeeded", {
+        writes,
+        route: outcome.route ?? null,
+        endedAt: now,
+        attempts: closeAttempt(task, "succeeded", now),
+      });
+      rs.setTask(
+        done,
+        rs.events.task(done, "task.succeeded", {
+          node: task.node,
+          attempt,
+          durationMs: now - (task.attempts[attempt - 1]?.startedAt ?? now),
+          keys: writes.map(([k]) => k),
+          ...(outcome.route !== undefined ? { route: outcome.route } : {}),
+        }),
+      );
+      return;
+    }
+    case "failed":
+      return failTask(rs, task, outcome.error, outcome.code, now);
+    case "interrupted": {
+      const { signal } = outcome;
+      const interrupted = transitionTask(task, "interrupted", {
+        attempts: closeAttempt(task, "interrupted", now),
+        waitingFor: { kind: "interrupt", interruptId: signal.interruptId },
+      });
+      rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
+      rs.addInterrupt({
+        id: signal.interruptId,
+        runId: rs.run.id,
+        taskId: task.id,
+        node: task.node,
+        step: task.step,
+        kind: signal.kind,
+        request: signal.request,
+        status: "pending",
+        resolution: null,
+        createdAt: now,
+      });
+      return;
+    }
+    case "parked": {
+      const parked = transitionTask(task, "interrupted", { attempts: closeAttempt(task, "interrupted", now), waitingFor: outcome.wait });
+      rs.setTask(parked, rs.events.task(parked, "task.interrupted", { node: task.node, waitingFor: outcome.wait }));
+      return;
+    }
+    case "canceled": {
+      const reason = outcome.cause === "killed" ? "killed by operator" : outcome.cause;
+      const canceled = transitionTask(task, "canceled", { attempts: closeAttempt(task, "canceled", now, reason), endedAt: now });
+      rs.setTask(canceled, rs.events.task(canceled, "task.canceled", { node: task.node, reason }));
+      // A worker shutting down hands its tasks back for another worker to run.
+      if (outcome.cause === "shutdown") {
+        const again = transitionTask(canceled, "pending");
+        rs.setTask(again, rs.events.task(again, "task.scheduled", { node: task.node, why: "queued" }));
+      }
+      return;
+    }
+  }
+}
+
+function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | undefined {
+  for (const [key, value] of Object.entries(update)) {
+    const reducer = rs.workflow.reducerOf(key);
+    const kind = typeof reducer === "function" ? "custom" : reducer;
+    const problem = rs.workflow.validator.checkWrite(key, value, kind, rs.chain.state[key]);
+    if (problem) return `node "${task.node}" wrote an invalid update: ${problem}`;
+  }
+  return undefined;
+}
+
+/** A failed attempt: back to pending with a backoff when the policy retries it, else left failed. */
+export function failTask(rs: RunState, task: TaskRecord, error: Error, code: string | undefined, now: number): void {
+  const attempt = task.attempts.length;
+  const decision = retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), attempt - task.retriesFrom, {
+    name: error.name,
+    ...(code ? { code } : {}),
+  });
+  const failed = transitionTask(task, "failed", {
+    attempts: closeAttempt(task, "failed", now, error.message, code),
+    error: { message: error.message, name: error.name, ...(code ? { code } : {}), ...(error.stack ? { stack: error.stack } : {}) },
+    endedAt: now,
+  });
+  rs.setTask(
+    failed,
+    rs.events.task(failed, "task.failed", {
+      node: task.node,
+      attempt,
+      error: error.message,
+      ...(code ? { code } : {}),
+      willRetry: decision.retry,
+      ...(decision.retry ? { retryInMs: decision.delayMs } : {}),
+    }),
+  );
+  if (decision.retry) {
+    const retry = transitionTask(failed, "pending", { notBefore: now + decision.delayMs, endedAt: null });
+    rs.setTask(retry, rs.events.task(retry, "task.scheduled", { node: task.node, why: "retry", notBefore: retry.notBefore! }));
+  }
+}
+
+/**
+ * The previous owner died: its running tasks failed ("worker lost") and are retried by policy;
+ * an at-most-once task is interrupted for an operator to decide instead.
+ */
+export function recoverLostTasks(rs: RunState): void {
+  const at = Date.now();
+  for (const task of rs.tasks.values()) {
+    if (task.status !== "running") continue;
+    if (!rs.nodeDefinition(task.node)?.atMostOnce) {
+      failTask(rs, task, new Error(`worker lost while running "${task.node}" (attempt ${task.attempts.length})`), "WORKER_LOST", at);
+      continue;
+    }
+    const interruptId = derivedId("int", task.id, "recovery", task.attempts.length);
+    const attempts = closeAttempt(task, "interrupted", at, "worker lost", "WORKER_LOST");
+    const interrupted = transitionTask(task, "interrupted", { attempts, waitingFor: { kind: "interrupt", interruptId } });
+    rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
+    rs.addInterrupt({
+      id: interruptId,
+      runId: rs.run.id,
+      taskId: task.id,
+      node: task.node,
+      step: task.step,
+      kind: "recovery",
+      request: {
+        question: `Node "${task.node}" runs at most once, and its worker was lost while it ran. It may have done part of its work. Run it again, or skip it?`,
+        decisions: ["retry", "skip"],
+      },
+      status: "pending",
+      resolution: null,
+      createdAt: at,
+    });
+  }
+}
+
+/**
+ * A run whose workers keep dying (it may be what kills them) pauses as `poison`: its running
+ * tasks fail without a retry, so an operator decides whether to retry them.
+ */
+export function quarantine(rs: RunState): void {
+  const at = Date.now();
+  const lost = [...rs.tasks.values()].filter((t) => t.status === "running");
+  for (const task of lost) {
+    const message = `worker lost while running "${task.node}"; run paused as poison after ${rs.run.recoveries} lost workers`;
+    const failed = transitionTask(task, "failed", {
+      attempts: closeAttempt(task, "failed", at, message, "WORKER_LOST"),
+      error: { message, code: "WORKER_LOST" },
+      endedAt: at,
+    });
+    rs.setTask(failed, rs.events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: message, code: "WORKER_LOST", willRetry: false }));
+  }
+  rs.pause("poison", lost.map((t) => t.node));
+}
+
+/** Tasks parked on a timer or a child run get another look whenever the run is claimed. */
+export function resumeParked(rs: RunState): void {
+  for (const task of rs.tasks.values()) {
+    if (task.status === "interrupted" && task.waitingFor && task.waitingFor.kind !== "interrupt") {
+      const resumed = transitionTask(task, "pending", { waitingFor: null });
+      rs.setTask(resumed, rs.events.task(resumed, "task.scheduled", { node: task.node, why: "resume" }));
+    }
+  }
+}

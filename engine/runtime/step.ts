@@ -1,0 +1,264 @@
+import { errorMessage } from "../errors.js";
+import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
+import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
+import { jsonBytes } from "../state/snapshot.js";
+import type { CheckpointRecord, PauseReason, PlanControl, TaskRecord } from "../store/records.js";
+import { planNextStep, type PlannedTask } from "./planner.js";
+import { retryPolicyOf } from "./retry.js";
+import { byNodeThenIndex, type RunState } from "./run-state.js";
+import { closeAttempt, runTransition, transitionTask } from "./transitions.js";
+
+/** The tasks that may start now: pending, due, not gated by an interrupt, within concurrency limits. */
+export function startable(rs: RunState, running: ReadonlySet<string>, now: number): TaskRecord[] {
+  const gated = new Set(rs.pendingInterrupts().filter((i) => i.kind === "before" || i.kind === "breakpoint").map((i) => i.node));
+  let free = rs.workflow.definition.limits.concurrency - running.size;
+  const perNode = new Map<string, number>();
+  for (const id of running) {
+    const node = rs.tasks.get(id)?.node;
+    if (node) perNode.set(node, (perNode.get(node) ?? 0) + 1);
+  }
+  const out: TaskRecord[] = [];
+  for (const task of [...rs.tasks.values()].sort(byNodeThenIndex)) {
+    if (free <= 0) break;
+    if (task.status !== "pending" || running.has(task.id) || gated.has(task.node)) continue;
+    if (task.notBefore !== null && task.notBefore > now) continue;
+    const mapLimit = rs.nodeDefinition(task.node)?.map?.concurrency;
+    if (mapLimit !== undefined && (perNode.get(task.node) ?? 0) >= mapLimit) continue;
+    perNode.set(task.node, (perNode.get(task.node) ?? 0) + 1);
+    out.push(task);
+    free--;
+  }
+  return out;
+}
+
+/** Marks tasks running in the batch and queues their launch for after the commit. */
+export function startTasks(rs: RunState, tasks: TaskRecord[]): void {
+  const now = Date.now();
+  for (const task of tasks) {
+    const attempt = task.attempts.length + 1;
+    const running = transitionTask(task, "running", {
+      attempts: [...task.attempts, { n: attempt, worker: rs.workerId, startedAt: now, endedAt: null, outcome: null }],
+      startedAt: task.startedAt ?? now,
+      worker: rs.workerId,
+      notBefore: null,
+    });
+    const started = rs.events.task(running, "task.started", { node: task.node, attempt, ...(task.index !== null ? { index: task.index } : {}) });
+    if (skipRequested(rs, task)) {
+      const skipped = transitionTask(running, "succeeded", { writes: [], route: null, endedAt: now, attempts: closeAttempt(running, "succeeded", now) });
+      rs.setTask(skipped, started, rs.events.task(skipped, "task.succeeded", { node: task.node, attempt, durationMs: 0, keys: [], skipped: true }));
+      continue;
+    }
+    rs.launch.push(rs.setTask(running, started));
+  }
+}
+
+/** An operator chose "skip" at the recovery interrupt of this task's last attempt. */
+function skipRequested(rs: RunState, task: TaskRecord): boolean {
+  const interrupt = rs.interrupts.get(derivedId("int", task.id, "recovery", task.attempts.length));
+  return interrupt?.status === "resolved" && interrupt.resolution?.decision === "skip";
+}
+
+/**
+ * Plans step `step` from a state and its plan control, into the batch: its tasks (started at
+ * once, or gated by before-interrupts and breakpoints), or the run's end, or its failure.
+ * Returns the planned node names.
+ */
+export function planStep(rs: RunState, state: State, control: PlanControl, step: number, running: ReadonlySet<string>): string[] {
+  const plan = planNextStep(rs.workflow, state, control);
+  if (plan.kind === "error") {
+    rs.failRun(plan.error);
+    return [];
+  }
+  if (plan.kind === "end") {
+    rs.succeedRun();
+    return [];
+  }
+  const { maxSteps } = rs.workflow.definition.limits;
+  const nodes = [...new Set(plan.tasks.map((t) => t.node))];
+  if (step > maxSteps) {
+    rs.failRun({
+      code: "MAX_STEPS",
+      node: nodes[0]!,
+      message: `run exceeded its step limit (maxSteps ${maxSteps}) before step ${step} (${nodes.join(", ")}); raise limits.maxSteps if the loop is expected`,
+    });
+    return [];
+  }
+  const now = Date.now();
+  const tasks = plan.tasks.map((p) => newTask(rs.run.id, p, step, now));
+  rs.tasks = new Map();
+  for (const task of tasks) rs.setTask(task);
+  rs.batch.patchRun({ barriers: plan.control.barriers, current: nodes });
+
+  const before = new Set(rs.run.interruptBefore ?? rs.workflow.definition.interruptBefore);
+  const breakpoints = new Set(rs.run.breakpoints);
+  const gates = nodes.filter((n) => before.has(n) || breakpoints.has(n));
+  if (gates.length === 0) {
+    startTasks(rs, startable(rs, running, now));
+    return nodes;
+  }
+  for (const node of gates) {
+    const kind = breakpoints.has(node) ? "breakpoint" : "before";
+    rs.addInterrupt({
+      id: derivedId("int", rs.run.id, step, node, kind),
+      runId: rs.run.id,
+      taskId: tasks.find((t) => t.node === node)!.id,
+      node,
+      step,
+      kind,
+      request: {
+        question: kind === "breakpoint" ? `Breakpoint: continue into "${node}"?` : `About to run "${node}". Continue?`,
+        decisions: ["approve", "edit"],
+      },
+      status: "pending",
+      resolution: null,
+      createdAt: now,
+    });
+  }
+  const reason: PauseReason = gates.some((n) => breakpoints.has(n)) ? "breakpoint" : "interrupt";
+  rs.pause(reason, gates);
+  return nodes;
+}
+
+function newTask(runId: string, planned: PlannedTask, step: number, now: number): TaskRecord {
+  const id = makeTaskId(runId, step, planned.node, planned.index);
+  return {
+    id,
+    runId,
+    step,
+    node: planned.node,
+    index: planned.index,
+    ...(planned.index !== null ? { input: planned.input } : {}),
+    status: "pending",
+    attempts: [],
+    idempotencyKey: id,
+    writes: null,
+    route: null,
+    error: null,
+    worker: null,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    notBefore: null,
+    retriesFrom: 0,
+    waitingFor: null,
+    parent: null,
+    call: null,
+  };
+}
+
+/**
+ * Every task of the step succeeded: their writes go through the reducers, in a deterministic
+ * order, into one checkpoint; then after-interrupts pause the run, or the next step is planned
+ * into the same batch (so a linear step costs one commit).
+ */
+export function barrier(rs: RunState, running: ReadonlySet<string>): void {
+  const ordered = [...rs.tasks.values()].sort(byNodeThenIndex);
+  const writes: ChannelWrite[] = ordered.flatMap((t) =>
+    (t.writes ?? []).map(([key, value]) => ({ key, value, writer: t.index === null ? t.node : `${t.node}[${t.index}]` })),
+  );
+  let reduced: ReturnType<typeof reduceWrites>;
+  try {
+    reduced = reduceWrites(rs.chain.state, writes, (key) => rs.workflow.reducerOf(key));
+  } catch (error) {
+    const code = error instanceof WriteConflictError ? "WRITE_CONFLICT" : "BAD_OUTPUT";
+    rs.failRun({ code, message: errorMessage(error), node: ordered[0]!.node });
+    return;
+  }
+  const step = rs.head.step + 1;
+  const n = rs.head.n + 1;
+  const nodes = [...new Set(ordered.map((t) => t.node))];
+  const visits = { ...rs.head.control.visits };
+  for (const node of nodes) visits[node] = (visits[node] ?? 0) + 1;
+  const control: PlanControl = {
+    finished: nodes.map((node) => {
+      const route = ordered.find((t) => t.node === node && t.route !== null)?.route;
+      return route != null ? { node, route } : { node };
+    }),
+    barriers: rs.run.barriers,
+    visits,
+  };
+  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state);
+  const checkpoint: CheckpointRecord = {
+    id: checkpointId(rs.run.id, n),
+    runId: rs.run.id,
+    n,
+    step,
+    parentId: rs.head.id,
+    source: "loop",
+    actor: `worker:${rs.workerId}`,
+    nodes,
+    next: [],
+    control,
+    delta: reduced.ops,
+    ...(snapshot ? { snapshot } : {}),
+    snapshotN: snapshot ? n : rs.chain.snapshotN,
+    createdAt: Date.now(),
+    bytes: jsonBytes(reduced.ops) + (snapshot ? jsonBytes(snapshot) : 0),
+  };
+  rs.batch.checkpoint = checkpoint;
+  const completedAt = rs.batch.events.length;
+  rs.head = checkpoint;
+  const after = new Set(rs.run.interruptAfter ?? rs.workflow.definition.interruptAfter);
+  const afterNodes = nodes.filter((node) => after.has(node));
+  if (afterNodes.length > 0) {
+    for (const node of afterNodes) {
+      rs.addInterrupt({
+        id: derivedId("int", rs.run.id, step, node, "after"),
+        runId: rs.run.id,
+        taskId: ordered.find((t) => t.node === node)!.id,
+        node,
+        step,
+        kind: "after",
+        request: { question: `"${node}" has run. Review its result before the run goes on?`, decisions: ["approve", "edit"] },
+        status: "pending",
+        resolution: null,
+        createdAt: Date.now(),
+      });
+    }
+    rs.tasks = new Map();
+    rs.pause("interrupt", afterNodes);
+  } else {
+    checkpoint.next = planStep(rs, reduced.state, control, step + 1, running);
+  }
+  rs.batch.events.splice(
+    completedAt,
+    0,
+    rs.events.run("step.completed", { step, checkpointId: checkpoint.id, nodes, keys: [...new Set(reduced.ops.map(([k]) => k))], next: checkpoint.next }),
+  );
+}
+
+/** Nothing can run and not everything succeeded: fail, pause for an operator, or park the run. */
+export function settle(rs: RunState, nextWake: number): void {
+  const tasks = [...rs.tasks.values()];
+  const failed = tasks.filter((t) => t.status === "failed");
+  const fatal = failed.find((t) => retryPolicyOf(rs.nodeDefinition(t.node)?.retry).onExhausted === "fail");
+  if (fatal) {
+    rs.failRun({
+      code: "TASK_FAILED",
+      node: fatal.node,
+      message: `node "${fatal.node}" failed after ${fatal.attempts.length} attempt(s): ${fatal.error?.message ?? "unknown error"}`,
+    });
+    return;
+  }
+  if (failed.length > 0) return rs.pause("retries-exhausted", failed.map((t) => t.node));
+  const waitingForPeople = tasks.filter((t) => t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
+  if (waitingForPeople.length > 0 || rs.pendingInterrupts().length > 0) return rs.pause("interrupt", waitingForPeople.map((t) => t.node));
+  const canceled = tasks.filter((t) => t.status === "canceled");
+  if (canceled.length > 0) return rs.pause("killed", canceled.map((t) => t.node));
+
+  // Parked on timers, child runs or a long backoff: release the run until then.
+  const parked = tasks.filter((t) => t.status === "interrupted" && t.waitingFor && t.waitingFor.kind !== "interrupt");
+  const times = parked.flatMap((t) => (t.waitingFor?.kind === "time" ? [t.waitingFor.until] : []));
+  const wakeAt = Math.min(nextWake, ...times);
+  const child = parked.find((t) => t.waitingFor?.kind === "run")?.waitingFor;
+  const waitingOn = wakeAt === Infinity && child?.kind === "run" ? child.runId : null;
+  rs.batch.patchRun(runTransition(rs.run, "queued", { wakeAt: wakeAt === Infinity ? null : wakeAt, waitingOn }));
+  rs.batch.event(
+    rs.events.run("run.released", {
+      status: "queued",
+      ...(wakeAt !== Infinity ? { wakeAt } : {}),
+      ...(waitingOn ? { waitingOn } : {}),
+      why: waitingOn ? `waiting for child run ${waitingOn}` : `waiting until ${new Date(wakeAt).toISOString()}`,
+    }),
+  );
+}

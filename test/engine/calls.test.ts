@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { workflow } from "../../engine/index.js";
+import { engineHarness, sleep, until } from "../support/engine.js";
+import { storeFactories } from "../support/stores.js";
+
+const state = z.object({ results: z.array(z.string()).default([]) });
+
+describe.each(storeFactories)("durable calls inside a node ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("records each call as a child task, retries it by its own policy, and never repeats a finished call", async () => {
+    const calls: Record<string, number> = {};
+    const tool = (name: string, failFirst = false) => () => {
+      calls[name] = (calls[name] ?? 0) + 1;
+      if (failFirst && calls[name] === 1) throw new Error(`${name} flaked`);
+      return `${name} ok`;
+    };
+    const wf = workflow("agent", { state, reducers: { results: "append" } })
+      .node("agent", async (_s, ctx) => {
+        const a = await ctx.call("search", tool("search"));
+        const b = await ctx.call("lookup", tool("lookup", true), { retry: { maxAttempts: 2, backoffMs: 1 } });
+        const answer = await ctx.interrupt({ question: `Send using ${a} and ${b}?` });
+        const c = await ctx.call("send", tool("send"));
+        return { results: [a, b, c, answer.decision] };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    expect(pending!.request.question).toBe("Send using search ok and lookup ok?");
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).results).toEqual(["search ok", "lookup ok", "send ok", "approve"]);
+    expect(calls).toEqual({ search: 1, lookup: 2, send: 1 });
+
+    const tasks = await engine.store.listTasks(run.id);
+    const children = tasks.filter((t) => t.parent !== null).sort((a, b) => a.startedAt! - b.startedAt! || (a.call! < b.call! ? 1 : -1));
+    expect(children.map((t) => [t.call, t.status, t.attempts.length, t.output])).toEqual([
+      ["search", "succeeded", 1, "search ok"],
+      ["lookup", "succeeded", 2, "lookup ok"],
+      ["send", "succeeded", 1, "send ok"],
+    ]);
+    expect(children.every((t) => t.parent === `${run.id}:1:agent` && t.idempotencyKey === t.id)).toBe(true);
+    const failed = await engine.store.readEvents({ runId: run.id, types: ["task.failed"] });
+    expect(failed.map((e) => e.payload)).toEqual([{ node: "agent", attempt: 1, error: "lookup flaked", willRetry: true, retryInMs: 1, call: "lookup" }]);
+  });
+
+  it("resumes after the last finished call when the worker stops in the middle of the node", async () => {
+    const calls: string[] = [];
+    let release: () => void = () => {};
+    const wf = workflow("long-agent", { state, reducers: { results: "append" } })
+      .node("agent", async (_s, ctx) => {
+        const out: string[] = [];
+        for (const name of ["one", "two", "three"]) {
+          out.push(
+            await ctx.call(name, async ({ signal }) => {
+              calls.push(name);
+              if (name === "three" && calls.filter((c) => c === "three").length === 1) {
+                await new Promise<void>((resolve, reject) => {
+                  release = resolve;
+                  signal.addEventListener("abort", () => reject(new Error("stopped")));
+                });
+              }
+              return name.toUpperCase();
+            }),
+          );
+        }
+        return { results: out };
+      }, { next: "END" })
+      .compile();
+    const first = await harness.engine([wf]);
+    const run = await first.start(wf);
+    await until(() => calls.includes("three"), 5000, "third call");
+    await first.worker!.stop();
+    expect((await run.get()).status).toBe("queued");
+    const second = await harness.engine([wf], { store: first.store });
+    release();
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(calls).toEqual(["one", "two", "three", "three"]);
+    expect((await run.state()).results).toEqual(["ONE", "TWO", "THREE"]);
+    void second;
+  });
+
+  it("refuses a call key used twice in one run of a node", async () => {
+    const wf = workflow("dup-key", { state })
+      .node("agent", async (_s, ctx) => {
+        await ctx.call("x", () => 1);
+        await ctx.call("x", () => 2);
+        return {};
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    const [task] = (await engine.store.listTasks(run.id)).filter((t) => t.parent === null);
+    expect(task!.error?.message).toBe('call key "x" is used twice in one run of node "agent"; keys must be unique');
+    await sleep(0);
+  });
+});

@@ -1,0 +1,203 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
+import { engineHarness, sleep } from "../support/engine.js";
+import { storeFactories } from "../support/stores.js";
+
+const state = z.object({ out: z.string().default(""), tries: z.number().default(0) });
+
+class Flaky extends Error {
+  override name = "FlakyError";
+}
+
+describe.each(storeFactories)("execution: retries, timeouts, cancellation, context and events ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("retries with backoff, then succeeds; every attempt sees the same idempotency key", async () => {
+    const seen: Pick<NodeContext, "attempt" | "idempotencyKey" | "taskId">[] = [];
+    const wf = workflow("flaky", { state })
+      .node(
+        "call",
+        (_s, ctx) => {
+          seen.push({ attempt: ctx.attempt, idempotencyKey: ctx.idempotencyKey, taskId: ctx.taskId });
+          if (ctx.attempt < 3) throw new Flaky(`boom ${ctx.attempt}`);
+          return { out: "ok" };
+        },
+        { retry: { maxAttempts: 3, backoffMs: 40, factor: 2, jitter: 0 }, next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(seen.map((s) => s.attempt)).toEqual([1, 2, 3]);
+    expect(new Set(seen.map((s) => s.idempotencyKey)).size).toBe(1);
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts.map((a) => [a.n, a.outcome, a.error ?? null])).toEqual([
+      [1, "failed", "boom 1"],
+      [2, "failed", "boom 2"],
+      [3, "succeeded", null],
+    ]);
+    const gap = task!.attempts[2]!.startedAt - task!.attempts[1]!.endedAt!;
+    expect(gap).toBeGreaterThanOrEqual(75);
+    const failures = await engine.store.readEvents({ runId: run.id, types: ["task.failed"] });
+    expect(failures.map((e) => e.payload)).toEqual([
+      { node: "call", attempt: 1, error: "boom 1", willRetry: true, retryInMs: 40 },
+      { node: "call", attempt: 2, error: "boom 2", willRetry: true, retryInMs: 80 },
+    ]);
+  });
+
+  it("pauses the run for an operator when retries are exhausted, or fails it when the policy says so", async () => {
+    const always = () => {
+      throw new Flaky("always");
+    };
+    const pausing = workflow("exhaust-pause", { state }).node("call", always, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" }).compile();
+    const failing = workflow("exhaust-fail", { state }).node("call", always, { retry: { maxAttempts: 2, backoffMs: 1, onExhausted: "fail" }, next: "END" }).compile();
+    const engine = await harness.engine([pausing, failing]);
+    const paused = await (await engine.start(pausing)).wait();
+    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const failed = await (await engine.start(failing)).wait();
+    expect(failed).toMatchObject({ status: "failed", error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempt(s): always' } });
+  });
+
+  it("retries only the errors the policy names", async () => {
+    let calls = 0;
+    const wf = workflow("retry-on", { state })
+      .node("call", () => {
+        calls++;
+        throw new TypeError("not transient");
+      }, { retry: { maxAttempts: 5, backoffMs: 1, retryOn: ["FlakyError"] }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    await (await engine.start(wf)).wait();
+    expect(calls).toBe(1);
+  });
+
+  it("times a node out through its signal and retries it", async () => {
+    const wf = workflow("timeout", { state })
+      .node(
+        "slow",
+        async (_s, ctx) => {
+          if (ctx.attempt === 1) {
+            await new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+          }
+          return { out: `attempt ${ctx.attempt}` };
+        },
+        { timeoutMs: 50, retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).out).toBe("attempt 2");
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts[0]).toMatchObject({ outcome: "failed", code: "TIMEOUT", error: 'node "slow" timed out after 50 ms' });
+  });
+
+  it("abandons a node that ignores its signal after the grace period and discards its late result", async () => {
+    let finishedLate = false;
+    const wf = workflow("stubborn", { state })
+      .node(
+        "stubborn",
+        async () => {
+          await sleep(600);
+          finishedLate = true;
+          return { out: "late" };
+        },
+        { timeoutMs: 50, next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const end = await run.wait();
+    expect(end).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const [task] = await engine.store.listTasks(run.id);
+    const attempt = task!.attempts[0]!;
+    expect(attempt.endedAt! - attempt.startedAt).toBeLessThan(500);
+    await sleep(700);
+    expect(finishedLate).toBe(true);
+    expect(await run.state()).toEqual({ out: "", tries: 0 });
+    expect((await engine.store.listTasks(run.id))[0]!.status).toBe("failed");
+  });
+
+  it("gives nodes their context: ids, progress and log lines as events, artifacts", async () => {
+    let seen: Record<string, unknown> = {};
+    const wf = workflow("ctx", { state })
+      .node(
+        "work",
+        async (_s, ctx) => {
+          seen = { runId: ctx.runId, taskId: ctx.taskId, node: ctx.node, step: ctx.step, attempt: ctx.attempt };
+          ctx.progress(0.5, "half way");
+          ctx.progress(1, "done");
+          ctx.log.info("called the api", { apiKey: "sk-123", url: "https://x", nested: { Authorization: "Bearer t", tokens: 12 } });
+          ctx.log.debug("raw response", { body: "x".repeat(20_000), password: "hunter2" });
+          const ref = await ctx.artifact("the report");
+          return { out: ref.sha256 };
+        },
+        { next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    expect(seen).toEqual({ runId: run.id, taskId: `${run.id}:1:work`, node: "work", step: 1, attempt: 1 });
+    const events = await engine.store.readEvents({ runId: run.id });
+    const progress = events.filter((e) => e.type === "node.progress").map((e) => e.payload);
+    expect(progress).toEqual([
+      { node: "work", fraction: 0.5, message: "half way" },
+      { node: "work", fraction: 1, message: "done" },
+    ]);
+    const log = events.find((e) => e.type === "node.log")!;
+    expect(log.payload).toEqual({
+      node: "work",
+      level: "info",
+      message: "called the api",
+      data: { apiKey: "[redacted]", url: "https://x", nested: { Authorization: "[redacted]", tokens: 12 } },
+    });
+    const big = events.filter((e) => e.type === "node.log")[1]!.payload as { data: { artifact: { sha256: string; size: number } } };
+    expect(big.data.artifact.size).toBeGreaterThan(20_000);
+    const stored = new TextDecoder().decode((await engine.store.getArtifact(big.data.artifact.sha256))!.data);
+    expect(JSON.parse(stored)).toEqual({ body: "x".repeat(20_000), password: "[redacted]" });
+    const sha = (await run.state()).out as string;
+    expect(new TextDecoder().decode((await engine.store.getArtifact(sha))!.data)).toBe("the report");
+    expect((await engine.store.runStorage(run.id)).artifacts).toBe(10 + big.data.artifact.size);
+  });
+
+  it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {
+    const wf = workflow("events", { state })
+      .node("a", () => ({ out: "a" }), { next: "b" })
+      .node("b", async () => {
+        await sleep(50);
+        return { out: "b" };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    const live: EventRecord[] = [];
+    const following = (async () => {
+      for await (const event of run.events()) {
+        live.push(event);
+        if (event.type === "run.succeeded") return;
+      }
+    })();
+    const worker = await harness.engine([wf], { store: engine.store });
+    await following;
+    void worker;
+    expect(live.map((e) => e.type)).toEqual([
+      "run.created",
+      "run.claimed",
+      "task.started",
+      "task.succeeded",
+      "step.completed",
+      "task.started",
+      "task.succeeded",
+      "step.completed",
+      "run.succeeded",
+    ]);
+    expect(live.map((e) => e.runSeq)).toEqual(live.map((_, i) => i + 1));
+    expect(new Set(live.map((e) => e.traceId)).size).toBe(1);
+    expect(live[0]!.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const spans = live.filter((e) => e.taskId !== null).map((e) => `${e.taskId}:${e.spanId}`);
+    expect(new Set(spans).size).toBe(2);
+    expect(live.find((e) => e.type === "task.started")!.actor).toMatch(/^worker:/);
+  });
+});

@@ -1,0 +1,233 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { actionRegistry, loadWorkflowText, workflow, type NodeFunction } from "../../engine/index.js";
+import { engineHarness, sleep, until } from "../support/engine.js";
+import { storeFactories } from "../support/stores.js";
+
+const listState = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), verdict: z.string().default("") });
+
+/** A node that appends its name to the log, after an optional delay. */
+const mark =
+  (name: string, delayMs = 0): NodeFunction =>
+  async () => {
+    if (delayMs) await sleep(delayMs);
+    return { log: [name] };
+  };
+
+describe.each(storeFactories)("graphs run as written ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("follows static edges to END", async () => {
+    const wf = workflow("static", { state: listState, reducers: { log: "append" } })
+      .node("a", mark("a"), { next: "b" })
+      .node("b", mark("b"), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "succeeded", step: 2 });
+    expect((await run.state()).log).toEqual(["a", "b"]);
+  });
+
+  it("fans out to branches that run in the same step and joins when all of them finished", async () => {
+    const wf = workflow("fan", { state: listState, reducers: { log: "append" } })
+      .node("start", mark("start"), { next: ["quick", "slow"] })
+      .node("quick", mark("quick", 0), { next: "quick2" })
+      .node("quick2", mark("quick2", 0), { next: "join" })
+      .node("slow", mark("slow", 120), { next: "join" })
+      .node("join", mark("join"), { waitFor: ["quick2", "slow"], next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    // The join ran once, after both branches; writes of one step land in node-name order.
+    expect((await run.state()).log).toEqual(["start", "quick", "slow", "quick2", "join"]);
+    const checkpoints = await engine.store.listCheckpoints(run.id);
+    expect(checkpoints.map((c) => c.nodes)).toEqual([[], ["start"], ["quick", "slow"], ["quick2"], ["join"]]);
+    const tasks = await engine.store.listTasks(run.id);
+    const started = (node: string) => tasks.find((t) => t.node === node)!.startedAt!;
+    expect(Math.abs(started("quick") - started("slow"))).toBeLessThan(100);
+  });
+
+  it("loops SuperAGI-style: check answers NO and loops back until it answers YES", async () => {
+    const wf = workflow("yes-no", { state: listState, reducers: { log: "append" } })
+      .node("work", (s) => ({ n: s.n + 1, log: [`work${s.n + 1}`] }), { next: "check" })
+      .node("check", (s) => ({ route: s.n >= 3 ? "YES" : "NO" }), { routes: { YES: "summary", NO: "work" }, default: "work" })
+      .node("summary", mark("summary"), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).log).toEqual(["work1", "work2", "work3", "summary"]);
+    const head = (await engine.store.listCheckpoints(run.id)).at(-1)!;
+    expect(head.control.visits).toEqual({ work: 3, check: 3, summary: 1 });
+  });
+
+  it("routes on a state key (routeOn) and with a router function, falling back to the default", async () => {
+    const wf = workflow("routing", { state: listState, reducers: { log: "append" } })
+      .node("decide", (s) => ({ verdict: s.n > 0 ? "ship" : "unknown" }), { routes: { ship: "ship", hold: "hold" }, routeOn: "verdict", default: "hold" })
+      .node("ship", mark("ship"), { routes: { twice: "twice", once: "END" }, route: (s) => (s.log.length > 1 ? "twice" : "once") })
+      .node("twice", mark("twice"), { next: "END" })
+      .node("hold", mark("hold"), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const shipped = await engine.start(wf, { n: 1, log: ["x"] });
+    expect((await shipped.wait()).status).toBe("succeeded");
+    expect((await shipped.state()).log).toEqual(["x", "ship", "twice"]);
+    const held = await engine.start(wf, { n: 0 });
+    await held.wait();
+    expect((await held.state()).log).toEqual(["hold"]);
+  });
+
+  it("fails the run, naming the node and the key, when a route key matches nothing and there is no default", async () => {
+    const wf = workflow("no-match", { state: listState })
+      .node("check", () => ({ route: "MAYBE" }), { routes: { YES: "END", NO: "check" } })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const end = await run.wait();
+    expect(end.status).toBe("failed");
+    expect(end.error).toEqual({ code: "ROUTE_NO_MATCH", node: "check", message: 'node "check" chose route "MAYBE", which matches none of YES, NO, and it has no default' });
+    const failed = await engine.store.readEvents({ runId: run.id, types: ["run.failed"] });
+    expect(failed).toHaveLength(1);
+  });
+
+  it("fails the run, naming the node, when its router function throws", async () => {
+    const wf = workflow("bad-router", { state: listState })
+      .node("check", () => ({}), {
+        routes: { a: "END" },
+        route: () => {
+          throw new Error("no verdict yet");
+        },
+      })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const end = await (await engine.start(wf)).wait();
+    expect(end).toMatchObject({ status: "failed", error: { code: "ROUTER_FAILED", node: "check", message: 'the router of node "check" threw: no verdict yet' } });
+  });
+
+  it("fails the run with a clear error when it exceeds maxSteps", async () => {
+    const wf = workflow("forever", { state: listState, limits: { maxSteps: 5 } })
+      .node("spin", (s) => ({ n: s.n + 1 }), { next: "spin" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const end = await run.wait();
+    expect(end).toMatchObject({ status: "failed", step: 5, error: { code: "MAX_STEPS", node: "spin" } });
+    expect(end.error!.message).toContain("maxSteps 5");
+    expect((await run.state()).n).toBe(5);
+  });
+
+  it("fans out dynamically over a list in state, bounded by the map's concurrency", async () => {
+    let running = 0;
+    let peak = 0;
+    const wf = workflow("map", { state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }), reducers: { out: "append" } })
+      .node("square", async (_s, ctx) => {
+        running++;
+        peak = Math.max(peak, running);
+        await sleep(30);
+        running--;
+        return { out: [(ctx.item as number) ** 2] };
+      }, { map: { over: "items", concurrency: 2 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, { items: [1, 2, 3, 4, 5] });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).out).toEqual([1, 4, 9, 16, 25]);
+    expect(peak).toBe(2);
+    const tasks = await engine.store.listTasks(run.id);
+    expect(tasks.map((t) => [t.index, t.input])).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]);
+  });
+
+  it("runs a sub-workflow as a child run with a parent link and maps its result back", async () => {
+    const child = workflow("child", { state: z.object({ topic: z.string().default(""), notes: z.array(z.string()).default([]) }), reducers: { notes: "append" } })
+      .node("research", (s) => ({ notes: [`about ${s.topic}`] }), { next: "END" })
+      .compile();
+    const parent = workflow("parent", { state: z.object({ topic: z.string(), notes: z.array(z.string()).default([]) }), reducers: { notes: "append" } })
+      .node("intro", () => ({ notes: ["intro"] }), { next: "dig" })
+      .subgraph("dig", child, { next: "END" })
+      .compile();
+    const engine = await harness.engine([parent]);
+    const run = await engine.start(parent, { topic: "owls" });
+    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    expect((await run.state()).notes).toEqual(["intro", "about owls"]);
+    const children = (await engine.store.listRuns({ parentRunId: run.id })).runs;
+    expect(children).toHaveLength(1);
+    expect(children[0]).toMatchObject({ workflow: "child", status: "succeeded", parentRunId: run.id, parentTaskId: `${run.id}:2:dig` });
+  });
+
+  it("maps a sub-workflow over a list: one child run per item", async () => {
+    const child = workflow("each", { state: z.object({ item: z.string().default(""), found: z.array(z.string()).default([]) }), reducers: { found: "append" } })
+      .node("look", (s) => ({ found: [s.item.toUpperCase()] }), { next: "END" })
+      .compile();
+    const parent = workflow("each-parent", { state: z.object({ topics: z.array(z.string()), found: z.array(z.string()).default([]) }), reducers: { found: "append" } })
+      .subgraph("each", child, { map: { over: "topics", as: "item" }, next: "END" })
+      .compile();
+    const engine = await harness.engine([parent]);
+    const run = await engine.start(parent, { topics: ["a", "b", "c"] });
+    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    expect((await run.state()).found).toEqual(["A", "B", "C"]);
+    expect((await engine.store.listRuns({ parentRunId: run.id })).runs).toHaveLength(3);
+  });
+
+  it("runs the same workflow as JSON with an actions module and gets the same result as in code", async () => {
+    const actions = {
+      init: () => ({ tasks: ["t1"] }),
+      work: (s: { tasks: string[] }) => ({ tasks: [`t${s.tasks.length + 1}`] }),
+      check: (s: { tasks: string[] }) => ({ route: s.tasks.length >= 3 ? "YES" : "NO" }),
+    };
+    const json = {
+      name: "same",
+      state: { tasks: { type: "array", items: { type: "string" }, reducer: "append", default: [] } },
+      start: "init",
+      nodes: {
+        init: { action: "q.init", next: "work" },
+        work: { action: "q.work", next: "check" },
+        check: { action: "q.check", routes: { YES: "END", NO: "work" }, default: "work" },
+      },
+    };
+    const fromJson = loadWorkflowText(JSON.stringify(json), actionRegistry({ q: actions }));
+    const fromCode = workflow("same", { state: z.object({ tasks: z.array(z.string()).default([]) }), reducers: { tasks: "append" } })
+      .node("init", actions.init, { action: "q.init", next: "work" })
+      .node("work", actions.work, { action: "q.work", next: "check" })
+      .node("check", actions.check, { action: "q.check", routes: { YES: "END", NO: "work" }, default: "work" })
+      .compile();
+    expect(fromCode.version).toBe(fromJson.version);
+    const engine = await harness.engine([fromJson]);
+    const a = await engine.start(fromJson);
+    const b = await engine.start(fromCode);
+    await Promise.all([a.wait(), b.wait()]);
+    expect(await a.state()).toEqual(await b.state());
+    expect(await a.state()).toEqual({ tasks: ["t1", "t2", "t3"] });
+  });
+
+  it("parks a run on a durable timer and wakes it when the time has come", async () => {
+    const wf = workflow("timer", { state: listState, reducers: { log: "append" } })
+      .node("before", mark("before"), { next: "pause" })
+      .wait("pause", { seconds: 0.3, next: "after" })
+      .node("after", mark("after"), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const parked = await until(async () => {
+      const r = await run.get();
+      return r.status === "queued" && r.wakeAt !== null ? r : undefined;
+    }, 5000, "parked");
+    expect(parked.owner).toBeNull();
+    const [task] = await engine.store.listTasks(run.id, { step: 2 });
+    expect(task).toMatchObject({ node: "pause", status: "interrupted", waitingFor: { kind: "time", until: parked.wakeAt } });
+    const end = await run.wait({ timeoutMs: 5000 });
+    expect(end.status).toBe("succeeded");
+    expect(Date.now()).toBeGreaterThanOrEqual(parked.wakeAt!);
+    expect((await run.state()).log).toEqual(["before", "after"]);
+  });
+
+  it("validates run input against the state schema before writing anything", async () => {
+    const wf = workflow("typed", { state: z.object({ count: z.number().int(), name: z.string().default("x") }) })
+      .node("a", () => ({}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    await expect(engine.start(wf, { count: "three" })).rejects.toThrow("run input is invalid at $.count: Invalid input: expected number, received string");
+    await expect(engine.start(wf, { count: 1, extra: true })).rejects.toThrow("run input is invalid at $: unknown key extra");
+    expect((await engine.store.listRuns()).runs).toEqual([]);
+  });
+});

@@ -1,0 +1,292 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ConflictError, NotFoundError, ValidationError, workflow, type Engine } from "../../engine/index.js";
+import { newId } from "../../engine/ids.js";
+import { engineHarness, sleep, until } from "../support/engine.js";
+import { storeFactories } from "../support/stores.js";
+
+const state = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), note: z.string().default("") });
+
+async function pendingOf(engine: Engine, runId: string) {
+  return engine.store.listInterrupts({ runId, status: "pending" });
+}
+
+describe.each(storeFactories)("operator control ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("kills a node that ignores its signal: abandoned after the grace period, run paused, late result discarded", async () => {
+    let lateReturned = false;
+    const wf = workflow("kill-me", { state, reducers: { log: "append" } })
+      .node("stubborn", async () => {
+        await sleep(800);
+        lateReturned = true;
+        return { log: ["late"] };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => (await engine.store.listTasks(run.id))[0]?.status === "running", 5000, "task running");
+    const outcome = await engine.operator("ann").kill(run.id, { task: "stubborn", reason: "hung" });
+    expect(outcome.effect).toContain("killing stubborn");
+    const end = await run.wait();
+    expect(end).toMatchObject({ status: "paused", reason: "killed" });
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task).toMatchObject({ status: "canceled" });
+    expect(task!.attempts[0]!.endedAt! - task!.attempts[0]!.startedAt).toBeLessThan(700);
+    await sleep(900);
+    expect(lateReturned).toBe(true);
+    expect((await run.state()).log).toEqual([]);
+    const audit = await engine.store.readEvents({ runId: run.id, types: ["operator.requested", "operator.accepted", "task.canceled"] });
+    expect(audit.map((e) => [e.type, e.actor])).toEqual([
+      ["operator.requested", "operator:ann"],
+      ["operator.accepted", "operator:ann"],
+      ["task.canceled", expect.stringMatching(/^worker:/)],
+    ]);
+    expect(audit[0]!.payload).toMatchObject({ command: "kill", reason: "hung" });
+  });
+
+  it("retries a failed node with a state patch; the retry plan names the nodes that run again", async () => {
+    const wf = workflow("fix-and-retry", { state, reducers: { log: "append" } })
+      .node("check", (s) => {
+        if (!s.note) throw new Error("note is missing");
+        return { log: [`checked ${s.note}`] };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const outcome = await engine.operator("ann").retry(run.id, "check", { patch: { note: "added" } });
+    expect(outcome.result.willRun).toEqual(["check"]);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).log).toEqual(["checked added"]);
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts.map((a) => a.outcome)).toEqual(["failed", "succeeded"]);
+  });
+
+  it("gives an operator's retry a fresh retry budget after retries were exhausted", async () => {
+    let calls = 0;
+    const wf = workflow("budget", { state })
+      .node("flaky", () => {
+        calls++;
+        if (calls < 4) throw new Error(`fail ${calls}`);
+        return { n: calls };
+      }, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    expect(calls).toBe(2);
+    await engine.operator("ann").retry(run.id, "flaky");
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(calls).toBe(4);
+  });
+
+  it("sets a breakpoint on a live run: the run pauses before the node the next time it is scheduled", async () => {
+    const wf = workflow("loop", { state, limits: { maxSteps: 200 } })
+      .node("tick", async (s) => (await sleep(10), { n: s.n + 1 }), { next: "tock" })
+      .node("tock", () => ({}), { routes: { more: "tick", done: "END" }, route: (s) => (s.n >= 50 ? "done" : "more") })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => (await run.get()).step >= 2, 5000, "loop running");
+    const op = engine.operator("ann");
+    await op.breakpoint(run.id, "tock");
+    const paused = await run.wait();
+    expect(paused).toMatchObject({ status: "paused", reason: "breakpoint", breakpoints: ["tock"] });
+    const [pending] = await pendingOf(engine, run.id);
+    expect(pending).toMatchObject({ kind: "breakpoint", node: "tock" });
+    const n = (await run.state()).n;
+    expect(n).toBeLessThan(50);
+    await op.clearBreakpoint(run.id, "tock");
+    await op.resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).n).toBe(50);
+    await expect(op.breakpoint(run.id, "nope")).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it("forks a run from a checkpoint, with a patch, leaving the source history unchanged", async () => {
+    const wf = workflow("forkable", { state, reducers: { log: "append" } })
+      .node("a", () => ({ log: ["a"], note: "from a" }), { next: "b" })
+      .node("b", (s) => ({ log: [`b saw ${s.note}`] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const source = await engine.start(wf);
+    await source.wait();
+    const before = await engine.store.listCheckpoints(source.id);
+    const outcome = await engine.operator("ann").fork(source.id, 1, { patch: { note: "patched" } });
+    const forkId = outcome.result.runId as string;
+    const fork = engine.run(forkId);
+    expect((await fork.wait()).status).toBe("succeeded");
+    expect((await fork.state()).log).toEqual(["a", "b saw patched"]);
+    expect(await fork.get()).toMatchObject({ parentRunId: source.id, forkOf: { runId: source.id, checkpointId: `${source.id}:1` } });
+    const [first] = await engine.store.listCheckpoints(forkId);
+    expect(first).toMatchObject({ source: "fork", parentId: `${source.id}:1`, step: 1, actor: "operator:ann" });
+    expect(await engine.store.listCheckpoints(source.id)).toEqual(before);
+    expect((await source.state()).log).toEqual(["a", "b saw from a"]);
+    await expect(engine.operator("ann").fork(source.id, 99)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("edits the state of a paused run (JSON Patch or partial state) and diffs checkpoints", async () => {
+    const wf = workflow("editable", { state, reducers: { log: "append" }, interruptBefore: ["finish"] })
+      .node("start", () => ({ log: ["one"] }), { next: "finish" })
+      .node("finish", (s) => ({ note: `finished with ${s.log.length}` }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    const op = engine.operator("ann");
+    await op.updateState(run.id, { log: ["two", "three"] });
+    await op.updateState(run.id, [{ op: "replace", path: "/n", value: 7 }]);
+    await expect(op.updateState(run.id, { n: "x" })).rejects.toThrow("edited state is invalid at $.n");
+    expect(await run.state()).toMatchObject({ log: ["one", "two", "three"], n: 7 });
+    const diff = await op.diff(run.id, 2);
+    expect(diff.diff).toEqual([{ op: "append", path: "$.log", count: 2, items: ["two", "three"] }]);
+    const across = await op.diff(run.id, 0, 3);
+    expect(across.diff).toEqual([
+      { op: "append", path: "$.log", count: 3, items: ["one", "two", "three"] },
+      { op: "change", path: "$.n", old: 0, value: 7 },
+    ]);
+    const [pending] = await pendingOf(engine, run.id);
+    await op.resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).note).toBe("finished with 3");
+  });
+
+  it("edits the state as if a node had written it (asNode), so that node's routes decide what runs next", async () => {
+    const flow = workflow("as-node", { state, reducers: { log: "append" }, interruptAfter: ["draft"] })
+      .node("draft", () => ({ note: "draft" }), { next: "publish" })
+      .node("publish", () => ({ log: ["published"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([flow]);
+    const run = await engine.start(flow);
+    await run.wait();
+    const op = engine.operator("ann");
+    await expect(op.updateState(run.id, { note: "x" }, { asNode: "ghost" })).rejects.toThrow('workflow as-node has no node "ghost"');
+    await op.updateState(run.id, { note: "rewritten by hand" }, { asNode: "publish" });
+    const head = (await engine.store.listCheckpoints(run.id)).at(-1)!;
+    expect(head).toMatchObject({ source: "update", nodes: ["publish"], control: { finished: [{ node: "publish" }] } });
+    const [pending] = await pendingOf(engine, run.id);
+    await op.resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    // Planned from "publish" (which goes to END), so publish itself did not run again.
+    expect(await run.state()).toMatchObject({ note: "rewritten by hand", log: [] });
+  });
+
+  it("cancels a run: open tasks canceled, pending interrupts closed, no more work", async () => {
+    const wf = workflow("cancel-me", { state })
+      .node("ask", async (_s, ctx) => ((await ctx.interrupt({ question: "?" })), {}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    const op = engine.operator("ann");
+    await expect(op.cancel(run.id, { reason: " " })).rejects.toBeInstanceOf(ValidationError);
+    await op.cancel(run.id, { reason: "not needed" });
+    expect(await run.get()).toMatchObject({ status: "canceled", pendingInterrupts: 0 });
+    expect((await engine.store.listTasks(run.id))[0]!.status).toBe("canceled");
+    expect(await pendingOf(engine, run.id)).toEqual([]);
+    await expect(op.cancel(run.id, { reason: "again" })).rejects.toBeInstanceOf(ConflictError);
+    const refused = await engine.store.readEvents({ runId: run.id, types: ["operator.refused"] });
+    expect(refused.map((e) => e.payload)).toEqual([expect.objectContaining({ command: "cancel", reason: expect.stringContaining("already ended") })]);
+  });
+
+  it("cancels a running run through its worker, aborting the node", async () => {
+    let aborted = false;
+    const wf = workflow("cancel-running", { state })
+      .node("work", (_s, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted"))))), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => (await engine.store.listTasks(run.id))[0]?.status === "running", 5000, "running");
+    await engine.operator("ann").cancel(run.id, { reason: "stop it" });
+    expect((await run.wait()).status).toBe("canceled");
+    expect(aborted).toBe(true);
+    const canceled = await engine.store.readEvents({ runId: run.id, types: ["run.canceled"] });
+    expect(canceled.map((e) => [e.payload, e.actor])).toEqual([[{ reason: "stop it" }, "operator:ann"]]);
+  });
+
+  it("resolves an interrupt of a run whose worker still runs its other branches", async () => {
+    const wf = workflow("busy", { state, reducers: { log: "append" } })
+      .node("split", () => ({}), { next: ["ask", "slow"] })
+      .node("ask", async (_s, ctx) => ({ log: [`ask:${(await ctx.interrupt({ question: "?" })).decision}`] }), { next: "END" })
+      .node("slow", async () => (await sleep(400), { log: ["slow"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const pending = await until(async () => (await pendingOf(engine, run.id))[0], 5000, "interrupt");
+    expect((await run.get()).status).toBe("running");
+    await engine.operator("ann").resolve(pending.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).log).toEqual(["ask:approve", "slow"]);
+  });
+
+  it("interrupts an at-most-once node after a crash instead of running it again", async () => {
+    let runs = 0;
+    const wf = workflow("once", { state, reducers: { log: "append" } })
+      .node("charge", () => (runs++, { log: ["charged"] }), { atMostOnce: true, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    // A worker claims the run, starts the node and dies without a word (its lease runs out).
+    const claim = (await engine.store.claimRun({ owner: "dead", leaseMs: 100, runId: run.id }))!;
+    const id = `${run.id}:1:charge`;
+    const started = Date.now();
+    await engine.store.commit({
+      id: newId("c"),
+      runId: run.id,
+      fence: claim.fence,
+      tasks: [
+        {
+          id, runId: run.id, step: 1, node: "charge", index: null, status: "running", idempotencyKey: id, writes: null, route: null, error: null,
+          attempts: [{ n: 1, worker: "dead", startedAt: started, endedAt: null, outcome: null }],
+          worker: "dead", createdAt: started, startedAt: started, endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null, parent: null, call: null,
+        },
+      ],
+    });
+    await sleep(150);
+    const survivor = await harness.engine([wf], { store: engine.store });
+    const paused = await run.wait();
+    expect(paused).toMatchObject({ status: "paused", reason: "interrupt", recoveries: 1 });
+    const [pending] = await pendingOf(engine, run.id);
+    expect(pending).toMatchObject({ kind: "recovery", node: "charge", request: { decisions: ["retry", "skip"] } });
+    expect(runs).toBe(0);
+    await survivor.operator("ann").resolve(pending!.id, { decision: "skip", patch: { log: ["charged by hand"] } });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(runs).toBe(0);
+    expect((await run.state()).log).toEqual(["charged by hand"]);
+    const succeeded = await engine.store.readEvents({ runId: run.id, types: ["task.succeeded"] });
+    expect(succeeded.map((e) => e.payload)).toEqual([expect.objectContaining({ node: "charge", skipped: true })]);
+  });
+
+  it("retries a task a lost worker left running, by policy, and records the lost attempt", async () => {
+    let runs = 0;
+    const wf = workflow("lost", { state })
+      .node("work", () => (runs++, { n: 1 }), { retry: { maxAttempts: 3, backoffMs: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    const claim = (await engine.store.claimRun({ owner: "dead", leaseMs: 50, runId: run.id }))!;
+    const id = `${run.id}:1:work`;
+    await engine.store.commit({
+      id: newId("c"),
+      runId: run.id,
+      fence: claim.fence,
+      tasks: [
+        {
+          id, runId: run.id, step: 1, node: "work", index: null, status: "running", idempotencyKey: id, writes: null, route: null, error: null,
+          attempts: [{ n: 1, worker: "dead", startedAt: Date.now(), endedAt: null, outcome: null }],
+          worker: "dead", createdAt: Date.now(), startedAt: Date.now(), endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null, parent: null, call: null,
+        },
+      ],
+    });
+    await sleep(100);
+    await harness.engine([wf], { store: engine.store });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(runs).toBe(1);
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts.map((a) => [a.worker === "dead", a.outcome, a.code ?? null])).toEqual([
+      [true, "failed", "WORKER_LOST"],
+      [false, "succeeded", null],
+    ]);
+  });
+});

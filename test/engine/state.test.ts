@@ -1,0 +1,116 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { workflow } from "../../engine/index.js";
+import { applyOps, reduceWrites, type ChannelOp, type Reducer, type State } from "../../engine/state/ops.js";
+import { StateChain, decodeSnapshot, type Snapshot } from "../../engine/state/snapshot.js";
+import { engineHarness } from "../support/engine.js";
+import { storeFactories } from "../support/stores.js";
+
+describe("the fold of deltas and snapshots (property)", () => {
+  const reducers: Record<string, Reducer> = { list: "append", text: "replace", obj: "merge", total: (a, b) => (a as number) + (b as number) };
+  /** The reference: each write applied directly, the way a reader of DESIGN.md expects. */
+  const naive = (state: State, key: string, value: unknown): State => {
+    const reducer = reducers[key]!;
+    if (reducer === "append") return { ...state, [key]: [...(state[key] as unknown[]), ...(value as unknown[])] };
+    if (reducer === "merge") return { ...state, [key]: { ...(state[key] as object), ...(value as object) } };
+    if (reducer === "replace") return { ...state, [key]: value };
+    return { ...state, [key]: reducer(state[key], value) };
+  };
+  const write = fc.oneof(
+    fc.record({ key: fc.constant("list"), value: fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }) }),
+    fc.record({ key: fc.constant("text"), value: fc.string({ maxLength: 10 }) }),
+    fc.record({ key: fc.constant("obj"), value: fc.dictionary(fc.constantFrom("a", "b", "c"), fc.integer()) }),
+    fc.record({ key: fc.constant("total"), value: fc.integer({ min: -100, max: 100 }) }),
+  );
+
+  it("folding any sequence of writes through snapshots and deltas equals applying them one by one", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(write, { maxLength: 4 }), { maxLength: 60 }), fc.integer({ min: 1, max: 8 }), (steps, every) => {
+        const initial: State = { list: [], text: "", obj: {}, total: 0 };
+        const { chain, snapshot: first } = StateChain.start({ every, minBytes: 128 }, initial);
+        const snapshots = new Map<number, Snapshot>([[0, first]]);
+        const deltas = new Map<number, ChannelOp[]>();
+        let expected = initial;
+        let current = initial;
+        steps.forEach((writes, i) => {
+          const n = i + 1;
+          // One writer per key per step, as the runtime guarantees for replace keys.
+          const seen = new Set<string>();
+          const unique = writes.filter((w) => (reducers[w.key] === "replace" ? !seen.has(w.key) && seen.add(w.key) : true));
+          for (const w of unique) expected = naive(expected, w.key, w.value);
+          const { state, ops } = reduceWrites(current, unique.map((w, k) => ({ ...w, writer: `n${k}` })), (key) => reducers[key]!);
+          current = state;
+          deltas.set(n, ops);
+          const snapshot = chain.advance(n, ops, state);
+          if (snapshot) snapshots.set(n, snapshot);
+          expect(state).toEqual(expected);
+          // Read it back the way a store does: nearest snapshot, its segments, then the deltas.
+          const base = Math.max(...[...snapshots.keys()].filter((k) => k <= n));
+          let read = decodeSnapshot(snapshots.get(base)!, snapshots);
+          for (let k = base + 1; k <= n; k++) read = applyOps(read, deltas.get(k)!);
+          expect(read).toEqual(expected);
+          expect(n - base).toBeLessThanOrEqual(every);
+        });
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("applies replace, append, merge and custom reducers", async () => {
+    const wf = workflow("reducers", {
+      state: z.object({
+        last: z.string().default(""),
+        items: z.array(z.string()).default([]),
+        meta: z.record(z.string(), z.number()).default({}),
+        total: z.number().default(0),
+      }),
+      reducers: { items: "append", meta: "merge", total: (a, b) => (a as number) + (b as number) },
+    })
+      .node("one", () => ({ last: "one", items: ["a"], meta: { x: 1 }, total: 5 }), { next: "two" })
+      .node("two", () => ({ last: "two", items: ["b", "c"], meta: { y: 2 }, total: 10 }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, { total: 1 });
+    await run.wait();
+    expect(await run.state()).toEqual({ last: "two", items: ["a", "b", "c"], meta: { x: 1, y: 2 }, total: 16 });
+    const deltas = (await engine.store.listCheckpoints(run.id)).map((c) => c.delta);
+    expect(deltas[2]).toEqual([
+      ["last", "set", "two"],
+      ["items", "append", ["b", "c"]],
+      ["meta", "merge", { y: 2 }],
+      ["total", "set", 16],
+    ]);
+  });
+
+  it("fails the step, naming both nodes, when two parallel nodes write one replace key", async () => {
+    const wf = workflow("conflict", { state: z.object({ answer: z.string().default(""), log: z.array(z.string()).default([]) }), reducers: { log: "append" } })
+      .node("fork", () => ({}), { next: ["left", "right"] })
+      .node("left", () => ({ answer: "L", log: ["l"] }), { next: "END" })
+      .node("right", () => ({ answer: "R", log: ["r"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const end = await run.wait();
+    expect(end.status).toBe("failed");
+    expect(end.error).toMatchObject({ code: "WRITE_CONFLICT" });
+    expect(end.error!.message).toBe('nodes "left" and "right" both wrote state key "answer" in the same step, and its reducer (replace) keeps only one value');
+    expect(await run.state()).toEqual({ answer: "", log: [] });
+  });
+
+  it("fails a task whose update does not match the state schema, naming the path", async () => {
+    const wf = workflow("bad-output", { state: z.object({ count: z.number().default(0), tags: z.array(z.string()).default([]) }), reducers: { tags: "append" } })
+      .node("a", () => ({ tags: ["ok", 7] }) as never, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const end = await run.wait();
+    expect(end).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.tags[+1]: Invalid input: expected string, received number' });
+  });
+});

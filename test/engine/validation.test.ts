@@ -1,0 +1,179 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  WorkflowError,
+  actionRegistry,
+  checkWorkflowText,
+  formatProblem,
+  loadWorkflowText,
+  renderGraph,
+  workflow,
+  type Problem,
+} from "../../engine/index.js";
+
+const noop = () => ({});
+const actions = actionRegistry({ tasks: { init: noop, work: noop, check: noop, noop, a: noop, b: noop, join: noop } });
+
+const TASK_QUEUE = {
+  name: "task-queue",
+  state: {
+    tasks: { type: "array", items: { type: "string" }, reducer: "append", default: [] },
+    done: { type: "boolean", default: false },
+  },
+  start: "init",
+  nodes: {
+    init: { action: "tasks.init", next: "work" },
+    work: { action: "tasks.work", retry: { maxAttempts: 3, backoffMs: 100 }, timeoutMs: 30000, next: "check" },
+    check: { action: "tasks.check", routes: { YES: "fanout", NO: "work" }, default: "work" },
+    fanout: { action: "tasks.noop", next: ["a", "b"] },
+    a: { action: "tasks.a", next: "join" },
+    b: { action: "tasks.b", next: "join" },
+    join: { action: "tasks.join", waitFor: ["a", "b"], next: "END" },
+  },
+  limits: { maxSteps: 500, concurrency: 8 },
+};
+
+function problemsOf(doc: unknown, withActions = true): Problem[] {
+  return checkWorkflowText(typeof doc === "string" ? doc : JSON.stringify(doc, null, 2), withActions ? { actions } : {}).problems;
+}
+
+function variant(change: (doc: typeof TASK_QUEUE & Record<string, unknown>) => void) {
+  const doc = structuredClone(TASK_QUEUE) as typeof TASK_QUEUE & Record<string, unknown>;
+  change(doc);
+  return doc;
+}
+
+describe("workflow validation", () => {
+  it("accepts the issue's task-queue workflow with no problem", () => {
+    expect(problemsOf(TASK_QUEUE)).toEqual([]);
+  });
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  it.each<[string, string, (d: any) => void]>([
+    ["MISSING_START", "$.start", (d: any) => (d.start = "nope")],
+    ["UNKNOWN_TARGET", "$.nodes.work.next", (d: any) => (d.nodes.work.next = "nowhere")],
+    ["UNKNOWN_TARGET", "$.nodes.check.routes.YES", (d: any) => (d.nodes.check.routes.YES = "nowhere")],
+    ["UNREACHABLE_NODE", "$.nodes.orphan", (d: any) => (d.nodes.orphan = { action: "tasks.noop", next: "END" })],
+    ["UNKNOWN_ACTION", "$.nodes.init.action", (d: any) => (d.nodes.init.action = "tasks.missing")],
+    ["BAD_REDUCER", "$.state.tasks.reducer", (d: any) => (d.state.tasks.reducer = "concat")],
+    ["BAD_REDUCER", "$.state.done.reducer", (d: any) => (d.state.done.reducer = "append")],
+    ["BAD_STATE_SCHEMA", "$.state.done.type", (d: any) => (d.state.done.type = "flag")],
+    ["BAD_STATE_SCHEMA", "$.state.done.default", (d: any) => (d.state.done.default = "yes")],
+    ["WAITFOR_NOT_PREDECESSOR", "$.nodes.join.waitFor[0]", (d: any) => (d.nodes.join.waitFor = ["init", "b"])],
+    ["INVALID_FIELD", "$.nodes.work.retry.maxAttempts", (d: any) => (d.nodes.work.retry.maxAttempts = 0)],
+    ["INVALID_FIELD", "$.nodes.a.colour", (d: any) => (d.nodes.a.colour = "red")],
+    ["CONFLICTING_EDGES", "$.nodes.check.next", (d: any) => (d.nodes.check.next = "work")],
+    ["UNKNOWN_STATE_KEY", "$.nodes.check.routeOn", (d: any) => (d.nodes.check.routeOn = "verdict")],
+    ["UNKNOWN_NODE", "$.interruptBefore[0]", (d: any) => (d.interruptBefore = ["ghost"])],
+  ])("reports %s at %s", (code, path, change) => {
+    const problems = problemsOf(variant(change));
+    expect(problems).toContainEqual(expect.objectContaining({ code, path, severity: "error" }));
+  });
+
+  it("reports warnings for routes without a default and for nodes with no path to END", () => {
+    const problems = problemsOf(
+      variant((d: any) => {
+        delete d.nodes.check.default;
+        d.nodes.check.routes = { YES: "fanout", NO: "spin" };
+        d.nodes.spin = { action: "tasks.noop", next: "spin" };
+      }),
+    );
+    expect(problems).toContainEqual({ path: "$.nodes.check.routes", code: "ROUTES_WITHOUT_DEFAULT", severity: "warning", message: expect.any(String) });
+    expect(problems).toContainEqual({ path: "$.nodes.spin", code: "NO_PATH_TO_END", severity: "warning", message: expect.any(String) });
+    expect(problems.filter((p) => p.severity === "error")).toEqual([]);
+  });
+
+  it("reports every problem at once", () => {
+    const problems = problemsOf(
+      variant((d: any) => {
+        d.start = "nope";
+        d.nodes.init.action = "tasks.missing";
+        d.state.tasks.reducer = "concat";
+      }),
+    );
+    expect(problems.map((p) => p.code).sort()).toEqual(expect.arrayContaining(["BAD_REDUCER", "MISSING_START", "UNKNOWN_ACTION"]));
+  });
+
+  it("reports malformed JSON with line and column, and a node written twice", () => {
+    const broken = checkWorkflowText('{\n  "name": "x",\n  "start": "a"\n  "nodes": {}\n}').problems;
+    expect(broken).toEqual([{ path: "$", code: "BAD_JSON", severity: "error", message: "line 4, column 3: expected ','" }]);
+    const twice = checkWorkflowText('{"name":"x","start":"a","nodes":{"a":{"action":"tasks.noop"},\n"a":{"action":"tasks.noop"}}}', { actions }).problems;
+    expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1") }));
+  });
+
+  it("reports a node added twice in code", () => {
+    const build = () =>
+      workflow("dup", { state: z.object({}) })
+        .node("a", noop, { next: "END" })
+        .node("a", noop, { next: "END" })
+        .compile();
+    expect(build).toThrow(WorkflowError);
+    try {
+      build();
+    } catch (error) {
+      expect((error as WorkflowError).problems).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a" }));
+    }
+  });
+
+  it("formats problems as the CLI prints them", () => {
+    const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
+    expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END)');
+  });
+
+  it("loads sub-workflows by relative path and refuses a broken one with its problem", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pitwall-sub-"));
+    writeFileSync(join(dir, "child.json"), JSON.stringify({ name: "child", start: "x", nodes: { x: { action: "tasks.noop", next: "END" } } }));
+    const parent = { name: "parent", start: "sub", nodes: { sub: { kind: "subgraph", workflow: "./child.json", next: "END" } } };
+    const wf = loadWorkflowText(JSON.stringify(parent), actions, { baseDir: dir });
+    expect(wf.children.size).toBe(1);
+    expect([...wf.children.values()][0]!.name).toBe("child");
+    writeFileSync(join(dir, "child.json"), JSON.stringify({ name: "child", start: "x", nodes: { x: { action: "tasks.gone" } } }));
+    const problems = checkWorkflowText(JSON.stringify(parent), { actions, baseDir: dir }).problems;
+    expect(problems).toContainEqual(expect.objectContaining({ code: "BAD_SUBGRAPH", path: "$.nodes.sub.workflow", message: expect.stringContaining("UNKNOWN_ACTION") }));
+  });
+});
+
+describe("one model for code and data", () => {
+  const inCode = () =>
+    workflow("task-queue", {
+      state: z.object({ tasks: z.array(z.string()).default([]), done: z.boolean().default(false) }),
+      reducers: { tasks: "append" },
+      limits: { maxSteps: 500, concurrency: 8 },
+    })
+      .node("init", noop, { action: "tasks.init", next: "work" })
+      .node("work", noop, { action: "tasks.work", retry: { maxAttempts: 3, backoffMs: 100 }, timeoutMs: 30000, next: "check" })
+      .node("check", noop, { action: "tasks.check", routes: { YES: "fanout", NO: "work" }, default: "work" })
+      .node("fanout", noop, { action: "tasks.noop", next: ["b", "a"] })
+      .node("a", noop, { action: "tasks.a", next: "join" })
+      .node("b", noop, { action: "tasks.b", next: "join" })
+      .node("join", noop, { action: "tasks.join", waitFor: ["a", "b"], next: "END" })
+      .compile();
+
+  it("gives the same canonical definition and version", () => {
+    const fromJson = loadWorkflowText(JSON.stringify(TASK_QUEUE), actions);
+    const fromCode = inCode();
+    expect(fromCode.definition).toEqual(fromJson.definition);
+    expect(fromCode.version).toBe(fromJson.version);
+    expect(fromCode.version).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("changes the version when the graph changes", () => {
+    const a = loadWorkflowText(JSON.stringify(TASK_QUEUE), actions);
+    const b = loadWorkflowText(JSON.stringify(variant((d: any) => (d.nodes.work.timeoutMs = 1000))), actions);
+    expect(a.version).not.toBe(b.version);
+  });
+
+  it("renders the graph as text with route labels, fan-out and fan-in", () => {
+    const text = renderGraph(loadWorkflowText(JSON.stringify(TASK_QUEUE), actions).definition);
+    expect(text).toContain("start → init");
+    expect(text).toMatch(/check .*action tasks\.check/);
+    expect(text).toMatch(/\[YES\]\s+→ fanout/);
+    expect(text).toMatch(/\[NO\]\s+→ work/);
+    expect(text).toMatch(/\[default\] → work/);
+    expect(text).toContain("→ a   (parallel)");
+    expect(text).toContain("waits for a + b");
+  });
+});
