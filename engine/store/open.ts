@@ -1,5 +1,6 @@
 import { StoreError } from "../errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
+import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 /** A store URL with any password replaced, safe to print. */
@@ -13,13 +14,36 @@ export function describeStoreUrl(url: string): string {
 export interface OpenStoreOptions {
   /** SQLite: `process` (default) survives a process crash; `os` survives power loss. */
   durability?: "process" | "os";
+  /** SQLite: how long to wait for another process's write before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
 }
 
+const DURABILITIES = ["process", "os"];
+
 /**
- * Opens a store by URL: `memory:`, `sqlite:./pitwall.db` (the default), `redis://user:pass@host:6379/0`
- * or `rediss://...`. Errors name the store and the problem in one line.
+ * Opens a store by URL: `memory:`, `sqlite:./pitwall.db` (the default; `sqlite:/abs/path.db` and
+ * a bare file path work too), `redis://user:pass@host:6379/0` or `rediss://...`. Errors name the
+ * store and the problem in one line.
  */
-export async function openStore(url: string, _options: OpenStoreOptions = {}): Promise<Store> {
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (url === "memory:" || url === "memory") return new MemoryStore();
-  throw new StoreError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
+  const file = sqliteFile(url);
+  if (file === undefined) {
+    throw new StoreError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
+  }
+  if (file === "") throw new StoreError(`store URL ${url} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
+  if (options.durability !== undefined && !DURABILITIES.includes(options.durability)) {
+    throw new StoreError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
+  }
+  return new SqliteStore(file, {
+    ...(options.durability ? { durability: options.durability } : {}),
+    ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+  });
+}
+
+/** The file of a `sqlite:` URL (`sqlite:///abs` and `sqlite:rel` both work) or of a bare path. */
+function sqliteFile(url: string): string | undefined {
+  if (url.startsWith("sqlite:")) return url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url)) return undefined;
+  return url;
 }

@@ -64,6 +64,21 @@ export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id">>(candida
   return best;
 }
 
+/** What a claim changes in a run: the new owner, lease and fence; a take-over counts as a recovery. */
+export function claimPatch(run: RunRecord, owner: string, leaseMs: number, fence: number, now: number): Partial<RunRecord> {
+  const recovered = run.status === "running";
+  return {
+    status: "running",
+    owner,
+    leaseUntil: now + leaseMs,
+    fence,
+    wakeAt: null,
+    startedAt: run.startedAt ?? now,
+    recoveries: run.recoveries + (recovered ? 1 : 0),
+    updatedAt: now,
+  };
+}
+
 export function runClaimedEvent(run: RunRecord, owner: string, fence: number, recovered: boolean, now: number): NewEvent {
   return {
     runId: run.id,

@@ -1,4 +1,7 @@
-import { MemoryStore, type Store } from "../../engine/index.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryStore, openStore, type Store } from "../../engine/index.js";
 
 /**
  * The stores every contract and engine suite runs against. Each store's folder adds its entry;
@@ -12,4 +15,24 @@ export interface StoreFactory {
   open(): Promise<Store>;
 }
 
-export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }];
+/** A temporary folder per test file; each open is a new file in it. */
+function sqliteFactory(): StoreFactory {
+  let dir: string | undefined;
+  let opened = 0;
+  return {
+    name: "sqlite",
+    async setup() {
+      dir = mkdtempSync(join(tmpdir(), "pitwall-sqlite-"));
+    },
+    async teardown() {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      dir = undefined;
+    },
+    async open() {
+      dir ??= mkdtempSync(join(tmpdir(), "pitwall-sqlite-"));
+      return openStore(`sqlite:${join(dir, `store-${++opened}.db`)}`);
+    },
+  };
+}
+
+export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, sqliteFactory()];

@@ -17,7 +17,7 @@ import {
 } from "../records.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
 import { EventFeed } from "../event-feed.js";
-import { checkCommit, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -93,16 +93,7 @@ export class MemoryStore implements Store {
     if (!run) return undefined;
     const recovered = run.status === "running";
     const fence = ++this.fenceCounter;
-    Object.assign(run, {
-      status: "running",
-      owner: options.owner,
-      leaseUntil: now + options.leaseMs,
-      fence,
-      wakeAt: null,
-      startedAt: run.startedAt ?? now,
-      recoveries: run.recoveries + (recovered ? 1 : 0),
-      updatedAt: now,
-    } satisfies Partial<RunRecord>);
+    Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
     this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
     return { run: copy(run), fence, recovered };
   }

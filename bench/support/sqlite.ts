@@ -1,0 +1,169 @@
+import { statSync } from "node:fs";
+import Database from "better-sqlite3";
+import { MemoryStore, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
+import { newId } from "../../engine/ids.js";
+import { fastest, scratchDir } from "./harness.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { storeWorkflow } from "../../engine/operator/workflows.js";
+
+export type Durability = "process" | "os";
+
+export interface EngineMeasure {
+  ms: number;
+  /** Store transactions the engine made (run creations, claims, commits, lease renewals). */
+  transactions: number;
+  runIds: string[];
+}
+
+/**
+ * Creates `runs` runs of `workflow` in a SQLite store at `file`, then times one in-process worker
+ * executing all of them to the end.
+ */
+export async function runOnSqlite(file: string, workflow: CompiledWorkflow, runs: number, durability: Durability): Promise<EngineMeasure> {
+  const store = await openStore(`sqlite:${file}`, { durability });
+  try {
+    return await runAll(store, workflow, runs);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The same with the in-memory store: the runtime's own cost, without any storage. */
+export async function runOnMemory(workflow: CompiledWorkflow, runs: number): Promise<EngineMeasure> {
+  const store = new MemoryStore();
+  try {
+    return await runAll(store, workflow, runs);
+  } finally {
+    await store.close();
+  }
+}
+
+async function runAll(store: Store, workflow: CompiledWorkflow, runs: number): Promise<EngineMeasure> {
+  await storeWorkflow(store, workflow);
+  const runIds: string[] = [];
+  for (let i = 0; i < runs; i++) {
+    const init = newRun({ id: newId("run"), workflow, state: workflow.initialState({}), actor: "bench" });
+    await store.createRun(init);
+    runIds.push(init.run.id);
+  }
+  const counted = countTransactions(store);
+  const worker = new Worker(counted.store, new WorkflowRegistry(counted.store, actionRegistry({}), [workflow]), { concurrency: 16 });
+  const started = performance.now();
+  await worker.drain();
+  const ms = performance.now() - started;
+  const unfinished = (await store.listRuns({ status: ["queued", "running", "paused", "failed", "canceled"] })).runs;
+  if (unfinished.length > 0) throw new Error(`bench run ${unfinished[0]!.id} ended ${unfinished[0]!.status}, not succeeded`);
+  return { ms, transactions: runs + counted.count(), runIds };
+}
+
+export interface Comparison {
+  engine: EngineMeasure;
+  raw: { ms: number; usPerStep: number };
+  store: Footprint;
+  /** Row bytes the engine stored per step: what the raw baseline inserts per transaction. */
+  bytesPerStep: number;
+}
+
+/**
+ * The engine executing `runs` runs of `workflow` (`steps` super-steps in all) on a fresh SQLite
+ * file, and the raw baseline writing the same bytes in as many transactions; each the fastest
+ * of `repeat` tries.
+ */
+export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number): Promise<Comparison> {
+  const scratch = scratchDir();
+  try {
+    let store: Footprint | undefined;
+    const engine = await fastest(repeat, async () => {
+      const file = scratch.file(`engine-${Math.random()}.db`);
+      const measure = await runOnSqlite(file, workflow, runs, durability);
+      store = footprint(file);
+      return measure;
+    });
+    const bytesPerStep = store!.rowBytes / steps;
+    const raw = await fastest(repeat, () => rawInsertBaseline(scratch.file(`raw-${Math.random()}.db`), durability, steps, bytesPerStep));
+    return { engine, raw, store: store!, bytesPerStep };
+  } finally {
+    scratch.cleanup();
+  }
+}
+
+function countTransactions(store: Store): { store: Store; count(): number } {
+  let n = 0;
+  const writes = new Set(["claimRun", "commit", "renewLease", "createRun", "submitCommand", "answerCommand"]);
+  const proxy = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (writes.has(String(key))) n++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, count: () => n };
+}
+
+/**
+ * The physical limit: raw better-sqlite3, same journal and sync settings, one transaction per
+ * step inserting `bytes` bytes.
+ */
+export function rawInsertBaseline(file: string, durability: Durability, steps: number, bytes: number): { ms: number; usPerStep: number } {
+  const db = new Database(file);
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${durability === "os" ? "FULL" : "NORMAL"}`);
+    db.exec("CREATE TABLE steps (id INTEGER PRIMARY KEY, run TEXT NOT NULL, data BLOB NOT NULL)");
+    const insert = db.prepare("INSERT INTO steps (run, data) VALUES (?, ?)");
+    const step = db.transaction((data: Buffer) => insert.run("run-0123456789", data)).immediate;
+    const data = Buffer.alloc(Math.max(1, Math.round(bytes)), 120);
+    for (let i = 0; i < Math.min(100, steps); i++) step(data);
+    const started = performance.now();
+    for (let i = 0; i < steps; i++) step(data);
+    const ms = performance.now() - started;
+    return { ms, usPerStep: (ms / steps) * 1000 };
+  } finally {
+    db.close();
+  }
+}
+
+export interface Footprint {
+  /** The store file after its WAL was checkpointed into it. */
+  fileBytes: number;
+  /** Bytes of row contents in tables (without indexes): what a step "writes". */
+  rowBytes: number;
+  /** Pages per table and index, largest first. */
+  tables: { name: string; bytes: number }[];
+}
+
+/** Where a store file's bytes are (SQLite's dbstat), after folding the WAL into the file. */
+export function footprint(file: string): Footprint {
+  const db = new Database(file);
+  try {
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const rows = db
+      .prepare(
+        `SELECT d.name AS name, sum(d.pgsize) AS bytes, sum(d.payload) AS payload, s.type AS type
+         FROM dbstat d JOIN sqlite_schema s ON s.name = d.name GROUP BY d.name ORDER BY bytes DESC`,
+      )
+      .all() as { name: string; bytes: number; payload: number; type: string }[];
+    return {
+      fileBytes: statSync(file).size,
+      rowBytes: rows.filter((r) => r.type === "table").reduce((sum, r) => sum + r.payload, 0),
+      tables: rows.map((r) => ({ name: r.name, bytes: r.bytes })),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** The tables and indexes holding most of the bytes, as `name size` pairs. */
+export function biggest(tables: Footprint["tables"], count = 6): string {
+  return tables
+    .slice(0, count)
+    .map((t) => `${t.name} ${kb(t.bytes)}`)
+    .join(", ");
+}
+
+export function kb(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(2)} MB` : `${Math.round(bytes / 1024)} KB`;
+}

@@ -1,0 +1,322 @@
+import type Database from "better-sqlite3";
+import type { ChainRow } from "../../state/read.js";
+import {
+  type ArtifactRef,
+  type CheckpointRecord,
+  type CommandRecord,
+  type EventRecord,
+  type InterruptRecord,
+  type NewEvent,
+  type RunRecord,
+  type RunStatus,
+  type RunStorage,
+  type TaskRecord,
+  type WorkflowRecord,
+} from "../records.js";
+import type { EventQuery } from "../store.js";
+import { chainRow, checkpointRecord, checkpointRow, eventRecord, eventRow, parseDoc, parseDocs, type CheckpointRow, type EventRow } from "./rows.js";
+
+type Param = string | number | null;
+
+/**
+ * Every SQL statement of the store, synchronous, one method per question. Statements with a
+ * fixed text are prepared once; filtered listings are prepared once per shape of filter.
+ */
+export class Queries {
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  private sql(text: string): Database.Statement {
+    let statement = this.cache.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.cache.set(text, statement);
+    }
+    return statement;
+  }
+
+  /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
+  private getDoc<T>(table: "runs" | "tasks" | "interrupts" | "commands", id: string): T | undefined {
+    return parseDoc<T>(this.sql(`SELECT doc FROM ${table} WHERE id = ?`).get(id) as { doc: string } | undefined);
+  }
+
+  private upsertDoc(table: "tasks" | "interrupts", columns: Record<string, Param>, doc: { id: string }): void {
+    const names = ["id", ...Object.keys(columns), "doc"];
+    const updates = names.slice(1).map((n) => `${n} = excluded.${n}`).join(", ");
+    this.sql(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT (id) DO UPDATE SET ${updates}`).run(
+      doc.id,
+      ...Object.values(columns),
+      JSON.stringify(doc),
+    );
+  }
+
+  nextFence(): number {
+    return (this.sql("UPDATE meta SET value = value + 1 WHERE key = 'fence' RETURNING value").get() as { value: number }).value;
+  }
+
+  /** The database's change counter for commits of other connections (PRAGMA data_version). */
+  dataVersion(): number {
+    return this.sql("PRAGMA data_version").pluck().get() as number;
+  }
+
+  // workflows
+
+  putWorkflow(w: WorkflowRecord): void {
+    this.sql("INSERT OR IGNORE INTO workflows (version, name, created_at, definition) VALUES (?, ?, ?, ?)").run(
+      w.version,
+      w.name,
+      w.createdAt,
+      JSON.stringify(w.definition),
+    );
+  }
+
+  getWorkflow(version: string): WorkflowRecord | undefined {
+    const row = this.sql("SELECT version, name, created_at, definition FROM workflows WHERE version = ?").get(version) as
+      | { version: string; name: string; created_at: number; definition: string }
+      | undefined;
+    return row && { version: row.version, name: row.name, createdAt: row.created_at, definition: JSON.parse(row.definition) };
+  }
+
+  listWorkflows(): Omit<WorkflowRecord, "definition">[] {
+    const rows = this.sql("SELECT version, name, created_at FROM workflows ORDER BY rowid").all() as { version: string; name: string; created_at: number }[];
+    return rows.map((r) => ({ version: r.version, name: r.name, createdAt: r.created_at }));
+  }
+
+  // runs
+
+  getRun(id: string): RunRecord | undefined {
+    return this.getDoc<RunRecord>("runs", id);
+  }
+
+  runStatus(id: string): RunStatus | undefined {
+    return this.sql("SELECT status FROM runs WHERE id = ?").pluck().get(id) as RunStatus | undefined;
+  }
+
+  insertRun(run: RunRecord): void {
+    this.sql("INSERT INTO runs (id, doc) VALUES (?, ?)").run(run.id, JSON.stringify(run));
+  }
+
+  saveRun(run: RunRecord): void {
+    this.sql("UPDATE runs SET doc = ? WHERE id = ?").run(JSON.stringify(run), run.id);
+  }
+
+  listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
+    const where: string[] = [];
+    const params: Param[] = [];
+    if (filter.statuses) {
+      where.push(`status IN (${filter.statuses.map(() => "?").join(", ")})`);
+      params.push(...filter.statuses);
+    }
+    if (filter.workflow !== undefined) {
+      where.push("workflow = ?");
+      params.push(filter.workflow);
+    }
+    if (filter.parentRunId === null) where.push("parent_run_id IS NULL");
+    else if (filter.parentRunId !== undefined) {
+      where.push("parent_run_id = ?");
+      params.push(filter.parentRunId);
+    }
+    if (filter.before) {
+      where.push("(updated_at < ? OR (updated_at = ? AND id < ?))");
+      params.push(filter.before.updatedAt, filter.before.updatedAt, filter.before.id);
+    }
+    const text = `SELECT doc FROM runs ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ?`;
+    return parseDocs<RunRecord>(this.sql(text).all(...params, filter.limit) as { doc: string }[]);
+  }
+
+  countRuns(): { status: RunStatus; n: number }[] {
+    return this.sql("SELECT status, count(*) AS n FROM runs GROUP BY status").all() as { status: RunStatus; n: number }[];
+  }
+
+  /**
+   * The runs a claim would pick first, in its order of preference. This is an indexed
+   * pre-selection written after `claimable` and `pickClaim` (the rules every store shares),
+   * which the caller still applies to the rows returned.
+   */
+  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): RunRecord[] {
+    const rows = this.sql(
+      `SELECT doc FROM runs r
+       WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
+               AND (waiting_on IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled'))))
+              OR (status = 'running' AND lease_until < :now))
+         AND (:versions IS NULL OR version IN (SELECT value FROM json_each(:versions)))
+         AND (:runId IS NULL OR id = :runId)
+       ORDER BY updated_at, id
+       LIMIT :limit`,
+    ).all({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null, limit }) as { doc: string }[];
+    return parseDocs<RunRecord>(rows);
+  }
+
+  // checkpoints
+
+  insertCheckpoint(checkpoint: CheckpointRecord): void {
+    this.sql(
+      `INSERT INTO checkpoints (run_id, n, id, snapshot_n, bytes, meta, delta, snapshot)
+       VALUES (:run_id, :n, :id, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
+    ).run(checkpointRow(checkpoint));
+  }
+
+  getCheckpoint(id: string): CheckpointRecord | undefined {
+    const row = this.sql("SELECT * FROM checkpoints WHERE id = ?").get(id) as CheckpointRow | undefined;
+    return row && checkpointRecord(row);
+  }
+
+  listCheckpoints(runId: string, afterN: number, limit: number): CheckpointRecord[] {
+    const rows = this.sql("SELECT * FROM checkpoints WHERE run_id = ? AND n > ? ORDER BY n LIMIT ?").all(runId, afterN, limit) as CheckpointRow[];
+    return rows.map(checkpointRecord);
+  }
+
+  checkpointRows(runId: string, ns: readonly number[]): ChainRow[] {
+    const rows = this.sql(
+      "SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_id = ? AND n IN (SELECT value FROM json_each(?))",
+    ).all(runId, JSON.stringify(ns)) as CheckpointRow[];
+    return rows.map(chainRow);
+  }
+
+  checkpointRowRange(runId: string, fromN: number, toN: number): ChainRow[] {
+    const rows = this.sql("SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_id = ? AND n > ? AND n <= ? ORDER BY n").all(
+      runId,
+      fromN,
+      toN,
+    ) as CheckpointRow[];
+    return rows.map(chainRow);
+  }
+
+  // tasks
+
+  putTask(task: TaskRecord): void {
+    this.upsertDoc("tasks", { run_id: task.runId, step: task.step, created_at: task.createdAt }, task);
+  }
+
+  getTask(id: string): TaskRecord | undefined {
+    return this.getDoc<TaskRecord>("tasks", id);
+  }
+
+  listTasks(runId: string, step: number | undefined): TaskRecord[] {
+    const rows =
+      step === undefined
+        ? this.sql("SELECT doc FROM tasks WHERE run_id = ? ORDER BY step, created_at, id").all(runId)
+        : this.sql("SELECT doc FROM tasks WHERE run_id = ? AND step = ? ORDER BY created_at, id").all(runId, step);
+    return parseDocs<TaskRecord>(rows as { doc: string }[]);
+  }
+
+  // interrupts
+
+  putInterrupt(interrupt: InterruptRecord): void {
+    this.upsertDoc("interrupts", { run_id: interrupt.runId, status: interrupt.status, created_at: interrupt.createdAt }, interrupt);
+  }
+
+  getInterrupt(id: string): InterruptRecord | undefined {
+    return this.getDoc<InterruptRecord>("interrupts", id);
+  }
+
+  pendingInterrupts(runId: string): number {
+    return this.sql("SELECT count(*) FROM interrupts WHERE run_id = ? AND status = 'pending'").pluck().get(runId) as number;
+  }
+
+  listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number }): InterruptRecord[] {
+    const { where, params } = equalities({ status: filter.status, run_id: filter.runId });
+    const text = `SELECT doc FROM interrupts ${whereClause(where)} ORDER BY created_at, id LIMIT ?`;
+    return parseDocs<InterruptRecord>(this.sql(text).all(...params, filter.limit ?? -1) as { doc: string }[]);
+  }
+
+  // commands
+
+  insertCommand(command: CommandRecord): void {
+    this.sql("INSERT INTO commands (id, run_id, status, created_at, doc) VALUES (?, ?, ?, ?, ?)").run(
+      command.id,
+      command.runId,
+      command.status,
+      command.createdAt,
+      JSON.stringify(command),
+    );
+  }
+
+  saveCommand(command: CommandRecord): void {
+    this.sql("UPDATE commands SET status = ?, doc = ? WHERE id = ?").run(command.status, JSON.stringify(command), command.id);
+  }
+
+  getCommand(id: string): CommandRecord | undefined {
+    return this.getDoc<CommandRecord>("commands", id);
+  }
+
+  listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number }): CommandRecord[] {
+    const { where, params } = equalities({ run_id: filter.runId, status: filter.status });
+    const text = `SELECT doc FROM commands ${whereClause(where)} ORDER BY created_at, rowid LIMIT ?`;
+    return parseDocs<CommandRecord>(this.sql(text).all(...params, filter.limit ?? -1) as { doc: string }[]);
+  }
+
+  // events
+
+  insertEvent(event: NewEvent, runSeq: number): EventRecord {
+    const row = eventRow(event, runSeq);
+    const { lastInsertRowid } = this.sql(
+      `INSERT INTO events (run_id, run_seq, task_id, trace_id, span_id, type, actor, time, payload)
+       VALUES (:run_id, :run_seq, :task_id, :trace_id, :span_id, :type, :actor, :time, :payload)`,
+    ).run(row);
+    return eventRecord({ ...row, seq: Number(lastInsertRowid) });
+  }
+
+  readEvents(query: EventQuery): EventRecord[] {
+    const where = ["seq > ?"];
+    const params: Param[] = [query.after ?? 0];
+    if (query.runId !== undefined) {
+      where.push("run_id = ?");
+      params.push(query.runId);
+    }
+    if (query.types) {
+      where.push(`type IN (${query.types.map(() => "?").join(", ")})`);
+      params.push(...query.types);
+    }
+    const text = `SELECT * FROM events ${whereClause(where)} ORDER BY seq LIMIT ?`;
+    return (this.sql(text).all(...params, query.limit ?? -1) as EventRow[]).map(eventRecord);
+  }
+
+  lastEventSeq(): number {
+    return (this.sql("SELECT max(seq) FROM events").pluck().get() as number | null) ?? 0;
+  }
+
+  // artifacts
+
+  putArtifact(runId: string, ref: ArtifactRef, data: Uint8Array): void {
+    this.sql("INSERT OR IGNORE INTO artifacts (sha256, media_type, size, data) VALUES (?, ?, ?, ?)").run(ref.sha256, ref.mediaType, ref.size, data);
+    this.sql("INSERT OR IGNORE INTO artifact_runs (run_id, sha256) VALUES (?, ?)").run(runId, ref.sha256);
+  }
+
+  getArtifact(sha256: string): { data: Uint8Array; mediaType: string } | undefined {
+    const row = this.sql("SELECT data, media_type FROM artifacts WHERE sha256 = ?").get(sha256) as { data: Buffer; media_type: string } | undefined;
+    return row && { data: new Uint8Array(row.data), mediaType: row.media_type };
+  }
+
+  /** Bytes of a run's rows as stored (row contents, not the pages around them). */
+  runStorage(runId: string): RunStorage {
+    const checkpoints = this.sql(
+      "SELECT coalesce(sum(octet_length(id) + octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_id = ?",
+    ).pluck().get(runId) as number;
+    const events = this.sql(
+      `SELECT coalesce(sum(octet_length(payload) + octet_length(type) + octet_length(actor) + coalesce(octet_length(task_id), 0)
+         + coalesce(octet_length(trace_id), 0) + coalesce(octet_length(span_id), 0) + 24), 0) FROM events WHERE run_id = ?`,
+    ).pluck().get(runId) as number;
+    const artifacts = this.sql(
+      "SELECT coalesce(sum(a.size), 0) FROM artifact_runs r JOIN artifacts a ON a.sha256 = r.sha256 WHERE r.run_id = ?",
+    ).pluck().get(runId) as number;
+    return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
+  }
+}
+
+function whereClause(where: string[]): string {
+  return where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
+}
+
+function equalities(fields: Record<string, string | undefined>): { where: string[]; params: Param[] } {
+  const where: string[] = [];
+  const params: Param[] = [];
+  for (const [column, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    where.push(`${column} = ?`);
+    params.push(value);
+  }
+  return { where, params };
+}

@@ -1,0 +1,122 @@
+/**
+ * The SQLite store's schema. `PRAGMA application_id` marks a file as a pitwall store (so another
+ * application's database is refused, not written to); `PRAGMA user_version` is the schema
+ * version, moved forward one migration at a time. A file with a larger version was written by a
+ * newer pitwall and is refused without being touched.
+ */
+
+/** "pitw" in ASCII. */
+export const APPLICATION_ID = 0x70697477;
+
+/**
+ * Each entry moves the schema from version `index` to `index + 1`. Entries are never edited once
+ * released: a change is a new entry.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  -- Small store-wide values; 'fence' is the fencing-token counter, which only grows.
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+  INSERT INTO meta (key, value) VALUES ('fence', 0);
+
+  CREATE TABLE workflows (
+    version TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    definition TEXT NOT NULL
+  );
+
+  -- The run record is one JSON document; the columns the queries need are derived from it, so
+  -- they can never disagree with it.
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    doc TEXT NOT NULL,
+    status TEXT GENERATED ALWAYS AS (doc ->> '$.status') VIRTUAL,
+    workflow TEXT GENERATED ALWAYS AS (doc ->> '$.workflow') VIRTUAL,
+    version TEXT GENERATED ALWAYS AS (doc ->> '$.version') VIRTUAL,
+    parent_run_id TEXT GENERATED ALWAYS AS (doc ->> '$.parentRunId') VIRTUAL,
+    updated_at INTEGER GENERATED ALWAYS AS (doc ->> '$.updatedAt') VIRTUAL,
+    wake_at INTEGER GENERATED ALWAYS AS (doc ->> '$.wakeAt') VIRTUAL,
+    lease_until INTEGER GENERATED ALWAYS AS (doc ->> '$.leaseUntil') VIRTUAL,
+    waiting_on TEXT GENERATED ALWAYS AS (doc ->> '$.waitingOn') VIRTUAL
+  );
+  CREATE INDEX runs_by_update ON runs (updated_at, id);
+  CREATE INDEX runs_by_status ON runs (status, updated_at, id);
+  CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+
+  -- Checkpoints are never overwritten. 'delta' holds the channel writes of the step; 'snapshot'
+  -- is set every K steps; 'meta' holds the rest of the record (plan control, actor, nodes...).
+  CREATE TABLE checkpoints (
+    run_id TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    id TEXT NOT NULL UNIQUE,
+    snapshot_n INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    meta TEXT NOT NULL,
+    delta TEXT NOT NULL,
+    snapshot TEXT,
+    PRIMARY KEY (run_id, n)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    doc TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX tasks_by_run ON tasks (run_id, step);
+
+  CREATE TABLE interrupts (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    doc TEXT NOT NULL
+  );
+  CREATE INDEX interrupts_by_status ON interrupts (status, created_at, id);
+  CREATE INDEX interrupts_by_run ON interrupts (run_id, status);
+
+  CREATE TABLE commands (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    doc TEXT NOT NULL
+  );
+  CREATE INDEX commands_by_run ON commands (run_id, created_at);
+  CREATE INDEX commands_by_status ON commands (status, created_at);
+
+  -- Append-only. 'seq' is the rowid: rows are never deleted, so it only grows. A null trace_id
+  -- means the run's own trace id (derived from the run id), which almost every event has.
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    run_seq INTEGER NOT NULL,
+    task_id TEXT,
+    trace_id TEXT,
+    span_id TEXT,
+    type TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    payload TEXT NOT NULL
+  );
+  CREATE INDEX events_by_run ON events (run_id, seq);
+
+  CREATE TABLE artifacts (
+    sha256 TEXT PRIMARY KEY,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+  );
+  CREATE TABLE artifact_runs (
+    run_id TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    PRIMARY KEY (run_id, sha256)
+  ) WITHOUT ROWID;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The tables a pitwall store of the current version has; opening touches each one. */
+export const TABLES = ["meta", "workflows", "runs", "checkpoints", "tasks", "interrupts", "commands", "events", "artifacts", "artifact_runs"] as const;

@@ -1,0 +1,307 @@
+import { createHash } from "node:crypto";
+import type Database from "better-sqlite3";
+import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import type { ChainRow } from "../../state/read.js";
+import { EventFeed } from "../event-feed.js";
+import {
+  RUN_STATUSES,
+  type ArtifactRef,
+  type CheckpointRecord,
+  type CommandRecord,
+  type EventRecord,
+  type InterruptRecord,
+  type NewEvent,
+  type RunRecord,
+  type RunStatus,
+  type RunStorage,
+  type TaskRecord,
+  type WorkflowRecord,
+} from "../records.js";
+import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
+import { connect, type Durability } from "./connect.js";
+import { storeFailure } from "./failure.js";
+import { Queries } from "./queries.js";
+import { DataVersionWatch } from "./watch.js";
+
+export interface SqliteStoreOptions {
+  /** `process` (default): survives a process crash. `os`: every commit is fsynced, survives power loss. */
+  durability?: Durability;
+  /** How long an operation waits for another process's write before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** While a subscriber waits, how often other processes' commits are looked for (default 30 ms). */
+  watchMs?: number;
+}
+
+/**
+ * The embedded, durable store: one SQLite file shared by every process on the host (workers, the
+ * console, the CLI). Each write is one `BEGIN IMMEDIATE` transaction, so its preconditions (fence,
+ * head, pending interrupts) are checked under the same write lock that applies it.
+ */
+export class SqliteStore implements Store {
+  readonly description: string;
+  private readonly db: Database.Database;
+  private readonly q: Queries;
+  private readonly feed: EventFeed;
+  private readonly busyTimeoutMs: number;
+  private readonly inTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
+
+  constructor(
+    readonly file: string,
+    options: SqliteStoreOptions = {},
+  ) {
+    this.description = `sqlite:${file}`;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs });
+    this.q = new Queries(this.db);
+    this.inTransaction = this.db.transaction((fn: () => unknown) => fn());
+    const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
+    this.feed = new EventFeed(watch.watch);
+  }
+
+  /** The connection's settings as SQLite reports them (for diagnostics). */
+  settings(): { journalMode: string; synchronous: "NORMAL" | "FULL"; busyTimeoutMs: number } {
+    return this.read(() => ({
+      journalMode: this.db.pragma("journal_mode", { simple: true }) as string,
+      synchronous: this.db.pragma("synchronous", { simple: true }) === 2 ? "FULL" : "NORMAL",
+      busyTimeoutMs: this.db.pragma("busy_timeout", { simple: true }) as number,
+    }));
+  }
+
+  async putWorkflow(record: WorkflowRecord): Promise<void> {
+    this.write(() => this.q.putWorkflow(record), false);
+  }
+
+  async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
+    return this.read(() => this.q.getWorkflow(version));
+  }
+
+  async listWorkflows(): Promise<Omit<WorkflowRecord, "definition">[]> {
+    return this.read(() => this.q.listWorkflows());
+  }
+
+  async createRun(init: NewRun): Promise<CommitResult> {
+    return this.write(() => {
+      if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
+      const run: RunRecord = { ...init.run, head: init.checkpoint.id, headN: init.checkpoint.n, step: init.checkpoint.step };
+      this.q.insertCheckpoint(init.checkpoint);
+      const events = this.appendEvents(run, init.events);
+      this.q.insertRun(run);
+      return { events };
+    });
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    return this.read(() => this.q.getRun(id));
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<{ runs: RunRecord[]; nextCursor?: string }> {
+    const limit = filter.limit ?? 100;
+    const before = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    const runs = this.read(() =>
+      this.q.listRuns({
+        ...(filter.status !== undefined ? { statuses: ([] as RunStatus[]).concat(filter.status) } : {}),
+        ...(filter.workflow !== undefined ? { workflow: filter.workflow } : {}),
+        ...(filter.parentRunId !== undefined ? { parentRunId: filter.parentRunId } : {}),
+        ...(before ? { before } : {}),
+        limit: limit + 1,
+      }),
+    );
+    const page = runs.slice(0, limit);
+    const last = page[page.length - 1];
+    return { runs: page, ...(runs.length > limit && last ? { nextCursor: encodeCursor(last) } : {}) };
+  }
+
+  async countRuns(): Promise<Record<RunStatus, number>> {
+    const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+    for (const { status, n } of this.read(() => this.q.countRuns())) counts[status] = n;
+    return counts;
+  }
+
+  async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
+    return this.write(() => {
+      // Read the clock under the write lock: waiting for it may have taken a while.
+      const now = Date.now();
+      const candidates = this.q
+        .claimCandidates(now, options.versions, options.runId, 16)
+        .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
+      const run = pickClaim(candidates);
+      if (!run) return undefined;
+      const recovered = run.status === "running";
+      const fence = this.q.nextFence();
+      Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
+      this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
+      this.q.saveRun(run);
+      return { run, fence, recovered };
+    });
+  }
+
+  async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
+    this.write(() => {
+      const run = this.mustGetRun(runId);
+      if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
+      run.leaseUntil = Date.now() + leaseMs;
+      this.q.saveRun(run);
+    }, false);
+  }
+
+  async commit(commit: Commit): Promise<CommitResult> {
+    return this.write(() => {
+      const run = this.mustGetRun(commit.runId);
+      if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
+      const now = Date.now();
+      run.lastCommit = commit.id;
+      if (commit.run) Object.assign(run, commit.run);
+      if (commit.checkpoint) {
+        this.q.insertCheckpoint(commit.checkpoint);
+        run.head = commit.checkpoint.id;
+        run.headN = commit.checkpoint.n;
+        run.step = commit.checkpoint.step;
+      }
+      for (const task of commit.tasks ?? []) this.q.putTask(task);
+      for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
+      for (const answer of commit.commands ?? []) {
+        const command = this.q.getCommand(answer.id);
+        if (command) this.q.saveCommand({ ...command, ...answer });
+      }
+      for (const id of commit.wake ?? []) {
+        const waiting = this.q.getRun(id);
+        if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
+          this.q.saveRun({ ...waiting, waitingOn: null, updatedAt: now });
+        }
+      }
+      run.pendingInterrupts = this.q.pendingInterrupts(run.id);
+      run.updatedAt = now;
+      const events = this.appendEvents(run, commit.events ?? []);
+      this.q.saveRun(run);
+      return { events };
+    });
+  }
+
+  async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
+    return this.read(() => this.q.getCheckpoint(id));
+  }
+
+  async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
+    return this.read(() => this.q.listCheckpoints(runId, options.afterN ?? -1, options.limit ?? -1));
+  }
+
+  async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {
+    return this.read(() => this.q.checkpointRows(runId, ns));
+  }
+
+  async checkpointRowRange(runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
+    return this.read(() => this.q.checkpointRowRange(runId, fromN, toN));
+  }
+
+  async getTask(id: string): Promise<TaskRecord | undefined> {
+    return this.read(() => this.q.getTask(id));
+  }
+
+  async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
+    return this.read(() => this.q.listTasks(runId, options.step));
+  }
+
+  async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
+    return this.read(() => this.q.getInterrupt(id));
+  }
+
+  async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
+    return this.read(() => this.q.listInterrupts(filter));
+  }
+
+  async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
+    return this.write(() => {
+      const run = this.mustGetRun(command.runId);
+      if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
+      this.q.insertCommand(command);
+      const events = this.appendEvents(run, [event]);
+      this.q.saveRun(run);
+      return { events };
+    });
+  }
+
+  async answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult> {
+    return this.write(() => {
+      const command = this.q.getCommand(answer.id);
+      if (!command) throw new NotFoundError("command", answer.id);
+      if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
+      this.q.saveCommand({ ...command, ...answer });
+      const run = this.mustGetRun(command.runId);
+      const events = this.appendEvents(run, [event]);
+      this.q.saveRun(run);
+      return { events };
+    });
+  }
+
+  async getCommand(id: string): Promise<CommandRecord | undefined> {
+    return this.read(() => this.q.getCommand(id));
+  }
+
+  async listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number } = {}): Promise<CommandRecord[]> {
+    return this.read(() => this.q.listCommands(filter));
+  }
+
+  async readEvents(query: EventQuery = {}): Promise<EventRecord[]> {
+    return this.read(() => this.q.readEvents(query));
+  }
+
+  async lastEventSeq(): Promise<number> {
+    return this.read(() => this.q.lastEventSeq());
+  }
+
+  subscribe(options: { after?: number; runId?: string; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
+    return this.feed.subscribe(this, options);
+  }
+
+  async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
+    const ref: ArtifactRef = { sha256: createHash("sha256").update(data).digest("hex"), size: data.byteLength, mediaType };
+    this.write(() => {
+      this.mustGetRun(runId);
+      this.q.putArtifact(runId, ref, data);
+    }, false);
+    return ref;
+  }
+
+  async getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined> {
+    return this.read(() => this.q.getArtifact(sha256));
+  }
+
+  async runStorage(runId: string): Promise<RunStorage> {
+    return this.read(() => {
+      this.mustGetRun(runId);
+      return this.q.runStorage(runId);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.feed.close();
+    if (this.db.open) this.db.close();
+  }
+
+  private read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      throw storeFailure(this.file, error, this.busyTimeoutMs);
+    }
+  }
+
+  /** Runs `fn` in one immediate (write-locked) transaction: all of it is applied, or none. */
+  private write<T>(fn: () => T, publish = true): T {
+    const result = this.read(() => this.inTransaction.immediate(fn) as T);
+    if (publish) this.feed.publish();
+    return result;
+  }
+
+  private mustGetRun(id: string): RunRecord {
+    const run = this.q.getRun(id);
+    if (!run) throw new NotFoundError("run", id);
+    return run;
+  }
+
+  /** Numbers events store-wide (their row id) and within the run (its event count). */
+  private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
+    return events.map((event) => this.q.insertEvent(event, ++run.eventCount));
+  }
+}

@@ -1,0 +1,260 @@
+import { createHash } from "node:crypto";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqliteStore, StoreError, openStore, type Store } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { SCHEMA_VERSION } from "../../engine/store/sqlite/schema.js";
+import { kill, spawnChild } from "../support/processes.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pitwall-open-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const fresh = (name = "store") => join(dir, `${name}-${++files}.db`);
+
+/** The one-line StoreError a promise rejects with. */
+async function storeError(promise: Promise<unknown>, file: string): Promise<string> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StoreError);
+  const message = (error as Error).message;
+  expect(message).toContain(file);
+  expect(message).not.toContain("\n");
+  return message;
+}
+
+/** A file's bytes and modification time, and the files beside it: to check that nothing was written. */
+function fingerprint(file: string) {
+  const folder = join(file, "..");
+  return {
+    sha256: createHash("sha256").update(readFileSync(file)).digest("hex"),
+    mtimeMs: statSync(file).mtimeMs,
+    siblings: readdirSync(folder).filter((f) => f.startsWith(file.slice(folder.length + 1))).sort(),
+  };
+}
+
+async function storeWithRuns(file: string, runs = 3): Promise<void> {
+  const store = await openStore(`sqlite:${file}`);
+  for (let i = 0; i < runs; i++) {
+    await store.createRun(newRun({ id: `run-${i}`, workflow: { name: "wf", version: "v1" }, state: { text: "x".repeat(3000) }, actor: "test" }));
+  }
+  await store.close();
+}
+
+/** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
+async function lockHolder(file: string, lock: "write" | "exclusive") {
+  const take =
+    lock === "write"
+      ? `db.exec("BEGIN IMMEDIATE"); db.prepare("DELETE FROM meta WHERE key = 'nothing'").run();`
+      : `db.pragma("locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE");`;
+  const holder = spawnChild(process.execPath, ["-e", `const db = new (require("better-sqlite3"))(${JSON.stringify(file)}); ${take} console.log('{"locked":true}'); setTimeout(() => {}, 60000);`]);
+  await holder.line((l) => l.locked === true);
+  return holder;
+}
+
+/** Uses a store: whatever is wrong with the file shows up by now. */
+async function openAndUse(file: string, options: { busyTimeoutMs?: number } = {}): Promise<void> {
+  const store = await openStore(`sqlite:${file}`, options);
+  try {
+    await store.listRuns();
+    await store.readEvents();
+  } finally {
+    await store.close();
+  }
+}
+
+describe("SQLite store files", () => {
+  it("creates the store private to its user (0600), with its -wal and -shm files", async () => {
+    const file = fresh();
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      await store.createRun(newRun({ id: "run-1", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) expect((statSync(f).mode & 0o777).toString(8), f).toBe("600");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("applies the durability setting: process is WAL + synchronous=NORMAL, os is WAL + synchronous=FULL", async () => {
+    const settings = async (options: Parameters<typeof openStore>[1]) => {
+      const store = (await openStore(`sqlite:${fresh()}`, options)) as SqliteStore;
+      try {
+        return store.settings();
+      } finally {
+        await store.close();
+      }
+    };
+    expect(await settings({})).toEqual({ journalMode: "wal", synchronous: "NORMAL", busyTimeoutMs: 5000 });
+    expect(await settings({ durability: "process" })).toMatchObject({ journalMode: "wal", synchronous: "NORMAL" });
+    expect(await settings({ durability: "os", busyTimeoutMs: 250 })).toEqual({ journalMode: "wal", synchronous: "FULL", busyTimeoutMs: 250 });
+  });
+
+  it("understands sqlite: URLs with relative and absolute paths, and bare paths", async () => {
+    const folder = join(dir, "urls");
+    mkdirSync(folder);
+    const cwd = process.cwd();
+    process.chdir(folder);
+    const opened: Store[] = [];
+    try {
+      for (const url of ["sqlite:./a.db", "sqlite:b.db", "c.db", `sqlite:${join(folder, "d.db")}`, `sqlite://${join(folder, "e.db")}`, join(folder, "f.db")]) {
+        const store = await openStore(url);
+        opened.push(store);
+        expect(store.description).toMatch(/^sqlite:/);
+      }
+      expect(readdirSync(folder).filter((f) => f.endsWith(".db")).sort()).toEqual(["a.db", "b.db", "c.db", "d.db", "e.db", "f.db"]);
+    } finally {
+      process.chdir(cwd);
+      for (const store of opened) await store.close();
+    }
+  });
+
+  it("refuses bad URLs and options in one line", async () => {
+    await expect(openStore("ftp://host/x")).rejects.toThrow(/^unsupported store URL ftp:\/\/host\/x: use memory:, sqlite:<file> or redis:\/\/host:port$/);
+    await expect(openStore("sqlite:")).rejects.toThrow(/names no file/);
+    const file = fresh();
+    await expect(openStore(`sqlite:${file}`, { durability: "disk" as never })).rejects.toThrow(/unknown durability "disk"/);
+    const missing = join(dir, "no-such-folder", "x.db");
+    expect(await storeError(openStore(`sqlite:${missing}`), missing)).toMatch(/folder .* does not exist/);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe("bad SQLite stores: one line naming the file, nothing written", () => {
+  it("refuses a file that is not a database", async () => {
+    const file = fresh("text");
+    writeFileSync(file, "these are my notes, not a database\n".repeat(200), { mode: 0o600 });
+    const before = fingerprint(file);
+    expect(await storeError(openAndUse(file), file)).toMatch(/is not a pitwall store \(not an SQLite database/);
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it("refuses another application's SQLite database", async () => {
+    const file = fresh("other");
+    const other = new Database(file);
+    other.exec("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('ann')");
+    other.close();
+    const before = fingerprint(file);
+    expect(await storeError(openAndUse(file), file)).toMatch(/is not a pitwall store \(it is an SQLite database of another application\)/);
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it("refuses a store written by a newer pitwall, without modifying it", async () => {
+    const file = fresh("newer");
+    await storeWithRuns(file);
+    const raw = new Database(file);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    const before = fingerprint(file);
+    const message = await storeError(openAndUse(file), file);
+    expect(message).toMatch(new RegExp(`written by a newer pitwall \\(schema version ${SCHEMA_VERSION + 1}; this pitwall knows up to ${SCHEMA_VERSION}\\)`));
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it("reports a corrupt file, whether the damage is found when opening or later", async () => {
+    const file = fresh("corrupt");
+    await storeWithRuns(file, 20);
+    const raw = new Database(file);
+    const rootOf = (name: string) => raw.prepare("SELECT rootpage FROM sqlite_schema WHERE name = ?").pluck().get(name) as number;
+    const runsRoot = rootOf("runs");
+    const pageSize = raw.pragma("page_size", { simple: true }) as number;
+    raw.close();
+    const damage = (page: number) => {
+      const bytes = readFileSync(file);
+      bytes.fill(0xa5, (page - 1) * pageSize, page * pageSize);
+      writeFileSync(file, bytes);
+    };
+    damage(runsRoot);
+    const before = fingerprint(file);
+    expect(await storeError(openAndUse(file), file)).toMatch(/is corrupt \(.+\); restore it from a backup/);
+    expect(fingerprint(file)).toEqual(before);
+
+    // Damage deep inside a table passes the checks at open and is reported when it is read.
+    const later = fresh("corrupt-later");
+    await storeWithRuns(later, 20);
+    const raw2 = new Database(later);
+    const leaf = raw2.prepare("SELECT max(pageno) FROM dbstat WHERE name = 'checkpoints' AND pagetype = 'overflow'").pluck().get() as number;
+    raw2.close();
+    const bytes = readFileSync(later);
+    bytes.fill(0xa5, (leaf - 1) * pageSize, leaf * pageSize);
+    writeFileSync(later, bytes);
+    const store = await openStore(`sqlite:${later}`);
+    try {
+      const message = await storeError(
+        (async () => {
+          for (let i = 0; i < 20; i++) await store.getCheckpoint(`run-${i}:0`);
+        })(),
+        later,
+      );
+      expect(message).toMatch(/is corrupt/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reports a store locked by another process past the busy timeout, and writes nothing", async () => {
+    const file = fresh("locked");
+    await storeWithRuns(file, 1);
+    const holder = await lockHolder(file, "write");
+    try {
+      const store = await openStore(`sqlite:${file}`, { busyTimeoutMs: 200 });
+      try {
+        const started = Date.now();
+        const message = await storeError(
+          store.createRun(newRun({ id: "run-late", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" })),
+          file,
+        );
+        expect(message).toMatch(/is locked by another process \(still busy after 200 ms\)/);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+        expect(await store.getRun("run-0")).toBeDefined();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await kill(holder);
+    }
+    const store = await openStore(`sqlite:${file}`);
+    expect(await store.getRun("run-late")).toBeUndefined();
+    await store.close();
+  });
+
+  it("reports a store held exclusively by another process when opening it", async () => {
+    const file = fresh("exclusive");
+    await storeWithRuns(file, 1);
+    const holder = await lockHolder(file, "exclusive");
+    try {
+      expect(await storeError(openAndUse(file, { busyTimeoutMs: 200 }), file)).toMatch(/is locked by another process \(still busy after 200 ms\)/);
+    } finally {
+      await kill(holder);
+    }
+  });
+
+  it("reports a read-only store file", async () => {
+    // Root may write any file, so as root the store is opened by an unprivileged user instead.
+    const asRoot = process.getuid?.() === 0;
+    const folder = mkdtempSync(join(tmpdir(), "pitwall-readonly-"));
+    try {
+      const file = join(folder, "readonly.db");
+      await storeWithRuns(file, 1);
+      chmodSync(file, 0o400);
+      chmodSync(folder, 0o500);
+      if (asRoot) {
+        chownSync(file, 65534, 65534);
+        chownSync(folder, 65534, 65534);
+      }
+      const before = fingerprint(file);
+      const child = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/open-store.ts", import.meta.url).pathname, `sqlite:${file}`], asRoot ? { uid: 65534, gid: 65534 } : {});
+      const result = await child.line((l) => "ok" in l || "error" in l);
+      expect(result.name).toBe("StoreError");
+      expect(result.error).toMatch(new RegExp(`^store ${file} is read-only: pitwall needs to write to its store`));
+      expect(String(result.error)).not.toContain("\n");
+      expect(fingerprint(file)).toEqual(before);
+    } finally {
+      chmodSync(folder, 0o700);
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

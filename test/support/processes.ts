@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+
+const WORKER = new URL("./store-worker.ts", import.meta.url).pathname;
+
+/** A child process whose JSON output lines are collected as they come. */
+export interface Child {
+  process: ChildProcess;
+  lines: Record<string, unknown>[];
+  /** Resolves with the first line (past or future) that matches. */
+  line(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+export function spawnChild(command: string, args: string[], options: { uid?: number; gid?: number } = {}): Child {
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], ...options });
+  const lines: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  createInterface({ input: child.stdout! }).on("line", (text) => {
+    try {
+      lines.push(JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      lines.push({ text });
+    }
+    for (const wake of [...waiters]) wake();
+  });
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  return {
+    process: child,
+    lines,
+    exited,
+    stderr: () => stderr,
+    line(match, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const finish = (error?: Error) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          const found = lines.find(match);
+          if (found) resolve(found);
+          else reject(error);
+        };
+        const check = () => {
+          if (lines.some(match)) finish();
+        };
+        const output = () => `stdout ${JSON.stringify(lines)}; stderr ${stderr}`;
+        const timer = setTimeout(() => finish(new Error(`no matching line from child ${child.pid} within ${timeoutMs} ms; ${output()}`)), timeoutMs);
+        waiters.add(check);
+        check();
+        // Lines are read asynchronously: look once more after the exit before giving up.
+        void exited.then(() => setTimeout(() => finish(new Error(`child ${child.pid} exited without the expected line; ${output()}`)), 20));
+      });
+    },
+  };
+}
+
+/** The test worker (see store-worker.ts) in a child process running TypeScript through tsx. */
+export function spawnWorker(file: string, workflow: "crash" | "slow" | "timer", leaseMs: number, mode: "serve" | "drain" = "serve"): Child {
+  return spawnChild(process.execPath, ["--import", "tsx", WORKER, file, workflow, String(leaseMs), mode]);
+}
+
+/** SIGKILLs a child (if still alive) and waits until it is gone. */
+export async function kill(child: Child): Promise<void> {
+  if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill("SIGKILL");
+  await child.exited;
+}
