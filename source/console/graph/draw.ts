@@ -212,7 +212,41 @@ function placeColumns(layering: Layering, widths: Map<string, number>, width: nu
   for (let i = 1; i < layers.length; i++) place(layers[i]!, (n) => average(preds.get(n)) ?? mid(n));
   for (let i = layers.length - 2; i >= 0; i--) place(layers[i]!, (n) => average(succs.get(n)) ?? mid(n));
   for (let i = 1; i < layers.length; i++) place(layers[i]!, (n) => average(preds.get(n)) ?? mid(n));
+  straighten(layers, x, widths, preds, succs, mid, width);
   return x;
+}
+
+/**
+ * Rounding leaves some edges one or two columns askew (a jog of `┴┬`). Where a node can move
+ * that far without touching its neighbours, it moves so that its edge runs straight down.
+ */
+function straighten(
+  layers: string[][],
+  x: Map<string, number>,
+  widths: Map<string, number>,
+  preds: Map<string, string[]>,
+  succs: Map<string, string[]>,
+  mid: (n: string) => number,
+  width: number,
+): void {
+  const fits = (layer: string[], i: number, to: number) => {
+    const n = layer[i]!;
+    const left = i > 0 ? x.get(layer[i - 1]!)! + widths.get(layer[i - 1]!)! + 1 : 0;
+    const right = i < layer.length - 1 ? x.get(layer[i + 1]!)! - 1 : width;
+    return to >= left && to + widths.get(n)! <= right;
+  };
+  const align = (layer: string[], i: number, towards: string) => {
+    const delta = mid(towards) - mid(layer[i]!);
+    if (delta !== 0 && Math.abs(delta) <= 2 && fits(layer, i, x.get(layer[i]!)! + delta)) x.set(layer[i]!, x.get(layer[i]!)! + delta);
+  };
+  // Top-down, each node lines up with its nearest neighbour above (or below, for a first node).
+  for (const layer of layers) {
+    layer.forEach((n, i) => {
+      const candidates = (preds.get(n) ?? []).length > 0 ? preds.get(n)! : (succs.get(n) ?? []);
+      const nearest = [...candidates].sort((a, b) => Math.abs(mid(a) - mid(n)) - Math.abs(mid(b) - mid(n)))[0];
+      if (nearest) align(layer, i, nearest);
+    });
+  }
 }
 
 /** Pool-adjacent-violators: the non-decreasing sequence closest (least squares) to `values`. */
