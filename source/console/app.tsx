@@ -8,7 +8,7 @@ import { ServicesContext, type Dialog, type Message, type Services, type ViewEnt
 import { ConsoleData } from "./data.js";
 import type { Editor } from "./editor.js";
 import { KeyRouterContext, useKeys } from "./hooks/use-keys.js";
-import { useTerminalSize, type Size } from "./hooks/use-size.js";
+import { useTerminalSize } from "./hooks/use-size.js";
 import { ViewMemoryContext, forgetFrom, memoryFor } from "./hooks/use-remembered.js";
 import { KeyRouter, PRIORITY } from "./key-router.js";
 import { bindingsFor, type Handlers } from "./keymap.js";
@@ -28,8 +28,6 @@ export interface ConsoleProps {
   readOnly: boolean;
   storeLabel: string;
   editor: Editor;
-  /** A fixed size instead of the terminal's (tests). */
-  size?: Size;
   /** The first view (default: the runs list). */
   initial?: ViewEntry;
   /** How long store events are gathered before the screen is updated. */
@@ -37,12 +35,13 @@ export interface ConsoleProps {
 }
 
 const MIN = { columns: 40, rows: 10 };
+/** Each dialog gets a fresh component (and so fresh focus and text), even when one replaces another at once. */
+let nextDialog = 1;
 
 /** The operations console: header, the view on top of the stack, a dialog if one is open, the footer. */
 export function Console(props: ConsoleProps) {
   const { exit } = useApp();
-  const terminal = useTerminalSize();
-  const size = props.size ?? terminal;
+  const size = useTerminalSize();
   const [stack, setStack] = useState<ViewEntry[]>([props.initial ?? { kind: "runs" }]);
   const [dialog, setDialog] = useState<Dialog>();
   const [message, setMessage] = useState<Message>();
@@ -76,10 +75,10 @@ export function Console(props: ConsoleProps) {
         report: setMessage,
         confirm: (request) =>
           new Promise((resolve) =>
-            setDialog({ kind: "confirm", ...request, resolve: (result) => (setDialog(undefined), resolve(result)) }),
+            setDialog({ kind: "confirm", id: nextDialog++, ...request, resolve: (result) => (setDialog(undefined), resolve(result)) }),
           ),
         prompt: (request) =>
-          new Promise((resolve) => setDialog({ kind: "prompt", ...request, resolve: (text) => (setDialog(undefined), resolve(text)) })),
+          new Promise((resolve) => setDialog({ kind: "prompt", id: nextDialog++, ...request, resolve: (text) => (setDialog(undefined), resolve(text)) })),
       },
     };
     // The services live as long as the console: the props that build them do not change.
@@ -139,8 +138,8 @@ export function Console(props: ConsoleProps) {
               <View key={stack.length} entry={top} width={width} height={viewHeight} />
             </ViewMemoryContext.Provider>
           </Box>
-          {dialog?.kind === "confirm" && <ConfirmDialog dialog={dialog} width={width} height={dialogRows} />}
-          {dialog?.kind === "prompt" && <PromptDialog dialog={dialog} width={width} />}
+          {dialog?.kind === "confirm" && <ConfirmDialog key={dialog.id} dialog={dialog} width={width} height={dialogRows} />}
+          {dialog?.kind === "prompt" && <PromptDialog key={dialog.id} dialog={dialog} width={width} />}
           <Footer width={width} message={message} problem={feedError} />
         </Box>
       </KeyRouterContext.Provider>

@@ -37,8 +37,8 @@ export interface PromptRequest {
 }
 
 export type Dialog =
-  | ({ kind: "confirm"; resolve: (result: { ok: boolean; reason: string }) => void } & ConfirmRequest)
-  | ({ kind: "prompt"; resolve: (text: string | undefined) => void } & PromptRequest);
+  | ({ kind: "confirm"; id: number; resolve: (result: { ok: boolean; reason: string }) => void } & ConfirmRequest)
+  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest);
 
 export interface Ui {
   report(message: Message | undefined): void;

@@ -15,13 +15,15 @@ interface BindingSpec {
   /** Section of the help screen. */
   readonly group: Group;
   readonly writes?: true;
+  /** Left out of the footer (the help screen still lists it). */
+  readonly quiet?: true;
 }
 
 export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph and timeline" | "Events" | "State" | "Checkpoints" | "Operator panel" | "Dialogs";
 
 export const KEYMAP = [
   { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
-  { id: "palette", keys: [":"], label: "cmd", help: "command palette (:runs, :interrupts, :run <id>, :q)", group: "Everywhere" },
+  { id: "palette", keys: [":"], label: "cmd", help: "command palette (:runs, :interrupts, :run <id>, :q)", group: "Everywhere", quiet: true },
   { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere" },
   { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
   { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
@@ -40,8 +42,8 @@ export const KEYMAP = [
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Runs" },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
-  { id: "nextTab", keys: ["]", "tab"], label: "next tab", help: "next tab", group: "Run" },
-  { id: "prevTab", keys: ["[", "shift-tab"], label: "prev tab", help: "previous tab", group: "Run" },
+  { id: "nextTab", keys: ["]", "tab"], label: "next tab", help: "next tab", group: "Run", quiet: true },
+  { id: "prevTab", keys: ["[", "shift-tab"], label: "prev tab", help: "previous tab", group: "Run", quiet: true },
   { id: "answer", keys: ["o"], label: "answer", help: "answer the run's pending interrupt", group: "Run" },
   { id: "parent", keys: ["p"], label: "parent", help: "open the parent run (sub-workflow or fork source)", group: "Run" },
   { id: "cancelRun", keys: ["C"], label: "cancel run", help: "cancel the run (asks for a reason)", group: "Run", writes: true },

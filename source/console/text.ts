@@ -20,7 +20,7 @@ export function clean(text: string, maxChars = 4096): string {
 }
 
 /** Display width in terminal columns (CJK and emoji count as two). */
-export function width(text: string): number {
+export function displayWidth(text: string): number {
   return stringWidth(text);
 }
 

@@ -1,46 +1,9 @@
-import { EventEmitter } from "node:events";
-import { render } from "ink";
+import { render } from "ink-testing-library";
 import stripAnsi from "strip-ansi";
 import type { Store } from "../../engine/index.js";
 import { Console } from "../../source/console/app.js";
 import type { ViewEntry } from "../../source/console/context.js";
 import { systemEditor, type Editor } from "../../source/console/editor.js";
-
-class FakeStdout extends EventEmitter {
-  readonly frames: string[] = [];
-  isTTY = false;
-  constructor(
-    public columns: number,
-    public rows: number,
-  ) {
-    super();
-  }
-  write = (frame: string) => {
-    this.frames.push(frame);
-    return true;
-  };
-}
-
-class FakeStdin extends EventEmitter {
-  isTTY = true;
-  private data: string | null = null;
-  write(data: string) {
-    this.data = data;
-    this.emit("readable");
-    this.emit("data", data);
-  }
-  read = () => {
-    const { data } = this;
-    this.data = null;
-    return data;
-  };
-  setEncoding() {}
-  setRawMode() {}
-  resume() {}
-  pause() {}
-  ref() {}
-  unref() {}
-}
 
 const KEYS: Record<string, string> = {
   enter: "\r",
@@ -64,6 +27,8 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export interface ConsoleHarness {
   /** The last frame drawn, without colours. */
   frame(): string;
+  /** The last frame exactly as written to the terminal. */
+  raw(): string;
   lines(): string[];
   /** Presses keys by name (`enter`, `esc`, `ctrl-k`...) or as typed characters. */
   press(...keys: string[]): Promise<void>;
@@ -72,7 +37,6 @@ export interface ConsoleHarness {
   waitFor(expected: string | RegExp | ((frame: string) => boolean), timeoutMs?: number): Promise<string>;
   resize(columns: number, rows: number): Promise<void>;
   frames(): string[];
-  exited(): boolean;
   unmount(): void;
 }
 
@@ -86,14 +50,15 @@ export interface HarnessOptions {
   editorCommand?: string;
   editor?: Editor;
   initial?: ViewEntry;
+  /** How long store events are gathered before the screen updates (default 20 ms). */
+  coalesceMs?: number;
 }
 
-/** The console rendered against a store in a fake terminal of a given size. */
+/**
+ * The console rendered with ink-testing-library against a store, in a terminal of the given
+ * size (set on the test stdout, then announced with a resize event as a terminal would).
+ */
 export async function openConsole(options: HarnessOptions): Promise<ConsoleHarness> {
-  const stdout = new FakeStdout(options.columns ?? 80, options.rows ?? 24);
-  const stdin = new FakeStdin();
-  const stderr = new FakeStdout(80, 24);
-  let exited = false;
   const instance = render(
     <Console
       store={options.store}
@@ -101,22 +66,22 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
       readOnly={options.readOnly ?? false}
       storeLabel="memory:test"
       editor={options.editor ?? systemEditor(options.editorCommand ?? "false", (fn) => fn())}
-      coalesceMs={20}
+      coalesceMs={options.coalesceMs ?? 20}
       {...(options.initial ? { initial: options.initial } : {})}
     />,
-    {
-      stdout: stdout as unknown as NodeJS.WriteStream,
-      stdin: stdin as unknown as NodeJS.ReadStream,
-      stderr: stderr as unknown as NodeJS.WriteStream,
-      debug: true,
-      exitOnCtrlC: false,
-      patchConsole: false,
-    },
   );
-  void instance.waitUntilExit().then(() => (exited = true));
-  const frame = () => stripAnsi(stdout.frames[stdout.frames.length - 1] ?? "");
+  const { stdout, stdin } = instance;
+  const frame = () => stripAnsi(instance.lastFrame() ?? "");
+  const resize = async (columns: number, rows: number) => {
+    Object.defineProperty(stdout, "columns", { value: columns, configurable: true });
+    Object.defineProperty(stdout, "rows", { value: rows, configurable: true });
+    stdout.emit("resize");
+    await turn();
+    await turn();
+  };
   const harness: ConsoleHarness = {
     frame,
+    raw: () => instance.lastFrame() ?? "",
     lines: () => frame().replace(/\n$/, "").split("\n"),
     async press(...keys) {
       for (const key of keys) {
@@ -141,17 +106,11 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
       }
       throw new Error(`timed out waiting for ${String(expected)}; the screen shows:\n${frame()}`);
     },
-    async resize(columns, rows) {
-      stdout.columns = columns;
-      stdout.rows = rows;
-      stdout.emit("resize");
-      await turn();
-      await turn();
-    },
-    frames: () => stdout.frames.map((f) => stripAnsi(f)),
-    exited: () => exited,
+    resize,
+    frames: () => instance.frames.map((f) => stripAnsi(f)),
     unmount: () => instance.unmount(),
   };
   await turn();
+  await resize(options.columns ?? 80, options.rows ?? 24);
   return harness;
 }

@@ -6,21 +6,22 @@ import { clean } from "../text.js";
 import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
 import { Lines, fitLine, lineWidth, padLine, seg, type Line } from "./lines.js";
 
-/** One line: where the console is attached, as whom, counts by status and the interrupt badge. */
+/** One line: where the console is attached, as whom, the interrupt badge and counts by status. */
 export function Header({ width }: { width: number }) {
   const { storeLabel, actor, readOnly } = useServices();
   const snap = useSnapshot();
   const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), seg(clean(storeLabel), { color: ACCENT }), seg(`  ${actor}`, { color: MUTED })];
   if (readOnly) line.push(seg("  RO", { bold: true, color: "yellow" }));
+  const pending = snap.interrupts.length;
+  if (pending > 0) line.push(seg("  "), seg(` ⚑ ${pending} pending `, { bold: true, color: "black", bg: "magenta" }));
   line.push(seg("  "));
+  const words = width >= 120;
   for (const status of RUN_STATUSES) {
     const n = snap.counts[status];
     if (n === 0 && status !== "running" && status !== "paused") continue;
     const look = RUN_LOOK[status];
-    line.push(seg(`${look.glyph} ${n} ${status}  `, { color: look.color, dim: n === 0 }));
+    line.push(seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 }));
   }
-  const pending = snap.interrupts.length;
-  if (pending > 0) line.push(seg(` ⚑ ${pending} pending `, { bold: true, color: "black", bg: "magenta" }));
   return <Lines lines={[line]} width={width} />;
 }
 
@@ -48,7 +49,7 @@ export function Footer({ width, message, problem }: { width: number; message: Me
   const entry = (key: string, label: string): Line => [seg(key, { bold: true, color: ACCENT }), seg(` ${label}  `, { color: MUTED })];
   const left: Line = readOnly ? [seg(" RO ", { bold: true, inverse: true, color: "yellow" }), seg(" ")] : [];
   if (keys.some((b) => MOVES.has(b.id))) left.push(...entry("j/k", "move"));
-  for (const binding of keys) if (!MOVES.has(binding.id) && !ALWAYS.has(binding.id)) left.push(...entry(footerKey(binding), binding.label));
+  for (const binding of keys) if (!MOVES.has(binding.id) && !ALWAYS.has(binding.id) && !binding.quiet) left.push(...entry(footerKey(binding), binding.label));
   const right: Line = keys.filter((b) => ALWAYS.has(b.id)).flatMap((b) => entry(footerKey(b), b.label));
   const keyLine = [...fitLine(left, Math.max(0, width - lineWidth(right))), ...right];
   const shownProblem = problem ?? snap.error;

@@ -41,7 +41,8 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
     { modal: true, text: (input, name) => dialog.reason !== "none" && setReason((r) => editText(r, input, name)) },
   );
   const bodyRows = Math.max(0, height - 3 - (dialog.reason === "none" ? 0 : 1));
-  const button = (label: string, focused: boolean): Line => [seg(` ${label} `, focused ? { inverse: true, bold: true } : { color: MUTED })];
+  // The focused button is bracketed as well as reversed, so it reads without colour too.
+  const button = (label: string, focused: boolean): Line => [seg(focused ? `[${label}]` : ` ${label} `, focused ? { inverse: true, bold: true } : { color: MUTED })];
   const lines: Line[] = [
     [seg("▌ ", { color: "yellow" }), seg(dialog.title, { bold: true })],
     ...dialog.body.slice(0, bodyRows).map((l) => [seg("▌ ", { color: "yellow" }), ...l]),
@@ -60,9 +61,8 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
     seg("  "),
     ...button(dialog.action, onAction),
     seg("   tab switch · enter choose · esc cancel", { color: MUTED }),
-    ...(warning ? [seg(`   ${warning}`, { color: "red" })] : []),
   ]);
-  lines.push([]);
+  lines.push(warning ? [seg("▌ ", { color: "yellow" }), seg(warning, { color: "red", bold: true })] : []);
   return <Lines lines={lines.slice(0, height)} width={width} />;
 }
 

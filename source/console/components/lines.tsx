@@ -1,5 +1,5 @@
 import { Box, Text } from "ink";
-import { truncate, width as widthOf } from "../text.js";
+import { truncate, displayWidth } from "../text.js";
 
 /** A run of text drawn in one style. Text in a segment must already be clean (see `clean`). */
 export interface Seg {
@@ -21,7 +21,7 @@ export function fitLine(line: Line, max: number): Line {
   let used = 0;
   for (const s of line) {
     if (used >= max) break;
-    const w = widthOf(s.text);
+    const w = displayWidth(s.text);
     if (used + w <= max) {
       out.push(s);
       used += w;
@@ -34,7 +34,7 @@ export function fitLine(line: Line, max: number): Line {
 }
 
 export function lineWidth(line: Line): number {
-  return line.reduce((n, s) => n + widthOf(s.text), 0);
+  return line.reduce((n, s) => n + displayWidth(s.text), 0);
 }
 
 /** Pads a line with spaces to exactly `size` columns (after cutting it to fit). */

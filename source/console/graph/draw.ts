@@ -1,4 +1,4 @@
-import { truncate, width as widthOf } from "../text.js";
+import { truncate, displayWidth } from "../text.js";
 import type { Layering, Segment } from "./layers.js";
 
 /** What a stretch of a drawn row shows: a node's label, a loop note of a node, an edge, an edge's label. */
@@ -63,14 +63,14 @@ export function drawLayers(layering: Layering, labels: Map<string, NodeLabel>, w
     return l ? l.text + (l.loop ?? "") : n;
   };
   // The widest layer decides the gap between nodes; labels are cut only if even a small gap is not enough.
-  const need = (layer: string[], g: number) => layer.reduce((a, n) => a + (layering.isDummy(n) ? 1 : widthOf(textOf(n))), 0) + g * (layer.length - 1);
+  const need = (layer: string[], g: number) => layer.reduce((a, n) => a + (layering.isDummy(n) ? 1 : displayWidth(textOf(n))), 0) + g * (layer.length - 1);
   const gap = [3, 2, 1].find((g) => layering.layers.every((l) => need(l, g) <= width)) ?? 1;
   const widths = new Map<string, number>();
   for (const layer of layering.layers) {
     const real = layer.filter((n) => !layering.isDummy(n));
     const room = width - gap * (layer.length - 1) - (layer.length - real.length);
     const cap = Math.max(4, Math.floor(room / Math.max(1, real.length)));
-    for (const n of layer) widths.set(n, layering.isDummy(n) ? 1 : Math.min(widthOf(textOf(n)), cap));
+    for (const n of layer) widths.set(n, layering.isDummy(n) ? 1 : Math.min(displayWidth(textOf(n)), cap));
   }
   const x = placeColumns(layering, widths, width, gap);
   const center = (n: string) => x.get(n)! + Math.floor((widths.get(n)! - 1) / 2);
@@ -88,9 +88,9 @@ export function drawLayers(layering: Layering, labels: Map<string, NodeLabel>, w
       const label = labels.get(n) ?? { text: n };
       const w = widths.get(n)!;
       const main = cutMiddle(label.text, w);
-      const loop = label.loop ? truncate(label.loop, Math.max(0, w - widthOf(main))) : "";
+      const loop = label.loop ? truncate(label.loop, Math.max(0, w - displayWidth(main))) : "";
       write(row, x.get(n)!, main, "node", n);
-      if (loop) write(row, x.get(n)! + widthOf(main), loop, "loop", n);
+      if (loop) write(row, x.get(n)! + displayWidth(main), loop, "loop", n);
     }
     rows.push(toRuns(row));
     if (i < layering.layers.length - 1) {
@@ -173,7 +173,7 @@ function placeLabels(row: Cell[], spans: { s: Segment; x1: number; x2: number }[
     const right = i < columns.length - 1 ? Math.ceil((x + columns[i + 1]!) / 2) - 1 : row.length - 1;
     const room = right - left + 1;
     const shown = truncate(text, room);
-    const w = widthOf(shown);
+    const w = displayWidth(shown);
     const start = Math.max(left, Math.min(x - Math.floor((w - 1) / 2), right - w + 1));
     write(row, start, shown, "label");
   });
@@ -212,7 +212,41 @@ function placeColumns(layering: Layering, widths: Map<string, number>, width: nu
   for (let i = 1; i < layers.length; i++) place(layers[i]!, (n) => average(preds.get(n)) ?? mid(n));
   for (let i = layers.length - 2; i >= 0; i--) place(layers[i]!, (n) => average(succs.get(n)) ?? mid(n));
   for (let i = 1; i < layers.length; i++) place(layers[i]!, (n) => average(preds.get(n)) ?? mid(n));
+  straighten(layers, x, widths, preds, succs, mid, width);
   return x;
+}
+
+/**
+ * Rounding leaves some edges one or two columns askew (a jog of `┴┬`). Where a node can move
+ * that far without touching its neighbours, it moves so that its edge runs straight down.
+ */
+function straighten(
+  layers: string[][],
+  x: Map<string, number>,
+  widths: Map<string, number>,
+  preds: Map<string, string[]>,
+  succs: Map<string, string[]>,
+  mid: (n: string) => number,
+  width: number,
+): void {
+  const fits = (layer: string[], i: number, to: number) => {
+    const n = layer[i]!;
+    const left = i > 0 ? x.get(layer[i - 1]!)! + widths.get(layer[i - 1]!)! + 1 : 0;
+    const right = i < layer.length - 1 ? x.get(layer[i + 1]!)! - 1 : width;
+    return to >= left && to + widths.get(n)! <= right;
+  };
+  const align = (layer: string[], i: number, towards: string) => {
+    const delta = mid(towards) - mid(layer[i]!);
+    if (delta !== 0 && Math.abs(delta) <= 2 && fits(layer, i, x.get(layer[i]!)! + delta)) x.set(layer[i]!, x.get(layer[i]!)! + delta);
+  };
+  // Top-down, each node lines up with its nearest neighbour above (or below, for a first node).
+  for (const layer of layers) {
+    layer.forEach((n, i) => {
+      const candidates = (preds.get(n) ?? []).length > 0 ? preds.get(n)! : (succs.get(n) ?? []);
+      const nearest = [...candidates].sort((a, b) => Math.abs(mid(a) - mid(n)) - Math.abs(mid(b) - mid(n)))[0];
+      if (nearest) align(layer, i, nearest);
+    });
+  }
 }
 
 /** Pool-adjacent-violators: the non-decreasing sequence closest (least squares) to `values`. */
@@ -232,17 +266,17 @@ function isotonic(values: number[]): number[] {
 
 /** Node names often differ at the end (`researcher-1`, `researcher-2`): cut them in the middle. */
 function cutMiddle(text: string, max: number): string {
-  if (widthOf(text) <= max) return text;
+  if (displayWidth(text) <= max) return text;
   const chars = [...text];
   const tail = Math.floor((max - 1) / 2);
   let head = chars.slice(0, max - 1 - tail).join("");
-  while (widthOf(head) + 1 + tail > max && head.length > 0) head = [...head].slice(0, -1).join("");
+  while (displayWidth(head) + 1 + tail > max && head.length > 0) head = [...head].slice(0, -1).join("");
   return `${head}…${truncateStart(chars.slice(-tail).join(""), tail)}`;
 }
 
 function truncateStart(text: string, max: number): string {
   let chars = [...text];
-  while (widthOf(chars.join("")) > max) chars = chars.slice(1);
+  while (displayWidth(chars.join("")) > max) chars = chars.slice(1);
   return chars.join("");
 }
 
@@ -258,7 +292,7 @@ function put(row: Cell[], at: number, cell: Cell): void {
 function write(row: Cell[], at: number, text: string, part: Part, node?: string): void {
   let c = at;
   for (const { segment } of new Intl.Segmenter().segment(text)) {
-    const w = widthOf(segment);
+    const w = displayWidth(segment);
     if (c + w > row.length) break;
     row[c] = { ch: segment, part, mask: 0, ...(node ? { node } : {}) };
     for (let k = 1; k < w; k++) row[c + k] = { ch: "", part, mask: 0, ...(node ? { node } : {}) };

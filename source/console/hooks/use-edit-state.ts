@@ -87,7 +87,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       const lines: Line[] = diffLines(diff);
       const shown = lines.slice(0, 6);
       if (lines.length > shown.length) shown.push([seg(` … and ${lines.length - shown.length} more changes`, { color: MUTED })]);
-      const answer = await ui.confirm({ title: `${request.what}: apply this change?`, body: shown, action: request.action, reason: "optional" });
+      const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...shown], action: request.action, reason: "optional" });
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
       await act(ui, request.action, () => request.send(createPatch(request.state, checked.state), answer.reason));
       return;

@@ -1,4 +1,4 @@
-import { createContext, useContext, useEffect, useRef, useSyncExternalStore } from "react";
+import { createContext, useContext, useLayoutEffect, useRef, useSyncExternalStore } from "react";
 import type { KeyLayer, KeyRouter } from "../key-router.js";
 import type { Binding, Handlers } from "../keymap.js";
 
@@ -22,7 +22,9 @@ export function useKeys(priority: number, handlers: Handlers, options: Pick<KeyL
   if (id.current === 0) id.current = nextLayerId++;
   const latest = useRef({ handlers, options });
   latest.current = { handlers, options };
-  useEffect(() => {
+  // Layout effects run in the same commit as the render: a key pressed right after a view
+  // closes can never reach that view's handlers.
+  useLayoutEffect(() => {
     const proxy: KeyLayer = {
       priority,
       get handlers() {
@@ -39,7 +41,7 @@ export function useKeys(priority: number, handlers: Handlers, options: Pick<KeyL
     return () => router.remove(id.current);
   }, [router, priority]);
   // After every render the set of applicable actions may have changed (the footer shows it).
-  useEffect(() => router.refresh());
+  useLayoutEffect(() => router.refresh());
 }
 
 /** The bindings handled on screen now; re-renders when that set changes. */

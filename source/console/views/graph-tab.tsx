@@ -27,10 +27,10 @@ const LEGEND: Line = [
   seg("● running ", { color: "yellow" }),
   seg("◆ waiting ", { color: "magenta" }),
   seg("✗ failed ", { color: "red" }),
-  seg("◌ next ○ not run ", { color: MUTED }),
+  seg("◌ next ○ idle ", { color: MUTED }),
   seg("⊘ canceled ", { color: MUTED, dim: true }),
-  seg("▶ current ◉ break ", { color: MUTED }),
-  seg("↺ loop ×visits", { color: "yellow" }),
+  seg("▶ now ◉ break ", { color: MUTED }),
+  seg("↺ loop", { color: "yellow" }),
 ];
 
 /** The workflow drawn live: node status colours, route labels, loops, visits, the current nodes. */

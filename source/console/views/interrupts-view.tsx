@@ -32,24 +32,26 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
   });
 
-  const c = { k: 7, age: 5, run: 17, node: 14, kind: 9 };
-  const rest = Math.max(10, width - (c.k + c.age + c.run + c.node + c.kind + 7));
+  const wide = width >= 120;
+  const c = { k: 4, age: 4, run: wide ? 17 : 14, node: wide ? 16 : 12, kind: wide ? 9 : 0 };
+  const rest = Math.max(10, width - (c.k + c.age + c.run + c.node + c.kind + (wide ? 7 : 6)));
   const question = Math.ceil(rest * 0.6);
-  const values = rest - question;
+  const values = rest - question - 1;
+  const head = [fit("#", c.k), fit("AGE", c.age, "right"), fit("RUN", c.run), fit("NODE", c.node), ...(wide ? [fit("KIND", c.kind)] : []), fit("QUESTION", question), fit("SHOWS", values)];
   const lines: Line[] = [
     [seg(" Interrupts", { bold: true }), seg(`  ${interrupts.length} pending, oldest first · enter answers`, { color: MUTED })],
-    [seg(` ${fit("#", c.k)} ${fit("AGE", c.age, "right")} ${fit("RUN", c.run)} ${fit("NODE", c.node)} ${fit("KIND", c.kind)} ${fit("QUESTION", question)} ${fit("SHOWS", values)}`, { color: MUTED, bold: true })],
+    [seg(` ${head.join(" ")}`, { color: MUTED, bold: true })],
   ];
   if (interrupts.length === 0) lines.push([seg(" nothing is waiting for an operator", { color: MUTED })]);
   for (let i = start; i < Math.min(interrupts.length, start + rows); i++) {
     const it = interrupts[i]!;
     const workflow = runs.get(it.runId)?.workflow;
     const line: Line = [
-      seg(` ${fit(`${i + 1} of ${interrupts.length}`, c.k)} `, { color: MUTED }),
+      seg(` ${fit(String(i + 1), c.k, "right")} `, { color: MUTED }),
       seg(`${fit(ago(it.createdAt, now), c.age, "right")} `),
       seg(`${fit(it.runId, c.run)} `, { color: ACCENT }),
       seg(`${fit(clean(it.node), c.node)} `, { bold: true }),
-      seg(`${fit(it.kind, c.kind)} `, { color: "magenta" }),
+      ...(wide ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
       seg(`${fit(clean(it.request.question ?? (workflow ? `(${workflow})` : "")), question)} `),
       seg(fit(shownValues(it), values), { color: MUTED }),
     ];

@@ -1,14 +1,14 @@
 import { seg, type Line } from "../components/lines.js";
-import { clean, width as widthOf } from "../text.js";
+import { clean, displayWidth } from "../text.js";
 
 /** Splits clean text into pieces of at most `max` columns. */
 export function wrap(text: string, max: number): string[] {
-  if (widthOf(text) <= max) return [text];
+  if (displayWidth(text) <= max) return [text];
   const out: string[] = [];
   let current = "";
   let used = 0;
   for (const { segment } of new Intl.Segmenter().segment(text)) {
-    const w = widthOf(segment);
+    const w = displayWidth(segment);
     if (used + w > max && current) {
       out.push(current);
       current = "";

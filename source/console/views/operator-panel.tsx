@@ -166,16 +166,23 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   const shown = Object.entries(interrupt.request.show ?? {});
   if (shown.length > 0) {
     lines.push([], [seg("  Shows", { color: MUTED })]);
-    for (const [key, value] of shown.slice(0, 6)) lines.push([seg(`    ${clean(key)}: `, { color: ACCENT }), seg(inline(value, false, 400))]);
+    for (const [key, value] of shown.slice(0, 6)) {
+      const label = `    ${clean(key)}: `;
+      const one = inline(value, false, 400);
+      // A value that does not fit on its line is shown as indented JSON, a few lines of it.
+      if (one.length + label.length <= width || typeof value !== "object" || value === null) lines.push([seg(label, { color: ACCENT }), seg(one)]);
+      else lines.push([seg(label, { color: ACCENT })], ...jsonLines(value, width - 6).slice(0, 8).map((l) => [seg("     "), ...l]));
+    }
   }
   if (interrupt.request.data !== undefined) {
     lines.push([], [seg("  Data", { color: MUTED })], ...jsonLines(interrupt.request.data, width - 4).slice(0, 6).map((l) => [seg("   "), ...l]));
   }
-  lines.push([]);
+  // What can be decided always shows, whatever had to be cut above it.
+  const tail: Line[] = [[]];
   if (interrupt.status !== "pending") {
-    lines.push([seg(`  ✓ ${resolvedBy(interrupt)}`, { color: "yellow", bold: true })]);
+    tail.push([seg(`  ✓ ${resolvedBy(interrupt)}`, { color: "yellow", bold: true })]);
   } else if (!operator) {
-    lines.push([seg(`  read-only console: allowed decisions are ${decisions.join(", ")}`, { color: MUTED })]);
+    tail.push([seg(`  read-only console: allowed decisions are ${decisions.join(", ")}`, { color: MUTED })]);
   } else {
     const keys: Line = [seg("  Decide: ", { color: MUTED })];
     const add = (key: string, label: string) => keys.push(seg(key, { bold: true, color: ACCENT }), seg(` ${label}   `));
@@ -184,9 +191,9 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     if (decisions.includes("edit")) add("e", "edit the state in $EDITOR");
     if (respondAs) add("t", "respond with text");
     if (others.length > 0) add("x", others.join(" / "));
-    lines.push(keys);
+    tail.push(keys);
   }
-  return <Lines lines={lines} width={width} height={height} />;
+  return <Lines lines={[...lines.slice(0, Math.max(1, height - tail.length)), ...tail]} width={width} height={height} />;
 }
 
 /** After a decision: the next pending interrupt in the queue, or back where the operator came from. */

@@ -26,10 +26,9 @@ function summary(detail: RunDetail, now: number): Line[] {
     seg(` ${look.glyph} ${run.status}`, { color: look.color, bold: true }),
     seg(`  ${run.id}`, { bold: true }),
     seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
+    ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length} (o answers)`, { color: "magenta", bold: true })] : []),
     seg(`  step ${run.step}`),
-    seg(`  age ${ago(run.createdAt, now)}`, { color: MUTED }),
-    ...(run.startedAt ? [seg(`  took ${runDuration(run, now)}`, { color: MUTED })] : []),
-    ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length} — o answers`, { color: "magenta", bold: true })] : []),
+    seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
   const activity = runActivity(run, pending.map((i) => i.node));

@@ -7,7 +7,7 @@ import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
-import { ago, clean, fit, span } from "../text.js";
+import { ago, clean, fit, span, displayWidth } from "../text.js";
 import { MUTED, RUN_LOOK } from "../theme.js";
 import { parseRunFilter, runRows, type RunRow } from "./run-rows.js";
 
@@ -46,16 +46,18 @@ interface Columns {
   pending: number;
 }
 
-function columns(width: number): Columns {
+/** Column widths for a list `width` wide (one column goes to the selection mark). */
+function columns(width: number, idWidth: number): Columns {
+  // Narrow terminals show the status as its glyph only: the NOW column needs the room.
   const wide = width >= 120;
-  const fixed = { status: 11, id: wide ? 24 : 17, workflow: wide ? 22 : 14, step: 4, age: 4, duration: 6, pending: 3 };
+  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: wide ? 22 : 14, step: 4, age: 4, duration: 5, pending: 2 };
   const used = Object.values(fixed).reduce((a, b) => a + b, 0) + 8;
-  return { ...fixed, activity: Math.max(6, width - used) };
+  return { ...fixed, activity: Math.max(6, width - 1 - used) };
 }
 
 function headerLine(c: Columns): Line {
   const text = [
-    fit("STATUS", c.status),
+    fit(c.status > 1 ? "STATUS" : "", c.status),
     fit("RUN", c.id),
     fit("WORKFLOW", c.workflow),
     fit("STEP", c.step, "right"),
@@ -67,16 +69,20 @@ function headerLine(c: Columns): Line {
   return [seg(` ${text}`, { color: MUTED, bold: true })];
 }
 
+function idLabel(row: RunRow): string {
+  const fold = row.children > 0 ? (row.folded ? `▸${row.children} ` : "▾ ") : "";
+  return `${row.prefix}${fold}${row.run.id}`;
+}
+
 function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined): Line {
   const { run } = row;
   const look = RUN_LOOK[run.status];
-  const fold = row.children > 0 ? (row.folded ? `▸${row.children} ` : "▾ ") : "";
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
   return [
     seg(selected ? "›" : " ", base),
-    seg(fit(`${look.glyph} ${run.status}`, c.status), { ...base, color: look.color, ...(look.dim && !selected ? { dim: true } : {}) }),
+    seg(fit(c.status > 1 ? `${look.glyph} ${run.status}` : look.glyph, c.status), { ...base, color: look.color, ...(look.dim && !selected ? { dim: true } : {}) }),
     seg(" ", base),
-    seg(fit(`${row.prefix}${fold}${run.id}`, c.id), base),
+    seg(fit(idLabel(row), c.id), base),
     seg(" ", base),
     seg(fit(clean(run.workflow), c.workflow), base),
     seg(" ", base),
@@ -148,7 +154,8 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     unfold: selected && selected.folded && (() => setFold(selected.run.id, false)),
   });
 
-  const c = columns(width - 1);
+  const visible = rows.slice(start, start + listHeight);
+  const c = columns(width, Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))));
   const title: Line = [
     seg(" Runs ", { bold: true }),
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),

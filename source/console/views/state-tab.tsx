@@ -8,7 +8,7 @@ import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import type { RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
-import { clean } from "../text.js";
+import { clean, displayWidth, truncate } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
 import { treeRows } from "./json-tree.js";
@@ -79,12 +79,16 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
   for (let i = start; i < Math.min(rows.length, start + listRows); i++) {
     const row = rows[i]!;
     const marker = row.container ? (row.open ? "▾ " : "▸ ") : "  ";
+    const lead = `${"  ".repeat(row.depth + 1)}${marker}`;
+    const key = clean(row.key);
+    const whole = row.long ? "  ⏎ whole" : "";
+    const room = Math.max(8, width - displayWidth(lead) - displayWidth(key) - 2 - whole.length);
     const line: Line = [
-      seg(`${"  ".repeat(row.depth + 1)}${marker}`, { color: MUTED }),
-      seg(clean(row.key), { color: ACCENT }),
+      seg(lead, { color: MUTED }),
+      seg(key, { color: ACCENT }),
       seg(": ", { color: MUTED }),
-      seg(row.text, row.container ? { color: MUTED } : {}),
-      ...(row.long ? [seg("  ⏎ whole", { color: MUTED })] : []),
+      seg(truncate(row.text, room), row.container ? { color: MUTED } : {}),
+      seg(whole, { color: MUTED }),
     ];
     lines.push(i === index ? highlight(line, width) : line);
   }
