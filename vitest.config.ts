@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Builds dist/ when stale, so the CLI tests' child processes start fast.
+    globalSetup: ["test/support/build.ts"],
   },
 });

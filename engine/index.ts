@@ -23,7 +23,7 @@ export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
 export { checkWorkflow } from "./graph/check.js";
 export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
-export { renderGraph } from "./graph/render.js";
+export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
 export { workflowVersion, canonicalJson } from "./graph/canonical.js";
 export {
   PitwallError,
@@ -50,6 +50,7 @@ export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";
 export { readState } from "./state/read.js";
+export { StateValidator } from "./state/schema.js";
 export { valueAtPath } from "./state/paths.js";
 export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";

@@ -1,0 +1,189 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import meow, { type AnyFlags } from "meow";
+import { defaultActor } from "../engine/index.js";
+import { COMMANDS } from "./commands/index.js";
+import { Resources, type Command, type GlobalOptions } from "./cli/command.js";
+import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
+import { EXIT, UsageError, describeError, exitCodeOf, type ExitCode } from "./cli/errors.js";
+import { Output } from "./cli/output.js";
+import { packageRoot } from "./cli/typescript.js";
+
+const VERSION = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+
+const GLOBAL_FLAGS = {
+  store: { type: "string" },
+  json: { type: "boolean" },
+  as: { type: "string" },
+  config: { type: "string" },
+  debug: { type: "boolean" },
+  help: { type: "boolean", shortFlag: "h" },
+} as const satisfies AnyFlags;
+
+const GLOBAL_HELP = `
+  Global options (before or after the command)
+    --store URL      sqlite:./pitwall.db (default), memory:, redis://host:6379/0; or PITWALL_STORE
+    --config FILE    a JSON file with "store" and "actions" (default: ./pitwall.config.json if present)
+    --as NAME        who you are, recorded on every command that writes (default: your OS user)
+    --json           machine-readable output (JSON; one JSON object per line for streams)
+    --debug          print stack traces of errors
+
+  Exit codes
+    0 ok · 1 the operation failed · 2 bad input or usage · 3 conflict (already resolved, stale, wrong state)`;
+
+function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const lines = COMMANDS.map((c) => `    ${c.name.padEnd(width)}  ${c.summary}`);
+  return `
+  pitwall ${VERSION}: durable graph workflows for LLM agents, and the console to run them.
+
+  Usage
+    $ pitwall <command> [arguments] [options]
+
+  Commands
+${lines.join("\n")}
+
+  Run "pitwall <command> --help" for a command's arguments and options.
+${GLOBAL_HELP}`;
+}
+
+function commandHelp(command: Command): string {
+  return `
+  Usage
+    $ pitwall ${command.usage}
+${command.details ? `\n${indent(command.details, 4)}\n` : ""}${GLOBAL_HELP}`;
+}
+
+function indent(text: string, n: number): string {
+  return text
+    .split("\n")
+    .map((l) => (l ? " ".repeat(n) + l : l))
+    .join("\n");
+}
+
+/**
+ * Finds the command: the first argument that is not a flag (global flags may come before it).
+ * Returns the other arguments, to be parsed with that command's flags.
+ */
+function splitCommand(argv: readonly string[]): { name: string | undefined; rest: string[] } {
+  const takesValue = new Set(Object.entries(GLOBAL_FLAGS).filter(([, f]) => f.type === "string").map(([name]) => `--${name}`));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") break;
+    if (!arg.startsWith("-")) return { name: arg, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    if (takesValue.has(arg)) i++;
+  }
+  return { name: undefined, rest: [...argv] };
+}
+
+/** Runs one command line and returns its exit code; errors become one line on stderr. */
+async function main(argv: readonly string[]): Promise<ExitCode> {
+  const { name, rest } = splitCommand(argv);
+  if (name === undefined) {
+    if (rest.includes("--version")) {
+      process.stdout.write(`${VERSION}\n`);
+      return EXIT.ok;
+    }
+    process.stdout.write(`${mainHelp()}\n`);
+    return rest.length === 0 || rest.includes("--help") || rest.includes("-h") ? EXIT.ok : EXIT.usage;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`pitwall: unknown command "${name}" (pitwall --help lists them)\n`);
+    return EXIT.usage;
+  }
+  let debug = rest.includes("--debug");
+  const resources: { current?: Resources } = {};
+  const controller = new AbortController();
+  const onSignal = () => {
+    // A second Ctrl-C, or one during a short command, leaves at once.
+    if (controller.signal.aborted || !command.stopsOnSignal) process.exit(130);
+    controller.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const sub = parseCommandLine(command, rest);
+    if (sub.flags.help) {
+      process.stdout.write(`${sub.help}\n`);
+      return EXIT.ok;
+    }
+    const flags = sub.flags as Record<string, unknown>;
+    debug = Boolean(flags.debug);
+    const config = loadConfig(flags.config as string | undefined);
+    const global: GlobalOptions = {
+      store: (flags.store as string | undefined) ?? (process.env.PITWALL_STORE || undefined) ?? config.store ?? DEFAULT_STORE,
+      json: Boolean(flags.json),
+      actor: defaultActor(flags.as as string | undefined),
+      debug,
+      config,
+    };
+    if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
+      throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);
+    }
+    const res = new Resources(global);
+    resources.current = res;
+    const out = new Output(global.json);
+    const code = await command.run({
+      args: sub.input,
+      flags: sub.flags as never,
+      global,
+      out,
+      signal: controller.signal,
+      store: () => res.store(),
+      operator: () => res.operator(),
+      actions: (paths) => res.actions(paths),
+    });
+    return code ?? EXIT.ok;
+  } catch (error) {
+    process.stderr.write(`pitwall ${command.name}: ${describeError(error)}\n`);
+    if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+    return exitCodeOf(error);
+  } finally {
+    await resources.current?.close().catch(() => undefined);
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** The command's own flags and arguments; unknown flags and wrong counts are usage errors. */
+function parseCommandLine(command: Command, argv: readonly string[]) {
+  const flags: AnyFlags = { ...GLOBAL_FLAGS, ...command.flags };
+  let sub: ReturnType<typeof meow<AnyFlags>>;
+  try {
+    sub = meow(commandHelp(command), {
+      importMeta: import.meta,
+      argv,
+      flags,
+      booleanDefault: undefined,
+      allowUnknownFlags: true,
+      autoHelp: false,
+      autoVersion: false,
+      description: command.summary,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (sub.flags.help) return sub;
+  const known = new Set(Object.entries(flags).flatMap(([name, f]) => [name, ...("shortFlag" in f && f.shortFlag ? [f.shortFlag] : [])]));
+  const unknown = Object.keys(sub.flags).filter((k) => !known.has(k));
+  if (unknown.length > 0) {
+    const shown = unknown.map((k) => (k.length === 1 ? `-${k}` : `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`));
+    throw new UsageError(`unknown flag${shown.length > 1 ? "s" : ""} ${shown.join(", ")} (see pitwall ${command.name} --help)`);
+  }
+  for (const [name, f] of Object.entries(flags)) {
+    if (f.type === "number" && Number.isNaN(sub.flags[name])) throw new UsageError(`--${name} needs a number`);
+  }
+  if (sub.input.length < command.args.min || sub.input.length > command.args.max) {
+    throw new UsageError(`usage: pitwall ${command.usage}`);
+  }
+  return sub;
+}
+
+// `pitwall events | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
+process.exitCode = await main(process.argv.slice(2));

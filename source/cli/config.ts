@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { UsageError } from "./errors.js";
+
+export const CONFIG_FILE = "pitwall.config.json";
+export const DEFAULT_STORE = "sqlite:./pitwall.db";
+
+const configSchema = z
+  .object({
+    $schema: z.string().optional(),
+    /** Store URL; a relative SQLite path is relative to the config file. */
+    store: z.string().min(1).optional(),
+    /** Actions modules loaded by `worker`, `start`, `validate` and `demo` when no --actions is given. */
+    actions: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+  })
+  .strict();
+
+export interface CliConfig {
+  file: string | null;
+  store?: string;
+  actions: string[];
+}
+
+/**
+ * Reads `--config FILE`, or `pitwall.config.json` in the working folder when it exists. Paths in
+ * it are resolved against the file's folder, so a project's config works from anywhere.
+ */
+export function loadConfig(explicit: string | undefined, cwd = process.cwd()): CliConfig {
+  const file = resolve(cwd, explicit ?? CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (explicit === undefined && code === "ENOENT") return { file: null, actions: [] };
+    throw new UsageError(`config ${file}: cannot read it: ${code ?? (error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`config ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = configSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";
+    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, actions)` : issue.message;
+    throw new UsageError(`config ${file}: ${where}: ${what}`);
+  }
+  const dir = dirname(file);
+  const actions = parsed.data.actions === undefined ? [] : ([] as string[]).concat(parsed.data.actions);
+  return {
+    file,
+    ...(parsed.data.store ? { store: relativeTo(dir, parsed.data.store) } : {}),
+    actions: actions.map((p) => resolve(dir, p)),
+  };
+}
+
+/** `sqlite:./x.db` written in a config file means next to that file. */
+function relativeTo(dir: string, url: string): string {
+  const m = /^sqlite:(.*)$/.exec(url);
+  if (!m || m[1] === "" || m[1] === ":memory:" || isAbsolute(m[1]!)) return url;
+  return `sqlite:${resolve(dir, m[1]!)}`;
+}

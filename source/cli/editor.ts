@@ -1,0 +1,70 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { UsageError, describeError } from "./errors.js";
+
+export interface EditOptions<T> {
+  value: unknown;
+  /** Lines explaining what is being edited, shown as `//` comments at the top of the file. */
+  header: string[];
+  /** Applies the saved value; errors `retry` accepts reopen the editor with the error on top. */
+  apply(edited: unknown): Promise<T>;
+  retry(error: unknown): boolean;
+}
+
+export type EditResult<T> = { kind: "applied"; result: T } | { kind: "unchanged" };
+
+/**
+ * `kubectl edit` for JSON: opens $VISUAL or $EDITOR on the value, applies what is saved, and on
+ * an invalid document or a refused edit reopens the editor with the error at the top. Saving an
+ * empty file, or the value unchanged, changes nothing; saving again after an error without
+ * changing anything gives up with that error.
+ */
+export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T>> {
+  const editor = process.env.VISUAL || process.env.EDITOR || "vi";
+  const dir = mkdtempSync(join(tmpdir(), "pitwall-edit-"));
+  const file = join(dir, "state.json");
+  let body = JSON.stringify(options.value, null, 2);
+  let problem: string | undefined;
+  try {
+    for (;;) {
+      const shown = [...options.header, ...(problem ? ["", `ERROR: ${problem}`, "Fix it and save, or save an empty file to cancel."] : [])];
+      writeFileSync(file, `${shown.map((l) => (l ? `// ${l}` : "//")).join("\n")}\n${body}\n`, { mode: 0o600 });
+      const ran = spawnSync("/bin/sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" });
+      if (ran.error || ran.status !== 0) {
+        throw new UsageError(`editor "${editor}" ${ran.error ? `could not start: ${ran.error.message}` : `exited with code ${ran.status}`}; nothing was changed`);
+      }
+      const saved = withoutComments(readFileSync(file, "utf8"));
+      if (saved.trim() === "") return { kind: "unchanged" };
+      if (problem !== undefined && saved.trim() === body.trim()) throw new UsageError(`${problem} (the file was saved unchanged; nothing was applied)`);
+      body = saved.trim();
+      const errors: ParseError[] = [];
+      const edited: unknown = parse(saved, errors, { allowTrailingComma: false, disallowComments: false });
+      if (errors.length > 0) {
+        const line = saved.slice(0, errors[0]!.offset).split("\n").length;
+        problem = `not valid JSON: ${printParseErrorCode(errors[0]!.error)} on line ${line} of the JSON`;
+        continue;
+      }
+      if (isDeepStrictEqual(edited, options.value)) return { kind: "unchanged" };
+      try {
+        return { kind: "applied", result: await options.apply(edited) };
+      } catch (error) {
+        if (!options.retry(error)) throw error;
+        problem = describeError(error);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Drops the `//` header lines this editor wrote (and any a person added on their own lines). */
+function withoutComments(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("//"))
+    .join("\n");
+}

@@ -1,0 +1,49 @@
+import { isPitwallError } from "../../engine/index.js";
+
+/** The exit codes every command uses; scripts rely on them. */
+export const EXIT = {
+  ok: 0,
+  /** The operation was attempted and failed (a store error, a run that failed under --wait...). */
+  failed: 1,
+  /** Bad input or usage: unknown flag, invalid JSON, validation errors, unknown run or interrupt. */
+  usage: 2,
+  /** The thing exists but its state forbids the operation: already resolved, stale, ended. */
+  conflict: 3,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A mistake in what the person typed: exit 2 with this one-line message. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export function exitCodeOf(error: unknown): ExitCode {
+  if (error instanceof UsageError) return EXIT.usage;
+  if (isPitwallError(error)) {
+    switch (error.code) {
+      case "VALIDATION":
+      case "NOT_FOUND":
+      case "WORKFLOW":
+        return EXIT.usage;
+      case "CONFLICT":
+      case "STALE_FENCE":
+        return EXIT.conflict;
+      default:
+        return EXIT.failed;
+    }
+  }
+  return EXIT.failed;
+}
+
+/**
+ * The one line printed for an error. Validation errors list their failing paths on the same
+ * line, because a person fixing a patch needs to know where.
+ */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const issues = (error as { issues?: readonly { path: string; message: string }[] }).issues ?? [];
+  const extra = issues.filter((i) => !error.message.includes(i.path)).map((i) => `${i.path}: ${i.message}`);
+  const message = error.message.split("\n")[0]!;
+  return extra.length > 0 ? `${message} (${extra.join("; ")})` : message;
+}

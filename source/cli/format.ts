@@ -1,0 +1,32 @@
+import type { RunRecord } from "../../engine/index.js";
+
+export function age(at: number | null, now = Date.now()): string {
+  if (at === null) return "-";
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+export function duration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function clock(at: number): string {
+  return new Date(at).toISOString().slice(11, 23);
+}
+
+/** `paused (interrupt)`: a paused run always says why. */
+export function runStatus(run: Pick<RunRecord, "status" | "reason">): string {
+  return run.status === "paused" && run.reason ? `paused (${run.reason})` : run.status;
+}

@@ -1,0 +1,107 @@
+import { readFileSync } from "node:fs";
+import { UsageError } from "./errors.js";
+
+/**
+ * A flag that takes JSON inline or from a file: `--patch '{"a":1}'`, `--patch @edit.json`,
+ * `--patch @-` (standard input). Errors name the flag and where the JSON broke.
+ */
+export function readJsonArgument(flag: string, text: string): unknown {
+  let source = text;
+  let origin = "";
+  if (text.startsWith("@")) {
+    const file = text.slice(1);
+    origin = file === "-" ? " (from standard input)" : ` (from ${file})`;
+    try {
+      source = readFileSync(file === "-" ? 0 : file, "utf8");
+    } catch (error) {
+      throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  try {
+    return JSON.parse(source);
+  } catch (error) {
+    throw new UsageError(`--${flag}${origin} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+export type PathPart = string | number;
+
+/**
+ * Parses a state path as people type it: `operation.limit`, `$.tasks[0]`, `a["b c"]`, or a JSON
+ * Pointer (`/operation/limit`).
+ */
+export function parsePath(text: string): PathPart[] {
+  if (text.startsWith("/")) {
+    return text
+      .slice(1)
+      .split("/")
+      .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  }
+  const parts: PathPart[] = [];
+  const source = text.startsWith("$") ? text.slice(1) : text;
+  const token = /\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/y;
+  let at = 0;
+  while (at < source.length) {
+    token.lastIndex = at;
+    const m = token.exec(source);
+    if (!m) {
+      throw new UsageError(`"${text}" is not a state path (use a.b[0].c, $.a.b or /a/b)`);
+    }
+    if (m[1] !== undefined) parts.push(m[1]);
+    else if (m[2] !== undefined) parts.push(Number(m[2]));
+    else parts.push(JSON.parse(m[3]!) as string);
+    at = token.lastIndex;
+  }
+  if (parts.length === 0) throw new UsageError(`"${text}" is not a state path: it names no key`);
+  return parts;
+}
+
+function pointer(parts: readonly PathPart[]): string {
+  return parts.map((p) => `/${String(p).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+}
+
+export interface JsonPatchOp {
+  op: "add" | "replace";
+  path: string;
+  value: unknown;
+}
+
+/**
+ * `--set path=value` as a JSON Patch operation against the current state: `replace` where the
+ * path exists (so an array item is replaced, not inserted before), `add` where it does not. The
+ * value is JSON when it parses as JSON, else the text itself.
+ */
+export function setOperation(assignment: string, state: unknown): JsonPatchOp {
+  const eq = assignment.indexOf("=");
+  if (eq <= 0) throw new UsageError(`--set ${assignment}: expected path=value`);
+  const parts = parsePath(assignment.slice(0, eq));
+  const raw = assignment.slice(eq + 1);
+  let value: unknown = raw;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    // Plain text: `--set note=hello` sets the string "hello".
+  }
+  let parent: unknown = state;
+  for (const part of parts.slice(0, -1)) {
+    parent = parent !== null && typeof parent === "object" ? (parent as Record<PathPart, unknown>)[part] : undefined;
+  }
+  const last = parts[parts.length - 1]!;
+  const exists = parent !== null && typeof parent === "object" && Object.hasOwn(parent, Array.isArray(parent) ? Number(last) : last);
+  return { op: exists ? "replace" : "add", path: pointer(parts), value };
+}
+
+/**
+ * The state patch of a command from `--patch` and `--set`: one JSON Patch when both are given
+ * (so `--patch` must then be an array), the partial-state object of `--patch` alone otherwise.
+ */
+export async function statePatch(options: { patch?: string; set?: readonly string[] }, state: () => Promise<unknown>): Promise<unknown> {
+  const patch = options.patch === undefined ? undefined : readJsonArgument("patch", options.patch);
+  const sets = options.set ?? [];
+  if (sets.length === 0) return patch;
+  if (patch !== undefined && !Array.isArray(patch)) {
+    throw new UsageError("--patch must be a JSON Patch array to be combined with --set");
+  }
+  const current = await state();
+  return [...((patch as unknown[] | undefined) ?? []), ...sets.map((s) => setOperation(s, current))];
+}

@@ -1,0 +1,65 @@
+import stringWidth from "string-width";
+import stripAnsi from "strip-ansi";
+
+/**
+ * Where a command writes its result. Human output is text whose values are stripped of terminal
+ * control sequences (state and events hold text from models and users); `--json` output is JSON,
+ * which escapes them anyway.
+ */
+export class Output {
+  constructor(
+    readonly json: boolean,
+    private readonly stdout: NodeJS.WritableStream = process.stdout,
+    private readonly stderr: NodeJS.WritableStream = process.stderr,
+  ) {}
+
+  line(text = ""): void {
+    this.stdout.write(`${text}\n`);
+  }
+
+  /** One JSON document on one line (also one NDJSON record). */
+  value(value: unknown): void {
+    this.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** Progress and notes for people: stderr, so stdout stays the result. */
+  note(text: string): void {
+    this.stderr.write(`${text}\n`);
+  }
+
+  table(headers: readonly string[], rows: readonly (readonly string[])[]): void {
+    for (const line of formatTable(headers, rows)) this.line(line);
+  }
+
+  /** A listing: one JSON array for scripts; for people a table, or `empty` on stderr when there is nothing. */
+  list<T>(items: readonly T[], empty: string, headers: readonly string[], row: (item: T) => string[]): void {
+    if (this.json) this.value(items);
+    else if (items.length === 0) this.note(empty);
+    else this.table(headers, items.map(row));
+  }
+}
+
+/** Text from state, events or errors, made safe to print: no escape sequences or control characters. */
+export function clean(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return stripAnsi(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "").replace(/\n/g, " ⏎ ");
+}
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const all = [headers, ...rows].map((row) => row.map((cell) => clean(cell)));
+  const widths = headers.map((_, i) => Math.max(...all.map((row) => stringWidth(row[i] ?? ""))));
+  return all.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - stringWidth(cell))))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/** A value shown inline: strings as they are, anything else as compact JSON, cut to `max` characters. */
+export function inline(value: unknown, max = 80): string {
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "undefined");
+  const safe = clean(text);
+  return safe.length > max ? `${safe.slice(0, max - 1)}…` : safe;
+}

@@ -1,0 +1,36 @@
+import type { CheckpointRecord } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT } from "../cli/errors.js";
+import { age, bytes } from "../cli/format.js";
+import { mustGetRun } from "../cli/lookup.js";
+
+/** What a listing shows of a checkpoint: its history, not its (possibly large) state. */
+export function checkpointSummary(c: CheckpointRecord) {
+  return { id: c.id, runId: c.runId, n: c.n, step: c.step, parentId: c.parentId, source: c.source, actor: c.actor, nodes: c.nodes, next: c.next, bytes: c.bytes, createdAt: c.createdAt };
+}
+
+export const checkpoints = defineCommand({
+  name: "checkpoints",
+  usage: "checkpoints <run>",
+  summary: "a run's checkpoints, oldest first",
+  details: `--json prints a JSON array of { "id", "runId", "n", "step", "parentId", "source", "actor",
+"nodes", "next", "bytes", "createdAt" }. Read a checkpoint's state with pitwall state --checkpoint.`,
+  flags: {},
+  args: { min: 1, max: 1 },
+  async run({ args, out, store }) {
+    const s = await store();
+    const run = await mustGetRun(s, args[0]!);
+    const list = await s.listCheckpoints(run.id);
+    out.list(list.map(checkpointSummary), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "SIZE", "AGE"], (c) => [
+      String(c.n),
+      c.id,
+      String(c.step),
+      c.source,
+      c.actor,
+      c.nodes.join(",") || "-",
+      bytes(c.bytes),
+      age(c.createdAt),
+    ]);
+    return EXIT.ok;
+  },
+});

@@ -1,0 +1,41 @@
+import type { DiffEntry } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT } from "../cli/errors.js";
+import { inline } from "../cli/output.js";
+
+export const diff = defineCommand({
+  name: "diff",
+  usage: "diff <run> <checkpoint> [<checkpoint>]",
+  summary: "what changed in the state between two checkpoints (or one and its parent)",
+  details: `Checkpoints are ids or numbers within the run. Lines read "+ path: value" (added),
+"- path: old" (removed), "~ path: old → new" (changed) and "+ path: +N items" (appended).
+--json prints { "from": id|null, "to": id, "diff": [{ "op", "path", "value"?, "old"?, "count"?, "items"? }] }.`,
+  flags: {},
+  args: { min: 2, max: 3 },
+  async run({ args, out, operator }) {
+    const [runId, a, b] = args as [string, string, string | undefined];
+    const result = await (await operator()).diff(runId, a, b);
+    if (out.json) {
+      out.value({ from: result.from?.id ?? null, to: result.to.id, diff: result.diff });
+      return EXIT.ok;
+    }
+    const label = (c: typeof result.to) => `${c.n} (${c.source}, step ${c.step}, ${c.actor})`;
+    out.line(`run ${runId}: checkpoint ${result.from ? label(result.from) : "(empty)"} → ${label(result.to)}`);
+    if (result.diff.length === 0) out.line("no change");
+    for (const entry of result.diff) out.line(diffLine(entry));
+    return EXIT.ok;
+  },
+});
+
+export function diffLine(entry: DiffEntry): string {
+  switch (entry.op) {
+    case "add":
+      return `+ ${entry.path}: ${inline(entry.value, 120)}`;
+    case "remove":
+      return `- ${entry.path}: ${inline(entry.old, 120)}`;
+    case "change":
+      return `~ ${entry.path}: ${inline(entry.old, 60)} → ${inline(entry.value, 60)}`;
+    case "append":
+      return `+ ${entry.path}: +${entry.count} item${entry.count === 1 ? "" : "s"} ${inline(entry.items, 100)}`;
+  }
+}

@@ -1,0 +1,73 @@
+import { EVENT_TYPES, type EventRecord, type EventType } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT, UsageError } from "../cli/errors.js";
+import { describeEvent } from "../cli/event-text.js";
+import { clock } from "../cli/format.js";
+import { mustGetRun } from "../cli/lookup.js";
+
+const RUN_ENDS: readonly EventType[] = ["run.succeeded", "run.failed", "run.canceled"];
+
+export const events = defineCommand({
+  name: "events",
+  usage: "events [<run>] [--follow] [--after SEQ] [--type T ...]",
+  summary: "the event log, of one run or of the whole store; --follow streams new events",
+  details: `--type takes an event type (task.failed) or a family (task, task.*); repeat it for several.
+--follow prints new events as they are committed, by any process. Following one run stops
+when it ends; following the store starts from now (unless --after) and runs until Ctrl-C.
+--json prints one event per line: { "seq", "runId", "runSeq", "taskId", "traceId", "spanId",
+"type", "actor", "payload", "time" }.`,
+  flags: {
+    follow: { type: "boolean", shortFlag: "f" },
+    after: { type: "number" },
+    type: { type: "string", isMultiple: true },
+  },
+  args: { min: 0, max: 1 },
+  stopsOnSignal: true,
+  async run({ args, flags, out, store, signal }) {
+    const s = await store();
+    const runId = args[0];
+    if (runId !== undefined) await mustGetRun(s, runId);
+    const types = expandTypes(flags.type ?? []);
+    const wanted = (e: EventRecord) => types === undefined || types.includes(e.type);
+    const print = (e: EventRecord) => (out.json ? out.value(e) : out.line(eventLine(e, runId === undefined)));
+    if (flags.after !== undefined && (!Number.isInteger(flags.after) || flags.after < 0)) throw new UsageError("--after must be an event sequence number");
+
+    if (!flags.follow) {
+      let after = flags.after ?? 0;
+      for (;;) {
+        const page = await s.readEvents({ after, limit: 500, ...(runId ? { runId } : {}), ...(types ? { types } : {}) });
+        for (const e of page) print(e);
+        if (page.length < 500) return EXIT.ok;
+        after = page[page.length - 1]!.seq;
+      }
+    }
+    const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
+    try {
+      for await (const e of s.subscribe({ after, signal, ...(runId ? { runId } : {}) })) {
+        if (wanted(e)) print(e);
+        if (runId !== undefined && RUN_ENDS.includes(e.type) && (await s.getRun(runId))?.status === e.type.slice(4)) return EXIT.ok;
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+    return EXIT.ok;
+  },
+});
+
+/** `task` and `task.*` stand for every task event; exact names must exist. */
+function expandTypes(given: readonly string[]): EventType[] | undefined {
+  if (given.length === 0) return undefined;
+  const out = new Set<EventType>();
+  for (const raw of given.flatMap((t) => t.split(","))) {
+    const t = raw.trim();
+    const family = t.endsWith(".*") ? t.slice(0, -2) : t;
+    const matches = EVENT_TYPES.filter((e) => e === t || e.startsWith(`${family}.`));
+    if (matches.length === 0) throw new UsageError(`--type ${t}: no such event type (for example ${EVENT_TYPES.slice(0, 4).join(", ")}, or a family like task)`);
+    for (const m of matches) out.add(m);
+  }
+  return [...out];
+}
+
+function eventLine(e: EventRecord, withRun: boolean): string {
+  return [`#${e.seq}`, clock(e.time), ...(withRun ? [e.runId] : []), e.type.padEnd(18), e.actor, describeEvent(e)].join("  ");
+}

@@ -1,0 +1,37 @@
+import { renderGraph, type WorkflowDefinition } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT, UsageError } from "../cli/errors.js";
+import { checkWorkflowFile, errorsOf, problemLines } from "../cli/workflow-file.js";
+
+export const graph = defineCommand({
+  name: "graph",
+  usage: "graph <workflow.json | run>",
+  summary: "draw a workflow as text: nodes, edges, route labels",
+  details: `Given a file, draws that workflow; given a run id, draws the version the run uses (from the store).
+--json prints { "name", "version", "definition" } (the canonical definition).`,
+  flags: {},
+  args: { min: 1, max: 1 },
+  async run({ args, out, store }) {
+    const ref = args[0]!;
+    let drawn: { definition: WorkflowDefinition; version: string };
+    if (/\.json$/i.test(ref)) {
+      const checked = checkWorkflowFile(ref);
+      const errors = errorsOf(checked.problems);
+      if (errors.length > 0 || !checked.definition) {
+        const more = errors.length > 1 ? ` (and ${errors.length - 1} more; see pitwall validate)` : "";
+        throw new UsageError(`${ref} is invalid: ${problemLines(errors.slice(0, 1))[0]}${more}`);
+      }
+      drawn = { definition: checked.definition, version: checked.version! };
+    } else {
+      const s = await store();
+      const run = await s.getRun(ref);
+      if (!run) throw new UsageError(`run ${ref} not found (to draw a file, give a path ending in .json)`);
+      const record = await s.getWorkflow(run.version);
+      if (!record) throw new UsageError(`workflow version ${run.version} of run ${ref} is not in the store`);
+      drawn = record;
+    }
+    if (out.json) out.value({ name: drawn.definition.name, version: drawn.version, definition: drawn.definition });
+    else out.line(renderGraph(drawn.definition, drawn.version));
+    return EXIT.ok;
+  },
+});

@@ -1,0 +1,44 @@
+import type { Command } from "../cli/command.js";
+import { breakpoint, unbreak } from "./breakpoints.js";
+import { cancel } from "./cancel.js";
+import { checkpoints } from "./checkpoints.js";
+import { consoleCommand } from "./console.js";
+import { demo } from "./demo.js";
+import { diff } from "./diff.js";
+import { events } from "./events.js";
+import { fork } from "./fork.js";
+import { graph } from "./graph.js";
+import { interrupts } from "./interrupts.js";
+import { kill } from "./kill.js";
+import { resolve } from "./resolve.js";
+import { retry } from "./retry.js";
+import { runs } from "./runs.js";
+import { show } from "./show.js";
+import { start } from "./start.js";
+import { state } from "./state.js";
+import { validate } from "./validate.js";
+import { worker } from "./worker.js";
+
+/** Every subcommand, in the order `pitwall --help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  validate,
+  graph,
+  start,
+  worker,
+  runs,
+  show,
+  events,
+  state,
+  checkpoints,
+  diff,
+  interrupts,
+  resolve,
+  kill,
+  retry,
+  cancel,
+  breakpoint,
+  unbreak,
+  fork,
+  consoleCommand,
+  demo,
+] as unknown as readonly Command[];

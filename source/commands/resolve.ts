@@ -1,0 +1,96 @@
+import { createPatch } from "rfc6902";
+import { ConflictError, ValidationError, type InterruptRecord, type Operator } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { editJson } from "../cli/editor.js";
+import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
+import { statePatch } from "../cli/inputs.js";
+import { mustGetInterrupt } from "../cli/lookup.js";
+import { printOutcome } from "../cli/outcome.js";
+
+export const resolve = defineCommand({
+  name: "resolve",
+  usage: "resolve <interrupt> (--approve | --reject | --respond TEXT | --edit | --decision NAME) [--patch JSON|@file] [--set path=value ...] [--reason TEXT]",
+  summary: "answer a pending interrupt, optionally editing the state",
+  details: `--patch is a JSON Patch array (RFC 6902) or a partial state written through the reducers;
+--set path=value (path like operation.limit, $.tasks[0] or /a/b; value JSON or text) adds
+JSON Patch operations. The edited state is validated: if invalid, nothing is written (exit 2).
+--respond sends TEXT as the response (parsed as JSON when the interrupt asks for non-text);
+--decision takes any other decision the interrupt offers (pitwall interrupts lists them).
+--edit opens $EDITOR on the state as JSON and applies what you save as the patch (decision
+"edit" when the interrupt offers it, else "approve"); on an error the editor reopens with it.
+Resolving an interrupt twice is refused (exit 3).
+--json prints { "interruptId", "runId", "decision", "commandId", "effect", "checkpointId"? }.`,
+  flags: {
+    approve: { type: "boolean" },
+    reject: { type: "boolean" },
+    respond: { type: "string" },
+    edit: { type: "boolean" },
+    decision: { type: "string" },
+    patch: { type: "string" },
+    set: { type: "string", isMultiple: true },
+    reason: { type: "string" },
+  },
+  args: { min: 1, max: 1 },
+  async run({ args, flags, out, store, operator }) {
+    const chosen = [flags.approve && "--approve", flags.reject && "--reject", flags.respond !== undefined && "--respond", flags.edit && "--edit", flags.decision !== undefined && "--decision"].filter(Boolean);
+    if (chosen.length !== 1) throw new UsageError(`give exactly one of --approve, --reject, --respond, --edit, --decision${chosen.length > 1 ? ` (got ${chosen.join(", ")})` : ""}`);
+    if (flags.edit && (flags.patch !== undefined || (flags.set ?? []).length > 0)) throw new UsageError("--edit makes its own patch; leave out --patch and --set");
+    const interrupt = await mustGetInterrupt(await store(), args[0]!);
+    const op = await operator();
+    const reason = flags.reason ? { reason: flags.reason } : {};
+    const fields = { interruptId: interrupt.id, runId: interrupt.runId };
+
+    if (flags.edit) return editAndResolve(op, interrupt, reason, (outcome, decision) => printOutcome(out, outcome, { ...fields, decision }), (text) => out.note(text));
+
+    const decision = flags.approve ? "approve" : flags.reject ? "reject" : flags.respond !== undefined ? "respond" : flags.decision!;
+    const patch = await statePatch({ ...(flags.patch !== undefined ? { patch: flags.patch } : {}), set: flags.set ?? [] }, () => op.state(interrupt.runId));
+    const outcome = await op.resolve(interrupt.id, {
+      decision,
+      ...(flags.respond !== undefined ? { response: responseValue(interrupt, flags.respond) } : {}),
+      ...(patch !== undefined ? { patch } : {}),
+      ...reason,
+    });
+    return printOutcome(out, outcome, { ...fields, decision });
+  },
+});
+
+/** Text, unless the interrupt's response schema asks for something else (then JSON). */
+function responseValue(interrupt: InterruptRecord, text: string): unknown {
+  const type = interrupt.request.responseSchema?.type;
+  if (type === undefined || type === "string") return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`--respond: interrupt ${interrupt.id} expects JSON (${JSON.stringify(type)}), and this is not valid JSON`);
+  }
+}
+
+async function editAndResolve(
+  op: Operator,
+  interrupt: InterruptRecord,
+  reason: { reason?: string },
+  print: (outcome: Awaited<ReturnType<Operator["resolve"]>>, decision: string) => ExitCode,
+  note: (text: string) => void,
+): Promise<ExitCode> {
+  if (interrupt.status !== "pending") {
+    throw new ConflictError(`interrupt ${interrupt.id} was already resolved (${interrupt.resolution?.decision} by ${interrupt.resolution?.actor})`);
+  }
+  const decision = interrupt.request.decisions.includes("edit") ? "edit" : "approve";
+  const current = await op.state(interrupt.runId);
+  const edit = await editJson({
+    value: current,
+    header: [
+      `State of run ${interrupt.runId}, paused at ${interrupt.node} (${interrupt.kind} interrupt ${interrupt.id}).`,
+      ...(interrupt.request.question ? [`Question: ${interrupt.request.question}`] : []),
+      `Save to resolve it with decision "${decision}" and this state; save an empty file to cancel.`,
+      "Lines starting with // are ignored.",
+    ],
+    apply: (edited) => op.resolve(interrupt.id, { decision, patch: createPatch(current, edited), ...reason }),
+    retry: (error) => error instanceof ValidationError,
+  });
+  if (edit.kind === "unchanged") {
+    note(`edit canceled, no changes made; interrupt ${interrupt.id} is still pending`);
+    return EXIT.ok;
+  }
+  return print(edit.result, decision);
+}

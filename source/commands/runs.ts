@@ -1,0 +1,42 @@
+import { RUN_STATUSES, type RunStatus } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT, UsageError } from "../cli/errors.js";
+import { age, runStatus } from "../cli/format.js";
+
+export const runs = defineCommand({
+  name: "runs",
+  usage: "runs [--status S ...] [--workflow NAME] [--limit N]",
+  summary: "list runs, most recently updated first",
+  details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas).
+--json prints a JSON array of run records (id, workflow, version, status, reason, error,
+step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...).`,
+  flags: {
+    status: { type: "string", isMultiple: true },
+    workflow: { type: "string" },
+    limit: { type: "number" },
+  },
+  args: { min: 0, max: 0 },
+  async run({ flags, out, store }) {
+    const statuses = (flags.status ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+    for (const s of statuses) {
+      if (!RUN_STATUSES.includes(s as RunStatus)) throw new UsageError(`--status ${s}: not a run status (${RUN_STATUSES.join(", ")})`);
+    }
+    const limit = flags.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit must be a whole number of at least 1");
+    const { runs: list } = await (await store()).listRuns({
+      ...(statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
+      ...(flags.workflow ? { workflow: flags.workflow } : {}),
+      limit,
+    });
+    out.list(list, "no runs", ["RUN", "WORKFLOW", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
+      r.id,
+      r.workflow,
+      runStatus(r),
+      String(r.step),
+      r.current.join(",") || "-",
+      r.pendingInterrupts > 0 ? String(r.pendingInterrupts) : "-",
+      age(r.updatedAt),
+    ]);
+    return EXIT.ok;
+  },
+});

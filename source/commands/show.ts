@@ -1,0 +1,99 @@
+import type { InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT } from "../cli/errors.js";
+import { age, bytes, clock, duration, runStatus } from "../cli/format.js";
+import { mustGetRun } from "../cli/lookup.js";
+import { inline, type Output } from "../cli/output.js";
+
+const SHOWN_TASKS = 20;
+
+export const show = defineCommand({
+  name: "show",
+  usage: "show <run>",
+  summary: "a run: status and why it waits, tasks, pending interrupts, storage",
+  details: `--json prints the run record with "tasks" (every task of the run), "interrupts" (its pending
+interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`,
+  flags: {},
+  args: { min: 1, max: 1 },
+  async run({ args, out, store }) {
+    const s = await store();
+    const run = await mustGetRun(s, args[0]!);
+    const [tasks, interrupts, storage] = await Promise.all([
+      s.listTasks(run.id),
+      s.listInterrupts({ runId: run.id, status: "pending" }),
+      s.runStorage(run.id),
+    ]);
+    if (out.json) {
+      out.value({ ...run, tasks, interrupts, storage });
+      return EXIT.ok;
+    }
+    printRun(out, run);
+    printTasks(out, tasks);
+    printInterrupts(out, interrupts);
+    out.line();
+    out.line(`storage   checkpoints ${bytes(storage.checkpoints)} · events ${bytes(storage.events)} · artifacts ${bytes(storage.artifacts)} · total ${bytes(storage.total)}`);
+    return EXIT.ok;
+  },
+});
+
+function printRun(out: Output, run: RunRecord): void {
+  const rows: [string, string][] = [
+    ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
+    ["status", runStatus(run)],
+  ];
+  if (run.error) rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
+  rows.push(["step", `${run.step} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · running ${run.current.join(", ")}` : ""}`]);
+  rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
+  if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (lease ${duration(Math.max(0, (run.leaseUntil ?? 0) - Date.now()))} left)`]);
+  if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
+  if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
+  else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
+  if (run.waitingOn) rows.push(["waiting", `for child run ${run.waitingOn}`]);
+  if (run.recoveries) rows.push(["recovered", `${run.recoveries} times after a worker was lost`]);
+  for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 300)}`);
+}
+
+function printTasks(out: Output, tasks: TaskRecord[]): void {
+  if (tasks.length === 0) return;
+  out.line();
+  const shown = tasks.slice(-SHOWN_TASKS);
+  out.line(tasks.length > shown.length ? `tasks (last ${shown.length} of ${tasks.length}; --json for all)` : "tasks");
+  out.table(
+    ["STEP", "NODE", "STATUS", "ATTEMPTS", "TIME", "ERROR / WAITING"],
+    shown.map((t) => [
+      String(t.step),
+      t.index === null ? t.node : `${t.node}[${t.index}]`,
+      t.status,
+      String(t.attempts.length),
+      duration(taskTime(t)),
+      (t.status === "failed" || t.status === "canceled") && t.error ? inline(t.error.message, 60) : t.waitingFor ? waiting(t.waitingFor) : "",
+    ]),
+  );
+}
+
+function taskTime(t: TaskRecord): number | null {
+  if (t.startedAt === null) return null;
+  if (t.endedAt !== null) return t.endedAt - t.startedAt;
+  return t.status === "running" ? Date.now() - t.startedAt : null;
+}
+
+function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
+  switch (wait.kind) {
+    case "interrupt":
+      return `interrupt ${wait.interruptId}`;
+    case "time":
+      return `until ${new Date(wait.until).toISOString()}`;
+    case "run":
+      return `child run ${wait.runId}`;
+  }
+}
+
+function printInterrupts(out: Output, interrupts: InterruptRecord[]): void {
+  if (interrupts.length === 0) return;
+  out.line();
+  out.line("pending interrupts");
+  out.table(
+    ["INTERRUPT", "NODE", "KIND", "DECISIONS", "QUESTION"],
+    interrupts.map((i) => [i.id, i.node, i.kind, i.request.decisions.join("/"), inline(i.request.question ?? "", 80)]),
+  );
+}

@@ -1,0 +1,50 @@
+import { createEngine } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT, UsageError } from "../cli/errors.js";
+import { runStatus } from "../cli/format.js";
+import { readJsonArgument } from "../cli/inputs.js";
+import { compileForStart } from "../cli/workflow-file.js";
+
+export const start = defineCommand({
+  name: "start",
+  usage: "start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--wait [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
+  summary: "store a workflow and start a run of it; prints the run id",
+  details: `The input is a partial state, validated against the workflow's state schema.
+A worker (pitwall worker, or the demo) executes the run; with --actions (or actions in the
+config file) the workflow's actions are checked now.
+--wait waits until the run ends or pauses for an operator; exit 1 if it failed or was canceled.
+--json prints { "runId" } (with --wait also "status", "reason", "error").`,
+  flags: {
+    input: { type: "string" },
+    actions: { type: "string", isMultiple: true },
+    wait: { type: "boolean" },
+    timeout: { type: "number" },
+    interruptBefore: { type: "string", isMultiple: true },
+    interruptAfter: { type: "string", isMultiple: true },
+  },
+  args: { min: 1, max: 1 },
+  async run({ args, flags, out, global, store, actions }) {
+    const registry = await actions(flags.actions);
+    const workflow = compileForStart(args[0]!, registry);
+    const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
+    for (const node of [...(flags.interruptBefore ?? []), ...(flags.interruptAfter ?? [])]) {
+      if (!(node in workflow.definition.nodes)) throw new UsageError(`workflow ${workflow.name} has no node "${node}"`);
+    }
+    if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
+    const engine = createEngine({ store: await store(), worker: false, ...(registry ? { actions: registry } : {}), actor: global.actor });
+    const handle = await engine.start(workflow, input, {
+      ...(flags.interruptBefore?.length ? { interruptBefore: flags.interruptBefore } : {}),
+      ...(flags.interruptAfter?.length ? { interruptAfter: flags.interruptAfter } : {}),
+    });
+    if (!flags.wait) {
+      if (out.json) out.value({ runId: handle.id });
+      else out.line(handle.id);
+      return EXIT.ok;
+    }
+    if (!out.json) out.line(handle.id);
+    const run = await handle.wait(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {});
+    if (out.json) out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error });
+    else out.note(`run ${run.id} ${runStatus(run)}${run.error ? `: ${run.error.message}` : ""}`);
+    return run.status === "failed" || run.status === "canceled" ? EXIT.failed : EXIT.ok;
+  },
+});

@@ -1,0 +1,18 @@
+import { defineCommand } from "../cli/command.js";
+import { EXIT } from "../cli/errors.js";
+
+export const state = defineCommand({
+  name: "state",
+  usage: "state <run> [--checkpoint ID|N]",
+  summary: "a run's state as JSON, now or at a checkpoint",
+  details: `A checkpoint is named by its id or by its number in the run (0 is the input).
+Prints the state object itself (indented; one line with --json).`,
+  flags: { checkpoint: { type: "string" } },
+  args: { min: 1, max: 1 },
+  async run({ args, flags, out, operator }) {
+    const value = await (await operator()).state(args[0]!, flags.checkpoint);
+    if (out.json) out.value(value);
+    else out.line(JSON.stringify(value, null, 2));
+    return EXIT.ok;
+  },
+});

@@ -1,0 +1,54 @@
+import { once } from "node:events";
+import { Worker, WorkflowRegistry, actionRegistry } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT, UsageError } from "../cli/errors.js";
+import { clock } from "../cli/format.js";
+import { clean } from "../cli/output.js";
+
+export const worker = defineCommand({
+  name: "worker",
+  usage: "worker [--actions MODULE ...] [--concurrency N] [--once] [--id NAME]",
+  summary: "execute runs from the store (Ctrl-C stops it cleanly)",
+  details: `Runs every stored workflow whose actions the loaded modules export. Any number of workers,
+in any number of processes, can share a store: each run is leased to one of them.
+--once executes what is runnable now and exits when nothing is (paused runs wait for you).
+Prints one line per run execution that ends here; --json prints { "runId", "status", "why" } per line.`,
+  flags: {
+    actions: { type: "string", isMultiple: true },
+    concurrency: { type: "number" },
+    once: { type: "boolean" },
+    id: { type: "string" },
+  },
+  args: { min: 0, max: 0 },
+  stopsOnSignal: true,
+  async run({ flags, out, store, actions, signal }) {
+    if (flags.concurrency !== undefined && (!Number.isInteger(flags.concurrency) || flags.concurrency < 1)) {
+      throw new UsageError("--concurrency must be a whole number of at least 1");
+    }
+    const registry = (await actions(flags.actions)) ?? actionRegistry({});
+    if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
+    const s = await store();
+    const w = new Worker(s, new WorkflowRegistry(s, registry), {
+      ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+      ...(flags.id ? { id: flags.id } : {}),
+      onRunEnd: (runId, end) => {
+        if ("error" in end) {
+          // Not a run's end: the worker could not claim or follow events (the store went away...).
+          if (out.json) out.value({ runId: runId || null, error: end.error });
+          else out.note(`${clock(Date.now())} ${runId ? `run ${runId}: ` : ""}${clean(end.error)}`);
+        } else if (out.json) out.value({ runId, status: end.status, why: end.why });
+        else out.line(`${clock(Date.now())} run ${runId} ${end.status}: ${clean(end.why)}`);
+      },
+    });
+    if (flags.once) {
+      await w.drain();
+      return EXIT.ok;
+    }
+    w.start();
+    if (!out.json) out.note(`worker ${w.id} on ${s.description} (Ctrl-C to stop)`);
+    if (!signal.aborted) await once(signal, "abort");
+    if (!out.json) out.note(`worker ${w.id}: stopping; runs in progress are released for other workers`);
+    await w.stop();
+    return EXIT.ok;
+  },
+});

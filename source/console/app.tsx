@@ -1,0 +1,168 @@
+import { Box, useApp, useInput } from "ink";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { Operator, defaultActor, type Store } from "../../engine/index.js";
+import { Footer, Header } from "./components/chrome.js";
+import { ConfirmDialog, PromptDialog, dialogHeight } from "./components/dialogs.js";
+import { Lines, seg } from "./components/lines.js";
+import { ServicesContext, type Dialog, type Message, type Services, type ViewEntry } from "./context.js";
+import { ConsoleData } from "./data.js";
+import type { Editor } from "./editor.js";
+import { KeyRouterContext, useKeys } from "./hooks/use-keys.js";
+import { useTerminalSize } from "./hooks/use-size.js";
+import { ViewMemoryContext, forgetFrom, memoryFor } from "./hooks/use-remembered.js";
+import { KeyRouter, PRIORITY } from "./key-router.js";
+import { bindingsFor, type Handlers } from "./keymap.js";
+import { LiveFeed } from "./live.js";
+import { paletteCommand, paletteSuggestions } from "./palette.js";
+import { helpLines } from "./views/help.js";
+import { InterruptsView } from "./views/interrupts-view.js";
+import { OperatorPanel } from "./views/operator-panel.js";
+import { RunView } from "./views/run-view.js";
+import { RunsView } from "./views/runs-view.js";
+import { TextView } from "./views/text-view.js";
+
+export interface ConsoleProps {
+  store: Store;
+  /** `alice` or `operator:alice`: recorded on every command. */
+  actor: string;
+  readOnly: boolean;
+  storeLabel: string;
+  editor: Editor;
+  /** The first view (default: the runs list). */
+  initial?: ViewEntry;
+  /** How long store events are gathered before the screen is updated. */
+  coalesceMs?: number;
+}
+
+const MIN = { columns: 40, rows: 10 };
+/** Each dialog gets a fresh component (and so fresh focus and text), even when one replaces another at once. */
+let nextDialog = 1;
+
+/** The operations console: header, the view on top of the stack, a dialog if one is open, the footer. */
+export function Console(props: ConsoleProps) {
+  const { exit } = useApp();
+  const size = useTerminalSize();
+  const [stack, setStack] = useState<ViewEntry[]>([props.initial ?? { kind: "runs" }]);
+  const [dialog, setDialog] = useState<Dialog>();
+  const [message, setMessage] = useState<Message>();
+  const [feedError, setFeedError] = useState<string>();
+  const closing = useRef(false);
+  const memory = useRef(new Map<string, unknown>());
+
+  const router = useMemo(() => new KeyRouter(bindingsFor(props.readOnly)), [props.readOnly]);
+  const services = useMemo<Services>(() => {
+    const actor = props.actor.includes(":") ? props.actor : defaultActor(props.actor);
+    const feed = new LiveFeed(props.store, { coalesceMs: props.coalesceMs ?? 100 });
+    return {
+      store: props.store,
+      feed,
+      data: new ConsoleData(props.store, feed),
+      actor,
+      readOnly: props.readOnly,
+      storeLabel: props.storeLabel,
+      operator: props.readOnly ? null : new Operator(props.store, { actor }),
+      editor: props.editor,
+      nav: {
+        push: (view) => setStack((s) => (forgetFrom(memory.current, s.length + 1), [...s, view])),
+        pop: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
+        replace: (view) => setStack((s) => (forgetFrom(memory.current, s.length), [...s.slice(0, -1), view])),
+        quit: () => {
+          closing.current = true;
+          exit();
+        },
+      },
+      ui: {
+        report: setMessage,
+        confirm: (request) =>
+          new Promise((resolve) =>
+            setDialog({ kind: "confirm", id: nextDialog++, ...request, resolve: (result) => (setDialog(undefined), resolve(result)) }),
+          ),
+        prompt: (request) =>
+          new Promise((resolve) => setDialog({ kind: "prompt", id: nextDialog++, ...request, resolve: (text) => (setDialog(undefined), resolve(text)) })),
+      },
+    };
+    // The services live as long as the console: the props that build them do not change.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  useEffect(() => {
+    const { feed, data } = services;
+    feed.onError = setFeedError;
+    feed.start();
+    void data.start().catch((error: unknown) => setMessage({ tone: "error", text: String(error) }));
+    return () => {
+      data.stop();
+      void feed.stop();
+    };
+  }, [services]);
+
+  useInput((input, key) => {
+    if (!closing.current) router.dispatch(input, key);
+  });
+
+  const { nav, ui } = services;
+  const top = stack[stack.length - 1]!;
+  const appKeys: Handlers = {
+    quit: nav.quit,
+    back: stack.length > 1 && nav.pop,
+    help: () => nav.push({ kind: "text", title: "Keys", lines: helpLines(router.bindings) }),
+    interrupts: top.kind !== "interrupts" && (() => nav.push({ kind: "interrupts" })),
+    palette: () =>
+      void ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · run <id> · help · q — tab completes" }).then((text) => {
+        if (text === undefined) return;
+        const command = paletteCommand(text, services.data.snapshot());
+        if (command.kind === "error") return ui.report({ tone: "error", text: command.message });
+        if (command.kind === "quit") return nav.quit();
+        if (command.kind === "help") return nav.push({ kind: "text", title: "Keys", lines: helpLines(router.bindings) });
+        if (command.kind === "runs") return setStack((forgetFrom(memory.current, 1), [{ kind: "runs" }]));
+        nav.push(command.view);
+      }),
+  };
+
+  if (size.columns < MIN.columns || size.rows < MIN.rows) {
+    return <Lines lines={[[seg(`terminal too small: ${size.columns}×${size.rows} (needs ${MIN.columns}×${MIN.rows}); q quits`)]]} width={size.columns} />;
+  }
+  // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
+  const bodyHeight = size.rows - 1 - 3;
+  const dialogRows = dialog ? Math.min(dialogHeight(dialog, 8), bodyHeight - 3) : 0;
+  const viewHeight = bodyHeight - dialogRows;
+  const width = size.columns;
+  return (
+    <ServicesContext.Provider value={services}>
+      <KeyRouterContext.Provider value={router}>
+        <AppKeys handlers={appKeys} />
+        <Box flexDirection="column" width={width}>
+          <Header width={width} />
+          <Box height={viewHeight} flexDirection="column" overflow="hidden">
+            <ViewMemoryContext.Provider value={memoryFor(memory.current, stack.length)}>
+              <View key={stack.length} entry={top} width={width} height={viewHeight} />
+            </ViewMemoryContext.Provider>
+          </Box>
+          {dialog?.kind === "confirm" && <ConfirmDialog key={dialog.id} dialog={dialog} width={width} height={dialogRows} />}
+          {dialog?.kind === "prompt" && <PromptDialog key={dialog.id} dialog={dialog} width={width} />}
+          <Footer width={width} message={message} problem={feedError} />
+        </Box>
+      </KeyRouterContext.Provider>
+    </ServicesContext.Provider>
+  );
+}
+
+function AppKeys({ handlers }: { handlers: Handlers }) {
+  useKeys(PRIORITY.app, handlers);
+  return null;
+}
+
+function View({ entry, width, height }: { entry: ViewEntry; width: number; height: number }) {
+  switch (entry.kind) {
+    case "runs":
+      return <RunsView width={width} height={height} />;
+    case "run":
+      return <RunView key={entry.runId} runId={entry.runId} initialTab={entry.tab ?? 0} width={width} height={height} />;
+    case "interrupts":
+      return <InterruptsView width={width} height={height} />;
+    case "operator":
+      return <OperatorPanel interruptId={entry.interruptId} width={width} height={height} />;
+    case "text":
+      return <TextView title={entry.title} lines={entry.lines} width={width} height={height} />;
+  }
+}

@@ -1,0 +1,59 @@
+import { RUN_STATUSES } from "../../../engine/index.js";
+import { useServices, useSnapshot, type Message } from "../context.js";
+import { useAvailableKeys } from "../hooks/use-keys.js";
+import { keyLabel, type Binding } from "../keymap.js";
+import { clean } from "../text.js";
+import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
+import { Lines, fitLine, lineWidth, padLine, seg, type Line } from "./lines.js";
+
+/** One line: where the console is attached, as whom, the interrupt badge and counts by status. */
+export function Header({ width }: { width: number }) {
+  const { storeLabel, actor, readOnly } = useServices();
+  const snap = useSnapshot();
+  const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), seg(clean(storeLabel), { color: ACCENT }), seg(`  ${actor}`, { color: MUTED })];
+  if (readOnly) line.push(seg("  RO", { bold: true, color: "yellow" }));
+  const pending = snap.interrupts.length;
+  if (pending > 0) line.push(seg("  "), seg(` ⚑ ${pending} pending `, { bold: true, color: "black", bg: "magenta" }));
+  line.push(seg("  "));
+  const words = width >= 120;
+  for (const status of RUN_STATUSES) {
+    const n = snap.counts[status];
+    if (n === 0 && status !== "running" && status !== "paused") continue;
+    const look = RUN_LOOK[status];
+    line.push(seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 }));
+  }
+  return <Lines lines={[line]} width={width} />;
+}
+
+const TONE: Record<Message["tone"], { glyph: string; color: string }> = {
+  ok: { glyph: "✓", color: "green" },
+  error: { glyph: "✗", color: "red" },
+  info: { glyph: "·", color: MUTED },
+  busy: { glyph: "⋯", color: "yellow" },
+};
+
+const MOVES = new Set(["down", "up", "pageDown", "pageUp", "top", "bottom"]);
+const ALWAYS = new Set(["help", "quit"]);
+
+/** How a binding's keys read in the footer: `1-5` for the tabs, else the first key. */
+function footerKey(binding: Binding): string {
+  if (binding.keys.length > 2 && binding.keys.every((k) => /^\d$/.test(k))) return `${binding.keys[0]}-${binding.keys[binding.keys.length - 1]}`;
+  return keyLabel(binding.keys[0]!);
+}
+
+/** Two lines: the keys that apply here (help and quit always at the right end), and the outcome of the last action. */
+export function Footer({ width, message, problem }: { width: number; message: Message | undefined; problem: string | undefined }) {
+  const { readOnly } = useServices();
+  const keys = useAvailableKeys();
+  const snap = useSnapshot();
+  const entry = (key: string, label: string): Line => [seg(key, { bold: true, color: ACCENT }), seg(` ${label}  `, { color: MUTED })];
+  const left: Line = readOnly ? [seg(" RO ", { bold: true, inverse: true, color: "yellow" }), seg(" ")] : [];
+  if (keys.some((b) => MOVES.has(b.id))) left.push(...entry("j/k", "move"));
+  for (const binding of keys) if (!MOVES.has(binding.id) && !ALWAYS.has(binding.id) && !binding.quiet) left.push(...entry(footerKey(binding), binding.label));
+  const right: Line = keys.filter((b) => ALWAYS.has(b.id)).flatMap((b) => entry(footerKey(b), b.label));
+  const keyLine = [...fitLine(left, Math.max(0, width - lineWidth(right))), ...right];
+  const shownProblem = problem ?? snap.error;
+  const shown = shownProblem ? { tone: "error" as const, text: shownProblem } : message;
+  const messageLine: Line = shown ? [seg(`${TONE[shown.tone].glyph} `, { color: TONE[shown.tone].color, bold: true }), seg(shown.text, { color: TONE[shown.tone].color })] : [];
+  return <Lines lines={[padLine(keyLine, width), messageLine]} width={width} />;
+}

@@ -1,0 +1,88 @@
+import { useState } from "react";
+import type { Dialog } from "../context.js";
+import { PRIORITY } from "../key-router.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { clean } from "../text.js";
+import { ACCENT, MUTED } from "../theme.js";
+import { Lines, seg, type Line } from "./lines.js";
+
+/** Lines a dialog takes at the bottom of the screen, so that the view above can shrink by that much. */
+export function dialogHeight(dialog: Dialog, maxBody: number): number {
+  if (dialog.kind === "prompt") return 2 + (dialog.complete ? 3 : 0);
+  return 3 + Math.min(dialog.body.length, maxBody) + (dialog.reason === "none" ? 0 : 1);
+}
+
+/** Text typed into a dialog: printable keys append, backspace removes the last character. */
+function editText(text: string, input: string, name: string): string {
+  if (name === "backspace") return [...text].slice(0, -1).join("");
+  if (input.length === 0 || name.startsWith("ctrl-")) return text;
+  return text + clean(input, 1000);
+}
+
+/**
+ * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
+ * reason is typed directly, `tab` or the arrows move to the action button.
+ */
+export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialog, { kind: "confirm" }>; width: number; height: number }) {
+  const [reason, setReason] = useState("");
+  const [onAction, setOnAction] = useState(false);
+  const [warning, setWarning] = useState<string>();
+  useKeys(
+    PRIORITY.dialog,
+    {
+      switch: () => setOnAction((v) => !v),
+      dismiss: () => dialog.resolve({ ok: false, reason: "" }),
+      submit: () => {
+        if (!onAction) return dialog.resolve({ ok: false, reason: "" });
+        if (dialog.reason === "required" && !reason.trim()) return setWarning("a reason is required");
+        dialog.resolve({ ok: true, reason: reason.trim() });
+      },
+    },
+    { modal: true, text: (input, name) => dialog.reason !== "none" && setReason((r) => editText(r, input, name)) },
+  );
+  const bodyRows = Math.max(0, height - 3 - (dialog.reason === "none" ? 0 : 1));
+  // The focused button is bracketed as well as reversed, so it reads without colour too.
+  const button = (label: string, focused: boolean): Line => [seg(focused ? `[${label}]` : ` ${label} `, focused ? { inverse: true, bold: true } : { color: MUTED })];
+  const lines: Line[] = [
+    [seg("▌ ", { color: "yellow" }), seg(dialog.title, { bold: true })],
+    ...dialog.body.slice(0, bodyRows).map((l) => [seg("▌ ", { color: "yellow" }), ...l]),
+  ];
+  if (dialog.reason !== "none") {
+    lines.push([
+      seg("▌ ", { color: "yellow" }),
+      seg(`Reason${dialog.reason === "required" ? "" : " (optional)"}: `, { color: MUTED }),
+      seg(reason),
+      seg("█", { color: ACCENT }),
+    ]);
+  }
+  lines.push([
+    seg("▌ ", { color: "yellow" }),
+    ...button("Cancel", !onAction),
+    seg("  "),
+    ...button(dialog.action, onAction),
+    seg("   tab switch · enter choose · esc cancel", { color: MUTED }),
+  ]);
+  lines.push(warning ? [seg("▌ ", { color: "yellow" }), seg(warning, { color: "red", bold: true })] : []);
+  return <Lines lines={lines.slice(0, height)} width={width} />;
+}
+
+/** One line of text: the filter, the command palette, a reason or a response. */
+export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "prompt" }>; width: number }) {
+  const [text, setText] = useState(dialog.initial ?? "");
+  const suggestions = dialog.complete ? dialog.complete(text).slice(0, 3) : [];
+  useKeys(
+    PRIORITY.dialog,
+    {
+      submit: () => dialog.resolve(text),
+      dismiss: () => dialog.resolve(undefined),
+      complete: suggestions.length > 0 && (() => setText(suggestions[0]!)),
+    },
+    { modal: true, text: (input, name) => setText((t) => editText(t, input, name)) },
+  );
+  const lines: Line[] = [
+    [seg(`${dialog.title} `, { bold: true, color: ACCENT }), seg(text), seg("█", { color: ACCENT })],
+    ...suggestions.map((s) => [seg("  ↹ ", { color: MUTED }), seg(s, { color: MUTED })]),
+    [seg(dialog.hint ?? "enter ok · esc cancel", { color: MUTED })],
+  ];
+  return <Lines lines={lines} width={width} />;
+}

@@ -1,0 +1,81 @@
+import { Box, Text } from "ink";
+import { truncate, displayWidth } from "../text.js";
+
+/** A run of text drawn in one style. Text in a segment must already be clean (see `clean`). */
+export interface Seg {
+  text: string;
+  color?: string;
+  bg?: string;
+  bold?: boolean;
+  dim?: boolean;
+  inverse?: boolean;
+}
+
+export type Line = Seg[];
+
+export const seg = (text: string, style: Omit<Seg, "text"> = {}): Seg => ({ text, ...style });
+
+/** Cuts a line's segments so that together they take at most `max` columns. */
+export function fitLine(line: Line, max: number): Line {
+  const out: Line = [];
+  let used = 0;
+  for (const s of line) {
+    if (used >= max) break;
+    const w = displayWidth(s.text);
+    if (used + w <= max) {
+      out.push(s);
+      used += w;
+    } else {
+      out.push({ ...s, text: truncate(s.text, max - used) });
+      break;
+    }
+  }
+  return out;
+}
+
+export function lineWidth(line: Line): number {
+  return line.reduce((n, s) => n + displayWidth(s.text), 0);
+}
+
+/** Pads a line with spaces to exactly `size` columns (after cutting it to fit). */
+export function padLine(line: Line, size: number, style: Omit<Seg, "text"> = {}): Line {
+  const fitted = fitLine(line, size);
+  const rest = size - lineWidth(fitted);
+  return rest > 0 ? [...fitted, { text: " ".repeat(rest), ...style }] : fitted;
+}
+
+/** The selected row of a list: the whole width in reverse video. */
+export function highlight(line: Line, size: number): Line {
+  return padLine(line, size).map((s) => ({ ...s, inverse: true }));
+}
+
+/**
+ * Draws pre-built lines, one terminal row each, never more than `height` rows and never wider
+ * than `width` columns: the console controls its frame size exactly instead of letting Ink wrap.
+ */
+export function Lines({ lines, width, height }: { lines: readonly Line[]; width: number; height?: number }) {
+  const shown = height === undefined ? lines : lines.slice(0, height);
+  return (
+    <Box flexDirection="column" width={width} flexShrink={0}>
+      {shown.map((line, i) => (
+        <Text key={i} wrap="truncate">
+          {line.length === 0 ? " " : fitLine(line, width).map((s, j) => <Styled key={j} s={s} />)}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+function Styled({ s }: { s: Seg }) {
+  return (
+    <Text
+      {...(s.color ? { color: s.color } : {})}
+      {...(s.bg ? { backgroundColor: s.bg } : {})}
+      bold={s.bold ?? false}
+      dimColor={s.dim ?? false}
+      inverse={s.inverse ?? false}
+    >
+      {s.text}
+    </Text>
+  );
+}

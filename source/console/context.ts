@@ -1,0 +1,96 @@
+import { createContext, useContext, useSyncExternalStore } from "react";
+import { errorMessage, type Operator, type Store } from "../../engine/index.js";
+import type { Line } from "./components/lines.js";
+import type { ConsoleData, ConsoleSnapshot } from "./data.js";
+import type { Editor } from "./editor.js";
+import type { LiveFeed } from "./live.js";
+import { clean } from "./text.js";
+
+/** Where the operator is: views on a stack, `esc` pops. */
+export type ViewEntry =
+  | { kind: "runs" }
+  | { kind: "run"; runId: string; tab?: number }
+  | { kind: "interrupts" }
+  | { kind: "operator"; interruptId: string }
+  | { kind: "text"; title: string; lines: Line[] };
+
+export interface Message {
+  tone: "ok" | "error" | "info" | "busy";
+  text: string;
+}
+
+export interface ConfirmRequest {
+  title: string;
+  body: Line[];
+  /** The button that does it, e.g. "Kill task". */
+  action: string;
+  /** A reason is asked for; `required` keeps the action button refused until one is typed. */
+  reason: "required" | "optional" | "none";
+}
+
+export interface PromptRequest {
+  title: string;
+  initial?: string;
+  hint?: string;
+  /** Suggestions for the text typed so far; `tab` takes the first. */
+  complete?: (text: string) => string[];
+}
+
+export type Dialog =
+  | ({ kind: "confirm"; id: number; resolve: (result: { ok: boolean; reason: string }) => void } & ConfirmRequest)
+  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest);
+
+export interface Ui {
+  report(message: Message | undefined): void;
+  confirm(request: ConfirmRequest): Promise<{ ok: boolean; reason: string }>;
+  prompt(request: PromptRequest): Promise<string | undefined>;
+}
+
+export interface Nav {
+  push(view: ViewEntry): void;
+  pop(): void;
+  replace(view: ViewEntry): void;
+  quit(): void;
+}
+
+export interface Services {
+  store: Store;
+  feed: LiveFeed;
+  data: ConsoleData;
+  actor: string;
+  readOnly: boolean;
+  storeLabel: string;
+  /** Null in a read-only console: nothing there can write. */
+  operator: Operator | null;
+  editor: Editor;
+  nav: Nav;
+  ui: Ui;
+}
+
+export const ServicesContext = createContext<Services | null>(null);
+
+export function useServices(): Services {
+  const services = useContext(ServicesContext);
+  if (!services) throw new Error("console services are missing");
+  return services;
+}
+
+export function useSnapshot(): ConsoleSnapshot {
+  const { data } = useServices();
+  return useSyncExternalStore(data.subscribe, data.snapshot);
+}
+
+/**
+ * Runs an operator command without blocking the screen: the footer says it is under way,
+ * then what it did or why it was refused (the engine's own one-line message).
+ */
+export async function act(ui: Ui, label: string, command: () => Promise<string>): Promise<boolean> {
+  ui.report({ tone: "busy", text: `${label}…` });
+  try {
+    ui.report({ tone: "ok", text: clean(await command()) });
+    return true;
+  } catch (error) {
+    ui.report({ tone: "error", text: clean(`${label} refused: ${errorMessage(error)}`) });
+    return false;
+  }
+}

@@ -1,0 +1,166 @@
+import {
+  RUN_STATUSES,
+  errorMessage,
+  type InterruptRecord,
+  type RunRecord,
+  type RunStatus,
+  type Store,
+  type WorkflowDefinition,
+} from "../../engine/index.js";
+import type { Change, LiveFeed } from "./live.js";
+
+export interface ConsoleSnapshot {
+  /** Every loaded run by id. */
+  runs: ReadonlyMap<string, RunRecord>;
+  /** When each run last changed while the console watched (for the flash). */
+  changedAt: ReadonlyMap<string, number>;
+  counts: Record<RunStatus, number>;
+  /** Pending interrupts, oldest first. */
+  interrupts: readonly InterruptRecord[];
+  /** The first page of runs has been read. */
+  ready: boolean;
+  /** More runs exist than the console keeps in memory. */
+  capped: boolean;
+  error?: string;
+}
+
+const PAGE = 500;
+/** Above this many changed runs in one window, one listing is cheaper than that many reads. */
+const RELIST_ABOVE = 200;
+
+const emptyCounts = (): Record<RunStatus, number> => Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+
+/**
+ * The console's shared picture of the store: runs, counts by status and the interrupt queue,
+ * read once and then kept current from the live feed (changed runs are re-read one by one).
+ * Reads never block the screen: it draws whatever the last completed read gave.
+ */
+export class ConsoleData {
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false };
+  private readonly listeners = new Set<() => void>();
+  private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
+  private pending: Change[] = [];
+  private busy = false;
+  private stopListening: (() => void) | undefined;
+
+  constructor(
+    readonly store: Store,
+    private readonly feed: LiveFeed,
+    private readonly maxRuns = 20_000,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stopListening = this.feed.listen((change) => this.enqueue(change));
+    await this.relist(true);
+    await this.refreshSide(true);
+  }
+
+  stop(): void {
+    this.stopListening?.();
+  }
+
+  snapshot = (): ConsoleSnapshot => this.snap;
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** A workflow version's canonical definition (read once, then cached: versions never change). */
+  workflow(version: string): Promise<WorkflowDefinition | undefined> {
+    let found = this.workflows.get(version);
+    if (!found) {
+      found = this.store.getWorkflow(version).then((r) => r?.definition);
+      found.catch(() => this.workflows.delete(version));
+      this.workflows.set(version, found);
+    }
+    return found;
+  }
+
+  private set(patch: Partial<ConsoleSnapshot>): void {
+    this.snap = { ...this.snap, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+
+  private enqueue(change: Change): void {
+    this.pending.push(change);
+    if (!this.busy) void this.drain();
+  }
+
+  /** One read at a time; changes that arrive meanwhile are merged into the next read. */
+  private async drain(): Promise<void> {
+    this.busy = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        const ids = new Set<string>();
+        let interrupts = false;
+        for (const change of batch) {
+          for (const id of change.runs) ids.add(id);
+          interrupts ||= change.interrupts;
+        }
+        try {
+          if (ids.size > RELIST_ABOVE) await this.relist(false);
+          else await this.reread([...ids]);
+          await this.refreshSide(interrupts);
+          if (this.snap.error) this.set({ error: undefined });
+        } catch (error) {
+          this.set({ error: errorMessage(error) });
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async relist(first: boolean): Promise<void> {
+    const runs = new Map<string, RunRecord>();
+    const changedAt = new Map(this.snap.changedAt);
+    const now = Date.now();
+    let cursor: string | undefined;
+    let capped = false;
+    for (;;) {
+      const page = await this.store.listRuns({ limit: PAGE, ...(cursor ? { cursor } : {}) });
+      for (const run of page.runs) {
+        const before = this.snap.runs.get(run.id);
+        if (!first && before?.updatedAt !== run.updatedAt) changedAt.set(run.id, now);
+        runs.set(run.id, run);
+      }
+      cursor = page.nextCursor;
+      if (first && runs.size <= PAGE) this.set({ runs: new Map(runs), ready: true });
+      if (!cursor) break;
+      if (runs.size >= this.maxRuns) {
+        capped = true;
+        break;
+      }
+    }
+    this.set({ runs, changedAt, ready: true, capped });
+  }
+
+  private async reread(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const found = await Promise.all(ids.map((id) => this.store.getRun(id)));
+    const runs = new Map(this.snap.runs);
+    const changedAt = new Map(this.snap.changedAt);
+    const now = Date.now();
+    found.forEach((run, i) => {
+      if (!run) {
+        runs.delete(ids[i]!);
+        return;
+      }
+      if (runs.get(run.id)?.updatedAt !== run.updatedAt) changedAt.set(run.id, now);
+      runs.set(run.id, run);
+    });
+    for (const [id, at] of changedAt) if (now - at > 5_000) changedAt.delete(id);
+    this.set({ runs, changedAt });
+  }
+
+  private async refreshSide(interrupts: boolean): Promise<void> {
+    const [counts, pending] = await Promise.all([
+      this.store.countRuns(),
+      interrupts ? this.store.listInterrupts({ status: "pending" }) : Promise.resolve(this.snap.interrupts),
+    ]);
+    this.set({ counts: { ...emptyCounts(), ...counts }, interrupts: pending });
+  }
+}

@@ -1,0 +1,38 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export type EditResult = { status: "saved"; text: string } | { status: "unchanged" } | { status: "failed"; message: string };
+
+/** Opens text in the operator's editor and returns what was saved. */
+export interface Editor {
+  edit(text: string, name: string): EditResult;
+}
+
+/** Hands the terminal to a child program and takes it back afterwards (raw mode, screen, cursor). */
+export type Suspend = <T>(fn: () => T) => T;
+
+/**
+ * `$VISUAL`, `$EDITOR` or `vi`, run through the shell as git does (so `EDITOR="code -w"` works),
+ * on a private temporary file that is removed afterwards.
+ */
+export function systemEditor(command: string | undefined, suspend: Suspend): Editor {
+  const editor = command?.trim() || "vi";
+  return {
+    edit(text, name) {
+      const dir = mkdtempSync(join(tmpdir(), "pitwall-edit-"));
+      const file = join(dir, `${name.replace(/[^\w.-]/g, "_")}.json`);
+      try {
+        writeFileSync(file, text, { mode: 0o600 });
+        const result = suspend(() => spawnSync("/bin/sh", ["-c", `${editor} "$1"`, editor, file], { stdio: "inherit" }));
+        if (result.error) return { status: "failed", message: `cannot run editor "${editor}": ${result.error.message}` };
+        if (result.status !== 0) return { status: "failed", message: `editor "${editor}" exited with ${result.status ?? result.signal}; nothing sent` };
+        const saved = readFileSync(file, "utf8");
+        return saved === text ? { status: "unchanged" } : { status: "saved", text: saved };
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { createPatch } from "rfc6902";
+import { StateValidator, diffStates, errorMessage, type State, type WorkflowDefinition } from "../../../engine/index.js";
+import { seg, type Line } from "../components/lines.js";
+import { act, useServices } from "../context.js";
+import { clean } from "../text.js";
+import { MUTED } from "../theme.js";
+import { diffLines } from "../views/diff-lines.js";
+
+export interface EditRequest {
+  /** Where the edit goes, for the file's header and the dialogs. */
+  what: string;
+  state: State;
+  definition: WorkflowDefinition;
+  /** The confirmation's action button. */
+  action: string;
+  /** Sends the validated edit as a JSON Patch; returns what the engine says it did. */
+  send(patch: unknown, reason: string): Promise<string>;
+}
+
+type Checked = { ok: true; state: State } | { ok: false; problem: string };
+
+/** Parses the saved file (comments allowed) and validates it as the workflow's state, as a worker would. */
+export function checkEdit(text: string, definition: WorkflowDefinition): Checked {
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0) {
+    const e = errors[0]!;
+    const line = text.slice(0, e.offset).split("\n").length;
+    return { ok: false, problem: `not valid JSON at line ${line}: ${printParseErrorCode(e.error)}` };
+  }
+  try {
+    return { ok: true, state: new StateValidator(definition.state).parse(value, "edited state") };
+  } catch (error) {
+    return { ok: false, problem: errorMessage(error) };
+  }
+}
+
+function fileText(request: EditRequest, body: string, problem?: string): string {
+  const header = [
+    `// ${request.what}.`,
+    "// Save and quit to continue: the edit is validated and its diff shown before anything is sent.",
+    "// Quit without saving to cancel. Lines starting with // are ignored.",
+    ...(problem ? ["//", `// ERROR: ${problem}`, "// Fix it, or quit without saving to cancel."] : []),
+  ];
+  return `${header.join("\n")}\n${body}`;
+}
+
+function stripHeader(text: string): string {
+  return text
+    .split("\n")
+    .filter((l) => !l.startsWith("//"))
+    .join("\n");
+}
+
+/**
+ * Editing a state like `kubectl edit`: the JSON opens in $EDITOR; on save it is parsed and
+ * validated (a refusal names the failing path and offers to edit again), the diff is shown and
+ * confirmed (default Cancel), and only then is it sent.
+ */
+export function useEditState(): ((request: EditRequest) => Promise<void>) | undefined {
+  const { editor, ui, operator } = useServices();
+  if (!operator) return undefined;
+  return async (request) => {
+    let body = JSON.stringify(request.state, null, 2);
+    let problem: string | undefined;
+    for (;;) {
+      const result = editor.edit(fileText(request, body, problem), "state");
+      if (result.status === "failed") return ui.report({ tone: "error", text: clean(result.message) });
+      if (result.status === "unchanged") return ui.report({ tone: "info", text: "edit closed without changes; nothing sent" });
+      body = stripHeader(result.text);
+      const checked = checkEdit(body, request.definition);
+      if (!checked.ok) {
+        problem = checked.problem;
+        ui.report({ tone: "error", text: clean(`edit refused: ${problem}`) });
+        const again = await ui.confirm({
+          title: "The edit is not valid; nothing was sent",
+          body: [[seg(clean(problem), { color: "red" })]],
+          action: "Edit again",
+          reason: "none",
+        });
+        if (!again.ok) return;
+        continue;
+      }
+      const diff = diffStates(request.state, checked.state);
+      if (diff.length === 0) return ui.report({ tone: "info", text: "the edit changes nothing; nothing sent" });
+      const lines: Line[] = diffLines(diff);
+      const shown = lines.slice(0, 6);
+      if (lines.length > shown.length) shown.push([seg(` … and ${lines.length - shown.length} more changes`, { color: MUTED })]);
+      const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...shown], action: request.action, reason: "optional" });
+      if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
+      await act(ui, request.action, () => request.send(createPatch(request.state, checked.state), answer.reason));
+      return;
+    }
+  };
+}

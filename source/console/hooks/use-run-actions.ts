@@ -1,0 +1,90 @@
+import { TERMINAL_RUN_STATUSES, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { seg } from "../components/lines.js";
+import { act, useServices } from "../context.js";
+import type { Handlers } from "../keymap.js";
+import { clean } from "../text.js";
+import { MUTED } from "../theme.js";
+import type { RunDetail } from "./use-run-detail.js";
+
+/** Tasks of the step in progress (the head's step + 1), where kill and retry apply. */
+export function currentTasks(detail: RunDetail): TaskRecord[] {
+  return detail.tasks.filter((t) => t.step === detail.run.step + 1);
+}
+
+/** What retrying `task` runs again, as the engine decides it: the task and its unfinished siblings. */
+export function willRunAgain(detail: RunDetail, task: TaskRecord): string[] {
+  const again = currentTasks(detail).filter((t) => t.id === task.id || (t.status !== "succeeded" && t.status !== "running"));
+  return [...new Set(again.map((t) => t.node))].sort();
+}
+
+const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
+
+/**
+ * Kill, retry and breakpoint on one node (or one task, from the timeline), and cancel on the
+ * run. Handlers exist only when the action applies and the console may write.
+ */
+export function useRunActions(detail: RunDetail | undefined, target: { node?: string; taskId?: string }): Handlers {
+  const { operator, ui } = useServices();
+  if (!operator || !detail) return {};
+  const { run } = detail;
+  const step = currentTasks(detail).filter((t) => (target.taskId ? t.id === target.taskId : t.node === target.node));
+  const running = step.find((t) => t.status === "running");
+  const retryable = ended(run) && run.status !== "failed" ? undefined : step.find((t) => t.status === "failed" || t.status === "canceled");
+  const node = target.node ?? step[0]?.node;
+
+  return {
+    kill:
+      running &&
+      (async () => {
+        const answer = await ui.confirm({
+          title: `Kill ${running.node} (task ${running.id})?`,
+          body: [[seg("Its signal is aborted; after a grace period its late result is refused. The run pauses; R retries it.", { color: MUTED })]],
+          action: "Kill task",
+          reason: "optional",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: "kill canceled; nothing sent" });
+        await act(ui, `kill ${running.node}`, async () => (await operator.kill(run.id, { task: running.id, ...(answer.reason ? { reason: answer.reason } : {}) })).effect);
+      }),
+    retry:
+      retryable &&
+      (async () => {
+        const again = willRunAgain(detail, retryable);
+        const answer = await ui.confirm({
+          title: `Retry ${retryable.node} (task ${retryable.id}, ${retryable.status})?`,
+          body: [
+            [seg("Runs again in step "), seg(String(retryable.step), { bold: true }), seg(": "), seg(again.join(", "), { bold: true, color: "yellow" })],
+            [seg("Tasks of that step that succeeded keep their results; the graph then goes on from there.", { color: MUTED })],
+          ],
+          action: "Retry",
+          reason: "optional",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: "retry canceled; nothing sent" });
+        await act(ui, `retry ${retryable.node}`, async () => {
+          const outcome = await operator.retry(run.id, retryable.id, answer.reason ? { reason: answer.reason } : {});
+          const willRun = outcome.result.willRun as string[] | undefined;
+          return willRun ? `retrying; will run again: ${willRun.join(", ")}` : outcome.effect;
+        });
+      }),
+    breakpoint:
+      node !== undefined &&
+      !ended(run) &&
+      (() => {
+        const set = run.breakpoints.includes(node);
+        void act(ui, set ? `clear breakpoint on ${node}` : `breakpoint on ${node}`, async () =>
+          (set ? await operator.clearBreakpoint(run.id, node) : await operator.breakpoint(run.id, node)).effect,
+        );
+      }),
+    cancelRun:
+      !ended(run) &&
+      (async () => {
+        const answer = await ui.confirm({
+          title: `Cancel run ${run.id} (${clean(run.workflow)})?`,
+          body: [[seg("Running tasks are aborted, pending interrupts closed, child runs canceled. This cannot be undone.", { color: MUTED })]],
+          action: "Cancel run",
+          reason: "required",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: "cancel not confirmed; nothing sent" });
+        await act(ui, `cancel ${run.id}`, async () => (await operator.cancel(run.id, { reason: answer.reason })).effect);
+      }),
+  };
+}

@@ -1,0 +1,92 @@
+import { useEffect, useState } from "react";
+import {
+  NotFoundError,
+  errorMessage,
+  type CheckpointRecord,
+  type InterruptRecord,
+  type RunRecord,
+  type Store,
+  type TaskRecord,
+  type WorkflowDefinition,
+} from "../../../engine/index.js";
+import { useServices } from "../context.js";
+import type { ConsoleData } from "../data.js";
+
+export interface RunDetail {
+  run: RunRecord;
+  definition: WorkflowDefinition | undefined;
+  /** Every task of the run, by step. */
+  tasks: TaskRecord[];
+  /** Oldest first. */
+  checkpoints: CheckpointRecord[];
+  /** The run's interrupts, pending and resolved, oldest first. */
+  interrupts: InterruptRecord[];
+}
+
+/** Past this many new steps since the last read, all tasks are read again instead of step by step. */
+const STEPWISE_LIMIT = 20;
+
+/**
+ * Reads what the run view shows, again whenever the live feed reports a change to the run.
+ * Only what can have changed is read: new checkpoints, and the tasks of the steps since.
+ */
+export async function readRunDetail(store: Store, data: ConsoleData, runId: string, previous?: RunDetail): Promise<RunDetail> {
+  const run = await store.getRun(runId);
+  if (!run) throw new NotFoundError("run", runId);
+  const lastN = previous?.checkpoints[previous.checkpoints.length - 1]?.n;
+  const fromStep = previous ? previous.run.step + 1 : undefined;
+  const stepwise = fromStep !== undefined && run.step + 1 - fromStep < STEPWISE_LIMIT && run.step + 1 >= fromStep;
+  const [definition, newCheckpoints, tasks, interrupts] = await Promise.all([
+    data.workflow(run.version),
+    lastN === undefined ? store.listCheckpoints(runId) : store.listCheckpoints(runId, { afterN: lastN }),
+    stepwise ? readSteps(store, runId, fromStep!, run.step + 1, previous!.tasks) : store.listTasks(runId),
+    store.listInterrupts({ runId }),
+  ]);
+  const checkpoints = previous && lastN !== undefined ? [...previous.checkpoints, ...newCheckpoints] : newCheckpoints;
+  return { run, definition, tasks, checkpoints, interrupts };
+}
+
+async function readSteps(store: Store, runId: string, from: number, to: number, kept: TaskRecord[]): Promise<TaskRecord[]> {
+  const steps: number[] = [];
+  for (let s = from; s <= to; s++) steps.push(s);
+  const fresh = await Promise.all(steps.map((step) => store.listTasks(runId, { step })));
+  return [...kept.filter((t) => t.step < from), ...fresh.flat()];
+}
+
+export function useRunDetail(runId: string): { detail?: RunDetail; error?: string } {
+  const { store, feed, data } = useServices();
+  const [state, setState] = useState<{ detail?: RunDetail; error?: string }>({});
+  useEffect(() => {
+    let alive = true;
+    let busy = false;
+    let again = false;
+    let detail: RunDetail | undefined;
+    const load = async () => {
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      try {
+        do {
+          again = false;
+          detail = await readRunDetail(store, data, runId, detail);
+          if (alive) setState({ detail });
+        } while (again && alive);
+      } catch (error) {
+        if (alive) setState((s) => ({ ...s, error: errorMessage(error) }));
+      } finally {
+        busy = false;
+      }
+    };
+    void load();
+    const stop = feed.listen((change) => {
+      if (change.runs.has(runId)) void load();
+    });
+    return () => {
+      alive = false;
+      stop();
+    };
+  }, [store, feed, data, runId]);
+  return state;
+}

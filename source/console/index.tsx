@@ -1,0 +1,76 @@
+import { render } from "ink";
+import type { Store } from "../../engine/index.js";
+import { Console } from "./app.js";
+import { systemEditor, type Suspend } from "./editor.js";
+
+export interface ConsoleOptions {
+  store: Store;
+  /** `alice` or `operator:alice`: the actor of every command. */
+  actor: string;
+  /** No writing action is registered at all. */
+  readOnly: boolean;
+  /** Where the console is attached, for the header (no password). */
+  storeLabel: string;
+}
+
+const ENTER_SCREEN = "\u001b[?1049h\u001b[?25l\u001b[2J\u001b[H";
+const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
+
+/**
+ * Opens the console full screen (the terminal's alternate screen) and resolves when the
+ * operator quits. The terminal is given back as it was — raw mode off, cursor shown, main
+ * screen — on quit, on an error, and on SIGINT or SIGTERM.
+ */
+export async function runConsole(options: ConsoleOptions): Promise<void> {
+  const { stdin, stdout } = process;
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    if (stdin.isTTY) stdin.setRawMode(false);
+    stdout.write(LEAVE_SCREEN);
+  };
+  const suspend: Suspend = (fn) => {
+    // A full-screen editor takes the terminal over; Ink draws everything again afterwards.
+    if (stdin.isTTY) stdin.setRawMode(false);
+    stdout.write(LEAVE_SCREEN);
+    try {
+      return fn();
+    } finally {
+      stdout.write(ENTER_SCREEN);
+      if (stdin.isTTY) stdin.setRawMode(true);
+      instance.clear();
+    }
+  };
+
+  stdout.write(ENTER_SCREEN);
+  const instance = render(
+    <Console
+      store={options.store}
+      actor={options.actor}
+      readOnly={options.readOnly}
+      storeLabel={options.storeLabel}
+      editor={systemEditor(process.env.VISUAL || process.env.EDITOR, suspend)}
+    />,
+    { exitOnCtrlC: false, patchConsole: true, maxFps: 30 },
+  );
+  const onSignal = (signal: NodeJS.Signals) => {
+    instance.unmount();
+    restore();
+    process.exitCode = signal === "SIGINT" ? 130 : 143;
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const onCrash = () => restore();
+  process.once("exit", onCrash);
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    instance.unmount();
+    instance.cleanup();
+    restore();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.off("exit", onCrash);
+  }
+}

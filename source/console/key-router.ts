@@ -1,0 +1,112 @@
+import type { Key } from "ink";
+import { keyName, type ActionId, type Binding, type Handlers } from "./keymap.js";
+
+/** What one mounted component handles. Higher priorities see keys first. */
+export interface KeyLayer {
+  priority: number;
+  handlers: Handlers;
+  /** Layers below a modal one receive nothing while it is mounted. */
+  modal?: boolean;
+  /** Receives keys no binding of this layer took (text entry). */
+  text?: (input: string, name: string) => void;
+}
+
+export const PRIORITY = { app: 0, view: 1, pane: 2, overlay: 3, dialog: 4 } as const;
+
+/**
+ * Routes key presses to the components on screen through the key table. A key goes to the
+ * highest layer that handles one of the bindings carrying that key.
+ */
+export class KeyRouter {
+  private readonly layers = new Map<number, { layer: KeyLayer; order: number }>();
+  private readonly byKey = new Map<string, Binding[]>();
+  private readonly listeners = new Set<() => void>();
+  private order = 0;
+  private signature = "";
+
+  constructor(readonly bindings: readonly Binding[]) {
+    for (const binding of bindings) {
+      for (const key of binding.keys) this.byKey.set(key, [...(this.byKey.get(key) ?? []), binding]);
+    }
+  }
+
+  set(id: number, layer: KeyLayer): void {
+    const existing = this.layers.get(id);
+    this.layers.set(id, { layer, order: existing?.order ?? this.order++ });
+    this.changed();
+  }
+
+  /** Handlers changed in place: recompute what the footer shows. */
+  refresh(): void {
+    this.changed();
+  }
+
+  remove(id: number): void {
+    if (this.layers.delete(id)) this.changed();
+  }
+
+  /** Layers that currently receive keys, most specific first. */
+  active(): KeyLayer[] {
+    const sorted = [...this.layers.values()].sort((a, b) => b.layer.priority - a.layer.priority || b.order - a.order);
+    const out: KeyLayer[] = [];
+    for (const { layer } of sorted) {
+      out.push(layer);
+      if (layer.modal) break;
+    }
+    return out;
+  }
+
+  dispatch(input: string, key: Key): boolean {
+    const name = keyName(input, key);
+    const candidates = this.byKey.get(name) ?? [];
+    for (const layer of this.active()) {
+      for (const binding of candidates) {
+        const handler = layer.handlers[binding.id];
+        if (handler) {
+          handler(name);
+          return true;
+        }
+      }
+      if (layer.text) {
+        layer.text(input, name);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The bindings the screen handles now (for the footer), most specific first, one per action. */
+  available(): Binding[] {
+    const seen = new Set<ActionId>();
+    const takenKeys = new Set<string>();
+    const out: Binding[] = [];
+    for (const layer of this.active()) {
+      for (const binding of this.bindings) {
+        if (seen.has(binding.id) || !layer.handlers[binding.id]) continue;
+        const free = binding.keys.filter((k) => !takenKeys.has(k));
+        if (free.length === 0) continue;
+        seen.add(binding.id);
+        out.push(free.length === binding.keys.length ? binding : { ...binding, keys: free });
+      }
+      for (const binding of out) for (const k of binding.keys) takenKeys.add(k);
+    }
+    return out;
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** Changes only when the set of handled actions does (so the footer re-renders only then). */
+  snapshot = (): string => this.signature;
+
+  private changed(): void {
+    const next = this.available()
+      .map((b) => `${b.id}:${b.keys.join("|")}`)
+      .join(",");
+    if (next === this.signature) return;
+    this.signature = next;
+    for (const listener of this.listeners) listener();
+  }
+}

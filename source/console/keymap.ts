@@ -1,0 +1,113 @@
+import type { Key } from "ink";
+
+/**
+ * The one key table. Keys are dispatched from it, the footer lists the entries the current view
+ * handles, and `?` prints it, so the three can never disagree. Entries that write to the store
+ * are marked `writes`: a read-only console leaves them out of the table altogether.
+ */
+interface BindingSpec {
+  readonly id: string;
+  readonly keys: readonly string[];
+  /** Short label for the footer. */
+  readonly label: string;
+  /** One line for the help screen. */
+  readonly help: string;
+  /** Section of the help screen. */
+  readonly group: Group;
+  readonly writes?: true;
+  /** Left out of the footer (the help screen still lists it). */
+  readonly quiet?: true;
+}
+
+export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph and timeline" | "Events" | "State" | "Checkpoints" | "Operator panel" | "Dialogs";
+
+export const KEYMAP = [
+  { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
+  { id: "palette", keys: [":"], label: "cmd", help: "command palette (:runs, :interrupts, :run <id>, :q)", group: "Everywhere", quiet: true },
+  { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere" },
+  { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
+  { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
+
+  { id: "down", keys: ["j", "down"], label: "down", help: "move down", group: "Lists" },
+  { id: "up", keys: ["k", "up"], label: "up", help: "move up", group: "Lists" },
+  { id: "pageDown", keys: ["pgdn", "ctrl-d"], label: "page down", help: "page down", group: "Lists" },
+  { id: "pageUp", keys: ["pgup", "ctrl-u"], label: "page up", help: "page up", group: "Lists" },
+  { id: "top", keys: ["g", "home"], label: "top", help: "first row", group: "Lists" },
+  { id: "bottom", keys: ["G", "end"], label: "bottom", help: "last row", group: "Lists" },
+  { id: "open", keys: ["enter"], label: "open", help: "open the selected item", group: "Lists" },
+  { id: "filter", keys: ["/"], label: "filter", help: "filter (runs: text, status:paused, workflow:NAME; events: type or node)", group: "Lists" },
+
+  { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry", group: "Runs" },
+  { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Runs" },
+  { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Runs" },
+
+  { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
+  { id: "nextTab", keys: ["]", "tab"], label: "next tab", help: "next tab", group: "Run", quiet: true },
+  { id: "prevTab", keys: ["[", "shift-tab"], label: "prev tab", help: "previous tab", group: "Run", quiet: true },
+  { id: "answer", keys: ["o"], label: "answer", help: "answer the run's pending interrupt", group: "Run" },
+  { id: "parent", keys: ["p"], label: "parent", help: "open the parent run (sub-workflow or fork source)", group: "Run" },
+  { id: "cancelRun", keys: ["C"], label: "cancel run", help: "cancel the run (asks for a reason)", group: "Run", writes: true },
+
+  { id: "kill", keys: ["ctrl-k"], label: "kill", help: "kill the selected node's running task", group: "Graph and timeline", writes: true },
+  { id: "retry", keys: ["R"], label: "retry", help: "retry the selected failed or canceled task (shows what runs again)", group: "Graph and timeline", writes: true },
+  { id: "breakpoint", keys: ["b"], label: "breakpoint", help: "set or clear a breakpoint before the selected node", group: "Graph and timeline", writes: true },
+
+  { id: "follow", keys: ["f"], label: "follow", help: "follow new events (on/off)", group: "Events" },
+
+  { id: "edit", keys: ["e"], label: "edit", help: "edit the state in $EDITOR (validated, diff shown before sending)", group: "State", writes: true },
+
+  { id: "mark", keys: ["space"], label: "mark", help: "mark a checkpoint (mark two, then d)", group: "Checkpoints" },
+  { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints", group: "Checkpoints" },
+  { id: "fork", keys: ["F"], label: "fork", help: "fork a new run from the selected checkpoint", group: "Checkpoints", writes: true },
+
+  { id: "approve", keys: ["a"], label: "approve", help: "approve", group: "Operator panel", writes: true },
+  { id: "reject", keys: ["r"], label: "reject", help: "reject (asks for a reason)", group: "Operator panel", writes: true },
+  { id: "respond", keys: ["t"], label: "respond", help: "respond with text", group: "Operator panel", writes: true },
+  { id: "decide", keys: ["x"], label: "other", help: "take another of the allowed decisions", group: "Operator panel", writes: true },
+  { id: "next", keys: ["n"], label: "next", help: "next pending interrupt", group: "Operator panel" },
+  { id: "prev", keys: ["N"], label: "prev", help: "previous pending interrupt", group: "Operator panel" },
+
+  { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },
+  { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
+  { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the reason and the buttons", group: "Dialogs" },
+  { id: "complete", keys: ["tab"], label: "complete", help: "complete the command", group: "Dialogs" },
+] as const satisfies readonly BindingSpec[];
+
+export type ActionId = (typeof KEYMAP)[number]["id"];
+
+export interface Binding extends BindingSpec {
+  readonly id: ActionId;
+}
+
+export type Handler = (key: string) => void;
+export type Handlers = Partial<Record<ActionId, Handler | undefined | null | false>>;
+
+/** The table a console uses: without writing actions when read-only. */
+export function bindingsFor(readOnly: boolean): readonly Binding[] {
+  const all = KEYMAP as readonly Binding[];
+  return readOnly ? all.filter((b) => !b.writes) : all;
+}
+
+/** A key press as the names used in the table: `j`, `G`, `enter`, `esc`, `ctrl-k`, `shift-tab`... */
+export function keyName(input: string, key: Key): string {
+  if (key.upArrow) return "up";
+  if (key.downArrow) return "down";
+  if (key.leftArrow) return "left";
+  if (key.rightArrow) return "right";
+  if (key.pageUp) return "pgup";
+  if (key.pageDown) return "pgdn";
+  if (key.home) return "home";
+  if (key.end) return "end";
+  if (key.return) return "enter";
+  if (key.escape) return "esc";
+  if (key.tab) return key.shift ? "shift-tab" : "tab";
+  if (key.backspace || key.delete) return "backspace";
+  if (key.ctrl && input) return `ctrl-${input.toLowerCase()}`;
+  if (input === " ") return "space";
+  return input;
+}
+
+/** How a key is written on screen. */
+export function keyLabel(name: string): string {
+  return name === "enter" ? "⏎" : name;
+}

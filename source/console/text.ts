@@ -1,0 +1,100 @@
+import stringWidth from "string-width";
+import stripAnsi from "strip-ansi";
+
+// C0 and C1 control characters (tab and newline are handled before this runs), DEL, and the
+// bidirectional overrides that can make text display in an order other than the one it has.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const segmenter = new Intl.Segmenter();
+
+/**
+ * Text from a run (state values, event payloads, questions) made safe to draw: escape
+ * sequences removed, remaining control characters shown as symbols, on one line. An LLM's
+ * output must never move the operator's cursor, clear the screen or retitle the terminal.
+ */
+export function clean(text: string, maxChars = 4096): string {
+  const cut = text.length > maxChars ? text.slice(0, maxChars) : text;
+  return stripAnsi(cut)
+    .replace(/\t/g, "  ")
+    .replace(/\r?\n/g, "↵")
+    .replace(CONTROL, (c) => (c === "\u001b" ? "␛" : c.charCodeAt(0) < 0x20 ? String.fromCharCode(0x2400 + c.charCodeAt(0)) : "·"));
+}
+
+/** Display width in terminal columns (CJK and emoji count as two). */
+export function displayWidth(text: string): number {
+  return stringWidth(text);
+}
+
+/** Cuts text to at most `max` columns, ending with `…` when something was cut. */
+export function truncate(text: string, max: number): string {
+  if (max <= 0) return "";
+  if (text.length <= max && isNarrow(text)) return text;
+  if (stringWidth(text) <= max) return text;
+  let out = "";
+  let used = 0;
+  for (const { segment } of segmenter.segment(text)) {
+    const w = stringWidth(segment);
+    if (used + w > max - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}…`;
+}
+
+/** Exactly `size` columns: cut with `…` or padded with spaces (on the right, or left if `align` is "right"). */
+export function fit(text: string, size: number, align: "left" | "right" = "left"): string {
+  const cut = truncate(text, size);
+  const pad = " ".repeat(Math.max(0, size - stringWidth(cut)));
+  return align === "left" ? cut + pad : pad + cut;
+}
+
+/** A JSON value as one clean line (strings unquoted when `bare`). */
+export function inline(value: unknown, bare = false, maxChars = 512): string {
+  if (bare && typeof value === "string") return clean(value, maxChars);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  return clean(text ?? "undefined", maxChars);
+}
+
+function isNarrow(text: string): boolean {
+  return /^[\x20-\x7e]*$/.test(text);
+}
+
+// ---------------------------------------------------------------- numbers and times
+
+/** Time since `from` in one unit (12s, 3m, 5h, 2d): fits a four-column age. */
+export function ago(from: number, now: number): string {
+  const s = Math.max(0, Math.floor((now - from) / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  return h < 24 ? `${h}h` : `${Math.floor(h / 24)}d`;
+}
+
+/** 850ms, 12s, 3m, 5h, 2d: short enough for a column. */
+export function span(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)}s`;
+  const m = s / 60;
+  if (m < 60) return `${Math.floor(m)}m${Math.floor(s % 60) > 0 && m < 10 ? `${Math.floor(s % 60)}s` : ""}`;
+  const h = m / 60;
+  if (h < 24) return `${Math.floor(h)}h${Math.floor(m % 60) > 0 && h < 10 ? `${Math.floor(m % 60)}m` : ""}`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n}B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)}K`;
+  return `${(n / 1024 / 1024).toFixed(1)}M`;
+}
+
+export function clock(at: number): string {
+  const d = new Date(at);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}

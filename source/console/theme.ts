@@ -1,0 +1,46 @@
+import type { RunStatus, TaskStatus } from "../../engine/index.js";
+
+/** Every coloured thing also has a glyph, so that status reads without colour too. */
+export interface Look {
+  glyph: string;
+  color: string;
+  dim?: boolean;
+}
+
+export const RUN_LOOK: Record<RunStatus, Look> = {
+  queued: { glyph: "○", color: "blue" },
+  running: { glyph: "●", color: "yellow" },
+  paused: { glyph: "‖", color: "magenta" },
+  succeeded: { glyph: "✓", color: "green" },
+  failed: { glyph: "✗", color: "red" },
+  canceled: { glyph: "⊘", color: "gray", dim: true },
+};
+
+/** How a node of the graph looks: its latest task's status, or `idle` if it has not run. */
+export type NodeStatus = TaskStatus | "waiting" | "idle";
+
+export const NODE_LOOK: Record<NodeStatus, Look> = {
+  idle: { glyph: "○", color: "gray" },
+  pending: { glyph: "◌", color: "gray" },
+  running: { glyph: "●", color: "yellow" },
+  succeeded: { glyph: "✓", color: "green" },
+  failed: { glyph: "✗", color: "red" },
+  interrupted: { glyph: "◆", color: "magenta" },
+  waiting: { glyph: "◆", color: "magenta" },
+  canceled: { glyph: "⊘", color: "gray", dim: true },
+};
+
+export type Outcome = "succeeded" | "failed" | "interrupted" | "canceled" | null;
+
+export const OUTCOME_COLOR: Record<Exclude<Outcome, null> | "running", string> = {
+  succeeded: "green",
+  failed: "red",
+  interrupted: "magenta",
+  canceled: "gray",
+  running: "yellow",
+};
+
+export const DIFF_COLOR = { add: "green", remove: "red", change: "yellow", append: "green" } as const;
+
+export const ACCENT = "cyan";
+export const MUTED = "gray";

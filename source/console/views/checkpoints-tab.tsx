@@ -1,0 +1,101 @@
+import { diffStates, readState, type CheckpointRecord, type DiffEntry, type Store } from "../../../engine/index.js";
+import { Lines, highlight, seg, type Line } from "../components/lines.js";
+import { act, useServices } from "../context.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { listHandlers, useWindow } from "../hooks/use-list.js";
+import { useRemembered } from "../hooks/use-remembered.js";
+import type { RunDetail } from "../hooks/use-run-detail.js";
+import { PRIORITY } from "../key-router.js";
+import { bytes, clean, clock, fit } from "../text.js";
+import { ACCENT, MUTED } from "../theme.js";
+import { diffLines } from "./diff-lines.js";
+
+const SOURCE_COLOR: Record<CheckpointRecord["source"], string> = { input: "blue", loop: "white", update: "yellow", fork: "magenta" };
+
+/** The structural diff between two checkpoints of a run (`from` null: against an empty state). */
+export async function checkpointDiff(store: Store, from: CheckpointRecord | null, to: CheckpointRecord): Promise<DiffEntry[]> {
+  const before = from ? await readState(store, from.runId, from.n) : {};
+  return diffStates(before, await readState(store, to.runId, to.n));
+}
+
+/** Every checkpoint of the run: `enter` diffs one against its parent, `space` marks two for `d`, `F` forks. */
+export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
+  const { store, nav, ui, operator } = useServices();
+  const { run, checkpoints } = detail;
+  const [picked, setPicked] = useRemembered<number | undefined>("checkpoint-selected", undefined);
+  const [marked, setMarked] = useRemembered<number[]>("checkpoint-marks", []);
+  const index = Math.min(picked ?? checkpoints.length - 1, checkpoints.length - 1);
+  const selected = checkpoints[index];
+  const rows = Math.max(1, height - 2);
+  const start = useWindow(checkpoints.length, Math.max(0, index), rows);
+
+  const showDiff = async (from: CheckpointRecord | null, to: CheckpointRecord, title: string) => {
+    ui.report({ tone: "busy", text: `reading checkpoints ${from?.n ?? "∅"} and ${to.n}…` });
+    try {
+      const diff = await checkpointDiff(store, from, to);
+      ui.report(undefined);
+      nav.push({ kind: "text", title, lines: diffLines(diff) });
+    } catch (error) {
+      ui.report({ tone: "error", text: clean(String(error)) });
+    }
+  };
+  const byId = (id: string | null) => (id ? checkpoints.find((c) => c.id === id) ?? null : null);
+
+  useKeys(PRIORITY.pane, {
+    ...listHandlers(checkpoints.length, index, rows, setPicked),
+    open:
+      selected &&
+      (async () => {
+        // A fork's first checkpoint has its parent in the source run.
+        const parent = byId(selected.parentId) ?? (selected.parentId ? ((await store.getCheckpoint(selected.parentId)) ?? null) : null);
+        const name = parent ? (parent.runId === run.id ? String(parent.n) : parent.id) : "(none: the input)";
+        await showDiff(parent, selected, `checkpoint ${selected.n} against its parent ${name}`);
+      }),
+    mark: selected && (() => setMarked((m) => (m.includes(selected.n) ? m.filter((n) => n !== selected.n) : [...m, selected.n].slice(-2)))),
+    diff:
+      marked.length === 2 &&
+      (() => {
+        const [a, b] = [...marked].sort((x, y) => x - y).map((n) => checkpoints.find((c) => c.n === n)!);
+        void showDiff(a!, b!, `checkpoint ${a!.n} → ${b!.n}`);
+      }),
+    fork:
+      operator &&
+      selected &&
+      (async () => {
+        const answer = await ui.confirm({
+          title: `Fork run ${run.id} from checkpoint ${selected.n} (step ${selected.step})?`,
+          body: [[seg("A new run starts from this checkpoint's state; this run's history is not changed.", { color: MUTED })]],
+          action: "Fork",
+          reason: "optional",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: "fork not confirmed; nothing sent" });
+        let forked: string | undefined;
+        await act(ui, `fork from checkpoint ${selected.n}`, async () => {
+          const outcome = await operator.fork(run.id, selected.n, answer.reason ? { reason: answer.reason } : {});
+          forked = outcome.result.runId as string;
+          return `${outcome.effect}`;
+        });
+        if (forked) nav.push({ kind: "run", runId: forked });
+      }),
+  });
+
+  const c = { n: 4, step: 5, source: 7, actor: Math.min(22, Math.max(10, Math.floor(width / 5))), time: 8, size: 7 };
+  const nodesWidth = Math.max(6, width - (c.n + c.step + c.source + c.actor + c.time + c.size + 10));
+  const lines: Line[] = [
+    [seg(` ${checkpoints.length} checkpoints`, { bold: true }), seg(`  enter diff with parent · space mark${marked.length ? ` (${marked.join(", ")})` : ""} · d diff marked`, { color: MUTED })],
+    [seg(`   ${fit("#", c.n, "right")} ${fit("STEP", c.step, "right")} ${fit("SOURCE", c.source)} ${fit("ACTOR", c.actor)} ${fit("NODES", nodesWidth)} ${fit("TIME", c.time)} ${fit("SIZE", c.size, "right")}`, { color: MUTED, bold: true })],
+  ];
+  for (let i = start; i < Math.min(checkpoints.length, start + rows); i++) {
+    const cp = checkpoints[i]!;
+    const line: Line = [
+      seg(marked.includes(cp.n) ? " ◆ " : "   ", { color: ACCENT }),
+      seg(`${fit(String(cp.n), c.n, "right")} ${fit(String(cp.step), c.step, "right")} `),
+      seg(fit(cp.source, c.source), { color: SOURCE_COLOR[cp.source] }),
+      seg(` ${fit(clean(cp.actor), c.actor)} `, { color: MUTED }),
+      seg(fit(clean(cp.nodes.join(", ")), nodesWidth)),
+      seg(` ${fit(clock(cp.createdAt), c.time)} ${fit(bytes(cp.bytes), c.size, "right")}`, { color: MUTED }),
+    ];
+    lines.push(i === index ? highlight(line, width) : line);
+  }
+  return <Lines lines={lines} width={width} height={height} />;
+}

@@ -1,0 +1,113 @@
+import { useEffect, useMemo, useState } from "react";
+import { errorMessage, type EventRecord } from "../../../engine/index.js";
+import { Lines, seg, type Line } from "../components/lines.js";
+import { useServices } from "../context.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { listHandlers, useWindow } from "../hooks/use-list.js";
+import { useRemembered } from "../hooks/use-remembered.js";
+import { PRIORITY } from "../key-router.js";
+import { clean, clock, fit } from "../text.js";
+import { MUTED } from "../theme.js";
+import { jsonLines } from "./json-lines.js";
+import { eventColor, eventNode, eventSummary } from "./event-text.js";
+
+/** How many of a run's most recent events the tab keeps. */
+const KEEP = 5_000;
+const PAGE = 1_000;
+
+/** A run's events, read once and then from where the last read stopped, whenever the run changes. */
+function useRunEvents(runId: string): { events: EventRecord[]; error?: string } {
+  const { store, feed } = useServices();
+  const [state, setState] = useState<{ events: EventRecord[]; error?: string }>({ events: [] });
+  useEffect(() => {
+    let alive = true;
+    let busy = false;
+    let again = false;
+    let events: EventRecord[] = [];
+    const load = async () => {
+      if (busy) return void (again = true);
+      busy = true;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const after = events[events.length - 1]?.seq ?? 0;
+            const page = await store.readEvents({ runId, after, limit: PAGE });
+            if (page.length === 0) break;
+            events = events.concat(page);
+            if (events.length > KEEP) events = events.slice(-KEEP);
+            if (page.length < PAGE) break;
+          }
+          if (alive) setState({ events });
+        } while (again && alive);
+      } catch (error) {
+        if (alive) setState({ events, error: errorMessage(error) });
+      } finally {
+        busy = false;
+      }
+    };
+    void load();
+    const stop = feed.listen((change) => change.runs.has(runId) && void load());
+    return () => {
+      alive = false;
+      stop();
+    };
+  }, [store, feed, runId]);
+  return state;
+}
+
+/** The run's event log, following new events (`f`), filterable by type or node; `enter` shows a payload. */
+export function EventsTab({ runId, width, height }: { runId: string; width: number; height: number }) {
+  const { nav, ui } = useServices();
+  const { events, error } = useRunEvents(runId);
+  const [filter, setFilter] = useRemembered("events-filter", "");
+  const [follow, setFollow] = useRemembered("events-follow", true);
+  const [picked, setPicked] = useRemembered("events-selected", 0);
+  const shown = useMemo(() => {
+    const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
+    if (words.length === 0) return events;
+    return events.filter((e) => words.every((w) => `${e.type} ${eventNode(e) ?? ""} ${e.actor}`.toLowerCase().includes(w)));
+  }, [events, filter]);
+  const index = follow ? shown.length - 1 : Math.min(picked, shown.length - 1);
+  const rows = Math.max(1, height - 1);
+  const start = useWindow(shown.length, Math.max(0, index), rows);
+  const selected = shown[index];
+
+  const move = listHandlers(shown.length, index, rows, (i) => {
+    setPicked(i);
+    setFollow(i === shown.length - 1 && follow);
+  });
+  useKeys(PRIORITY.pane, {
+    ...move,
+    bottom: () => (setFollow(true), setPicked(shown.length - 1)),
+    follow: () => (setPicked(index), setFollow((f) => !f)),
+    filter: () => void ui.prompt({ title: "/", initial: filter, hint: "event type or node, e.g. task.failed or hotels — enter apply · esc cancel" }).then((t) => t !== undefined && setFilter(t.trim())),
+    back: filter !== "" && (() => setFilter("")),
+    open: selected && (() => nav.push({ kind: "text", title: `event ${selected.runSeq} · ${selected.type}`, lines: jsonLines(selected, width) })),
+  });
+
+  const typeWidth = 20;
+  const nodeWidth = Math.min(16, Math.max(6, Math.floor(width / 8)));
+  const lines: Line[] = [
+    [
+      seg(` ${shown.length}${shown.length !== events.length ? ` of ${events.length}` : ""} events`, { bold: true }),
+      seg(follow ? "  following ●" : "  paused (f follows)", { color: follow ? "green" : MUTED }),
+      ...(filter ? [seg(`  filter: ${clean(filter)}`, { color: "yellow" })] : []),
+      ...(error ? [seg(`  ${clean(error)}`, { color: "red" })] : []),
+    ],
+  ];
+  for (let i = start; i < Math.min(shown.length, start + rows); i++) {
+    const e = shown[i]!;
+    const base = i === index ? { inverse: true } : {};
+    const color = eventColor(e);
+    lines.push([
+      seg(` ${fit(String(e.runSeq), 5, "right")} ${clock(e.time)} `, { ...base, color: MUTED }),
+      seg(fit(e.type, typeWidth), { ...base, ...(color ? { color } : {}) }),
+      seg(" ", base),
+      seg(fit(clean(eventNode(e) ?? ""), nodeWidth), { ...base, bold: true }),
+      seg(" ", base),
+      seg(eventSummary(e), base),
+    ]);
+  }
+  return <Lines lines={lines} width={width} height={height} />;
+}

@@ -1,0 +1,103 @@
+import { useMemo } from "react";
+import { END, describeNode, type WorkflowDefinition } from "../../../engine/index.js";
+import { Lines, seg, type Line, type Seg } from "../components/lines.js";
+import { drawLayers, type NodeLabel } from "../graph/draw.js";
+import { layerGraph } from "../graph/layers.js";
+import { loopNodes, nodeStates, type NodeState } from "../graph/node-states.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { listHandlers, useWindow } from "../hooks/use-list.js";
+import { useRemembered } from "../hooks/use-remembered.js";
+import { useRunActions } from "../hooks/use-run-actions.js";
+import type { RunDetail } from "../hooks/use-run-detail.js";
+import { PRIORITY } from "../key-router.js";
+import { clean, span } from "../text.js";
+import { ACCENT, MUTED, NODE_LOOK } from "../theme.js";
+
+function label(name: string, state: NodeState | undefined, inLoop: boolean, backEdges: { label: string | null; to: string }[]): NodeLabel {
+  const look = NODE_LOOK[state?.status ?? "idle"];
+  const mapped = state && state.tasks.length > 1 ? ` ${state.tasks.filter((t) => t.status === "succeeded").length}/${state.tasks.length}` : "";
+  const visits = inLoop && state && state.visits > 0 ? ` ×${state.visits}` : "";
+  const text = `${state?.current ? "▶" : ""}${look.glyph} ${clean(name)}${mapped}${visits}${state?.breakpoint ? " ◉" : ""}`;
+  const loop = backEdges.length > 0 ? ` ↺ ${backEdges.map((e) => `${e.label ? `${clean(e.label)}→` : "→"}${clean(e.to)}`).join(" ")}` : undefined;
+  return { text, ...(loop ? { loop } : {}) };
+}
+
+const LEGEND: Line = [
+  seg(" ✓ done ", { color: "green" }),
+  seg("● running ", { color: "yellow" }),
+  seg("◆ waiting ", { color: "magenta" }),
+  seg("✗ failed ", { color: "red" }),
+  seg("◌ next ○ idle ", { color: MUTED }),
+  seg("⊘ canceled ", { color: MUTED, dim: true }),
+  seg("▶ now ◉ break ", { color: MUTED }),
+  seg("↺ loop", { color: "yellow" }),
+];
+
+/** The workflow drawn live: node status colours, route labels, loops, visits, the current nodes. */
+export function GraphTab({ detail, definition, width, height }: { detail: RunDetail; definition: WorkflowDefinition; width: number; height: number }) {
+  const layering = useMemo(() => layerGraph(definition), [definition]);
+  const inLoop = useMemo(() => loopNodes(layering.edges), [layering]);
+  const states = useMemo(() => nodeStates(detail, layering.nodes), [detail, layering]);
+  const selectable = useMemo(() => layering.layers.flat().filter((n) => !layering.isDummy(n) && n !== END), [layering]);
+  const [selectedName, setSelectedName] = useRemembered<string | undefined>("graph-node", undefined);
+  const selectedIndex = Math.max(0, selectable.indexOf(selectedName ?? [...states].find(([, s]) => s.current)?.[0] ?? ""));
+  const selected = selectable[selectedIndex];
+
+  const drawing = useMemo(() => {
+    const labels = new Map<string, NodeLabel>();
+    for (const n of layering.nodes) {
+      labels.set(n, label(n, states.get(n), inLoop.has(n), layering.edges.filter((e) => e.back && e.from === n)));
+    }
+    return drawLayers(layering, labels, Math.max(20, width - 2));
+  }, [layering, states, inLoop, width]);
+
+  const actions = useRunActions(detail, selected ? { node: selected } : {});
+  useKeys(PRIORITY.pane, {
+    ...listHandlers(selectable.length, selectedIndex, 5, (i) => setSelectedName(selectable[i])),
+    kill: actions.kill,
+    retry: actions.retry,
+    breakpoint: actions.breakpoint,
+  });
+
+  const footerRows = height >= 12 ? 3 : 1;
+  const graphRows = Math.max(1, height - footerRows);
+  const selectedRow = selected ? drawing.rowOf.get(selected) ?? 0 : 0;
+  const start = useWindow(drawing.rows.length, selectedRow, graphRows);
+
+  const lines: Line[] = drawing.rows.slice(start, start + graphRows).map((runs) => [
+    seg(" "),
+    ...runs.map((run): Seg => {
+      if (run.part === "edge") return seg(run.text, { color: MUTED });
+      if (run.part === "label") return seg(run.text, { color: ACCENT });
+      if (run.part === "loop") return seg(run.text, { color: "yellow" });
+      if (run.part !== "node" || !run.node) return seg(run.text);
+      const state = states.get(run.node);
+      const look = NODE_LOOK[state?.status ?? "idle"];
+      return seg(run.text, { color: look.color, bold: state?.current ?? false, inverse: run.node === selected, ...(look.dim ? { dim: true } : {}) });
+    }),
+  ]);
+  while (lines.length < graphRows) lines.push([]);
+  if (footerRows === 3) lines.push(nodeDetail(selected, definition, states.get(selected ?? "")), LEGEND);
+  lines.push(
+    drawing.rows.length > graphRows
+      ? [seg(` rows ${start + 1}-${Math.min(drawing.rows.length, start + graphRows)} of ${drawing.rows.length} · j/k select nodes`, { color: MUTED })]
+      : [seg(" j/k select a node", { color: MUTED })],
+  );
+  return <Lines lines={lines} width={width} height={height} />;
+}
+
+function nodeDetail(name: string | undefined, definition: WorkflowDefinition, state: NodeState | undefined): Line {
+  if (!name) return [];
+  const node = definition.nodes[name];
+  const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true }), seg(` — ${node ? clean(describeNode(node)) : ""}`, { color: MUTED })];
+  const tasks = state?.tasks ?? [];
+  if (tasks.length > 0) {
+    const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
+    const ms = tasks.reduce((n, t) => n + t.attempts.reduce((m, a) => m + ((a.endedAt ?? Date.now()) - a.startedAt), 0), 0);
+    parts.push(seg(` · step ${tasks[0]!.step}: ${state!.status}, ${attempts} attempt${attempts === 1 ? "" : "s"}, ${span(ms)}`));
+    const error = tasks.find((t) => t.error)?.error?.message;
+    if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
+  } else parts.push(seg(" · has not run", { color: MUTED }));
+  if (state?.interrupt) parts.push(seg(` · waiting: ${clean(state.interrupt.request.question ?? state.interrupt.kind)}`, { color: "magenta" }));
+  return parts;
+}

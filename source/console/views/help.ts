@@ -1,0 +1,19 @@
+import { seg, type Line } from "../components/lines.js";
+import { keyLabel, type Binding, type Group } from "../keymap.js";
+import { ACCENT, MUTED } from "../theme.js";
+
+/** The help screen, generated from the key table the console dispatches with. */
+export function helpLines(bindings: readonly Binding[]): Line[] {
+  const groups = new Map<Group, Binding[]>();
+  for (const b of bindings) groups.set(b.group, [...(groups.get(b.group) ?? []), b]);
+  const lines: Line[] = [];
+  for (const [group, entries] of groups) {
+    if (lines.length > 0) lines.push([]);
+    lines.push([seg(group, { bold: true })]);
+    for (const b of entries) {
+      const keys = b.keys.map(keyLabel).join(" ");
+      lines.push([seg(`  ${keys.padEnd(16)}`, { color: ACCENT, bold: true }), seg(b.help), ...(b.writes ? [seg("  (writes)", { color: MUTED })] : [])]);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,204 @@
+import { useEffect, useState } from "react";
+import { errorMessage, readState, type InterruptRecord, type RunRecord } from "../../../engine/index.js";
+import { Lines, seg, type Line } from "../components/lines.js";
+import { act, useServices, useSnapshot, type Services } from "../context.js";
+import { useClock } from "../hooks/use-clock.js";
+import { useEditState } from "../hooks/use-edit-state.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { PRIORITY } from "../key-router.js";
+import { ago, clean, clock, inline } from "../text.js";
+import { ACCENT, MUTED } from "../theme.js";
+import { jsonLines, wrap } from "./json-lines.js";
+
+/** Decisions with a key of their own; any other allowed decision goes through `x`. */
+const KEYED = new Set(["approve", "reject", "edit", "respond"]);
+
+export function resolvedBy(interrupt: InterruptRecord): string {
+  const r = interrupt.resolution;
+  if (!r) return `interrupt ${interrupt.id} is already resolved`;
+  return `already resolved by ${clean(r.actor)} at ${clock(r.at)} (${clean(r.decision)}${r.reason ? `: ${clean(r.reason)}` : ""}); nothing was sent`;
+}
+
+/** The interrupt and its run, read again whenever the run changes (someone else may answer first). */
+function useInterrupt(id: string): { interrupt?: InterruptRecord; run?: RunRecord; error?: string } {
+  const { store, feed } = useServices();
+  const [state, setState] = useState<{ interrupt?: InterruptRecord; run?: RunRecord; error?: string }>({});
+  useEffect(() => {
+    let alive = true;
+    let runId: string | undefined;
+    const load = async () => {
+      try {
+        const interrupt = await store.getInterrupt(id);
+        if (!interrupt) throw new Error(`interrupt ${id} not found`);
+        runId = interrupt.runId;
+        const run = await store.getRun(interrupt.runId);
+        if (alive) setState({ interrupt, ...(run ? { run } : {}) });
+      } catch (error) {
+        if (alive) setState({ error: errorMessage(error) });
+      }
+    };
+    void load();
+    const stop = feed.listen((change) => (runId === undefined || change.runs.has(runId)) && void load());
+    return () => {
+      alive = false;
+      stop();
+    };
+  }, [store, feed, id]);
+  return state;
+}
+
+/** The response typed as text: JSON when the interrupt's schema wants something else than a string. */
+function parseResponse(text: string, interrupt: InterruptRecord): unknown {
+  const type = interrupt.request.responseSchema?.type;
+  if (type === undefined || type === "string") return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Answering one interrupt: the question, what it shows, and only the decisions it allows.
+ * After a decision the next pending interrupt is offered. If someone answered first, the panel
+ * says who and when, and sends nothing.
+ */
+export function OperatorPanel({ interruptId, width, height }: { interruptId: string; width: number; height: number }) {
+  const services = useServices();
+  const { store, nav, ui, operator } = services;
+  const { interrupts } = useSnapshot();
+  const { interrupt, run, error } = useInterrupt(interruptId);
+  const now = useClock(1000);
+  const edit = useEditState();
+  const position = interrupts.findIndex((i) => i.id === interruptId);
+  const decisions = interrupt?.request.decisions ?? [];
+  const open = interrupt?.status === "pending";
+  const allows = (d: string) => open && operator !== null && decisions.includes(d);
+  const others = decisions.filter((d) => !KEYED.has(d));
+  const respondAs = decisions.includes("respond") ? "respond" : interrupt?.request.responseSchema ? decisions.find((d) => d !== "reject") : undefined;
+
+  const step = (delta: number) => {
+    if (interrupts.length === 0) return;
+    const next = interrupts[(Math.max(0, position) + delta + interrupts.length) % interrupts.length]!;
+    nav.replace({ kind: "operator", interruptId: next.id });
+  };
+  const send = async (decision: string, input: { response?: unknown; patch?: unknown; reason?: string }) => {
+    if (!operator || !interrupt) return;
+    const fresh = await store.getInterrupt(interrupt.id);
+    if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: resolvedBy(fresh) });
+    const done = await act(ui, `${decision} ${interrupt.id}`, async () => (await operator.resolve(interrupt.id, { decision, ...input })).effect);
+    if (done) offerNext(services, interrupt.id);
+  };
+
+  useKeys(PRIORITY.view, {
+    approve: allows("approve") && (() => void send("approve", {})),
+    reject:
+      allows("reject") &&
+      (async () => {
+        const answer = await ui.confirm({
+          title: `Reject: ${clean(interrupt!.request.question ?? interrupt!.node)}`,
+          body: [[seg(`Run ${interrupt!.runId} goes on along its reject route (or stops if it has none).`, { color: MUTED })]],
+          action: "Reject",
+          reason: "required",
+        });
+        if (answer.ok) await send("reject", { reason: answer.reason });
+        else ui.report({ tone: "info", text: "reject not confirmed; nothing sent" });
+      }),
+    edit:
+      allows("edit") &&
+      !!edit &&
+      (async () => {
+        const definition = run ? await services.data.workflow(run.version) : undefined;
+        if (!run || !definition) return ui.report({ tone: "error", text: "cannot edit: the run's workflow version is not in the store" });
+        const state = await readState(store, run.id, run.headN);
+        await edit({
+          what: `Editing the state of run ${run.id} (${run.workflow}) to resolve interrupt ${interrupt!.id} with "edit"`,
+          state,
+          definition,
+          action: "Edit and resolve",
+          send: async (patch, reason) => {
+            const fresh = await store.getInterrupt(interrupt!.id);
+            if (fresh && fresh.status !== "pending") throw new Error(resolvedBy(fresh));
+            const effect = (await operator!.resolve(interrupt!.id, { decision: "edit", patch, ...(reason ? { reason } : {}) })).effect;
+            setTimeout(() => offerNext(services, interrupt!.id), 0);
+            return effect;
+          },
+        });
+      }),
+    respond:
+      respondAs !== undefined &&
+      allows(respondAs) &&
+      (async () => {
+        const text = await ui.prompt({ title: "Response:", hint: "enter sends · esc cancels" });
+        if (text === undefined) return ui.report({ tone: "info", text: "no response sent" });
+        await send(respondAs, { response: parseResponse(text, interrupt!) });
+      }),
+    decide:
+      others.some(allows) &&
+      (async () => {
+        const text = await ui.prompt({ title: "Decision:", complete: (t) => others.filter((d) => d.startsWith(t) && d !== t), hint: `one of ${others.join(", ")} — tab completes` });
+        if (text === undefined) return;
+        if (!others.includes(text.trim())) return ui.report({ tone: "error", text: `"${clean(text)}" is not one of ${others.join(", ")}; nothing sent` });
+        await send(text.trim(), {});
+      }),
+    next: interrupts.length > 1 && (() => step(1)),
+    prev: interrupts.length > 1 && (() => step(-1)),
+    open: interrupt && (() => nav.push({ kind: "run", runId: interrupt.runId })),
+  });
+
+  if (!interrupt) {
+    return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : " reading the interrupt…", { color: error ? "red" : MUTED })]]} width={width} height={height} />;
+  }
+  const lines: Line[] = [
+    [
+      seg(" ⚑ ", { color: "magenta", bold: true }),
+      seg(position >= 0 ? `Interrupt ${position + 1} of ${interrupts.length}` : "Interrupt", { bold: true }),
+      seg(`  ${interrupt.kind}`, { color: "magenta" }),
+      seg(`  run ${interrupt.runId}`, { color: ACCENT }),
+      seg(run ? ` (${clean(run.workflow)})` : "", { color: MUTED }),
+      seg(`  node ${clean(interrupt.node)}  step ${interrupt.step}  waiting ${ago(interrupt.createdAt, now)}`, { color: MUTED }),
+    ],
+    [],
+  ];
+  for (const part of wrap(clean(interrupt.request.question ?? `(${interrupt.kind} interrupt at ${interrupt.node})`), width - 4).slice(0, 3)) {
+    lines.push([seg(`  ${part}`, { bold: true })]);
+  }
+  const shown = Object.entries(interrupt.request.show ?? {});
+  if (shown.length > 0) {
+    lines.push([], [seg("  Shows", { color: MUTED })]);
+    for (const [key, value] of shown.slice(0, 6)) {
+      const label = `    ${clean(key)}: `;
+      const one = inline(value, false, 400);
+      // A value that does not fit on its line is shown as indented JSON, a few lines of it.
+      if (one.length + label.length <= width || typeof value !== "object" || value === null) lines.push([seg(label, { color: ACCENT }), seg(one)]);
+      else lines.push([seg(label, { color: ACCENT })], ...jsonLines(value, width - 6).slice(0, 8).map((l) => [seg("     "), ...l]));
+    }
+  }
+  if (interrupt.request.data !== undefined) {
+    lines.push([], [seg("  Data", { color: MUTED })], ...jsonLines(interrupt.request.data, width - 4).slice(0, 6).map((l) => [seg("   "), ...l]));
+  }
+  // What can be decided always shows, whatever had to be cut above it.
+  const tail: Line[] = [[]];
+  if (interrupt.status !== "pending") {
+    tail.push([seg(`  ✓ ${resolvedBy(interrupt)}`, { color: "yellow", bold: true })]);
+  } else if (!operator) {
+    tail.push([seg(`  read-only console: allowed decisions are ${decisions.join(", ")}`, { color: MUTED })]);
+  } else {
+    const keys: Line = [seg("  Decide: ", { color: MUTED })];
+    const add = (key: string, label: string) => keys.push(seg(key, { bold: true, color: ACCENT }), seg(` ${label}   `));
+    if (decisions.includes("approve")) add("a", "approve");
+    if (decisions.includes("reject")) add("r", "reject (with a reason)");
+    if (decisions.includes("edit")) add("e", "edit the state in $EDITOR");
+    if (respondAs) add("t", "respond with text");
+    if (others.length > 0) add("x", others.join(" / "));
+    tail.push(keys);
+  }
+  return <Lines lines={[...lines.slice(0, Math.max(1, height - tail.length)), ...tail]} width={width} height={height} />;
+}
+
+/** After a decision: the next pending interrupt in the queue, or back where the operator came from. */
+function offerNext(services: Services, answered: string): void {
+  const queue = services.data.snapshot().interrupts.filter((i) => i.id !== answered);
+  if (queue.length > 0) services.nav.replace({ kind: "operator", interruptId: queue[0]!.id });
+  else services.nav.pop();
+}

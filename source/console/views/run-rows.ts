@@ -1,0 +1,102 @@
+import { RUN_STATUSES, type RunRecord, type RunStatus } from "../../../engine/index.js";
+
+/** A parsed `/` filter: every part must match. */
+export interface RunFilter {
+  statuses: RunStatus[];
+  workflows: string[];
+  words: string[];
+}
+
+/** `status:paused,failed workflow:travel hotel` → statuses, workflow names, free words. */
+export function parseRunFilter(text: string): RunFilter {
+  const filter: RunFilter = { statuses: [], workflows: [], words: [] };
+  for (const token of text.trim().toLowerCase().split(/\s+/).filter(Boolean)) {
+    const [key, value] = token.includes(":") ? [token.slice(0, token.indexOf(":")), token.slice(token.indexOf(":") + 1)] : ["", token];
+    if ((key === "status" || key === "s") && value) {
+      for (const v of value.split(",")) {
+        const status = RUN_STATUSES.find((s) => s.startsWith(v));
+        if (status) filter.statuses.push(status);
+      }
+    } else if ((key === "workflow" || key === "wf" || key === "w") && value) filter.workflows.push(value);
+    else filter.words.push(token);
+  }
+  return filter;
+}
+
+export function isEmptyFilter(filter: RunFilter): boolean {
+  return filter.statuses.length === 0 && filter.workflows.length === 0 && filter.words.length === 0;
+}
+
+export function matchesRun(run: RunRecord, filter: RunFilter): boolean {
+  if (filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
+  if (filter.workflows.length > 0 && !filter.workflows.some((w) => run.workflow.toLowerCase().includes(w))) return false;
+  if (filter.words.length === 0) return true;
+  const text = [run.id, run.workflow, run.status, run.reason ?? "", run.error?.message ?? "", ...run.current].join(" ").toLowerCase();
+  return filter.words.every((w) => text.includes(w));
+}
+
+export interface RunRow {
+  run: RunRecord;
+  depth: number;
+  /** Drawn before the id: `├─ `, `│  └─ `... */
+  prefix: string;
+  children: number;
+  folded: boolean;
+  /** Shown only because a child matched the filter. */
+  context: boolean;
+}
+
+/**
+ * The rows of the runs list: top-level runs by most recent activity, each followed by its
+ * sub-workflow and forked runs (oldest first) as a tree that can be folded. With a filter,
+ * matching runs are shown with the ancestors that place them in their tree.
+ */
+export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: ReadonlySet<string>): RunRow[] {
+  const byId = new Map<string, RunRecord>();
+  for (const run of all) byId.set(run.id, run);
+  const parentOf = (run: RunRecord) => {
+    const id = run.parentRunId ?? run.forkOf?.runId ?? null;
+    return id !== null && id !== run.id && byId.has(id) ? id : null;
+  };
+  let shown: Set<string> | undefined;
+  const context = new Set<string>();
+  if (!isEmptyFilter(filter)) {
+    shown = new Set();
+    for (const run of byId.values()) {
+      if (!matchesRun(run, filter)) continue;
+      shown.add(run.id);
+      for (let p = parentOf(run), guard = 0; p !== null && guard < 64; p = parentOf(byId.get(p)!), guard++) {
+        if (!shown.has(p)) context.add(p);
+        shown.add(p);
+      }
+    }
+    for (const id of shown) if (context.has(id) && matchesRun(byId.get(id)!, filter)) context.delete(id);
+  }
+  const children = new Map<string, RunRecord[]>();
+  const roots: RunRecord[] = [];
+  for (const run of byId.values()) {
+    if (shown && !shown.has(run.id)) continue;
+    const parent = parentOf(run);
+    if (parent === null) roots.push(run);
+    else children.set(parent, [...(children.get(parent) ?? []), run]);
+  }
+  roots.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1));
+  const rows: RunRow[] = [];
+  const visit = (run: RunRecord, depth: number, lead: string, last: boolean, seen: Set<string>) => {
+    const kids = (children.get(run.id) ?? []).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    const isFolded = folded.has(run.id);
+    rows.push({
+      run,
+      depth,
+      prefix: depth === 0 ? "" : `${lead}${last ? "└─ " : "├─ "}`,
+      children: kids.length,
+      folded: isFolded,
+      context: context.has(run.id),
+    });
+    if (isFolded || seen.has(run.id)) return;
+    seen.add(run.id);
+    kids.forEach((kid, i) => visit(kid, depth + 1, depth === 0 ? "" : `${lead}${last ? "   " : "│  "}`, i === kids.length - 1, seen));
+  };
+  for (const root of roots) visit(root, 0, "", true, new Set());
+  return rows;
+}

@@ -1,0 +1,99 @@
+import { Box } from "ink";
+import { Lines, seg, type Line } from "../components/lines.js";
+import { useServices } from "../context.js";
+import { useClock } from "../hooks/use-clock.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { useRemembered } from "../hooks/use-remembered.js";
+import { useRunActions } from "../hooks/use-run-actions.js";
+import { useRunDetail, type RunDetail } from "../hooks/use-run-detail.js";
+import { PRIORITY } from "../key-router.js";
+import { ago, clean } from "../text.js";
+import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
+import { CheckpointsTab } from "./checkpoints-tab.js";
+import { EventsTab } from "./events-tab.js";
+import { GraphTab } from "./graph-tab.js";
+import { runActivity, runDuration } from "./runs-view.js";
+import { StateTab } from "./state-tab.js";
+import { TimelineTab } from "./timeline-tab.js";
+
+export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as const;
+
+function summary(detail: RunDetail, now: number): Line[] {
+  const { run } = detail;
+  const pending = detail.interrupts.filter((i) => i.status === "pending");
+  const look = RUN_LOOK[run.status];
+  const first: Line = [
+    seg(` ${look.glyph} ${run.status}`, { color: look.color, bold: true }),
+    seg(`  ${run.id}`, { bold: true }),
+    seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
+    ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length} (o answers)`, { color: "magenta", bold: true })] : []),
+    seg(`  step ${run.step}`),
+    seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
+  ];
+  const second: Line = [];
+  const activity = runActivity(run, pending.map((i) => i.node));
+  if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
+  if (pending[0]?.request.question) second.push(seg(` — ${clean(pending[0].request.question)}`, { color: "magenta" }));
+  if (run.parentRunId) second.push(seg(`  ${run.forkOf ? `fork of ${run.forkOf.checkpointId}` : `child of ${run.parentRunId}`} — p opens it`, { color: MUTED }));
+  if (run.breakpoints.length > 0) second.push(seg(`  ◉ breakpoints: ${run.breakpoints.map((b) => clean(b)).join(", ")}`, { color: "yellow" }));
+  if (run.recoveries > 0) second.push(seg(`  recovered ${run.recoveries}×`, { color: MUTED }));
+  return [first, second];
+}
+
+function tabBar(active: number): Line {
+  const line: Line = [seg(" ")];
+  TABS.forEach((name, i) => {
+    line.push(seg(` ${i + 1} ${name} `, i === active ? { inverse: true, bold: true } : { color: MUTED }), seg(" "));
+  });
+  return line;
+}
+
+/** One run: a summary, then tabs (Graph · Events · State · Checkpoints · Timeline). */
+export function RunView({ runId, initialTab, width, height }: { runId: string; initialTab: number; width: number; height: number }) {
+  const { nav } = useServices();
+  const { detail, error } = useRunDetail(runId);
+  const [tab, setTab] = useRemembered("tab", initialTab);
+  const now = useClock(1000);
+  const runActions = useRunActions(detail, {});
+  const pending = detail?.interrupts.find((i) => i.status === "pending");
+
+  useKeys(PRIORITY.view, {
+    tab: (key) => setTab(Number(key) - 1),
+    nextTab: () => setTab((t) => (t + 1) % TABS.length),
+    prevTab: () => setTab((t) => (t + TABS.length - 1) % TABS.length),
+    answer: pending && (() => nav.push({ kind: "operator", interruptId: pending.id })),
+    parent: !!detail?.run.parentRunId && (() => nav.push({ kind: "run", runId: detail.run.parentRunId! })),
+    cancelRun: runActions.cancelRun,
+  });
+
+  if (!detail) {
+    return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : ` reading run ${runId}…`, { color: error ? "red" : MUTED })]]} width={width} height={height} />;
+  }
+  const head = [...summary(detail, now), tabBar(tab)];
+  const body = height - head.length;
+  return (
+    <Box flexDirection="column" height={height}>
+      <Lines lines={head} width={width} />
+      <TabBody tab={tab} detail={detail} width={width} height={body} />
+    </Box>
+  );
+}
+
+function TabBody({ tab, detail, width, height }: { tab: number; detail: RunDetail; width: number; height: number }) {
+  switch (tab) {
+    case 0:
+      return detail.definition ? (
+        <GraphTab detail={detail} definition={detail.definition} width={width} height={height} />
+      ) : (
+        <Lines lines={[[seg(` workflow version ${detail.run.version} is not in the store`, { color: "red" })]]} width={width} />
+      );
+    case 1:
+      return <EventsTab runId={detail.run.id} width={width} height={height} />;
+    case 2:
+      return <StateTab detail={detail} width={width} height={height} />;
+    case 3:
+      return <CheckpointsTab detail={detail} width={width} height={height} />;
+    default:
+      return <TimelineTab detail={detail} width={width} height={height} />;
+  }
+}

@@ -1,0 +1,172 @@
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { RunRecord } from "../../../engine/index.js";
+import { Lines, seg, type Line } from "../components/lines.js";
+import { useServices, useSnapshot } from "../context.js";
+import { useClock } from "../hooks/use-clock.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { listHandlers, useWindow } from "../hooks/use-list.js";
+import { useRemembered } from "../hooks/use-remembered.js";
+import { PRIORITY } from "../key-router.js";
+import { ago, clean, fit, span, displayWidth } from "../text.js";
+import { MUTED, RUN_LOOK } from "../theme.js";
+import { parseRunFilter, runRows, type RunRow } from "./run-rows.js";
+
+const FLASH_MS = 800;
+
+/** What a run is doing or why it stopped, in a few words. */
+export function runActivity(run: RunRecord, waiting: readonly string[] = []): string {
+  switch (run.status) {
+    case "running":
+      return run.current.join(", ");
+    case "paused": {
+      const nodes = [...new Set([...run.current, ...waiting])];
+      return `${run.reason ?? "paused"}${nodes.length > 0 ? `: ${nodes.join(", ")}` : ""}`;
+    }
+    case "failed":
+      return run.error ? `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}` : "";
+    case "queued":
+      return run.waitingOn ? `waiting for ${run.waitingOn}` : run.wakeAt ? "timer" : "";
+    default:
+      return "";
+  }
+}
+
+export function runDuration(run: RunRecord, now: number): string {
+  return run.startedAt === null ? "" : span((run.endedAt ?? now) - run.startedAt);
+}
+
+interface Columns {
+  status: number;
+  id: number;
+  workflow: number;
+  step: number;
+  activity: number;
+  age: number;
+  duration: number;
+  pending: number;
+}
+
+/** Column widths for a list `width` wide (one column goes to the selection mark). */
+function columns(width: number, idWidth: number): Columns {
+  // Narrow terminals show the status as its glyph only: the NOW column needs the room.
+  const wide = width >= 120;
+  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: wide ? 22 : 14, step: 4, age: 4, duration: 5, pending: 2 };
+  const used = Object.values(fixed).reduce((a, b) => a + b, 0) + 8;
+  return { ...fixed, activity: Math.max(6, width - 1 - used) };
+}
+
+function headerLine(c: Columns): Line {
+  const text = [
+    fit(c.status > 1 ? "STATUS" : "", c.status),
+    fit("RUN", c.id),
+    fit("WORKFLOW", c.workflow),
+    fit("STEP", c.step, "right"),
+    fit("NOW", c.activity),
+    fit("AGE", c.age, "right"),
+    fit("DUR", c.duration, "right"),
+    fit("⚑", c.pending, "right"),
+  ].join(" ");
+  return [seg(` ${text}`, { color: MUTED, bold: true })];
+}
+
+function idLabel(row: RunRow): string {
+  const fold = row.children > 0 ? (row.folded ? `▸${row.children} ` : "▾ ") : "";
+  return `${row.prefix}${fold}${row.run.id}`;
+}
+
+function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined): Line {
+  const { run } = row;
+  const look = RUN_LOOK[run.status];
+  const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
+  return [
+    seg(selected ? "›" : " ", base),
+    seg(fit(c.status > 1 ? `${look.glyph} ${run.status}` : look.glyph, c.status), { ...base, color: look.color, ...(look.dim && !selected ? { dim: true } : {}) }),
+    seg(" ", base),
+    seg(fit(idLabel(row), c.id), base),
+    seg(" ", base),
+    seg(fit(clean(run.workflow), c.workflow), base),
+    seg(" ", base),
+    seg(fit(String(run.step), c.step, "right"), base),
+    seg(" ", base),
+    seg(fit(clean(runActivity(run, waiting)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : {}) }),
+    seg(" ", base),
+    seg(fit(ago(run.createdAt, now), c.age, "right"), base),
+    seg(" ", base),
+    seg(fit(runDuration(run, now), c.duration, "right"), base),
+    seg(" ", base),
+    seg(fit(run.pendingInterrupts > 0 ? String(run.pendingInterrupts) : "", c.pending, "right"), { ...base, color: "magenta", bold: true }),
+  ];
+}
+
+/** Every run: status, workflow, what it does now, step, age, duration, pending interrupts. */
+export function RunsView({ width, height }: { width: number; height: number }) {
+  const { nav, ui } = useServices();
+  const snap = useSnapshot();
+  const [filterText, setFilterText] = useRemembered("filter", "");
+  const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
+  const [selectedId, setSelectedId] = useRemembered<string | undefined>("selected", undefined);
+  const lastIndex = useRef(0);
+  const now = useClock(1000);
+
+  const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
+  const rows = useMemo(() => runRows(snap.runs.values(), filter, folded), [snap.runs, filter, folded]);
+  let index = selectedId === undefined ? -1 : rows.findIndex((r) => r.run.id === selectedId);
+  if (index < 0) index = Math.min(lastIndex.current, rows.length - 1);
+  lastIndex.current = Math.max(0, index);
+  const selected = rows[index];
+
+  const listHeight = Math.max(1, height - 2);
+  const start = useWindow(rows.length, Math.max(0, index), listHeight);
+  const waiting = useMemo(() => {
+    const byRun = new Map<string, string[]>();
+    for (const i of snap.interrupts) byRun.set(i.runId, [...(byRun.get(i.runId) ?? []), i.node]);
+    return byRun;
+  }, [snap.interrupts]);
+  const flashing = (id: string) => now - (snap.changedAt.get(id) ?? 0) < FLASH_MS;
+
+  // A flash ends by itself: one timer for the earliest end, only while something flashes.
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const ends = [...snap.changedAt.values()].map((at) => at + FLASH_MS - Date.now()).filter((ms) => ms > 0);
+    if (ends.length === 0) return;
+    const timer = setTimeout(() => setTick((t) => t + 1), Math.min(...ends) + 10);
+    return () => clearTimeout(timer);
+  }, [snap.changedAt]);
+
+  const setFold = (id: string, fold: boolean) =>
+    setFolded((set) => {
+      const next = new Set(set);
+      if (fold) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  useKeys(PRIORITY.view, {
+    ...listHandlers(rows.length, index, listHeight, (i) => setSelectedId(rows[i]?.run.id)),
+    open: selected && (() => nav.push({ kind: "run", runId: selected.run.id })),
+    filter: () =>
+      void ui.prompt({ title: "/", initial: filterText, hint: "text · status:paused · workflow:NAME — enter apply · esc cancel" }).then((text) => {
+        if (text !== undefined) setFilterText(text.trim());
+      }),
+    back: filterText !== "" && (() => setFilterText("")),
+    toggle: selected && selected.run && rows[index]!.children > 0 && (() => setFold(selected.run.id, !selected.folded)),
+    fold: selected && selected.children > 0 && !selected.folded && (() => setFold(selected.run.id, true)),
+    unfold: selected && selected.folded && (() => setFold(selected.run.id, false)),
+  });
+
+  const visible = rows.slice(start, start + listHeight);
+  const c = columns(width, Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))));
+  const title: Line = [
+    seg(" Runs ", { bold: true }),
+    seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
+    seg("  by recent activity", { color: MUTED }),
+    ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
+  ];
+  const lines: Line[] = [title, headerLine(c)];
+  if (!snap.ready) lines.push([seg(" reading runs…", { color: MUTED })]);
+  else if (rows.length === 0) lines.push([seg(filterText ? " no run matches the filter (esc clears it)" : " no runs yet", { color: MUTED })]);
+  for (let i = start; i < Math.min(rows.length, start + listHeight); i++) {
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(rows[i]!.run.id), waiting.get(rows[i]!.run.id)));
+  }
+  return <Lines lines={lines} width={width} height={height} />;
+}

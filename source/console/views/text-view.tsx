@@ -1,0 +1,17 @@
+import { Lines, seg, type Line } from "../components/lines.js";
+import { useKeys } from "../hooks/use-keys.js";
+import { listHandlers } from "../hooks/use-list.js";
+import { useRemembered } from "../hooks/use-remembered.js";
+import { PRIORITY } from "../key-router.js";
+import { MUTED } from "../theme.js";
+
+/** A scrollable page of lines: help, an event's payload, a value shown whole, a diff. */
+export function TextView({ title, lines, width, height }: { title: string; lines: Line[]; width: number; height: number }) {
+  const [top, setTop] = useRemembered("top", 0);
+  const page = Math.max(1, height - 1);
+  const last = Math.max(0, lines.length - page);
+  const start = Math.min(top, last);
+  useKeys(PRIORITY.view, listHandlers(last + 1, start, page, setTop));
+  const position = lines.length > page ? `  ${start + 1}-${Math.min(lines.length, start + page)} of ${lines.length}` : "";
+  return <Lines lines={[[seg(` ${title}`, { bold: true }), seg(`${position}  esc back`, { color: MUTED })], ...lines.slice(start, start + page)]} width={width} height={height} />;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { cliHarness } from "../support/cli.js";
+
+describe("pitwall: usage, errors and exit codes", () => {
+  const cli = cliHarness();
+
+  it("without a command prints the help listing every command (exit 0); --version prints the version", async () => {
+    const [help, version] = await Promise.all([cli.run([]), cli.run(["--version"])]);
+    expect(help.code).toBe(0);
+    for (const name of ["validate", "graph", "start", "worker", "runs", "show", "events", "state", "checkpoints", "diff", "interrupts", "resolve", "kill", "retry", "cancel", "break", "unbreak", "fork", "console", "demo"]) {
+      expect(help.stdout).toMatch(new RegExp(`^ {4}${name} +\\S`, "m"));
+    }
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it("<command> --help shows its usage and options", async () => {
+    const r = await cli.run(["resolve", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("$ pitwall resolve <interrupt> (--approve | --reject | --respond TEXT | --edit | --decision NAME)");
+    expect(r.stdout).toContain("Exit codes");
+  });
+
+  it("usage mistakes are one line on stderr and exit 2", async () => {
+    const cases: [string[], string][] = [
+      [["bogus"], 'pitwall: unknown command "bogus" (pitwall --help lists them)'],
+      [["runs", "--bogus"], "pitwall runs: unknown flag --bogus (see pitwall runs --help)"],
+      [["show"], "pitwall show: usage: pitwall show <run>"],
+      [["runs", "--limit", "many"], "pitwall runs: --limit needs a number"],
+      [["runs", "--status", "sleeping"], "pitwall runs: --status sleeping: not a run status (queued, running, paused, succeeded, failed, canceled)"],
+      [["events", "--type", "task.exploded"], "pitwall events: --type task.exploded: no such event type (for example run.created, run.claimed, run.released, run.paused, or a family like task)"],
+      [["runs", "--as", "bad name"], 'pitwall runs: --as "bad name": use letters, digits, \'.\', \'_\', \'@\' or \'-\''],
+      [["console"], "pitwall console: needs an interactive terminal (stdin and stdout must be a TTY)"],
+    ];
+    const results = await Promise.all(cases.map(([args]) => cli.run(args)));
+    expect(results.map((r) => [r.code, r.stderr])).toEqual(cases.map(([, message]) => [2, `${message}\n`]));
+  });
+
+  it("a store that cannot be opened is a failed operation (exit 1); --debug adds the stack", async () => {
+    const [unsupported, missing, debug] = await Promise.all([
+      cli.run(["runs", "--store", "nosql://x"]),
+      cli.run(["runs", "--store", "sqlite:/nonexistent/dir/x.db"]),
+      cli.run(["show", "run-nope", "--debug"]),
+    ]);
+    expect([unsupported.code, unsupported.stderr]).toEqual([1, "pitwall runs: unsupported store URL nosql://x: use memory:, sqlite:<file> or redis://host:port\n"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: store \/nonexistent\/dir\/x\.db cannot be created/)]);
+    expect(debug.code).toBe(2);
+    expect(debug.stderr).toMatch(/^pitwall show: run run-nope not found\nNotFoundError: run run-nope not found\n {4}at /);
+  });
+});

@@ -1,0 +1,141 @@
+import { z } from "zod";
+import { MemoryStore, createEngine, workflow, type Engine, type RunRecord } from "../../engine/index.js";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Travel planning: a fan-out to three sub-agents (hotels fails once), a join, an approval, a booking. */
+export function travelWorkflow() {
+  return workflow("travel-planner", {
+    state: z.object({
+      city: z.string().default("Lisbon"),
+      budget: z.number().default(1200),
+      notes: z.array(z.string()).default([]),
+      booked: z.boolean().default(false),
+    }),
+    reducers: { notes: "append" },
+  })
+    .node("plan", () => ({ notes: ["planned"] }), { next: ["flights", "hotels", "weather"] })
+    .node("flights", async () => (await pause(5), { notes: ["flight TP123"] }), { next: "join" })
+    .node(
+      "hotels",
+      async (_s, ctx) => {
+        await pause(5);
+        if (ctx.attempt === 1) throw new Error("hotel API timed out");
+        return { notes: ["hotel Alfama"] };
+      },
+      { next: "join", retry: { maxAttempts: 3, backoffMs: 5, jitter: 0 } },
+    )
+    .node("weather", () => ({ notes: ["sunny"] }), { next: "join" })
+    .node("join", () => ({ notes: ["itinerary ready"] }), { next: "approve", waitFor: ["flights", "hotels", "weather"] })
+    .approval("approve", { question: "Book this trip?", show: ["city", "budget"], routes: { approve: "book", reject: "END" } })
+    .node("book", () => ({ booked: true }), { next: "END" })
+    .compile();
+}
+
+/** SuperAGI-style task queue: process until the check says YES; NO loops back. */
+export function taskQueueWorkflow() {
+  return workflow("task-queue", {
+    state: z.object({ tasks: z.array(z.string()).default([]), done: z.number().default(0) }),
+    reducers: { tasks: "append" },
+  })
+    .node("init", () => ({ tasks: ["draft"] }), { next: "work" })
+    .node("work", (s) => ({ done: s.done + 1 }), { next: "check" })
+    .node("check", (s) => ({ route: s.done >= 3 ? "YES" : "NO" }), { routes: { YES: "summary", NO: "work" }, default: "work" })
+    .node("summary", () => ({ tasks: ["summary"] }), { next: "END" })
+    .compile();
+}
+
+/** Five parallel researchers; the third needs an approval mid-way; a join waits for all. */
+export function researchWorkflow() {
+  const researcher = (topic: string) => async () => (await pause(2), { findings: [topic] });
+  return workflow("research-fanout", {
+    state: z.object({ question: z.string().default("Why is the sky blue?"), findings: z.array(z.string()).default([]) }),
+    reducers: { findings: "append" },
+  })
+    .node("plan", () => ({}), { next: ["researcher-1", "researcher-2", "researcher-3", "researcher-4", "researcher-5"] })
+    .node("researcher-1", researcher("optics"), { next: "join" })
+    .node("researcher-2", researcher("history"), { next: "join" })
+    .node("researcher-3", researcher("physics"), { next: "review" })
+    .approval("review", { question: "Use the physics findings?", show: ["findings"], next: "join" })
+    .node("researcher-4", researcher("biology"), { next: "join" })
+    .node("researcher-5", researcher("art"), { next: "join" })
+    .node("join", () => ({}), { next: "END", waitFor: ["researcher-1", "researcher-2", "review", "researcher-4", "researcher-5"] })
+    .compile();
+}
+
+/** A node that asks the operator a question in the middle of its work and uses the answer. */
+export function askWorkflow() {
+  return workflow("ask", { state: z.object({ branch: z.string().default("") }) })
+    .node(
+      "choose",
+      async (_s, ctx) => {
+        const answer = await ctx.interrupt({ question: "Which branch should I deploy?", show: { default: "main" }, decisions: ["respond", "reject"] });
+        return { branch: String(answer.response ?? "") };
+      },
+      { next: "END" },
+    )
+    .compile();
+}
+
+/** A node that runs until it is aborted (to kill it). */
+export function slowWorkflow() {
+  return workflow("slow", { state: z.object({ n: z.number().default(0) }) })
+    .node(
+      "crunch",
+      (_s, ctx) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ n: 1 }), 60_000);
+          ctx.signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Error("aborted"))));
+        }),
+      { next: "END" },
+    )
+    .compile();
+}
+
+/** A node whose output is hostile terminal text, as an LLM's might be. */
+export const HOSTILE = "before\u001b]0;pwned title\u0007\u001b[2J\u001b[10;10Hmoved\u009b31mred\u001b[?1049l\rafter\u202e";
+
+export function hostileWorkflow() {
+  return workflow("hostile", { state: z.object({ output: z.string().default("") }) })
+    .node(
+      "generate",
+      (_s, ctx) => {
+        ctx.log.info(HOSTILE);
+        return { output: HOSTILE };
+      },
+      { next: "END" },
+    )
+    .compile();
+}
+
+/** A node that fails for good with a message in Japanese and an emoji. */
+export function failingWorkflow() {
+  return workflow("failing", { state: z.object({ lang: z.string().default("ja") }) })
+    .node(
+      "call",
+      (s) => {
+        throw new Error(s.lang === "ja" ? "接続に失敗しました 🚀 再試行" : "connection refused, retry later");
+      },
+      { next: "END", retry: { maxAttempts: 1, onExhausted: "fail" } },
+    )
+    .compile();
+}
+
+export interface Fixture {
+  store: MemoryStore;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+/** A memory store with an in-process worker running the fixture workflows. */
+export function fixture(): Fixture {
+  const store = new MemoryStore();
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), hostileWorkflow(), failingWorkflow()]});
+  return { store, engine, close: () => engine.close() };
+}
+
+/** Starts a run and waits until it ends or pauses. */
+export async function settle(engine: Engine, name: string, input: unknown = {}): Promise<RunRecord> {
+  const handle = await engine.start(name, input);
+  return handle.wait({ timeoutMs: 10_000 });
+}

@@ -1,0 +1,178 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { readState } from "../../engine/index.js";
+import { fixture, settle, type Fixture } from "./fixtures.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+let scripts: string;
+afterEach(async () => {
+  ui?.unmount();
+  ui = undefined;
+  await fx?.close();
+  fx = undefined;
+});
+
+/** An $EDITOR that is a script: it edits the file it is given like a person would, then exits. */
+function editorScript(name: string, body: string): string {
+  const file = join(scripts, name);
+  writeFileSync(file, `#!/bin/sh\n${body}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+beforeAll(() => {
+  scripts = mkdtempSync(join(tmpdir(), "pitwall-editors-"));
+});
+afterAll(() => rmSync(scripts, { recursive: true, force: true }));
+
+async function openPanel(f: Fixture, options: { coalesceMs?: number; editorCommand?: string } = {}) {
+  ui = await openConsole({ store: f.store, ...options });
+  await ui.waitFor("⚑");
+  await ui.press("i");
+  await ui.waitFor("pending, oldest first");
+  await ui.press("enter");
+  await ui.waitFor(/Interrupt \d of \d/);
+  return ui;
+}
+
+const pendingOf = async (f: Fixture, runId: string) => f.store.listInterrupts({ runId, status: "pending" });
+
+describe("operator panel", () => {
+  it("approves, offers the next pending interrupt, and the runs finish", async () => {
+    fx = fixture();
+    const a = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+    const b = await settle(fx.engine, "travel-planner", { city: "Rome" });
+    ui = await openPanel(fx);
+    let frame = await ui.waitFor("Interrupt 1 of 2");
+    expect(frame).toContain("Book this trip?");
+    expect(frame).toContain('city: "Oslo"');
+    expect(frame).toContain("budget: 1200");
+    expect(frame).toMatch(/a approve\s+r reject \(with a reason\)\s+e edit the state/);
+    await ui.press("a");
+    frame = await ui.waitFor("Interrupt 1 of 1");
+    expect(frame).toContain('city: "Rome"');
+    expect(frame).toMatch(/✓ resolved int-\S+ with approve/);
+    await ui.press("a");
+    await ui.waitFor("nothing is waiting for an operator");
+    for (const run of [a, b]) expect((await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 })).status).toBe("succeeded");
+    const [resolved] = await fx.store.listInterrupts({ runId: a.id });
+    expect(resolved!.resolution).toMatchObject({ decision: "approve", actor: "operator:tester" });
+    await ui.press("esc");
+    await ui.waitFor("✓2");
+  });
+
+  it("rejects only after confirming with a reason; the confirmation defaults to Cancel", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openPanel(fx);
+    await ui.press("r");
+    let frame = await ui.waitFor("Reject: Book this trip?");
+    expect(frame).toMatch(/Reason: █/);
+    await ui.press("enter"); // Cancel is focused
+    await ui.waitFor("reject not confirmed; nothing sent");
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
+
+    await ui.press("r");
+    await ui.waitFor("Reject: Book this trip?");
+    await ui.press("tab", "enter"); // no reason typed yet
+    await ui.waitFor("a reason is required");
+    await ui.type("too expensive");
+    await ui.press("enter");
+    frame = await ui.waitFor(/resolved int-\S+ with reject/);
+    const [interrupt] = await fx.store.listInterrupts({ runId: run.id });
+    expect(interrupt!.resolution).toMatchObject({ decision: "reject", reason: "too expensive", actor: "operator:tester" });
+    const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    expect((await readState(fx.store, run.id, ended.headN)).booked).toBe(false);
+  });
+
+  it("edits the state in $EDITOR, shows the diff, and resolves with the edit once confirmed", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    const editor = editorScript("porto.sh", `sed -i 's/"Lisbon"/"Porto"/; s/"budget": 1200/"budget": 900/' "$1"`);
+    ui = await openPanel(fx, { editorCommand: editor });
+    await ui.press("e");
+    const frame = await ui.waitFor("Apply this change?");
+    expect(frame).toContain('~ $.city "Lisbon" → "Porto"');
+    expect(frame).toContain("~ $.budget 1200 → 900");
+    expect(await pendingOf(fx, run.id)).toHaveLength(1); // nothing sent before the confirmation
+    await ui.press("right", "enter");
+    await ui.waitFor(/resolved int-\S+ with edit and a state edit/);
+    const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    const state = await readState(fx.store, run.id, ended.headN);
+    expect(state).toMatchObject({ city: "Porto", budget: 900, booked: true });
+  });
+
+  it("refuses an invalid edit, shows why, and reopens the editor with the error on top", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    // First save: budget becomes a string (invalid). Second time, seeing the ERROR line, a valid number.
+    const editor = editorScript(
+      "fix-on-second-try.sh",
+      `if grep -q "^// ERROR: edited state is invalid at \\$.budget" "$1"; then sed -i 's/"budget": "lots"/"budget": 1500/' "$1"; else sed -i 's/"budget": 1200/"budget": "lots"/' "$1"; fi`,
+    );
+    ui = await openPanel(fx, { editorCommand: editor });
+    await ui.press("e");
+    const frame = await ui.waitFor("The edit is not valid; nothing was sent");
+    expect(frame).toMatch(/edited state is invalid at \$\.budget/);
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
+    await ui.press("tab", "enter"); // Edit again
+    await ui.waitFor("~ $.budget 1200 → 1500");
+    await ui.press("tab", "enter");
+    await ui.waitFor(/resolved int-\S+ with edit/);
+    const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    expect((await readState(fx.store, run.id, ended.headN)).budget).toBe(1500);
+  });
+
+  it("sends nothing when the editor is closed without saving", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openPanel(fx, { editorCommand: "true" });
+    await ui.press("e");
+    await ui.waitFor("edit closed without changes; nothing sent");
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
+  });
+
+  it("responds with text to a node that asked a question", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "ask");
+    ui = await openPanel(fx);
+    const frame = await ui.waitFor("Which branch should I deploy?");
+    expect(frame).toMatch(/t respond with text/);
+    expect(frame).not.toMatch(/a approve/);
+    await ui.press("t");
+    await ui.waitFor("Response:");
+    await ui.type("release-2.0");
+    await ui.press("enter");
+    await ui.waitFor(/resolved int-\S+ with respond/);
+    const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    expect((await readState(fx.store, run.id, ended.headN)).branch).toBe("release-2.0");
+  });
+
+  it("shows who answered first and when, and sends nothing", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    // Live updates held back so that the panel still offers the decision when the key is pressed.
+    ui = await openPanel(fx, { coalesceMs: 60_000 });
+    const [interrupt] = await pendingOf(fx, run.id);
+    await fx.engine.operator("ann").resolve(interrupt!.id, { decision: "approve" });
+    await ui.press("a");
+    await ui.waitFor(/already resolved by operator:ann at \d\d:\d\d:\d\d \(approve\); nothing was sent/);
+    const commands = await fx.store.listCommands({ runId: run.id });
+    expect(commands.filter((c) => c.actor === "operator:tester")).toHaveLength(0);
+  });
+
+  it("notices live when someone else answers, and offers no decision", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openPanel(fx);
+    const [interrupt] = await pendingOf(fx, run.id);
+    await fx.engine.operator("bob").resolve(interrupt!.id, { decision: "reject", reason: "over budget" });
+    const frame = await ui.waitFor("already resolved by operator:bob");
+    expect(frame).toContain("(reject: over budget)");
+    expect(frame).not.toContain("Decide:");
+  });
+});

@@ -1,0 +1,197 @@
+import stringWidth from "string-width";
+import { afterEach, describe, expect, it } from "vitest";
+import { KEYMAP } from "../../source/console/keymap.js";
+import { fixture, settle, type Fixture } from "./fixtures.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => {
+  ui?.unmount();
+  ui = undefined;
+  await fx?.close();
+  fx = undefined;
+});
+
+const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "b", "C", "F"];
+
+/** Every screen of the console, reached with keys, checked by `check` on the way. */
+async function visitEverything(ui: ConsoleHarness, runId: string, checkNow: (what: string) => void): Promise<void> {
+  // The footer fills in once the view has registered its keys.
+  const check = async (what: string) => {
+    await ui.waitFor((f) => /\? help|esc cancel/.test(f));
+    checkNow(what);
+  };
+  await ui.waitFor(runId);
+  await check("runs");
+  await ui.press(":");
+  await ui.waitFor("tab completes");
+  await check("palette");
+  await ui.press("esc");
+  while (!(ui.lines().find((l) => l.startsWith("›")) ?? "").includes(runId)) await ui.press("j");
+  await ui.press("enter");
+  await ui.waitFor("1 Graph");
+  for (const tab of ["1", "2", "3", "4", "5"]) {
+    await ui.press(tab);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await check(`run tab ${tab}`);
+  }
+  await ui.press("2");
+  await ui.waitFor("run.paused");
+  await ui.press("enter");
+  await ui.waitFor("· run.paused");
+  await check("event payload");
+  await ui.press("esc", "i");
+  await ui.waitFor("oldest first");
+  await check("interrupts");
+  await ui.press("enter");
+  await ui.waitFor(/Interrupt 1 of \d/);
+  await check("operator panel");
+  await ui.press("?");
+  await ui.waitFor("Keys");
+  await check("help");
+  await ui.press("esc");
+}
+
+describe("console qualities", () => {
+  for (const [columns, rows] of [
+    [80, 24],
+    [200, 60],
+  ] as const) {
+    it(`keeps every frame at most ${rows - 1} rows tall and ${columns} wide at ${columns}×${rows}`, async () => {
+      fx = fixture();
+      const run = await settle(fx.engine, "travel-planner");
+      await settle(fx.engine, "task-queue");
+      await settle(fx.engine, "research-fanout");
+      ui = await openConsole({ store: fx.store, columns, rows });
+      const checked: string[] = [];
+      await visitEverything(ui, run.id, (what) => {
+        const lines = ui!.lines();
+        expect(lines.length, what).toBeLessThanOrEqual(rows - 1);
+        expect(Math.max(...lines.map((l) => stringWidth(l))), what).toBeLessThanOrEqual(columns);
+        checked.push(what);
+      });
+      // A dialog shares the height with the view above it.
+      await ui.waitFor("Decide:");
+      await ui.press("r");
+      await ui.waitFor("Reject:");
+      expect(ui.lines().length).toBeLessThanOrEqual(rows - 1);
+      expect(checked).toHaveLength(11);
+      // Long lists draw only their visible rows.
+      expect(ui.frames().every((f) => f.split("\n").length <= rows)).toBe(true);
+    });
+  }
+
+  it("registers no writing action when read-only: footer says RO, help lists none, writing keys do nothing", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    const slow = await fx.engine.start("slow");
+    ui = await openConsole({ store: fx.store, readOnly: true });
+    expect(ui.frame()).toMatch(/RO/);
+    const seen: string[] = [];
+    await visitEverything(ui, run.id, (what) => {
+      const footer = ui!.lines().find((l) => l.startsWith(" RO "));
+      expect(footer, what).toBeDefined();
+      for (const label of ["kill", "retry", "breakpoint", "cancel run", "fork", "approve", "reject", "respond", " edit"]) {
+        expect(footer!, `${what}: ${label}`).not.toContain(label);
+      }
+      seen.push(what);
+    });
+    await ui.press("?");
+    const help = await ui.waitFor("Keys");
+    for (const binding of KEYMAP) {
+      if ("writes" in binding) expect(help).not.toContain(binding.help);
+    }
+    await ui.press("esc", "i", "enter");
+    await ui.waitFor("read-only console: allowed decisions are approve, reject, edit");
+    await ui.press(...WRITING_KEYS);
+    await ui.press(":");
+    await ui.type(`run ${slow.id}`);
+    await ui.press("enter");
+    await ui.waitFor("▶● crunch");
+    await ui.press(...WRITING_KEYS, "4", ...WRITING_KEYS);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await fx.store.listCommands({})).toEqual([]);
+    expect((await fx.store.listInterrupts({ status: "pending" })).length).toBe(1);
+    expect(seen.length).toBe(11);
+  });
+
+  it("strips terminal control sequences from state and event text before drawing", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "hostile");
+    ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: run.id, tab: 2 } });
+    await ui.waitFor("output:");
+    const safe = (raw: string) => raw.replace(/\u001b\[[\d;]*m/g, "");
+    const assertClean = (where: string) => {
+      const raw = safe(ui!.raw());
+      expect(raw, where).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    };
+    // JSON shows control characters escaped; the one JSON leaves alone (U+202E) is neutralized.
+    expect(ui.frame()).toContain('output: "before\\u001b]0;pwned');
+    assertClean("state tab");
+    await ui.press("enter");
+    await ui.waitFor("$.output");
+    expect(ui.frame()).toMatch(/beforemovedred␍after·/);
+    expect(ui.frame()).not.toContain("pwned title"); // the title-setting sequence is gone, payload and all
+    assertClean("value shown whole");
+    await ui.press("esc", "2");
+    await ui.waitFor("node.log");
+    expect(ui.frame()).toMatch(/info: before.*moved/);
+    assertClean("events tab");
+    await ui.press("/");
+    await ui.type("node.log");
+    await ui.press("enter", "enter");
+    await ui.waitFor("· node.log");
+    assertClean("event payload");
+  });
+
+  it("keeps columns aligned when text holds wide characters (CJK, emoji)", async () => {
+    fx = fixture();
+    const ja = await settle(fx.engine, "failing", { lang: "ja" });
+    const en = await settle(fx.engine, "failing", { lang: "en" });
+    expect(ja.status).toBe("failed");
+    ui = await openConsole({ store: fx.store, columns: 160, rows: 30 });
+    await ui.waitFor("接続に失敗しました 🚀");
+    // Both rows end with the duration column at the same screen column, whatever the text before it.
+    const ends = () => [ja.id, en.id].map((id) => stringWidth(ui!.lines().find((l) => l.includes(id))!.trimEnd()));
+    expect(ends()[0]).toBe(ends()[1]);
+    for (const columns of [100, 93, 80]) {
+      await ui.resize(columns, 24);
+      await ui.waitFor((f) => f.split("\n").every((l) => stringWidth(l) <= columns));
+      expect(ends()[0], `at ${columns} columns`).toBe(ends()[1]);
+    }
+  });
+
+  it("answers the palette: :run <id prefix>, :interrupts, unknown commands, tab completion", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(run.id);
+    await ui.press(":");
+    await ui.type(`run ${run.id.slice(0, 7)}`);
+    await ui.waitFor(`↹ run ${run.id}`);
+    await ui.press("tab", "enter");
+    await ui.waitFor(`✓ succeeded  ${run.id}`);
+    await ui.press(":");
+    await ui.type("interrupts");
+    await ui.press("enter");
+    await ui.waitFor("nothing is waiting for an operator");
+    await ui.press(":");
+    await ui.type("launch");
+    await ui.press("enter");
+    await ui.waitFor('unknown command ":launch"');
+    await ui.press(":");
+    await ui.type("runs");
+    await ui.press("enter");
+    await ui.waitFor("by recent activity");
+  });
+
+  it("prints help generated from the key table", async () => {
+    fx = fixture();
+    ui = await openConsole({ store: fx.store, rows: 80, columns: 120 });
+    await ui.press("?");
+    const help = await ui.waitFor("Keys");
+    for (const binding of KEYMAP) expect(help, binding.id).toContain(binding.help);
+    expect(help).toMatch(/ctrl-k\s+kill the selected node's running task\s+\(writes\)/);
+  });
+});

@@ -1,0 +1,200 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { fixture, settle, type Fixture } from "./fixtures.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => {
+  ui?.unmount();
+  ui = undefined;
+  await fx?.close();
+  fx = undefined;
+});
+
+async function openRun(runId: string, tab = 0, size = { columns: 80, rows: 24 }): Promise<ConsoleHarness> {
+  ui = await openConsole({ store: fx!.store, initial: { kind: "run", runId, tab }, ...size });
+  await ui.waitFor("1 Graph");
+  return ui;
+}
+
+const lineWith = (ui: ConsoleHarness, ...parts: string[]) => ui.lines().find((l) => parts.every((p) => l.includes(p)));
+const columnOf = (line: string, text: string) => [...line.slice(0, line.indexOf(text))].length;
+
+describe("run view: graph", () => {
+  it("draws the travel planner at 80×24: parallel branches side by side, route labels, status glyphs, the current node", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id);
+    await ui.waitFor("▶◆ approve");
+    const lines = ui.lines();
+    expect(lines.length).toBeLessThanOrEqual(23);
+    expect(lineWith(ui, "✓ flights", "✓ hotels", "✓ weather")).toBeDefined();
+    const plan = lines.findIndex((l) => l.includes("✓ plan"));
+    const branches = lines.findIndex((l) => l.includes("✓ flights"));
+    const join = lines.findIndex((l) => l.includes("✓ join"));
+    const approve = lines.findIndex((l) => l.includes("▶◆ approve"));
+    const book = lines.findIndex((l) => l.includes("○ book"));
+    expect(plan).toBeLessThan(branches);
+    expect(branches).toBeLessThan(join);
+    expect(join).toBeLessThan(approve);
+    expect(approve).toBeLessThan(book);
+    // The fan-out is one bus from plan to the three branches.
+    expect(lines[plan + 1]).toMatch(/╭─+┼─+╮/);
+    // Route labels sit on the edges leaving the approval, above their targets.
+    const labels = lines.slice(approve + 1, book + 1).find((l) => l.includes("approve") && l.includes("reject"));
+    expect(labels).toBeDefined();
+    expect(Math.abs(columnOf(labels!, "approve") - columnOf(lines[book]!, "book"))).toBeLessThanOrEqual(4);
+    expect(lines.some((l) => l.includes("END"))).toBe(true);
+    // The selected node's detail: the current node, waiting on its approval.
+    expect(ui.frame()).toContain('approve — approval: "Book this trip?"');
+    expect(ui.frame()).toContain("step 4: waiting");
+  });
+
+  it("draws a loop as an annotation with visit counts, and YES/NO routes", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "task-queue");
+    ui = await openRun(run.id);
+    const frame = await ui.waitFor("↺");
+    expect(frame).toContain("✓ work ×3");
+    expect(frame).toContain("✓ check ×3 ↺ NO/else→work");
+    expect(frame).not.toContain("init ×"); // not in the loop: no visit count
+    const lines = ui.lines();
+    const check = lines.findIndex((l) => l.includes("check ×3"));
+    const summary = lines.findIndex((l) => l.includes("✓ summary"));
+    expect(lines.slice(check + 1, summary).some((l) => l.trim() === "YES")).toBe(true);
+    expect(lines.findIndex((l) => l.includes("✓ init"))).toBeLessThan(lines.findIndex((l) => l.includes("work ×3")));
+  });
+
+  it("draws five parallel researchers on one row at 80 columns, with the approval between layers", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "research-fanout");
+    ui = await openRun(run.id);
+    await ui.waitFor("▶◆ review");
+    const row = lineWith(ui, "researcher-1", "researcher-2", "researcher-3", "researcher-4", "researcher-5");
+    expect(row).toBeDefined();
+    expect(row!.match(/✓ researcher-\d/g)).toHaveLength(5);
+    const lines = ui.lines();
+    const review = lines.findIndex((l) => l.includes("▶◆ review"));
+    // Edges that skip the approval's layer pass it as vertical lines.
+    expect((lines[review]!.match(/│/g) ?? []).length).toBe(4);
+    expect(lines.findIndex((l) => l.includes("○ join"))).toBeGreaterThan(review);
+  });
+
+  it("selects nodes with j/k and describes the selected one", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id);
+    await ui.waitFor("approve — approval");
+    await ui.press("g");
+    await ui.waitFor("plan — action plan · step 1: succeeded, 1 attempt");
+    await ui.press("j", "j", "j");
+    await ui.waitFor("weather — action weather");
+    await ui.press("k");
+    await ui.waitFor(/hotels — action hotels, retry ×3 · step 2: succeeded, 2 attempts/);
+  });
+
+  it("stays inside the frame on a big terminal and when resized", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id, 0, { columns: 200, rows: 60 });
+    await ui.waitFor("▶◆ approve");
+    expect(ui.lines().length).toBeLessThanOrEqual(59);
+    expect(Math.max(...ui.lines().map((l) => [...l].length))).toBeLessThanOrEqual(200);
+    await ui.resize(60, 15);
+    await ui.waitFor((f) => f.split("\n").filter(Boolean).length <= 14 && !f.includes("✓ weather  "));
+    expect(ui.lines().length).toBeLessThanOrEqual(14);
+    expect(Math.max(...ui.lines().map((l) => [...l].length))).toBeLessThanOrEqual(60);
+  });
+});
+
+describe("run view: events, state, checkpoints, timeline", () => {
+  it("lists events one per line, follows the tail, filters by type and shows a payload with enter", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id, 1);
+    await ui.waitFor("following ●");
+    expect(lineWith(ui, "task.failed", "hotels", "hotel API timed out")).toBeDefined();
+    expect(ui.lines().filter((l) => /^\s+\d+ \d\d:\d\d:\d\d /.test(l)).length).toBeGreaterThan(10);
+    // The last event is selected while following.
+    expect(ui.lines().filter((l) => /^\s+\d+ \d\d:\d\d:\d\d /.test(l)).pop()).toContain("run.paused");
+
+    await ui.press("f");
+    await ui.waitFor("paused (f follows)");
+    await ui.press("/");
+    await ui.type("task.failed");
+    await ui.press("enter");
+    await ui.waitFor("filter: task.failed");
+    expect(ui.frame()).toMatch(/1 of \d+ events/);
+    await ui.press("enter");
+    await ui.waitFor("· task.failed");
+    expect(ui.frame()).toContain('"willRetry": true');
+    expect(ui.frame()).toContain('"error": "hotel API timed out"');
+    await ui.press("esc");
+    await ui.waitFor("filter: task.failed");
+    await ui.press("esc");
+    await ui.waitFor((f) => !f.includes("filter:"));
+  });
+
+  it("receives new events live while open", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id, 1);
+    await ui.waitFor("run.paused");
+    const [pending] = await fx.store.listInterrupts({ runId: run.id, status: "pending" });
+    await fx.engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await ui.waitFor("run.succeeded");
+    expect(ui.frame()).toContain("interrupt.resolved");
+  });
+
+  it("shows the state as a folded tree; space folds, enter opens a long value whole", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner", { city: `Lisbon ${"and beyond ".repeat(20)}the end` });
+    ui = await openRun(run.id, 2);
+    await ui.waitFor("state at checkpoint");
+    expect(ui.frame()).toContain("budget: 1200");
+    expect(ui.frame()).toContain("▾ notes: [5 items]");
+    expect(ui.frame()).toContain('1: "flight TP123"');
+    await ui.press("j", "j"); // city, budget, notes
+    await ui.press("space");
+    await ui.waitFor("▸ notes: [5 items]");
+    expect(ui.frame()).not.toContain("flight TP123");
+    await ui.press("g");
+    expect(ui.frame()).toContain("⏎ whole");
+    await ui.press("enter");
+    await ui.waitFor("$.city at checkpoint");
+    expect(ui.frame()).toContain("the end");
+  });
+
+  it("diffs a checkpoint against its parent, and two marked checkpoints, in colour-coded lines", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id, 3);
+    await ui.waitFor("4 checkpoints");
+    expect(lineWith(ui, "input", "engine")).toBeDefined();
+    expect(lineWith(ui, "loop", "flights, hotels")).toBeDefined();
+    await ui.press("k");
+    await ui.press("enter");
+    await ui.waitFor("checkpoint 2 against its parent 1");
+    expect(ui.frame()).toContain("+ $.notes +3 items");
+    await ui.press("esc");
+    await ui.waitFor("4 checkpoints");
+    await ui.press("g", "space", "G", "space");
+    await ui.waitFor("mark (0, 3)");
+    await ui.press("d");
+    await ui.waitFor("checkpoint 0 → 3");
+    expect(ui.frame()).toContain("+ $.notes +5 items");
+  });
+
+  it("draws a waterfall of attempts: the retry, its wait, outcomes and durations", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id, 4);
+    await ui.waitFor("attempts");
+    const failed = lineWith(ui, "s2 hotels #1");
+    const retried = lineWith(ui, "s2 hotels #2");
+    expect(failed).toMatch(/█+.*✗ hotel API/);
+    expect(retried).toMatch(/┄+█+.*✓/);
+    expect(lineWith(ui, "s4 approve #1")).toMatch(/◆ waiting/);
+    expect(ui.lines().findIndex((l) => l.includes("s1 plan"))).toBeLessThan(ui.lines().findIndex((l) => l.includes("s3 join")));
+  });
+});

@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { fixture, settle, type Fixture } from "./fixtures.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => {
+  ui?.unmount();
+  ui = undefined;
+  await fx?.close();
+  fx = undefined;
+});
+
+const selectedLine = (ui: ConsoleHarness) => ui.lines().find((l) => l.startsWith("›")) ?? "";
+
+describe("runs view", () => {
+  it("lists every run with its status, workflow, step, what it waits on and its pending interrupts", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const done = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    const frame = await ui.waitFor(paused.id);
+    const pausedLine = ui.lines().find((l) => l.includes(paused.id))!;
+    expect(pausedLine).toMatch(/^ ‖ /);
+    expect(pausedLine).toContain("travel-planner");
+    expect(pausedLine).toContain("interrupt: approve");
+    expect(pausedLine).toMatch(/ 1$/);
+    expect(ui.lines().find((l) => l.includes(done.id))).toMatch(/✓ .*task-queue/);
+    await ui.resize(120, 30);
+    await ui.waitFor("‖ paused");
+    expect(ui.lines()[0]).toMatch(/⚑ 1 pending .*‖ 1 paused .*✓ 1 succeeded/);
+    expect(ui.lines().find((l) => l.includes(done.id))).toMatch(/✓ succeeded .*task-queue/);
+    // The header shows the pending interrupt badge and counts runs by status.
+    expect(frame.split("\n")[0]).toMatch(/⚑ 1 pending .*‖1 .*✓1/);
+  });
+
+  it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {
+    fx = fixture();
+    const first = await settle(fx.engine, "task-queue");
+    const second = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(first.id);
+    expect(selectedLine(ui)).toContain(second.id); // most recent activity first
+    await ui.press("j");
+    expect(selectedLine(ui)).toContain(first.id);
+    await ui.press("enter");
+    await ui.waitFor("1 Graph");
+    expect(ui.frame()).toContain(`✓ succeeded  ${first.id}`); // the run view's summary
+    await ui.press("esc");
+    await ui.waitFor("by recent activity");
+    expect(selectedLine(ui)).toContain(first.id);
+    await ui.press("k");
+    expect(selectedLine(ui)).toContain(second.id);
+    await ui.press("G");
+    expect(selectedLine(ui)).toContain(first.id);
+  });
+
+  it("keeps the selection on the same run while new activity moves the rows", async () => {
+    fx = fixture();
+    const older = await settle(fx.engine, "task-queue");
+    await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(older.id);
+    await ui.press("j");
+    expect(selectedLine(ui)).toContain(older.id);
+    const newer = await settle(fx.engine, "task-queue");
+    await ui.waitFor(newer.id);
+    expect(ui.lines().findIndex((l) => l.includes(newer.id))).toBeLessThan(ui.lines().findIndex((l) => l.includes(older.id)));
+    expect(selectedLine(ui)).toContain(older.id);
+  });
+
+  it("filters by status, by workflow and by text, and esc clears the filter", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const done = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(done.id);
+    await ui.press("/");
+    await ui.type("status:paused");
+    await ui.press("enter");
+    await ui.waitFor("filter: status:paused");
+    expect(ui.frame()).toContain(paused.id);
+    expect(ui.frame()).not.toContain(done.id);
+
+    await ui.press("/");
+    for (let i = 0; i < "status:paused".length; i++) await ui.press("backspace");
+    await ui.type("workflow:task");
+    await ui.press("enter");
+    await ui.waitFor("filter: workflow:task");
+    expect(ui.frame()).toContain(done.id);
+    expect(ui.frame()).not.toContain(paused.id);
+
+    await ui.press("esc");
+    await ui.waitFor((f) => f.includes(paused.id) && f.includes(done.id));
+    await ui.press("/");
+    await ui.type(paused.id.slice(-5));
+    await ui.press("enter");
+    await ui.waitFor((f) => f.includes(paused.id) && !f.includes(done.id));
+    await ui.press("/");
+    await ui.type("zzz");
+    await ui.press("enter");
+    await ui.waitFor("no run matches the filter");
+  });
+
+  it("shows forked runs under their parent as a tree that folds and unfolds", async () => {
+    fx = fixture();
+    const parent = await settle(fx.engine, "task-queue");
+    const fork = await fx.engine.operator("ann").fork(parent.id, 2);
+    const child = fork.result.runId as string;
+    await fx.engine.run(child).wait({ timeoutMs: 10_000 });
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(child);
+    const lines = ui.lines();
+    const parentAt = lines.findIndex((l) => l.includes(parent.id));
+    expect(lines[parentAt]).toContain(`▾ ${parent.id}`);
+    expect(lines[parentAt + 1]).toContain(`└─ ${child}`);
+    while (!selectedLine(ui).includes(parent.id)) await ui.press("j");
+    await ui.press("space");
+    await ui.waitFor(`▸1 ${parent.id}`);
+    expect(ui.frame()).not.toContain(child);
+    await ui.press("right");
+    await ui.waitFor(child);
+  });
+
+  it("follows the store live: a new run appears and a changed row flashes, without a key press", async () => {
+    fx = fixture();
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor("no runs yet");
+    const run = await settle(fx.engine, "travel-planner");
+    await ui.waitFor(run.id);
+    await ui.waitFor("⚑ 1 pending");
+  });
+});

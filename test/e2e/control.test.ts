@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import type { EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+
+type Shown = RunRecord & { tasks: TaskRecord[]; interrupts: InterruptRecord[] };
+
+describe("operator commands on live runs, across processes", () => {
+  const cli = cliHarness();
+
+  it("kill aborts a running task in a worker process; retry with a patch runs it again; an ended run cannot be canceled", async () => {
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("long-compute"), "--input", '{"limit": 50000000000}']);
+    const worker = cli.spawn(["worker", "--actions", actionsOf("long-compute")]);
+    const follow = cli.spawn(["events", runId, "--follow", "--json"]);
+    await follow.waitForLine((l) => l.includes('"node.progress"'));
+
+    const killed = await cli.run(["kill", runId, "sieve", "--reason", "too slow", "--as", "bob"]);
+    expect(killed.code).toBe(0);
+    expect(killed.stdout).toContain("killing sieve");
+    await follow.waitForLine((l) => l.includes('"run.paused"'));
+    const paused = await cli.json<Shown>(["show", runId]);
+    expect([paused.status, paused.reason]).toEqual(["paused", "killed"]);
+    expect(paused.tasks.find((t) => t.node === "sieve")!.status).toBe("canceled");
+
+    const retried = await cli.json<{ willRun: string[]; checkpointId: string }>(["retry", runId, "sieve", "--set", "limit=2000000"]);
+    expect(retried).toMatchObject({ willRun: ["sieve"], checkpointId: `${runId}:1` });
+    expect((await follow.exited).code).toBe(0);
+    const events = follow.stdout.trim().split("\n").map((l) => JSON.parse(l) as EventRecord);
+    expect(events.at(-1)!.type).toBe("run.succeeded");
+    expect(events.find((e) => e.type === "operator.requested" && (e.payload as { command: string }).command === "kill")!.actor).toBe("operator:bob");
+    expect(await cli.json(["state", runId])).toMatchObject({ limit: 2_000_000, stats: { primes: 148_933 } });
+
+    const [noReason, ended] = await Promise.all([cli.run(["cancel", runId]), cli.run(["cancel", runId, "--reason", "late"])]);
+    expect([noReason.code, noReason.stderr]).toEqual([2, "pitwall cancel: cancel needs --reason TEXT\n"]);
+    expect([ended.code, ended.stderr]).toEqual([3, `pitwall cancel: run ${runId} has already ended (succeeded)\n`]);
+
+    worker.child.kill("SIGINT");
+    const stopped = await worker.exited;
+    expect(stopped.code).toBe(0);
+    expect(stopped.stderr).toContain("stopping");
+  });
+
+  it("break pauses before a node; fork starts a new run from a checkpoint; unbreak and cancel", async () => {
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")]);
+    const [bad, absent] = await Promise.all([cli.run(["break", runId, "nowhere"]), cli.run(["unbreak", runId, "join"])]);
+    const set = await cli.run(["break", runId, "join", "--reason", "inspect before the join"]);
+    expect([bad.code, bad.stderr]).toEqual([2, 'pitwall break: workflow task-queue has no node "nowhere"\n']);
+    expect(absent.code).toBe(3);
+    expect(set.code).toBe(0);
+
+    await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
+    const paused = await cli.json<Shown>(["show", runId]);
+    expect([paused.status, paused.reason, paused.breakpoints]).toEqual(["paused", "breakpoint", ["join"]]);
+    expect(paused.interrupts).toEqual([expect.objectContaining({ kind: "breakpoint", node: "join" })]);
+    const checkpointsBefore = await cli.json<unknown[]>(["checkpoints", runId]);
+
+    const fork = await cli.json<{ runId: string }>(["fork", runId, "2", "--set", "objective=Cargo bikes in Lisbon"]);
+    expect(fork.runId).not.toBe(runId);
+    await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
+    const forked = await cli.json<Shown>(["show", fork.runId]);
+    expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId, checkpointId: `${runId}:2` } });
+    expect(await cli.json(["state", fork.runId])).toMatchObject({ objective: "Cargo bikes in Lisbon", done: true });
+    expect(await cli.json(["checkpoints", runId])).toEqual(checkpointsBefore);
+
+    expect((await cli.run(["unbreak", runId, "join"])).code).toBe(0);
+    expect((await cli.json<Shown>(["show", runId])).breakpoints).toEqual([]);
+    const canceled = await cli.run(["cancel", runId, "--reason", "enough"]);
+    expect([canceled.code, canceled.stdout]).toEqual([0, "run canceled\n"]);
+    expect((await cli.json<Shown>(["show", runId])).status).toBe("canceled");
+  });
+
+  it("start --wait waits for a worker in another process to end or pause the run, or gives up after --timeout", async () => {
+    const worker = cli.spawn(["worker", "--actions", actionsOf("task-queue"), "--actions", actionsOf("sensitive-operation")]);
+    const [done, paused] = await Promise.all([
+      cli.json<{ runId: string; status: string }>(["start", workflowOf("task-queue"), "--wait"]),
+      cli.json<{ runId: string; status: string; reason: string }>(["start", workflowOf("sensitive-operation"), "--wait"]),
+    ]);
+    expect(done).toMatchObject({ status: "succeeded", error: null });
+    expect(paused).toMatchObject({ status: "paused", reason: "interrupt" });
+    worker.child.kill("SIGINT");
+    await worker.exited;
+
+    const waited = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.5"]);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(/^pitwall start: run \S+ did not settle within 500 ms \(it is queued\)\n$/);
+  });
+
+  it("events --follow prints, live, events that other processes commit", async () => {
+    const backlog = await cli.run(["events", "--json"]);
+    const lastSeq = backlog.stdout.trim() ? (JSON.parse(backlog.stdout.trim().split("\n").at(-1)!) as EventRecord).seq : 0;
+    const follow = cli.spawn(["events", "--follow", "--after", String(lastSeq)]);
+
+    const runId = (await cli.run(["start", workflowOf("task-queue")])).stdout.trim();
+    await follow.waitForLine((l) => l.includes(runId) && l.includes("run.created"));
+    await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
+    await follow.waitForLine((l) => l.includes(runId) && l.includes("run.succeeded"));
+    expect(follow.stdout).toMatch(new RegExp(`#\\d+ +\\S+ +${runId} +run\\.claimed +worker:`));
+
+    follow.child.kill("SIGINT");
+    expect((await follow.exited).code).toBe(0);
+    const seqs = follow.stdout.trim().split("\n").map((l) => Number(/^#(\d+)/.exec(l)![1]));
+    expect(seqs[0]).toBe(lastSeq + 1);
+    expect(seqs).toEqual(seqs.map((_, i) => lastSeq + 1 + i));
+  });
+});

@@ -1,0 +1,86 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CheckpointRecord, InterruptRecord } from "../../engine/index.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+
+/**
+ * A stand-in for a person in $EDITOR: logs what it was shown, then saves the state with
+ * `operation.limit` set by its mode — 0 (invalid) first and 20 once it sees an error, always 0,
+ * an empty file, or it fails.
+ */
+const EDITOR_SCRIPT = `
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+const file = process.argv[2];
+const text = readFileSync(file, "utf8");
+appendFileSync(process.env.EDIT_LOG, JSON.stringify(text) + "\\n");
+const mode = process.env.EDIT_MODE;
+if (mode === "fail") process.exit(1);
+if (mode === "empty") { writeFileSync(file, ""); process.exit(0); }
+const state = JSON.parse(text.split("\\n").filter((l) => !l.startsWith("//")).join("\\n"));
+state.operation.limit = mode === "fix" && text.includes("ERROR:") ? 20 : 0;
+writeFileSync(file, JSON.stringify(state, null, 2));
+`;
+
+describe("pitwall resolve --edit (like kubectl edit)", () => {
+  const cli = cliHarness();
+
+  async function pausedRun() {
+    const runId = (await cli.run(["start", workflowOf("sensitive-operation")])).stdout.trim();
+    await cli.run(["worker", "--once", "--actions", actionsOf("sensitive-operation")]);
+    const [ask] = await cli.json<InterruptRecord[]>(["interrupts", "--run", runId]);
+    return { runId, interruptId: ask!.id };
+  }
+
+  function editor(mode: string) {
+    const script = join(cli.dir, "editor.mjs");
+    writeFileSync(script, EDITOR_SCRIPT);
+    const log = join(cli.dir, `edits-${mode}-${Date.now()}.log`);
+    writeFileSync(log, "");
+    return {
+      env: { EDITOR: `"${process.execPath}" "${script}"`, VISUAL: "", EDIT_MODE: mode, EDIT_LOG: log },
+      shown: () => readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as string),
+    };
+  }
+
+  it("reopens the editor with the validation error on top, then applies the corrected state", async () => {
+    const { runId, interruptId } = await pausedRun();
+    const ed = editor("fix");
+    const r = await cli.run(["resolve", interruptId, "--edit", "--json"], ed.env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ interruptId, runId, decision: "edit", checkpointId: expect.any(String) });
+    const [first, second] = ed.shown();
+    expect(ed.shown()).toHaveLength(2);
+    expect(first).toMatch(new RegExp(`^// State of run ${runId}, paused at execute`));
+    expect(first).toContain('"limit": 500');
+    expect(second).toMatch(/\/\/ ERROR: edited state is invalid at \$\.operation\.limit: /);
+    expect(second).toContain('"limit": 0');
+
+    await cli.run(["worker", "--once", "--actions", actionsOf("sensitive-operation")]);
+    expect(await cli.json(["state", runId])).toMatchObject({ operation: { limit: 20 }, result: "deleted 20 objects under s3://acme-backups/nightly/" });
+  });
+
+  it("an empty file cancels: nothing is resolved", async () => {
+    const { runId, interruptId } = await pausedRun();
+    const r = await cli.run(["resolve", interruptId, "--edit"], editor("empty").env);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`edit canceled, no changes made; interrupt ${interruptId} is still pending\n`);
+    expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toHaveLength(1);
+  });
+
+  it("saving the same invalid state again gives up with the error (exit 2), and a failing editor changes nothing", async () => {
+    const { runId, interruptId } = await pausedRun();
+    const before = await cli.json<CheckpointRecord[]>(["checkpoints", runId]);
+    const ed = editor("stubborn");
+    const r = await cli.run(["resolve", interruptId, "--edit"], ed.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^pitwall resolve: edited state is invalid at \$\.operation\.limit: .*saved unchanged; nothing was applied\)\n$/);
+    expect(ed.shown()).toHaveLength(2);
+
+    const failed = await cli.run(["resolve", interruptId, "--edit"], editor("fail").env);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toMatch(/exited with code 1; nothing was changed\n$/);
+    expect(await cli.json(["checkpoints", runId])).toEqual(before);
+    expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toHaveLength(1);
+  });
+});

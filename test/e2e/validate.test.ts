@@ -1,0 +1,89 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+
+const FIXTURE_NAMES = ["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute"];
+
+const base = () => ({
+  name: "t",
+  start: "a",
+  state: { n: { type: "number", default: 0 } } as Record<string, unknown>,
+  nodes: { a: { action: "tasks.noop", next: "b" }, b: { action: "tasks.noop" } } as Record<string, Record<string, unknown>>,
+});
+
+/** Each bad case: the file's text, and the problem line `pitwall validate` must print. */
+const BAD: Record<string, { text: string; line: string }> = {
+  BAD_JSON: { text: '{\n  "name": "t",\n}', line: "$: BAD_JSON: line 3, column 1:" },
+  DUPLICATE_NODE: {
+    text: '{"name":"t","start":"a","nodes":{"a":{"action":"tasks.noop"},"a":{"action":"tasks.noop"}}}',
+    line: "$.nodes.a: DUPLICATE_NODE: ",
+  },
+  UNKNOWN_TARGET: { text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "nowhere" } } }), line: "$.nodes.a.next: UNKNOWN_TARGET: " },
+  MISSING_START: { text: JSON.stringify({ ...base(), start: "nope" }), line: "$.start: MISSING_START: " },
+  UNREACHABLE_NODE: { text: JSON.stringify({ ...base(), nodes: { ...base().nodes, c: { action: "tasks.noop" } } }), line: "$.nodes.c: UNREACHABLE_NODE: " },
+  UNKNOWN_ACTION: { text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.nope" } } }), line: "$.nodes.a.action: UNKNOWN_ACTION: " },
+  BAD_REDUCER: { text: JSON.stringify({ ...base(), state: { n: { type: "string", reducer: "append" } } }), line: "$.state.n.reducer: BAD_REDUCER: " },
+  BAD_STATE_SCHEMA: { text: JSON.stringify({ ...base(), state: { n: { type: "strng" } } }), line: "$.state.n.type: BAD_STATE_SCHEMA: " },
+  WAITFOR_NOT_PREDECESSOR: {
+    text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "b" }, b: { action: "tasks.noop", next: "c" }, c: { action: "tasks.noop", waitFor: ["a"] } } }),
+    line: "$.nodes.c.waitFor[0]: WAITFOR_NOT_PREDECESSOR: ",
+  },
+};
+
+describe("pitwall validate", () => {
+  const cli = cliHarness();
+
+  it("accepts every example workflow with its actions module (exit 0, no problem printed)", async () => {
+    const results = await Promise.all(FIXTURE_NAMES.map((name) => cli.run(["validate", workflowOf(name), "--actions", actionsOf(name)])));
+    for (const [i, r] of results.entries()) {
+      expect({ name: FIXTURE_NAMES[i], code: r.code, stdout: r.stdout }).toEqual({ name: FIXTURE_NAMES[i], code: 0, stdout: "" });
+      expect(r.stderr).toContain("valid workflow");
+    }
+  });
+
+  it("prints each problem as '<json path>: <CODE>: <message>' and exits 2", async () => {
+    const cases = Object.entries(BAD);
+    const results = await Promise.all(
+      cases.map(([code, { text }]) => {
+        const file = join(cli.dir, `${code}.json`);
+        writeFileSync(file, text);
+        return cli.run(["validate", file, "--actions", actionsOf("task-queue")]);
+      }),
+    );
+    for (const [i, r] of results.entries()) {
+      const [code, { line }] = cases[i]!;
+      expect({ code, exit: r.code }).toEqual({ code, exit: 2 });
+      expect(r.stdout.split("\n").some((l) => l.startsWith(line)), `${code}: ${r.stdout}`).toBe(true);
+    }
+  });
+
+  it("reports all problems at once, one per line", async () => {
+    const file = join(cli.dir, "many.json");
+    writeFileSync(file, JSON.stringify({ ...base(), start: "nope", nodes: { a: { action: "tasks.nope", next: "nowhere" } } }));
+    const r = await cli.run(["validate", file, "--actions", actionsOf("task-queue")]);
+    expect(r.code).toBe(2);
+    expect(r.stdout.trim().split("\n").map((l) => l.split(": ")[1])).toEqual(expect.arrayContaining(["MISSING_START", "UNKNOWN_ACTION", "UNKNOWN_TARGET"]));
+  });
+
+  it("warnings alone do not fail validation; --json lists every problem with its severity", async () => {
+    const file = join(cli.dir, "warn.json");
+    writeFileSync(file, JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", routes: { YES: "b" } }, b: { action: "tasks.noop" } } }));
+    const r = await cli.run(["validate", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\$\.nodes\.a\.routes: ROUTES_WITHOUT_DEFAULT \(warning\): /);
+    const json = await cli.json<{ valid: boolean; version: string; problems: { path: string; code: string; severity: string }[] }>(["validate", file]);
+    expect(json).toMatchObject({ valid: true, version: expect.any(String), problems: [{ path: "$.nodes.a.routes", code: "ROUTES_WITHOUT_DEFAULT", severity: "warning" }] });
+  });
+
+  it("a missing file or actions module is one line on stderr and exit 2", async () => {
+    const [noFile, noModule] = await Promise.all([
+      cli.run(["validate", join(cli.dir, "absent.json")]),
+      cli.run(["validate", workflowOf("task-queue"), "--actions", join(cli.dir, "absent.ts")]),
+    ]);
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr).toMatch(/^pitwall validate: cannot read workflow .*absent\.json: ENOENT\n$/);
+    expect(noModule.code).toBe(2);
+    expect(noModule.stderr).toMatch(/^pitwall validate: cannot load actions module .*absent\.ts: file not found\n$/);
+  });
+});

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
+
+export const ROOT = join(import.meta.dirname, "..", "..");
+export const BIN = join(ROOT, "bin", "pitwall.js");
+export const FIXTURES = join(ROOT, "fixtures");
+
+export const workflowOf = (name: string) => join(FIXTURES, name, "workflow.json");
+export const actionsOf = (name: string) => join(FIXTURES, name, "actions.ts");
+
+export interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A process of the real `pitwall` bin, with its output collected as it comes. */
+export class Pitwall {
+  stdout = "";
+  stderr = "";
+  readonly exited: Promise<Result>;
+
+  constructor(readonly child: ChildProcessWithoutNullStreams) {
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (this.stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (this.stderr += d));
+    this.exited = new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout: this.stdout, stderr: this.stderr })));
+  }
+
+  /** Resolves when stdout has a line matching, failing after `timeoutMs`. */
+  async waitForLine(match: (line: string) => boolean, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = this.stdout.split("\n").find(match);
+      if (line !== undefined) return line;
+      if (Date.now() > deadline) throw new Error(`no matching line within ${timeoutMs} ms; stdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+/**
+ * A temporary folder with its own SQLite store for a test file; every command is spawned as a
+ * child process of the real bin with PITWALL_STORE pointing at it.
+ */
+export function cliHarness() {
+  let dir = "";
+  const running: Pitwall[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "pitwall-cli-"));
+  });
+  afterEach(async () => {
+    for (const p of running.splice(0)) {
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+      await p.exited;
+    }
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const env = (extra: Record<string, string>) => ({
+    ...process.env,
+    PITWALL_STORE: `sqlite:${join(dir, "pitwall.db")}`,
+    NO_COLOR: "1",
+    ...extra,
+  });
+
+  return {
+    get dir() {
+      return dir;
+    },
+    /** Starts a command and returns at once (for workers and followers). */
+    spawn(args: string[], extraEnv: Record<string, string> = {}): Pitwall {
+      const p = new Pitwall(spawn(process.execPath, [BIN, ...args], { cwd: dir, env: env(extraEnv) }));
+      running.push(p);
+      return p;
+    },
+    /** Runs a command to its end. */
+    async run(args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
+      const p = new Pitwall(spawn(process.execPath, [BIN, ...args], { cwd: dir, env: env(extraEnv) }));
+      return p.exited;
+    },
+    /** Runs a command that must succeed and returns its stdout parsed as JSON (`--json` added). */
+    async json<T = unknown>(args: string[], extraEnv: Record<string, string> = {}): Promise<T> {
+      const r = await this.run([...args, "--json"], extraEnv);
+      if (r.code !== 0) throw new Error(`pitwall ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+      return JSON.parse(r.stdout) as T;
+    },
+  };
+}
