@@ -1,11 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { checkWorkflowText } from "../../engine/index.js";
+import { actionRegistry, checkWorkflowText, loadWorkflowText } from "../../engine/index.js";
 
-// Found while writing fixtures/: the JSON-Schema subset accepts `nullable` (engine/state/schema.ts)
-// but z.fromJSONSchema ignores it, so a key declared nullable still refuses null. The fixtures use
-// `"type": ["object", "null"]` instead. Kept failing for the lead to fix (or to drop `nullable`).
 describe("state schemas in workflow files", () => {
-  it.fails("a key marked nullable accepts null as its default", () => {
+  it("a key marked nullable accepts null as its default", () => {
     const text = JSON.stringify({
       name: "n",
       start: "a",
@@ -13,5 +10,9 @@ describe("state schemas in workflow files", () => {
       nodes: { a: { action: "x" } },
     });
     expect(checkWorkflowText(text).problems).toEqual([]);
+    const wf = loadWorkflowText(text, actionRegistry({ x: () => ({}) }));
+    expect(wf.initialState({ operation: { id: 1 } })).toEqual({ operation: { id: 1 } });
+    expect(wf.initialState({})).toEqual({ operation: null });
+    expect(() => wf.initialState({ operation: "x" })).toThrow("run input is invalid at $.operation");
   });
 });
