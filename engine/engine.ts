@@ -1,9 +1,9 @@
-import { NotFoundError, PitwallError } from "./errors.js";
+import { NotFoundError, PitwallError, ValidationError } from "./errors.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
 import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
-import { newId } from "./ids.js";
+import { RUN_ID_PATTERN, newId } from "./ids.js";
 import { newRun } from "./runtime/new-run.js";
 import type { State } from "./state/ops.js";
 import { readState } from "./state/read.js";
@@ -78,6 +78,7 @@ export class Engine {
     const state = compiled.initialState(input);
     await storeWorkflow(this.store, compiled);
     const id = options.id ?? newId("run");
+    if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
     await this.store.createRun(
       newRun({
         id,

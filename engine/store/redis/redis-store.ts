@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connectRedis, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
 import { RedisKeys } from "./keys.js";
@@ -294,15 +294,15 @@ export class RedisStore implements Store {
    * subscription when the store-wide sequence passes what it has seen; a lost connection is
    * retried (commands wait for the reconnect), so a Redis restart does not end a subscription.
    */
-  async *subscribe(options: { after?: number; runId?: string; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
-    const { runId, signal } = options;
+  async *subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
+    const { runId, signal, types } = options;
     let after = options.after;
     let failures = 0;
     while (!signal?.aborted && !this.closed) {
       try {
         after ??= await this.lastEventSeq();
-        const mark = runId === undefined ? after : await this.lastEventSeq();
-        const batch = await this.readEvents({ after, ...(runId !== undefined ? { runId } : {}), limit: 500 });
+        const mark = runId === undefined && !types ? after : await this.lastEventSeq();
+        const batch = await this.readEvents({ after, ...(runId !== undefined ? { runId } : {}), ...(types ? { types } : {}), limit: 500 });
         failures = 0;
         for (const event of batch) {
           if (signal?.aborted) return;
