@@ -1,7 +1,6 @@
-import { render } from "ink";
 import type { Store } from "../../engine/index.js";
-import { Console } from "./app.js";
-import { systemEditor, type Suspend } from "./editor.js";
+import type { Suspend } from "./editor.js";
+import { tuneConsoleProcess } from "./process-tuning.js";
 
 export interface ConsoleOptions {
   store: Store;
@@ -22,6 +21,14 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
  * screen — on quit, on an error, and on SIGINT or SIGTERM.
  */
 export async function runConsole(options: ConsoleOptions): Promise<void> {
+  // Before React loads, which is why Ink and the app are imported here.
+  tuneConsoleProcess();
+  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }] = await Promise.all([
+    import("ink"),
+    import("react"),
+    import("./app.js"),
+    import("./editor.js"),
+  ]);
   const { stdin, stdout } = process;
   let restored = false;
   const restore = () => {
@@ -45,14 +52,14 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
 
   stdout.write(ENTER_SCREEN);
   const instance = render(
-    <Console
-      store={options.store}
-      actor={options.actor}
-      readOnly={options.readOnly}
-      storeLabel={options.storeLabel}
-      editor={systemEditor(process.env.VISUAL || process.env.EDITOR, suspend)}
-    />,
-    { exitOnCtrlC: false, patchConsole: true, maxFps: 30 },
+    createElement(Console, {
+      store: options.store,
+      actor: options.actor,
+      readOnly: options.readOnly,
+      storeLabel: options.storeLabel,
+      editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
+    }),
+    { exitOnCtrlC: false, patchConsole: true, maxFps: FRAME_RATE },
   );
   const onSignal = (signal: NodeJS.Signals) => {
     instance.unmount();

@@ -68,7 +68,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   const { store, nav, ui, operator } = services;
   const { interrupts } = useSnapshot();
   const { interrupt, run, error } = useInterrupt(interruptId);
-  const now = useClock(1000);
+  const now = useClock([interrupt?.createdAt]);
   const edit = useEditState();
   const position = interrupts.findIndex((i) => i.id === interruptId);
   const decisions = interrupt?.request.decisions ?? [];

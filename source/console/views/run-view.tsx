@@ -53,7 +53,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   const { nav } = useServices();
   const { detail, error } = useRunDetail(runId);
   const [tab, setTab] = useRemembered("tab", initialTab);
-  const now = useClock(1000);
+  const now = useClock(detail ? [detail.run.createdAt, detail.run.endedAt === null ? detail.run.startedAt : null] : []);
   const runActions = useRunActions(detail, {});
   const pending = detail?.interrupts.find((i) => i.status === "pending");
 

@@ -106,7 +106,6 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
   const [selectedId, setSelectedId] = useRemembered<string | undefined>("selected", undefined);
   const lastIndex = useRef(0);
-  const now = useClock(1000);
 
   const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
   const rows = useMemo(() => runRows(snap.runs.values(), filter, folded), [snap.runs, filter, folded]);
@@ -117,12 +116,13 @@ export function RunsView({ width, height }: { width: number; height: number }) {
 
   const listHeight = Math.max(1, height - 2);
   const start = useWindow(rows.length, Math.max(0, index), listHeight);
+  const now = useClock(rows.slice(start, start + listHeight).flatMap(({ run }) => [run.createdAt, run.endedAt === null ? run.startedAt : null]));
   const waiting = useMemo(() => {
     const byRun = new Map<string, string[]>();
     for (const i of snap.interrupts) byRun.set(i.runId, [...(byRun.get(i.runId) ?? []), i.node]);
     return byRun;
   }, [snap.interrupts]);
-  const flashing = (id: string) => now - (snap.changedAt.get(id) ?? 0) < FLASH_MS;
+  const flashing = (id: string) => Date.now() - (snap.changedAt.get(id) ?? 0) < FLASH_MS;
 
   // A flash ends by itself: one timer for the earliest end, only while something flashes.
   const [, setTick] = useState(0);
