@@ -12,6 +12,22 @@ export interface ConsoleOptions {
   storeLabel: string;
 }
 
+/**
+ * Ink decides when it is loaded whether it runs in CI (the CI or CONTINUOUS_INTEGRATION
+ * variable), and then draws nothing until exit. An operator's shell may well have CI set; the
+ * console is interactive whatever it says, so Ink is loaded with those variables put aside.
+ */
+async function withoutCiFlags<T>(load: () => Promise<T>): Promise<T> {
+  const saved = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
+  try {
+    return await load();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) if (value !== undefined) process.env[key] = value;
+  }
+}
+
 const ENTER_SCREEN = "\u001b[?1049h\u001b[?25l\u001b[2J\u001b[H";
 const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 
@@ -23,12 +39,9 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 export async function runConsole(options: ConsoleOptions): Promise<void> {
   // Before React loads, which is why Ink and the app are imported here.
   tuneConsoleProcess();
-  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }] = await Promise.all([
-    import("ink"),
-    import("react"),
-    import("./app.js"),
-    import("./editor.js"),
-  ]);
+  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }] = await withoutCiFlags(() =>
+    Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js")]),
+  );
   const { stdin, stdout } = process;
   let restored = false;
   const restore = () => {

@@ -28,7 +28,7 @@ describe("node actions", () => {
     const handle = await fx.engine.start("slow");
     await until(fx, handle.id, (r) => r.status === "running" && r.current.includes("crunch"));
     ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: handle.id } });
-    await ui.waitFor("▶● crunch");
+    await ui.waitFor("▶● crunch 42%"); // the progress it reports, live
     await ui.waitFor("ctrl-k kill");
 
     await ui.press("ctrl-k");

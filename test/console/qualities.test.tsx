@@ -184,6 +184,9 @@ describe("console qualities", () => {
     await ui.type("runs");
     await ui.press("enter");
     await ui.waitFor("by recent activity");
+    // Typed faster than the palette opens: nothing is lost to the view underneath.
+    await ui.typeAhead(`:run ${run.id}\r`);
+    await ui.waitFor(`✓ succeeded  ${run.id}`);
   });
 
   it("prints help generated from the key table", async () => {

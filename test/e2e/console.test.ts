@@ -20,10 +20,10 @@ describe("pitwall console in a terminal", () => {
   function openConsole(args: string[] = []): void {
     expect(spawnSync("tmux", ["-V"]).status, "tmux is needed for this test (apt-get install tmux)").toBe(0);
     const store = `sqlite:${join(cli.dir, "pitwall.db")}`;
-    // A clean environment: Ink renders nothing until exit when it believes it runs in CI.
+    // CI=true as many shells have it: the console must draw all the same.
     const command = [
       `cd '${cli.dir}'`,
-      `env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 PITWALL_STORE='${store}' '${process.execPath}' '${BIN}' console ${args.join(" ")}`,
+      `env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 CI=true PITWALL_STORE='${store}' '${process.execPath}' '${BIN}' console ${args.join(" ")}`,
       `echo "CONSOLE-EXIT=$?"`,
       `stty -a | grep -o -- '-\\?icanon' | sed 's/^/TTY-/'`,
       "sleep 600",

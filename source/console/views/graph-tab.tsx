@@ -13,11 +13,12 @@ import { PRIORITY } from "../key-router.js";
 import { clean, span } from "../text.js";
 import { ACCENT, MUTED, NODE_LOOK } from "../theme.js";
 
-function label(name: string, state: NodeState | undefined, inLoop: boolean, backEdges: { label: string | null; to: string }[]): NodeLabel {
+function label(name: string, state: NodeState | undefined, inLoop: boolean, backEdges: { label: string | null; to: string }[], progress: number | undefined): NodeLabel {
   const look = NODE_LOOK[state?.status ?? "idle"];
   const mapped = state && state.tasks.length > 1 ? ` ${state.tasks.filter((t) => t.status === "succeeded").length}/${state.tasks.length}` : "";
   const visits = inLoop && state && state.visits > 0 ? ` ×${state.visits}` : "";
-  const text = `${state?.current ? "▶" : ""}${look.glyph} ${clean(name)}${mapped}${visits}${state?.breakpoint ? " ◉" : ""}`;
+  const done = state?.status === "running" && progress !== undefined ? ` ${Math.round(progress * 100)}%` : "";
+  const text = `${state?.current ? "▶" : ""}${look.glyph} ${clean(name)}${mapped}${visits}${done}${state?.breakpoint ? " ◉" : ""}`;
   const loop = backEdges.length > 0 ? ` ↺ ${backEdges.map((e) => `${e.label ? `${clean(e.label)}→` : "→"}${clean(e.to)}`).join(" ")}` : undefined;
   return { text, ...(loop ? { loop } : {}) };
 }
@@ -46,10 +47,10 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const drawing = useMemo(() => {
     const labels = new Map<string, NodeLabel>();
     for (const n of layering.nodes) {
-      labels.set(n, label(n, states.get(n), inLoop.has(n), layering.edges.filter((e) => e.back && e.from === n)));
+      labels.set(n, label(n, states.get(n), inLoop.has(n), layering.edges.filter((e) => e.back && e.from === n), detail.progress.get(n)));
     }
     return drawLayers(layering, labels, Math.max(20, width - 2));
-  }, [layering, states, inLoop, width]);
+  }, [layering, states, inLoop, width, detail.progress]);
 
   const actions = useRunActions(detail, selected ? { node: selected } : {});
   useKeys(PRIORITY.pane, {
