@@ -76,9 +76,9 @@ describe("node actions", () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");
     ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: run.id } });
-    await ui.waitFor("approve — approval");
+    await ui.waitFor(" approve · step 4: waiting");
     await ui.press("j");
-    await ui.waitFor("book — action book");
+    await ui.waitFor(" book · has not run — action book");
     await ui.press("b");
     await ui.waitFor('breakpoint set before "book"');
     await ui.waitFor("○ book ◉");

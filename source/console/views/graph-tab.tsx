@@ -24,12 +24,12 @@ function label(name: string, state: NodeState | undefined, inLoop: boolean, back
 }
 
 const LEGEND: Line = [
-  seg(" ✓ done ", { color: "green" }),
+  seg("✓ done ", { color: "green" }),
   seg("● running ", { color: "yellow" }),
   seg("◆ waiting ", { color: "magenta" }),
   seg("✗ failed ", { color: "red" }),
   seg("◌ next ○ idle ", { color: MUTED }),
-  seg("⊘ canceled ", { color: MUTED, dim: true }),
+  seg("⊘ cancel ", { color: MUTED, dim: true }),
   seg("▶ now ◉ break ", { color: MUTED }),
   seg("↺ loop", { color: "yellow" }),
 ];
@@ -90,7 +90,7 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
 function nodeDetail(name: string | undefined, definition: WorkflowDefinition, state: NodeState | undefined): Line {
   if (!name) return [];
   const node = definition.nodes[name];
-  const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true }), seg(` — ${node ? clean(describeNode(node)) : ""}`, { color: MUTED })];
+  const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true })];
   const tasks = state?.tasks ?? [];
   if (tasks.length > 0) {
     const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
@@ -100,5 +100,7 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
     if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
   } else parts.push(seg(" · has not run", { color: MUTED }));
   if (state?.interrupt) parts.push(seg(` · waiting: ${clean(state.interrupt.request.question ?? state.interrupt.kind)}`, { color: "magenta" }));
+  // What the node is comes last: the first thing cut on a narrow screen.
+  if (node) parts.push(seg(` — ${clean(describeNode(node))}`, { color: MUTED }));
   return parts;
 }

@@ -47,10 +47,10 @@ interface Columns {
 }
 
 /** Column widths for a list `width` wide (one column goes to the selection mark). */
-function columns(width: number, idWidth: number): Columns {
+function columns(width: number, idWidth: number, workflowWidth: number): Columns {
   // Narrow terminals show the status as its glyph only: the NOW column needs the room.
   const wide = width >= 120;
-  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: wide ? 22 : 14, step: 4, age: 4, duration: 5, pending: 2 };
+  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: Math.min(wide ? 28 : 19, Math.max(8, workflowWidth)), step: 4, age: 4, duration: 5, pending: 2 };
   const used = Object.values(fixed).reduce((a, b) => a + b, 0) + 8;
   return { ...fixed, activity: Math.max(6, width - 1 - used) };
 }
@@ -155,7 +155,11 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   });
 
   const visible = rows.slice(start, start + listHeight);
-  const c = columns(width, Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))));
+  const c = columns(
+    width,
+    Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))),
+    Math.max(0, ...visible.map((r) => displayWidth(r.run.workflow))),
+  );
   const title: Line = [
     seg(" Runs ", { bold: true }),
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
