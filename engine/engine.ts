@@ -1,7 +1,9 @@
-import { NotFoundError, PitwallError } from "./errors.js";
-import { actionRegistry } from "./graph/actions.js";
+import { NotFoundError, PitwallError, ValidationError } from "./errors.js";
+import { actionRegistry, extendRegistry } from "./graph/actions.js";
+import type { Tool } from "./llm/tools.js";
+import type { ModelProvider } from "./llm/types.js";
 import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
-import { newId } from "./ids.js";
+import { RUN_ID_PATTERN, newId } from "./ids.js";
 import { newRun } from "./runtime/new-run.js";
 import type { State } from "./state/ops.js";
 import { readState } from "./state/read.js";
@@ -20,6 +22,13 @@ export interface EngineOptions {
   workflows?: readonly CompiledWorkflow[];
   /** Actions for workflows written as JSON (by name). */
   actions?: ActionRegistry | Record<string, unknown>;
+  /** Tools for llm, tool and agent nodes (by name), beside those of the actions modules. */
+  tools?: Record<string, Tool>;
+  /**
+   * The model of llm, tool and agent nodes. Default: from the environment — an OpenAI-compatible
+   * server (PITWALL_LLM_BASE_URL, PITWALL_LLM_API_KEY), else a script (PITWALL_LLM_SCRIPT).
+   */
+  model?: ModelProvider;
   /** The in-process worker; `false` to only start runs and let other processes execute them. */
   worker?: WorkerOptions | false;
   /** Recorded as the actor of the runs this engine starts. */
@@ -49,7 +58,10 @@ export class Engine {
 
   constructor(options: EngineOptions = {}) {
     this.store = options.store ?? new MemoryStore();
-    const actions = isRegistry(options.actions) ? options.actions : actionRegistry(options.actions ?? {});
+    let actions = isRegistry(options.actions) ? options.actions : actionRegistry(options.actions ?? {});
+    if (options.tools || options.model) {
+      actions = extendRegistry(actions, { ...(options.tools ? { tools: options.tools } : {}), ...(options.model ? { model: options.model } : {}) }, "engine option");
+    }
     this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
     this.actor = options.actor ?? "engine";
     if (options.worker !== false) {
@@ -66,6 +78,7 @@ export class Engine {
     const state = compiled.initialState(input);
     await storeWorkflow(this.store, compiled);
     const id = options.id ?? newId("run");
+    if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
     await this.store.createRun(
       newRun({
         id,

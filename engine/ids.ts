@@ -27,9 +27,27 @@ export function checkpointId(runId: string, n: number): string {
   return `${runId}:${n}`;
 }
 
+/** The run and number a checkpoint id names; undefined for text that is not a checkpoint id. */
+export function parseCheckpointId(id: string): { runId: string; n: number } | undefined {
+  const i = id.lastIndexOf(":");
+  const n = Number(id.slice(i + 1));
+  return i > 0 && Number.isInteger(n) && n >= 0 && /^\d+$/.test(id.slice(i + 1)) ? { runId: id.slice(0, i), n } : undefined;
+}
+
 export function taskId(runId: string, step: number, node: string, index: number | null): string {
   return index === null ? `${runId}:${step}:${node}` : `${runId}:${step}:${node}#${index}`;
 }
+
+/** The run and step a task id (or a durable call's id, which extends its task's) belongs to. */
+export function parseTaskId(id: string): { runId: string; step: number } | undefined {
+  const first = id.indexOf(":");
+  const second = id.indexOf(":", first + 1);
+  const step = id.slice(first + 1, second);
+  return first > 0 && second > first && /^\d+$/.test(step) ? { runId: id.slice(0, first), step: Number(step) } : undefined;
+}
+
+/** Run ids may not contain ":", which separates them from step numbers in task and checkpoint ids. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** OpenTelemetry-shaped ids: 32 hex characters per run, 16 per task attempt. */
 export function traceIdOf(runId: string): string {

@@ -13,7 +13,13 @@ export type {
   NodeResult,
   Router,
 } from "./graph/model.js";
-export { actionRegistry, loadActionModules } from "./graph/actions.js";
+export { actionRegistry, extendRegistry, loadActionModules } from "./graph/actions.js";
+export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
+export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
+export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
+export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";
+export { modelFromEnv, MODEL_ENV } from "./llm/env.js";
+export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
 export { checkWorkflow } from "./graph/check.js";
 export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";

@@ -15,6 +15,34 @@ export function scratchDir(): { dir: string; file(name: string): string; cleanup
   return { dir, file: (name) => join(dir, name), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** Wall-clock time, and the CPU time of this process (user + system) over the same span. */
+export interface Timing {
+  ms: number;
+  cpuMs: number;
+}
+
+export function stopwatch(): () => Timing {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(cpu);
+    return { ms: performance.now() - wall, cpuMs: (used.user + used.system) / 1000 };
+  };
+}
+
+/**
+ * Microseconds per unit as "wall (cpu)". On a busy machine the CPU figure is the steadier one;
+ * waiting for the disk shows only in the wall figure.
+ */
+export function perUnit(t: Timing, units: number): string {
+  return `${fmt((t.ms / units) * 1000)} (${fmt((t.cpuMs / units) * 1000)})`;
+}
+
+/** `a / b` as "wall× (cpu×)". */
+export function ratios(a: Timing, b: Timing): string {
+  return `${ratio(a.ms, b.ms)} (${ratio(a.cpuMs, b.cpuMs)})`;
+}
+
 /**
  * Runs a measurement `times` times and keeps the fastest: on a shared machine the other runs
  * measure the neighbours too.

@@ -2,14 +2,13 @@ import { statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { MemoryStore, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
-import { fastest, scratchDir } from "./harness.js";
+import { fastest, scratchDir, stopwatch, type Timing } from "./harness.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { storeWorkflow } from "../../engine/operator/workflows.js";
 
 export type Durability = "process" | "os";
 
-export interface EngineMeasure {
-  ms: number;
+export interface EngineMeasure extends Timing {
   /** Store transactions the engine made (run creations, claims, commits, lease renewals). */
   transactions: number;
   runIds: string[];
@@ -48,17 +47,17 @@ async function runAll(store: Store, workflow: CompiledWorkflow, runs: number): P
   }
   const counted = countTransactions(store);
   const worker = new Worker(counted.store, new WorkflowRegistry(counted.store, actionRegistry({}), [workflow]), { concurrency: 16 });
-  const started = performance.now();
+  const stop = stopwatch();
   await worker.drain();
-  const ms = performance.now() - started;
+  const timing = stop();
   const unfinished = (await store.listRuns({ status: ["queued", "running", "paused", "failed", "canceled"] })).runs;
   if (unfinished.length > 0) throw new Error(`bench run ${unfinished[0]!.id} ended ${unfinished[0]!.status}, not succeeded`);
-  return { ms, transactions: runs + counted.count(), runIds };
+  return { ...timing, transactions: runs + counted.count(), runIds };
 }
 
 export interface Comparison {
   engine: EngineMeasure;
-  raw: { ms: number; usPerStep: number };
+  raw: Timing;
   store: Footprint;
   /** Row bytes the engine stored per step: what the raw baseline inserts per transaction. */
   bytesPerStep: number;
@@ -107,7 +106,7 @@ function countTransactions(store: Store): { store: Store; count(): number } {
  * The physical limit: raw better-sqlite3, same journal and sync settings, one transaction per
  * step inserting `bytes` bytes.
  */
-export function rawInsertBaseline(file: string, durability: Durability, steps: number, bytes: number): { ms: number; usPerStep: number } {
+export function rawInsertBaseline(file: string, durability: Durability, steps: number, bytes: number): Timing {
   const db = new Database(file);
   try {
     db.pragma("journal_mode = WAL");
@@ -117,10 +116,9 @@ export function rawInsertBaseline(file: string, durability: Durability, steps: n
     const step = db.transaction((data: Buffer) => insert.run("run-0123456789", data)).immediate;
     const data = Buffer.alloc(Math.max(1, Math.round(bytes)), 120);
     for (let i = 0; i < Math.min(100, steps); i++) step(data);
-    const started = performance.now();
+    const stop = stopwatch();
     for (let i = 0; i < steps; i++) step(data);
-    const ms = performance.now() - started;
-    return { ms, usPerStep: (ms / steps) * 1000 };
+    return stop();
   } finally {
     db.close();
   }

@@ -8,10 +8,14 @@ const state = z.object({ items: z.array(z.string()).default([]), count: z.number
 type S = z.output<typeof state>;
 const work = (s: Readonly<S>) => ({ items: [ITEM], count: s.count + 1 });
 
-/** `n1 → n2 → … → nN`: each node appends 200 bytes and bumps a counter. */
-export function chainWorkflow(nodes: number): CompiledWorkflow {
-  let builder = workflow(`bench-chain-${nodes}`, { state, reducers: { items: "append" } });
-  for (let i = 1; i <= nodes; i++) builder = builder.node(`n${i}`, work, { action: "work", next: i < nodes ? `n${i + 1}` : "END" });
+/**
+ * `n1 → n2 → … → nN`: each node appends 200 bytes and bumps a counter, after waiting `waitMs`
+ * (as an LLM call would) when given.
+ */
+export function chainWorkflow(nodes: number, waitMs = 0): CompiledWorkflow {
+  const step = waitMs > 0 ? (s: Readonly<S>) => new Promise<S>((resolve) => setTimeout(() => resolve(work(s)), waitMs)) : work;
+  let builder = workflow(`bench-chain-${nodes}${waitMs > 0 ? `-wait-${waitMs}` : ""}`, { state, reducers: { items: "append" } });
+  for (let i = 1; i <= nodes; i++) builder = builder.node(`n${i}`, step, { action: "work", next: i < nodes ? `n${i + 1}` : "END" });
   return builder.compile();
 }
 

@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { WorkflowError } from "../errors.js";
+import { bindTools, type BoundTool } from "../llm/tools.js";
+import type { ModelProvider } from "../llm/types.js";
 import type { ActionRegistry, NodeFunction } from "./model.js";
 
 /**
@@ -19,25 +21,56 @@ export function actionRegistry(...maps: Record<string, unknown>[]): ActionRegist
   return {
     get: (name) => actions.get(name),
     names: () => [...actions.keys()].sort(),
+    tool: () => undefined,
+    toolNames: () => [],
   };
 }
 
-/** Imports actions modules (`.js`, or `.ts` when running under tsx) and merges their default exports. */
+/**
+ * Adds tools (an object mapping names to tools, as an actions module's `tools` export) and a
+ * model provider to a registry. A tool name given twice is an error.
+ */
+export function extendRegistry(base: ActionRegistry, extra: { tools?: Record<string, unknown>; model?: ModelProvider }, where = "tools"): ActionRegistry {
+  const tools = new Map<string, BoundTool>();
+  for (const name of base.toolNames?.() ?? []) tools.set(name, base.tool!(name)!);
+  for (const [name, tool] of bindTools(extra.tools ?? {}, where)) {
+    if (tools.has(name)) throw new WorkflowError(`${where}: tool "${name}" is exported twice`);
+    tools.set(name, tool);
+  }
+  const model = extra.model ?? base.model;
+  return {
+    get: (name) => base.get(name),
+    names: () => base.names(),
+    tool: (name) => tools.get(name),
+    toolNames: () => [...tools.keys()].sort(),
+    ...(model ? { model } : {}),
+  };
+}
+
+/**
+ * Imports actions modules (`.js`, or `.ts` when running under tsx): their default exports map
+ * action names to functions, and their `tools` exports map tool names to tools.
+ */
 export async function loadActionModules(paths: readonly string[]): Promise<ActionRegistry> {
   const maps: Record<string, unknown>[] = [];
+  const toolExports: [string, unknown][] = [];
   for (const path of paths) {
-    let module: { default?: unknown };
+    let module: { default?: unknown; tools?: unknown };
     try {
-      module = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown };
+      module = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown; tools?: unknown };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       const why = code === "ERR_MODULE_NOT_FOUND" ? "file not found" : (error as Error).message.split("\n")[0];
       throw new WorkflowError(`cannot load actions module ${path}: ${why}`);
     }
-    if (module.default === null || typeof module.default !== "object") {
-      throw new WorkflowError(`actions module ${path} must default-export an object mapping action names to functions`);
+    const hasDefault = module.default !== null && typeof module.default === "object";
+    if (!hasDefault && (module.default !== undefined || module.tools === undefined)) {
+      throw new WorkflowError(`actions module ${path} must default-export an object mapping action names to functions (or export only \`tools\`)`);
     }
-    maps.push(module.default as Record<string, unknown>);
+    if (hasDefault) maps.push(module.default as Record<string, unknown>);
+    if (module.tools !== undefined) toolExports.push([path, module.tools]);
   }
-  return actionRegistry(...maps);
+  let registry = actionRegistry(...maps);
+  for (const [path, tools] of toolExports) registry = extendRegistry(registry, { tools: tools as Record<string, unknown> }, `actions module ${path}`);
+  return registry;
 }

@@ -4,7 +4,9 @@ import type { CustomReducer, State } from "../state/ops.js";
 import { zodToKeySchema, type ReducerName } from "../state/schema.js";
 import { checkWorkflow } from "./check.js";
 import { compileDefinition } from "./compile.js";
-import type { ApprovalDecision, Limits, MapSpec, RetryPolicyInput } from "./definition.js";
+import { bindTools, type Tool } from "../llm/tools.js";
+import type { ModelProvider } from "../llm/types.js";
+import type { ApprovalDecision, Limits, LlmNodeDefinition, MapSpec, RetryPolicyInput } from "./definition.js";
 import type { CompiledWorkflow, NodeFunction, Router } from "./model.js";
 import { formatProblem } from "./problems.js";
 
@@ -30,8 +32,15 @@ export interface NodeOptions<S extends State> extends EdgeOptions<S> {
   action?: string;
 }
 
+/** Fields of the model-backed kinds, as in the JSON form. */
+type ModelFields = Pick<LlmNodeDefinition, "model" | "system" | "temperature" | "maxTokens"> & { modelAttempts?: number };
+
 export interface WorkflowOptions<Shape extends z.ZodRawShape> {
   state: z.ZodObject<Shape>;
+  /** Tools the workflow's tool and agent nodes may call, by name. */
+  tools?: Record<string, Tool>;
+  /** The model of its llm, tool and agent nodes (default: the environment's, PITWALL_LLM_*). */
+  model?: ModelProvider;
   reducers?: { [K in keyof Shape]?: ReducerName | CustomReducer };
   start?: string;
   limits?: Partial<Limits>;
@@ -92,6 +101,35 @@ export class WorkflowBuilder<S extends State> {
     return this.add(name, { kind: "subgraph", workflow: child.version, ...(input ? { input } : {}), ...(output ? { output } : {}) }, rest);
   }
 
+  /** A chat completion over a prompt template; the answer (text, or JSON matching `schema`) goes to `output`. */
+  llm(name: string, options: EdgeOptions<S> & ModelFields & { prompt: string; output: keyof S & string; schema?: Record<string, unknown> }): this {
+    const { model, system, temperature, maxTokens, modelAttempts, prompt, output, schema, ...rest } = options;
+    return this.add(name, { kind: "llm", prompt, output, ...defined({ schema, model, system, temperature, maxTokens, modelAttempts }) }, rest);
+  }
+
+  /** The model fills a tool's arguments and the tool runs; optionally its result is classified into a route key. */
+  tool(
+    name: string,
+    options: EdgeOptions<S> & ModelFields & { tool: string; instruction: string; output?: keyof S & string; outputOptions?: string[]; classify?: string },
+  ): this {
+    const { model, system, temperature, maxTokens, modelAttempts, tool, instruction, output, outputOptions, classify, ...rest } = options;
+    return this.add(name, { kind: "tool", tool, instruction, ...defined({ output, outputOptions, classify, model, system, temperature, maxTokens, modelAttempts }) }, rest);
+  }
+
+  /** The model picks tools until it answers; every model answer and tool call is a durable call. */
+  agent(
+    name: string,
+    options: EdgeOptions<S> &
+      ModelFields & { prompt: string; tools: string[]; output: keyof S & string; requireApproval?: string[]; schema?: Record<string, unknown>; maxTurns?: number },
+  ): this {
+    const { model, system, temperature, maxTokens, modelAttempts, prompt, tools, output, requireApproval, schema, maxTurns, ...rest } = options;
+    return this.add(
+      name,
+      { kind: "agent", prompt, tools, output, ...defined({ requireApproval, schema, maxTurns, model, system, temperature, maxTokens, modelAttempts }) },
+      rest,
+    );
+  }
+
   compile(): CompiledWorkflow<S> {
     const reducers = new Map<string, CustomReducer>();
     const keySchemas = new Map<string, z.ZodType>();
@@ -128,12 +166,15 @@ export class WorkflowBuilder<S extends State> {
     if (!result.definition || !result.version || errors.length > 0) {
       throw new WorkflowError(`workflow ${this.name} is invalid:\n${errors.map(formatProblem).join("\n")}`, result.problems);
     }
+    const tools = bindTools(this.options.tools ?? {}, `workflow ${this.name}`);
     return compileDefinition(result.definition, result.version, {
       action: (name) => this.actions.get(name),
       routers: this.routers,
       reducers,
       keySchemas,
       children: this.children,
+      tool: (name) => tools.get(name),
+      ...(this.options.model ? { model: this.options.model } : {}),
     }) as CompiledWorkflow<S>;
   }
 
@@ -154,6 +195,8 @@ export function workflow<Shape extends z.ZodRawShape>(
 ): WorkflowBuilder<z.output<z.ZodObject<Shape>>> {
   return new WorkflowBuilder(name, options as unknown as WorkflowOptions<z.ZodRawShape>);
 }
+
+const defined = stripUndefined;
 
 function stripUndefined(value: object): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));

@@ -7,12 +7,14 @@ import {
   limitsSchema,
   nodeSchemas,
   nodeTargets,
+  type ModelNodeDefinition,
   type NodeDefinition,
   type NodeKind,
   type WorkflowDefinition,
 } from "./definition.js";
 import { ProblemList, type Problem } from "./problems.js";
 import { workflowVersion } from "./canonical.js";
+import { templateKeys } from "../llm/template.js";
 import {
   REDUCER_NAMES,
   checkKeySchema,
@@ -33,6 +35,8 @@ export interface CheckedChild {
 export interface CheckOptions {
   /** When given, actions not in it are reported as UNKNOWN_ACTION. */
   hasAction?: (name: string) => boolean;
+  /** When given, tools not in it are reported as UNKNOWN_TOOL. */
+  hasTool?: (name: string) => boolean;
   /** Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version). */
   resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList) => CheckedChild | undefined;
   /** Reducers given as functions in code; canonically recorded as `custom`. */
@@ -201,6 +205,21 @@ function checkNodes(
     if (node.kind === "action" && options.hasAction && !options.hasAction(node.action)) {
       problems.error([...path, "action"], "UNKNOWN_ACTION", `action "${node.action}" is not exported by the actions module`);
     }
+    if ((node.kind === "tool" || node.kind === "agent") && options.hasTool) {
+      const names = node.kind === "tool" ? [node.tool] : node.tools;
+      names.forEach((tool, i) => {
+        if (!options.hasTool!(tool)) {
+          problems.error([...path, ...(node.kind === "tool" ? ["tool"] : ["tools", i])], "UNKNOWN_TOOL", `tool "${tool}" is not in the \`tools\` export of the actions module`);
+        }
+      });
+    }
+    if ((node.kind === "llm" || node.kind === "agent") && node.schema) {
+      try {
+        keyValidator(node.schema);
+      } catch (error) {
+        problems.error([...path, "schema"], "INVALID_FIELD", `schema cannot be used: ${(error as Error).message}`);
+      }
+    }
     if (node.kind === "subgraph") {
       const child = options.resolveChild?.(node.workflow, [...path, "workflow"], problems);
       if (!options.resolveChild) {
@@ -265,7 +284,7 @@ function checkGraph(
     if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
       problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
     }
-    if (hasRoutes(node) && node.default === undefined && !approvalCovered(node)) {
+    if (hasRoutes(node) && node.default === undefined && !routesCovered(node)) {
       problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
     }
     if (node.routeOn !== undefined && !(node.routeOn in state)) {
@@ -289,6 +308,7 @@ function checkGraph(
         }
       }
     }
+    if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
     (node.waitFor ?? []).forEach((pred, i) => {
       if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node`);
       else if (!nodeTargets(nodes[pred]!).includes(name)) {
@@ -313,8 +333,50 @@ function checkGraph(
   }
 }
 
-/** An approval whose routes cover every decision needs no default (edit falls back to approve). */
-function approvalCovered(node: NodeDefinition): boolean {
+/** Templates read existing state keys, answers go to existing keys, routes match the options. */
+function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<string, StateKeyDefinition>, problems: ProblemList): void {
+  const templates: [string, string | undefined][] = [
+    ["system", node.system],
+    node.kind === "tool" ? ["instruction", node.instruction] : ["prompt", node.prompt],
+  ];
+  for (const [field, template] of templates) {
+    for (const key of templateKeys(template ?? "")) {
+      if (!(key in state)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
+    }
+  }
+  if (node.output !== undefined && !(node.output in state)) {
+    problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
+  } else if (node.output !== undefined && node.kind !== "tool" && !node.schema) {
+    const types = schemaTypes(state[node.output]!);
+    if (types.length > 0 && !types.includes("string")) {
+      problems.error([...path, "output"], "INVALID_FIELD", `the answer is text, but state key "${node.output}" holds ${types.join("|")}; give the node a \`schema\` for a JSON answer`);
+    }
+  }
+  if (node.kind === "tool") {
+    const options = node.outputOptions;
+    if (options && new Set(options).size !== options.length) problems.error([...path, "outputOptions"], "INVALID_FIELD", "outputOptions must not repeat an option");
+    if (options && !hasRoutes(node)) problems.error([...path, "outputOptions"], "INVALID_FIELD", "outputOptions choose a route: add `routes` (e.g. { \"FOUND\": \"next\" })");
+    if (!options && hasRoutes(node) && node.routeOn === undefined && !node.router) {
+      problems.error([...path, "routes"], "INVALID_FIELD", "a tool node routes on the model's classification: add `outputOptions` (or `routeOn`)");
+    }
+    for (const key of options ? Object.keys(node.routes ?? {}) : []) {
+      if (!options!.includes(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of outputOptions (${options!.join(", ")})`);
+    }
+  }
+  if (node.kind === "agent") {
+    if (new Set(node.tools).size !== node.tools.length) problems.error([...path, "tools"], "INVALID_FIELD", "tools must not repeat a tool");
+    (node.requireApproval ?? []).forEach((tool, i) => {
+      if (!node.tools.includes(tool)) problems.error([...path, "requireApproval", i], "INVALID_FIELD", `"${tool}" is not one of this agent's tools (${node.tools.join(", ")})`);
+    });
+  }
+}
+
+/**
+ * An approval whose routes cover every decision needs no default (edit falls back to approve);
+ * nor does a tool node whose routes cover all its outputOptions.
+ */
+function routesCovered(node: NodeDefinition): boolean {
+  if (node.kind === "tool") return (node.outputOptions ?? []).every((o) => o in (node.routes ?? {})) && node.outputOptions !== undefined;
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
   return node.decisions.every((d) => d in routes || (d === "edit" && "approve" in routes));

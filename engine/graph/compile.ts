@@ -1,6 +1,9 @@
 import type { z } from "zod";
 import { WorkflowError } from "../errors.js";
 import { builtinNodeFunction } from "../actions/builtin.js";
+import { modelServices } from "../llm/services.js";
+import type { BoundTool } from "../llm/tools.js";
+import type { ModelProvider } from "../llm/types.js";
 import type { CustomReducer, Reducer, State } from "../state/ops.js";
 import { StateValidator } from "../state/schema.js";
 import type { WorkflowDefinition } from "./definition.js";
@@ -14,19 +17,30 @@ export interface Implementations {
   /** Code workflows keep their own zod schema per key (refinements included). */
   keySchemas?: ReadonlyMap<string, z.ZodType>;
   children: ReadonlyMap<string, CompiledWorkflow>;
+  /** Tools of model nodes; absent when this process cannot tell (they are then looked up when a node runs). */
+  tool?(name: string): BoundTool | undefined;
+  /** The model of model nodes; absent: the environment's, looked up when a node first runs. */
+  model?: ModelProvider;
 }
 
 /** Binds a checked canonical definition to the code that runs its nodes. */
 export function compileDefinition(definition: WorkflowDefinition, version: string, impl: Implementations): CompiledWorkflow {
   const problems = new ProblemList();
   const nodes = new Map<string, CompiledNode>();
+  const services = modelServices(impl);
   for (const [name, def] of Object.entries(definition.nodes)) {
     let run: NodeFunction | undefined;
     if (def.kind === "action") {
       run = impl.action(def.action);
       if (!run) problems.error(["nodes", name, "action"], "UNKNOWN_ACTION", `action "${def.action}" is not exported by any loaded actions module`);
     } else {
-      run = builtinNodeFunction(def, impl.children, definition.state);
+      if (impl.tool && (def.kind === "tool" || def.kind === "agent")) {
+        const names = def.kind === "tool" ? [def.tool] : def.tools;
+        names.forEach((tool, i) => {
+          if (!impl.tool!(tool)) problems.error(["nodes", name, ...(def.kind === "tool" ? ["tool"] : ["tools", i])], "UNKNOWN_TOOL", `tool "${tool}" is not exported by any loaded actions module`);
+        });
+      }
+      run = builtinNodeFunction(def, impl.children, definition.state, services);
       if (!run) problems.error(["nodes", name, "workflow"], "BAD_SUBGRAPH", `sub-workflow ${String((def as { workflow?: unknown }).workflow)} is not available`);
     }
     if (!run) continue;

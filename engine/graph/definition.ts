@@ -88,7 +88,68 @@ const subgraphNode = z
   })
   .strict();
 
-export const NODE_KINDS = ["action", "approval", "wait", "subgraph"] as const;
+/** Fields of every model-backed node (llm, tool, agent). */
+const modelFields = {
+  /** Absent: the provider's default model. */
+  model: z.string().min(1).optional(),
+  /** A system message; a template over the state like the prompt. */
+  system: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).optional(),
+  /** How many times in all a model answer the node cannot use (bad JSON, bad arguments, not an option) is asked for. */
+  modelAttempts: z.number().int().min(1).max(10).default(3),
+};
+const jsonSchemaField = z.record(z.string(), z.unknown());
+
+const llmNode = z
+  .object({
+    kind: z.literal("llm"),
+    /** A template: `{{ path }}` inserts a state value. */
+    prompt: z.string().min(1),
+    /** The state key the answer is written to. */
+    output: z.string().min(1),
+    /** When given, the answer must be JSON matching this JSON Schema; otherwise it is text. */
+    schema: jsonSchemaField.optional(),
+    ...modelFields,
+    ...commonFields,
+  })
+  .strict();
+const toolNode = z
+  .object({
+    kind: z.literal("tool"),
+    /** The tool, by the name a loaded module exports it under. */
+    tool: z.string().min(1),
+    /** A template telling the model what to call the tool for; it fills in the arguments. */
+    instruction: z.string().min(1),
+    /** The state key the tool's result is written to. */
+    output: z.string().min(1).optional(),
+    /** The model classifies the tool's result into one of these; it becomes the route key. */
+    outputOptions: z.array(z.string().min(1)).min(2).optional(),
+    /** What the classification should decide (default: which option fits the result). */
+    classify: z.string().min(1).optional(),
+    ...modelFields,
+    ...commonFields,
+  })
+  .strict();
+const agentNode = z
+  .object({
+    kind: z.literal("agent"),
+    prompt: z.string().min(1),
+    /** Tools the model may call, by name. */
+    tools: z.array(z.string().min(1)).min(1),
+    /** Tools that run only once an operator approved (or edited) the call. */
+    requireApproval: z.array(z.string().min(1)).optional(),
+    /** The state key the final answer is written to. */
+    output: z.string().min(1),
+    schema: jsonSchemaField.optional(),
+    /** Model turns before the agent gives up (each turn may call several tools). */
+    maxTurns: z.number().int().min(1).max(100).default(10),
+    ...modelFields,
+    ...commonFields,
+  })
+  .strict();
+
+export const NODE_KINDS = ["action", "approval", "wait", "subgraph", "llm", "tool", "agent"] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
 export const nodeSchemas = {
@@ -96,22 +157,33 @@ export const nodeSchemas = {
   approval: approvalNode,
   wait: waitNode,
   subgraph: subgraphNode,
+  llm: llmNode,
+  tool: toolNode,
+  agent: agentNode,
 } satisfies Record<NodeKind, z.ZodType>;
 
 export type ActionNodeDefinition = z.output<typeof actionNode>;
 export type ApprovalNodeDefinition = z.output<typeof approvalNode>;
 export type WaitNodeDefinition = z.output<typeof waitNode>;
 export type SubgraphNodeDefinition = z.output<typeof subgraphNode>;
+export type LlmNodeDefinition = z.output<typeof llmNode>;
+export type ToolNodeDefinition = z.output<typeof toolNode>;
+export type AgentNodeDefinition = z.output<typeof agentNode>;
+export type ModelNodeDefinition = LlmNodeDefinition | ToolNodeDefinition | AgentNodeDefinition;
 export type NodeDefinition =
   | ActionNodeDefinition
   | ApprovalNodeDefinition
   | WaitNodeDefinition
-  | SubgraphNodeDefinition;
+  | SubgraphNodeDefinition
+  | ModelNodeDefinition;
 export type NodeDefinitionInput =
   | z.input<typeof actionNode>
   | z.input<typeof approvalNode>
   | z.input<typeof waitNode>
-  | z.input<typeof subgraphNode>;
+  | z.input<typeof subgraphNode>
+  | z.input<typeof llmNode>
+  | z.input<typeof toolNode>
+  | z.input<typeof agentNode>;
 
 export const limitsSchema = z
   .object({

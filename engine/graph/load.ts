@@ -9,7 +9,7 @@ import { ProblemList, formatProblem, type Problem } from "./problems.js";
 import { parseWorkflowText } from "./parse-json.js";
 
 export interface CheckFileOptions {
-  /** When given, actions it lacks are UNKNOWN_ACTION problems. */
+  /** When given, actions it lacks are UNKNOWN_ACTION problems (and tools it lacks, UNKNOWN_TOOL). */
   actions?: ActionRegistry;
   /** Where relative sub-workflow paths are resolved from. */
   baseDir?: string;
@@ -36,6 +36,7 @@ function checkValue(value: unknown, options: CheckFileOptions, stack: string[], 
     value,
     {
       ...(options.actions ? { hasAction: (name: string) => options.actions!.get(name) !== undefined } : {}),
+      ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
       resolveChild: (ref, path, list) => {
         const child = loadChild(ref, options, stack, path, list);
         if (child) {
@@ -133,7 +134,12 @@ export function compileWithChildren(
       if (!child) throw new WorkflowError(`sub-workflow version ${String(node.workflow)} of ${def.name} is not available`);
       mine.set(child.version, build(child.definition, child.version));
     }
-    const result = compileDefinition(def, v, { action: (name) => actions.get(name), children: mine });
+    const result = compileDefinition(def, v, {
+      action: (name) => actions.get(name),
+      children: mine,
+      ...(actions.tool ? { tool: (name: string) => actions.tool!(name) } : {}),
+      ...(actions.model ? { model: actions.model } : {}),
+    });
     compiled.set(v, result);
     return result;
   };

@@ -1,4 +1,6 @@
 import type { z } from "zod";
+import type { BoundTool } from "../llm/tools.js";
+import type { ModelProvider } from "../llm/types.js";
 import type { ArtifactRef } from "../store/records.js";
 import type { Reducer, State } from "../state/ops.js";
 import type { StateValidator } from "../state/schema.js";
@@ -114,8 +116,17 @@ export interface CompiledWorkflow<S extends State = State> {
 
 export type ActionMap = Record<string, NodeFunction>;
 
-/** Resolves an action name to its function; undefined when no loaded module exports it. */
+/**
+ * What the operator chose to load: actions by name, and — for llm, tool and agent nodes — tools
+ * by name and a model provider.
+ */
 export interface ActionRegistry {
+  /** An action's function; undefined when no loaded module exports it. */
   get(name: string): NodeFunction | undefined;
   names(): string[];
+  /** A tool; undefined when no loaded module exports it. A registry without this method cannot tell. */
+  tool?(name: string): BoundTool | undefined;
+  toolNames?(): string[];
+  /** The model of model nodes; absent: the environment's (PITWALL_LLM_*). */
+  readonly model?: ModelProvider;
 }

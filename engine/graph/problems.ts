@@ -17,6 +17,7 @@ export const PROBLEM_CODES = [
   "WAITFOR_NOT_PREDECESSOR",
   "NO_PATH_TO_END",
   "BAD_SUBGRAPH",
+  "UNKNOWN_TOOL",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 

@@ -33,6 +33,18 @@ export function describeNode(node: NodeDefinition): string {
     case "subgraph":
       parts.push(`sub-workflow ${node.workflowName ?? String(node.workflow)}`);
       break;
+    case "llm":
+      parts.push(`llm${node.model ? ` ${node.model}` : ""} → ${node.output}${node.schema ? " (JSON)" : ""}`);
+      break;
+    case "tool":
+      parts.push(`tool ${node.tool}${node.output ? ` → ${node.output}` : ""}${node.outputOptions ? `, model routes on ${node.outputOptions.join("/")}` : ""}`);
+      break;
+    case "agent": {
+      const approve = new Set(node.requireApproval ?? []);
+      const tools = node.tools.map((t) => (approve.has(t) ? `${t} (approval)` : t));
+      parts.push(`agent${node.model ? ` ${node.model}` : ""} with ${tools.join(", ")} → ${node.output}, ≤${node.maxTurns} turns`);
+      break;
+    }
   }
   if (node.map) parts.push(`for each item of ${node.map.over}${node.map.concurrency ? ` (≤${node.map.concurrency} at once)` : ""}`);
   if (node.retry && node.retry.maxAttempts > 1) parts.push(`retry ×${node.retry.maxAttempts}`);

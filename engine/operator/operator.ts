@@ -310,7 +310,7 @@ export class Operator {
   /** A task of the run's current step, by id or node name. */
   private async resolveTask(runId: string, ref: string, prefer: string[]): Promise<string> {
     const run = await this.mustGetRun(runId);
-    const tasks = await this.store.listTasks(runId, { step: run.step + 1 });
+    const tasks = (await this.store.listTasks(runId, { step: run.step + 1 })).filter((t) => t.parent === null);
     const byId = tasks.find((t) => t.id === ref);
     if (byId) return byId.id;
     const byNode = tasks.filter((t) => t.node === ref);

@@ -62,9 +62,10 @@ export class Batch {
     return this;
   }
 
-  toCommit(runId: string, fence: number, expect: Pick<Commit, "expectHead" | "expectStatus"> = {}): Commit {
+  /** `id` must be unique per commit of the run; the executor numbers its commits under its fence. */
+  toCommit(runId: string, fence: number, expect: Pick<Commit, "expectHead" | "expectStatus"> = {}, id = newId("c", 12)): Commit {
     return {
-      id: newId("c", 12),
+      id,
       runId,
       fence,
       ...expect,

@@ -3,7 +3,7 @@ import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import type { EventFactory } from "./event-factory.js";
-import { retryDecision, retryPolicyOf } from "./retry.js";
+import { failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
 
@@ -77,12 +77,12 @@ export class DurableCalls {
           throw err;
         }
         const code = errorCodeOf(err);
-        const decision = retryDecision(policy, attempt - record.retriesFrom, { name: err.name, ...(code ? { code } : {}) });
         record = transitionTask(record, "failed", {
           endedAt: now,
           error: { message: err.message, name: err.name, ...(code ? { code } : {}) },
           attempts: closeAttempt(record, "failed", now, err.message, code),
         });
+        const decision = retryDecision(policy, failuresCounted(record), { name: err.name, ...(code ? { code } : {}) });
         await this.save(
           record,
           this.host.events.task(record, "task.failed", {

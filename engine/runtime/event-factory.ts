@@ -23,8 +23,22 @@ export class EventFactory {
   }
 
   task<T extends EventType>(task: Pick<TaskRecord, "id" | "attempts">, type: T, payload: EventPayloads[T], actor = this.actor): NewEvent {
-    return this.make(type, payload, task.id, spanIdOf(task.id, task.attempts.length), actor);
+    return this.make(type, payload, task.id, this.spanId(task.id, task.attempts.length), actor);
   }
+
+  /** A task attempt emits several events; its span id is hashed once. */
+  private spanId(taskId: string, attempt: number): string {
+    const key = `${taskId}:${attempt}`;
+    let span = this.spans.get(key);
+    if (span === undefined) {
+      if (this.spans.size > 1024) this.spans.clear();
+      span = spanIdOf(taskId, attempt);
+      this.spans.set(key, span);
+    }
+    return span;
+  }
+
+  private readonly spans = new Map<string, string>();
 
   private make(type: EventType, payload: unknown, taskId: string | null, spanId: string | null, actor: string): NewEvent {
     return {

@@ -74,6 +74,7 @@ export class RunExecutor {
   private leaseTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly progressAt = new Map<string, number>();
+  private commits = 0;
   private cancelRequest: CommandRecord | undefined;
   private stopping: "shutdown" | "lease-lost" | undefined;
   private end: ExecutionEnd | undefined;
@@ -466,7 +467,8 @@ export class RunExecutor {
     }
     const batch = this.rs.batch;
     this.rs.batch = new Batch();
-    const commit = batch.toCommit(this.rs.run.id, this.fence, expect);
+    // Unique without randomness: no two owners share a fence, and this owner counts its commits.
+    const commit = batch.toCommit(this.rs.run.id, this.fence, expect, `c${this.fence}.${++this.commits}`);
     const deadline = Date.now() + this.options.leaseMs;
     for (let delay = 50; ; delay = Math.min(delay * 2, 2000)) {
       try {

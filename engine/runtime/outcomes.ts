@@ -2,7 +2,7 @@ import { derivedId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
-import { retryDecision, retryPolicyOf } from "./retry.js";
+import { failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
 
@@ -88,14 +88,14 @@ function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | un
 /** A failed attempt: back to pending with a backoff when the policy retries it, else left failed. */
 export function failTask(rs: RunState, task: TaskRecord, error: Error, code: string | undefined, now: number): void {
   const attempt = task.attempts.length;
-  const decision = retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), attempt - task.retriesFrom, {
-    name: error.name,
-    ...(code ? { code } : {}),
-  });
   const failed = transitionTask(task, "failed", {
     attempts: closeAttempt(task, "failed", now, error.message, code),
     error: { message: error.message, name: error.name, ...(code ? { code } : {}), ...(error.stack ? { stack: error.stack } : {}) },
     endedAt: now,
+  });
+  const decision = retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), {
+    name: error.name,
+    ...(code ? { code } : {}),
   });
   rs.setTask(
     failed,

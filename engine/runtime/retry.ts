@@ -1,4 +1,5 @@
 import { retryPolicySchema, type RetryPolicy, type RetryPolicyInput } from "../graph/definition.js";
+import type { TaskRecord } from "../store/records.js";
 
 const NO_RETRY = retryPolicySchema.parse({});
 
@@ -9,20 +10,29 @@ export function retryPolicyOf(policy: RetryPolicyInput | undefined): RetryPolicy
 /** Errors that retrying cannot fix: the node's output was invalid in a way it will repeat. */
 const NEVER_RETRIED = new Set(["WRITE_CONFLICT"]);
 
-/** Whether a failed attempt (number `attempt`, 1-based) is retried, and after how long. */
+/**
+ * How many of a task's attempts count against its retry policy: the failed ones since an
+ * operator last retried it. Attempts that paused for a person, parked on a timer or were
+ * stopped by a shutdown are not failures.
+ */
+export function failuresCounted(task: Pick<TaskRecord, "attempts" | "retriesFrom">): number {
+  return task.attempts.slice(task.retriesFrom).filter((a) => a.outcome === "failed").length;
+}
+
+/** Whether the `failures`-th failure (1-based) of a task is retried, and after how long. */
 export function retryDecision(
   policy: RetryPolicy,
-  attempt: number,
+  failures: number,
   error: { name?: string; code?: string },
   random: () => number = Math.random,
 ): { retry: false } | { retry: true; delayMs: number } {
-  if (attempt >= policy.maxAttempts) return { retry: false };
+  if (failures >= policy.maxAttempts) return { retry: false };
   if (error.code && NEVER_RETRIED.has(error.code)) return { retry: false };
   if (policy.retryOn && policy.retryOn.length > 0) {
     const matches = policy.retryOn.some((r) => r === error.name || r === error.code);
     if (!matches) return { retry: false };
   }
-  const base = Math.min(policy.maxBackoffMs, policy.backoffMs * policy.factor ** (attempt - 1));
+  const base = Math.min(policy.maxBackoffMs, policy.backoffMs * policy.factor ** (failures - 1));
   const jitter = base * policy.jitter * (random() * 2 - 1);
   return { retry: true, delayMs: Math.max(0, Math.round(base + jitter)) };
 }

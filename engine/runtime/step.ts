@@ -177,7 +177,8 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
     barriers: rs.run.barriers,
     visits,
   };
-  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state);
+  const deltaBytes = jsonBytes(reduced.ops);
+  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state, deltaBytes);
   const checkpoint: CheckpointRecord = {
     id: checkpointId(rs.run.id, n),
     runId: rs.run.id,
@@ -193,9 +194,13 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
     ...(snapshot ? { snapshot } : {}),
     snapshotN: snapshot ? n : rs.chain.snapshotN,
     createdAt: Date.now(),
-    bytes: jsonBytes(reduced.ops) + (snapshot ? jsonBytes(snapshot) : 0),
+    bytes: deltaBytes + (snapshot ? jsonBytes(snapshot) : 0),
   };
   rs.batch.checkpoint = checkpoint;
+  // The checkpoint holds what they wrote: results committed with it need not keep their writes.
+  for (const task of ordered) {
+    if (rs.batch.tasks.has(task.id)) rs.batch.tasks.set(task.id, { ...rs.batch.tasks.get(task.id)!, writes: null });
+  }
   const completedAt = rs.batch.events.length;
   rs.head = checkpoint;
   const after = new Set(rs.run.interruptAfter ?? rs.workflow.definition.interruptAfter);

@@ -60,7 +60,27 @@ export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
 /** Builds the zod validator of one state key from its JSON-Schema form. */
 export function keyValidator(definition: JsonSchema): z.ZodType {
   const { reducer: _reducer, ...schema } = definition;
-  return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+  return z.fromJSONSchema(expandNullable(schema) as Parameters<typeof z.fromJSONSchema>[0]);
+}
+
+/** OpenAPI's `nullable: true`, which JSON Schema spells as `anyOf [..., { type: "null" }]`, at any depth. */
+function expandNullable(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(expandNullable);
+  if (schema === null || typeof schema !== "object") return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = key === "default" || key === "enum" ? value : expandNullable(value);
+  }
+  if (out.nullable !== true) {
+    delete out.nullable;
+    return out;
+  }
+  const { nullable: _n, default: fallback, description, ...rest } = out;
+  return {
+    anyOf: [rest, { type: "null" }],
+    ...(fallback !== undefined ? { default: fallback } : {}),
+    ...(description !== undefined ? { description } : {}),
+  };
 }
 
 /**

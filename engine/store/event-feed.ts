@@ -1,26 +1,38 @@
+import type { EventType } from "../runtime/events.js";
 import type { EventRecord } from "./records.js";
-import type { EventQuery } from "./store.js";
+import type { EventQuery, SubscribeOptions } from "./store.js";
 
 export interface EventSource {
   readEvents(query: EventQuery): Promise<EventRecord[]>;
   lastEventSeq(): Promise<number>;
 }
 
+/** How many recent in-process publishes are remembered for subscribers that fell behind. */
+const RECENT = 256;
+const PAGE = 500;
+
 /**
- * Turns "something changed" signals into live event subscriptions. A store calls `publish()`
- * after its own commits; a store shared between processes also passes a `watch` function that
- * notices other processes' commits (started only while somebody is waiting, so idle costs nothing).
+ * Turns commits into live event subscriptions. A store calls `publish(events)` after each of
+ * its own commits; subscribers in this process then get those events without reading the store
+ * at all. A store shared between processes also passes a `watch` function that notices other
+ * processes' commits (started only while somebody is waiting, so idle costs nothing); such
+ * changes, whose events are unknown here, make subscribers read the store.
  */
 export class EventFeed {
   private version = 0;
+  /** Recent publishes by version, with their events when the publisher knew them. */
+  private readonly recent: { version: number; events: readonly EventRecord[] | undefined }[] = [];
   private readonly waiters = new Set<() => void>();
   private stopWatching: (() => void) | undefined;
   private closed = false;
 
   constructor(private readonly watch?: (notify: () => void) => () => void) {}
 
-  publish(): void {
+  /** Something was committed: the events this process committed, or undefined when unknown. */
+  publish(events?: readonly EventRecord[]): void {
     this.version++;
+    this.recent.push({ version: this.version, events });
+    if (this.recent.length > RECENT) this.recent.shift();
     const waiters = [...this.waiters];
     this.waiters.clear();
     for (const wake of waiters) wake();
@@ -30,6 +42,26 @@ export class EventFeed {
   close(): void {
     this.closed = true;
     this.publish();
+  }
+
+  /**
+   * The events published since `version`, when they are exactly every event after `after`
+   * (nothing unknown in between); undefined when the store must be read instead.
+   */
+  private published(version: number, after: number): EventRecord[] | undefined {
+    const batches = this.recent.filter((b) => b.version > version);
+    if (batches.length !== this.version - version) return undefined;
+    const out: EventRecord[] = [];
+    let next = after + 1;
+    for (const batch of batches) {
+      if (!batch.events) return undefined;
+      for (const event of batch.events) {
+        if (event.seq !== next) return undefined;
+        out.push(event);
+        next++;
+      }
+    }
+    return out;
   }
 
   /** Resolves at the next change after `version` (immediately if it already happened), or on abort. */
@@ -60,24 +92,38 @@ export class EventFeed {
     }
   }
 
-  async *subscribe(
-    source: EventSource,
-    options: { after?: number; runId?: string; signal?: AbortSignal } = {},
-  ): AsyncIterable<EventRecord> {
-    const { signal, runId } = options;
+  async *subscribe(source: EventSource, options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
+    const { signal, runId, types } = options;
+    const wanted = (e: EventRecord) => (runId === undefined || e.runId === runId) && (!types || types.includes(e.type as EventType));
+    const filtered = runId !== undefined || types !== undefined;
+    // `after`: every event up to it has been considered (delivered or filtered out).
     let after = options.after ?? (await source.lastEventSeq());
+    let version = this.version;
+    let read = true;
     while (!signal?.aborted && !this.closed) {
-      const version = this.version;
-      const batch = await source.readEvents({ after, ...(runId !== undefined ? { runId } : {}), limit: 500 });
-      if (batch.length > 0) {
+      if (read) {
+        version = this.version;
+        // With a filter the page says nothing about events it skipped; the store's last number,
+        // taken before the read, does.
+        const last = filtered ? await source.lastEventSeq() : 0;
+        const batch = await source.readEvents({ after, ...(runId !== undefined ? { runId } : {}), ...(types ? { types } : {}), limit: PAGE });
         for (const event of batch) {
           if (signal?.aborted) return;
           after = event.seq;
           yield event;
         }
-        continue;
+        if (batch.length === PAGE) continue;
+        after = Math.max(after, last);
       }
       await this.waitForChange(version, signal);
+      const known = this.published(version, after);
+      version = this.version;
+      read = known === undefined;
+      for (const event of known ?? []) {
+        if (signal?.aborted) return;
+        after = event.seq;
+        if (wanted(event)) yield event;
+      }
     }
   }
 }

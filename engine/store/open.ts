@@ -1,5 +1,6 @@
 import { StoreError } from "../errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
+import { RedisStore } from "./redis/redis-store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
@@ -12,7 +13,10 @@ export function describeStoreUrl(url: string): string {
 }
 
 export interface OpenStoreOptions {
-  /** SQLite: `process` (default) survives a process crash; `os` survives power loss. */
+  /**
+   * SQLite: `process` (default) survives a process crash; `os` survives power loss.
+   * Redis: see the README ("Redis: many workers on many machines") for what each promises.
+   */
   durability?: "process" | "os";
   /** SQLite: how long to wait for another process's write before failing (default 5000 ms). */
   busyTimeoutMs?: number;
@@ -27,6 +31,7 @@ const DURABILITIES = ["process", "os"];
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (url === "memory:" || url === "memory") return new MemoryStore();
+  if (/^rediss?:\/\//i.test(url)) return RedisStore.open(url, options.durability ? { durability: options.durability } : {});
   const file = sqliteFile(url);
   if (file === undefined) {
     throw new StoreError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);

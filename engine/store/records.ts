@@ -156,7 +156,10 @@ export interface TaskRecord {
   attempts: AttemptRecord[];
   /** The same for every attempt of this task: hand it to external systems to deduplicate side effects. */
   idempotencyKey: string;
-  /** The state writes of a succeeded task, kept until its step's checkpoint is committed. */
+  /**
+   * The state writes of a succeeded task whose siblings were still running, so that a crash
+   * does not lose them; null once they are in a checkpoint committed with the task.
+   */
   writes: [key: string, value: unknown][] | null;
   route: string | null;
   error: TaskError | null;

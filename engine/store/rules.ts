@@ -14,21 +14,33 @@ export function checkCommit(
 ): "apply" | "duplicate" {
   if (run.lastCommit === commit.id) return "duplicate";
   if (run.fence !== commit.fence) throw new StaleFenceError(run.id, commit.fence, run.fence);
-  if (commit.expectHead !== undefined && run.head !== commit.expectHead) {
-    throw new ConflictError(`run ${run.id} has moved on (its head is ${run.head}, not ${commit.expectHead}); read it again`);
-  }
-  if (commit.expectStatus && !commit.expectStatus.includes(run.status)) {
-    throw new ConflictError(`run ${run.id} is ${run.status}, not ${commit.expectStatus.join(" or ")}`);
-  }
+  if (commit.expectHead !== undefined && run.head !== commit.expectHead) throw headMoved(run.id, run.head, commit.expectHead);
+  if (commit.expectStatus && !commit.expectStatus.includes(run.status)) throw unexpectedStatus(run.id, run.status, commit.expectStatus);
   for (const id of commit.expectPending ?? []) {
     const interrupt = interruptOf(id);
-    if (!interrupt) throw new ConflictError(`interrupt ${id} does not exist`);
+    if (!interrupt) throw missingInterrupt(id);
     if (interrupt.status !== "pending") throw alreadyResolved(id, interrupt.resolution);
   }
-  if (commit.checkpoint && commit.checkpoint.n !== run.headN + 1) {
-    throw new ConflictError(`checkpoint ${commit.checkpoint.n} of run ${run.id} does not follow its head ${run.headN}`);
-  }
+  if (commit.checkpoint && commit.checkpoint.n !== run.headN + 1) throw checkpointGap(run.id, commit.checkpoint.n, run.headN);
   return "apply";
+}
+
+// The refusals of checkCommit, shared with stores that check the rules elsewhere (Redis, in Lua).
+
+export function headMoved(runId: string, head: string | null, expected: string | null): ConflictError {
+  return new ConflictError(`run ${runId} has moved on (its head is ${head}, not ${expected}); read it again`);
+}
+
+export function unexpectedStatus(runId: string, status: RunStatus, expected: readonly RunStatus[]): ConflictError {
+  return new ConflictError(`run ${runId} is ${status}, not ${expected.join(" or ")}`);
+}
+
+export function missingInterrupt(id: string): ConflictError {
+  return new ConflictError(`interrupt ${id} does not exist`);
+}
+
+export function checkpointGap(runId: string, n: number, headN: number): ConflictError {
+  return new ConflictError(`checkpoint ${n} of run ${runId} does not follow its head ${headN}`);
 }
 
 export function alreadyResolved(id: string, resolution: InterruptRecord["resolution"]): ConflictError {

@@ -83,6 +83,15 @@ export interface EventQuery {
   limit?: number;
 }
 
+export interface SubscribeOptions {
+  /** Only events with a larger sequence number (default: from now on). */
+  after?: number;
+  runId?: string;
+  types?: readonly EventType[];
+  /** Ends the subscription. */
+  signal?: AbortSignal;
+}
+
 export interface NewRun {
   run: RunRecord;
   checkpoint: CheckpointRecord;
@@ -142,7 +151,7 @@ export interface Store extends ChainReader {
    * New events as they are committed, after `after` (default: from now). Ends when the signal
    * aborts. Idle cost is near zero: no busy loop.
    */
-  subscribe(options?: { after?: number; runId?: string; signal?: AbortSignal }): AsyncIterable<EventRecord>;
+  subscribe(options?: SubscribeOptions): AsyncIterable<EventRecord>;
 
   putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef>;
   getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined>;

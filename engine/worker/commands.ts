@@ -92,7 +92,9 @@ async function prepareResolve(command: CommandRecord, view: RunView, events: Eve
     resolving.push(interrupt);
   }
   const patch = command.args.patch;
-  if (decision === "edit" && patch === undefined) return refuse(new ValidationError(`decision "edit" needs a state patch`));
+  if (decision === "edit" && patch === undefined && command.args.response === undefined) {
+    return refuse(new ValidationError(`decision "edit" needs a state patch or a response (the edited values)`));
+  }
   const at = Date.now();
   let checkpoint: CheckpointRecord | undefined;
   if (patch !== undefined) {

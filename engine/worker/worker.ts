@@ -3,6 +3,7 @@ import { ConflictError, errorMessage } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
+import type { EventType } from "../runtime/events.js";
 import { RunExecutor, type ExecutionEnd, type ExecutorHost, type ExecutorOptions } from "../runtime/executor.js";
 import { newRun } from "../runtime/new-run.js";
 import { DEFAULT_SECRET_KEYS } from "../runtime/redact.js";
@@ -29,7 +30,9 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId">
 }
 
 /** Events after which there may be a run to claim. */
-const WORK_EVENTS = new Set<string>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
+const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
+/** What the worker follows: new work, and commands for the runs it owns. */
+const WATCHED: readonly EventType[] = [...WORK_EVENTS, "operator.requested"];
 
 const DEFAULTS = {
   concurrency: 16,
@@ -195,7 +198,7 @@ export class Worker implements ExecutorHost {
     let after: number | undefined;
     while (!signal.aborted) {
       try {
-        for await (const event of this.store.subscribe({ signal, ...(after !== undefined ? { after } : {}) })) {
+        for await (const event of this.store.subscribe({ signal, types: WATCHED, ...(after !== undefined ? { after } : {}) })) {
           after = event.seq;
           if (event.type === "operator.requested") {
             const executor = this.executors.get(event.runId);

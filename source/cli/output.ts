@@ -30,6 +30,13 @@ export class Output {
   table(headers: readonly string[], rows: readonly (readonly string[])[]): void {
     for (const line of formatTable(headers, rows)) this.line(line);
   }
+
+  /** A listing: one JSON array for scripts; for people a table, or `empty` on stderr when there is nothing. */
+  list<T>(items: readonly T[], empty: string, headers: readonly string[], row: (item: T) => string[]): void {
+    if (this.json) this.value(items);
+    else if (items.length === 0) this.note(empty);
+    else this.table(headers, items.map(row));
+  }
 }
 
 /** Text from state, events or errors, made safe to print: no escape sequences or control characters. */

@@ -1,3 +1,4 @@
+import type { CommandOutcome, Operator } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { printOutcome } from "../cli/outcome.js";
 
@@ -5,28 +6,20 @@ const details = `A breakpoint pauses the run before the node each time it is sch
 kind "breakpoint" (resolve it to go on), until it is removed with unbreak.
 --json prints { "commandId", "effect" }.`;
 
-export const breakpoint = defineCommand({
-  name: "break",
-  usage: "break <run> <node> [--reason TEXT]",
-  summary: "pause a live run before a node, every time it is scheduled",
-  details,
-  flags: { reason: { type: "string" } },
-  args: { min: 2, max: 2 },
-  async run({ args, flags, out, operator }) {
-    const [runId, node] = args as [string, string];
-    return printOutcome(out, await (await operator()).breakpoint(runId, node, flags.reason));
-  },
-});
+function breakpointCommand(name: string, summary: string, apply: (op: Operator, runId: string, node: string, reason?: string) => Promise<CommandOutcome>) {
+  return defineCommand({
+    name,
+    usage: `${name} <run> <node> [--reason TEXT]`,
+    summary,
+    details,
+    flags: { reason: { type: "string" } },
+    args: { min: 2, max: 2 },
+    async run({ args, flags, out, operator }) {
+      const [runId, node] = args as [string, string];
+      return printOutcome(out, await apply(await operator(), runId, node, flags.reason));
+    },
+  });
+}
 
-export const unbreak = defineCommand({
-  name: "unbreak",
-  usage: "unbreak <run> <node> [--reason TEXT]",
-  summary: "remove a breakpoint",
-  details,
-  flags: { reason: { type: "string" } },
-  args: { min: 2, max: 2 },
-  async run({ args, flags, out, operator }) {
-    const [runId, node] = args as [string, string];
-    return printOutcome(out, await (await operator()).clearBreakpoint(runId, node, flags.reason));
-  },
-});
+export const breakpoint = breakpointCommand("break", "pause a live run before a node, every time it is scheduled", (op, run, node, reason) => op.breakpoint(run, node, reason));
+export const unbreak = breakpointCommand("unbreak", "remove a breakpoint", (op, run, node, reason) => op.clearBreakpoint(run, node, reason));

@@ -21,14 +21,16 @@ export const checkpoints = defineCommand({
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
     const list = await s.listCheckpoints(run.id);
-    if (out.json) {
-      out.value(list.map(checkpointSummary));
-      return EXIT.ok;
-    }
-    out.table(
-      ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "SIZE", "AGE"],
-      list.map((c) => [String(c.n), c.id, String(c.step), c.source, c.actor, c.nodes.join(",") || "-", bytes(c.bytes), age(c.createdAt)]),
-    );
+    out.list(list.map(checkpointSummary), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "SIZE", "AGE"], (c) => [
+      String(c.n),
+      c.id,
+      String(c.step),
+      c.source,
+      c.actor,
+      c.nodes.join(",") || "-",
+      bytes(c.bytes),
+      age(c.createdAt),
+    ]);
     return EXIT.ok;
   },
 });

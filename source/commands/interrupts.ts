@@ -16,18 +16,15 @@ export const interrupts = defineCommand({
     const s = await store();
     if (flags.run !== undefined) await mustGetRun(s, flags.run);
     const list = await s.listInterrupts({ status: "pending", ...(flags.run !== undefined ? { runId: flags.run } : {}) });
-    if (out.json) {
-      out.value(list);
-      return EXIT.ok;
-    }
-    if (list.length === 0) {
-      out.note("no pending interrupts");
-      return EXIT.ok;
-    }
-    out.table(
-      ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", "QUESTION"],
-      list.map((i) => [i.id, i.runId, i.node, i.kind, age(i.createdAt), i.request.decisions.join("/"), inline(i.request.question ?? "", 70)]),
-    );
+    out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", "QUESTION"], (i) => [
+      i.id,
+      i.runId,
+      i.node,
+      i.kind,
+      age(i.createdAt),
+      i.request.decisions.join("/"),
+      inline(i.request.question ?? "", 70),
+    ]);
     return EXIT.ok;
   },
 });

@@ -14,7 +14,8 @@ export const resolve = defineCommand({
   details: `--patch is a JSON Patch array (RFC 6902) or a partial state written through the reducers;
 --set path=value (path like operation.limit, $.tasks[0] or /a/b; value JSON or text) adds
 JSON Patch operations. The edited state is validated: if invalid, nothing is written (exit 2).
---respond sends TEXT as the response (parsed as JSON when the interrupt asks for non-text).
+--respond sends TEXT as the response (parsed as JSON when the interrupt asks for non-text);
+--decision takes any other decision the interrupt offers (pitwall interrupts lists them).
 --edit opens $EDITOR on the state as JSON and applies what you save as the patch (decision
 "edit" when the interrupt offers it, else "approve"); on an error the editor reopens with it.
 Resolving an interrupt twice is refused (exit 3).

@@ -28,26 +28,15 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
       ...(flags.workflow ? { workflow: flags.workflow } : {}),
       limit,
     });
-    if (out.json) {
-      out.value(list);
-      return EXIT.ok;
-    }
-    if (list.length === 0) {
-      out.note("no runs");
-      return EXIT.ok;
-    }
-    out.table(
-      ["RUN", "WORKFLOW", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"],
-      list.map((r) => [
-        r.id,
-        r.workflow,
-        runStatus(r),
-        String(r.step),
-        r.current.join(",") || "-",
-        r.pendingInterrupts > 0 ? String(r.pendingInterrupts) : "-",
-        age(r.updatedAt),
-      ]),
-    );
+    out.list(list, "no runs", ["RUN", "WORKFLOW", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
+      r.id,
+      r.workflow,
+      runStatus(r),
+      String(r.step),
+      r.current.join(",") || "-",
+      r.pendingInterrupts > 0 ? String(r.pendingInterrupts) : "-",
+      age(r.updatedAt),
+    ]);
     return EXIT.ok;
   },
 });

@@ -22,7 +22,8 @@ describe("pitwall demo", () => {
   });
 
   it("creates a store in the working folder, runs the example workflows under the console, and q stops it cleanly", async () => {
-    const command = `cd '${dir}' && env -u PITWALL_STORE PITWALL_LATENCY_SCALE=1 '${process.execPath}' '${BIN}' demo --every 1; echo "EXIT=$?" > exit.txt; sleep 60`;
+    // A clean environment: Ink draws nothing until exit when it believes it runs in CI.
+    const command = `cd '${dir}' && env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 PITWALL_LATENCY_SCALE=1 '${process.execPath}' '${BIN}' demo --every 1; echo "EXIT=$?" > exit.txt; sleep 60`;
     tmux("new-session", "-d", "-s", "demo", "-x", "150", "-y", "40", command);
     const screen = () => tmux("capture-pane", "-p", "-t", "demo");
 

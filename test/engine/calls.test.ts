@@ -83,6 +83,47 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     void second;
   });
 
+  it("names a node's task, not its calls, when an operator kills or retries the node by name", async () => {
+    const wf = workflow("kill-by-name", { state })
+      .node("agent", async (_s, ctx) => {
+        await ctx.call("a", () => 1);
+        await ctx.call("b", () => new Promise((resolve) => setTimeout(resolve, 10_000)));
+        return {};
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => (await engine.store.listTasks(run.id)).some((t) => t.call === "b" && t.status === "running"), 5000, "call b running");
+    await engine.operator("ann").kill(run.id, { task: "agent" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "killed" });
+    const outcome = await engine.operator("ann").retry(run.id, "agent");
+    expect(outcome.result.willRun).toEqual(["agent"]);
+  });
+
+  it("does not count attempts that paused for a person against the retry policy", async () => {
+    let failures = 0;
+    const wf = workflow("ask-then-fail", { state, reducers: { results: "append" } })
+      .node("agent", async (_s, ctx) => {
+        await ctx.interrupt({ question: "one?" });
+        await ctx.interrupt({ question: "two?" });
+        if (failures++ === 0) throw new Error("transient");
+        return { results: ["done"] };
+      }, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    for (let i = 0; i < 2; i++) {
+      const pending = await until(
+        async () => ((await run.get()).status === "paused" ? (await engine.store.listInterrupts({ runId: run.id, status: "pending" }))[0] : undefined),
+        5000,
+        "interrupt",
+      );
+      await engine.operator("ann").resolve(pending.id, { decision: "approve" });
+    }
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(failures).toBe(2);
+  });
+
   it("refuses a call key used twice in one run of a node", async () => {
     const wf = workflow("dup-key", { state })
       .node("agent", async (_s, ctx) => {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryStore, openStore, type Store } from "../../engine/index.js";
+import { RedisServer } from "./redis-server.js";
 
 /**
  * The stores every contract and engine suite runs against. Each store's folder adds its entry;
@@ -13,6 +14,27 @@ export interface StoreFactory {
   teardown?(): Promise<void>;
   /** A fresh, empty store. */
   open(): Promise<Store>;
+}
+
+/** One redis-server per test file; each store opened on it has a key prefix of its own. */
+function redisFactory(): StoreFactory {
+  let server: RedisServer | undefined;
+  let opened = 0;
+  return {
+    name: "redis",
+    async setup() {
+      server = new RedisServer();
+      await server.start();
+    },
+    async teardown() {
+      await server?.dispose();
+      server = undefined;
+    },
+    async open() {
+      if (!server) throw new Error("the redis store factory was not set up");
+      return openStore(`${server.url}/0?prefix=${encodeURIComponent(`t${++opened}:`)}`);
+    },
+  };
 }
 
 /** A temporary folder per test file; each open is a new file in it. */
@@ -35,4 +57,4 @@ function sqliteFactory(): StoreFactory {
   };
 }
 
-export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, sqliteFactory()];
+export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, sqliteFactory(), redisFactory()];

@@ -15,7 +15,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { EventFeed } from "../event-feed.js";
 import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 
@@ -219,7 +219,7 @@ export class MemoryStore implements Store {
     return this.events.length === 0 ? 0 : this.events[this.events.length - 1]!.seq;
   }
 
-  subscribe(options: { after?: number; runId?: string; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
+  subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
     return this.feed.subscribe(this, options);
   }
 
@@ -269,7 +269,7 @@ export class MemoryStore implements Store {
       this.events.push(record);
       out.push(record);
     }
-    if (out.length > 0) this.feed.publish();
+    if (out.length > 0) this.feed.publish(copy(out));
     return copy(out);
   }
 }

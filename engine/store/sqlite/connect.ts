@@ -30,7 +30,10 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
     db = new Database(file, { fileMustExist: true, timeout: options.busyTimeoutMs });
     migrate(db, file);
     db.pragma(`synchronous = ${options.durability === "os" ? "FULL" : "NORMAL"}`);
-    // After a burst of writes the WAL file is cut back to this size instead of keeping its peak.
+    // A step touches a dozen pages; checkpointing the WAL (which syncs the database file) every
+    // 8,192 pages instead of SQLite's 1,000 makes those syncs rarer per step. After a burst of
+    // writes the WAL file is cut back to 16 MB instead of keeping its peak.
+    db.pragma("wal_autocheckpoint = 8192");
     db.pragma(`journal_size_limit = ${16 * 1024 * 1024}`);
     return db;
   } catch (error) {

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { parseCheckpointId, parseTaskId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import {
   type ArtifactRef,
@@ -37,14 +38,14 @@ export class Queries {
   }
 
   /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
-  private getDoc<T>(table: "runs" | "tasks" | "interrupts" | "commands", id: string): T | undefined {
+  private getDoc<T>(table: "runs" | "interrupts" | "commands", id: string): T | undefined {
     return parseDoc<T>(this.sql(`SELECT doc FROM ${table} WHERE id = ?`).get(id) as { doc: string } | undefined);
   }
 
-  private upsertDoc(table: "tasks" | "interrupts", columns: Record<string, Param>, doc: { id: string }): void {
+  private upsertDoc(table: "tasks" | "interrupts", columns: Record<string, Param>, doc: { id: string }, key = "id"): void {
     const names = ["id", ...Object.keys(columns), "doc"];
     const updates = names.slice(1).map((n) => `${n} = excluded.${n}`).join(", ");
-    this.sql(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT (id) DO UPDATE SET ${updates}`).run(
+    this.sql(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT (${key}) DO UPDATE SET ${updates}`).run(
       doc.id,
       ...Object.values(columns),
       JSON.stringify(doc),
@@ -153,13 +154,15 @@ export class Queries {
 
   insertCheckpoint(checkpoint: CheckpointRecord): void {
     this.sql(
-      `INSERT INTO checkpoints (run_id, n, id, snapshot_n, bytes, meta, delta, snapshot)
-       VALUES (:run_id, :n, :id, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
+      `INSERT INTO checkpoints (run_id, n, snapshot_n, bytes, meta, delta, snapshot)
+       VALUES (:run_id, :n, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
     ).run(checkpointRow(checkpoint));
   }
 
   getCheckpoint(id: string): CheckpointRecord | undefined {
-    const row = this.sql("SELECT * FROM checkpoints WHERE id = ?").get(id) as CheckpointRow | undefined;
+    const key = parseCheckpointId(id);
+    if (!key) return undefined;
+    const row = this.sql("SELECT * FROM checkpoints WHERE run_id = ? AND n = ?").get(key.runId, key.n) as CheckpointRow | undefined;
     return row && checkpointRecord(row);
   }
 
@@ -187,11 +190,14 @@ export class Queries {
   // tasks
 
   putTask(task: TaskRecord): void {
-    this.upsertDoc("tasks", { run_id: task.runId, step: task.step, created_at: task.createdAt }, task);
+    this.upsertDoc("tasks", { run_id: task.runId, step: task.step, created_at: task.createdAt }, task, "run_id, step, id");
   }
 
   getTask(id: string): TaskRecord | undefined {
-    return this.getDoc<TaskRecord>("tasks", id);
+    const key = parseTaskId(id);
+    if (!key) return undefined;
+    const row = this.sql("SELECT doc FROM tasks WHERE run_id = ? AND step = ? AND id = ?").get(key.runId, key.step, id) as { doc: string } | undefined;
+    return parseDoc<TaskRecord>(row);
   }
 
   listTasks(runId: string, step: number | undefined): TaskRecord[] {
@@ -293,7 +299,7 @@ export class Queries {
   /** Bytes of a run's rows as stored (row contents, not the pages around them). */
   runStorage(runId: string): RunStorage {
     const checkpoints = this.sql(
-      "SELECT coalesce(sum(octet_length(id) + octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_id = ?",
+      "SELECT coalesce(sum(octet_length(run_id) + octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_id = ?",
     ).pluck().get(runId) as number;
     const events = this.sql(
       `SELECT coalesce(sum(octet_length(payload) + octet_length(type) + octet_length(actor) + coalesce(octet_length(task_id), 0)

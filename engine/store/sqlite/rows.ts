@@ -1,4 +1,4 @@
-import { traceIdOf } from "../../ids.js";
+import { checkpointId, traceIdOf } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import type { CheckpointRecord, EventRecord, NewEvent } from "../records.js";
 
@@ -49,7 +49,6 @@ export function eventRecord(row: EventRow): EventRecord {
 export interface CheckpointRow {
   run_id: string;
   n: number;
-  id: string;
   snapshot_n: number;
   bytes: number;
   meta: string;
@@ -73,7 +72,6 @@ export function checkpointRow(c: CheckpointRecord): CheckpointRow {
   return {
     run_id: c.runId,
     n: c.n,
-    id: c.id,
     snapshot_n: c.snapshotN,
     bytes: c.bytes,
     meta: JSON.stringify(meta),
@@ -85,7 +83,7 @@ export function checkpointRow(c: CheckpointRecord): CheckpointRow {
 export function checkpointRecord(row: CheckpointRow): CheckpointRecord {
   const meta = JSON.parse(row.meta) as CheckpointMeta;
   return {
-    id: row.id,
+    id: checkpointId(row.run_id, row.n),
     runId: row.run_id,
     ...meta,
     ...chainRow(row),

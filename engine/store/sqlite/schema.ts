@@ -45,10 +45,10 @@ export const MIGRATIONS: readonly string[] = [
 
   -- Checkpoints are never overwritten. 'delta' holds the channel writes of the step; 'snapshot'
   -- is set every K steps; 'meta' holds the rest of the record (plan control, actor, nodes...).
+  -- A checkpoint's id is '<run id>:<n>', so it needs no column (nor index) of its own.
   CREATE TABLE checkpoints (
     run_id TEXT NOT NULL,
     n INTEGER NOT NULL,
-    id TEXT NOT NULL UNIQUE,
     snapshot_n INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     meta TEXT NOT NULL,
@@ -57,14 +57,15 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, n)
   ) WITHOUT ROWID;
 
+  -- Clustered by run and step, the way tasks are read; a task id names its run and step.
   CREATE TABLE tasks (
-    id TEXT PRIMARY KEY,
     run_id TEXT NOT NULL,
     step INTEGER NOT NULL,
+    id TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    doc TEXT NOT NULL
+    doc TEXT NOT NULL,
+    PRIMARY KEY (run_id, step, id)
   ) WITHOUT ROWID;
-  CREATE INDEX tasks_by_run ON tasks (run_id, step);
 
   CREATE TABLE interrupts (
     id TEXT PRIMARY KEY,

@@ -18,7 +18,7 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
 import { Queries } from "./queries.js";
@@ -250,7 +250,7 @@ export class SqliteStore implements Store {
     return this.read(() => this.q.lastEventSeq());
   }
 
-  subscribe(options: { after?: number; runId?: string; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
+  subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
     return this.feed.subscribe(this, options);
   }
 
@@ -289,10 +289,15 @@ export class SqliteStore implements Store {
 
   /** Runs `fn` in one immediate (write-locked) transaction: all of it is applied, or none. */
   private write<T>(fn: () => T, publish = true): T {
+    this.appended = [];
     const result = this.read(() => this.inTransaction.immediate(fn) as T);
-    if (publish) this.feed.publish();
+    // Subscribers in this process get the committed events without reading them back.
+    if (publish) this.feed.publish(this.appended);
     return result;
   }
+
+  /** Events appended by the transaction in progress. */
+  private appended: EventRecord[] = [];
 
   private mustGetRun(id: string): RunRecord {
     const run = this.q.getRun(id);
@@ -302,6 +307,8 @@ export class SqliteStore implements Store {
 
   /** Numbers events store-wide (their row id) and within the run (its event count). */
   private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
-    return events.map((event) => this.q.insertEvent(event, ++run.eventCount));
+    const records = events.map((event) => this.q.insertEvent(event, ++run.eventCount));
+    this.appended.push(...records);
+    return records;
   }
 }

@@ -1,0 +1,84 @@
+import type { AgentNodeDefinition } from "../graph/definition.js";
+import type { NodeContext, NodeFunction } from "../graph/model.js";
+import { ask } from "../llm/ask.js";
+import { acceptAnswer, answerValidator, baseRequest, openingMessages } from "../llm/prompt.js";
+import type { ModelServices } from "../llm/services.js";
+import { callTool, checkArguments, parseArguments, type BoundTool } from "../llm/tools.js";
+import type { ChatMessage, ToolCall } from "../llm/types.js";
+
+export class AgentTurnsError extends Error {
+  readonly code = "MAX_TURNS";
+  constructor(node: string, turns: number) {
+    super(`agent "${node}" gave no final answer within ${turns} turns (maxTurns); raise maxTurns or narrow its task`);
+    this.name = "AgentTurnsError";
+  }
+}
+
+/**
+ * The agent loop: the model picks tools until it answers. Every answer (`model-<turn>`) and
+ * every tool call (`tool-<turn>-<name>`) is a durable call, so a node that runs again — after a
+ * crash, or after an operator answered an approval — replays what was recorded up to the last
+ * finished call and goes on from there, never running a finished tool twice.
+ */
+export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
+  const validator = answerValidator(def.schema);
+  const needsApproval = new Set(def.requireApproval ?? []);
+  return async (state, ctx) => {
+    const provider = services.model(ctx.node);
+    const tools = new Map(def.tools.map((name) => [name, services.tool(name, ctx.node)]));
+    const messages: ChatMessage[] = openingMessages(def, state, def.prompt, def.schema);
+    for (let turn = 1; turn <= def.maxTurns; turn++) {
+      const { response, value } = await ask(ctx, provider, {
+        key: `model-${turn}`,
+        request: { ...baseRequest(def), messages: [...messages], tools: [...tools.values()].map((t) => t.spec) },
+        accept: (r) => (r.toolCalls.length > 0 ? null : acceptAnswer(r, validator)),
+        attempts: def.modelAttempts,
+      });
+      messages.push({ role: "assistant", content: response.content, ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}) });
+      if (response.toolCalls.length === 0) return { [def.output]: value };
+      const seen = new Map<string, number>();
+      for (const call of response.toolCalls) {
+        const n = (seen.get(call.name) ?? 0) + 1;
+        seen.set(call.name, n);
+        const key = `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}`;
+        messages.push({ role: "tool", toolCallId: call.id, content: await toolTurn(ctx, tools, needsApproval, call, key) });
+      }
+    }
+    throw new AgentTurnsError(ctx.node, def.maxTurns);
+  };
+}
+
+/**
+ * One tool call the model asked for, as the text the model reads back. Mistakes the model can
+ * fix (an unknown tool, bad arguments) and an operator's rejection are told to it; a tool that
+ * fails past its retries fails the node.
+ */
+async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string> {
+  const tool = tools.get(call.name);
+  if (!tool) return `Error: there is no tool "${call.name}"; the tools are ${[...tools.keys()].join(", ")}.`;
+  const parsed = parseArguments(tool, call.arguments);
+  if (!parsed.ok) return `Error: ${parsed.problem}.`;
+  let args = parsed.value;
+  let note = "";
+  if (needsApproval.has(tool.name)) {
+    const answer = await ctx.interrupt({
+      question: `The agent in "${ctx.node}" wants to call ${tool.name}. Run it?`,
+      data: { tool: tool.name, arguments: args },
+      decisions: ["approve", "reject", "edit"],
+      responseSchema: tool.spec.parameters,
+    });
+    if (answer.decision === "reject") {
+      ctx.log.info(`${answer.actor} rejected ${tool.name}`, { call: key, tool: tool.name });
+      return `Not run: ${answer.actor} rejected this call.`;
+    }
+    // Arguments given with the answer are what runs, whether the decision was `edit` or `approve`.
+    if (answer.response !== undefined) {
+      const edited = checkArguments(tool, answer.response);
+      if (!edited.ok) throw Object.assign(new Error(`the arguments ${answer.actor} gave for ${tool.name} are invalid: ${edited.problem}`), { code: "BAD_EDIT" });
+      if (JSON.stringify(edited.value) !== JSON.stringify(args)) note = `(${answer.actor} changed the arguments to ${JSON.stringify(edited.value)} before it ran.) `;
+      args = edited.value;
+    }
+  }
+  const result = await callTool(ctx, tool, args, key);
+  return `${note}${JSON.stringify(result ?? null)}`;
+}

@@ -1,0 +1,245 @@
+import { ModelError, scrub } from "./errors.js";
+import { sleep } from "./sleep.js";
+import { sseData } from "./sse.js";
+import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
+import { StreamAssembler, parseCompletion, requestBody, wireError } from "./wire.js";
+
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export const DEFAULT_MODEL = "gpt-4o-mini";
+
+export interface OpenAICompatibleOptions {
+  /** The API root, e.g. `http://localhost:11434/v1`; a query (Azure's `api-version`) is kept. */
+  baseUrl?: string;
+  /** Sent as a bearer token; never written anywhere else. Local servers usually need none. */
+  apiKey?: string;
+  /** The model of nodes that name none. */
+  model?: string;
+  /** Stream answers (tokens become progress events). Default true. */
+  stream?: boolean;
+  /** How many times a request is sent again after a 429, a 5xx or a network error. Default 4. */
+  maxRetries?: number;
+  /** First backoff when the server gives no Retry-After; doubles each time. Default 500 ms. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** A Retry-After longer than this fails the call at once instead of holding the node. Default 60 s. */
+  maxRetryAfterMs?: number;
+  /** A request that receives nothing for this long is abandoned (and retried). Default 5 min. */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * A provider for any server that speaks the chat completions API (OpenAI, Azure-style gateways,
+ * vLLM, Ollama, LM Studio). Retries 429 and 5xx answers honouring Retry-After, follows the
+ * caller's abort signal, and keeps its API key out of every message it produces.
+ */
+export class OpenAICompatibleProvider implements ModelProvider {
+  readonly description: string;
+  readonly #apiKey: string | undefined;
+  private readonly endpoint: string;
+  private readonly where: string;
+  private readonly options: Required<Omit<OpenAICompatibleOptions, "apiKey" | "baseUrl">>;
+
+  constructor(options: OpenAICompatibleOptions = {}) {
+    this.#apiKey = options.apiKey || undefined;
+    const base = parseBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+    if (!base.pathname.endsWith("/chat/completions")) base.pathname = `${base.pathname.replace(/\/+$/, "")}/chat/completions`;
+    this.endpoint = base.href;
+    this.where = `${base.origin}${base.pathname}`;
+    this.description = `openai-compatible ${base.origin}${base.pathname.replace(/\/chat\/completions$/, "")}`;
+    this.options = {
+      model: options.model ?? DEFAULT_MODEL,
+      stream: options.stream ?? true,
+      maxRetries: options.maxRetries ?? 4,
+      backoffMs: options.backoffMs ?? 500,
+      maxBackoffMs: options.maxBackoffMs ?? 20_000,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
+    };
+  }
+
+  async complete(request: ModelRequest, info: ModelCallInfo): Promise<ModelResponse> {
+    const model = request.model ?? this.options.model;
+    const stream = this.options.stream;
+    const body = JSON.stringify(requestBody(request, model, stream));
+    for (let attempt = 1; ; attempt++) {
+      info.signal.throwIfAborted();
+      let retry: { why: string; delayMs: number; error: ModelError };
+      try {
+        return await this.send(body, model, stream, info, attempt);
+      } catch (error) {
+        if (info.signal.aborted) throw info.signal.reason;
+        if (!(error instanceof Retryable)) throw error;
+        retry = error;
+      }
+      if (attempt > this.options.maxRetries) throw retry.error;
+      if (retry.delayMs > this.options.maxRetryAfterMs) {
+        throw new ModelError(retry.error.code, `${retry.error.message}; the server asks to wait ${Math.ceil(retry.delayMs / 1000)} s, longer than the ${Math.round(this.options.maxRetryAfterMs / 1000)} s this provider waits`, retry.error.status);
+      }
+      info.onRetry?.({ attempt, delayMs: retry.delayMs, why: retry.why });
+      await sleep(retry.delayMs, info.signal);
+    }
+  }
+
+  /** One HTTP exchange; throws Retryable for what another attempt may fix. */
+  private async send(body: string, model: string, stream: boolean, info: ModelCallInfo, attempt: number): Promise<ModelResponse> {
+    const idle = new IdleTimer(this.options.idleTimeoutMs);
+    const signal = AbortSignal.any([info.signal, idle.signal]);
+    try {
+      let response: Response;
+      try {
+        response = await fetch(this.endpoint, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: stream ? "text/event-stream, application/json" : "application/json",
+            ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}),
+          },
+          body,
+          signal,
+        });
+      } catch (error) {
+        throw this.networkFailure(error, idle, attempt);
+      }
+      idle.touch();
+      if (!response.ok) throw await this.httpFailure(response, attempt);
+      const type = response.headers.get("content-type") ?? "";
+      try {
+        if (stream && response.body && !type.includes("application/json")) return await this.readStream(response.body, model, info, idle);
+        return this.readJson(await response.text(), model);
+      } catch (error) {
+        if (error instanceof ModelError) throw error;
+        throw this.networkFailure(error, idle, attempt);
+      }
+    } finally {
+      idle.stop();
+    }
+  }
+
+  private readJson(text: string, model: string): ModelResponse {
+    const value = this.parseJson(text);
+    const error = wireError(value);
+    if (error !== undefined) throw new ModelError("MODEL_HTTP", `the model server answered with an error: ${this.clean(error)}`);
+    return parseCompletion(value, model);
+  }
+
+  private async readStream(body: ReadableStream<Uint8Array>, model: string, info: ModelCallInfo, idle: IdleTimer): Promise<ModelResponse> {
+    const answer = new StreamAssembler();
+    for await (const data of sseData(body)) {
+      idle.touch();
+      if (data.trim() === "[DONE]") break;
+      const value = this.parseJson(data);
+      const error = wireError(value);
+      if (error !== undefined) throw new ModelError("MODEL_HTTP", `the model server reported an error while streaming: ${this.clean(error)}`);
+      const text = answer.push(value);
+      if (text) info.onToken?.(text);
+    }
+    return answer.result(model);
+  }
+
+  private parseJson(text: string): unknown {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ModelError("MODEL_BAD_RESPONSE", `malformed answer from the model server (not JSON): ${JSON.stringify(this.clean(text.slice(0, 120)))}`);
+    }
+  }
+
+  private async httpFailure(response: Response, attempt: number): Promise<Error> {
+    const text = await response.text().catch(() => "");
+    let detail = text.trim();
+    try {
+      detail = wireError(JSON.parse(text)) ?? detail;
+    } catch {
+      // Not JSON: the text itself is the detail.
+    }
+    detail = this.clean(detail).slice(0, 300);
+    const status = response.status;
+    const error = new ModelError("MODEL_HTTP", `the model server at ${this.where} answered ${status}${response.statusText ? ` ${response.statusText}` : ""}${detail ? `: ${detail}` : ""}`, status);
+    if (status !== 429 && status < 500) return error;
+    const delayMs = retryAfterMs(response.headers) ?? this.backoff(attempt);
+    return new Retryable(error, `the server answered ${status}`, delayMs);
+  }
+
+  private networkFailure(error: unknown, idle: IdleTimer, attempt: number): Error {
+    if (idle.fired) {
+      const ms = this.options.idleTimeoutMs;
+      const why = `no data for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
+      return new Retryable(new ModelError("MODEL_NETWORK", `the model server at ${this.where} stopped answering (${why})`), why, this.backoff(attempt));
+    }
+    const cause = (error as { cause?: unknown }).cause;
+    const why = this.clean(cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error));
+    return new Retryable(new ModelError("MODEL_NETWORK", `cannot reach the model server at ${this.where}: ${why}`), why, this.backoff(attempt));
+  }
+
+  private backoff(attempt: number): number {
+    const base = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** (attempt - 1));
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  /** Server text may echo headers or URLs: the key is removed and control characters dropped. */
+  private clean(text: string): string {
+    // eslint-disable-next-line no-control-regex
+    return scrub(text, this.#apiKey ? [this.#apiKey] : []).replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  }
+}
+
+class Retryable extends Error {
+  constructor(
+    readonly error: ModelError,
+    readonly why: string,
+    readonly delayMs: number,
+  ) {
+    super(error.message);
+  }
+}
+
+/** Aborts when nothing arrived for `ms`; `touch` on every piece of data. */
+class IdleTimer {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  fired = false;
+
+  constructor(private readonly ms: number) {
+    this.touch();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  touch(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.controller.abort(new Error("idle"));
+    }, this.ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP date. */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const ms = Number(headers.get("retry-after-ms"));
+  if (headers.has("retry-after-ms") && Number.isFinite(ms) && ms >= 0) return Math.round(ms);
+  const value = headers.get("retry-after");
+  if (value === null || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function parseBaseUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ModelError("NO_MODEL", `the model base URL ${JSON.stringify(value.replace(/\/\/[^/@]*@/, "//"))} is not a URL (expected e.g. http://localhost:11434/v1)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ModelError("NO_MODEL", `the model base URL must use http or https, not ${url.protocol}`);
+  if (url.username || url.password) throw new ModelError("NO_MODEL", "the model base URL must not hold credentials; put the key in PITWALL_LLM_API_KEY");
+  return url;
+}

@@ -1,0 +1,42 @@
+import { z } from "zod";
+import type { ModelNodeDefinition } from "../graph/definition.js";
+import { UnusableAnswer, parseJsonAnswer } from "./ask.js";
+import { renderTemplate } from "./template.js";
+import type { ChatMessage, ModelRequest, ModelResponse } from "./types.js";
+
+/** The request fields a model node sets for every call it makes. */
+export function baseRequest(def: ModelNodeDefinition): Omit<ModelRequest, "messages"> {
+  return {
+    ...(def.model !== undefined ? { model: def.model } : {}),
+    ...(def.temperature !== undefined ? { temperature: def.temperature } : {}),
+    ...(def.maxTokens !== undefined ? { maxTokens: def.maxTokens } : {}),
+  };
+}
+
+/** The node's system message (if any) and a user message, both templates filled from the state. */
+export function openingMessages(def: ModelNodeDefinition, state: unknown, user: string, schema?: Record<string, unknown>): ChatMessage[] {
+  const text = renderTemplate(user, state) + (schema ? `\n\nAnswer with only a JSON value matching this JSON Schema:\n${JSON.stringify(schema)}` : "");
+  return [...systemMessage(def, state), { role: "user", content: text }];
+}
+
+export function systemMessage(def: ModelNodeDefinition, state: unknown): ChatMessage[] {
+  return def.system !== undefined ? [{ role: "system", content: renderTemplate(def.system, state) }] : [];
+}
+
+/** The validator of a node's `schema`, built once when the node is compiled. */
+export function answerValidator(schema: Record<string, unknown> | undefined): z.ZodType | undefined {
+  return schema ? z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) : undefined;
+}
+
+/** A final answer: text, or JSON matching the node's schema. */
+export function acceptAnswer(response: ModelResponse, validator: z.ZodType | undefined): unknown {
+  if (!validator) {
+    if (!response.content?.trim()) throw new UnusableAnswer("the answer is empty");
+    return response.content;
+  }
+  const result = validator.safeParse(parseJsonAnswer(response.content));
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const path = issue.path.length > 0 ? ` at ${issue.path.map(String).join(".")}` : "";
+  throw new UnusableAnswer(`the answer does not match the schema${path}: ${issue.message}`);
+}

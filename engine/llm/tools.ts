@@ -1,0 +1,114 @@
+import { z } from "zod";
+import { WorkflowError } from "../errors.js";
+import type { RetryPolicyInput } from "../graph/definition.js";
+import type { CallContext, NodeContext } from "../graph/model.js";
+import type { ToolSpec } from "./types.js";
+
+/** What a tool's function receives beside its arguments. */
+export interface ToolContext extends CallContext {
+  readonly runId: string;
+  readonly node: string;
+}
+
+/**
+ * A function a model may call. Tools live in code the operator loads (an actions module's
+ * `tools` export, or the engine's `tools` option), never in workflow JSON, which names them.
+ */
+export interface Tool<A = any, R = unknown> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  description: string;
+  /** The arguments object: a zod schema, or a JSON Schema. Invalid arguments never reach `run`. */
+  parameters: z.ZodType<A> | Record<string, unknown>;
+  /** Its result is recorded (so it must be JSON) and shown to the model. */
+  run(args: A, ctx: ToolContext): R | Promise<R>;
+  /** Retries of one call of this tool. */
+  retry?: RetryPolicyInput;
+  timeoutMs?: number;
+}
+
+/** Declares a tool with typed arguments: `defineTool({ description, parameters: z.object(...), run })`. */
+export function defineTool<S extends z.ZodType, R>(tool: {
+  description: string;
+  parameters: S;
+  run(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  retry?: RetryPolicyInput;
+  timeoutMs?: number;
+}): Tool<z.output<S>, R> {
+  return tool as Tool<z.output<S>, R>;
+}
+
+/** A tool ready to offer: its name, the JSON Schema the model sees, and the validator its arguments pass. */
+export interface BoundTool {
+  readonly name: string;
+  readonly tool: Tool;
+  readonly spec: ToolSpec;
+  readonly validator: z.ZodType;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Checks and binds a `tools` export (name → tool); `where` names its source in errors. */
+export function bindTools(value: unknown, where: string): Map<string, BoundTool> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new WorkflowError(`${where}: \`tools\` must be an object mapping tool names to tools`);
+  }
+  const out = new Map<string, BoundTool>();
+  for (const [name, tool] of Object.entries(value)) {
+    if (!TOOL_NAME.test(name)) throw new WorkflowError(`${where}: tool name "${name}" must be 1-64 letters, digits, '_' or '-'`);
+    out.set(name, bindTool(name, tool, where));
+  }
+  return out;
+}
+
+function bindTool(name: string, value: unknown, where: string): BoundTool {
+  const tool = value as Partial<Tool> | null;
+  const bad = (why: string) => new WorkflowError(`${where}: tool "${name}" ${why}`);
+  if (tool === null || typeof tool !== "object") throw bad("must be an object { description, parameters, run }");
+  if (typeof tool.run !== "function") throw bad("has no `run` function");
+  if (typeof tool.description !== "string" || tool.description.trim() === "") throw bad("needs a `description` (the model reads it)");
+  if (tool.parameters === null || typeof tool.parameters !== "object") throw bad("needs `parameters`: a zod schema or a JSON Schema of its arguments object");
+  let validator: z.ZodType;
+  let parameters: Record<string, unknown>;
+  try {
+    if (tool.parameters instanceof z.ZodType) {
+      validator = tool.parameters;
+      const { $schema: _s, ...json } = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+      parameters = json;
+    } else {
+      parameters = tool.parameters;
+      validator = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
+    }
+  } catch (error) {
+    throw bad(`has parameters that cannot be used: ${(error as Error).message}`);
+  }
+  if (parameters.type !== "object") throw bad('must take an object of arguments (parameters of "type": "object")');
+  return { name, tool: tool as Tool, spec: { name, description: tool.description, parameters }, validator };
+}
+
+/** Parses and validates arguments the model wrote; a problem is said in words the model can act on. */
+export function parseArguments(tool: BoundTool, text: string): { ok: true; value: unknown } | { ok: false; problem: string } {
+  let value: unknown;
+  try {
+    value = text.trim() === "" ? {} : JSON.parse(text);
+  } catch {
+    return { ok: false, problem: `the arguments for ${tool.name} are not valid JSON: ${JSON.stringify(text.slice(0, 200))}` };
+  }
+  return checkArguments(tool, value);
+}
+
+export function checkArguments(tool: BoundTool, value: unknown): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const result = tool.validator.safeParse(value);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0]!;
+  const path = issue.path.length > 0 ? ` at ${issue.path.map(String).join(".")}` : "";
+  return { ok: false, problem: `invalid arguments for ${tool.name}${path}: ${issue.message}` };
+}
+
+/** Runs a tool as a durable call: recorded once it succeeds, never run again for this node run. */
+export function callTool(ctx: NodeContext, tool: BoundTool, args: unknown, key: string): Promise<unknown> {
+  const { retry, timeoutMs } = tool.tool;
+  return ctx.call(
+    key,
+    (call) => tool.tool.run(args, { signal: call.signal, attempt: call.attempt, idempotencyKey: call.idempotencyKey, runId: ctx.runId, node: ctx.node }),
+    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+  );
+}

@@ -1,0 +1,146 @@
+import { Redis, type RedisOptions } from "ioredis";
+import { StoreError, errorMessage } from "../../errors.js";
+import { describeStoreUrl } from "../open.js";
+
+export interface RedisStoreOptions {
+  /** Prefix of every key (default `pitwall:`); several stores can share one database. */
+  prefix?: string;
+  /**
+   * How many of the most recent events the store-wide stream keeps (default 100 000; 0 keeps all).
+   * It never drops an event of a run that has not ended, and each run's own stream keeps all of
+   * that run's events.
+   */
+  eventRetention?: number;
+  /**
+   * `process` (default): a commit is acknowledged once Redis has applied it; surviving a Redis
+   * crash is up to the server's persistence (AOF `everysec` loses up to about a second).
+   * `os`: a commit is acknowledged once it is fsynced to the server's disk (WAITAOF on Redis 7.2
+   * and later; on older servers only with `appendonly yes` and `appendfsync always`).
+   */
+  durability?: "process" | "os";
+  /** How long to wait for the server when connecting (default 5000 ms). */
+  connectTimeoutMs?: number;
+}
+
+export interface RedisTarget {
+  /** The URL without a password, for messages. */
+  description: string;
+  options: RedisOptions;
+  prefix: string;
+  eventRetention: number;
+}
+
+const DEFAULT_RETENTION = 100_000;
+
+/**
+ * Reads `redis://[user[:password]@]host[:port][/db][?prefix=...&retention=...]` (and `rediss://`
+ * for TLS). Options given in code win over the URL's.
+ */
+export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): RedisTarget {
+  const description = describeStoreUrl(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreError(`store URL ${description} is not a valid URL: use redis://[user:password@]host[:port][/db]`);
+  }
+  const db = parsed.pathname.replace(/^\//, "");
+  if (db !== "" && !/^\d+$/.test(db)) throw new StoreError(`store URL ${description}: the database must be a number, not "${db}"`);
+  const retentionText = parsed.searchParams.get("retention");
+  const eventRetention = options.eventRetention ?? (retentionText === null ? DEFAULT_RETENTION : Number(retentionText));
+  if (!Number.isInteger(eventRetention) || eventRetention < 0) {
+    throw new StoreError(`store URL ${description}: retention must be a whole number of events (0 keeps all)`);
+  }
+  const prefix = options.prefix ?? parsed.searchParams.get("prefix") ?? "pitwall:";
+  if (prefix === "") throw new StoreError(`store URL ${description}: the key prefix must not be empty`);
+  const port = parsed.port === "" ? 6379 : Number(parsed.port);
+  return {
+    description,
+    prefix,
+    eventRetention,
+    options: {
+      host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port,
+      db: db === "" ? 0 : Number(db),
+      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(parsed.protocol === "rediss:" ? { tls: { servername: parsed.hostname } } : {}),
+      connectTimeout: options.connectTimeoutMs ?? 5_000,
+    },
+  };
+}
+
+/**
+ * A connected client. The first connection must succeed (a clear one-line error otherwise);
+ * after that, a lost connection is retried for as long as it takes and commands wait for it.
+ */
+export async function connectRedis(target: RedisTarget, name: string): Promise<Redis> {
+  let connected = false;
+  let lastError: Error | undefined;
+  const client = new Redis({
+    ...target.options,
+    lazyConnect: true,
+    connectionName: name,
+    retryStrategy: (attempt) => (connected ? Math.min(attempt * 100, 2_000) : null),
+  });
+  client.on("error", (error: Error) => {
+    lastError = error;
+  });
+  const timeoutMs = target.options.connectTimeout ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<never>((_resolve, reject) => {
+    // The TCP timeout does not cover a server that accepts and then never answers.
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([client.connect(), silence]);
+  } catch (error) {
+    client.disconnect();
+    throw new StoreError(`cannot connect to Redis at ${target.description}: ${reason(lastError ?? error)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+  connected = true;
+  return client;
+}
+
+function reason(error: unknown): string {
+  const message = errorMessage(error);
+  return /^Protocol error/.test(message) ? `it does not answer as Redis does (${message.replace(/\s*Please report this\.?$/, "")})` : message;
+}
+
+/** The server's version as [major, minor]. */
+export async function serverVersion(client: Redis): Promise<[number, number]> {
+  const info = await client.info("server");
+  const match = /redis_version:(\d+)\.(\d+)/.exec(info);
+  return match ? [Number(match[1]), Number(match[2])] : [0, 0];
+}
+
+/**
+ * How `durability: "os"` is kept on this server: by WAITAOF after each write (Redis 7.2+), or by
+ * the server itself fsyncing every write (`appendfsync always`). Anything else cannot keep the
+ * promise, and the store refuses to open rather than pretend.
+ */
+export async function osDurability(client: Redis, description: string): Promise<"waitaof" | "server"> {
+  const [major, minor] = await serverVersion(client);
+  const persistence = await client.info("persistence");
+  if (!/aof_enabled:1/.test(persistence)) {
+    throw new StoreError(`Redis at ${description} has no append-only file (appendonly no): durability "os" needs appendonly yes`);
+  }
+  if (major > 7 || (major === 7 && minor >= 2)) return "waitaof";
+  let fsync: string | undefined;
+  try {
+    const reply = (await client.config("GET", "appendfsync")) as string[];
+    fsync = reply[1];
+  } catch (error) {
+    throw new StoreError(
+      `Redis ${major}.${minor} at ${description} has no WAITAOF and does not let pitwall read appendfsync (${errorMessage(error)}): durability "os" cannot be verified`,
+    );
+  }
+  if (fsync !== "always") {
+    throw new StoreError(
+      `Redis ${major}.${minor} at ${description} fsyncs its append-only file "${fsync}", not "always", and has no WAITAOF (Redis 7.2+): durability "os" cannot be kept; use "process" or set appendfsync always`,
+    );
+  }
+  return "server";
+}

@@ -1,0 +1,201 @@
+import { LUA_SHA256 } from "./sha256.js";
+
+/**
+ * Claims one run (`Store.claimRun`, the rules of `claimable` in `engine/store/rules.ts`): first a
+ * run whose owner stopped renewing (XAUTOCLAIM on the lease streams, one at a time), then the
+ * oldest fresh offer among the versions the worker can run. Due timers are offered first.
+ * Arguments: owner, leaseMs, request id (a resent request gets the same answer), run id ('' for
+ * any), versions (list, or absent for every version).
+ *
+ * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list} | {'none'}
+ */
+export const CLAIM = `${LUA_SHA256}
+local owner = arg()
+local lease_ms = arg_num()
+local request = arg()
+local only = arg()
+local versions = arg_strings()
+local allowed = nil
+if versions then
+  allowed = {}
+  for _, v in ipairs(versions) do allowed[v] = true end
+end
+
+local function reply(id, fence, recovered)
+  return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id))}
+end
+
+local earlier = redis.call('GET', K.g('claim-req:' .. request))
+if earlier then
+  local f = redis.call('HMGET', K.run(earlier), 'owner', '_claimReq', 'fence', '_claimRecovered')
+  if f[1] == owner and f[2] == request then return reply(earlier, tonumber(f[3]), f[4] == '1') end
+  return {'none'}
+end
+
+local function claimable(id)
+  local f = redis.call('HMGET', K.run(id), 'status', 'version', 'leaseUntil', 'wakeAt', 'waitingOn')
+  if not f[1] then return false end
+  if allowed and not allowed[f[2]] then return false end
+  if f[1] == 'running' then return f[3] ~= false and tonumber(f[3]) < NOW end
+  if f[1] ~= 'queued' then return false end
+  if f[4] and tonumber(f[4]) > NOW then return false end
+  if f[5] then return child_ended(f[5]) end
+  return true
+end
+
+-- Written out by hand: numbers must stay exact (cjson keeps 14 digits, a fence has 16).
+local function claimed_event(id, fence, recovered)
+  return '{"runId":' .. cjson.encode(id) .. ',"taskId":null'
+    .. ',"traceId":"' .. string.sub(sha256_hex('trace:' .. id), 1, 32) .. '"'
+    .. ',"spanId":"' .. string.sub(sha256_hex('span:' .. id .. ':' .. fmt(fence)), 1, 16) .. '"'
+    .. ',"type":"run.claimed","actor":' .. cjson.encode('worker:' .. owner)
+    .. ',"payload":{"worker":' .. cjson.encode(owner) .. ',"fence":' .. fmt(fence) .. ',"recovered":' .. tostring(recovered) .. '}'
+    .. ',"time":' .. fmt(NOW) .. '}'
+end
+
+-- lease_held: the run's lease entry was already moved to this owner by XAUTOCLAIM
+local function take(id, lease_held)
+  local rk = K.run(id)
+  local f = redis.call('HMGET', rk, 'status', 'startedAt', '_offer', '_lease', '_leaseMs', 'version')
+  local recovered = f[1] == 'running'
+  -- Fences never fall below the clock (ms × 1000): a server that lost its last writes in a crash
+  -- does not hand out again a fence that a live worker still holds.
+  local fence = redis.call('INCR', K.g('fence'))
+  if fence < NOW * 1000 then
+    fence = NOW * 1000
+    redis.call('SET', K.g('fence'), fmt(fence))
+  end
+  if f[3] then withdraw_offer(id, f[6], f[3]) end
+  local lease = f[4]
+  if recovered and lease and tonumber(f[5]) == lease_ms then
+    -- a takeover keeps the entry: its delivery count records the takeovers
+    if not lease_held then redis.call('XCLAIM', K.g('leases:' .. f[5]), LEASE_GROUP, owner, 0, lease) end
+  else
+    if lease then drop_lease(id, lease, f[5]) end
+    lease = new_lease(id, owner, lease_ms)
+  end
+  redis.call('HSET', rk, 'status', 'running', 'owner', owner, 'leaseUntil', NOW + lease_ms, '_leaseMs', lease_ms,
+    'fence', fmt(fence), 'updatedAt', NOW, '_claimReq', request, '_claimRecovered', recovered and '1' or '0')
+  redis.call('HDEL', rk, 'wakeAt')
+  if not f[2] then redis.call('HSET', rk, 'startedAt', NOW) end
+  if recovered then redis.call('HINCRBY', rk, 'recoveries', 1) end
+  redis.call('SET', K.g('claim-req:' .. request), id, 'PX', 60000)
+  index_run(id, f[1])
+  schedule(id)
+  append_events(id, { claimed_event(id, fence, recovered) })
+  return reply(id, fence, recovered)
+end
+
+-- An entry this owner cannot take (another version, or its lease was just renewed) goes back
+-- to its owner as it was: same idle time, same delivery count.
+local function hand_back(stream, entry, run)
+  local pending = redis.call('XPENDING', stream, LEASE_GROUP, entry, entry, 1)[1]
+  local deliveries = pending and pending[4] or 1
+  local idle = 0
+  if run[3] and run[4] then idle = math.max(0, NOW - (tonumber(run[3]) - tonumber(run[4]))) end
+  redis.call('XCLAIM', stream, LEASE_GROUP, run[2] or owner, 0, entry, 'IDLE', idle, 'RETRYCOUNT', math.max(0, deliveries - 1), 'JUSTID')
+end
+
+local function take_over()
+  for _, ms in ipairs(redis.call('SMEMBERS', K.g('lease-streams'))) do
+    local stream = K.g('leases:' .. ms)
+    local cursor_key = K.g('takeover-cursor:' .. ms)
+    local cursor = redis.call('GET', cursor_key) or '0-0'
+    for _ = 1, 8 do
+      local found = redis.call('XAUTOCLAIM', stream, LEASE_GROUP, owner, ms, cursor, 'COUNT', 1)
+      cursor = found[1]
+      for _, entry in ipairs(found[2]) do
+        local id = entry[2][2]
+        local run = redis.call('HMGET', K.run(id), '_lease', 'owner', 'leaseUntil', '_leaseMs')
+        if run[1] ~= entry[1] then
+          redis.call('XACK', stream, LEASE_GROUP, entry[1])
+          redis.call('XDEL', stream, entry[1])
+        elseif claimable(id) then
+          redis.call('SET', cursor_key, cursor)
+          local claim = take(id, true)
+          prune_consumers(stream, LEASE_GROUP)
+          return claim
+        else
+          hand_back(stream, entry[1], run)
+        end
+      end
+      if cursor == '0-0' then break end
+    end
+    redis.call('SET', cursor_key, cursor)
+  end
+  return nil
+end
+
+-- the stream (among the allowed versions) whose next undelivered offer is the oldest
+local function oldest_offer()
+  local best, best_n
+  for _, version in ipairs(versions or redis.call('SMEMBERS', K.g('offer-versions'))) do
+    local stream = K.g('offers:' .. version)
+    if redis.call('EXISTS', stream) == 1 then
+      local delivered = '0-0'
+      for _, group in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+        local info = {}
+        for i = 1, #group, 2 do info[group[i]] = group[i + 1] end
+        if info['name'] == OFFER_GROUP then delivered = info['last-delivered-id'] end
+      end
+      local nxt = redis.call('XRANGE', stream, '(' .. delivered, '+', 'COUNT', 1)[1]
+      if nxt then
+        local n = tonumber(string.match(nxt[1], '^(%d+)'))
+        if not best_n or n < best_n then best, best_n = stream, n end
+      end
+    end
+  end
+  return best
+end
+
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.g('timers'), '-inf', NOW, 'LIMIT', 0, 100)) do schedule(id) end
+
+if only ~= '' then
+  if claimable(only) then return take(only, false) end
+  return {'none'}
+end
+
+local recovered = take_over()
+if recovered then return recovered end
+
+for _ = 1, 100 do
+  local stream = oldest_offer()
+  if not stream then break end
+  local delivered = redis.call('XREADGROUP', 'GROUP', OFFER_GROUP, owner, 'COUNT', 1, 'STREAMS', stream, '>')
+  local entry = delivered[1][2][1]
+  redis.call('XACK', stream, OFFER_GROUP, entry[1])
+  redis.call('XDEL', stream, entry[1])
+  prune_consumers(stream, OFFER_GROUP)
+  local id = entry[2][2]
+  if redis.call('HGET', K.run(id), '_offer') == entry[1] then
+    redis.call('HDEL', K.run(id), '_offer')
+    if claimable(id) then return take(id, false) end
+    schedule(id)
+  end
+end
+return {'none'}
+`;
+
+/**
+ * Extends a lease (`Store.renewLease`) and restarts its entry's idle time.
+ * Arguments: run id, owner, fence, leaseMs. Replies: {'ok'} | {'notfound', 'run', id} | {'stale', fence}
+ */
+export const RENEW = `
+local id = arg()
+local owner = arg()
+local fence = arg_num()
+local lease_ms = arg_num()
+local rk = K.run(id)
+local f = redis.call('HMGET', rk, 'id', 'fence', 'owner', '_lease', '_leaseMs')
+if not f[1] then return {'notfound', 'run', id} end
+if tonumber(f[2]) ~= fence or f[3] ~= owner then return {'stale', f[2]} end
+redis.call('HSET', rk, 'leaseUntil', NOW + lease_ms)
+if f[4] and tonumber(f[5]) == lease_ms then
+  redis.call('XCLAIM', K.g('leases:' .. f[5]), LEASE_GROUP, owner, 0, f[4], 'JUSTID')
+elseif f[4] then
+  drop_lease(id, f[4], f[5])
+  new_lease(id, owner, lease_ms)
+  redis.call('HSET', rk, '_leaseMs', lease_ms)
+end
+return {'ok'}
+`;

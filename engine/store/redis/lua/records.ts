@@ -1,0 +1,85 @@
+/**
+ * Creates a run with its input checkpoint and first events (`Store.createRun`). Arguments: run
+ * id, run fields, checkpoint (id, n, step, bytes, json), events. A resent request (same input
+ * checkpoint) is acknowledged. Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'exists'}
+ */
+export const CREATE_RUN = `
+local id = arg()
+local fields = arg_tuples(2)
+local checkpoint = arg_tuples(5)[1]
+local events = arg_strings()
+local rk = K.run(id)
+if redis.call('EXISTS', rk) == 1 then
+  if redis.call('LINDEX', K.part(id, 'checkpoints'), 0) == checkpoint[5] then return {'duplicate'} end
+  return {'exists'}
+end
+hset_pairs(rk, fields)
+redis.call('HSET', rk, 'head', checkpoint[1], 'headN', checkpoint[2], 'step', checkpoint[3], 'updatedAt', NOW,
+  '_cpBytes', checkpoint[4], '_evBytes', 0, '_artBytes', 0, '_firstSeq', (tonumber(redis.call('GET', K.g('seq'))) or 0) + 1)
+redis.call('RPUSH', K.part(id, 'checkpoints'), checkpoint[5])
+local numbers = append_events(id, events)
+index_run(id, nil)
+schedule(id)
+return {'ok', numbers}
+`;
+
+/**
+ * Stores an operator command with its `operator.requested` event (`Store.submitCommand`).
+ * Arguments: command id, run id, createdAt, json, event. A resent request is acknowledged.
+ * Replies: {'ok', {seq, runSeq}} | {'duplicate'} | {'notfound', 'run', id} | {'exists'}
+ */
+export const SUBMIT_COMMAND = `
+local cid = arg()
+local id = arg()
+local created_at = arg()
+local json = arg()
+local event = arg()
+if redis.call('EXISTS', K.run(id)) == 0 then return {'notfound', 'run', id} end
+local owner = redis.call('HGET', K.g('command-runs'), cid)
+if owner then
+  if redis.call('HGET', K.part(owner, 'commands'), cid) == json then return {'duplicate'} end
+  return {'exists'}
+end
+redis.call('HSET', K.part(id, 'commands'), cid, json)
+redis.call('HSET', K.g('command-runs'), cid, id)
+redis.call('ZADD', K.g('commands'), created_at, cid)
+redis.call('ZADD', K.g('commands:pending'), created_at, cid)
+return {'ok', append_events(id, { event })}
+`;
+
+/**
+ * Answers a pending command with its `operator.*` event (`Store.answerCommand`). Arguments:
+ * command id, status, answer json, event. A resent request is acknowledged.
+ * Replies: {'ok', {seq, runSeq}} | {'duplicate'} | {'notfound', 'command', id} | {'answered', answer json}
+ */
+export const ANSWER_COMMAND = `
+local cid = arg()
+local status = arg()
+local json = arg()
+local event = arg()
+local owner = redis.call('HGET', K.g('command-runs'), cid)
+if not owner then return {'notfound', 'command', cid} end
+local earlier = redis.call('HGET', K.part(owner, 'answers'), cid)
+if earlier == json then return {'duplicate'} end
+if earlier then return {'answered', earlier} end
+redis.call('HSET', K.part(owner, 'answers'), cid, json)
+if status ~= 'pending' then redis.call('ZREM', K.g('commands:pending'), cid) end
+return {'ok', append_events(owner, { event })}
+`;
+
+/**
+ * Stores an artifact once by content and counts it for the run (`Store.putArtifact`).
+ * Arguments: run id, sha256, media type, size, data. Replies: {'ok'} | {'notfound', 'run', id}
+ */
+export const PUT_ARTIFACT = `
+local id = arg()
+local sha = arg()
+local media_type = arg()
+local size = arg_num()
+local data = arg()
+if redis.call('EXISTS', K.run(id)) == 0 then return {'notfound', 'run', id} end
+redis.call('HSETNX', K.g('artifact:' .. sha), 'data', data)
+redis.call('HSETNX', K.g('artifact:' .. sha), 'mediaType', media_type)
+if redis.call('SADD', K.part(id, 'artifacts'), sha) == 1 then redis.call('HINCRBY', K.run(id), '_artBytes', size) end
+return {'ok'}
+`;

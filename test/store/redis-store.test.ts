@@ -1,0 +1,278 @@
+import { Redis } from "ioredis";
+import { z } from "zod";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Operator, StoreError, createEngine, openStore, workflow, type NewEvent, type Store } from "../../engine/index.js";
+import { newId } from "../../engine/ids.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { parseRedisUrl } from "../../engine/store/redis/connection.js";
+import { runClaimedEvent } from "../../engine/store/rules.js";
+import { waitFor } from "../support/fleet.js";
+import { RedisServer } from "../support/redis-server.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function log(runId: string): NewEvent {
+  return { runId, taskId: null, traceId: "t", spanId: null, type: "node.log", actor: "engine", payload: { node: "x", level: "info", message: "hi" }, time: Date.now() };
+}
+
+describe("Redis store", () => {
+  const server = new RedisServer();
+  let raw: Redis;
+  let opened = 0;
+  const stores: Store[] = [];
+
+  /** A store with a prefix of its own (returned with the prefix, to look at its keys). */
+  async function open(query = ""): Promise<{ store: Store; prefix: string }> {
+    const prefix = `s${++opened}:`;
+    const store = await openStore(`${server.url}/0?prefix=${encodeURIComponent(prefix)}${query}`);
+    stores.push(store);
+    return { store, prefix };
+  }
+
+  async function queuedRun(store: Store, version = "v1", extra: { parentRunId?: string } = {}): Promise<string> {
+    const id = newId("run");
+    await store.createRun(newRun({ id, workflow: { name: `wf-${version}`, version }, state: {}, actor: "test", ...extra }));
+    return id;
+  }
+
+  /** The owner and delivery count of the only pending entry of a lease stream. */
+  async function leaseHolder(stream: string): Promise<[string, number]> {
+    const pending = (await raw.xpending(stream, "owners", "-", "+", 10)) as [string, string, number, number][];
+    expect(pending).toHaveLength(1);
+    return [pending[0]![1], pending[0]![3]];
+  }
+
+  beforeAll(async () => {
+    await server.start();
+    raw = new Redis({ port: server.port, lazyConnect: true });
+    await raw.connect();
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    raw.disconnect();
+    await server.dispose();
+  });
+
+  it("reads user, password, database, TLS, prefix and retention from the URL", () => {
+    const target = parseRedisUrl("rediss://ann:p%40ss@cache.example:6380/3?prefix=team%3A&retention=500");
+    expect(target).toMatchObject({
+      description: "rediss://ann:***@cache.example:6380/3?prefix=team%3A&retention=500",
+      prefix: "team:",
+      eventRetention: 500,
+      options: { host: "cache.example", port: 6380, db: 3, username: "ann", password: "p@ss", tls: { servername: "cache.example" } },
+    });
+    expect(parseRedisUrl("redis://localhost")).toMatchObject({ prefix: "pitwall:", options: { port: 6379, db: 0 } });
+  });
+
+  it("keeps every key under its prefix and a run's keys under its {runId} hash tag, and never sends KEYS", async () => {
+    await raw.config("RESETSTAT");
+    const { store, prefix } = await open();
+    const wf = workflow("layout", { state: z.object({ n: z.number().default(0) }) })
+      .node("one", () => ({ n: 1 }), { next: "pause" })
+      .wait("pause", { seconds: 0.2, next: "two" })
+      .node("two", (s) => ({ n: s.n + 1 }))
+      .compile();
+    const engine = createEngine({ store, workflows: [wf], worker: { pollMs: 50 } });
+    const run = await engine.start(wf, {});
+    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    await engine.worker!.stop();
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, batch] = await raw.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      keys.push(...batch);
+      cursor = next;
+    } while (cursor !== "0");
+    const runKeys = keys.filter((k) => k.startsWith(`${prefix}run:`));
+    expect(runKeys.length).toBeGreaterThan(4);
+    for (const key of runKeys) expect(key.startsWith(`${prefix}run:{${run.id}}`)).toBe(true);
+    expect(await raw.info("commandstats")).not.toMatch(/cmdstat_keys:/);
+  });
+
+  it("writes the same run.claimed event as the other stores", async () => {
+    const { store } = await open();
+    const id = await queuedRun(store);
+    const first = (await store.claimRun({ owner: "w1", leaseMs: 60_000 }))!;
+    const [event] = await store.readEvents({ runId: id, types: ["run.claimed"] });
+    expect(event).toMatchObject(runClaimedEvent(first.run, "w1", first.fence, false, event!.time));
+  });
+
+  it("never hands out a fence twice, even after the server lost its counter's last increments", async () => {
+    const { store, prefix } = await open();
+    const first = (await store.claimRun({ owner: "w1", leaseMs: 60_000, runId: await queuedRun(store) }))!;
+    const second = (await store.claimRun({ owner: "w1", leaseMs: 60_000, runId: await queuedRun(store) }))!;
+    expect(second.fence).toBeGreaterThan(first.fence);
+    await raw.set(`${prefix}fence`, "0"); // as a crash between two fsyncs of the append-only file would
+    const third = (await store.claimRun({ owner: "w1", leaseMs: 60_000, runId: await queuedRun(store) }))!;
+    expect(third.fence).toBeGreaterThan(second.fence);
+  });
+
+  it("lets exactly one of many racing workers take over an expired lease, and counts the takeover", async () => {
+    const { store, prefix } = await open();
+    const id = await queuedRun(store);
+    await store.claimRun({ owner: "lost", leaseMs: 100 });
+    await sleep(150);
+    const racers = await Promise.all(Array.from({ length: 6 }, () => openStore(`${server.url}?prefix=${encodeURIComponent(prefix)}`)));
+    stores.push(...racers);
+    const claims = await Promise.all(racers.map((s, i) => s.claimRun({ owner: `racer-${i}`, leaseMs: 100 })));
+    const winners = claims.filter((c) => c !== undefined);
+    expect(winners).toHaveLength(1);
+    expect(winners[0]).toMatchObject({ recovered: true, run: { id, recoveries: 1 } });
+    // The lease entry moved to the new owner; its delivery count records the takeover.
+    const [owner, deliveries] = await leaseHolder(`${prefix}leases:100`);
+    expect([owner, deliveries]).toEqual([winners[0]!.run.owner, 2]);
+    // Consumers that hold nothing (the lost worker, the readers of offers) are forgotten.
+    const consumers = (await raw.xinfo("CONSUMERS", `${prefix}leases:100`, "owners")) as string[][];
+    expect(consumers.map((c) => c[1])).toEqual([owner]);
+    expect(await raw.xinfo("CONSUMERS", `${prefix}offers:v1`, "workers")).toEqual([]);
+  });
+
+  it("pauses as poison a run whose workers keep getting lost", async () => {
+    const { store } = await open();
+    const wf = workflow("poison", { state: z.object({ n: z.number().default(0) }) }).node("work", () => ({ n: 1 })).compile();
+    const starter = createEngine({ store, workflows: [wf], worker: false });
+    const run = await starter.start(wf, {});
+    for (const ghost of ["ghost-1", "ghost-2"]) {
+      expect(await store.claimRun({ owner: ghost, leaseMs: 50 })).toBeDefined();
+      await sleep(80);
+    }
+    const engine = createEngine({ store, workflows: [wf], worker: { maxRecoveries: 1, pollMs: 50 } });
+    const settled = await run.wait({ timeoutMs: 10_000 });
+    await engine.worker!.stop();
+    expect(settled).toMatchObject({ status: "paused", reason: "poison", recoveries: 2 });
+  });
+
+  it("claims a timer run only once it is due, from the timer set", async () => {
+    const { store, prefix } = await open();
+    const id = await queuedRun(store);
+    const { fence } = (await store.claimRun({ owner: "w", leaseMs: 60_000 }))!;
+    const wakeAt = Date.now() + 200;
+    await store.commit({ id: newId("c"), runId: id, fence, run: { status: "queued", owner: null, leaseUntil: null, wakeAt } });
+    expect(Number(await raw.zscore(`${prefix}timers`, id))).toBe(wakeAt);
+    expect(await store.claimRun({ owner: "w", leaseMs: 60_000 })).toBeUndefined();
+    await sleep(250);
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000 }))?.run.id).toBe(id);
+    expect(await raw.zscore(`${prefix}timers`, id)).toBeNull();
+  });
+
+  it("offers a run waiting for a child as soon as the child ends, even without a wake", async () => {
+    const { store } = await open();
+    const parent = await queuedRun(store);
+    const child = await queuedRun(store, "v1", { parentRunId: parent });
+    const p = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: parent }))!;
+    await store.commit({ id: newId("c"), runId: parent, fence: p.fence, run: { status: "queued", owner: null, leaseUntil: null, waitingOn: child } });
+    const c = (await store.claimRun({ owner: "w", leaseMs: 60_000 }))!;
+    expect(c.run.id).toBe(child);
+    expect(await store.claimRun({ owner: "w", leaseMs: 60_000 })).toBeUndefined();
+    await store.commit({ id: newId("c"), runId: child, fence: c.fence, run: { status: "succeeded", owner: null, leaseUntil: null } });
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000 }))?.run.id).toBe(parent);
+  });
+
+  it("offers the oldest runnable run first, across the versions a worker can run, and no other", async () => {
+    const { store } = await open();
+    const older = await queuedRun(store, "v1");
+    const newer = await queuedRun(store, "v2");
+    await queuedRun(store, "v3");
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000, versions: ["v2", "v1"] }))?.run.id).toBe(older);
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000, versions: ["v2", "v1"] }))?.run.id).toBe(newer);
+    expect(await store.claimRun({ owner: "w", leaseMs: 60_000, versions: ["v2", "v1"] })).toBeUndefined();
+  });
+
+  it("leaves an expired run of another version to a worker that can run it, at once", async () => {
+    const { store, prefix } = await open();
+    const id = await queuedRun(store, "v2");
+    await store.claimRun({ owner: "lost", leaseMs: 100 });
+    await sleep(150);
+    expect(await store.claimRun({ owner: "v1-only", leaseMs: 100, versions: ["v1"] })).toBeUndefined();
+    expect(await leaseHolder(`${prefix}leases:100`)).toEqual(["lost", 1]);
+    expect(await store.claimRun({ owner: "v2-able", leaseMs: 100, versions: ["v2"] })).toMatchObject({ recovered: true, run: { id } });
+  });
+
+  it("trims the store-wide event stream to its retention, never dropping events of unfinished runs", async () => {
+    await raw.config("SET", "stream-node-max-entries", "10");
+    const { store } = await open("&retention=5");
+    const finished = await queuedRun(store);
+    const f = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: finished }))!;
+    for (let i = 0; i < 10; i++) await store.commit({ id: newId("c"), runId: finished, fence: f.fence, events: Array.from({ length: 10 }, () => log(finished)) });
+    await store.commit({ id: newId("c"), runId: finished, fence: f.fence, run: { status: "succeeded", owner: null, leaseUntil: null } });
+    const unfinished = await queuedRun(store);
+    const u = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: unfinished }))!;
+    for (let i = 0; i < 5; i++) await store.commit({ id: newId("c"), runId: unfinished, fence: u.fence, events: Array.from({ length: 5 }, () => log(unfinished)) });
+    const all = await store.readEvents();
+    const kept = (runId: string) => all.filter((e) => e.runId === runId).map((e) => e.runSeq);
+    expect(kept(unfinished)).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));
+    expect(kept(finished).length).toBeLessThan(20);
+    expect((await store.readEvents({ runId: finished })).length).toBe(102);
+    await raw.config("SET", "stream-node-max-entries", "100");
+  });
+
+  it("lists runs of several statuses newest first, page by page", async () => {
+    const { store } = await open();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push(await queuedRun(store));
+    for (const id of ids.slice(0, 4)) {
+      const { fence } = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: id }))!;
+      if (id === ids[1] || id === ids[3]) await store.commit({ id: newId("c"), runId: id, fence, run: { status: "paused", reason: "killed", owner: null, leaseUntil: null } });
+    }
+    const runs = await Promise.all(ids.map((id) => store.getRun(id)));
+    const expected = runs
+      .filter((r) => r!.status === "queued" || r!.status === "paused")
+      .sort((a, b) => b!.updatedAt - a!.updatedAt || (a!.id < b!.id ? 1 : -1))
+      .map((r) => r!.id);
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listRuns({ status: ["queued", "paused"], limit: 2, ...(cursor ? { cursor } : {}) });
+      paged.push(...page.runs.map((r) => r.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(paged).toEqual(expected);
+    expect(paged).toHaveLength(5);
+  });
+
+  it("delivers a kill from another connection to the worker running the node within a second", async () => {
+    const { store, prefix } = await open();
+    let aborted = 0;
+    const wf = workflow("long", { state: z.object({ n: z.number().default(0) }) })
+      .node(
+        "slow",
+        (_s, ctx) =>
+          new Promise((_resolve, reject) => {
+            ctx.signal.addEventListener("abort", () => {
+              aborted = Date.now();
+              reject(new Error("aborted"));
+            });
+          }),
+      )
+      .compile();
+    const engine = createEngine({ store, workflows: [wf] });
+    const run = await engine.start(wf, {});
+    await waitFor(async () => (await store.readEvents({ runId: run.id, types: ["task.started"] })).length > 0, 10_000, "the node to start");
+    const console = await openStore(`${server.url}?prefix=${encodeURIComponent(prefix)}`);
+    stores.push(console);
+    const asked = Date.now();
+    await new Operator(console, { actor: "operator:ann" }).kill(run.id, { reason: "stuck" });
+    expect(aborted).toBeGreaterThan(0);
+    expect(aborted - asked).toBeLessThan(1_000);
+    expect(await run.wait({ timeoutMs: 5_000 })).toMatchObject({ status: "paused", reason: "killed" });
+    await engine.worker!.stop();
+  });
+
+  describe("durability os", () => {
+    const everysec = new RedisServer({ appendonly: true, appendfsync: "everysec" });
+    const always = new RedisServer({ appendonly: true, appendfsync: "always" });
+    beforeAll(() => Promise.all([everysec.start(), always.start()]));
+    afterAll(() => Promise.all([everysec.dispose(), always.dispose()]));
+
+    it("opens only where every write is fsynced before it is acknowledged, and says why not elsewhere", async () => {
+      await expect(openStore(server.url, { durability: "os" })).rejects.toThrow(/appendonly no/);
+      const refused = await openStore(everysec.url, { durability: "os" }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(StoreError);
+      expect((refused as Error).message).toMatch(/fsyncs its append-only file "everysec".*no WAITAOF/);
+      const store = await openStore(always.url, { durability: "os" });
+      const id = await queuedRun(store);
+      expect((await store.getRun(id))?.status).toBe("queued");
+      await store.close();
+    });
+  });
+});

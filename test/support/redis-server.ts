@@ -1,0 +1,149 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { connect as tlsConnect } from "node:tls";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface RedisServerOptions {
+  /** Keep an append-only file (for restart tests); `appendfsync` then says how often it is fsynced. */
+  appendonly?: boolean;
+  appendfsync?: "always" | "everysec";
+  /** Serve TLS only, with a certificate for `localhost` signed by a CA made for this server (`caFile`). */
+  tls?: boolean;
+}
+
+/**
+ * A real redis-server for one test file: on a free loopback port, in a temporary folder, with no
+ * snapshots (and, when asked, an append-only file so that it can be killed and restarted).
+ */
+export class RedisServer {
+  readonly dir = mkdtempSync(join(tmpdir(), "pitwall-redis-"));
+  private process: ChildProcess | undefined;
+  private portNumber = 0;
+
+  constructor(private readonly options: RedisServerOptions = {}) {}
+
+  get port(): number {
+    return this.portNumber;
+  }
+
+  get url(): string {
+    return this.options.tls ? `rediss://localhost:${this.portNumber}` : `redis://127.0.0.1:${this.portNumber}`;
+  }
+
+  /** The certificate of the CA that signed a TLS server's certificate. */
+  get caFile(): string {
+    return join(this.dir, "ca.crt");
+  }
+
+  async start(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.portNumber === 0 || attempt > 0) this.portNumber = await freePort();
+      try {
+        await this.launch();
+        return;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
+  }
+
+  /** Kills the server (SIGKILL: no shutdown work) and starts it again on the same port and folder. */
+  async crashAndRestart(downMs = 0): Promise<void> {
+    await this.stop("SIGKILL");
+    if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+    await this.launch();
+  }
+
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    const child = this.process;
+    this.process = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill(signal);
+    await exited;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async launch(): Promise<void> {
+    const args = ["--bind", "127.0.0.1", "--dir", this.dir, "--save", "", "--daemonize", "no", "--logfile", ""];
+    if (this.options.tls) {
+      makeCertificates(this.dir);
+      const file = (name: string) => join(this.dir, name);
+      args.push("--port", "0", "--tls-port", String(this.portNumber), "--tls-auth-clients", "no");
+      args.push("--tls-cert-file", file("server.crt"), "--tls-key-file", file("server.key"), "--tls-ca-cert-file", file("ca.crt"));
+    } else {
+      args.push("--port", String(this.portNumber));
+    }
+    if (this.options.appendonly) args.push("--appendonly", "yes", "--appendfsync", this.options.appendfsync ?? "everysec");
+    const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+    this.process = child;
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const deadline = Date.now() + 10_000;
+    while (!(await accepts(this.portNumber))) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        child.kill("SIGKILL");
+        this.process = undefined;
+        throw new Error(`redis-server did not start on port ${this.portNumber}: ${output.trim().split("\n").slice(-3).join(" | ")}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // The port accepts before the data set is loaded; PING answers only once it is.
+    const ca = this.options.tls ? readFileSync(this.caFile) : undefined;
+    while (!(await pong(this.portNumber, ca))) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+function pong(port: number, ca?: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = ca ? tlsConnect({ port, host: "127.0.0.1", servername: "localhost", ca }) : createConnection({ port, host: "127.0.0.1" });
+    let reply = "";
+    socket.once(ca ? "secureConnect" : "connect", () => socket.write("PING\r\n"));
+    socket.on("data", (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes("\r\n")) {
+        socket.destroy();
+        resolve(reply.startsWith("+PONG"));
+      }
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/** A CA, and a certificate for localhost (and 127.0.0.1) signed by it, made with openssl. */
+function makeCertificates(dir: string): void {
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+  openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=pitwall test CA");
+  openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
+  writeFileSync(join(dir, "san.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.cnf");
+}
