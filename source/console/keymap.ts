@@ -54,7 +54,7 @@ export const KEYMAP = [
 
   { id: "follow", keys: ["f"], label: "follow", help: "follow new events (on/off)", group: "Events" },
 
-  { id: "edit", keys: ["e"], label: "edit", help: "edit the state in $EDITOR, validated, diff shown before sending (state tab; operator panel: resolve with the edit)", group: "State", writes: true },
+  { id: "edit", keys: ["e"], label: "edit", help: "edit the state in $EDITOR: validated, diff shown before sending (state tab, operator panel)", group: "State", writes: true },
 
   { id: "mark", keys: ["space"], label: "mark", help: "mark a checkpoint (mark two, then d)", group: "Checkpoints" },
   { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints", group: "Checkpoints" },
