@@ -35,6 +35,11 @@ export interface ConsoleProps {
 }
 
 const MIN = { columns: 40, rows: 10 };
+/**
+ * Frames per second at most. Ink redraws the whole screen each frame; while a worker writes
+ * hundreds of events a second this bounds the cost, and a key press still draws at once.
+ */
+export const FRAME_RATE = 15;
 /** Each dialog gets a fresh component (and so fresh focus and text), even when one replaces another at once. */
 let nextDialog = 1;
 
@@ -74,11 +79,11 @@ export function Console(props: ConsoleProps) {
       ui: {
         report: setMessage,
         confirm: (request) =>
-          new Promise((resolve) =>
-            setDialog({ kind: "confirm", id: nextDialog++, ...request, resolve: (result) => (setDialog(undefined), resolve(result)) }),
+          new Promise((resolve) => (router.holdForDialog(),
+            setDialog({ kind: "confirm", id: nextDialog++, ...request, resolve: (result) => (setDialog(undefined), resolve(result)) })),
           ),
         prompt: (request) =>
-          new Promise((resolve) => setDialog({ kind: "prompt", id: nextDialog++, ...request, resolve: (text) => (setDialog(undefined), resolve(text)) })),
+          new Promise((resolve) => (router.holdForDialog(), setDialog({ kind: "prompt", id: nextDialog++, ...request, resolve: (text) => (setDialog(undefined), resolve(text)) }))),
       },
     };
     // The services live as long as the console: the props that build them do not change.

@@ -51,8 +51,8 @@ export class ConsoleData {
 
   async start(): Promise<void> {
     this.stopListening = this.feed.listen((change) => this.enqueue(change));
-    await this.relist(true);
-    await this.refreshSide(true);
+    const runs = await this.relist(true);
+    this.set({ ...runs, ...(await this.readSide(true)) });
   }
 
   stop(): void {
@@ -101,10 +101,9 @@ export class ConsoleData {
           interrupts ||= change.interrupts;
         }
         try {
-          if (ids.size > RELIST_ABOVE) await this.relist(false);
-          else await this.reread([...ids]);
-          await this.refreshSide(interrupts);
-          if (this.snap.error) this.set({ error: undefined });
+          // One new snapshot per window, so that one burst of events is one redraw.
+          const runs = ids.size > RELIST_ABOVE ? await this.relist(false) : await this.reread([...ids]);
+          this.set({ ...runs, ...(await this.readSide(interrupts)), error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
@@ -114,7 +113,7 @@ export class ConsoleData {
     }
   }
 
-  private async relist(first: boolean): Promise<void> {
+  private async relist(first: boolean): Promise<Partial<ConsoleSnapshot>> {
     const runs = new Map<string, RunRecord>();
     const changedAt = new Map(this.snap.changedAt);
     const now = Date.now();
@@ -135,11 +134,11 @@ export class ConsoleData {
         break;
       }
     }
-    this.set({ runs, changedAt, ready: true, capped });
+    return { runs, changedAt, ready: true, capped };
   }
 
-  private async reread(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
+  private async reread(ids: string[]): Promise<Partial<ConsoleSnapshot>> {
+    if (ids.length === 0) return {};
     const found = await Promise.all(ids.map((id) => this.store.getRun(id)));
     const runs = new Map(this.snap.runs);
     const changedAt = new Map(this.snap.changedAt);
@@ -153,14 +152,14 @@ export class ConsoleData {
       runs.set(run.id, run);
     });
     for (const [id, at] of changedAt) if (now - at > 5_000) changedAt.delete(id);
-    this.set({ runs, changedAt });
+    return { runs, changedAt };
   }
 
-  private async refreshSide(interrupts: boolean): Promise<void> {
+  private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts">> {
     const [counts, pending] = await Promise.all([
       this.store.countRuns(),
       interrupts ? this.store.listInterrupts({ status: "pending" }) : Promise.resolve(this.snap.interrupts),
     ]);
-    this.set({ counts: { ...emptyCounts(), ...counts }, interrupts: pending });
+    return { counts: { ...emptyCounts(), ...counts }, interrupts: pending };
   }
 }

@@ -1,7 +1,6 @@
-import { render } from "ink";
 import type { Store } from "../../engine/index.js";
-import { Console } from "./app.js";
-import { systemEditor, type Suspend } from "./editor.js";
+import type { Suspend } from "./editor.js";
+import { tuneConsoleProcess } from "./process-tuning.js";
 
 export interface ConsoleOptions {
   store: Store;
@@ -13,6 +12,22 @@ export interface ConsoleOptions {
   storeLabel: string;
 }
 
+/**
+ * Ink decides when it is loaded whether it runs in CI (the CI or CONTINUOUS_INTEGRATION
+ * variable), and then draws nothing until exit. An operator's shell may well have CI set; the
+ * console is interactive whatever it says, so Ink is loaded with those variables put aside.
+ */
+async function withoutCiFlags<T>(load: () => Promise<T>): Promise<T> {
+  const saved = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
+  try {
+    return await load();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) if (value !== undefined) process.env[key] = value;
+  }
+}
+
 const ENTER_SCREEN = "\u001b[?1049h\u001b[?25l\u001b[2J\u001b[H";
 const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 
@@ -22,6 +37,11 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
  * screen — on quit, on an error, and on SIGINT or SIGTERM.
  */
 export async function runConsole(options: ConsoleOptions): Promise<void> {
+  // Before React loads, which is why Ink and the app are imported here.
+  tuneConsoleProcess();
+  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }] = await withoutCiFlags(() =>
+    Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js")]),
+  );
   const { stdin, stdout } = process;
   let restored = false;
   const restore = () => {
@@ -45,14 +65,14 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
 
   stdout.write(ENTER_SCREEN);
   const instance = render(
-    <Console
-      store={options.store}
-      actor={options.actor}
-      readOnly={options.readOnly}
-      storeLabel={options.storeLabel}
-      editor={systemEditor(process.env.VISUAL || process.env.EDITOR, suspend)}
-    />,
-    { exitOnCtrlC: false, patchConsole: true, maxFps: 30 },
+    createElement(Console, {
+      store: options.store,
+      actor: options.actor,
+      readOnly: options.readOnly,
+      storeLabel: options.storeLabel,
+      editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
+    }),
+    { exitOnCtrlC: false, patchConsole: true, maxFps: FRAME_RATE },
   );
   const onSignal = (signal: NodeJS.Signals) => {
     instance.unmount();

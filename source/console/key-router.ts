@@ -23,6 +23,9 @@ export class KeyRouter {
   private readonly listeners = new Set<() => void>();
   private order = 0;
   private signature = "";
+  /** Keys typed while a dialog is opening, replayed into it once it is on screen. */
+  private held: { input: string; key: Key }[] | undefined;
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly bindings: readonly Binding[]) {
     for (const binding of bindings) {
@@ -34,6 +37,24 @@ export class KeyRouter {
     const existing = this.layers.get(id);
     this.layers.set(id, { layer, order: existing?.order ?? this.order++ });
     this.changed();
+    if (layer.modal && this.held) this.release();
+  }
+
+  /**
+   * A dialog is about to open (it mounts on the next render): keys typed meanwhile — `:run`
+   * typed fast — wait for it instead of reaching the view below. Released after `ms` anyway.
+   */
+  holdForDialog(ms = 500): void {
+    this.held ??= [];
+    clearTimeout(this.holdTimer);
+    this.holdTimer = setTimeout(() => this.release(), ms);
+  }
+
+  private release(): void {
+    clearTimeout(this.holdTimer);
+    const keys = this.held ?? [];
+    this.held = undefined;
+    for (const { input, key } of keys) this.dispatch(input, key);
   }
 
   /** Handlers changed in place: recompute what the footer shows. */
@@ -57,6 +78,10 @@ export class KeyRouter {
   }
 
   dispatch(input: string, key: Key): boolean {
+    if (this.held) {
+      this.held.push({ input, key });
+      return true;
+    }
     const name = keyName(input, key);
     const candidates = this.byKey.get(name) ?? [];
     for (const layer of this.active()) {

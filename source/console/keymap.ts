@@ -24,7 +24,7 @@ export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph and timelin
 export const KEYMAP = [
   { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
   { id: "palette", keys: [":"], label: "cmd", help: "command palette (:runs, :interrupts, :run <id>, :q)", group: "Everywhere", quiet: true },
-  { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere" },
+  { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere", quiet: true },
   { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
   { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
 
@@ -54,7 +54,7 @@ export const KEYMAP = [
 
   { id: "follow", keys: ["f"], label: "follow", help: "follow new events (on/off)", group: "Events" },
 
-  { id: "edit", keys: ["e"], label: "edit", help: "edit the state in $EDITOR (validated, diff shown before sending)", group: "State", writes: true },
+  { id: "edit", keys: ["e"], label: "edit", help: "edit the state in $EDITOR: validated, diff shown before sending (state tab, operator panel)", group: "State", writes: true },
 
   { id: "mark", keys: ["space"], label: "mark", help: "mark a checkpoint (mark two, then d)", group: "Checkpoints" },
   { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints", group: "Checkpoints" },

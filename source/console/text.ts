@@ -21,13 +21,13 @@ export function clean(text: string, maxChars = 4096): string {
 
 /** Display width in terminal columns (CJK and emoji count as two). */
 export function displayWidth(text: string): number {
-  return stringWidth(text);
+  return isNarrow(text) ? text.length : stringWidth(text);
 }
 
 /** Cuts text to at most `max` columns, ending with `…` when something was cut. */
 export function truncate(text: string, max: number): string {
   if (max <= 0) return "";
-  if (text.length <= max && isNarrow(text)) return text;
+  if (isNarrow(text)) return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
   if (stringWidth(text) <= max) return text;
   let out = "";
   let used = 0;
@@ -43,7 +43,7 @@ export function truncate(text: string, max: number): string {
 /** Exactly `size` columns: cut with `…` or padded with spaces (on the right, or left if `align` is "right"). */
 export function fit(text: string, size: number, align: "left" | "right" = "left"): string {
   const cut = truncate(text, size);
-  const pad = " ".repeat(Math.max(0, size - stringWidth(cut)));
+  const pad = " ".repeat(Math.max(0, size - displayWidth(cut)));
   return align === "left" ? cut + pad : pad + cut;
 }
 
@@ -75,13 +75,13 @@ export function ago(from: number, now: number): string {
   return h < 24 ? `${h}h` : `${Math.floor(h / 24)}d`;
 }
 
-/** 850ms, 12s, 3m, 5h, 2d: short enough for a column. */
+/** 850ms, 12s, 3m, 5h20m, 2d: short enough for a column, and changing at most once a second. */
 export function span(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const s = ms / 1000;
   if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)}s`;
   const m = s / 60;
-  if (m < 60) return `${Math.floor(m)}m${Math.floor(s % 60) > 0 && m < 10 ? `${Math.floor(s % 60)}s` : ""}`;
+  if (m < 60) return `${Math.floor(m)}m`;
   const h = m / 60;
   if (h < 24) return `${Math.floor(h)}h${Math.floor(m % 60) > 0 && h < 10 ? `${Math.floor(m % 60)}m` : ""}`;
   return `${Math.floor(h / 24)}d`;

@@ -77,7 +77,7 @@ export function askWorkflow() {
     .compile();
 }
 
-/** A node that runs until it is aborted (to kill it). */
+/** A node that reports progress and runs until it is aborted (to kill it). */
 export function slowWorkflow() {
   return workflow("slow", { state: z.object({ n: z.number().default(0) }) })
     .node(
@@ -85,7 +85,8 @@ export function slowWorkflow() {
       (_s, ctx) =>
         new Promise((resolve, reject) => {
           const timer = setTimeout(() => resolve({ n: 1 }), 60_000);
-          ctx.signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Error("aborted"))));
+          const progress = setInterval(() => ctx.progress(0.42, "crunching"), 100);
+          ctx.signal.addEventListener("abort", () => (clearTimeout(timer), clearInterval(progress), reject(new Error("aborted"))));
         }),
       { next: "END" },
     )

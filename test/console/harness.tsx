@@ -33,6 +33,8 @@ export interface ConsoleHarness {
   /** Presses keys by name (`enter`, `esc`, `ctrl-k`...) or as typed characters. */
   press(...keys: string[]): Promise<void>;
   type(text: string): Promise<void>;
+  /** Types faster than the screen redraws: every key in the same tick. */
+  typeAhead(text: string): Promise<void>;
   /** Polls the frame until it contains `text` (or satisfies the predicate). */
   waitFor(expected: string | RegExp | ((frame: string) => boolean), timeoutMs?: number): Promise<string>;
   resize(columns: number, rows: number): Promise<void>;
@@ -95,6 +97,11 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
         stdin.write(ch);
         await turn();
       }
+      await turn();
+    },
+    async typeAhead(text) {
+      for (const ch of text) stdin.write(ch);
+      await turn();
       await turn();
     },
     async waitFor(expected, timeoutMs = 5_000) {

@@ -28,7 +28,7 @@ describe("node actions", () => {
     const handle = await fx.engine.start("slow");
     await until(fx, handle.id, (r) => r.status === "running" && r.current.includes("crunch"));
     ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: handle.id } });
-    await ui.waitFor("▶● crunch");
+    await ui.waitFor("▶● crunch 42%"); // the progress it reports, live
     await ui.waitFor("ctrl-k kill");
 
     await ui.press("ctrl-k");
@@ -76,9 +76,9 @@ describe("node actions", () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");
     ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: run.id } });
-    await ui.waitFor("approve — approval");
+    await ui.waitFor(" approve · step 4: waiting");
     await ui.press("j");
-    await ui.waitFor("book — action book");
+    await ui.waitFor(" book · has not run — action book");
     await ui.press("b");
     await ui.waitFor('breakpoint set before "book"');
     await ui.waitFor("○ book ◉");

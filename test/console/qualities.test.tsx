@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import stringWidth from "string-width";
 import { afterEach, describe, expect, it } from "vitest";
 import { KEYMAP } from "../../source/console/keymap.js";
@@ -184,6 +185,9 @@ describe("console qualities", () => {
     await ui.type("runs");
     await ui.press("enter");
     await ui.waitFor("by recent activity");
+    // Typed faster than the palette opens: nothing is lost to the view underneath.
+    await ui.typeAhead(`:run ${run.id}\r`);
+    await ui.waitFor(`✓ succeeded  ${run.id}`);
   });
 
   it("prints help generated from the key table", async () => {
@@ -193,5 +197,11 @@ describe("console qualities", () => {
     const help = await ui.waitFor("Keys");
     for (const binding of KEYMAP) expect(help, binding.id).toContain(binding.help);
     expect(help).toMatch(/ctrl-k\s+kill the selected node's running task\s+\(writes\)/);
+  });
+
+  it("documents every key of the table in the README", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const keys = readme.slice(readme.indexOf("### Console keys"));
+    for (const binding of KEYMAP) expect(keys, binding.id).toContain(`| ${binding.help}`);
   });
 });

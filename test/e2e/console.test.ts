@@ -20,10 +20,10 @@ describe("pitwall console in a terminal", () => {
   function openConsole(args: string[] = []): void {
     expect(spawnSync("tmux", ["-V"]).status, "tmux is needed for this test (apt-get install tmux)").toBe(0);
     const store = `sqlite:${join(cli.dir, "pitwall.db")}`;
-    // A clean environment: Ink renders nothing until exit when it believes it runs in CI.
+    // CI=true as many shells have it: the console must draw all the same.
     const command = [
       `cd '${cli.dir}'`,
-      `env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 PITWALL_STORE='${store}' '${process.execPath}' '${BIN}' console ${args.join(" ")}`,
+      `env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 CI=true PITWALL_STORE='${store}' '${process.execPath}' '${BIN}' console ${args.join(" ")}`,
       `echo "CONSOLE-EXIT=$?"`,
       `stty -a | grep -o -- '-\\?icanon' | sed 's/^/TTY-/'`,
       "sleep 600",
@@ -93,9 +93,12 @@ describe("pitwall console in a terminal", () => {
     await pausedTrip();
     openConsole(["--read-only"]);
     await waitFor((s) => s.includes("pending") && s.includes(" RO  j/k move"), "the read-only console");
+    // The console is the one process the pane's shell started (found by its parent's id; it
+    // renames itself, so not by name).
     const shell = tmux("display-message", "-p", "-t", "console", "#{pane_pid}").trim();
-    const node = execFileSync("pgrep", ["-P", shell], { encoding: "utf8" }).trim().split("\n")[0]!;
-    process.kill(Number(node), "SIGTERM");
+    const children = spawnSync("pgrep", ["-P", shell], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
+    expect(children, `the console process under shell ${shell}`).toHaveLength(1);
+    process.kill(Number(children[0]), "SIGTERM");
     const shown = await waitFor((s) => s.includes("CONSOLE-EXIT="), "the console exiting");
     expect(shown).toContain("TTY-icanon");
     expect(shown).not.toContain("pitwall  sqlite:");

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
 import type { Dialog } from "../context.js";
 import { PRIORITY } from "../key-router.js";
 import { useKeys } from "../hooks/use-keys.js";
@@ -10,6 +10,20 @@ import { Lines, seg, type Line } from "./lines.js";
 export function dialogHeight(dialog: Dialog, maxBody: number): number {
   if (dialog.kind === "prompt") return 2 + (dialog.complete ? 3 : 0);
   return 3 + Math.min(dialog.body.length, maxBody) + (dialog.reason === "none" ? 0 : 1);
+}
+
+/**
+ * State whose latest value handlers can read at once: keys typed ahead are replayed into a
+ * dialog faster than it redraws, and `enter` must see every character typed before it.
+ */
+function useLiveState<T>(initial: T): [T, (update: (value: T) => T) => void, { readonly current: T }] {
+  const ref = useRef(initial);
+  const [, redraw] = useState(0);
+  const set = (update: (value: T) => T) => {
+    ref.current = update(ref.current);
+    redraw((n) => n + 1);
+  };
+  return [ref.current, set, ref];
 }
 
 /** Text typed into a dialog: printable keys append, backspace removes the last character. */
@@ -24,8 +38,8 @@ function editText(text: string, input: string, name: string): string {
  * reason is typed directly, `tab` or the arrows move to the action button.
  */
 export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialog, { kind: "confirm" }>; width: number; height: number }) {
-  const [reason, setReason] = useState("");
-  const [onAction, setOnAction] = useState(false);
+  const [reason, setReason, reasonNow] = useLiveState("");
+  const [onAction, setOnAction, onActionNow] = useLiveState(false);
   const [warning, setWarning] = useState<string>();
   useKeys(
     PRIORITY.dialog,
@@ -33,9 +47,9 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
       switch: () => setOnAction((v) => !v),
       dismiss: () => dialog.resolve({ ok: false, reason: "" }),
       submit: () => {
-        if (!onAction) return dialog.resolve({ ok: false, reason: "" });
-        if (dialog.reason === "required" && !reason.trim()) return setWarning("a reason is required");
-        dialog.resolve({ ok: true, reason: reason.trim() });
+        if (!onActionNow.current) return dialog.resolve({ ok: false, reason: "" });
+        if (dialog.reason === "required" && !reasonNow.current.trim()) return setWarning("a reason is required");
+        dialog.resolve({ ok: true, reason: reasonNow.current.trim() });
       },
     },
     { modal: true, text: (input, name) => dialog.reason !== "none" && setReason((r) => editText(r, input, name)) },
@@ -68,14 +82,19 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
 
 /** One line of text: the filter, the command palette, a reason or a response. */
 export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "prompt" }>; width: number }) {
-  const [text, setText] = useState(dialog.initial ?? "");
+  const [text, setText, textNow] = useLiveState(dialog.initial ?? "");
   const suggestions = dialog.complete ? dialog.complete(text).slice(0, 3) : [];
   useKeys(
     PRIORITY.dialog,
     {
-      submit: () => dialog.resolve(text),
+      submit: () => dialog.resolve(textNow.current),
       dismiss: () => dialog.resolve(undefined),
-      complete: suggestions.length > 0 && (() => setText(suggestions[0]!)),
+      complete:
+        !!dialog.complete &&
+        (() => {
+          const first = dialog.complete?.(textNow.current)[0];
+          if (first) setText(() => first);
+        }),
     },
     { modal: true, text: (input, name) => setText((t) => editText(t, input, name)) },
   );

@@ -52,6 +52,8 @@ export function highlight(line: Line, size: number): Line {
 /**
  * Draws pre-built lines, one terminal row each, never more than `height` rows and never wider
  * than `width` columns: the console controls its frame size exactly instead of letting Ink wrap.
+ * Each row is one Ink text node carrying its own SGR styles: a screen of a few dozen nodes
+ * instead of hundreds keeps rendering (and an idle console's once-a-second redraw) cheap.
  */
 export function Lines({ lines, width, height }: { lines: readonly Line[]; width: number; height?: number }) {
   const shown = height === undefined ? lines : lines.slice(0, height);
@@ -59,23 +61,30 @@ export function Lines({ lines, width, height }: { lines: readonly Line[]; width:
     <Box flexDirection="column" width={width} flexShrink={0}>
       {shown.map((line, i) => (
         <Text key={i} wrap="truncate">
-          {line.length === 0 ? " " : fitLine(line, width).map((s, j) => <Styled key={j} s={s} />)}
+          {line.length === 0 ? " " : fitLine(line, width).map(styled).join("")}
         </Text>
       ))}
     </Box>
   );
 }
 
-function Styled({ s }: { s: Seg }) {
-  return (
-    <Text
-      {...(s.color ? { color: s.color } : {})}
-      {...(s.bg ? { backgroundColor: s.bg } : {})}
-      bold={s.bold ?? false}
-      dimColor={s.dim ?? false}
-      inverse={s.inverse ?? false}
-    >
-      {s.text}
-    </Text>
-  );
+const FG: Record<string, number> = { black: 30, red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, white: 37, gray: 90, grey: 90, blackBright: 90 };
+
+/** Whether to style at all (a terminal, or FORCE_COLOR), and whether with colours (not NO_COLOR). */
+const STYLE = (() => {
+  const env = process.env;
+  const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false";
+  const on = forced || (process.stdout.isTTY === true && env.TERM !== "dumb");
+  return { on, colour: on && (forced || env.NO_COLOR === undefined || env.NO_COLOR === "") };
+})();
+
+function styled(s: Seg): string {
+  if (!STYLE.on) return s.text;
+  const codes: number[] = [];
+  if (s.bold) codes.push(1);
+  if (s.dim) codes.push(2);
+  if (s.inverse) codes.push(7);
+  if (STYLE.colour && s.color && FG[s.color]) codes.push(FG[s.color]!);
+  if (STYLE.colour && s.bg && FG[s.bg]) codes.push(FG[s.bg]! + 10);
+  return codes.length === 0 ? s.text : `\u001b[${codes.join(";")}m${s.text}\u001b[0m`;
 }

@@ -86,7 +86,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       if (diff.length === 0) return ui.report({ tone: "info", text: "the edit changes nothing; nothing sent" });
       const lines: Line[] = diffLines(diff);
       const shown = lines.slice(0, 6);
-      if (lines.length > shown.length) shown.push([seg(` … and ${lines.length - shown.length} more changes`, { color: MUTED })]);
+      if (lines.length > shown.length) shown.push([seg(` … and ${lines.length - shown.length} more change${lines.length - shown.length === 1 ? "" : "s"}`, { color: MUTED })]);
       const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...shown], action: request.action, reason: "optional" });
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
       await act(ui, request.action, () => request.send(createPatch(request.state, checked.state), answer.reason));

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import {
   NotFoundError,
+  type EventPayloads,
   errorMessage,
   type CheckpointRecord,
   type InterruptRecord,
@@ -21,6 +22,8 @@ export interface RunDetail {
   checkpoints: CheckpointRecord[];
   /** The run's interrupts, pending and resolved, oldest first. */
   interrupts: InterruptRecord[];
+  /** The last progress each node reported (0..1) while the console watched. */
+  progress: ReadonlyMap<string, number>;
 }
 
 /** Past this many new steps since the last read, all tasks are read again instead of step by step. */
@@ -43,7 +46,7 @@ export async function readRunDetail(store: Store, data: ConsoleData, runId: stri
     store.listInterrupts({ runId }),
   ]);
   const checkpoints = previous && lastN !== undefined ? [...previous.checkpoints, ...newCheckpoints] : newCheckpoints;
-  return { run, definition, tasks, checkpoints, interrupts };
+  return { run, definition, tasks, checkpoints, interrupts, progress: previous?.progress ?? new Map() };
 }
 
 async function readSteps(store: Store, runId: string, from: number, to: number, kept: TaskRecord[]): Promise<TaskRecord[]> {
@@ -79,9 +82,18 @@ export function useRunDetail(runId: string): { detail?: RunDetail; error?: strin
         busy = false;
       }
     };
+    const progress = new Map<string, number>();
     void load();
     const stop = feed.listen((change) => {
-      if (change.runs.has(runId)) void load();
+      if (!change.runs.has(runId)) return;
+      for (const event of change.events) {
+        if (event.runId === runId && event.type === "node.progress") {
+          const { node, fraction } = event.payload as EventPayloads["node.progress"];
+          if (typeof fraction === "number") progress.set(node, fraction);
+        }
+      }
+      if (detail) detail = { ...detail, progress: new Map(progress) };
+      void load();
     });
     return () => {
       alive = false;

@@ -13,22 +13,23 @@ import { PRIORITY } from "../key-router.js";
 import { clean, span } from "../text.js";
 import { ACCENT, MUTED, NODE_LOOK } from "../theme.js";
 
-function label(name: string, state: NodeState | undefined, inLoop: boolean, backEdges: { label: string | null; to: string }[]): NodeLabel {
+function label(name: string, state: NodeState | undefined, inLoop: boolean, backEdges: { label: string | null; to: string }[], progress: number | undefined): NodeLabel {
   const look = NODE_LOOK[state?.status ?? "idle"];
   const mapped = state && state.tasks.length > 1 ? ` ${state.tasks.filter((t) => t.status === "succeeded").length}/${state.tasks.length}` : "";
   const visits = inLoop && state && state.visits > 0 ? ` ×${state.visits}` : "";
-  const text = `${state?.current ? "▶" : ""}${look.glyph} ${clean(name)}${mapped}${visits}${state?.breakpoint ? " ◉" : ""}`;
+  const done = state?.status === "running" && progress !== undefined ? ` ${Math.round(progress * 100)}%` : "";
+  const text = `${state?.current ? "▶" : ""}${look.glyph} ${clean(name)}${mapped}${visits}${done}${state?.breakpoint ? " ◉" : ""}`;
   const loop = backEdges.length > 0 ? ` ↺ ${backEdges.map((e) => `${e.label ? `${clean(e.label)}→` : "→"}${clean(e.to)}`).join(" ")}` : undefined;
   return { text, ...(loop ? { loop } : {}) };
 }
 
 const LEGEND: Line = [
-  seg(" ✓ done ", { color: "green" }),
+  seg("✓ done ", { color: "green" }),
   seg("● running ", { color: "yellow" }),
   seg("◆ waiting ", { color: "magenta" }),
   seg("✗ failed ", { color: "red" }),
   seg("◌ next ○ idle ", { color: MUTED }),
-  seg("⊘ canceled ", { color: MUTED, dim: true }),
+  seg("⊘ cancel ", { color: MUTED, dim: true }),
   seg("▶ now ◉ break ", { color: MUTED }),
   seg("↺ loop", { color: "yellow" }),
 ];
@@ -46,10 +47,10 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const drawing = useMemo(() => {
     const labels = new Map<string, NodeLabel>();
     for (const n of layering.nodes) {
-      labels.set(n, label(n, states.get(n), inLoop.has(n), layering.edges.filter((e) => e.back && e.from === n)));
+      labels.set(n, label(n, states.get(n), inLoop.has(n), layering.edges.filter((e) => e.back && e.from === n), detail.progress.get(n)));
     }
     return drawLayers(layering, labels, Math.max(20, width - 2));
-  }, [layering, states, inLoop, width]);
+  }, [layering, states, inLoop, width, detail.progress]);
 
   const actions = useRunActions(detail, selected ? { node: selected } : {});
   useKeys(PRIORITY.pane, {
@@ -89,7 +90,7 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
 function nodeDetail(name: string | undefined, definition: WorkflowDefinition, state: NodeState | undefined): Line {
   if (!name) return [];
   const node = definition.nodes[name];
-  const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true }), seg(` — ${node ? clean(describeNode(node)) : ""}`, { color: MUTED })];
+  const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true })];
   const tasks = state?.tasks ?? [];
   if (tasks.length > 0) {
     const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
@@ -99,5 +100,7 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
     if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
   } else parts.push(seg(" · has not run", { color: MUTED }));
   if (state?.interrupt) parts.push(seg(` · waiting: ${clean(state.interrupt.request.question ?? state.interrupt.kind)}`, { color: "magenta" }));
+  // What the node is comes last: the first thing cut on a narrow screen.
+  if (node) parts.push(seg(` — ${clean(describeNode(node))}`, { color: MUTED }));
   return parts;
 }

@@ -20,13 +20,13 @@ export function shownValues(interrupt: InterruptRecord): string {
 export function InterruptsView({ width, height }: { width: number; height: number }) {
   const { nav } = useServices();
   const { interrupts, runs } = useSnapshot();
-  const now = useClock(1000);
   const [pickedId, setPickedId] = useRemembered<string | undefined>("interrupt-selected", undefined);
   let index = interrupts.findIndex((i) => i.id === pickedId);
   if (index < 0) index = 0;
   const selected = interrupts[index];
   const rows = Math.max(1, height - 2);
   const start = useWindow(interrupts.length, index, rows);
+  const now = useClock(interrupts.slice(start, start + rows).map((i) => i.createdAt));
   useKeys(PRIORITY.view, {
     ...listHandlers(interrupts.length, index, rows, (i) => setPickedId(interrupts[i]?.id)),
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),

@@ -68,7 +68,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   const { store, nav, ui, operator } = services;
   const { interrupts } = useSnapshot();
   const { interrupt, run, error } = useInterrupt(interruptId);
-  const now = useClock(1000);
+  const now = useClock([interrupt?.createdAt]);
   const edit = useEditState();
   const position = interrupts.findIndex((i) => i.id === interruptId);
   const decisions = interrupt?.request.decisions ?? [];
@@ -153,10 +153,10 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     [
       seg(" ⚑ ", { color: "magenta", bold: true }),
       seg(position >= 0 ? `Interrupt ${position + 1} of ${interrupts.length}` : "Interrupt", { bold: true }),
-      seg(`  ${interrupt.kind}`, { color: "magenta" }),
-      seg(`  run ${interrupt.runId}`, { color: ACCENT }),
+      seg(`  ${interrupt.kind} at ${clean(interrupt.node)}`, { color: "magenta" }),
+      seg(`  ${interrupt.runId}`, { color: ACCENT }),
       seg(run ? ` (${clean(run.workflow)})` : "", { color: MUTED }),
-      seg(`  node ${clean(interrupt.node)}  step ${interrupt.step}  waiting ${ago(interrupt.createdAt, now)}`, { color: MUTED }),
+      seg(`  step ${interrupt.step}  ${ago(interrupt.createdAt, now)} ago`, { color: MUTED }),
     ],
     [],
   ];

@@ -26,14 +26,14 @@ function summary(detail: RunDetail, now: number): Line[] {
     seg(` ${look.glyph} ${run.status}`, { color: look.color, bold: true }),
     seg(`  ${run.id}`, { bold: true }),
     seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
-    ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length} (o answers)`, { color: "magenta", bold: true })] : []),
     seg(`  step ${run.step}`),
+    ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length}`, { color: "magenta", bold: true })] : []),
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
   const activity = runActivity(run, pending.map((i) => i.node));
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
-  if (pending[0]?.request.question) second.push(seg(` — ${clean(pending[0].request.question)}`, { color: "magenta" }));
+  if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.parentRunId) second.push(seg(`  ${run.forkOf ? `fork of ${run.forkOf.checkpointId}` : `child of ${run.parentRunId}`} — p opens it`, { color: MUTED }));
   if (run.breakpoints.length > 0) second.push(seg(`  ◉ breakpoints: ${run.breakpoints.map((b) => clean(b)).join(", ")}`, { color: "yellow" }));
   if (run.recoveries > 0) second.push(seg(`  recovered ${run.recoveries}×`, { color: MUTED }));
@@ -53,7 +53,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   const { nav } = useServices();
   const { detail, error } = useRunDetail(runId);
   const [tab, setTab] = useRemembered("tab", initialTab);
-  const now = useClock(1000);
+  const now = useClock(detail ? [detail.run.createdAt, detail.run.endedAt === null ? detail.run.startedAt : null] : []);
   const runActions = useRunActions(detail, {});
   const pending = detail?.interrupts.find((i) => i.status === "pending");
 

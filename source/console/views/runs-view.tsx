@@ -47,10 +47,10 @@ interface Columns {
 }
 
 /** Column widths for a list `width` wide (one column goes to the selection mark). */
-function columns(width: number, idWidth: number): Columns {
+function columns(width: number, idWidth: number, workflowWidth: number): Columns {
   // Narrow terminals show the status as its glyph only: the NOW column needs the room.
   const wide = width >= 120;
-  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: wide ? 22 : 14, step: 4, age: 4, duration: 5, pending: 2 };
+  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: Math.min(wide ? 28 : 19, Math.max(8, workflowWidth)), step: 4, age: 4, duration: 5, pending: 2 };
   const used = Object.values(fixed).reduce((a, b) => a + b, 0) + 8;
   return { ...fixed, activity: Math.max(6, width - 1 - used) };
 }
@@ -106,7 +106,6 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
   const [selectedId, setSelectedId] = useRemembered<string | undefined>("selected", undefined);
   const lastIndex = useRef(0);
-  const now = useClock(1000);
 
   const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
   const rows = useMemo(() => runRows(snap.runs.values(), filter, folded), [snap.runs, filter, folded]);
@@ -117,12 +116,13 @@ export function RunsView({ width, height }: { width: number; height: number }) {
 
   const listHeight = Math.max(1, height - 2);
   const start = useWindow(rows.length, Math.max(0, index), listHeight);
+  const now = useClock(rows.slice(start, start + listHeight).flatMap(({ run }) => [run.createdAt, run.endedAt === null ? run.startedAt : null]));
   const waiting = useMemo(() => {
     const byRun = new Map<string, string[]>();
     for (const i of snap.interrupts) byRun.set(i.runId, [...(byRun.get(i.runId) ?? []), i.node]);
     return byRun;
   }, [snap.interrupts]);
-  const flashing = (id: string) => now - (snap.changedAt.get(id) ?? 0) < FLASH_MS;
+  const flashing = (id: string) => Date.now() - (snap.changedAt.get(id) ?? 0) < FLASH_MS;
 
   // A flash ends by itself: one timer for the earliest end, only while something flashes.
   const [, setTick] = useState(0);
@@ -155,7 +155,11 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   });
 
   const visible = rows.slice(start, start + listHeight);
-  const c = columns(width, Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))));
+  const c = columns(
+    width,
+    Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))),
+    Math.max(0, ...visible.map((r) => displayWidth(r.run.workflow))),
+  );
   const title: Line = [
     seg(" Runs ", { bold: true }),
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),

@@ -14,7 +14,8 @@ import { attemptRows, axisLine, rowLabel, timeRange, waterfallLine } from "./wat
 /** A waterfall of task attempts over time: where the run spent its time, retries and waits included. */
 export function TimelineTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
   const active = detail.run.status === "running" || detail.run.status === "queued";
-  const now = useClock(active ? 1000 : 60_000);
+  // Bars of a run in progress grow by the second.
+  const now = useClock(active ? [Date.now()] : []);
   const rows = useMemo(() => attemptRows(detail.tasks), [detail.tasks]);
   const range = timeRange(rows, active ? now : Math.max(...rows.map((r) => r.attempt.endedAt ?? now), detail.run.endedAt ?? 0), detail.run.startedAt);
   const [picked, setPicked] = useRemembered<number | undefined>("timeline-selected", undefined);
