@@ -1,17 +1,15 @@
-import { NotFoundError, PitwallError, ValidationError } from "./errors.js";
+import { NotFoundError, PitwallError } from "./errors.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
 import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
-import { RUN_ID_PATTERN, newId } from "./ids.js";
-import { newRun } from "./runtime/new-run.js";
 import type { State } from "./state/ops.js";
 import { readState } from "./state/read.js";
 import { MemoryStore } from "./store/memory/memory-store.js";
 import { TERMINAL_RUN_STATUSES, type EventRecord, type RunRecord } from "./store/records.js";
 import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type OperatorOptions } from "./operator/operator.js";
-import { storeWorkflow } from "./operator/workflows.js";
+import { startRun } from "./operator/start.js";
 import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -75,20 +73,12 @@ export class Engine {
     const compiled = typeof workflow === "string" ? this.registry.byName(workflow) ?? (await this.registry.resolve(workflow)) : workflow;
     if (!compiled) throw new NotFoundError("workflow", String(workflow));
     this.registry.register(compiled);
-    const state = compiled.initialState(input);
-    await storeWorkflow(this.store, compiled);
-    const id = options.id ?? newId("run");
-    if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
-    await this.store.createRun(
-      newRun({
-        id,
-        workflow: compiled,
-        state,
-        actor: options.actor ?? this.actor,
-        interruptBefore: options.interruptBefore ?? null,
-        interruptAfter: options.interruptAfter ?? null,
-      }),
-    );
+    const id = await startRun(this.store, compiled, input, {
+      actor: options.actor ?? this.actor,
+      ...(options.id ? { id: options.id } : {}),
+      interruptBefore: options.interruptBefore ?? null,
+      interruptAfter: options.interruptAfter ?? null,
+    });
     this.worker?.nudge();
     return this.run(id);
   }

@@ -21,7 +21,7 @@ export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";
 export { modelFromEnv, MODEL_ENV } from "./llm/env.js";
 export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
-export { checkWorkflow } from "./graph/check.js";
+export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
 export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
 export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
 export { workflowVersion, canonicalJson } from "./graph/canonical.js";
@@ -39,7 +39,9 @@ export {
 } from "./errors.js";
 export { Operator, defaultActor, type OperatorOptions, type CommandOutcome, type CheckpointRef } from "./operator/operator.js";
 export { storeWorkflow } from "./operator/workflows.js";
+export { startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
+export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";

@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import {
+  WorkflowError,
   checkWorkflowText,
   formatProblem,
-  loadWorkflowFile,
   type ActionRegistry,
-  type CompiledWorkflow,
-  type NodeFunction,
+  type CheckedChild,
   type Problem,
   type WorkflowDefinition,
+  type WorkflowVersion,
 } from "../../engine/index.js";
 import { UsageError } from "./errors.js";
 
@@ -16,6 +16,7 @@ export interface CheckedFile {
   problems: Problem[];
   definition?: WorkflowDefinition;
   version?: string;
+  children: Map<string, CheckedChild>;
 }
 
 /** Reads and checks a workflow file; an unreadable file is a usage error. */
@@ -37,21 +38,13 @@ export function problemLines(problems: readonly Problem[]): string[] {
   return problems.map(formatProblem);
 }
 
-/**
- * Stands in for actions when a workflow is only stored and started here: a worker elsewhere,
- * with the real actions modules loaded, executes it. Never called by this process.
- */
-const notLoadedHere: ActionRegistry = {
-  get: (name) => {
-    const stand: NodeFunction = () => {
-      throw new Error(`action ${name} is not loaded in this process`);
-    };
-    return stand;
-  },
-  names: () => [],
-};
-
-/** Compiles a workflow file to start runs of it; without actions, nodes are not checked against a module. */
-export function compileForStart(file: string, actions: ActionRegistry | undefined): CompiledWorkflow {
-  return loadWorkflowFile(file, actions ?? notLoadedHere);
+/** A workflow file's checked definition (with its sub-workflows), to store and start without its code. */
+export function checkedVersion(file: string): WorkflowVersion {
+  const checked = checkWorkflowFile(file);
+  const errors = errorsOf(checked.problems);
+  if (errors.length > 0 || !checked.definition || !checked.version) {
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more; run pitwall validate)` : "";
+    throw new WorkflowError(`${file} is invalid: ${errors[0] ? formatProblem(errors[0]) : "no definition"}${more}`, errors);
+  }
+  return { definition: checked.definition, version: checked.version, children: checked.children };
 }

@@ -1,9 +1,9 @@
-import { createEngine } from "../../engine/index.js";
+import { RunHandle, loadWorkflowFile, startRun } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
 import { readJsonArgument } from "../cli/inputs.js";
-import { compileForStart } from "../cli/workflow-file.js";
+import { checkedVersion } from "../cli/workflow-file.js";
 
 export const start = defineCommand({
   name: "start",
@@ -25,17 +25,21 @@ config file) the workflow's actions are checked now.
   args: { min: 1, max: 1 },
   async run({ args, flags, out, global, store, actions }) {
     const registry = await actions(flags.actions);
-    const workflow = compileForStart(args[0]!, registry);
+    // With actions, the workflow is compiled against them (so a missing action is caught now);
+    // without, only its definition is needed here: the workers load the code.
+    const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
     for (const node of [...(flags.interruptBefore ?? []), ...(flags.interruptAfter ?? [])]) {
-      if (!(node in workflow.definition.nodes)) throw new UsageError(`workflow ${workflow.name} has no node "${node}"`);
+      if (!(node in workflow.definition.nodes)) throw new UsageError(`workflow ${workflow.definition.name} has no node "${node}"`);
     }
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
-    const engine = createEngine({ store: await store(), worker: false, ...(registry ? { actions: registry } : {}), actor: global.actor });
-    const handle = await engine.start(workflow, input, {
+    const opened = await store();
+    const runId = await startRun(opened, workflow, input, {
+      actor: global.actor,
       ...(flags.interruptBefore?.length ? { interruptBefore: flags.interruptBefore } : {}),
       ...(flags.interruptAfter?.length ? { interruptAfter: flags.interruptAfter } : {}),
     });
+    const handle = new RunHandle(opened, runId);
     if (!flags.wait) {
       if (out.json) out.value({ runId: handle.id });
       else out.line(handle.id);

@@ -1,0 +1,52 @@
+import { ValidationError } from "../errors.js";
+import type { WorkflowDefinition } from "../graph/definition.js";
+import type { CompiledWorkflow } from "../graph/model.js";
+import { RUN_ID_PATTERN, newId } from "../ids.js";
+import { newRun } from "../runtime/new-run.js";
+import { StateValidator } from "../state/schema.js";
+import type { Store } from "../store/store.js";
+import { storeWorkflow } from "./workflows.js";
+
+/** A checked workflow definition, without the code of its actions (as `checkWorkflowText` gives it). */
+export interface WorkflowVersion {
+  definition: WorkflowDefinition;
+  version: string;
+  /** Its sub-workflows' definitions, stored with it. */
+  children?: ReadonlyMap<string, { definition: WorkflowDefinition; version: string }>;
+}
+
+export interface StartRunOptions {
+  id?: string;
+  actor: string;
+  interruptBefore?: string[] | null;
+  interruptAfter?: string[] | null;
+}
+
+/**
+ * Stores a workflow's version (and its sub-workflows') and creates a queued run of it, after
+ * validating the input against its state schema. The run is executed by whichever worker can:
+ * a JSON workflow needs no code here, only in the workers that load its actions.
+ */
+export async function startRun(store: Store, workflow: CompiledWorkflow | WorkflowVersion, input: unknown, options: StartRunOptions): Promise<string> {
+  const id = options.id ?? newId("run");
+  if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
+  const state = "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
+  if ("initialState" in workflow) {
+    await storeWorkflow(store, workflow);
+  } else {
+    for (const w of [workflow, ...(workflow.children?.values() ?? [])]) {
+      await store.putWorkflow({ version: w.version, name: w.definition.name, definition: w.definition, createdAt: Date.now() });
+    }
+  }
+  await store.createRun(
+    newRun({
+      id,
+      workflow: { name: workflow.definition.name, version: workflow.version },
+      state,
+      actor: options.actor,
+      interruptBefore: options.interruptBefore ?? null,
+      interruptAfter: options.interruptAfter ?? null,
+    }),
+  );
+  return id;
+}
