@@ -37,7 +37,8 @@ export {
   errorMessage,
   type ErrorCode,
 } from "./errors.js";
-export { Operator, defaultActor, type OperatorOptions, type CommandOutcome, type CheckpointRef } from "./operator/operator.js";
+export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";
+export { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export { startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";

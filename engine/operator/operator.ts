@@ -3,7 +3,8 @@ import { ConflictError, NotFoundError, PitwallError, StaleFenceError, Validation
 import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import { newRun } from "../runtime/new-run.js";
-import { diffStates, type DiffEntry } from "../state/diff.js";
+import type { DiffEntry } from "../state/diff.js";
+import { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./reads.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
@@ -27,7 +28,6 @@ export interface CommandOutcome {
   result: Record<string, unknown>;
 }
 
-export type CheckpointRef = string | number;
 
 /** `operator:<OS user>`, the default actor of commands. */
 export function defaultActor(name?: string): string {
@@ -154,17 +154,12 @@ export class Operator {
   async diff(runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
     const first = await this.checkpoint(runId, a);
     if (b === undefined) {
-      const parent = first.parentId ? await this.store.getCheckpoint(first.parentId) : undefined;
-      const before = parent ? await readState(this.store, parent.runId, parent.n) : {};
-      return { from: parent ?? null, to: first, diff: diffStates(before, await readState(this.store, runId, first.n)) };
+      const parent = first.parentId ? ((await this.store.getCheckpoint(first.parentId)) ?? null) : null;
+      return { from: parent, to: first, diff: await diffCheckpoints(this.store, parent, first) };
     }
     const second = await this.checkpoint(runId, b);
     const [from, to] = first.n <= second.n ? [first, second] : [second, first];
-    return {
-      from,
-      to,
-      diff: diffStates(await readState(this.store, runId, from.n), await readState(this.store, runId, to.n)),
-    };
+    return { from, to, diff: await diffCheckpoints(this.store, from, to) };
   }
 
   /** The state at a checkpoint (default: the run's head). */
@@ -175,12 +170,8 @@ export class Operator {
   }
 
   /** A checkpoint by id, or by its number within the run. */
-  async checkpoint(runId: string, ref: CheckpointRef): Promise<CheckpointRecord> {
-    const text = String(ref);
-    const id = /^\d+$/.test(text) ? `${runId}:${text}` : text;
-    const found = await this.store.getCheckpoint(id);
-    if (!found || found.runId !== runId) throw new NotFoundError("checkpoint", `${text} of run ${runId}`);
-    return found;
+  checkpoint(runId: string, ref: CheckpointRef): Promise<CheckpointRecord> {
+    return findCheckpoint(this.store, runId, ref);
   }
 
   // ---------------------------------------------------------------- command plumbing

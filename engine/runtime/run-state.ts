@@ -62,7 +62,8 @@ export class RunState {
 
   pause(reason: PauseReason, nodes: string[]): void {
     const interrupts = this.pendingInterrupts().map((i) => i.id);
-    this.batch.patchRun(runTransition(this.run, "paused", { reason, current: [] }));
+    // A paused run's current nodes are the ones it waits on: failed, killed, or asking.
+    this.batch.patchRun(runTransition(this.run, "paused", { reason, current: nodes }));
     this.batch.event(this.events.run("run.paused", { reason, nodes, ...(interrupts.length > 0 ? { interrupts } : {}) }));
   }
 

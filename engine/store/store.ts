@@ -80,7 +80,10 @@ export interface EventQuery {
   after?: number;
   runId?: string;
   types?: readonly EventType[];
+  /** At most this many, the oldest first. */
   limit?: number;
+  /** Only the newest this many (still in order, oldest first): a run's tail. */
+  last?: number;
 }
 
 export interface SubscribeOptions {

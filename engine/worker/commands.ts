@@ -210,7 +210,7 @@ function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventF
     batch.task(canceled, events.task(canceled, "task.canceled", { node: task.node, reason: command.reason ?? "killed" }));
   }
   if (view.run.status === "running" || view.run.status === "paused") {
-    batch.patchRun(runTransition(view.run, "paused", { reason: "killed", current: [] }));
+    batch.patchRun(runTransition(view.run, "paused", { reason: "killed", current: running.map((t) => t.node) }));
     batch.event(events.run("run.paused", { reason: "killed", nodes: running.map((t) => t.node) }));
   }
   return { ok: true, batch, effect: `killed ${running.map((t) => t.node).join(", ")}`, writesState: false };

@@ -54,7 +54,7 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     const failing = workflow("exhaust-fail", { state }).node("call", always, { retry: { maxAttempts: 2, backoffMs: 1, onExhausted: "fail" }, next: "END" }).compile();
     const engine = await harness.engine([pausing, failing]);
     const paused = await (await engine.start(pausing)).wait();
-    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted", current: ["call"] });
     const failed = await (await engine.start(failing)).wait();
     expect(failed).toMatchObject({ status: "failed", error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempt(s): always' } });
   });

@@ -314,6 +314,10 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       const tail = await store.readEvents({ after: all[3]!.seq, limit: 3 });
       expect(tail.map((e) => e.seq)).toEqual(all.slice(4, 7).map((e) => e.seq));
       expect((await store.readEvents({ types: ["run.claimed"] })).length).toBe(2);
+      const mine = await store.readEvents({ runId: runs[0]!.id });
+      expect((await store.readEvents({ runId: runs[0]!.id, last: 3 })).map((e) => e.seq)).toEqual(mine.slice(-3).map((e) => e.seq));
+      expect((await store.readEvents({ runId: runs[0]!.id, last: 3, types: ["run.claimed"] })).map((e) => e.type)).toEqual(["run.claimed"]);
+      expect((await store.readEvents({ last: 2, after: all[all.length - 2]!.seq })).map((e) => e.seq)).toEqual([all[all.length - 1]!.seq]);
     });
   });
 

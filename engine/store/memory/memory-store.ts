@@ -205,14 +205,15 @@ export class MemoryStore implements Store {
   async readEvents(query: EventQuery = {}): Promise<EventRecord[]> {
     const after = query.after ?? 0;
     const start = lowerBound(this.events, after);
+    const matches = (e: EventRecord) => (query.runId === undefined || e.runId === query.runId) && (!query.types || query.types.includes(e.type));
     const out: EventRecord[] = [];
-    for (let i = start; i < this.events.length && out.length < (query.limit ?? Infinity); i++) {
-      const e = this.events[i]!;
-      if (query.runId !== undefined && e.runId !== query.runId) continue;
-      if (query.types && !query.types.includes(e.type)) continue;
-      out.push(e);
+    if (query.last !== undefined) {
+      for (let i = this.events.length - 1; i >= start && out.length < query.last; i--) if (matches(this.events[i]!)) out.push(this.events[i]!);
+      out.reverse();
+    } else {
+      for (let i = start; i < this.events.length && out.length < (query.limit ?? Infinity); i++) if (matches(this.events[i]!)) out.push(this.events[i]!);
     }
-    return copy(out);
+    return copy(out.slice(0, query.limit ?? out.length));
   }
 
   async lastEventSeq(): Promise<number> {

@@ -21,6 +21,7 @@ export function decodeEvent([id, fields]: StreamEntry): EventRecord {
 /** Events after a sequence number: a run's own stream, or the store-wide one. */
 export async function readEvents(client: Redis, keys: RedisKeys, query: EventQuery): Promise<EventRecord[]> {
   const key = query.runId !== undefined ? keys.runPart(query.runId, "events") : keys.global("events");
+  if (query.last !== undefined) return readTail(client, key, query, query.last);
   const limit = query.limit ?? Infinity;
   const out: EventRecord[] = [];
   let start = `(${query.after ?? 0}-0`;
@@ -37,6 +38,26 @@ export async function readEvents(client: Redis, keys: RedisKeys, query: EventQue
     start = `(${entries[entries.length - 1]![0]}`;
   }
   return out;
+}
+
+/** The newest `count` matching events, read backwards from the stream's end, returned oldest first. */
+async function readTail(client: Redis, key: string, query: EventQuery, count: number): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
+  const floor = `(${query.after ?? 0}-0`;
+  let end = "+";
+  while (out.length < count) {
+    const page = query.types ? 1000 : Math.min(1000, count - out.length);
+    const entries = (await client.xrevrange(key, end, floor, "COUNT", page)) as StreamEntry[];
+    for (const entry of entries) {
+      const event = decodeEvent(entry);
+      if (query.types && !query.types.includes(event.type)) continue;
+      out.push(event);
+      if (out.length >= count) break;
+    }
+    if (entries.length < page) break;
+    end = `(${entries[entries.length - 1]![0]}`;
+  }
+  return out.reverse().slice(0, query.limit ?? out.length);
 }
 
 interface IndexEntry {

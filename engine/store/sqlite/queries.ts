@@ -276,6 +276,10 @@ export class Queries {
       where.push(`type IN (${query.types.map(() => "?").join(", ")})`);
       params.push(...query.types);
     }
+    if (query.last !== undefined) {
+      const text = `SELECT * FROM (SELECT * FROM events ${whereClause(where)} ORDER BY seq DESC LIMIT ?) ORDER BY seq LIMIT ?`;
+      return (this.sql(text).all(...params, query.last, query.limit ?? -1) as EventRow[]).map(eventRecord);
+    }
     const text = `SELECT * FROM events ${whereClause(where)} ORDER BY seq LIMIT ?`;
     return (this.sql(text).all(...params, query.limit ?? -1) as EventRow[]).map(eventRecord);
   }

@@ -1,4 +1,4 @@
-import { diffStates, readState, type CheckpointRecord, type DiffEntry, type Store } from "../../../engine/index.js";
+import { diffCheckpoints, type CheckpointRecord } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
@@ -11,12 +11,6 @@ import { ACCENT, MUTED } from "../theme.js";
 import { diffLines } from "./diff-lines.js";
 
 const SOURCE_COLOR: Record<CheckpointRecord["source"], string> = { input: "blue", loop: "white", update: "yellow", fork: "magenta" };
-
-/** The structural diff between two checkpoints of a run (`from` null: against an empty state). */
-export async function checkpointDiff(store: Store, from: CheckpointRecord | null, to: CheckpointRecord): Promise<DiffEntry[]> {
-  const before = from ? await readState(store, from.runId, from.n) : {};
-  return diffStates(before, await readState(store, to.runId, to.n));
-}
 
 /** Every checkpoint of the run: `enter` diffs one against its parent, `space` marks two for `d`, `F` forks. */
 export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
@@ -32,7 +26,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
   const showDiff = async (from: CheckpointRecord | null, to: CheckpointRecord, title: string) => {
     ui.report({ tone: "busy", text: `reading checkpoints ${from?.n ?? "∅"} and ${to.n}…` });
     try {
-      const diff = await checkpointDiff(store, from, to);
+      const diff = await diffCheckpoints(store, from, to);
       ui.report(undefined);
       nav.push({ kind: "text", title, lines: diffLines(diff) });
     } catch (error) {

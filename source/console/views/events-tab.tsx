@@ -30,6 +30,10 @@ function useRunEvents(runId: string): { events: EventRecord[]; error?: string } 
       try {
         do {
           again = false;
+          if (events.length === 0) {
+            // Open on the run's tail: a long run's whole log is never read.
+            events = await store.readEvents({ runId, last: KEEP });
+          }
           for (;;) {
             const after = events[events.length - 1]?.seq ?? 0;
             const page = await store.readEvents({ runId, after, limit: PAGE });
