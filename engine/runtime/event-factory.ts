@@ -48,8 +48,24 @@ export class EventFactory {
       spanId,
       type,
       actor,
-      payload: redact(payload, this.secretKeys) as NewEvent["payload"],
+      payload: redactPayload(type, payload, this.secretKeys) as NewEvent["payload"],
       time: Date.now(),
     };
   }
 }
+
+/**
+ * Only some events carry data a node or an operator supplied (log data, command arguments,
+ * state diffs); the engine's own payloads hold no secrets and are stored as they are.
+ */
+function redactPayload(type: EventType, payload: unknown, secretKeys: readonly string[]): unknown {
+  switch (type) {
+    case "node.log":
+    case "operator.requested":
+    case "state.edited":
+      return redact(payload, secretKeys);
+    default:
+      return payload;
+  }
+}
+

@@ -162,6 +162,23 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect((await engine.store.runStorage(run.id)).artifacts).toBe(10 + big.data.artifact.size);
   });
 
+  it("keeps secrets out of the events of operator commands and state edits", async () => {
+    const wf = workflow("secrets", { state: z.object({ config: z.object({ apiKey: z.string() }).default({ apiKey: "" }), note: z.string().default("") }), interruptBefore: ["use"] })
+      .node("use", () => ({}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    await engine.operator("ann").updateState(run.id, [{ op: "replace", path: "/config/apiKey", value: "sk-live-123" }]);
+    await engine.operator("ann").updateState(run.id, { config: { apiKey: "sk-live-456" }, note: "rotated" });
+    const text = JSON.stringify(await engine.store.readEvents({ runId: run.id }));
+    expect(text).not.toContain("sk-live");
+    const edits = await engine.store.readEvents({ runId: run.id, types: ["state.edited"] });
+    expect(edits[0]!.payload).toMatchObject({ diff: [{ op: "change", path: "$.config.apiKey", old: "[redacted]", value: "[redacted]" }] });
+    expect(edits[1]!.payload).toMatchObject({ diff: expect.arrayContaining([{ op: "change", path: "$.note", old: "", value: "rotated" }]) });
+    expect((await run.state()).config).toEqual({ apiKey: "sk-live-456" });
+  });
+
   it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {
     const wf = workflow("events", { state })
       .node("a", () => ({ out: "a" }), { next: "b" })
