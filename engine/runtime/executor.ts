@@ -1,19 +1,19 @@
 import { ConflictError, StaleFenceError, errorMessage, isPitwallError } from "../errors.js";
-import type { CompiledWorkflow, InterruptAnswer } from "../graph/model.js";
+import type { CompiledWorkflow } from "../graph/model.js";
 import type { State } from "../state/ops.js";
-import { loadStateChain, readState } from "../state/read.js";
+import { loadStateChain } from "../state/read.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
 import type { CommandRecord, RunRecord, RunStatus, TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { acceptance, cancelBatch, prepareCommand, refusal, type RunView } from "../worker/commands.js";
-import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
+import type { AttemptOutcome } from "./attempt.js";
+import { InflightTasks } from "./inflight.js";
 import { Batch } from "./batch.js";
 import { DurableCalls } from "./calls.js";
 import { EventFactory } from "./event-factory.js";
 import { quarantine, recordOutcome, recoverLostTasks, resumeParked } from "./outcomes.js";
 import { RunState } from "./run-state.js";
-import { redact } from "./redact.js";
-import { TaskAbortedError, type AbortCause } from "./signals.js";
+import { TaskAbortedError } from "./signals.js";
 import { barrier, planStep, settle, startTasks, startable } from "./step.js";
 import { runTransition } from "./transitions.js";
 
@@ -55,8 +55,6 @@ type Message =
 
 class Stopped extends Error {}
 
-/** Log data beyond this size is stored as an artifact rather than in the event. */
-const MAX_EVENT_DATA_BYTES = 8 * 1024;
 
 /**
  * Drives one claimed run, super-step by super-step, until it pauses, parks, ends or its lease is
@@ -66,14 +64,13 @@ const MAX_EVENT_DATA_BYTES = 8 * 1024;
 export class RunExecutor {
   private readonly rs: RunState;
   private readonly fence: number;
-  private readonly inflight = new Map<string, { attempt: number; running: RunningAttempt; cause?: AbortCause }>();
+  private readonly inflight: InflightTasks;
   private readonly inbox: Message[] = [];
   private wakeLoop: (() => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly tickTimes = new Set<number>();
   private leaseTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
-  private readonly progressAt = new Map<string, number>();
   private commits = 0;
   private cancelRequest: CommandRecord | undefined;
   private stopping: "shutdown" | "lease-lost" | undefined;
@@ -95,6 +92,15 @@ export class RunExecutor {
       submit: (batch) => new Promise((resolve, reject) => this.post({ kind: "submit", batch, done: (error) => (error ? reject(error) : resolve()) })),
       events: this.events,
       workerId: options.workerId,
+    });
+    this.inflight = new InflightTasks({
+      rs: this.rs,
+      host,
+      calls: this.calls,
+      events: this.events,
+      options,
+      onOutcome: (taskId, attempt, outcome) => this.post({ kind: "outcome", taskId, attempt, outcome }),
+      onEvent: (event) => this.deferEvent(event),
     });
     this.done = this.execute(claim.recovered);
   }
@@ -150,7 +156,7 @@ export class RunExecutor {
       }
     } catch (error) {
       if (!(error instanceof Stopped)) {
-        this.abortAll("lease-lost");
+        this.inflight.abortAll("lease-lost");
         this.end = { status: this.rs.run.status, why: `executor error: ${errorMessage(error)}` };
         throw error;
       }
@@ -219,7 +225,7 @@ export class RunExecutor {
       this.finish(`run is ${rs.run.status}`);
       return false;
     }
-    const running = new Set(this.inflight.keys());
+    const running = this.inflight.ids();
     if (this.cancelRequest) {
       if (running.size > 0) return false;
       await this.commitCancel(this.cancelRequest);
@@ -255,45 +261,8 @@ export class RunExecutor {
     return true;
   }
 
-  private launch(task: TaskRecord): void {
-    const rs = this.rs;
-    const node = rs.workflow.nodes.get(task.node)!;
-    const attempt = task.attempts.length;
-    const answers = new Map<string, InterruptAnswer>();
-    for (const i of rs.interrupts.values()) {
-      if (i.taskId === task.id && i.status === "resolved" && i.resolution) {
-        answers.set(i.id, {
-          decision: i.resolution.decision,
-          ...(i.resolution.response !== undefined ? { response: i.resolution.response } : {}),
-          actor: i.resolution.actor,
-        });
-      }
-    }
-    const running = startAttempt(
-      node,
-      rs.chain.state,
-      {
-        run: rs.run,
-        task,
-        attempt,
-        answers,
-        progress: (fraction, message) => this.progress(task, fraction, message),
-        log: (level, message, data) => void this.log(task, level, message, data),
-        artifact: (data, mediaType) => this.host.store.putArtifact(rs.run.id, data, mediaType),
-        childRun: (child, input, generation) => this.host.childRun(rs.run, task, child, input, generation),
-        childState: (child) => readState(this.host.store, child.id, child.headN),
-        call: (key, fn, options, signal) => this.calls.run(task, key, fn, options, signal),
-      },
-      { ...(node.definition.timeoutMs !== undefined ? { timeoutMs: node.definition.timeoutMs } : {}), graceMs: this.options.killGraceMs },
-    );
-    this.inflight.set(task.id, { attempt, running });
-    void running.done.then((outcome) => this.post({ kind: "outcome", taskId: task.id, attempt, outcome }));
-  }
-
   private async onOutcome(taskId: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
-    const entry = this.inflight.get(taskId);
-    if (!entry || entry.attempt !== attempt) return;
-    this.inflight.delete(taskId);
+    if (!this.inflight.settle(taskId, attempt)) return;
     const task = this.rs.tasks.get(taskId);
     if (!task || task.status !== "running" || this.stopping === "lease-lost") return;
     recordOutcome(this.rs, task, outcome);
@@ -309,7 +278,7 @@ export class RunExecutor {
     if (command.type === "kill") return this.onKill(command);
     if (command.type === "cancel") {
       this.cancelRequest = command;
-      this.abortAll("canceled");
+      this.inflight.abortAll("canceled");
       return;
     }
     const view: RunView = {
@@ -340,13 +309,13 @@ export class RunExecutor {
 
   private async onKill(command: CommandRecord): Promise<void> {
     const taskId = command.args.taskId as string | undefined;
-    const targets = [...this.inflight.keys()].filter((id) => taskId === undefined || id === taskId);
+    const targets = [...this.inflight.ids()].filter((id) => taskId === undefined || id === taskId);
     if (targets.length === 0) {
       const error = new ConflictError(taskId ? `task ${taskId} is not running` : `run ${this.rs.run.id} has no running task`);
       await this.answer(refusal(command, error, command.actor));
       return;
     }
-    for (const id of targets) this.abortTask(id, "killed");
+    for (const id of targets) this.inflight.abort(id, "killed");
     const nodes = targets.map((id) => this.rs.tasks.get(id)?.node ?? id);
     const effect = `killing ${nodes.join(", ")} (abandoned after ${this.options.killGraceMs} ms if it ignores its signal)`;
     await this.answer(acceptance(command, effect, {}, command.actor));
@@ -376,11 +345,11 @@ export class RunExecutor {
   private async onStop(cause: "shutdown" | "lease-lost"): Promise<void> {
     this.stopping = cause;
     if (cause === "lease-lost") {
-      this.abortAll("lease-lost");
+      this.inflight.abortAll("lease-lost");
       this.finish("lease lost: another worker took the run over");
       return;
     }
-    this.abortAll("shutdown");
+    this.inflight.abortAll("shutdown");
   }
 
   /** Hands the run back (queued) so another worker continues it. */
@@ -390,46 +359,11 @@ export class RunExecutor {
     await this.commit();
   }
 
-  private abortAll(cause: AbortCause): void {
-    for (const id of this.inflight.keys()) this.abortTask(id, cause);
-  }
-
-  private abortTask(id: string, cause: AbortCause): void {
-    const entry = this.inflight.get(id);
-    if (!entry || entry.cause) return;
-    entry.cause = cause;
-    entry.running.abort(cause);
-  }
-
   private finish(why: string): void {
     this.end ??= { status: this.rs.run.status, why };
   }
 
   // ---------------------------------------------------------------- events and commits
-
-  private progress(task: TaskRecord, fraction: number | null, message?: string): void {
-    const now = Date.now();
-    const last = this.progressAt.get(task.id) ?? 0;
-    if (now - last < this.options.progressIntervalMs && fraction !== 1) return;
-    this.progressAt.set(task.id, now);
-    this.deferEvent(
-      this.events.task(task, "node.progress", { node: task.node, ...(fraction !== null ? { fraction } : {}), ...(message !== undefined ? { message } : {}) }),
-    );
-  }
-
-  /** A log line's data larger than an event should hold goes to an artifact; the event keeps a reference. */
-  private async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
-    let payload = data;
-    const text = data === undefined ? undefined : JSON.stringify(redact(data, this.options.secretKeys));
-    if (text !== undefined && text.length > MAX_EVENT_DATA_BYTES) {
-      try {
-        payload = { artifact: await this.host.store.putArtifact(this.rs.run.id, new TextEncoder().encode(text), "application/json") };
-      } catch {
-        payload = { truncated: `${text.slice(0, MAX_EVENT_DATA_BYTES)}…` };
-      }
-    }
-    this.deferEvent(this.events.task(task, "node.log", { node: task.node, level, message, ...(payload !== undefined ? { data: payload } : {}) }));
-  }
 
   /** Progress and log lines ride with the next commit, or go on their own within ~100 ms. */
   private deferEvent(event: ReturnType<EventFactory["run"]>): void {
@@ -482,7 +416,7 @@ export class RunExecutor {
         }
         if (error instanceof ConflictError || isPitwallError(error) || Date.now() + delay > deadline) {
           this.rs.launch = [];
-          this.abortAll("lease-lost");
+          this.inflight.abortAll("lease-lost");
           this.finish(`commit failed: ${errorMessage(error)}`);
           throw new Stopped();
         }
@@ -502,7 +436,7 @@ export class RunExecutor {
   private launchPending(): void {
     const launch = this.rs.launch;
     this.rs.launch = [];
-    for (const task of launch) this.launch(task);
+    for (const task of launch) this.inflight.launch(task);
   }
 
   private async renewLease(): Promise<void> {

@@ -1,0 +1,127 @@
+import type { InterruptAnswer } from "../graph/model.js";
+import { readState } from "../state/read.js";
+import type { NewEvent, TaskRecord } from "../store/records.js";
+import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
+import type { DurableCalls } from "./calls.js";
+import type { EventFactory } from "./event-factory.js";
+import type { ExecutorHost, ExecutorOptions } from "./executor.js";
+import { redact } from "./redact.js";
+import type { RunState } from "./run-state.js";
+import type { AbortCause } from "./signals.js";
+
+/** Log data beyond this size is stored as an artifact rather than in the event. */
+const MAX_EVENT_DATA_BYTES = 8 * 1024;
+
+export interface InflightDeps {
+  rs: RunState;
+  host: ExecutorHost;
+  calls: DurableCalls;
+  events: EventFactory;
+  options: ExecutorOptions;
+  /** How an attempt ended; `attempt` tells stale outcomes apart. */
+  onOutcome(taskId: string, attempt: number, outcome: AttemptOutcome): void;
+  /** A progress or log event, to commit with the next batch. */
+  onEvent(event: NewEvent): void;
+}
+
+/**
+ * The attempts of a run's tasks running in this process: started with their context, aborted
+ * on kill, cancel, shutdown or a lost lease, and reported when they end.
+ */
+export class InflightTasks {
+  private readonly running = new Map<string, { attempt: number; attemptRun: RunningAttempt; cause?: AbortCause }>();
+  private readonly progressAt = new Map<string, number>();
+
+  constructor(private readonly deps: InflightDeps) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  ids(): Set<string> {
+    return new Set(this.running.keys());
+  }
+
+  /** Forgets an attempt that ended; false when it is not the current attempt of that task. */
+  settle(taskId: string, attempt: number): boolean {
+    const entry = this.running.get(taskId);
+    if (!entry || entry.attempt !== attempt) return false;
+    this.running.delete(taskId);
+    return true;
+  }
+
+  launch(task: TaskRecord): void {
+    const { rs, host, calls, options } = this.deps;
+    const node = rs.workflow.nodes.get(task.node)!;
+    const attempt = task.attempts.length;
+    const attemptRun = startAttempt(
+      node,
+      rs.chain.state,
+      {
+        run: rs.run,
+        task,
+        attempt,
+        answers: answersOf(rs, task),
+        progress: (fraction, message) => this.progress(task, fraction, message),
+        log: (level, message, data) => void this.log(task, level, message, data),
+        artifact: (data, mediaType) => host.store.putArtifact(rs.run.id, data, mediaType),
+        childRun: (child, input, generation) => host.childRun(rs.run, task, child, input, generation),
+        childState: (child) => readState(host.store, child.id, child.headN),
+        call: (key, fn, callOptions, signal) => calls.run(task, key, fn, callOptions, signal),
+      },
+      { ...(node.definition.timeoutMs !== undefined ? { timeoutMs: node.definition.timeoutMs } : {}), graceMs: options.killGraceMs },
+    );
+    this.running.set(task.id, { attempt, attemptRun });
+    void attemptRun.done.then((outcome) => this.deps.onOutcome(task.id, attempt, outcome));
+  }
+
+  abort(taskId: string, cause: AbortCause): void {
+    const entry = this.running.get(taskId);
+    if (!entry || entry.cause) return;
+    entry.cause = cause;
+    entry.attemptRun.abort(cause);
+  }
+
+  abortAll(cause: AbortCause): void {
+    for (const id of this.running.keys()) this.abort(id, cause);
+  }
+
+  private progress(task: TaskRecord, fraction: number | null, message?: string): void {
+    const now = Date.now();
+    const last = this.progressAt.get(task.id) ?? 0;
+    if (now - last < this.deps.options.progressIntervalMs && fraction !== 1) return;
+    this.progressAt.set(task.id, now);
+    this.deps.onEvent(
+      this.deps.events.task(task, "node.progress", { node: task.node, ...(fraction !== null ? { fraction } : {}), ...(message !== undefined ? { message } : {}) }),
+    );
+  }
+
+  /** A log line's data larger than an event should hold goes to an artifact; the event keeps a reference. */
+  private async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
+    let payload = data;
+    const text = data === undefined ? undefined : JSON.stringify(redact(data, this.deps.options.secretKeys));
+    if (text !== undefined && text.length > MAX_EVENT_DATA_BYTES) {
+      try {
+        payload = { artifact: await this.deps.host.store.putArtifact(this.deps.rs.run.id, new TextEncoder().encode(text), "application/json") };
+      } catch {
+        payload = { truncated: `${text.slice(0, MAX_EVENT_DATA_BYTES)}…` };
+      }
+    }
+    this.deps.onEvent(this.deps.events.task(task, "node.log", { node: task.node, level, message, ...(payload !== undefined ? { data: payload } : {}) }));
+  }
+}
+
+/** The answers to a task's resolved interrupts, which `ctx.interrupt` returns when the node runs again. */
+function answersOf(rs: RunState, task: TaskRecord): Map<string, InterruptAnswer> {
+  const answers = new Map<string, InterruptAnswer>();
+  for (const i of rs.interrupts.values()) {
+    if (i.taskId === task.id && i.status === "resolved" && i.resolution) {
+      answers.set(i.id, {
+        decision: i.resolution.decision,
+        ...(i.resolution.response !== undefined ? { response: i.resolution.response } : {}),
+        actor: i.resolution.actor,
+      });
+    }
+  }
+  return answers;
+}
