@@ -9,6 +9,8 @@ import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
 import type { State } from "../state/ops.js";
+import type { WorkflowDefinition } from "../graph/definition.js";
+import type { EventType } from "../runtime/events.js";
 import type { CheckpointRecord, CommandRecord, CommandType, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance, prepareCommand, refusal, type RunView } from "../worker/commands.js";
@@ -119,14 +121,12 @@ export class Operator {
   async fork(runId: string, checkpoint: CheckpointRef, options: { patch?: unknown; reason?: string } = {}): Promise<CommandOutcome> {
     const source = await this.mustGetRun(runId);
     const from = await this.checkpoint(runId, checkpoint);
-    const command = await this.record(source, "fork", { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
+    const { command } = await this.record(source, "fork", { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
     try {
-      const record = await this.store.getWorkflow(source.version);
-      if (!record) throw new NotFoundError("workflow version", source.version);
-      const validator = new StateValidator(record.definition.state);
+      const { definition, validator } = await this.workflow(source.version);
       let state = await readState(this.store, runId, from.n);
       if (options.patch !== undefined) {
-        state = applyStatePatch(state, options.patch, validator, (key) => reducerName(record.definition.state[key]?.reducer)).state;
+        state = applyStatePatch(state, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
       }
       const id = derivedId("run", command.id);
       await this.store.createRun(
@@ -178,11 +178,12 @@ export class Operator {
 
   private async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandOutcome> {
     const run = await this.mustGetRun(runId);
-    const command = await this.record(run, type, args, reason);
-    return this.settle(command);
+    const { command, seq } = await this.record(run, type, args, reason);
+    return this.settle(command, run, seq);
   }
 
-  private async record(run: RunRecord, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandRecord> {
+  /** Stores the command; `seq` is the number of its `operator.requested` event. */
+  private async record(run: RunRecord, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<{ command: CommandRecord; seq: number }> {
     const command: CommandRecord = {
       id: newId("cmd"),
       runId: run.id,
@@ -196,21 +197,28 @@ export class Operator {
       answeredAt: null,
     };
     const events = new EventFactory(run.id, this.actor);
-    await this.store.submitCommand(
+    const { events: recorded } = await this.store.submitCommand(
       command,
       events.run("operator.requested", { commandId: command.id, command: type, args, ...(reason ? { reason } : {}) }),
     );
-    return command;
+    return { command, seq: recorded[0]?.seq ?? 0 };
   }
 
-  /** Waits for the owner's answer, or applies the command here when nobody owns the run. */
-  private async settle(command: CommandRecord): Promise<CommandOutcome> {
+  /**
+   * Waits for the owner's answer, or applies the command here when nobody owns the run.
+   * `run` was read just before the command was stored.
+   */
+  private async settle(command: CommandRecord, submittedTo: RunRecord, seq: number): Promise<CommandOutcome> {
     const deadline = Date.now() + this.totalTimeoutMs;
     let conflicts = 0;
+    let known: RunRecord | undefined = submittedTo;
     for (;;) {
-      const current = await this.store.getCommand(command.id);
-      if (current && current.status !== "pending") return outcomeOf(current);
-      const run = await this.mustGetRun(command.runId);
+      if (!known) {
+        const current = await this.store.getCommand(command.id);
+        if (current && current.status !== "pending") return outcomeOf(current);
+      }
+      const run: RunRecord = known ?? (await this.mustGetRun(command.runId));
+      known = undefined;
       const owned = run.status === "running" && run.owner !== null && (run.leaseUntil ?? 0) > Date.now();
       if (!owned) {
         try {
@@ -223,20 +231,17 @@ export class Operator {
       if (Date.now() > deadline) {
         throw new PitwallError("RUN", `command ${command.id} is queued but the worker owning run ${run.id} has not answered yet`);
       }
-      await this.waitForAnswer(command, Math.min(this.answerTimeoutMs, Math.max(0, deadline - Date.now())));
+      await this.waitForAnswer(command, seq, Math.min(this.answerTimeoutMs, Math.max(0, deadline - Date.now())));
     }
   }
 
-  private async waitForAnswer(command: CommandRecord, timeoutMs: number): Promise<void> {
+  /** Until the command is answered, or the run is released (then this process may apply it). */
+  private async waitForAnswer(command: CommandRecord, after: number, timeoutMs: number): Promise<void> {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      for await (const event of this.store.subscribe({ runId: command.runId, signal, after: 0 })) {
-        if (
-          (event.type === "operator.accepted" || event.type === "operator.refused" || event.type === "run.released" || event.type === "run.paused") &&
-          (!("commandId" in (event.payload as object)) || (event.payload as { commandId: string }).commandId === command.id)
-        ) {
-          if (event.time >= command.createdAt) return;
-        }
+      for await (const event of this.store.subscribe({ runId: command.runId, after, signal, types: ANSWER_EVENTS })) {
+        const answered = (event.payload as { commandId?: string }).commandId;
+        if (answered === undefined || answered === command.id) return;
       }
     } catch (error) {
       if (!signal.aborted) throw error;
@@ -260,12 +265,11 @@ export class Operator {
         ...(prepared.writesState ? { expectHead: run.head } : {}),
       }),
     );
-    return outcomeOf((await this.store.getCommand(command.id))!);
+    return outcomeOf({ ...command, ...answer.answer });
   }
 
   private async view(run: RunRecord): Promise<RunView> {
-    const record = await this.store.getWorkflow(run.version);
-    if (!record) throw new NotFoundError("workflow version", run.version);
+    const record = await this.workflow(run.version);
     const head = run.head ? await this.store.getCheckpoint(run.head) : undefined;
     if (!head) throw new NotFoundError("checkpoint", String(run.head));
     const [state, tasks, pending] = await Promise.all([
@@ -276,7 +280,7 @@ export class Operator {
     return {
       run,
       definition: record.definition,
-      validator: new StateValidator(record.definition.state),
+      validator: record.validator,
       reducerOf: (key) => reducerName(record.definition.state[key]?.reducer),
       head,
       state,
@@ -286,6 +290,20 @@ export class Operator {
       executing: false,
     };
   }
+
+  /** A workflow version and its state validator; versions never change, so they are kept. */
+  private async workflow(version: string): Promise<{ definition: WorkflowDefinition; validator: StateValidator }> {
+    let found = this.workflows.get(version);
+    if (!found) {
+      const record = await this.store.getWorkflow(version);
+      if (!record) throw new NotFoundError("workflow version", version);
+      found = { definition: record.definition, validator: new StateValidator(record.definition.state) };
+      this.workflows.set(version, found);
+    }
+    return found;
+  }
+
+  private readonly workflows = new Map<string, { definition: WorkflowDefinition; validator: StateValidator }>();
 
   private async accept(command: CommandRecord, effect: string, extra: Record<string, unknown>): Promise<CommandOutcome> {
     const answer = acceptance(command, effect, extra, this.actor);
@@ -335,6 +353,9 @@ function outcomeOf(command: Pick<CommandRecord, "status" | "result"> & CommandRe
   }
   return { command, effect: String(command.result?.effect ?? ""), result: command.result ?? {} };
 }
+
+/** Events after which a waiting operator looks again: an answer, or the run no longer owned. */
+const ANSWER_EVENTS: EventType[] = ["operator.accepted", "operator.refused", "run.released", "run.paused"];
 
 function reducerName(reducer: unknown): "replace" | "append" | "merge" {
   return reducer === "append" || reducer === "merge" ? reducer : "replace";
