@@ -63,6 +63,11 @@ export class WorkflowRegistry {
     }
   }
 
+  /** Whether this version was already looked at (runnable or not). */
+  knows(version: string): boolean {
+    return this.compiled.has(version) || this.unusable.has(version);
+  }
+
   /** Why a stored version cannot run here, if it cannot. */
   whyUnusable(version: string): string | undefined {
     return this.unusable.get(version);

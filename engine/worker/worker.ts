@@ -85,7 +85,6 @@ export class Worker implements ExecutorHost {
 
   /** Wakes the claim loop now (a run was just started or resumed in this process). */
   nudge(): void {
-    this.registry.invalidate();
     this.kicked = true;
     const kick = this.kick;
     this.kick = undefined;
@@ -205,6 +204,8 @@ export class Worker implements ExecutorHost {
             const command = executor ? await this.store.getCommand((event.payload as { commandId: string }).commandId) : undefined;
             if (executor && command) executor.command(command);
           }
+          // A run of a version this worker has not seen may be one it can run (a JSON workflow).
+          if (event.type === "run.created" && !this.registry.knows((event.payload as { version: string }).version)) this.registry.invalidate();
           if (WORK_EVENTS.has(event.type)) this.nudge();
         }
       } catch (error) {

@@ -119,13 +119,12 @@ export class SqliteStore implements Store {
   }
 
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
+    // Most calls find nothing to claim: they should not take the write lock to learn that.
+    if (!this.read(() => this.claimable(options, Date.now()))) return undefined;
     return this.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
-      const candidates = this.q
-        .claimCandidates(now, options.versions, options.runId, 16)
-        .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
-      const run = pickClaim(candidates);
+      const run = this.claimable(options, now);
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
@@ -134,6 +133,13 @@ export class SqliteStore implements Store {
       this.q.saveRun(run);
       return { run, fence, recovered };
     });
+  }
+
+  private claimable(options: ClaimOptions, now: number): RunRecord | undefined {
+    const candidates = this.q
+      .claimCandidates(now, options.versions, options.runId, 16)
+      .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
+    return pickClaim(candidates);
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
