@@ -5,7 +5,7 @@ import { Batch } from "./batch.js";
 import type { EventFactory } from "./event-factory.js";
 import { failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
-import { closeAttempt, transitionTask } from "./transitions.js";
+import { closeAttempt, newTaskRecord, transitionTask } from "./transitions.js";
 
 export interface CallHost {
   /** Commits a batch through the executor (serially, with its fence). */
@@ -103,28 +103,7 @@ export class DurableCalls {
   }
 
   private fresh(task: TaskRecord, key: string, id: string): TaskRecord {
-    return {
-      id,
-      runId: task.runId,
-      step: task.step,
-      node: task.node,
-      index: task.index,
-      status: "pending",
-      attempts: [],
-      idempotencyKey: id,
-      writes: null,
-      route: null,
-      error: null,
-      worker: null,
-      createdAt: Date.now(),
-      startedAt: null,
-      endedAt: null,
-      notBefore: null,
-      retriesFrom: 0,
-      waitingFor: null,
-      parent: task.id,
-      call: key,
-    };
+    return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key });
   }
 
   private async toPending(record: TaskRecord, patch: Partial<TaskRecord>): Promise<TaskRecord> {

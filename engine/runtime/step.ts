@@ -6,7 +6,7 @@ import type { CheckpointRecord, PauseReason, PlanControl, TaskRecord } from "../
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
 import { byNodeThenIndex, type RunState } from "./run-state.js";
-import { closeAttempt, runTransition, transitionTask } from "./transitions.js";
+import { closeAttempt, newTaskRecord, runTransition, transitionTask } from "./transitions.js";
 
 /** The tasks that may start now: pending, due, not gated by an interrupt, within concurrency limits. */
 export function startable(rs: RunState, running: ReadonlySet<string>, now: number): TaskRecord[] {
@@ -120,30 +120,15 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
 }
 
 function newTask(runId: string, planned: PlannedTask, step: number, now: number): TaskRecord {
-  const id = makeTaskId(runId, step, planned.node, planned.index);
-  return {
-    id,
+  return newTaskRecord({
+    id: makeTaskId(runId, step, planned.node, planned.index),
     runId,
     step,
     node: planned.node,
     index: planned.index,
-    ...(planned.index !== null ? { input: planned.input } : {}),
-    status: "pending",
-    attempts: [],
-    idempotencyKey: id,
-    writes: null,
-    route: null,
-    error: null,
-    worker: null,
     createdAt: now,
-    startedAt: null,
-    endedAt: null,
-    notBefore: null,
-    retriesFrom: 0,
-    waitingFor: null,
-    parent: null,
-    call: null,
-  };
+    ...(planned.index !== null ? { input: planned.input } : {}),
+  });
 }
 
 /**

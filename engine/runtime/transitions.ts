@@ -79,3 +79,25 @@ export function closeAttempt(
       : a,
   );
 }
+
+/** A new task, pending, with no attempt yet; its idempotency key is its id. */
+export function newTaskRecord(init: Pick<TaskRecord, "id" | "runId" | "step" | "node" | "index"> & Partial<TaskRecord>): TaskRecord {
+  return {
+    status: "pending",
+    attempts: [],
+    idempotencyKey: init.id,
+    writes: null,
+    route: null,
+    error: null,
+    worker: null,
+    createdAt: Date.now(),
+    startedAt: null,
+    endedAt: null,
+    notBefore: null,
+    retriesFrom: 0,
+    waitingFor: null,
+    parent: null,
+    call: null,
+    ...init,
+  };
+}

@@ -2,10 +2,20 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError, workflow, type Engine } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
+import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), note: z.string().default("") });
+
+/** A worker that claims a run, marks the first step's node running, and dies (its lease runs out). */
+async function dieWhileRunning(engine: Engine, runId: string, node: string, leaseMs: number): Promise<void> {
+  const claim = (await engine.store.claimRun({ owner: "dead", leaseMs, runId }))!;
+  const startedAt = Date.now();
+  const task = newTaskRecord({ id: `${runId}:1:${node}`, runId, step: 1, node, index: null, createdAt: startedAt });
+  const running = { ...task, status: "running" as const, worker: "dead", startedAt, attempts: [{ n: 1, worker: "dead", startedAt, endedAt: null, outcome: null }] };
+  await engine.store.commit({ id: newId("c"), runId, fence: claim.fence, tasks: [running] });
+}
 
 async function pendingOf(engine: Engine, runId: string) {
   return engine.store.listInterrupts({ runId, status: "pending" });
@@ -228,21 +238,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const engine = await harness.engine([wf], { worker: false });
     const run = await engine.start(wf);
     // A worker claims the run, starts the node and dies without a word (its lease runs out).
-    const claim = (await engine.store.claimRun({ owner: "dead", leaseMs: 100, runId: run.id }))!;
-    const id = `${run.id}:1:charge`;
-    const started = Date.now();
-    await engine.store.commit({
-      id: newId("c"),
-      runId: run.id,
-      fence: claim.fence,
-      tasks: [
-        {
-          id, runId: run.id, step: 1, node: "charge", index: null, status: "running", idempotencyKey: id, writes: null, route: null, error: null,
-          attempts: [{ n: 1, worker: "dead", startedAt: started, endedAt: null, outcome: null }],
-          worker: "dead", createdAt: started, startedAt: started, endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null, parent: null, call: null,
-        },
-      ],
-    });
+    await dieWhileRunning(engine, run.id, "charge", 100);
     await sleep(150);
     const survivor = await harness.engine([wf], { store: engine.store });
     const paused = await run.wait();
@@ -265,20 +261,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       .compile();
     const engine = await harness.engine([wf], { worker: false });
     const run = await engine.start(wf);
-    const claim = (await engine.store.claimRun({ owner: "dead", leaseMs: 50, runId: run.id }))!;
-    const id = `${run.id}:1:work`;
-    await engine.store.commit({
-      id: newId("c"),
-      runId: run.id,
-      fence: claim.fence,
-      tasks: [
-        {
-          id, runId: run.id, step: 1, node: "work", index: null, status: "running", idempotencyKey: id, writes: null, route: null, error: null,
-          attempts: [{ n: 1, worker: "dead", startedAt: Date.now(), endedAt: null, outcome: null }],
-          worker: "dead", createdAt: Date.now(), startedAt: Date.now(), endedAt: null, notBefore: null, retriesFrom: 0, waitingFor: null, parent: null, call: null,
-        },
-      ],
-    });
+    await dieWhileRunning(engine, run.id, "work", 50);
     await sleep(100);
     await harness.engine([wf], { store: engine.store });
     expect((await run.wait()).status).toBe("succeeded");

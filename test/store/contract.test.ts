@@ -14,6 +14,7 @@ import {
 } from "../../engine/index.js";
 import { checkpointId, newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
+import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { applyOps, type ChannelOp, type State } from "../../engine/state/ops.js";
 import { StateChain, jsonBytes } from "../../engine/state/snapshot.js";
 import { storeFactories } from "../support/stores.js";
@@ -25,30 +26,7 @@ function event(runId: string, type: NewEvent["type"] = "node.log", payload: Reco
 }
 
 function task(runId: string, step: number, node: string, patch: Partial<TaskRecord> = {}): TaskRecord {
-  const id = `${runId}:${step}:${node}`;
-  return {
-    id,
-    runId,
-    step,
-    node,
-    index: null,
-    status: "pending",
-    attempts: [],
-    idempotencyKey: id,
-    writes: null,
-    route: null,
-    error: null,
-    worker: null,
-    createdAt: Date.now(),
-    startedAt: null,
-    endedAt: null,
-    notBefore: null,
-    retriesFrom: 0,
-    waitingFor: null,
-    parent: null,
-    call: null,
-    ...patch,
-  };
+  return newTaskRecord({ id: `${runId}:${step}:${node}`, runId, step, node, index: null, ...patch });
 }
 
 function interrupt(runId: string, id: string, patch: Partial<InterruptRecord> = {}): InterruptRecord {
