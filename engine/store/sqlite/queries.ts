@@ -19,6 +19,15 @@ import { chainRow, checkpointRecord, checkpointRow, eventRecord, eventRow, parse
 
 type Param = string | number | null;
 
+/** The runs a worker may claim (the SQL form of `claimable` in rules.ts). */
+const CLAIMABLE = `
+  WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
+          AND (waiting_on IS NULL OR NOT EXISTS (
+            SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled'))))
+         OR (status = 'running' AND lease_until < :now))
+    AND (:versions IS NULL OR version IN (SELECT value FROM json_each(:versions)))
+    AND (:runId IS NULL OR id = :runId)`;
+
 /**
  * Every SQL statement of the store, synchronous, one method per question. Statements with a
  * fixed text are prepared once; filtered listings are prepared once per shape of filter.
@@ -136,18 +145,21 @@ export class Queries {
    * which the caller still applies to the rows returned.
    */
   claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): RunRecord[] {
-    const rows = this.sql(
-      `SELECT doc FROM runs r
-       WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
-               AND (waiting_on IS NULL OR NOT EXISTS (
-                 SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled'))))
-              OR (status = 'running' AND lease_until < :now))
-         AND (:versions IS NULL OR version IN (SELECT value FROM json_each(:versions)))
-         AND (:runId IS NULL OR id = :runId)
-       ORDER BY updated_at, id
-       LIMIT :limit`,
-    ).all({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null, limit }) as { doc: string }[];
+    const rows = this.sql(`SELECT doc FROM runs r ${CLAIMABLE} ORDER BY updated_at, id LIMIT :limit`).all({
+      now,
+      versions: versions ? JSON.stringify(versions) : null,
+      runId: runId ?? null,
+      limit,
+    }) as { doc: string }[];
     return parseDocs<RunRecord>(rows);
+  }
+
+  /** Whether any run looks claimable (a cheap probe: the claim itself checks again under the write lock). */
+  hasClaimCandidate(now: number, versions: readonly string[] | undefined, runId: string | undefined): boolean {
+    return (
+      this.sql(`SELECT 1 FROM runs r ${CLAIMABLE} LIMIT 1`).get({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null }) !==
+      undefined
+    );
   }
 
   // checkpoints

@@ -120,7 +120,7 @@ export class SqliteStore implements Store {
 
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // Most calls find nothing to claim: they should not take the write lock to learn that.
-    if (!this.read(() => this.claimable(options, Date.now()))) return undefined;
+    if (!this.read(() => this.q.hasClaimCandidate(Date.now(), options.versions, options.runId))) return undefined;
     return this.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
@@ -137,7 +137,7 @@ export class SqliteStore implements Store {
 
   private claimable(options: ClaimOptions, now: number): RunRecord | undefined {
     const candidates = this.q
-      .claimCandidates(now, options.versions, options.runId, 16)
+      .claimCandidates(now, options.versions, options.runId, 4)
       .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
     return pickClaim(candidates);
   }
