@@ -51,8 +51,17 @@ export const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** OpenTelemetry-shaped ids: 32 hex characters per run, 16 per task attempt. */
 export function traceIdOf(runId: string): string {
-  return hexDigest(`trace:${runId}`, 32);
+  let id = traceIds.get(runId);
+  if (id === undefined) {
+    // Every event of a run carries its trace id; stores derive it again when they read.
+    if (traceIds.size >= 4096) traceIds.clear();
+    id = hexDigest(`trace:${runId}`, 32);
+    traceIds.set(runId, id);
+  }
+  return id;
 }
+
+const traceIds = new Map<string, string>();
 
 export function spanIdOf(taskId: string, attempt: number): string {
   return hexDigest(`span:${taskId}:${attempt}`, 16);
