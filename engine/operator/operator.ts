@@ -2,6 +2,7 @@ import { userInfo } from "node:os";
 import { ConflictError, NotFoundError, PitwallError, StaleFenceError, ValidationError } from "../errors.js";
 import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
+import { Batch } from "../runtime/batch.js";
 import { newRun } from "../runtime/new-run.js";
 import type { DiffEntry } from "../state/diff.js";
 import { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./reads.js";
@@ -121,7 +122,19 @@ export class Operator {
   async fork(runId: string, checkpoint: CheckpointRef, options: { patch?: unknown; reason?: string } = {}): Promise<CommandOutcome> {
     const source = await this.mustGetRun(runId);
     const from = await this.checkpoint(runId, checkpoint);
-    const { command } = await this.record(source, "fork", { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
+    const command: CommandRecord = {
+      id: newId("cmd"),
+      runId: source.id,
+      type: "fork",
+      args: { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}) },
+      actor: this.actor,
+      reason: options.reason ?? null,
+      createdAt: Date.now(),
+      status: "pending",
+      result: null,
+      answeredAt: null,
+    };
+    await this.record(command);
     try {
       const { definition, validator } = await this.workflow(source.version);
       let state = await readState(this.store, runId, from.n);
@@ -176,17 +189,14 @@ export class Operator {
 
   // ---------------------------------------------------------------- command plumbing
 
+  /**
+   * Records a command and sees it applied. When nobody owns the run, this process applies it in
+   * the same write that records it; otherwise it is queued for the owner, whose answer is awaited.
+   */
   private async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandOutcome> {
-    const run = await this.mustGetRun(runId);
-    const { command, seq } = await this.record(run, type, args, reason);
-    return this.settle(command, run, seq);
-  }
-
-  /** Stores the command; `seq` is the number of its `operator.requested` event. */
-  private async record(run: RunRecord, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<{ command: CommandRecord; seq: number }> {
     const command: CommandRecord = {
       id: newId("cmd"),
-      runId: run.id,
+      runId,
       type,
       args,
       actor: this.actor,
@@ -196,12 +206,26 @@ export class Operator {
       result: null,
       answeredAt: null,
     };
-    const events = new EventFactory(run.id, this.actor);
-    const { events: recorded } = await this.store.submitCommand(
-      command,
-      events.run("operator.requested", { commandId: command.id, command: type, args, ...(reason ? { reason } : {}) }),
-    );
-    return { command, seq: recorded[0]?.seq ?? 0 };
+    for (let attempt = 0; ; attempt++) {
+      const run = await this.mustGetRun(runId);
+      if (isOwned(run)) return this.settle(command, run, await this.record(command));
+      try {
+        return await this.applyHere(command, run, true);
+      } catch (error) {
+        if (error instanceof Refused) throw error.reason;
+        // An earlier try was written after all (its reply lost): its answer stands.
+        const stored = error instanceof ConflictError ? await this.store.getCommand(command.id) : undefined;
+        if (stored) return stored.status === "pending" ? this.settle(stored, run, 0) : outcomeOf(stored);
+        // The run moved on, or a worker claimed it meanwhile: look again.
+        if (!(error instanceof StaleFenceError || error instanceof ConflictError) || attempt >= 8) throw error;
+      }
+    }
+  }
+
+  /** Stores a command for the run's owner; returns the number of its `operator.requested` event. */
+  private async record(command: CommandRecord): Promise<number> {
+    const { events } = await this.store.submitCommand(command, requested(command));
+    return events[0]?.seq ?? 0;
   }
 
   /**
@@ -219,11 +243,11 @@ export class Operator {
       }
       const run: RunRecord = known ?? (await this.mustGetRun(command.runId));
       known = undefined;
-      const owned = run.status === "running" && run.owner !== null && (run.leaseUntil ?? 0) > Date.now();
-      if (!owned) {
+      if (!isOwned(run)) {
         try {
-          return await this.applyHere(command, run);
+          return await this.applyHere(command, run, false);
         } catch (error) {
+          if (error instanceof Refused) throw error.reason;
           if ((error instanceof StaleFenceError || error instanceof ConflictError) && conflicts++ < 8) continue;
           throw error;
         }
@@ -248,23 +272,23 @@ export class Operator {
     }
   }
 
-  private async applyHere(command: CommandRecord, run: RunRecord): Promise<CommandOutcome> {
-    const view = await this.view(run);
-    const prepared = await prepareCommand(command, view);
-    if (!prepared.ok) {
-      await this.refuse(command, prepared.error).catch(() => undefined);
-      throw prepared.error;
+  /**
+   * Applies a command to a run nobody owns, in one write: the command itself when `record`, its
+   * effect and its answer. A refusal is recorded too, and raised as its typed error.
+   */
+  private async applyHere(command: CommandRecord, run: RunRecord, record: boolean): Promise<CommandOutcome> {
+    const prepared = await prepareCommand(command, await this.view(run));
+    const batch = prepared.ok ? prepared.batch : new Batch();
+    if (record) {
+      batch.submit.push(command);
+      batch.events.unshift(requested(command));
     }
-    const { batch } = prepared;
-    const answer = acceptance(command, prepared.effect, prepared.result ?? {}, this.actor);
+    const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, this.actor) : refusal(command, prepared.error, this.actor);
     batch.commands.push(answer.answer);
     batch.event(answer.event);
-    await this.store.commit(
-      batch.toCommit(run.id, run.fence, {
-        expectStatus: [run.status],
-        ...(prepared.writesState ? { expectHead: run.head } : {}),
-      }),
-    );
+    const expect = prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {};
+    await this.store.commit(batch.toCommit(run.id, run.fence, expect));
+    if (!prepared.ok) throw new Refused(prepared.error);
     return outcomeOf({ ...command, ...answer.answer });
   }
 
@@ -352,6 +376,24 @@ function outcomeOf(command: Pick<CommandRecord, "status" | "result"> & CommandRe
     }
   }
   return { command, effect: String(command.result?.effect ?? ""), result: command.result ?? {} };
+}
+
+/** A command this process refused (and recorded as refused): its error is final. */
+class Refused extends Error {
+  constructor(readonly reason: Error) {
+    super(reason.message);
+  }
+}
+
+/** The audit event of a command, stored with it. */
+function requested(command: CommandRecord) {
+  const { id, type, args, reason } = command;
+  return new EventFactory(command.runId, command.actor).run("operator.requested", { commandId: id, command: type, args, ...(reason ? { reason } : {}) });
+}
+
+/** A worker holds the run's lease: commands go to it. */
+function isOwned(run: RunRecord): boolean {
+  return run.status === "running" && run.owner !== null && (run.leaseUntil ?? 0) > Date.now();
 }
 
 /** Events after which a waiting operator looks again: an answer, or the run no longer owned. */

@@ -10,6 +10,8 @@ export class Batch {
   readonly tasks = new Map<string, TaskRecord>();
   readonly interrupts = new Map<string, InterruptRecord>();
   readonly events: NewEvent[] = [];
+  /** Commands stored by this commit (applied in the same write that records them). */
+  readonly submit: CommandRecord[] = [];
   readonly commands: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">[] = [];
   readonly wake: string[] = [];
   run: RunPatch | undefined;
@@ -21,6 +23,7 @@ export class Batch {
       this.tasks.size === 0 &&
       this.interrupts.size === 0 &&
       this.events.length === 0 &&
+      this.submit.length === 0 &&
       this.commands.length === 0 &&
       !this.run &&
       !this.checkpoint &&
@@ -54,6 +57,7 @@ export class Batch {
     for (const t of other.tasks.values()) this.tasks.set(t.id, t);
     for (const i of other.interrupts.values()) this.interrupts.set(i.id, i);
     this.events.push(...other.events);
+    this.submit.push(...other.submit);
     this.commands.push(...other.commands);
     this.wake.push(...other.wake);
     if (other.run) this.patchRun(other.run);
@@ -74,6 +78,7 @@ export class Batch {
       ...(this.checkpoint ? { checkpoint: this.checkpoint } : {}),
       ...(this.tasks.size > 0 ? { tasks: [...this.tasks.values()] } : {}),
       ...(this.interrupts.size > 0 ? { interrupts: [...this.interrupts.values()] } : {}),
+      ...(this.submit.length > 0 ? { submit: this.submit } : {}),
       ...(this.commands.length > 0 ? { commands: this.commands } : {}),
       ...(this.events.length > 0 ? { events: this.events } : {}),
       ...(this.wake.length > 0 ? { wake: this.wake } : {}),

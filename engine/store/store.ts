@@ -37,6 +37,11 @@ export interface Commit {
   /** Tasks to insert or replace. */
   tasks?: readonly TaskRecord[];
   interrupts?: readonly InterruptRecord[];
+  /**
+   * Operator commands to store (ConflictError if one exists), for a command applied in the same
+   * write that records it; their `operator.requested` events are among `events`.
+   */
+  submit?: readonly CommandRecord[];
   /** Answers to operator commands. */
   commands?: readonly Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">[];
   events?: readonly NewEvent[];

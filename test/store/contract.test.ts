@@ -390,6 +390,32 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
     });
   });
 
+  it("stores and answers a command in the same commit that applies it", async () => {
+    const run = await createRun(store);
+    const { fence } = await claimed(store, run.id);
+    const command: CommandRecord = {
+      id: "cmd-inline",
+      runId: run.id,
+      type: "break",
+      args: { node: "x" },
+      actor: "operator:ann",
+      reason: null,
+      createdAt: Date.now(),
+      status: "pending",
+      result: null,
+      answeredAt: null,
+    };
+    const answered = { id: command.id, status: "accepted" as const, result: { effect: "done" }, answeredAt: Date.now() };
+    const events = [event(run.id, "operator.requested", { commandId: command.id, command: "break", args: {} }), event(run.id, "operator.accepted", { commandId: command.id, command: "break", effect: "done" })];
+    await store.commit({ id: commitId(), runId: run.id, fence, submit: [command], commands: [answered], run: { breakpoints: ["x"] }, events });
+    expect(await store.getCommand(command.id)).toMatchObject({ status: "accepted", result: { effect: "done" }, actor: "operator:ann" });
+    expect(await store.listCommands({ status: "pending" })).toEqual([]);
+    const before = await store.readEvents({ runId: run.id });
+    await expect(store.commit({ id: commitId(), runId: run.id, fence, submit: [command], events: [event(run.id)], run: { breakpoints: [] } })).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.readEvents({ runId: run.id })).toEqual(before);
+    expect((await store.getRun(run.id))?.breakpoints).toEqual(["x"]);
+  });
+
   describe("live subscription", () => {
     it("delivers past events after a sequence number, then new ones as they are committed", async () => {
       const run = await createRun(store);

@@ -107,6 +107,7 @@ export class MemoryStore implements Store {
   async commit(commit: Commit): Promise<CommitResult> {
     const run = this.mustGetRun(commit.runId);
     if (checkCommit(run, commit, (id) => this.interrupts.get(id)) === "duplicate") return { events: [] };
+    for (const command of commit.submit ?? []) if (this.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
     const now = Date.now();
     run.lastCommit = commit.id;
     if (commit.run) Object.assign(run, copy(commit.run));
@@ -119,6 +120,7 @@ export class MemoryStore implements Store {
     }
     for (const task of commit.tasks ?? []) this.tasks.set(task.id, copy(task));
     for (const interrupt of commit.interrupts ?? []) this.interrupts.set(interrupt.id, copy(interrupt));
+    for (const command of commit.submit ?? []) this.commands.set(command.id, copy(command));
     for (const answer of commit.commands ?? []) {
       const command = this.commands.get(answer.id);
       if (command) Object.assign(command, copy(answer));

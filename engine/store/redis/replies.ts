@@ -1,4 +1,4 @@
-import { NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
+import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
 import type { CheckpointRecord, EventRecord, InterruptRecord, NewEvent, RunStatus } from "../records.js";
 import { alreadyResolved, checkpointGap, headMoved, missingInterrupt, unexpectedStatus } from "../rules.js";
 import type { Commit } from "../store.js";
@@ -18,6 +18,7 @@ export function commitArgs(args: ScriptArgs, commit: Commit): ScriptArgs {
     .tuples(commit.checkpoint ? [commit.checkpoint] : [], checkpointRow)
     .tuples(commit.tasks ?? [], (t) => [t.id, t.runId, t.step, JSON.stringify(t)])
     .tuples(commit.interrupts ?? [], (i) => [i.id, i.runId, i.status, i.createdAt, JSON.stringify(i)])
+    .tuples(commit.submit ?? [], (c) => [c.id, c.createdAt, JSON.stringify(c)])
     .tuples(commit.commands ?? [], (a) => [a.id, a.status, JSON.stringify(a)])
     .strings((commit.events ?? []).map((e) => JSON.stringify(e)))
     .strings(commit.wake ?? []);
@@ -53,6 +54,8 @@ export function refusal(reply: ScriptReply, commit?: Commit): Error {
       return alreadyResolved(text(0), (JSON.parse(text(1)) as InterruptRecord).resolution);
     case "gap":
       return checkpointGap(runId, commit?.checkpoint?.n ?? 0, Number(text(0)));
+    case "command-exists":
+      return new ConflictError(`command ${text(0)} already exists`);
     default:
       return new StoreError(`unexpected reply from Redis: ${JSON.stringify(reply)}`);
   }

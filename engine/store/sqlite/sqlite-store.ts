@@ -155,6 +155,7 @@ export class SqliteStore implements Store {
     return this.write(() => {
       const run = this.mustGetRun(commit.runId);
       if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
+      for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
       const now = Date.now();
       run.lastCommit = commit.id;
       if (commit.run) Object.assign(run, commit.run);
@@ -166,6 +167,7 @@ export class SqliteStore implements Store {
       }
       for (const task of commit.tasks ?? []) this.q.putTask(task);
       for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
+      for (const command of commit.submit ?? []) this.q.insertCommand(command);
       for (const answer of commit.commands ?? []) {
         const command = this.q.getCommand(answer.id);
         if (command) this.q.saveCommand({ ...command, ...answer });

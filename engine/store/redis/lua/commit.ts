@@ -3,11 +3,12 @@
  * checked in the same order. Arguments after prefix and retention: commit id, run id, fence,
  * expectHead (optional), expectStatus (list or absent), expectPending, run fields to set and to
  * delete, checkpoint (0 or 1 of id, n, step, bytes, json), tasks (id, runId, step, json),
- * interrupts (id, runId, status, createdAt, json), command answers (id, status, json), events,
- * runs to wake.
+ * interrupts (id, runId, status, createdAt, json), commands to store (id, createdAt, json),
+ * command answers (id, status, json), events, runs to wake.
  *
  * Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'notfound', 'run', id} | {'stale', fence}
  * | {'head', head} | {'status', status} | {'missing-interrupt', id} | {'resolved', id, json} | {'gap', headN}
+ * | {'command-exists', id}
  */
 export const COMMIT = `
 local commit_id = arg()
@@ -21,6 +22,7 @@ local del_fields = arg_strings()
 local checkpoint = arg_tuples(5)[1]
 local tasks = arg_tuples(4)
 local interrupts = arg_tuples(5)
+local submitted = arg_tuples(3)
 local answers = arg_tuples(3)
 local events = arg_strings()
 local wake = arg_strings()
@@ -44,6 +46,9 @@ for _, iid in ipairs(expect_pending) do
   if redis.call('SISMEMBER', K.part(owner, 'pending'), iid) == 0 then return {'resolved', iid, json} end
 end
 if checkpoint and tonumber(checkpoint[2]) ~= tonumber(run[6]) + 1 then return {'gap', run[6]} end
+for _, c in ipairs(submitted) do
+  if redis.call('HEXISTS', K.g('command-runs'), c[1]) == 1 then return {'command-exists', c[1]} end
+end
 
 redis.call('HSET', rk, 'lastCommit', commit_id)
 hset_pairs(rk, set_fields)
@@ -69,6 +74,12 @@ for _, i in ipairs(interrupts) do
     redis.call('SREM', K.part(i[2], 'pending'), i[1])
     redis.call('ZREM', K.g('interrupts:pending'), i[1])
   end
+end
+for _, c in ipairs(submitted) do
+  redis.call('HSET', K.part(id, 'commands'), c[1], c[3])
+  redis.call('HSET', K.g('command-runs'), c[1], id)
+  redis.call('ZADD', K.g('commands'), c[2], c[1])
+  redis.call('ZADD', K.g('commands:pending'), c[2], c[1])
 end
 for _, c in ipairs(answers) do
   local owner = redis.call('HGET', K.g('command-runs'), c[1])
