@@ -15,14 +15,8 @@ import {
 import { ProblemList, type Problem } from "./problems.js";
 import { workflowVersion } from "./canonical.js";
 import { templateKeys } from "../llm/template.js";
-import {
-  REDUCER_NAMES,
-  checkKeySchema,
-  keyValidator,
-  normalizeKeySchema,
-  schemaTypes,
-  type StateKeyDefinition,
-} from "../state/schema.js";
+import { keyValidator, schemaTypes, type StateKeyDefinition } from "../state/schema.js";
+import { checkState } from "./check-state.js";
 
 type Path = (string | number)[];
 
@@ -111,63 +105,6 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
     interruptAfter,
   };
   return { definition, version: workflowVersion(definition), problems: problems.items, children };
-}
-
-function checkState(
-  value: unknown,
-  problems: ProblemList,
-  customReducers: ReadonlySet<string>,
-  anySchemaKeyword: boolean,
-): Record<string, StateKeyDefinition> | undefined {
-  if (value === undefined) return {};
-  if (!isRecord(value)) {
-    problems.error(["state"], "BAD_STATE_SCHEMA", "`state` must map each key to its schema");
-    return undefined;
-  }
-  const out: Record<string, StateKeyDefinition> = {};
-  for (const [key, spec] of Object.entries(value)) {
-    const path: Path = ["state", key];
-    if (!isRecord(spec)) {
-      problems.error(path, "BAD_STATE_SCHEMA", "a state key needs a schema object such as { \"type\": \"string\" }");
-      out[key] = {};
-      continue;
-    }
-    // Graph checks (routeOn, map.over) still see the key when its schema has problems.
-    out[key] = spec as StateKeyDefinition;
-    const reducer = spec.reducer;
-    const types = schemaTypes(spec);
-    if (reducer !== undefined) {
-      const isCustom = reducer === "custom" && customReducers.has(key);
-      if (typeof reducer !== "string" || (!isCustom && !(REDUCER_NAMES as readonly string[]).includes(reducer))) {
-        problems.error([...path, "reducer"], "BAD_REDUCER", `unknown reducer ${JSON.stringify(reducer)}; use one of ${REDUCER_NAMES.join(", ")}`);
-      } else if (reducer === "append" && !types.includes("array")) {
-        problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "append" needs "type": "array" (the key is ${types.join("|") || "untyped"})`);
-      } else if (reducer === "merge" && !types.includes("object")) {
-        problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "merge" needs "type": "object" (the key is ${types.join("|") || "untyped"})`);
-      }
-    }
-    const schemaProblems = anySchemaKeyword ? [] : checkKeySchema(spec);
-    for (const problem of schemaProblems) {
-      problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);
-    }
-    if (schemaProblems.length > 0) continue;
-    let validator: z.ZodType;
-    try {
-      validator = keyValidator(spec);
-    } catch (error) {
-      problems.error(path, "BAD_STATE_SCHEMA", `schema cannot be used: ${(error as Error).message}`);
-      continue;
-    }
-    if ("default" in spec) {
-      const result = validator.safeParse(spec.default);
-      if (!result.success) {
-        problems.error([...path, "default"], "BAD_STATE_SCHEMA", `default does not match the schema: ${result.error.issues[0]?.message}`);
-        continue;
-      }
-    }
-    out[key] = normalizeKeySchema(spec);
-  }
-  return out;
 }
 
 function checkNodes(
