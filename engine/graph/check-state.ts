@@ -7,7 +7,7 @@ import {
   schemaTypes,
   type StateKeyDefinition,
 } from "../state/schema.js";
-import { isRecord } from "./check.js";
+import { isPlainObject } from "../state/ops.js";
 import type { ProblemList } from "./problems.js";
 
 type Path = (string | number)[];
@@ -24,14 +24,14 @@ export function checkState(
   anySchemaKeyword: boolean,
 ): Record<string, StateKeyDefinition> | undefined {
   if (value === undefined) return {};
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     problems.error(["state"], "BAD_STATE_SCHEMA", "`state` must map each key to its schema");
     return undefined;
   }
   const out: Record<string, StateKeyDefinition> = {};
   for (const [key, spec] of Object.entries(value)) {
     const path: Path = ["state", key];
-    if (!isRecord(spec)) {
+    if (!isPlainObject(spec)) {
       problems.error(path, "BAD_STATE_SCHEMA", "a state key needs a schema object such as { \"type\": \"string\" }");
       out[key] = {};
       continue;

@@ -17,6 +17,7 @@ import { workflowVersion } from "./canonical.js";
 import { templateKeys } from "../llm/template.js";
 import { keyValidator, schemaTypes, type StateKeyDefinition } from "../state/schema.js";
 import { checkState } from "./check-state.js";
+import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
 
@@ -58,7 +59,7 @@ export interface CheckResult {
  */
 export function checkWorkflow(value: unknown, options: CheckOptions = {}, problems = new ProblemList()): CheckResult {
   const children = new Map<string, CheckedChild>();
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     problems.error([], "INVALID_FIELD", "a workflow must be a JSON object");
     return { problems: problems.items, children };
   }
@@ -113,7 +114,7 @@ function checkNodes(
   options: CheckOptions,
   children: Map<string, CheckedChild>,
 ): Record<string, NodeDefinition> | undefined {
-  if (!isRecord(value) || Object.keys(value).length === 0) {
+  if (!isPlainObject(value) || Object.keys(value).length === 0) {
     problems.error(["nodes"], "INVALID_FIELD", "`nodes` must be an object with at least one node");
     return undefined;
   }
@@ -124,7 +125,7 @@ function checkNodes(
       problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
       continue;
     }
-    if (!isRecord(raw)) {
+    if (!isPlainObject(raw)) {
       problems.error(path, "INVALID_FIELD", "a node must be an object");
       continue;
     }
@@ -342,8 +343,4 @@ function reportZod(error: z.ZodError, prefix: Path, problems: ProblemList): void
       problems.error(path, "INVALID_FIELD", issue.message);
     }
   }
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -60,7 +60,7 @@ function loadChild(
   problems: ProblemList,
 ): CheckResult | undefined {
   let result: CheckResult;
-  if (isRecord(ref)) {
+  if (isPlainObject(ref)) {
     result = checkValue(ref, options, stack);
   } else {
     const file = resolve(options.baseDir ?? process.cwd(), ref);
