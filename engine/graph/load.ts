@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { WorkflowError } from "../errors.js";
-import { checkWorkflow, isRecord, type CheckResult, type CheckedChild } from "./check.js";
+import { checkWorkflow, type CheckResult, type CheckedChild } from "./check.js";
+import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
