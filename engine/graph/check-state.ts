@@ -1,6 +1,8 @@
 import type { z } from "zod";
+import { describeIssues } from "../state/issues.js";
 import {
   REDUCER_NAMES,
+  jsonPath,
   checkKeySchema,
   keyValidator,
   normalizeKeySchema,
@@ -63,9 +65,11 @@ export function checkState(
       continue;
     }
     if ("default" in spec) {
-      const result = validator.safeParse(spec.default);
+      const result = validator.safeParse(spec.default, { reportInput: true });
       if (!result.success) {
-        problems.error([...path, "default"], "BAD_STATE_SCHEMA", `default does not match the schema: ${result.error.issues[0]?.message}`);
+        const [issue] = describeIssues(result.error.issues);
+        const where = issue!.path.length > 0 ? ` at ${jsonPath(issue!.path)}` : "";
+        problems.error([...path, "default"], "BAD_STATE_SCHEMA", `default does not match the schema${where}: ${issue!.message}`);
         continue;
       }
     }

@@ -13,6 +13,7 @@ import {
   type WorkflowDefinition,
 } from "./definition.js";
 import { ProblemList, type Problem } from "./problems.js";
+import { describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
 import { templateKeys } from "../llm/template.js";
 import { keyValidator, schemaTypes, type StateKeyDefinition } from "../state/schema.js";
@@ -80,7 +81,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
 
   const state = checkState(value.state, problems, options.customReducers ?? new Set(), options.anySchemaKeyword ?? false);
   const nodes = checkNodes(value.nodes, problems, options, children);
-  const limitsResult = limitsSchema.safeParse(value.limits ?? {});
+  const limitsResult = limitsSchema.safeParse(value.limits ?? {}, { reportInput: true });
   if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems);
 
   const start = value.start;
@@ -134,7 +135,7 @@ function checkNodes(
       problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}; use one of ${NODE_KINDS.join(", ")}`);
       continue;
     }
-    const parsed = nodeSchemas[kind].safeParse(raw);
+    const parsed = nodeSchemas[kind].safeParse(raw, { reportInput: true });
     if (!parsed.success) {
       reportZod(parsed.error, path, problems);
       continue;
@@ -336,11 +337,11 @@ function walk(from: string[], next: (node: string) => string[]): Set<string> {
 
 function reportZod(error: z.ZodError, prefix: Path, problems: ProblemList): void {
   for (const issue of error.issues) {
-    const path = [...prefix, ...(issue.path as Path)];
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) problems.error([...path, key], "INVALID_FIELD", `unknown field "${key}"`);
-    } else {
-      problems.error(path, "INVALID_FIELD", issue.message);
+      for (const key of issue.keys) problems.error([...prefix, ...(issue.path as Path), key], "INVALID_FIELD", `unknown field "${key}"`);
+      continue;
     }
+    const [described] = describeIssues([issue], prefix);
+    problems.error(described!.path, "INVALID_FIELD", described!.message.replace(/^missing \(/, "required field is missing ("));
   }
 }

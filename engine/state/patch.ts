@@ -11,6 +11,22 @@ export type StatePatch = Operation[] | Record<string, unknown>;
 
 const JSON_PATCH_OPS = new Set(["add", "remove", "replace", "move", "copy", "test"]);
 
+/** Why rfc6902 refused an operation, in words rather than its error class names. */
+function patchFailure(op: Operation, error: Error): string {
+  switch (error.name) {
+    case "TestError": {
+      const { actual, expected } = error as Error & { actual: unknown; expected: unknown };
+      return `the value at ${op.path} is ${JSON.stringify(actual)}, not ${JSON.stringify(expected)}`;
+    }
+    case "MissingError":
+      return `nothing exists at ${(error as Error & { path?: string }).path || op.path}`;
+    case "InvalidOperationError":
+      return `"${op.op}" is not a JSON Patch operation`;
+    default:
+      return error.message || error.name;
+  }
+}
+
 export function isJsonPatch(patch: unknown): patch is Operation[] {
   return Array.isArray(patch);
 }
@@ -40,9 +56,8 @@ export function applyStatePatch(
     const failed = results.findIndex((r) => r !== null);
     if (failed >= 0) {
       const op = patch[failed]!;
-      throw new ValidationError(`patch operation ${failed} (${op.op} ${op.path}) cannot be applied: ${results[failed]!.name}`, [
-        { path: op.path, message: String(results[failed]!.message || results[failed]!.name) },
-      ]);
+      const why = patchFailure(op, results[failed]!);
+      throw new ValidationError(`patch operation ${failed} (${op.op} ${op.path}) cannot be applied: ${why}`, [{ path: op.path, message: why }]);
     }
     next = copy;
   } else if (isPlainObject(patch)) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
+import { describeIssues } from "./issues.js";
 
 /** The reducers a workflow written as data may name. Code workflows may also pass a function. */
 export const REDUCER_NAMES = ["replace", "append", "merge"] as const;
@@ -49,12 +50,9 @@ export interface SchemaProblem {
 /** Checks a state key's schema against the accepted subset. */
 export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
   const { reducer: _reducer, ...schema } = definition;
-  const parsed = subsetSchema.safeParse(schema);
+  const parsed = subsetSchema.safeParse(schema, { reportInput: true });
   if (parsed.success) return [];
-  return parsed.error.issues.map((issue) => ({
-    path: issue.path as (string | number)[],
-    message: issue.message,
-  }));
+  return describeIssues(parsed.error.issues);
 }
 
 /** Builds the zod validator of one state key from its JSON-Schema form. */
@@ -142,8 +140,8 @@ export class StateValidator {
       const itemValidator = this.itemValidator(key);
       if (itemValidator) {
         for (let i = 0; i < items.length; i++) {
-          const result = itemValidator.safeParse(items[i]);
-          if (!result.success) return describeIssue(`$.${key}[+${i}]`, result.error);
+          const result = itemValidator.safeParse(items[i], { reportInput: true });
+          if (!result.success) return firstIssue(`$.${key}[+${i}]`, result.error);
         }
         return undefined;
       }
@@ -153,8 +151,8 @@ export class StateValidator {
     } else if (reducer === "custom") {
       return undefined;
     }
-    const result = validator.safeParse(value);
-    return result.success ? undefined : describeIssue(jsonPath([key]), result.error);
+    const result = validator.safeParse(value, { reportInput: true });
+    return result.success ? undefined : firstIssue(jsonPath([key]), result.error);
   }
 
   private itemValidator(key: string): z.ZodType | null {
@@ -172,27 +170,18 @@ export class StateValidator {
   }
 
   parse(state: unknown, what = "state"): Record<string, unknown> {
-    const result = this.object.safeParse(state);
+    const result = this.object.safeParse(state, { reportInput: true });
     if (result.success) return result.data;
-    const issues = result.error.issues.map((issue) => ({
-      path: jsonPath(issue.path as (string | number)[]),
-      message: issueMessage(issue),
-    }));
+    const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
     const first = issues[0]!;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
     throw new ValidationError(`${what} is invalid at ${first.path}: ${first.message}${more}`, issues);
   }
 }
 
-function describeIssue(prefix: string, error: z.ZodError): string {
-  const issue = error.issues[0]!;
-  const rest = jsonPath(issue.path as (string | number)[]).slice(1);
-  return `${prefix}${rest}: ${issueMessage(issue)}`;
-}
-
-function issueMessage(issue: z.core.$ZodIssue): string {
-  if (issue.code === "unrecognized_keys") return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
-  return issue.message;
+function firstIssue(prefix: string, error: z.ZodError): string {
+  const [issue] = describeIssues(error.issues);
+  return `${prefix}${jsonPath(issue!.path).slice(1)}: ${issue!.message}`;
 }
 
 /** `["a", 0, "b c"]` → `$.a[0]["b c"]`, the path notation used in every pitwall message. */

@@ -226,7 +226,7 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
       .node("a", () => ({}), { next: "END" })
       .compile();
     const engine = await harness.engine([wf]);
-    await expect(engine.start(wf, { count: "three" })).rejects.toThrow("run input is invalid at $.count: Invalid input: expected number, received string");
+    await expect(engine.start(wf, { count: "three" })).rejects.toThrow("run input is invalid at $.count: expected number, got string \"three\"");
     await expect(engine.start(wf, { count: 1, extra: true })).rejects.toThrow("run input is invalid at $: unknown key extra");
     expect((await engine.store.listRuns()).runs).toEqual([]);
   });

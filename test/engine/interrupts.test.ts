@@ -128,7 +128,7 @@ describe.each(storeFactories)("interrupts and resuming ($name store)", (factory)
     const before = { events: await engine.store.readEvents({ runId: run.id }), checkpoints: await engine.store.listCheckpoints(run.id) };
     const op = engine.operator("ann");
     await expect(op.resolve(pending!.id, { decision: "edit", patch: { draft: 42 } })).rejects.toThrow(
-      "edited state is invalid at $.draft: Invalid input: expected string, received number",
+      "edited state is invalid at $.draft: expected string, got number 42",
     );
     await expect(op.resolve(pending!.id, { decision: "edit", patch: [{ op: "replace", path: "/nope/x", value: 1 }] })).rejects.toBeInstanceOf(ValidationError);
     await expect(op.resolve(pending!.id, { decision: "edit", patch: { unknownKey: 1 } })).rejects.toThrow("unknown key unknownKey");

@@ -111,6 +111,6 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     const end = await run.wait();
     expect(end).toMatchObject({ status: "paused", reason: "retries-exhausted" });
     const [task] = await engine.store.listTasks(run.id);
-    expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.tags[+1]: Invalid input: expected string, received number' });
+    expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.tags[+1]: expected string, got number 7' });
   });
 });

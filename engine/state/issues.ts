@@ -1,0 +1,60 @@
+import type { z } from "zod";
+
+type Path = (string | number)[];
+
+export interface Issue {
+  path: Path;
+  message: string;
+}
+
+/**
+ * Zod's issues in words a person acts on: the path of the field that is wrong (inside unions
+ * too: a nullable object reports its bad field, not "Invalid input" at the object), what was
+ * expected, and what was given. Parse with `reportInput: true` so that the given value is known.
+ */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], base: Path = []): Issue[] {
+  return issues.map((issue) => describeIssue(issue, base));
+}
+
+function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
+  const path = [...base, ...(issue.path as Path)];
+  const input = (issue as { input?: unknown }).input;
+  switch (issue.code) {
+    case "invalid_type":
+      return {
+        path,
+        message: input === undefined ? `missing (expected ${issue.expected})` : `expected ${issue.expected}, got ${kindOf(input)}`,
+      };
+    case "invalid_value":
+      return { path, message: `${shown(input)} is not one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}` };
+    case "unrecognized_keys":
+      return { path, message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}` };
+    case "invalid_union": {
+      // The branch that got furthest is the one the value meant to match.
+      const branches = issue.errors.filter((branch) => branch.length > 0);
+      const deep = branches.filter((branch) => branch.some((i) => i.path.length > 0 || i.code !== "invalid_type"));
+      const chosen = deep.sort((a, b) => depth(b) - depth(a))[0];
+      if (chosen) return describeIssue(chosen[0]!, path);
+      const expected = [...new Set(branches.flatMap((b) => b.flatMap((i) => (i.code === "invalid_type" ? [i.expected] : []))))];
+      return { path, message: expected.length > 0 ? `expected ${expected.join(" or ")}, got ${kindOf(input)}` : issue.message };
+    }
+    default:
+      return { path, message: issue.message };
+  }
+}
+
+function depth(branch: readonly z.core.$ZodIssue[]): number {
+  return Math.max(...branch.map((i) => i.path.length));
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${shown(value)}`;
+}
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { actionRegistry, checkWorkflowText, loadWorkflowText } from "../../engine/index.js";
+import { applyStatePatch } from "../../engine/state/patch.js";
+import { StateValidator } from "../../engine/state/schema.js";
+
+/** The messages a person reads when their input is wrong: they name the field and say what is wrong. */
+describe("messages about bad input", () => {
+  const wf = loadWorkflowText(
+    JSON.stringify({
+      name: "m",
+      state: {
+        operation: { type: ["object", "null"], properties: { kind: { type: "string", enum: ["delete", "archive"] }, limit: { type: "number" } }, default: null },
+        nights: { type: "integer", default: 3 },
+      },
+      start: "a",
+      nodes: { a: { action: "x" } },
+    }),
+    actionRegistry({ x: () => ({}) }),
+  );
+
+  it("names the bad field inside a nullable object, and what was given", () => {
+    expect(() => wf.initialState({ operation: { kind: "delete", limit: "ten" } })).toThrow('run input is invalid at $.operation.limit: expected number, got string "ten"');
+    expect(() => wf.initialState({ operation: { kind: "purge" } })).toThrow('run input is invalid at $.operation.kind: "purge" is not one of "delete", "archive"');
+    expect(() => wf.initialState({ operation: 7 })).toThrow("run input is invalid at $.operation: expected object or null, got number 7");
+  });
+
+  it("says in words why a JSON Patch operation cannot be applied", () => {
+    const validator = new StateValidator(wf.definition.state);
+    const apply = (patch: unknown) => () => applyStatePatch({ operation: null, nights: 3 }, patch, validator, () => "replace");
+    expect(apply([{ op: "test", path: "/nights", value: 99 }])).toThrow("patch operation 0 (test /nights) cannot be applied: the value at /nights is 3, not 99");
+    expect(apply([{ op: "remove", path: "/nope" }])).toThrow("patch operation 0 (remove /nope) cannot be applied: nothing exists at /nope");
+  });
+
+  it("names an unknown state type and a missing required field in a workflow file", () => {
+    const problems = checkWorkflowText(
+      JSON.stringify({
+        name: "bad-types",
+        state: { n: { type: "wat" }, out: { type: "string", default: "" }, count: { type: "integer", default: "3" } },
+        start: "a",
+        nodes: { a: { kind: "tool", tool: "lookup", output: "out", next: "END" } },
+      }),
+    ).problems;
+    expect(problems).toContainEqual(expect.objectContaining({ path: "$.state.n.type", code: "BAD_STATE_SCHEMA", message: '"wat" is not one of "string", "number", "integer", "boolean", "array", "object", "null"' }));
+    expect(problems).toContainEqual(expect.objectContaining({ path: "$.nodes.a.instruction", code: "INVALID_FIELD", message: "required field is missing (expected string)" }));
+    expect(problems).toContainEqual(expect.objectContaining({ path: "$.state.count.default", message: 'default does not match the schema: expected number, got string "3"' }));
+  });
+});
