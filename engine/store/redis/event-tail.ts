@@ -16,6 +16,8 @@ export class EventTail {
   private loop: Promise<void> | undefined;
   private connection: Promise<Redis> | undefined;
   private closed = false;
+  /** Ends waits for a connection or a reply when the tail closes (the server may be gone). */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly open: () => Promise<Redis>,
@@ -43,11 +45,23 @@ export class EventTail {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     for (const waiter of [...this.waiters]) waiter.wake();
     const connection = this.connection;
     this.connection = undefined;
-    if (connection) (await connection.catch(() => undefined))?.disconnect();
+    // A connection still being made is closed once it is made; nobody waits for it.
+    connection?.then((c) => c.disconnect(), () => undefined);
     await this.loop;
+  }
+
+  /** `promise`, or a rejection as soon as the tail closes. */
+  private untilClosed<T>(promise: Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      if (this.closing.signal.aborted) return reject(new Error("closed"));
+      const onClose = () => reject(new Error("closed"));
+      this.closing.signal.addEventListener("abort", onClose, { once: true });
+      promise.then(resolve, reject).finally(() => this.closing.signal.removeEventListener("abort", onClose));
+    });
   }
 
   private advance(seq: number): void {
@@ -71,11 +85,11 @@ export class EventTail {
   private async follow(): Promise<void> {
     while (this.waiters.size > 0 && !this.closed) {
       try {
-        const connection = await this.connect();
-        this.advance(await this.lastSeq());
+        const connection = await this.untilClosed(this.connect());
+        this.advance(await this.untilClosed(this.lastSeq()));
         if (this.waiters.size === 0) break;
         // Returns at the next event past what was seen (or after 5 s, to notice a restored server).
-        await connection.xread("COUNT", 1, "BLOCK", 5_000, "STREAMS", this.stream, `${this.seen}-0`);
+        await this.untilClosed(connection.xread("COUNT", 1, "BLOCK", 5_000, "STREAMS", this.stream, `${this.seen}-0`));
       } catch {
         if (this.closed) return;
         await new Promise((resolve) => setTimeout(resolve, 200));

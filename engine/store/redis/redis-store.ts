@@ -339,11 +339,16 @@ export class RedisStore implements Store {
     return { ...sizes, total: sizes.checkpoints + sizes.events + sizes.artifacts };
   }
 
+  /** Closes at once even when the server has gone away (commands waiting for it are failed). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.tail.close();
-    await this.client.quit().catch(() => this.client.disconnect());
+    const tail = this.tail.close();
+    if (this.client.status === "ready") {
+      await Promise.race([this.client.quit().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+    }
+    this.client.disconnect();
+    await tail;
   }
 
   // ---------------------------------------------------------------- plumbing
