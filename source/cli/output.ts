@@ -17,6 +17,11 @@ export class Output {
     this.stdout.write(`${text}\n`);
   }
 
+  /** Text of several lines (a drawn graph), each line made safe to print. */
+  block(text: string): void {
+    for (const line of text.split("\n")) this.line(clean(line));
+  }
+
   /** One JSON document on one line (also one NDJSON record). */
   value(value: unknown): void {
     this.stdout.write(`${JSON.stringify(value)}\n`);
@@ -61,5 +66,8 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 export function inline(value: unknown, max = 80): string {
   const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "undefined");
   const safe = clean(text);
-  return safe.length > max ? `${safe.slice(0, max - 1)}…` : safe;
+  if (safe.length <= max) return safe;
+  // By code point: cutting between the halves of a surrogate pair would print "�".
+  const points = Array.from(safe);
+  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : safe;
 }
