@@ -4,7 +4,7 @@ import meow, { type AnyFlags } from "meow";
 import { defaultActor } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
 import { flagWithoutValue, splitCommand, whyNoCommand } from "./cli/argv.js";
-import { Resources, type Command, type GlobalOptions } from "./cli/command.js";
+import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
@@ -130,7 +130,10 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return exitCodeOf(error);
   } finally {
-    await resources.current?.close().catch(() => undefined);
+    if ((await resources.current?.close().catch(() => true)) === false) {
+      process.stderr.write(`pitwall ${command.name}: the store did not close within ${CLOSE_WAIT_MS} ms (is it reachable?); exiting without waiting\n`);
+      abandoned = true;
+    }
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
@@ -178,4 +181,7 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/** The store's connection was left open (it stopped answering): nothing else will end the process. */
+let abandoned = false;
 process.exitCode = await main(process.argv.slice(2));
+if (abandoned) process.exit();
