@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../engine/index.js";
 import { cliHarness } from "../support/cli.js";
 import { RedisServer } from "../support/redis-server.js";
 
@@ -30,6 +31,24 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     const r = await cli.run(["runs", "--store", `rediss://app:${SECRET}@127.0.0.1:${server.port}/0`]);
     expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: cannot connect to Redis at rediss:\/\/app:\*\*\*@127\.0\.0\.1/)]);
+  });
+
+  // Engine: once a subscription has been followed, RedisStore.close() waits for the server to
+  // come back (for ever in `pitwall events --follow`, about a minute in the console).
+  it.fails("closing a Redis store that was followed, after its server has gone away, returns at once", async () => {
+    const gone = new RedisServer();
+    await gone.start();
+    const store = await openStore(`${gone.url}/0?prefix=close:`);
+    const stop = new AbortController();
+    const following = (async () => {
+      for await (const _ of store.subscribe({ after: 0, signal: stop.signal }));
+    })().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await gone.dispose();
+    stop.abort();
+    await following;
+    const closed = await Promise.race([store.close().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 3000))]);
+    expect(closed).toBe(true);
   });
 
   it("Ctrl-C ends events --follow at once when Redis has gone away, with one line saying the store did not close", async () => {
