@@ -206,4 +206,12 @@ describe("run view: events, state, checkpoints, timeline", () => {
     await ui!.waitFor("▶● warm 37%");
     await fx.engine.operator("ann").cancel(handle.id, { reason: "test over" });
   });
+
+  it("drops whole footer entries that do not fit, never half a word", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    await openRun(run.id, 0, { columns: 70, rows: 24 });
+    await ui!.waitFor("o answer");
+    expect(lineWith(ui!, "? help")!.trimEnd()).toBe("j/k move  b breakpoint  1-5 tabs  o answer  … ? help  q quit");
+  });
 });
