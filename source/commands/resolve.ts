@@ -16,7 +16,7 @@ export const resolve = defineCommand({
 JSON Patch operations. The edited state is validated: if invalid, nothing is written (exit 2).
 --respond sends TEXT as the response (parsed as JSON when the interrupt asks for non-text), with
 decision "respond", or with the decision of --approve, --reject or --decision given beside it
-(an agent's tool call with edited arguments: --decision edit --respond '{"amount": 9}');
+(a tool call an agent asks approval for, run with edited arguments: --decision edit --respond JSON);
 --decision takes any other decision the interrupt offers (pitwall interrupts lists them).
 --edit opens $EDITOR on the state as JSON and applies what you save as the patch (decision
 "edit" when the interrupt offers it, else "approve"); on an error the editor reopens with it.
