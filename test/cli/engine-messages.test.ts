@@ -51,3 +51,20 @@ describe("engine messages a person reads through the CLI", () => {
     expect(r.stdout).toMatch(/^\$\.nodes\.a\.instruction: INVALID_FIELD: .*(missing|required)/m);
   });
 });
+
+describe("an agent's tool call waiting for approval", () => {
+  const cli = cliHarness();
+
+  // Engine (actions/agent.ts): decision "edit" with only a state patch is accepted and the tool
+  // then runs with the model's own arguments — the operator chose "edit" and got "approve". The
+  // console's `e` key sends exactly this. "edit" should need the edited arguments (the response).
+  it.fails("refuses decision edit without the edited arguments", async () => {
+    const env = { PITWALL_LLM_SCRIPT: join(workflowOf("support-triage"), "..", "script.json") };
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("support-triage")], env);
+    await cli.run(["worker", "--once", "--actions", join(workflowOf("support-triage"), "..", "actions.ts")], env);
+    const [approval] = await cli.json<{ id: string; request: { data: { tool: string } } }[]>(["interrupts", "--run", runId]);
+    expect(approval!.request.data.tool).toBe("issueRefund");
+    const r = await cli.run(["resolve", approval!.id, "--decision", "edit", "--patch", '{"draft":"edited"}'], env);
+    expect(r.code).toBe(2);
+  });
+});
