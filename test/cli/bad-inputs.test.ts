@@ -105,4 +105,18 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const events = (await cli.run(["events", runId, "--json", "--type", "interrupt.resolved"])).stdout.trim().split("\n").map((l) => JSON.parse(l) as EventRecord);
     expect(events).toHaveLength(1);
   });
+
+  it("prints state and events whose text holds escape codes, C1 controls and bidi overrides without passing them to the terminal", async () => {
+    const hostile = "red\u001b[31m csi\u009b2J rtl\u202eevil next\u0085line";
+    writeFileSync(join(cli.dir, "say.json"), JSON.stringify({ name: "say", state: { note: { type: "string", default: "" } }, start: "say", nodes: { say: { action: "say.say", next: "END" } } }));
+    writeFileSync(join(cli.dir, "say.mjs"), `export default { say: { say: (_s, ctx) => (ctx.log.info(${JSON.stringify(hostile)}), { note: ${JSON.stringify(hostile)} }) } };\n`);
+    const { runId } = await cli.json<{ runId: string }>(["start", join(cli.dir, "say.json")]);
+    await cli.run(["worker", "--once", "--actions", join(cli.dir, "say.mjs")]);
+    const outputs = await Promise.all([["state", runId], ["state", runId, "--json"], ["events", runId, "--json"], ["events", runId], ["diff", runId, "1"], ["show", runId, "--json"]].map((args) => cli.run(args)));
+    for (const r of outputs) {
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    }
+    expect(JSON.parse(outputs[1]!.stdout)).toEqual({ note: hostile });
+  });
 });
