@@ -3,7 +3,8 @@ import { join } from "node:path";
 import meow, { type AnyFlags } from "meow";
 import { defaultActor } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
-import { Resources, type Command, type GlobalOptions } from "./cli/command.js";
+import { flagWithoutValue, splitCommand, whyNoCommand } from "./cli/argv.js";
+import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
@@ -61,31 +62,20 @@ function indent(text: string, n: number): string {
     .join("\n");
 }
 
-/**
- * Finds the command: the first argument that is not a flag (global flags may come before it).
- * Returns the other arguments, to be parsed with that command's flags.
- */
-function splitCommand(argv: readonly string[]): { name: string | undefined; rest: string[] } {
-  const takesValue = new Set(Object.entries(GLOBAL_FLAGS).filter(([, f]) => f.type === "string").map(([name]) => `--${name}`));
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") break;
-    if (!arg.startsWith("-")) return { name: arg, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
-    if (takesValue.has(arg)) i++;
-  }
-  return { name: undefined, rest: [...argv] };
-}
-
 /** Runs one command line and returns its exit code; errors become one line on stderr. */
 async function main(argv: readonly string[]): Promise<ExitCode> {
-  const { name, rest } = splitCommand(argv);
+  const { name, rest } = splitCommand(argv, GLOBAL_FLAGS);
   if (name === undefined) {
     if (rest.includes("--version")) {
       process.stdout.write(`${VERSION}\n`);
       return EXIT.ok;
     }
-    process.stdout.write(`${mainHelp()}\n`);
-    return rest.length === 0 || rest.includes("--help") || rest.includes("-h") ? EXIT.ok : EXIT.usage;
+    if (rest.length === 0 || rest.includes("--help") || rest.includes("-h")) {
+      process.stdout.write(`${mainHelp()}\n`);
+      return EXIT.ok;
+    }
+    process.stderr.write(`pitwall: ${whyNoCommand(rest, GLOBAL_FLAGS, COMMANDS.map((c) => c.name))} (pitwall --help lists the commands and options)\n`);
+    return EXIT.usage;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
@@ -140,7 +130,10 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return exitCodeOf(error);
   } finally {
-    await resources.current?.close().catch(() => undefined);
+    if ((await resources.current?.close().catch(() => true)) === false) {
+      process.stderr.write(`pitwall ${command.name}: the store did not close within ${CLOSE_WAIT_MS} ms (is it reachable?); exiting without waiting\n`);
+      abandoned = true;
+    }
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
@@ -149,6 +142,8 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
 /** The command's own flags and arguments; unknown flags and wrong counts are usage errors. */
 function parseCommandLine(command: Command, argv: readonly string[]) {
   const flags: AnyFlags = { ...GLOBAL_FLAGS, ...command.flags };
+  const bare = flagWithoutValue(argv, flags);
+  if (bare) throw new UsageError(`${bare} needs a value`);
   let sub: ReturnType<typeof meow<AnyFlags>>;
   try {
     sub = meow(commandHelp(command), {
@@ -186,4 +181,7 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/** The store's connection was left open (it stopped answering): nothing else will end the process. */
+let abandoned = false;
 process.exitCode = await main(process.argv.slice(2));
+if (abandoned) process.exit();

@@ -51,6 +51,8 @@ export function defineCommand<const F extends AnyFlags>(command: Command<F>): Co
   return command;
 }
 
+export const CLOSE_WAIT_MS = 3000;
+
 /** Opens the store and Operator lazily: `validate` and `graph` never touch a store. */
 export class Resources {
   private opened: Promise<Store> | undefined;
@@ -73,9 +75,21 @@ export class Resources {
     return loadActionModules(paths);
   }
 
-  async close(): Promise<void> {
-    if (!this.opened) return;
+  /**
+   * Closes the store, waiting at most `waitMs`: a store that no longer answers (Redis gone
+   * away) must not keep a finished command — or a console the operator quit — hanging.
+   * Resolves false when it gave up waiting.
+   */
+  async close(waitMs = CLOSE_WAIT_MS): Promise<boolean> {
+    if (!this.opened) return true;
     const store = await this.opened.catch(() => undefined);
-    await store?.close();
+    if (!store) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+    try {
+      return await Promise.race([store.close().then(() => true, () => true), gaveUp]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

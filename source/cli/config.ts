@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { UsageError } from "./errors.js";
+import { readTextFile } from "./inputs.js";
 
 export const CONFIG_FILE = "pitwall.config.json";
 export const DEFAULT_STORE = "sqlite:./pitwall.db";
@@ -30,7 +30,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
   const file = resolve(cwd, explicit ?? CONFIG_FILE);
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readTextFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (explicit === undefined && code === "ENOENT") return { file: null, actions: [] };

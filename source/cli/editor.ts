@@ -25,6 +25,9 @@ export type EditResult<T> = { kind: "applied"; result: T } | { kind: "unchanged"
  */
 export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T>> {
   const editor = process.env.VISUAL || process.env.EDITOR || "vi";
+  if (editor === "vi" && !(process.stdin.isTTY && process.stdout.isTTY)) {
+    throw new UsageError("--edit opens vi, which needs a terminal: run it in one, or set $VISUAL or $EDITOR to an editor command; nothing was changed");
+  }
   const dir = mkdtempSync(join(tmpdir(), "pitwall-edit-"));
   const file = join(dir, "state.json");
   let body = JSON.stringify(options.value, null, 2);

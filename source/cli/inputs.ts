@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "./errors.js";
 
+/** Files saved by some Windows editors start with a byte-order mark, which JSON does not allow. */
+export function readTextFile(file: string | number): string {
+  return readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+}
+
 /**
  * A flag that takes JSON inline or from a file: `--patch '{"a":1}'`, `--patch @edit.json`,
  * `--patch @-` (standard input). Errors name the flag and where the JSON broke.
@@ -12,7 +17,7 @@ export function readJsonArgument(flag: string, text: string): unknown {
     const file = text.slice(1);
     origin = file === "-" ? " (from standard input)" : ` (from ${file})`;
     try {
-      source = readFileSync(file === "-" ? 0 : file, "utf8");
+      source = readTextFile(file === "-" ? 0 : file);
     } catch (error) {
       throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }

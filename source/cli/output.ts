@@ -3,8 +3,8 @@ import stripAnsi from "strip-ansi";
 
 /**
  * Where a command writes its result. Human output is text whose values are stripped of terminal
- * control sequences (state and events hold text from models and users); `--json` output is JSON,
- * which escapes them anyway.
+ * control sequences (state and events hold text from models and users); `--json` output is JSON
+ * with every control character escaped (see `json`).
  */
 export class Output {
   constructor(
@@ -17,9 +17,14 @@ export class Output {
     this.stdout.write(`${text}\n`);
   }
 
+  /** Text of several lines (a drawn graph), each line made safe to print. */
+  block(text: string): void {
+    for (const line of text.split("\n")) this.line(clean(line));
+  }
+
   /** One JSON document on one line (also one NDJSON record). */
   value(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value)}\n`);
+    this.stdout.write(`${json(value)}\n`);
   }
 
   /** Progress and notes for people: stderr, so stdout stays the result. */
@@ -39,10 +44,20 @@ export class Output {
   }
 }
 
+/**
+ * JSON that is safe to print on a terminal. JSON.stringify escapes C0 controls but leaves C1
+ * controls (U+009B is CSI) and bidirectional overrides in strings as they are; here they are
+ * escaped too, which is still the same JSON.
+ */
+export function json(value: unknown, indent?: number): string {
+  // eslint-disable-next-line no-control-regex
+  return (JSON.stringify(value, null, indent) ?? "null").replace(/[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Text from state, events or errors, made safe to print: no escape sequences or control characters. */
 export function clean(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return stripAnsi(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "").replace(/\n/g, " ⏎ ");
+  return stripAnsi(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").replace(/\n/g, " ⏎ ");
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */
@@ -61,5 +76,8 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 export function inline(value: unknown, max = 80): string {
   const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "undefined");
   const safe = clean(text);
-  return safe.length > max ? `${safe.slice(0, max - 1)}…` : safe;
+  if (safe.length <= max) return safe;
+  // By code point: cutting between the halves of a surrogate pair would print "�".
+  const points = Array.from(safe);
+  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : safe;
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import {
   WorkflowError,
@@ -11,6 +10,7 @@ import {
   type WorkflowVersion,
 } from "../../engine/index.js";
 import { UsageError } from "./errors.js";
+import { readTextFile } from "./inputs.js";
 
 export interface CheckedFile {
   problems: Problem[];
@@ -23,7 +23,7 @@ export interface CheckedFile {
 export function checkWorkflowFile(file: string, actions?: ActionRegistry): CheckedFile {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readTextFile(file);
   } catch (error) {
     throw new UsageError(`cannot read workflow ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }

@@ -1,6 +1,7 @@
 import type { DiffEntry } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
+import { mustGetRun } from "../cli/lookup.js";
 import { inline } from "../cli/output.js";
 
 export const diff = defineCommand({
@@ -12,8 +13,9 @@ export const diff = defineCommand({
 --json prints { "from": id|null, "to": id, "diff": [{ "op", "path", "value"?, "old"?, "count"?, "items"? }] }.`,
   flags: {},
   args: { min: 2, max: 3 },
-  async run({ args, out, operator }) {
+  async run({ args, out, store, operator }) {
     const [runId, a, b] = args as [string, string, string | undefined];
+    await mustGetRun(await store(), runId);
     const result = await (await operator()).diff(runId, a, b);
     if (out.json) {
       out.value({ from: result.from?.id ?? null, to: result.to.id, diff: result.diff });

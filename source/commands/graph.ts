@@ -31,7 +31,7 @@ export const graph = defineCommand({
       drawn = record;
     }
     if (out.json) out.value({ name: drawn.definition.name, version: drawn.version, definition: drawn.definition });
-    else out.line(renderGraph(drawn.definition, drawn.version));
+    else out.block(renderGraph(drawn.definition, drawn.version));
     return EXIT.ok;
   },
 });

@@ -14,7 +14,9 @@ export const resolve = defineCommand({
   details: `--patch is a JSON Patch array (RFC 6902) or a partial state written through the reducers;
 --set path=value (path like operation.limit, $.tasks[0] or /a/b; value JSON or text) adds
 JSON Patch operations. The edited state is validated: if invalid, nothing is written (exit 2).
---respond sends TEXT as the response (parsed as JSON when the interrupt asks for non-text);
+--respond sends TEXT as the response (parsed as JSON when the interrupt asks for non-text), with
+decision "respond", or with the decision of --approve, --reject or --decision given beside it
+(a tool call an agent asks approval for, run with edited arguments: --decision edit --respond JSON);
 --decision takes any other decision the interrupt offers (pitwall interrupts lists them).
 --edit opens $EDITOR on the state as JSON and applies what you save as the patch (decision
 "edit" when the interrupt offers it, else "approve"); on an error the editor reopens with it.
@@ -32,9 +34,14 @@ Resolving an interrupt twice is refused (exit 3).
   },
   args: { min: 1, max: 1 },
   async run({ args, flags, out, store, operator }) {
-    const chosen = [flags.approve && "--approve", flags.reject && "--reject", flags.respond !== undefined && "--respond", flags.edit && "--edit", flags.decision !== undefined && "--decision"].filter(Boolean);
-    if (chosen.length !== 1) throw new UsageError(`give exactly one of --approve, --reject, --respond, --edit, --decision${chosen.length > 1 ? ` (got ${chosen.join(", ")})` : ""}`);
-    if (flags.edit && (flags.patch !== undefined || (flags.set ?? []).length > 0)) throw new UsageError("--edit makes its own patch; leave out --patch and --set");
+    // --respond alone is the decision "respond"; with a decision it is the answer sent with it.
+    const chosen = [flags.approve && "--approve", flags.reject && "--reject", flags.edit && "--edit", flags.decision !== undefined && "--decision"].filter(Boolean);
+    if (chosen.length > 1 || (chosen.length === 0 && flags.respond === undefined)) {
+      throw new UsageError(`give exactly one of --approve, --reject, --respond, --edit, --decision${chosen.length > 1 ? ` (got ${chosen.join(", ")})` : ""}`);
+    }
+    if (flags.edit && (flags.patch !== undefined || (flags.set ?? []).length > 0 || flags.respond !== undefined)) {
+      throw new UsageError("--edit makes its own patch; leave out --patch, --set and --respond");
+    }
     const interrupt = await mustGetInterrupt(await store(), args[0]!);
     const op = await operator();
     const reason = flags.reason ? { reason: flags.reason } : {};
@@ -42,7 +49,7 @@ Resolving an interrupt twice is refused (exit 3).
 
     if (flags.edit) return editAndResolve(op, interrupt, reason, (outcome, decision) => printOutcome(out, outcome, { ...fields, decision }), (text) => out.note(text));
 
-    const decision = flags.approve ? "approve" : flags.reject ? "reject" : flags.respond !== undefined ? "respond" : flags.decision!;
+    const decision = flags.approve ? "approve" : flags.reject ? "reject" : (flags.decision ?? "respond");
     const patch = await statePatch({ ...(flags.patch !== undefined ? { patch: flags.patch } : {}), set: flags.set ?? [] }, () => op.state(interrupt.runId));
     const outcome = await op.resolve(interrupt.id, {
       decision,

@@ -1,4 +1,4 @@
-import type { InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
+import type { InterruptRecord, RunRecord, RunStatus, TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, clock, duration, runStatus } from "../cli/format.js";
@@ -42,7 +42,7 @@ function printRun(out: Output, run: RunRecord): void {
     ["status", runStatus(run)],
   ];
   if (run.error) rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
-  rows.push(["step", `${run.step} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · running ${run.current.join(", ")}` : ""}`]);
+  rows.push(["step", `${run.step} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${CURRENT[run.status]} ${run.current.join(", ")}` : ""}`]);
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (lease ${duration(Math.max(0, (run.leaseUntil ?? 0) - Date.now()))} left)`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
@@ -53,16 +53,33 @@ function printRun(out: Output, run: RunRecord): void {
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 300)}`);
 }
 
-function printTasks(out: Output, tasks: TaskRecord[]): void {
-  if (tasks.length === 0) return;
+/** What a run's current nodes are to it. */
+const CURRENT: Record<RunStatus, string> = { running: "running", paused: "at", queued: "next", succeeded: "at", failed: "at", canceled: "at" };
+
+/** Each node's task followed by its durable calls (`draft_reply · model`), in the order they were made. */
+function ordered(tasks: readonly TaskRecord[]): TaskRecord[] {
+  const ids = new Set(tasks.map((t) => t.id));
+  const calls = new Map<string, TaskRecord[]>();
+  for (const t of tasks) if (t.parent !== null && ids.has(t.parent)) calls.set(t.parent, [...(calls.get(t.parent) ?? []), t]);
+  return tasks.filter((t) => t.parent === null || !ids.has(t.parent)).flatMap((t) => [t, ...(calls.get(t.id) ?? [])]);
+}
+
+function taskLabel(t: TaskRecord): string {
+  if (t.call !== null) return `${t.node} · ${t.call}`;
+  return t.index === null ? t.node : `${t.node}[${t.index}]`;
+}
+
+function printTasks(out: Output, all: TaskRecord[]): void {
+  if (all.length === 0) return;
   out.line();
+  const tasks = ordered(all);
   const shown = tasks.slice(-SHOWN_TASKS);
   out.line(tasks.length > shown.length ? `tasks (last ${shown.length} of ${tasks.length}; --json for all)` : "tasks");
   out.table(
     ["STEP", "NODE", "STATUS", "ATTEMPTS", "TIME", "ERROR / WAITING"],
     shown.map((t) => [
       String(t.step),
-      t.index === null ? t.node : `${t.node}[${t.index}]`,
+      taskLabel(t),
       t.status,
       String(t.attempts.length),
       duration(taskTime(t)),

@@ -1,4 +1,4 @@
-import { RunHandle, loadWorkflowFile, startRun } from "../../engine/index.js";
+import { RunHandle, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
@@ -46,8 +46,17 @@ config file) the workflow's actions are checked now.
       return EXIT.ok;
     }
     if (!out.json) out.line(handle.id);
-    const run = await handle.wait(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {});
-    if (out.json) out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error });
+    const settled = (run: RunRecord) => out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error });
+    let run: RunRecord;
+    try {
+      run = await handle.wait(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {});
+    } catch (error) {
+      // A script still learns which run it started (and how far it got) when the wait times out.
+      const now = out.json ? await opened.getRun(runId) : undefined;
+      if (now) settled(now);
+      throw error;
+    }
+    if (out.json) settled(run);
     else out.note(`run ${run.id} ${runStatus(run)}${run.error ? `: ${run.error.message}` : ""}`);
     return run.status === "failed" || run.status === "canceled" ? EXIT.failed : EXIT.ok;
   },

@@ -1,5 +1,6 @@
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
+import { json } from "../cli/output.js";
 
 export const state = defineCommand({
   name: "state",
@@ -12,7 +13,7 @@ Prints the state object itself (indented; one line with --json).`,
   async run({ args, flags, out, operator }) {
     const value = await (await operator()).state(args[0]!, flags.checkpoint);
     if (out.json) out.value(value);
-    else out.line(JSON.stringify(value, null, 2));
+    else out.line(json(value, 2));
     return EXIT.ok;
   },
 });

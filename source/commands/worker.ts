@@ -1,9 +1,9 @@
 import { once } from "node:events";
-import { Worker, WorkflowRegistry, actionRegistry } from "../../engine/index.js";
+import { Worker, WorkflowRegistry, actionRegistry, type Store } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { clock } from "../cli/format.js";
-import { clean } from "../cli/output.js";
+import { clean, type Output } from "../cli/output.js";
 
 export const worker = defineCommand({
   name: "worker",
@@ -28,7 +28,8 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     const registry = (await actions(flags.actions)) ?? actionRegistry({});
     if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
     const s = await store();
-    const w = new Worker(s, new WorkflowRegistry(s, registry), {
+    const workflows = new WorkflowRegistry(s, registry);
+    const w = new Worker(s, workflows, {
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.id ? { id: flags.id } : {}),
       onRunEnd: (runId, end) => {
@@ -42,6 +43,7 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     });
     if (flags.once) {
       await w.drain();
+      await noteLeftBehind(out, s, workflows);
       return EXIT.ok;
     }
     w.start();
@@ -52,3 +54,21 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     return EXIT.ok;
   },
 });
+
+/** Queued runs this worker could not take, by workflow, with why: `--once` ending quietly would hide them. */
+async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry): Promise<void> {
+  const { runs } = await store.listRuns({ status: ["queued"], limit: 1000 });
+  if (runs.length === 0) return;
+  await workflows.runnableVersions(0);
+  const left = new Map<string, { workflow: string; count: number; why: string }>();
+  for (const run of runs) {
+    const why = workflows.whyUnusable(run.version);
+    if (why === undefined) continue;
+    const entry = left.get(run.version) ?? { workflow: run.workflow, count: 0, why };
+    entry.count++;
+    left.set(run.version, entry);
+  }
+  for (const { workflow, count, why } of left.values()) {
+    out.note(`${count} queued run${count === 1 ? "" : "s"} of ${workflow} left for a worker that can run ${count === 1 ? "it" : "them"}: ${clean(why)}`);
+  }
+}

@@ -93,6 +93,21 @@ export function slowWorkflow() {
     .compile();
 }
 
+/** A node that reports its progress once, then works quietly until it is aborted. */
+export function quietWorkflow() {
+  return workflow("quiet", { state: z.object({ n: z.number().default(0) }) })
+    .node(
+      "warm",
+      (_s, ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.progress(0.37, "warming up");
+          ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
+        }),
+      { next: "END" },
+    )
+    .compile();
+}
+
 /** A node whose output is hostile terminal text, as an LLM's might be. */
 export const HOSTILE = "before\u001b]0;pwned title\u0007\u001b[2J\u001b[10;10Hmoved\u009b31mred\u001b[?1049l\rafter\u202e";
 
@@ -131,7 +146,7 @@ export interface Fixture {
 /** A memory store with an in-process worker running the fixture workflows. */
 export function fixture(): Fixture {
   const store = new MemoryStore();
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), hostileWorkflow(), failingWorkflow()]});
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow()]});
   return { store, engine, close: () => engine.close() };
 }
 

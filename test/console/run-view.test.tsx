@@ -196,4 +196,22 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(lineWith(ui, "s4 approve #1")).toMatch(/◆ waiting/);
     expect(ui.lines().findIndex((l) => l.includes("s1 plan"))).toBeLessThan(ui.lines().findIndex((l) => l.includes("s3 join")));
   });
+
+  it("shows the progress a running node reported before the run was opened", async () => {
+    fx = fixture();
+    const handle = await fx.engine.start("quiet");
+    const store = fx.store;
+    while ((await store.readEvents({ runId: handle.id, types: ["node.progress"] })).length === 0) await new Promise((r) => setTimeout(r, 10));
+    await openRun(handle.id);
+    await ui!.waitFor("▶● warm 37%");
+    await fx.engine.operator("ann").cancel(handle.id, { reason: "test over" });
+  });
+
+  it("drops whole footer entries that do not fit, never half a word", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    await openRun(run.id, 0, { columns: 70, rows: 24 });
+    await ui!.waitFor("o answer");
+    expect(lineWith(ui!, "? help")!.trimEnd()).toBe("j/k move  b breakpoint  1-5 tabs  o answer  … ? help  q quit");
+  });
 });

@@ -69,6 +69,22 @@ describe("runs view", () => {
     expect(selectedLine(ui)).toContain(older.id);
   });
 
+  it("keeps the first row's run selected when a newer run sorts above it before any key was pressed", async () => {
+    fx = fixture();
+    const first = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(first.id);
+    expect(selectedLine(ui)).toContain(first.id);
+    const newer = await settle(fx.engine, "task-queue");
+    await ui.waitFor(newer.id);
+    expect(ui.lines().findIndex((l) => l.includes(newer.id))).toBeLessThan(ui.lines().findIndex((l) => l.includes(first.id)));
+    expect(selectedLine(ui)).toContain(first.id);
+    await ui.press("enter");
+    await ui.waitFor("1 Graph");
+    expect(ui.frame()).toContain(first.id);
+    expect(ui.frame()).not.toContain(newer.id);
+  });
+
   it("filters by status, by workflow and by text, and esc clears the filter", async () => {
     fx = fixture();
     const paused = await settle(fx.engine, "travel-planner");

@@ -47,13 +47,25 @@ export function Footer({ width, message, problem }: { width: number; message: Me
   const keys = useAvailableKeys();
   const snap = useSnapshot();
   const entry = (key: string, label: string): Line => [seg(key, { bold: true, color: ACCENT }), seg(` ${label}  `, { color: MUTED })];
-  const left: Line = readOnly ? [seg(" RO ", { bold: true, inverse: true, color: "yellow" }), seg(" ")] : [];
-  if (keys.some((b) => MOVES.has(b.id))) left.push(...entry("j/k", "move"));
-  for (const binding of keys) if (!MOVES.has(binding.id) && !ALWAYS.has(binding.id) && !binding.quiet) left.push(...entry(footerKey(binding), binding.label));
+  const entries: Line[] = readOnly ? [[seg(" RO ", { bold: true, inverse: true, color: "yellow" }), seg(" ")]] : [];
+  if (keys.some((b) => MOVES.has(b.id))) entries.push(entry("j/k", "move"));
+  for (const binding of keys) if (!MOVES.has(binding.id) && !ALWAYS.has(binding.id) && !binding.quiet) entries.push(entry(footerKey(binding), binding.label));
   const right: Line = keys.filter((b) => ALWAYS.has(b.id)).flatMap((b) => entry(footerKey(b), b.label));
-  const keyLine = [...fitLine(left, Math.max(0, width - lineWidth(right))), ...right];
+  const keyLine = [...whole(entries, Math.max(0, width - lineWidth(right))), ...right];
   const shownProblem = problem ?? snap.error;
   const shown = shownProblem ? { tone: "error" as const, text: shownProblem } : message;
   const messageLine: Line = shown ? [seg(`${TONE[shown.tone].glyph} `, { color: TONE[shown.tone].color, bold: true }), seg(shown.text, { color: TONE[shown.tone].color })] : [];
   return <Lines lines={[padLine(keyLine, width), messageLine]} width={width} />;
+}
+
+/** As many whole entries as fit in `room` columns, then `…` for the rest (`?` lists them all). */
+function whole(entries: readonly Line[], room: number): Line {
+  if (lineWidth(entries.flat()) <= room) return entries.flat();
+  const more = seg("… ", { color: MUTED });
+  const out: Line = [];
+  for (const e of entries) {
+    if (lineWidth(out) + lineWidth(e) + lineWidth([more]) > room) break;
+    out.push(...e);
+  }
+  return fitLine([...out, more], room);
 }

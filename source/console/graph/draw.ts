@@ -1,4 +1,4 @@
-import { truncate, displayWidth } from "../text.js";
+import { truncate, displayWidth, graphemes } from "../text.js";
 import type { Layering, Segment } from "./layers.js";
 
 /** What a stretch of a drawn row shows: a node's label, a loop note of a node, an edge, an edge's label. */
@@ -291,7 +291,7 @@ function put(row: Cell[], at: number, cell: Cell): void {
 /** Writes text from column `at`; a wide character takes its cell and blanks the next one. */
 function write(row: Cell[], at: number, text: string, part: Part, node?: string): void {
   let c = at;
-  for (const { segment } of new Intl.Segmenter().segment(text)) {
+  for (const segment of graphemes(text)) {
     const w = displayWidth(segment);
     if (c + w > row.length) break;
     row[c] = { ch: segment, part, mask: 0, ...(node ? { node } : {}) };

@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import {
   NotFoundError,
   type EventPayloads,
+  type EventRecord,
   errorMessage,
   type CheckpointRecord,
   type InterruptRecord,
@@ -22,7 +23,7 @@ export interface RunDetail {
   checkpoints: CheckpointRecord[];
   /** The run's interrupts, pending and resolved, oldest first. */
   interrupts: InterruptRecord[];
-  /** The last progress each node reported (0..1) while the console watched. */
+  /** The last progress each running node reported (0..1). */
   progress: ReadonlyMap<string, number>;
 }
 
@@ -46,7 +47,20 @@ export async function readRunDetail(store: Store, data: ConsoleData, runId: stri
     store.listInterrupts({ runId }),
   ]);
   const checkpoints = previous && lastN !== undefined ? [...previous.checkpoints, ...newCheckpoints] : newCheckpoints;
-  return { run, definition, tasks, checkpoints, interrupts, progress: previous?.progress ?? new Map() };
+  return { run, definition, tasks, checkpoints, interrupts, progress: previous?.progress ?? (await lastProgress(store, run)) };
+}
+
+/** What running nodes last reported before the console looked: a long node shows its percentage at once. */
+async function lastProgress(store: Store, run: RunRecord): Promise<Map<string, number>> {
+  const progress = new Map<string, number>();
+  if (run.status !== "running") return progress;
+  for (const event of await store.readEvents({ runId: run.id, types: ["node.progress"], last: 50 })) takeProgress(progress, event);
+  return progress;
+}
+
+function takeProgress(progress: Map<string, number>, event: EventRecord): void {
+  const { node, fraction } = event.payload as EventPayloads["node.progress"];
+  if (typeof fraction === "number") progress.set(node, fraction);
 }
 
 async function readSteps(store: Store, runId: string, from: number, to: number, kept: TaskRecord[]): Promise<TaskRecord[]> {
@@ -82,17 +96,14 @@ export function useRunDetail(runId: string): { detail?: RunDetail; error?: strin
         busy = false;
       }
     };
-    const progress = new Map<string, number>();
     void load();
     const stop = feed.listen((change) => {
       if (!change.runs.has(runId)) return;
-      for (const event of change.events) {
-        if (event.runId === runId && event.type === "node.progress") {
-          const { node, fraction } = event.payload as EventPayloads["node.progress"];
-          if (typeof fraction === "number") progress.set(node, fraction);
-        }
+      if (detail) {
+        const progress = new Map(detail.progress);
+        for (const event of change.events) if (event.runId === runId && event.type === "node.progress") takeProgress(progress, event);
+        detail = { ...detail, progress };
       }
-      if (detail) detail = { ...detail, progress: new Map(progress) };
       void load();
     });
     return () => {

@@ -1,13 +1,14 @@
 import { seg, type Line } from "../components/lines.js";
-import { clean, displayWidth } from "../text.js";
+import { clean, displayWidth, graphemes, isNarrow } from "../text.js";
 
 /** Splits clean text into pieces of at most `max` columns. */
 export function wrap(text: string, max: number): string[] {
   if (displayWidth(text) <= max) return [text];
+  if (isNarrow(text)) return Array.from({ length: Math.ceil(text.length / max) }, (_, i) => text.slice(i * max, (i + 1) * max));
   const out: string[] = [];
   let current = "";
   let used = 0;
-  for (const { segment } of new Intl.Segmenter().segment(text)) {
+  for (const segment of graphemes(text)) {
     const w = displayWidth(segment);
     if (used + w > max && current) {
       out.push(current);

@@ -113,6 +113,12 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   if (index < 0) index = Math.min(lastIndex.current, rows.length - 1);
   lastIndex.current = Math.max(0, index);
   const selected = rows[index];
+  // The row on screen is the selection even before a key moved it: a run that starts later and
+  // sorts above it must not take the cursor (and `enter` open the wrong run).
+  const shownId = selected?.run.id;
+  useEffect(() => {
+    if (shownId !== undefined && shownId !== selectedId) setSelectedId(shownId);
+  }, [shownId, selectedId]);
 
   const listHeight = Math.max(1, height - 2);
   const start = useWindow(rows.length, Math.max(0, index), listHeight);

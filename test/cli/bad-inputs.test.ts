@@ -1,0 +1,122 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { EventRecord, InterruptRecord } from "../../engine/index.js";
+import { inline } from "../../source/cli/output.js";
+import { cliHarness, workflowOf } from "../support/cli.js";
+
+/** A node that asks for a JSON answer with ctx.interrupt and stores it; its description is hostile text. */
+const ASK_WORKFLOW = {
+  name: "ask-json",
+  description: "asks \u001b]0;pwned\u0007\u001b[2J for a number",
+  state: { answer: { type: ["object", "null"], default: null } },
+  start: "ask",
+  nodes: { ask: { action: "ask.ask", next: "END" } },
+};
+const ASK_ACTIONS = `export default { ask: { ask: async (_s, ctx) => {
+  await ctx.call("lookup", async () => 7);
+  const answer = await ctx.interrupt({ question: "How many?", decisions: ["approve", "reject"],
+    responseSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } });
+  return { answer: { decision: answer.decision, response: answer.response } };
+} } };
+`;
+
+describe("pitwall: bad input gets one line naming the problem, and nothing is written", () => {
+  const cli = cliHarness();
+  const oneLine = (stderr: string) => stderr.trimEnd().split("\n");
+
+  it("a flag without its value, or options without a command, is a usage error naming the flag", async () => {
+    const cases: [string[], string][] = [
+      [["runs", "--as"], "pitwall runs: --as needs a value"],
+      [["runs", "--as", "--json"], "pitwall runs: --as needs a value"],
+      [["runs", "--store"], "pitwall runs: --store needs a value"],
+      [["fork", "run-x", "1", "--patch"], "pitwall fork: --patch needs a value"],
+      [["--as", "runs"], 'pitwall: --as needs a value (it took "runs", which is a command) (pitwall --help lists the commands and options)'],
+      [["--bogus"], "pitwall: unknown option --bogus (pitwall --help lists the commands and options)"],
+    ];
+    const results = await Promise.all(cases.map(([args]) => cli.run(args)));
+    expect(results.map((r) => [r.code, r.stdout, r.stderr])).toEqual(cases.map(([, message]) => [2, "", `${message}\n`]));
+  });
+
+  it("diff names the unknown run, not a checkpoint of it; a UTF-8 byte-order mark in a workflow file is accepted", async () => {
+    const diff = await cli.run(["diff", "run-nope", "1"]);
+    expect([diff.code, diff.stderr]).toEqual([2, "pitwall diff: run run-nope not found\n"]);
+    const file = join(cli.dir, "bom.json");
+    writeFileSync(file, `\uFEFF${JSON.stringify(ASK_WORKFLOW)}`);
+    const validated = await cli.run(["validate", file]);
+    expect([validated.code, validated.stderr]).toEqual([0, expect.stringContaining("valid workflow ask-json (version")]);
+  });
+
+  it("graph prints a workflow's text without the terminal control sequences it contains", async () => {
+    const file = join(cli.dir, "ask.json");
+    writeFileSync(file, JSON.stringify(ASK_WORKFLOW));
+    const drawn = await cli.run(["graph", file]);
+    expect(drawn.code).toBe(0);
+    expect(drawn.stdout).toContain("asks");
+    expect(drawn.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  });
+
+  it("cuts long values between characters, never inside an emoji", () => {
+    expect(inline("🎉".repeat(10), 5)).toBe("🎉🎉🎉🎉…");
+  });
+
+  it("start --wait --json still prints the run it started when the wait times out", async () => {
+    const r = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.2", "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ runId: expect.stringMatching(/^run-/), status: "queued" });
+    expect(oneLine(r.stderr)).toEqual([expect.stringMatching(/^pitwall start: run run-\w+ did not settle within 200 ms \(it is queued\)$/)]);
+  });
+
+  it("worker --once says which queued runs it left behind and why", async () => {
+    const file = join(cli.dir, "ask.json");
+    writeFileSync(file, JSON.stringify(ASK_WORKFLOW));
+    await cli.run(["start", file]);
+    writeFileSync(join(cli.dir, "other.mjs"), "export default { other: { x: () => ({}) } };\n");
+    const worker = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")]);
+    expect(worker.code).toBe(0);
+    expect(worker.stderr).toMatch(/^\d+ queued runs? of ask-json left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
+  });
+
+  it("resolve --respond goes with the decision given beside it; --edit without an editor or a terminal is refused", async () => {
+    const file = join(cli.dir, "ask.json");
+    const actions = join(cli.dir, "ask-actions.mjs");
+    writeFileSync(file, JSON.stringify(ASK_WORKFLOW));
+    writeFileSync(actions, ASK_ACTIONS);
+    const { runId } = await cli.json<{ runId: string }>(["start", file]);
+    await cli.run(["worker", "--once", "--actions", actions]);
+    const [ask] = await cli.json<InterruptRecord[]>(["interrupts", "--run", runId]);
+    const eventsBefore = (await cli.run(["events", runId, "--json"])).stdout;
+    const shown = (await cli.run(["show", runId])).stdout;
+    expect(shown).toMatch(/^step +0 · checkpoint 0 · \d+ events · at ask$/m);
+    expect(shown).toMatch(/^1 +ask +interrupted .*\n1 +ask · lookup +succeeded /m);
+
+    const noEditor = await cli.run(["resolve", ask!.id, "--edit"], { VISUAL: "", EDITOR: "" });
+    expect([noEditor.code, oneLine(noEditor.stderr)]).toEqual([2, [expect.stringMatching(/^pitwall resolve: --edit opens vi, which needs a terminal/)]]);
+    const both = await cli.run(["resolve", ask!.id, "--approve", "--reject"]);
+    expect([both.code, both.stderr]).toEqual([2, "pitwall resolve: give exactly one of --approve, --reject, --respond, --edit, --decision (got --approve, --reject)\n"]);
+    const invalid = await cli.run(["resolve", ask!.id, "--approve", "--respond", '{"n":"three"}']);
+    expect([invalid.code, oneLine(invalid.stderr)]).toEqual([2, [expect.stringMatching(/^pitwall resolve: response to interrupt .* is invalid at \$\.n/)]]);
+    expect((await cli.run(["events", runId, "--json"])).stdout.split("\n").filter((l) => !l.includes('"operator.'))).toEqual(eventsBefore.split("\n"));
+
+    const answered = await cli.json<{ decision: string }>(["resolve", ask!.id, "--approve", "--respond", '{"n":3}']);
+    expect(answered.decision).toBe("approve");
+    await cli.run(["worker", "--once", "--actions", actions]);
+    expect(await cli.json(["state", runId])).toEqual({ answer: { decision: "approve", response: { n: 3 } } });
+    const events = (await cli.run(["events", runId, "--json", "--type", "interrupt.resolved"])).stdout.trim().split("\n").map((l) => JSON.parse(l) as EventRecord);
+    expect(events).toHaveLength(1);
+  });
+
+  it("prints state and events whose text holds escape codes, C1 controls and bidi overrides without passing them to the terminal", async () => {
+    const hostile = "red\u001b[31m csi\u009b2J rtl\u202eevil next\u0085line";
+    writeFileSync(join(cli.dir, "say.json"), JSON.stringify({ name: "say", state: { note: { type: "string", default: "" } }, start: "say", nodes: { say: { action: "say.say", next: "END" } } }));
+    writeFileSync(join(cli.dir, "say.mjs"), `export default { say: { say: (_s, ctx) => (ctx.log.info(${JSON.stringify(hostile)}), { note: ${JSON.stringify(hostile)} }) } };\n`);
+    const { runId } = await cli.json<{ runId: string }>(["start", join(cli.dir, "say.json")]);
+    await cli.run(["worker", "--once", "--actions", join(cli.dir, "say.mjs")]);
+    const outputs = await Promise.all([["state", runId], ["state", runId, "--json"], ["events", runId, "--json"], ["events", runId], ["diff", runId, "1"], ["show", runId, "--json"]].map((args) => cli.run(args)));
+    for (const r of outputs) {
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    }
+    expect(JSON.parse(outputs[1]!.stdout)).toEqual({ note: hostile });
+  });
+});

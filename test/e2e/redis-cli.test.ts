@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../engine/index.js";
+import { cliHarness } from "../support/cli.js";
+import { RedisServer } from "../support/redis-server.js";
+
+const SECRET = "hunter2-do-not-print";
+
+describe("pitwall against Redis: unreachable, or gone while a command runs", () => {
+  const cli = cliHarness();
+  const server = new RedisServer();
+  beforeAll(() => server.start());
+  afterAll(() => server.dispose());
+
+  it("an unreachable Redis is one line naming the URL without its password, exit 1", async () => {
+    const closed = new RedisServer();
+    await closed.start();
+    const port = closed.port;
+    await closed.dispose();
+    const url = `redis://app:${SECRET}@127.0.0.1:${port}/0`;
+    const results = await Promise.all([cli.run(["runs", "--store", url]), cli.run(["show", "run-x", "--store", url, "--debug"])]);
+    for (const r of results) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).not.toContain(SECRET);
+    }
+    expect(results[0]!.stderr).toBe(`pitwall runs: cannot connect to Redis at redis://app:***@127.0.0.1:${port}/0: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+  });
+
+  // Engine: Node prints a DeprecationWarning (servername set to an IP address) on the second
+  // and third lines of stderr when a rediss:// URL names an IP address.
+  it.fails("a rediss:// URL naming an IP address fails with one line too", async () => {
+    const r = await cli.run(["runs", "--store", `rediss://app:${SECRET}@127.0.0.1:${server.port}/0`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: cannot connect to Redis at rediss:\/\/app:\*\*\*@127\.0\.0\.1/)]);
+  });
+
+  // Engine: once a subscription has been followed, RedisStore.close() waits for the server to
+  // come back (for ever in `pitwall events --follow`, about a minute in the console).
+  it.fails("closing a Redis store that was followed, after its server has gone away, returns at once", async () => {
+    const gone = new RedisServer();
+    await gone.start();
+    const store = await openStore(`${gone.url}/0?prefix=close:`);
+    const stop = new AbortController();
+    const following = (async () => {
+      for await (const _ of store.subscribe({ after: 0, signal: stop.signal }));
+    })().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await gone.dispose();
+    stop.abort();
+    await following;
+    const closed = await Promise.race([store.close().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 3000))]);
+    expect(closed).toBe(true);
+  });
+
+  it("Ctrl-C ends events --follow at once when Redis has gone away, with one line saying the store did not close", async () => {
+    const follower = cli.spawn(["events", "--follow", "--store", `${server.url}/0?prefix=gone:`]);
+    // Following from now: it is attached once it has read the last sequence number.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await server.stop("SIGKILL");
+    const stoppedAt = Date.now();
+    follower.child.kill("SIGINT");
+    const result = await follower.exited;
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("pitwall events: the store did not close within 3000 ms (is it reachable?); exiting without waiting\n");
+  });
+});
