@@ -94,6 +94,12 @@ async function prepareResolve(command: CommandRecord, view: RunView, events: Eve
     resolving.push(interrupt);
   }
   const patch = command.args.patch;
+  // An interrupt that asks for a response (a tool call's arguments) is edited through it; a state
+  // patch alone would leave the proposal as it was.
+  const wantsResponse = resolving.some((i) => i.request.responseSchema !== undefined);
+  if (decision === "edit" && wantsResponse && command.args.response === undefined) {
+    return refuse(new ValidationError(`decision "edit" needs the edited values as the response (interrupt ${resolving.find((i) => i.request.responseSchema)!.id} asks for them)`));
+  }
   if (decision === "edit" && patch === undefined && command.args.response === undefined) {
     return refuse(new ValidationError(`decision "edit" needs a state patch or a response (the edited values)`));
   }

@@ -3,24 +3,21 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliHarness, workflowOf } from "../support/cli.js";
 
-/**
- * Messages that come from the engine (engine/state, engine/graph) and do not yet name what is
- * wrong. Kept as expected failures for the lead; each says what a person should read instead.
- */
+/** Messages that come from the engine (engine/state, engine/graph): they name what is wrong. */
 describe("engine messages a person reads through the CLI", () => {
   const cli = cliHarness();
 
-  // A nullable object (`"type": ["object", "null"]`) is a union: zod reports "Invalid input" at
-  // the union itself instead of the failing field inside the object branch.
-  it.fails("an invalid field inside a nullable object is named by its own path", async () => {
+  // A nullable object (`"type": ["object", "null"]`) is a union: the failing field inside its
+  // object branch is named, not the union.
+  it("an invalid field inside a nullable object is named by its own path", async () => {
     const operation = { kind: "delete", target: "s3://b/", olderThanDays: 90, limit: "ten" };
     const r = await cli.run(["start", workflowOf("sensitive-operation"), "--input", JSON.stringify({ operation })]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^pitwall start: run input is invalid at \$\.operation\.limit: .*number/);
   });
 
-  // JSON Patch failures surface rfc6902's error class names ("TestError", "MissingError").
-  it.fails("a JSON Patch operation that cannot be applied says why in words", async () => {
+  // JSON Patch failures are said in words, not rfc6902's error class names.
+  it("a JSON Patch operation that cannot be applied says why in words", async () => {
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner")]);
     const [test, missing] = await Promise.all([
       cli.run(["fork", runId, "0", "--patch", '[{"op":"test","path":"/nights","value":99}]']),
@@ -32,9 +29,8 @@ describe("engine messages a person reads through the CLI", () => {
     expect(missing.stderr).toMatch(/\/nope/);
   });
 
-  // The workflow checks pass zod's messages through: "Invalid input" for a type name that is not
-  // one, "expected string, received undefined" for a field that is missing.
-  it.fails("a workflow with an unknown state type and a missing required field says which and what is allowed", async () => {
+  // A type name that is not one lists the types; a missing field says it is missing.
+  it("a workflow with an unknown state type and a missing required field says which and what is allowed", async () => {
     const file = join(cli.dir, "bad-types.json");
     writeFileSync(
       file,
@@ -55,10 +51,9 @@ describe("engine messages a person reads through the CLI", () => {
 describe("an agent's tool call waiting for approval", () => {
   const cli = cliHarness();
 
-  // Engine (actions/agent.ts): decision "edit" with only a state patch is accepted and the tool
-  // then runs with the model's own arguments — the operator chose "edit" and got "approve". The
-  // console's `e` key sends exactly this. "edit" should need the edited arguments (the response).
-  it.fails("refuses decision edit without the edited arguments", async () => {
+  // "edit" on a tool approval needs the edited arguments (the response): with only a state patch
+  // the tool would run with the model's own arguments.
+  it("refuses decision edit without the edited arguments", async () => {
     const env = { PITWALL_LLM_SCRIPT: join(workflowOf("support-triage"), "..", "script.json") };
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("support-triage")], env);
     await cli.run(["worker", "--once", "--actions", join(workflowOf("support-triage"), "..", "actions.ts")], env);

@@ -25,17 +25,15 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(results[0]!.stderr).toBe(`pitwall runs: cannot connect to Redis at redis://app:***@127.0.0.1:${port}/0: connect ECONNREFUSED 127.0.0.1:${port}\n`);
   });
 
-  // Engine: Node prints a DeprecationWarning (servername set to an IP address) on the second
-  // and third lines of stderr when a rediss:// URL names an IP address.
-  it.fails("a rediss:// URL naming an IP address fails with one line too", async () => {
+  // No TLS server name is sent for an IP address (Node would warn about it on stderr).
+  it("a rediss:// URL naming an IP address fails with one line too", async () => {
     const r = await cli.run(["runs", "--store", `rediss://app:${SECRET}@127.0.0.1:${server.port}/0`]);
     expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: cannot connect to Redis at rediss:\/\/app:\*\*\*@127\.0\.0\.1/)]);
   });
 
-  // Engine: once a subscription has been followed, RedisStore.close() waits for the server to
-  // come back (for ever in `pitwall events --follow`, about a minute in the console).
-  it.fails("closing a Redis store that was followed, after its server has gone away, returns at once", async () => {
+  // Closing does not wait for a server that has gone away, even after a subscription was followed.
+  it("closing a Redis store that was followed, after its server has gone away, returns at once", async () => {
     const gone = new RedisServer();
     await gone.start();
     const store = await openStore(`${gone.url}/0?prefix=close:`);
@@ -51,7 +49,7 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(closed).toBe(true);
   });
 
-  it("Ctrl-C ends events --follow at once when Redis has gone away, with one line saying the store did not close", async () => {
+  it("Ctrl-C ends events --follow at once when Redis has gone away, cleanly", async () => {
     const follower = cli.spawn(["events", "--follow", "--store", `${server.url}/0?prefix=gone:`]);
     // Following from now: it is attached once it has read the last sequence number.
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -59,8 +57,8 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     const stoppedAt = Date.now();
     follower.child.kill("SIGINT");
     const result = await follower.exited;
-    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(3_000);
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe("pitwall events: the store did not close within 3000 ms (is it reachable?); exiting without waiting\n");
+    expect(result.stderr).toBe("");
   });
 });

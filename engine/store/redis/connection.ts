@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { Redis, type RedisOptions } from "ioredis";
 import { StoreError, errorMessage } from "../../errors.js";
 import { describeStoreUrl } from "../open.js";
@@ -54,17 +55,19 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
   const prefix = options.prefix ?? parsed.searchParams.get("prefix") ?? "pitwall:";
   if (prefix === "") throw new StoreError(`store URL ${description}: the key prefix must not be empty`);
   const port = parsed.port === "" ? 6379 : Number(parsed.port);
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
   return {
     description,
     prefix,
     eventRetention,
     options: {
-      host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
+      host,
       port,
       db: db === "" ? 0 : Number(db),
       ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
       ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-      ...(parsed.protocol === "rediss:" ? { tls: { servername: parsed.hostname } } : {}),
+      // SNI names a host, never an address: for an IP the certificate is checked against it instead.
+      ...(parsed.protocol === "rediss:" ? { tls: isIP(host) ? {} : { servername: host } } : {}),
       connectTimeout: options.connectTimeoutMs ?? 5_000,
     },
   };
