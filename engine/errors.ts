@@ -59,8 +59,11 @@ export class NotFoundError extends PitwallError {
 
 /** The store cannot be opened or used: corrupt, locked, newer schema, unreachable. */
 export class StoreError extends PitwallError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The store may answer if asked again (locked for now, a lost connection), unlike a corrupt file. */
+  readonly transient: boolean;
+  constructor(message: string, options?: { cause?: unknown; transient?: boolean }) {
     super("STORE", message, options);
+    this.transient = options?.transient ?? false;
   }
 }
 

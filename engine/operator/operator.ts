@@ -343,6 +343,7 @@ export class Operator {
   /** A task of the run's current step, by id or node name. */
   private async resolveTask(runId: string, ref: string, prefer: string[]): Promise<string> {
     const run = await this.mustGetRun(runId);
+    if (run.status === "succeeded" || run.status === "canceled") throw new ConflictError(`run ${runId} has ended (${run.status})`);
     const tasks = (await this.store.listTasks(runId, { step: run.step + 1 })).filter((t) => t.parent === null);
     const byId = tasks.find((t) => t.id === ref);
     if (byId) return byId.id;

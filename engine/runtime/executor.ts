@@ -1,4 +1,4 @@
-import { ConflictError, StaleFenceError, errorMessage, isPitwallError } from "../errors.js";
+import { ConflictError, StaleFenceError, StoreError, errorMessage, isPitwallError } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import type { State } from "../state/ops.js";
 import { loadStateChain } from "../state/read.js";
@@ -414,7 +414,8 @@ export class RunExecutor {
           await this.onStop("lease-lost");
           throw new Stopped();
         }
-        if (error instanceof ConflictError || isPitwallError(error) || Date.now() + delay > deadline) {
+        const retryable = !isPitwallError(error) || (error instanceof StoreError && error.transient);
+        if (error instanceof ConflictError || !retryable || Date.now() + delay > deadline) {
           this.rs.launch = [];
           this.inflight.abortAll("lease-lost");
           this.finish(`commit failed: ${errorMessage(error)}`);

@@ -196,6 +196,8 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await engine.store.listTasks(run.id))[0]!.status).toBe("canceled");
     expect(await pendingOf(engine, run.id)).toEqual([]);
     await expect(op.cancel(run.id, { reason: "again" })).rejects.toBeInstanceOf(ConflictError);
+    await expect(op.retry(run.id, "ask")).rejects.toThrow(new ConflictError(`run ${run.id} has ended (canceled)`));
+    await expect(op.kill(run.id, { task: "ask" })).rejects.toBeInstanceOf(ConflictError);
     const refused = await engine.store.readEvents({ runId: run.id, types: ["operator.refused"] });
     expect(refused.map((e) => e.payload)).toEqual([expect.objectContaining({ command: "cancel", reason: expect.stringContaining("already ended") })]);
   });

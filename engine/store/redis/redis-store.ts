@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { ConflictError, NotFoundError, StoreError, errorMessage } from "../../errors.js";
+import { ConflictError, NotFoundError, StoreError, errorMessage, isPitwallError } from "../../errors.js";
 import { newId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import {
@@ -37,6 +37,37 @@ type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
  * runs are dispatched through stream consumer groups (see `lua/lib.ts`); live subscriptions use
  * blocking stream reads on a connection of their own.
  */
+/** The store's methods that talk to the server (subscribe retries on its own; close never fails). */
+const ANSWERING = [
+  "putWorkflow",
+  "getWorkflow",
+  "listWorkflows",
+  "createRun",
+  "getRun",
+  "listRuns",
+  "countRuns",
+  "claimRun",
+  "renewLease",
+  "commit",
+  "getCheckpoint",
+  "listCheckpoints",
+  "checkpointRows",
+  "checkpointRowRange",
+  "getTask",
+  "listTasks",
+  "getInterrupt",
+  "listInterrupts",
+  "submitCommand",
+  "answerCommand",
+  "getCommand",
+  "listCommands",
+  "readEvents",
+  "lastEventSeq",
+  "putArtifact",
+  "getArtifact",
+  "runStorage",
+] as const satisfies readonly (keyof Store)[];
+
 export class RedisStore implements Store {
   readonly description: string;
   private readonly keys: RedisKeys;
@@ -51,6 +82,15 @@ export class RedisStore implements Store {
     this.description = target.description;
     this.keys = new RedisKeys(target.prefix);
     this.tail = new EventTail(() => connectRedis(target, "pitwall-tail"), this.keys.global("events"), () => this.lastEventSeq());
+    // What Redis or ioredis says when the server is gone ("Reached the max retries per request
+    // limit...") becomes one line naming the store, marked transient: it may answer again.
+    for (const name of ANSWERING) {
+      const method = this[name] as (...args: unknown[]) => Promise<unknown>;
+      (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
+        method.apply(this, args).catch((error: unknown) => {
+          throw isPitwallError(error) ? error : new StoreError(`Redis at ${this.description} did not answer: ${errorMessage(error)}`, { cause: error, transient: true });
+        });
+    }
   }
 
   /** Connects, checks the server and the key layout, and loads the scripts. */

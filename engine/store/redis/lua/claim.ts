@@ -58,11 +58,11 @@ local function take(id, lease_held)
   local rk = K.run(id)
   local f = redis.call('HMGET', rk, 'status', 'startedAt', '_offer', '_lease', '_leaseMs', 'version')
   local recovered = f[1] == 'running'
-  -- Fences never fall below the clock (ms × 1000): a server that lost its last writes in a crash
-  -- does not hand out again a fence that a live worker still holds.
+  -- Fences never fall below the clock (in microseconds): a server that lost its last writes in a
+  -- crash does not hand out again a fence that a live worker still holds.
   local fence = redis.call('INCR', K.g('fence'))
-  if fence < NOW * 1000 then
-    fence = NOW * 1000
+  if fence < NOW_US then
+    fence = NOW_US
     redis.call('SET', K.g('fence'), fmt(fence))
   end
   if f[3] then withdraw_offer(id, f[6], f[3]) end

@@ -52,10 +52,10 @@ local function arg_optional()
 end
 
 local function fmt(n) return string.format('%d', n) end
-local NOW = (function()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end)()
+local TIME = redis.call('TIME')
+local NOW = tonumber(TIME[1]) * 1000 + math.floor(tonumber(TIME[2]) / 1000)
+-- The server clock in microseconds: the floor of fencing tokens.
+local NOW_US = tonumber(TIME[1]) * 1000000 + tonumber(TIME[2])
 
 local function hset_pairs(key, pairs)
   if #pairs == 0 then return end
