@@ -53,7 +53,7 @@ export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";
 export { readState } from "./state/read.js";
-export { StateValidator } from "./state/schema.js";
+export { StateValidator, checkJson } from "./state/schema.js";
 export { valueAtPath } from "./state/paths.js";
 export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";

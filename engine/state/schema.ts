@@ -194,3 +194,14 @@ export function jsonPath(path: readonly (string | number | symbol)[]): string {
   }
   return out;
 }
+
+/**
+ * Validates a value against a JSON Schema (an interrupt's response, a tool's arguments); throws a
+ * ValidationError naming the failing path, as state validation does.
+ */
+export function checkJson(schema: JsonSchema, value: unknown, what: string): unknown {
+  const result = z.fromJSONSchema(expandNullable(schema) as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
+  throw new ValidationError(`${what} is invalid at ${issues[0]!.path}: ${issues[0]!.message}`, issues);
+}

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError, isPitwallError } from "../errors.js";
 import type { WorkflowDefinition } from "../graph/definition.js";
 import { checkpointId } from "../ids.js";
@@ -7,9 +6,8 @@ import { Batch } from "../runtime/batch.js";
 import { closeAttempt, runTransition, transitionTask } from "../runtime/transitions.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import type { ChannelOp, Reducer, State } from "../state/ops.js";
-import { describeIssues } from "../state/issues.js";
 import { applyStatePatch } from "../state/patch.js";
-import { jsonPath } from "../state/schema.js";
+import { checkJson } from "../state/schema.js";
 import { jsonBytes } from "../state/snapshot.js";
 import type { StateValidator } from "../state/schema.js";
 import type { CheckpointRecord, CommandRecord, InterruptRecord, PlanControl, RunRecord, TaskRecord } from "../store/records.js";
@@ -83,11 +81,7 @@ async function prepareResolve(command: CommandRecord, view: RunView, events: Eve
     }
     const schema = interrupt.request.responseSchema;
     if (schema && command.args.response !== undefined) {
-      const result = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(command.args.response, { reportInput: true });
-      if (!result.success) {
-        const [issue] = describeIssues(result.error.issues);
-        return refuse(new ValidationError(`response to interrupt ${id} is invalid at ${jsonPath(issue!.path)}: ${issue!.message}`));
-      }
+      checkJson(schema, command.args.response, `response to interrupt ${id}`);
     } else if (schema && command.args.response === undefined && decision === "respond") {
       return refuse(new ValidationError(`interrupt ${id} expects a response`));
     }

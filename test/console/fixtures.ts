@@ -77,6 +77,27 @@ export function askWorkflow() {
     .compile();
 }
 
+/** A tool call waiting for approval, whose arguments the operator may edit (as agents ask). */
+export function refundWorkflow() {
+  return workflow("refund", { state: z.object({ refunded: z.number().default(0) }) })
+    .node(
+      "refund",
+      async (_s, ctx) => {
+        const proposed = { orderId: "A-1001", amount: 18 };
+        const answer = await ctx.interrupt({
+          question: "Run issueRefund?",
+          decisions: ["approve", "reject", "edit"],
+          data: { tool: "issueRefund", arguments: proposed },
+          responseSchema: z.object({ orderId: z.string(), amount: z.number().positive().max(100) }),
+        });
+        const args = (answer.decision === "edit" ? answer.response : proposed) as { amount: number };
+        return { refunded: answer.decision === "reject" ? 0 : args.amount };
+      },
+      { next: "END" },
+    )
+    .compile();
+}
+
 /** A node that reports progress and runs until it is aborted (to kill it). */
 export function slowWorkflow() {
   return workflow("slow", { state: z.object({ n: z.number().default(0) }) })
@@ -146,7 +167,7 @@ export interface Fixture {
 /** A memory store with an in-process worker running the fixture workflows. */
 export function fixture(): Fixture {
   const store = new MemoryStore();
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow()]});
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow()]});
   return { store, engine, close: () => engine.close() };
 }
 

@@ -106,6 +106,26 @@ describe("operator panel", () => {
     expect(state).toMatchObject({ city: "Porto", budget: 900, booked: true });
   });
 
+  it("edits a tool call's proposed arguments (not the state) and resolves with them", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "refund");
+    const editor = editorScript(
+      "amount.sh",
+      `if grep -q "^// ERROR" "$1"; then sed -i 's/"amount": 500/"amount": 15/' "$1"; else sed -i 's/"amount": 18/"amount": 500/' "$1"; fi`,
+    );
+    ui = await openPanel(fx, { editorCommand: editor });
+    await ui.press("e");
+    let frame = await ui.waitFor("The edit is not valid; nothing was sent");
+    expect(frame).toMatch(/the edited proposal is invalid at \$\.amount/);
+    await ui.press("right", "enter");
+    frame = await ui.waitFor("Apply this change?");
+    expect(frame).toContain("~ $.amount 18 → 15");
+    await ui.press("right", "enter");
+    await ui.waitFor(/resolved int-\S+ with edit/);
+    const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    expect((await readState(fx.store, run.id, ended.headN)).refunded).toBe(15);
+  });
+
   it("refuses an invalid edit, shows why, and reopens the editor with the error on top", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

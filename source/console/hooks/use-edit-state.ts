@@ -1,5 +1,4 @@
 import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
-import { createPatch } from "rfc6902";
 import { StateValidator, diffStates, errorMessage, type State, type WorkflowDefinition } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
@@ -10,18 +9,26 @@ import { diffLines } from "../views/diff-lines.js";
 export interface EditRequest {
   /** Where the edit goes, for the file's header and the dialogs. */
   what: string;
-  state: State;
-  definition: WorkflowDefinition;
+  /** The JSON value edited: a run's state, or the arguments of a tool call awaiting approval. */
+  value: State;
+  /** Returns the value as it will be used, or throws naming what is wrong (as the engine would). */
+  validate(value: unknown): State;
   /** The confirmation's action button. */
   action: string;
-  /** Sends the validated edit as a JSON Patch; returns what the engine says it did. */
-  send(patch: unknown, reason: string): Promise<string>;
+  /** Sends the validated value; returns what the engine says it did. */
+  send(value: State, reason: string): Promise<string>;
 }
 
-type Checked = { ok: true; state: State } | { ok: false; problem: string };
+/** A run's state, validated as a worker would validate it. */
+export function stateValidation(definition: WorkflowDefinition): (value: unknown) => State {
+  const validator = new StateValidator(definition.state);
+  return (value) => validator.parse(value, "edited state");
+}
 
-/** Parses the saved file (comments allowed) and validates it as the workflow's state, as a worker would. */
-export function checkEdit(text: string, definition: WorkflowDefinition): Checked {
+type Checked = { ok: true; value: State } | { ok: false; problem: string };
+
+/** Parses the saved file (comments allowed) and validates it. */
+export function checkEdit(text: string, validate: (value: unknown) => State): Checked {
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {
@@ -30,7 +37,7 @@ export function checkEdit(text: string, definition: WorkflowDefinition): Checked
     return { ok: false, problem: `not valid JSON at line ${line}: ${printParseErrorCode(e.error)}` };
   }
   try {
-    return { ok: true, state: new StateValidator(definition.state).parse(value, "edited state") };
+    return { ok: true, value: validate(value) };
   } catch (error) {
     return { ok: false, problem: errorMessage(error) };
   }
@@ -54,22 +61,22 @@ function stripHeader(text: string): string {
 }
 
 /**
- * Editing a state like `kubectl edit`: the JSON opens in $EDITOR; on save it is parsed and
- * validated (a refusal names the failing path and offers to edit again), the diff is shown and
- * confirmed (default Cancel), and only then is it sent.
+ * Editing JSON like `kubectl edit`: it opens in $EDITOR; on save it is parsed and validated (a
+ * refusal names the failing path and offers to edit again), the diff is shown and confirmed
+ * (default Cancel), and only then is it sent.
  */
 export function useEditState(): ((request: EditRequest) => Promise<void>) | undefined {
   const { editor, ui, operator } = useServices();
   if (!operator) return undefined;
   return async (request) => {
-    let body = JSON.stringify(request.state, null, 2);
+    let body = JSON.stringify(request.value, null, 2);
     let problem: string | undefined;
     for (;;) {
       const result = editor.edit(fileText(request, body, problem), "state");
       if (result.status === "failed") return ui.report({ tone: "error", text: clean(result.message) });
       if (result.status === "unchanged") return ui.report({ tone: "info", text: "edit closed without changes; nothing sent" });
       body = stripHeader(result.text);
-      const checked = checkEdit(body, request.definition);
+      const checked = checkEdit(body, request.validate);
       if (!checked.ok) {
         problem = checked.problem;
         ui.report({ tone: "error", text: clean(`edit refused: ${problem}`) });
@@ -82,14 +89,14 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         if (!again.ok) return;
         continue;
       }
-      const diff = diffStates(request.state, checked.state);
+      const diff = diffStates(request.value, checked.value);
       if (diff.length === 0) return ui.report({ tone: "info", text: "the edit changes nothing; nothing sent" });
       const lines: Line[] = diffLines(diff);
       const shown = lines.slice(0, 6);
       if (lines.length > shown.length) shown.push([seg(` … and ${lines.length - shown.length} more change${lines.length - shown.length === 1 ? "" : "s"}`, { color: MUTED })]);
       const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...shown], action: request.action, reason: "optional" });
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
-      await act(ui, request.action, () => request.send(createPatch(request.state, checked.state), answer.reason));
+      await act(ui, request.action, () => request.send(checked.value, answer.reason));
       return;
     }
   };

@@ -1,9 +1,10 @@
 import { useEffect, useState } from "react";
-import { errorMessage, readState, type InterruptRecord, type RunRecord } from "../../../engine/index.js";
+import { createPatch } from "rfc6902";
+import { checkJson, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot, type Services } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
-import { useEditState } from "../hooks/use-edit-state.js";
+import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
@@ -108,21 +109,34 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
       allows("edit") &&
       !!edit &&
       (async () => {
+        const resolveWith = async (input: { patch?: unknown; response?: unknown }, reason: string) => {
+          const fresh = await store.getInterrupt(interrupt!.id);
+          if (fresh && fresh.status !== "pending") throw new Error(resolvedBy(fresh));
+          const effect = (await operator!.resolve(interrupt!.id, { decision: "edit", ...input, ...(reason ? { reason } : {}) })).effect;
+          setTimeout(() => offerNext(services, interrupt!.id), 0);
+          return effect;
+        };
+        const schema = interrupt!.request.responseSchema;
+        if (schema) {
+          // What the request proposes (a tool call's arguments) is what is edited, against its schema.
+          const proposed = (interrupt!.request.data as { arguments?: unknown } | undefined)?.arguments;
+          return edit({
+            what: `Editing the proposal of interrupt ${interrupt!.id} (run ${interrupt!.runId}, node ${interrupt!.node})`,
+            value: (proposed ?? {}) as State,
+            validate: (value) => checkJson(schema, value, "the edited proposal") as State,
+            action: "Edit and resolve",
+            send: (value, reason) => resolveWith({ response: value }, reason),
+          });
+        }
         const definition = run ? await services.data.workflow(run.version) : undefined;
         if (!run || !definition) return ui.report({ tone: "error", text: "cannot edit: the run's workflow version is not in the store" });
         const state = await readState(store, run.id, run.headN);
         await edit({
           what: `Editing the state of run ${run.id} (${run.workflow}) to resolve interrupt ${interrupt!.id} with "edit"`,
-          state,
-          definition,
+          value: state,
+          validate: stateValidation(definition),
           action: "Edit and resolve",
-          send: async (patch, reason) => {
-            const fresh = await store.getInterrupt(interrupt!.id);
-            if (fresh && fresh.status !== "pending") throw new Error(resolvedBy(fresh));
-            const effect = (await operator!.resolve(interrupt!.id, { decision: "edit", patch, ...(reason ? { reason } : {}) })).effect;
-            setTimeout(() => offerNext(services, interrupt!.id), 0);
-            return effect;
-          },
+          send: (edited, reason) => resolveWith({ patch: createPatch(state, edited) }, reason),
         });
       }),
     respond:

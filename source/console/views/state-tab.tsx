@@ -2,7 +2,8 @@ import { useEffect, useMemo, useState } from "react";
 import { errorMessage, readState, type State } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
-import { useEditState } from "../hooks/use-edit-state.js";
+import { createPatch } from "rfc6902";
+import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
@@ -66,10 +67,10 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
       (() =>
         void edit({
           what: `Editing the state of run ${run.id} (${run.workflow}) at checkpoint ${run.headN}`,
-          state: state!,
-          definition: definition!,
+          value: state!,
+          validate: stateValidation(definition!),
           action: "Apply edit",
-          send: async (patch, reason) => (await operator!.updateState(run.id, patch, reason ? { reason } : {})).effect,
+          send: async (edited, reason) => (await operator!.updateState(run.id, createPatch(state!, edited), reason ? { reason } : {})).effect,
         })),
   });
 
