@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { loadWorkflowFile, type ActionRegistry, type CompiledWorkflow } from "../../engine/index.js";
 
-export const FIXTURE_NAMES = ["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute"] as const;
+export const FIXTURE_NAMES = ["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute", "support-triage"] as const;
 export type FixtureName = (typeof FIXTURE_NAMES)[number];
 
 export interface DemoRun {
@@ -12,7 +12,8 @@ export interface DemoRun {
 /**
  * The runs the demo opens with: two trips and a risky operation that wait for approval, a
  * research fan-out paused mid-way, a queue that runs through, one whose first task keeps failing
- * until its retries run out, and a long computation (about a minute).
+ * until its retries run out, a long computation (about a minute), and a support ticket handled
+ * by a model whose agent asks before it refunds.
  */
 export const OPENING: readonly DemoRun[] = [
   { fixture: "travel-planner", input: { destination: "Lisbon", nights: 4 } },
@@ -22,6 +23,7 @@ export const OPENING: readonly DemoRun[] = [
   { fixture: "task-queue", input: { objective: "Summarize last quarter's support tickets", failures: 3 } },
   { fixture: "research-fanout", input: {} },
   { fixture: "travel-planner", input: { destination: "Kyoto", nights: 7, budget: 4000 } },
+  { fixture: "support-triage", input: {} },
 ];
 
 const DESTINATIONS = ["Porto", "Oslo", "Marrakesh", "Montréal", "Hanoi", "Valparaíso", "Tbilisi"];
@@ -38,8 +40,18 @@ export function nextDemoRun(): DemoRun {
   if (roll < 0.35) return { fixture: "task-queue", input: { objective: pick(OBJECTIVES), failures: Math.random() < 0.3 ? 1 : 0 } };
   if (roll < 0.55) return { fixture: "travel-planner", input: { destination: pick(DESTINATIONS), nights: 2 + Math.floor(Math.random() * 8) } };
   if (roll < 0.7) return { fixture: "research-fanout", input: { question: pick(QUESTIONS) } };
-  if (roll < 0.85) return { fixture: "long-compute", input: { limit: 1_000_000_000 + Math.floor(Math.random() * 4) * 1_000_000_000 } };
+  if (roll < 0.8) return { fixture: "long-compute", input: { limit: 1_000_000_000 + Math.floor(Math.random() * 4) * 1_000_000_000 } };
+  if (roll < 0.9) return { fixture: "support-triage", input: {} };
   return { fixture: "sensitive-operation", input: {} };
+}
+
+/**
+ * Offline, support-triage's model is its recorded script (not a model: it replays answers); with
+ * PITWALL_LLM_BASE_URL or PITWALL_LLM_API_KEY set, the demo talks to that endpoint instead.
+ */
+export function useRecordedModelUnlessConfigured(root: string, env: NodeJS.ProcessEnv = process.env): void {
+  if (env.PITWALL_LLM_BASE_URL || env.PITWALL_LLM_API_KEY || env.PITWALL_LLM_SCRIPT) return;
+  env.PITWALL_LLM_SCRIPT = join(root, "fixtures", "support-triage", "script.json");
 }
 
 export function fixturePaths(root: string, name: FixtureName) {

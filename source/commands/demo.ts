@@ -1,6 +1,6 @@
 import { Worker, WorkflowRegistry, createEngine } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
-import { FIXTURE_NAMES, OPENING, fixturePaths, loadFixtures, nextDemoRun, type DemoRun } from "../cli/demo-runs.js";
+import { FIXTURE_NAMES, OPENING, fixturePaths, loadFixtures, nextDemoRun, useRecordedModelUnlessConfigured, type DemoRun } from "../cli/demo-runs.js";
 import { EXIT } from "../cli/errors.js";
 import { packageRoot } from "../cli/typescript.js";
 import { requireTerminal } from "./console.js";
@@ -24,6 +24,7 @@ stretches the simulated model latency.`,
     requireTerminal();
     process.env.PITWALL_LATENCY_SCALE ??= "8";
     const root = packageRoot();
+    useRecordedModelUnlessConfigured(root);
     const registry = (await actions(FIXTURE_NAMES.map((name) => fixturePaths(root, name).actions)))!;
     const workflows = loadFixtures(root, registry);
     const s = await store();

@@ -28,6 +28,10 @@ describe("pitwall demo", () => {
     const screen = () => tmux("capture-pane", "-p", "-t", "demo");
 
     await until(() => /paused/.test(screen()) && /succeeded/.test(screen()), 30_000, "runs pausing and succeeding in the console");
+    // The model-backed fixture runs offline on its recorded script, up to its agent's refund approval.
+    const runsOf = (workflow: string) =>
+      JSON.parse(execFileSync(process.execPath, [BIN, "runs", "--json", "--workflow", workflow], { cwd: dir, encoding: "utf8", env: { ...process.env, PITWALL_STORE: "" } })) as RunRecord[];
+    await until(() => runsOf("support-triage").some((r) => r.status === "paused" && r.reason === "interrupt"), 30_000, "support-triage asking for its refund");
     expect(screen()).toMatch(/pitwall .*sqlite:\.\/pitwall\.db/);
     expect(existsSync(join(dir, "pitwall.db"))).toBe(true);
 
@@ -37,7 +41,8 @@ describe("pitwall demo", () => {
     expect(readFileSync(exit, "utf8").trim()).toBe("EXIT=0");
 
     const runs = JSON.parse(execFileSync(process.execPath, [BIN, "runs", "--json", "--limit", "100"], { cwd: dir, encoding: "utf8", env: { ...process.env, PITWALL_STORE: "" } })) as RunRecord[];
-    expect(new Set(runs.map((r) => r.workflow))).toEqual(new Set(["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute"]));
+    expect(new Set(runs.map((r) => r.workflow))).toEqual(new Set(["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute", "support-triage"]));
+    expect(runs.filter((r) => r.workflow === "support-triage" && r.status === "failed")).toEqual([]);
     expect(runs.filter((r) => r.status === "running")).toEqual([]);
     expect(runs.some((r) => r.status === "paused" && r.reason === "retries-exhausted")).toBe(true);
   });
