@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ValidationError } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
 import { ChatServer, chunks } from "../support/chat-server.js";
 import { compileJson, orderTools, serverModel } from "../support/llm.js";
@@ -137,9 +136,11 @@ describe("agent nodes: the model picks tools until it answers", () => {
     const [interrupt] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
     const operator = engine.operator("ann");
     await expect(operator.resolve(interrupt!.id, { decision: "edit", response: { orderId: "A-1001", amount: 900 } })).rejects.toThrow(
-      new ValidationError(`response to interrupt ${interrupt!.id} is invalid at $.amount: Too big: expected number to be <=500`),
+      `response to interrupt ${interrupt!.id} is invalid at $.amount: Too big: expected number to be <=500`,
     );
-    await expect(operator.resolve(interrupt!.id, { decision: "edit" })).rejects.toThrow('decision "edit" needs a state patch or a response (the edited values)');
+    await expect(operator.resolve(interrupt!.id, { decision: "edit" })).rejects.toThrow(
+      `decision "edit" needs the edited values as the response (interrupt ${interrupt!.id} asks for them)`,
+    );
     expect((await engine.store.getInterrupt(interrupt!.id))!.status).toBe("pending");
     expect(calls).toHaveLength(1);
   });
