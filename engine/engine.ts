@@ -41,9 +41,6 @@ export interface StartOptions {
   actor?: string;
 }
 
-/** The end of waiting for a run: it ended, or it paused for an operator. */
-export type SettledRun = RunRecord;
-
 /**
  * The embedding API: start runs, await them, follow their events, and act on them as an
  * operator. An engine runs its own worker unless told not to.
@@ -116,7 +113,7 @@ export class RunHandle {
    * Resolves when the run has ended, or (unless `until: "end"`) when it paused for an operator.
    * A run waiting for a timer or a child run is still in progress.
    */
-  async wait(options: { until?: "settled" | "end"; timeoutMs?: number } = {}): Promise<SettledRun> {
+  async wait(options: { until?: "settled" | "end"; timeoutMs?: number } = {}): Promise<RunRecord> {
     const until = options.until ?? "settled";
     const signal = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
     const settled = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status) || (until === "settled" && run.status === "paused");

@@ -21,7 +21,7 @@ export const REDACTED = "[redacted]";
 const matchers = new WeakMap<readonly string[], (key: string) => boolean>();
 
 /** Whether a key (or the last segment of a JSON path like `$.auth.apiKey`) names a secret. */
-export function isSecretKey(key: string, secretKeys: readonly string[] = DEFAULT_SECRET_KEYS): boolean {
+function isSecretKey(key: string, secretKeys: readonly string[] = DEFAULT_SECRET_KEYS): boolean {
   let match = matchers.get(secretKeys);
   if (!match) {
     const patterns = secretKeys.map((k) => k.toLowerCase().replace(/[-_]/g, ""));
@@ -59,7 +59,7 @@ function walk(value: unknown, secretKeys: readonly string[], depth: number): unk
  * The last key a JSON path (`$.auth.apiKey`, `$["x-api-key"][0]`) or a JSON Pointer
  * (`/auth/apiKey`) names.
  */
-export function lastPathKey(path: string): string {
+function lastPathKey(path: string): string {
   if (path.startsWith("/")) {
     const parts = path.split("/").filter((p) => !/^\d+$/.test(p) && p !== "-");
     return (parts[parts.length - 1] ?? "").replace(/~1/g, "/").replace(/~0/g, "~");

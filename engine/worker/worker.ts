@@ -51,6 +51,8 @@ const DEFAULTS = {
 export class Worker implements ExecutorHost {
   readonly id: string;
   private readonly executors = new Map<string, RunExecutor>();
+  /** Settles when an executor has ended and left `executors`. */
+  private readonly finished = new Set<Promise<void>>();
   private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError">> & Pick<WorkerOptions, "onRunEnd" | "onError">;
   private abort = new AbortController();
   private kick: (() => void) | undefined;
@@ -110,11 +112,8 @@ export class Worker implements ExecutorHost {
     try {
       for (;;) {
         await this.claimAvailable();
-        if (this.executors.size === 0) {
-          await this.claimAvailable();
-          if (this.executors.size === 0) return;
-        }
-        await Promise.race([...this.executors.values()].map((e) => e.done.catch(() => undefined)));
+        if (this.executors.size === 0) return;
+        await Promise.race(this.finished);
       }
     } finally {
       signal.abort();
@@ -180,13 +179,17 @@ export class Worker implements ExecutorHost {
     }
     const executor = new RunExecutor(this, workflow, claim, { ...this.options, workerId: this.id });
     this.executors.set(claim.run.id, executor);
-    executor.done.then(
-      (end) => this.options.onRunEnd?.(claim.run.id, end),
-      (error) => this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) }),
-    ).finally(() => {
-      this.executors.delete(claim.run.id);
-      this.nudge();
-    });
+    const finished = executor.done
+      .then(
+        (end) => this.options.onRunEnd?.(claim.run.id, end),
+        (error) => this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) }),
+      )
+      .finally(() => {
+        this.executors.delete(claim.run.id);
+        this.finished.delete(finished);
+        this.nudge();
+      });
+    this.finished.add(finished);
   }
 
   /**
