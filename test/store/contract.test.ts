@@ -296,6 +296,12 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect((await store.readEvents({ runId: runs[0]!.id, last: 3 })).map((e) => e.seq)).toEqual(mine.slice(-3).map((e) => e.seq));
       expect((await store.readEvents({ runId: runs[0]!.id, last: 3, types: ["run.claimed"] })).map((e) => e.type)).toEqual(["run.claimed"]);
       expect((await store.readEvents({ last: 2, after: all[all.length - 2]!.seq })).map((e) => e.seq)).toEqual([all[all.length - 1]!.seq]);
+      // Reading from between the two events of one commit, and fewer events than one commit has.
+      for (let i = 0; i < all.length - 1; i++) {
+        expect((await store.readEvents({ after: all[i]!.seq, limit: 1 })).map((e) => e.seq)).toEqual([all[i + 1]!.seq]);
+      }
+      expect((await store.readEvents({ last: 1 })).map((e) => e.seq)).toEqual([all[all.length - 1]!.seq]);
+      expect(await store.readEvents({ last: 0 })).toEqual([]);
     });
   });
 

@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore, StoreError, openStore, type Store } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
-import { SCHEMA_VERSION } from "../../engine/store/sqlite/schema.js";
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
 import { kill, spawnChild } from "../support/processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pitwall-open-"));
@@ -120,6 +120,59 @@ describe("SQLite store files", () => {
     const missing = join(dir, "no-such-folder", "x.db");
     expect(await storeError(openStore(`sqlite:${missing}`), missing)).toMatch(/folder .* does not exist/);
     expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe("SQLite schema migrations", () => {
+  /** A store of schema version 1 holding the rows of `source` (a current store). */
+  function versionOneCopy(source: string): string {
+    const file = fresh("v1");
+    const db = new Database(file);
+    db.pragma("journal_mode = WAL");
+    db.exec(MIGRATIONS[0]!);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma("user_version = 1");
+    db.exec(`ATTACH DATABASE '${source}' AS src`);
+    for (const table of TABLES) {
+      if (table === "runs") db.exec("INSERT INTO runs (id, doc) SELECT id, doc FROM src.runs");
+      else if (table === "events") {
+        // Version 1 kept one row per event.
+        db.exec(`INSERT INTO events (seq, run_id, run_seq, task_id, trace_id, span_id, type, actor, time, payload)
+          SELECT b.seq - b.count + 1 + e.key, b.run_id, b.run_seq + e.key, e.value ->> 1, e.value ->> 2, e.value ->> 3,
+                 e.value ->> 0, e.value ->> 4, e.value ->> 5, e.value -> '$[6]'
+          FROM src.events b, json_each(b.events) e ORDER BY 1`);
+      } else db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
+    }
+    db.exec("DETACH DATABASE src");
+    db.close();
+    return file;
+  }
+
+  it("brings a version 1 store up to date on open: its runs keep their records and are listed, counted and claimed", async () => {
+    const source = fresh("source");
+    await storeWithRuns(source, 3);
+    const file = versionOneCopy(source);
+
+    const before = await openStore(`sqlite:${source}`);
+    const events = await before.readEvents();
+    await before.close();
+    expect(events.length).toBeGreaterThanOrEqual(3);
+
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(await store.readEvents()).toEqual(events);
+      expect((await store.countRuns()).queued).toBe(3);
+      const { runs } = await store.listRuns({ status: "queued" });
+      expect(runs.map((r) => r.id).sort()).toEqual(["run-0", "run-1", "run-2"]);
+      const claim = await store.claimRun({ owner: "w1", leaseMs: 1000 });
+      expect(claim?.run.status).toBe("running");
+      expect((await store.listRuns({ status: "running" })).runs.map((r) => r.id)).toEqual([claim!.run.id]);
+    } finally {
+      await store.close();
+    }
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    raw.close();
   });
 });
 

@@ -15,18 +15,38 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import type { EventQuery } from "../store.js";
-import { chainRow, checkpointRecord, checkpointRow, eventRecord, eventRow, parseDoc, parseDocs, type CheckpointRow, type EventRow } from "./rows.js";
+import {
+  chainRow,
+  checkpointRecord,
+  checkpointRow,
+  eventBatchRow,
+  eventRecords,
+  parseDoc,
+  parseDocs,
+  runRow,
+  taskRecord,
+  taskRow,
+  type CheckpointRow,
+  type EventBatchRow,
+  type TaskRow,
+} from "./rows.js";
 
 type Param = string | number | null;
 
-/** The runs a worker may claim (the SQL form of `claimable` in rules.ts). */
-const CLAIMABLE = `
-  WHERE ((status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
-          AND (waiting_on IS NULL OR NOT EXISTS (
-            SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled'))))
-         OR (status = 'running' AND lease_until < :now))
-    AND (:versions IS NULL OR version IN (SELECT value FROM json_each(:versions)))
-    AND (:runId IS NULL OR id = :runId)`;
+/**
+ * The runs a worker may claim (the SQL form of `claimable` in rules.ts), oldest update first: the
+ * queued ones and the running ones whose lease expired, each read along the status index.
+ */
+const FILTER = `(:versions IS NULL OR version IN (SELECT value FROM json_each(:versions))) AND (:runId IS NULL OR id = :runId)`;
+const CLAIMABLE = [
+  `SELECT doc FROM runs r
+   WHERE status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
+     AND (waiting_on IS NULL OR NOT EXISTS (
+       SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled')))
+     AND ${FILTER}
+   ORDER BY updated_at, id LIMIT :limit`,
+  `SELECT doc FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`,
+];
 
 /**
  * Every SQL statement of the store, synchronous, one method per question. Statements with a
@@ -49,16 +69,6 @@ export class Queries {
   /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
   private getDoc<T>(table: "runs" | "interrupts" | "commands", id: string): T | undefined {
     return parseDoc<T>(this.sql(`SELECT doc FROM ${table} WHERE id = ?`).get(id) as { doc: string } | undefined);
-  }
-
-  private upsertDoc(table: "tasks" | "interrupts", columns: Record<string, Param>, doc: { id: string }, key = "id"): void {
-    const names = ["id", ...Object.keys(columns), "doc"];
-    const updates = names.slice(1).map((n) => `${n} = excluded.${n}`).join(", ");
-    this.sql(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT (${key}) DO UPDATE SET ${updates}`).run(
-      doc.id,
-      ...Object.values(columns),
-      JSON.stringify(doc),
-    );
   }
 
   nextFence(): number {
@@ -104,11 +114,17 @@ export class Queries {
   }
 
   insertRun(run: RunRecord): void {
-    this.sql("INSERT INTO runs (id, doc) VALUES (?, ?)").run(run.id, JSON.stringify(run));
+    this.sql(
+      `INSERT INTO runs (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
+       VALUES (:id, :doc, :status, :workflow, :version, :parent_run_id, :updated_at, :wake_at, :lease_until, :waiting_on)`,
+    ).run(runRow(run));
   }
 
   saveRun(run: RunRecord): void {
-    this.sql("UPDATE runs SET doc = ? WHERE id = ?").run(JSON.stringify(run), run.id);
+    this.sql(
+      `UPDATE runs SET doc = :doc, status = :status, parent_run_id = :parent_run_id, updated_at = :updated_at,
+         wake_at = :wake_at, lease_until = :lease_until, waiting_on = :waiting_on WHERE id = :id`,
+    ).run(runRow(run));
   }
 
   listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
@@ -145,21 +161,14 @@ export class Queries {
    * which the caller still applies to the rows returned.
    */
   claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): RunRecord[] {
-    const rows = this.sql(`SELECT doc FROM runs r ${CLAIMABLE} ORDER BY updated_at, id LIMIT :limit`).all({
-      now,
-      versions: versions ? JSON.stringify(versions) : null,
-      runId: runId ?? null,
-      limit,
-    }) as { doc: string }[];
-    return parseDocs<RunRecord>(rows);
+    const params = claimParams(now, versions, runId, limit);
+    return CLAIMABLE.flatMap((text) => parseDocs<RunRecord>(this.sql(text).all(params) as { doc: string }[]));
   }
 
   /** Whether any run looks claimable (a cheap probe: the claim itself checks again under the write lock). */
   hasClaimCandidate(now: number, versions: readonly string[] | undefined, runId: string | undefined): boolean {
-    return (
-      this.sql(`SELECT 1 FROM runs r ${CLAIMABLE} LIMIT 1`).get({ now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null }) !==
-      undefined
-    );
+    const params = claimParams(now, versions, runId, 1);
+    return CLAIMABLE.some((text) => this.sql(text).get(params) !== undefined);
   }
 
   // checkpoints
@@ -202,28 +211,34 @@ export class Queries {
   // tasks
 
   putTask(task: TaskRecord): void {
-    this.upsertDoc("tasks", { run_id: task.runId, step: task.step, created_at: task.createdAt }, task, "run_id, step, id");
+    this.sql(
+      `INSERT INTO tasks (run_id, step, id, created_at, doc) VALUES (:run_id, :step, :id, :created_at, :doc)
+       ON CONFLICT (run_id, step, id) DO UPDATE SET doc = excluded.doc`,
+    ).run(taskRow(task));
   }
 
   getTask(id: string): TaskRecord | undefined {
     const key = parseTaskId(id);
     if (!key) return undefined;
-    const row = this.sql("SELECT doc FROM tasks WHERE run_id = ? AND step = ? AND id = ?").get(key.runId, key.step, id) as { doc: string } | undefined;
-    return parseDoc<TaskRecord>(row);
+    const row = this.sql("SELECT * FROM tasks WHERE run_id = ? AND step = ? AND id = ?").get(key.runId, key.step, id) as TaskRow | undefined;
+    return row && taskRecord(row);
   }
 
   listTasks(runId: string, step: number | undefined): TaskRecord[] {
     const rows =
       step === undefined
-        ? this.sql("SELECT doc FROM tasks WHERE run_id = ? ORDER BY step, created_at, id").all(runId)
-        : this.sql("SELECT doc FROM tasks WHERE run_id = ? AND step = ? ORDER BY created_at, id").all(runId, step);
-    return parseDocs<TaskRecord>(rows as { doc: string }[]);
+        ? this.sql("SELECT * FROM tasks WHERE run_id = ? ORDER BY step, created_at, id").all(runId)
+        : this.sql("SELECT * FROM tasks WHERE run_id = ? AND step = ? ORDER BY created_at, id").all(runId, step);
+    return (rows as TaskRow[]).map(taskRecord);
   }
 
   // interrupts
 
   putInterrupt(interrupt: InterruptRecord): void {
-    this.upsertDoc("interrupts", { run_id: interrupt.runId, status: interrupt.status, created_at: interrupt.createdAt }, interrupt);
+    this.sql(
+      `INSERT INTO interrupts (id, run_id, status, created_at, doc) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, doc = excluded.doc`,
+    ).run(interrupt.id, interrupt.runId, interrupt.status, interrupt.createdAt, JSON.stringify(interrupt));
   }
 
   getInterrupt(id: string): InterruptRecord | undefined {
@@ -268,32 +283,49 @@ export class Queries {
 
   // events
 
-  insertEvent(event: NewEvent, runSeq: number): EventRecord {
-    const row = eventRow(event, runSeq);
-    const { lastInsertRowid } = this.sql(
-      `INSERT INTO events (run_id, run_seq, task_id, trace_id, span_id, type, actor, time, payload)
-       VALUES (:run_id, :run_seq, :task_id, :trace_id, :span_id, :type, :actor, :time, :payload)`,
-    ).run(row);
-    return eventRecord({ ...row, seq: Number(lastInsertRowid) });
+  /**
+   * Appends a commit's events as one row, numbered after the last event of the store and after
+   * `runSeq - 1` within their run. The records returned are the events as given, numbered (their
+   * payloads are not copied).
+   */
+  insertEvents(runId: string, runSeq: number, events: readonly NewEvent[]): EventRecord[] {
+    if (events.length === 0) return [];
+    const stray = events.find((e) => e.runId !== runId);
+    if (stray) throw new Error(`an event of run ${stray.runId} was committed with run ${runId}`);
+    const first = this.lastEventSeq() + 1;
+    this.sql("INSERT INTO events (seq, run_id, run_seq, count, events) VALUES (:seq, :run_id, :run_seq, :count, :events)").run(
+      eventBatchRow(runId, runSeq, first + events.length - 1, events),
+    );
+    return events.map((event, i) => ({ seq: first + i, runSeq: runSeq + i, ...event }));
   }
 
+  /** Reads the batches in order (newest first for `last`) only as far as the query needs. */
   readEvents(query: EventQuery): EventRecord[] {
+    if (query.last === 0 || query.limit === 0) return [];
+    const after = query.after ?? 0;
     const where = ["seq > ?"];
-    const params: Param[] = [query.after ?? 0];
+    const params: Param[] = [after];
     if (query.runId !== undefined) {
       where.push("run_id = ?");
       params.push(query.runId);
     }
-    if (query.types) {
-      where.push(`type IN (${query.types.map(() => "?").join(", ")})`);
-      params.push(...query.types);
+    const wanted = (e: EventRecord) => e.seq > after && (!query.types || query.types.includes(e.type));
+    const newestFirst = query.last !== undefined;
+    const rows = this.sql(`SELECT * FROM events ${whereClause(where)} ORDER BY seq ${newestFirst ? "DESC" : ""}`).iterate(...params) as IterableIterator<EventBatchRow>;
+    const found: EventRecord[][] = [];
+    let count = 0;
+    const enough = newestFirst ? query.last! : (query.limit ?? Infinity);
+    for (const row of rows) {
+      const events = eventRecords(row).filter(wanted);
+      found.push(events);
+      count += events.length;
+      if (count >= enough) {
+        rows.return?.();
+        break;
+      }
     }
-    if (query.last !== undefined) {
-      const text = `SELECT * FROM (SELECT * FROM events ${whereClause(where)} ORDER BY seq DESC LIMIT ?) ORDER BY seq LIMIT ?`;
-      return (this.sql(text).all(...params, query.last, query.limit ?? -1) as EventRow[]).map(eventRecord);
-    }
-    const text = `SELECT * FROM events ${whereClause(where)} ORDER BY seq LIMIT ?`;
-    return (this.sql(text).all(...params, query.limit ?? -1) as EventRow[]).map(eventRecord);
+    if (!newestFirst) return found.flat().slice(0, query.limit);
+    return found.reverse().flat().slice(-query.last!).slice(0, query.limit);
   }
 
   lastEventSeq(): number {
@@ -317,15 +349,16 @@ export class Queries {
     const checkpoints = this.sql(
       "SELECT coalesce(sum(octet_length(run_id) + octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_id = ?",
     ).pluck().get(runId) as number;
-    const events = this.sql(
-      `SELECT coalesce(sum(octet_length(payload) + octet_length(type) + octet_length(actor) + coalesce(octet_length(task_id), 0)
-         + coalesce(octet_length(trace_id), 0) + coalesce(octet_length(span_id), 0) + 24), 0) FROM events WHERE run_id = ?`,
-    ).pluck().get(runId) as number;
+    const events = this.sql("SELECT coalesce(sum(octet_length(run_id) + octet_length(events) + 24), 0) FROM events WHERE run_id = ?").pluck().get(runId) as number;
     const artifacts = this.sql(
       "SELECT coalesce(sum(a.size), 0) FROM artifact_runs r JOIN artifacts a ON a.sha256 = r.sha256 WHERE r.run_id = ?",
     ).pluck().get(runId) as number;
     return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
   }
+}
+
+function claimParams(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number) {
+  return { now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null, limit };
 }
 
 function whereClause(where: string[]): string {

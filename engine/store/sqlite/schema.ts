@@ -115,6 +115,47 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, sha256)
   ) WITHOUT ROWID;
   `,
+  `
+  -- Version 2. The run columns the queries read are written beside the document by the store
+  -- (from one function, so they still cannot disagree with it) instead of being extracted from
+  -- the JSON on every read and index update.
+  CREATE TABLE runs_v2 (
+    id TEXT PRIMARY KEY,
+    doc TEXT NOT NULL,
+    status TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    version TEXT NOT NULL,
+    parent_run_id TEXT,
+    updated_at INTEGER NOT NULL,
+    wake_at INTEGER,
+    lease_until INTEGER,
+    waiting_on TEXT
+  );
+  INSERT INTO runs_v2 (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
+    SELECT id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on FROM runs ORDER BY rowid;
+  DROP TABLE runs;
+  ALTER TABLE runs_v2 RENAME TO runs;
+  CREATE INDEX runs_by_update ON runs (updated_at, id);
+  CREATE INDEX runs_by_status ON runs (status, updated_at, id);
+  CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+
+  -- A commit's events are one row (one insert, one index entry): 'seq' is the last event's
+  -- store-wide number (still the rowid, still only growing), 'run_seq' the first event's number
+  -- within the run, 'events' a JSON array of [type, task_id, trace_id, span_id, actor, time,
+  -- payload] (a null trace_id is the run's own).
+  CREATE TABLE events_v2 (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    run_seq INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    events TEXT NOT NULL
+  );
+  INSERT INTO events_v2 (seq, run_id, run_seq, count, events)
+    SELECT seq, run_id, run_seq, 1, json_array(json_array(type, task_id, trace_id, span_id, actor, time, json(payload))) FROM events ORDER BY seq;
+  DROP TABLE events;
+  ALTER TABLE events_v2 RENAME TO events;
+  CREATE INDEX events_by_run ON events (run_id, seq);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

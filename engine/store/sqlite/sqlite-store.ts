@@ -69,7 +69,7 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    this.write(() => this.q.putWorkflow(record), false);
+    await this.write(() => this.q.putWorkflow(record), false);
   }
 
   async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
@@ -143,7 +143,7 @@ export class SqliteStore implements Store {
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
-    this.write(() => {
+    await this.write(() => {
       const run = this.mustGetRun(runId);
       if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
       run.leaseUntil = Date.now() + leaseMs;
@@ -264,7 +264,7 @@ export class SqliteStore implements Store {
 
   async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
     const ref: ArtifactRef = { sha256: createHash("sha256").update(data).digest("hex"), size: data.byteLength, mediaType };
-    this.write(() => {
+    await this.write(() => {
       this.mustGetRun(runId);
       this.q.putArtifact(runId, ref, data);
     }, false);
@@ -283,6 +283,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.db.open) this.flush();
     this.feed.close();
     if (this.db.open) this.db.close();
   }
@@ -295,16 +296,69 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Runs `fn` in one immediate (write-locked) transaction: all of it is applied, or none. */
-  private write<T>(fn: () => T, publish = true): T {
-    this.appended = [];
-    const result = this.read(() => this.inTransaction.immediate(fn) as T);
-    // Subscribers in this process get the committed events without reading them back.
-    if (publish) this.feed.publish(this.appended);
-    return result;
+  /**
+   * Queues `fn` to run in the next group transaction. Writes issued in the same turn of the event
+   * loop (a worker's executors finishing their steps together, say) share one immediate
+   * (write-locked) transaction, so they share its cost; each promise settles only once that
+   * transaction is committed, so what it reports is durable. Writes apply in the order issued.
+   */
+  private write<T>(fn: () => T, publish = true): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, publish, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(() => this.flush());
+    });
   }
 
-  /** Events appended by the transaction in progress. */
+  private queued: QueuedWrite[] = [];
+
+  /**
+   * Applies the queued writes in one transaction. When one of them fails (a stale fence, a
+   * conflict), the group is rolled back and each write is applied again in a transaction of its
+   * own, so that a failure undoes only itself. Writes only read and write the database, so running
+   * one again is safe.
+   */
+  private flush(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length === 0) return;
+    if (batch.length > 1) {
+      const outcomes = this.transaction(batch);
+      if (outcomes.every((o) => o.ok)) return this.settle(batch, outcomes);
+    }
+    this.settle(
+      batch,
+      batch.flatMap((write) => this.transaction([write])),
+    );
+  }
+
+  /** Runs writes in one transaction; a failure of any of them rolls all of them back. */
+  private transaction(writes: readonly QueuedWrite[]): WriteOutcome[] {
+    const outcomes: WriteOutcome[] = [];
+    try {
+      this.inTransaction.immediate(() => {
+        for (const write of writes) {
+          this.appended = [];
+          outcomes.push({ ok: true, value: write.fn(), events: this.appended });
+        }
+      });
+      return outcomes;
+    } catch (error) {
+      const failure: WriteOutcome = { ok: false, error: storeFailure(this.file, error, this.busyTimeoutMs) };
+      return writes.map(() => failure);
+    }
+  }
+
+  private settle(batch: readonly QueuedWrite[], outcomes: readonly WriteOutcome[]): void {
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) return write.reject(outcome.error);
+      // Subscribers in this process get the committed events without reading them back.
+      if (write.publish) this.feed.publish(outcome.events);
+      write.resolve(outcome.value);
+    });
+  }
+
+  /** Events appended by the write in progress. */
   private appended: EventRecord[] = [];
 
   private mustGetRun(id: string): RunRecord {
@@ -315,8 +369,18 @@ export class SqliteStore implements Store {
 
   /** Numbers events store-wide (their row id) and within the run (its event count). */
   private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
-    const records = events.map((event) => this.q.insertEvent(event, ++run.eventCount));
+    const records = this.q.insertEvents(run.id, run.eventCount + 1, events);
+    run.eventCount += events.length;
     this.appended.push(...records);
     return records;
   }
 }
+
+interface QueuedWrite {
+  fn: () => unknown;
+  publish: boolean;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type WriteOutcome = { ok: true; value: unknown; events: EventRecord[] } | { ok: false; error: unknown };
