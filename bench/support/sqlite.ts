@@ -9,8 +9,8 @@ import { storeWorkflow } from "../../engine/operator/workflows.js";
 export type Durability = "process" | "os";
 
 export interface EngineMeasure extends Timing {
-  /** Store transactions the engine made (run creations, claims, commits, lease renewals). */
-  transactions: number;
+  /** Store writes the engine made (run creations, claims, commits, lease renewals); SQLite may group several in one transaction. */
+  writes: number;
   runIds: string[];
 }
 
@@ -52,7 +52,7 @@ async function runAll(store: Store, workflow: CompiledWorkflow, runs: number): P
   const timing = stop();
   const unfinished = (await store.listRuns({ status: ["queued", "running", "paused", "failed", "canceled"] })).runs;
   if (unfinished.length > 0) throw new Error(`bench run ${unfinished[0]!.id} ended ${unfinished[0]!.status}, not succeeded`);
-  return { ...timing, transactions: runs + counted.count(), runIds };
+  return { ...timing, writes: runs + counted.count(), runIds };
 }
 
 export interface Comparison {
@@ -65,7 +65,7 @@ export interface Comparison {
 
 /**
  * The engine executing `runs` runs of `workflow` (`steps` super-steps in all) on a fresh SQLite
- * file, and the raw baseline writing the same bytes in as many transactions; each the fastest
+ * file, and the raw baseline writing the same bytes in one transaction per step; each the fastest
  * of `repeat` tries.
  */
 export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number): Promise<Comparison> {

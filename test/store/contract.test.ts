@@ -190,6 +190,25 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(await store.readEvents({ runId: run.id })).toEqual(before);
     });
 
+    it("applies writes issued together each on its own: a refused one leaves no trace, the others land", async () => {
+      const runs = [await createRun(store), await createRun(store), await createRun(store)];
+      const claims = await Promise.all(runs.map((r) => claimed(store, r.id)));
+      const before = await store.readEvents({ runId: runs[1]!.id });
+      const results = await Promise.allSettled(
+        runs.map((run, i) =>
+          store.commit({ id: commitId(), runId: run.id, fence: claims[i]!.fence - (i === 1 ? 1 : 0), tasks: [task(run.id, 1, "work")], events: [event(run.id)] }),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFenceError);
+      expect(await store.getTask(`${runs[1]!.id}:1:work`)).toBeUndefined();
+      expect(await store.readEvents({ runId: runs[1]!.id })).toEqual(before);
+      for (const i of [0, 2]) {
+        expect(await store.getTask(`${runs[i]!.id}:1:work`)).toBeDefined();
+        expect((await store.readEvents({ runId: runs[i]!.id })).at(-1)?.type).toBe("node.log");
+      }
+    });
+
     it("renews a lease so that the run is not taken over", async () => {
       const run = await createRun(store);
       const claim = await store.claimRun({ owner: "w1", leaseMs: 150 });
