@@ -1,7 +1,7 @@
 import { Worker, WorkflowRegistry, createEngine } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { FIXTURE_NAMES, OPENING, fixturePaths, loadFixtures, nextDemoRun, useRecordedModelUnlessConfigured, type DemoRun } from "../cli/demo-runs.js";
-import { EXIT } from "../cli/errors.js";
+import { EXIT, UsageError } from "../cli/errors.js";
 import { packageRoot } from "../cli/typescript.js";
 import { requireTerminal } from "./console.js";
 
@@ -21,6 +21,7 @@ stretches the simulated model latency.`,
   args: { min: 0, max: 0 },
   stopsOnSignal: true,
   async run({ flags, global, store, actions }) {
+    if (flags.every !== undefined && !(flags.every >= 1)) throw new UsageError("--every must be at least 1 (seconds between new runs)");
     requireTerminal();
     process.env.PITWALL_LATENCY_SCALE ??= "8";
     const root = packageRoot();
@@ -38,7 +39,7 @@ stretches the simulated model latency.`,
     const { runs: active } = await s.listRuns({ status: ["queued", "running", "paused"], limit: MAX_ACTIVE });
     worker.start();
     if (active.length < OPENING.length) for (const run of OPENING) await begin(run);
-    const everyMs = Math.max(1, flags.every ?? 8) * 1000;
+    const everyMs = (flags.every ?? 8) * 1000;
     const timer = setInterval(() => {
       void (async () => {
         const { runs } = await s.listRuns({ status: ["queued", "running", "paused"], limit: MAX_ACTIVE });

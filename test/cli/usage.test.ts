@@ -30,6 +30,7 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["events", "--type", "task.exploded"], "pitwall events: --type task.exploded: no such event type (for example run.created, run.claimed, run.released, run.paused, or a family like task)"],
       [["runs", "--as", "bad name"], 'pitwall runs: --as "bad name": use letters, digits, \'.\', \'_\', \'@\' or \'-\''],
       [["console"], "pitwall console: needs an interactive terminal (stdin and stdout must be a TTY)"],
+      [["demo", "--every", "0.5"], "pitwall demo: --every must be at least 1 (seconds between new runs)"],
     ];
     const results = await Promise.all(cases.map(([args]) => cli.run(args)));
     expect(results.map((r) => [r.code, r.stderr])).toEqual(cases.map(([, message]) => [2, `${message}\n`]));
