@@ -182,9 +182,12 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
     bytes: deltaBytes + (snapshot ? jsonBytes(snapshot) : 0),
   };
   rs.batch.checkpoint = checkpoint;
-  // The checkpoint holds what they wrote: results committed with it need not keep their writes.
+  // The checkpoint holds what they wrote: no task of the step keeps its writes, neither those
+  // committed with it nor those committed earlier while a sibling still ran.
   for (const task of ordered) {
-    if (rs.batch.tasks.has(task.id)) rs.batch.tasks.set(task.id, { ...rs.batch.tasks.get(task.id)!, writes: null });
+    const pending = rs.batch.tasks.get(task.id);
+    if (pending) rs.batch.tasks.set(task.id, { ...pending, writes: null });
+    else if (task.writes !== null) rs.setTask({ ...task, writes: null });
   }
   const completedAt = rs.batch.events.length;
   rs.head = checkpoint;

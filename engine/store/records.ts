@@ -158,7 +158,7 @@ export interface TaskRecord {
   idempotencyKey: string;
   /**
    * The state writes of a succeeded task whose siblings were still running, so that a crash
-   * does not lose them; null once they are in a checkpoint committed with the task.
+   * does not lose them; null once the step's checkpoint holds them.
    */
   writes: [key: string, value: unknown][] | null;
   route: string | null;
