@@ -371,7 +371,7 @@ function outcomeOf(command: Pick<CommandRecord, "status" | "result"> & CommandRe
       case "NOT_FOUND":
         throw new PitwallError("NOT_FOUND", reason);
       case "VALIDATION":
-        throw new ValidationError(reason);
+        throw new ValidationError(reason, (command.result?.issues as ValidationError["issues"] | undefined) ?? []);
       default:
         throw new PitwallError("RUN", reason);
     }

@@ -237,7 +237,9 @@ export function acceptance(command: CommandRecord, effect: string, extra: Record
 export function refusal(command: CommandRecord, error: unknown, actor: string) {
   const reason = error instanceof Error ? error.message : String(error);
   const code = isPitwallError(error) ? error.code : "RUN";
-  const answer = { id: command.id, status: "refused" as const, result: { reason, code }, answeredAt: Date.now() };
+  // A state edit's failing paths travel with the answer, so the operator sees each of them.
+  const issues = error instanceof ValidationError && error.issues.length > 0 ? { issues: error.issues } : {};
+  const answer = { id: command.id, status: "refused" as const, result: { reason, code, ...issues }, answeredAt: Date.now() };
   const event = new EventFactory(command.runId, actor).run("operator.refused", { commandId: command.id, command: command.type, reason });
   return { answer, event };
 }

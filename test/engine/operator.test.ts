@@ -227,6 +227,10 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const run = await engine.start(wf);
     const pending = await until(async () => (await pendingOf(engine, run.id))[0], 5000, "interrupt");
     expect((await run.get()).status).toBe("running");
+    // The worker that owns the run refuses an invalid edit; the operator gets each failing path.
+    const refused = await engine.operator("ann").resolve(pending.id, { decision: "approve", patch: { n: "x" } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).issues).toEqual([expect.objectContaining({ path: "$.n" })]);
     await engine.operator("ann").resolve(pending.id, { decision: "approve" });
     expect((await run.wait()).status).toBe("succeeded");
     expect((await run.state()).log).toEqual(["ask:approve", "slow"]);
