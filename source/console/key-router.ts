@@ -77,7 +77,24 @@ export class KeyRouter {
     return out;
   }
 
+  /**
+   * A paste, or keys typed faster than the terminal is read, arrives as one chunk: a tab inside
+   * it still moves the focus instead of landing in a text field. (An enter inside it stays text:
+   * it could close a dialog and send the rest of the chunk to the view below as commands.)
+   */
   dispatch(input: string, key: Key): boolean {
+    if (input.length > 1 && input.includes("\t") && !key.ctrl && !key.meta) {
+      const plain = Object.fromEntries(Object.keys(key).map((k) => [k, false])) as unknown as Key;
+      let handled = false;
+      for (const part of input.split(/(\t)/)) {
+        if (part) handled = this.dispatchOne(part, part === "\t" ? { ...plain, tab: true } : plain) || handled;
+      }
+      return handled;
+    }
+    return this.dispatchOne(input, key);
+  }
+
+  private dispatchOne(input: string, key: Key): boolean {
     if (this.held) {
       this.held.push({ input, key });
       return true;

@@ -89,6 +89,21 @@ describe("operator panel", () => {
     expect((await readState(fx.store, run.id, ended.headN)).booked).toBe(false);
   });
 
+  it("takes a tab inside pasted text as the key that moves to the action button", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openPanel(fx);
+    await ui.press("r");
+    await ui.waitFor("Reject: Book this trip?");
+    await ui.press("over budget\t"); // one chunk, as a paste or fast typing delivers it
+    const frame = await ui.waitFor("[Reject]");
+    expect(frame).toContain("Reason: over budget█");
+    await ui.press("enter");
+    await ui.waitFor(/resolved int-\S+ with reject/);
+    const [interrupt] = await fx.store.listInterrupts({ runId: run.id });
+    expect(interrupt!.resolution).toMatchObject({ decision: "reject", reason: "over budget" });
+  });
+
   it("edits the state in $EDITOR, shows the diff, and resolves with the edit once confirmed", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");
