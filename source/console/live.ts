@@ -31,18 +31,47 @@ export class LiveFeed {
   private timer: NodeJS.Timeout | undefined;
   private loop: Promise<void> | undefined;
   private lastSeq = 0;
-  /** The subscription's last failure, shown in the footer until it recovers. */
-  error: string | undefined;
+  private followError: string | undefined;
+  private healthError: string | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private probe: Promise<unknown> | undefined;
   onError: ((message: string | undefined) => void) | undefined;
 
   constructor(
     private readonly store: Store,
-    private readonly options: { coalesceMs?: number; maxEvents?: number; retryMs?: number } = {},
+    private readonly options: { coalesceMs?: number; maxEvents?: number; retryMs?: number; heartbeatMs?: number; answerMs?: number } = {},
   ) {}
 
-  /** Starts following the store from now (or from `after`). */
+  /** What is wrong with the live updates (shown in the footer until it recovers), if anything. */
+  get error(): string | undefined {
+    return this.followError ?? this.healthError;
+  }
+
+  /**
+   * Starts following the store from now (or from `after`). A subscription cannot tell a quiet
+   * store from one it lost (Redis reconnects silently), so the store is also asked every few
+   * seconds whether it still answers.
+   */
   start(after?: number): void {
     this.loop ??= this.follow(after);
+    this.heartbeat ??= setInterval(() => void this.checkStore(), this.options.heartbeatMs ?? 5_000);
+    this.heartbeat.unref?.();
+  }
+
+  private async checkStore(): Promise<void> {
+    // One question at a time: while the store does not answer, asking again only queues more.
+    this.probe ??= this.store.lastEventSeq().finally(() => (this.probe = undefined));
+    const answerMs = this.options.answerMs ?? 3_000;
+    let timer: NodeJS.Timeout | undefined;
+    const silence = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${answerMs / 1000} s`)), answerMs)));
+    try {
+      await Promise.race([this.probe, silence]);
+      this.setHealth(undefined);
+    } catch (error) {
+      if (!this.abort.signal.aborted) this.setHealth(`store not answering: ${errorMessage(error)}; what is shown may be out of date`);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   listen(listener: ChangeListener): () => void {
@@ -53,6 +82,7 @@ export class LiveFeed {
   async stop(): Promise<void> {
     this.abort.abort();
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
     await this.loop?.catch(() => undefined);
   }
 
@@ -78,8 +108,14 @@ export class LiveFeed {
   }
 
   private setError(message: string | undefined): void {
-    this.error = message;
-    this.onError?.(message);
+    this.followError = message;
+    this.onError?.(this.error);
+  }
+
+  private setHealth(message: string | undefined): void {
+    if (message === this.healthError) return;
+    this.healthError = message;
+    this.onError?.(this.error);
   }
 
   private take(event: EventRecord): void {

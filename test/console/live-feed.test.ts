@@ -1,5 +1,8 @@
 import { afterEach, expect, it } from "vitest";
+import { openStore } from "../../engine/index.js";
 import { LiveFeed, type Change } from "../../source/console/live.js";
+import { sleep, until } from "../support/engine.js";
+import { RedisServer } from "../support/redis-server.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 
 let fx: Fixture | undefined;
@@ -46,4 +49,29 @@ it("costs nothing while the store is idle: no change is handed out", async () =>
   feed.start();
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(calls).toBe(0);
+});
+
+it("says when the store stops answering (Redis gone, the subscription silently reconnecting) and clears it once it answers", async () => {
+  const server = new RedisServer();
+  await server.start();
+  const store = await openStore(`${server.url}?prefix=live:`);
+  try {
+    feed = new LiveFeed(store, { heartbeatMs: 100, answerMs: 300 });
+    const reported: (string | undefined)[] = [];
+    feed.onError = (message) => reported.push(message);
+    feed.start();
+    await sleep(300);
+    expect(feed.error).toBeUndefined();
+    const restarted = server.crashAndRestart(1_500);
+    await until(async () => feed!.error?.startsWith("store not answering: "), 5_000, "a store-not-answering problem");
+    expect(feed.error).toMatch(/what is shown may be out of date$/);
+    await restarted;
+    await until(async () => feed!.error === undefined, 10_000, "the problem cleared");
+    expect(reported.at(-1)).toBeUndefined();
+  } finally {
+    await feed?.stop();
+    feed = undefined;
+    await store.close();
+    await server.dispose();
+  }
 });
