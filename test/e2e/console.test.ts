@@ -82,7 +82,7 @@ describe("pitwall console in a terminal", () => {
     }
 
     keys("q");
-    shown = await waitFor((s) => s.includes("CONSOLE-EXIT="), "the console exiting");
+    shown = await waitFor((s) => s.includes("TTY-"), "the console exiting and the shell reporting the terminal mode");
     expect(shown).toContain("CONSOLE-EXIT=0");
     // The terminal is back: main screen, canonical (not raw) mode.
     expect(shown).toContain("TTY-icanon");
@@ -99,7 +99,7 @@ describe("pitwall console in a terminal", () => {
     const children = spawnSync("pgrep", ["-P", shell], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
     expect(children, `the console process under shell ${shell}`).toHaveLength(1);
     process.kill(Number(children[0]), "SIGTERM");
-    const shown = await waitFor((s) => s.includes("CONSOLE-EXIT="), "the console exiting");
+    const shown = await waitFor((s) => s.includes("TTY-"), "the console exiting and the shell reporting the terminal mode");
     expect(shown).toContain("TTY-icanon");
     expect(shown).not.toContain("pitwall  sqlite:");
   });
