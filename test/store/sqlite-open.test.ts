@@ -263,6 +263,13 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
         expect(message).toMatch(/is locked by another process \(still busy after 200 ms\)/);
         expect(Date.now() - started).toBeGreaterThanOrEqual(190);
         expect(await store.getRun("run-0")).toBeDefined();
+        // Writes issued together share one wait for the lock and fail together, not one wait each.
+        const together = Date.now();
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) => store.createRun(newRun({ id: `run-late-${i}`, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }))),
+        );
+        expect(outcomes.map((o) => o.status === "rejected" && (o.reason as Error).message)).toEqual(outcomes.map(() => message));
+        expect(Date.now() - together).toBeLessThan(8 * 200);
       } finally {
         await store.close();
       }

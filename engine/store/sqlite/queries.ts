@@ -319,10 +319,8 @@ export class Queries {
       const events = eventRecords(row).filter(wanted);
       found.push(events);
       count += events.length;
-      if (count >= enough) {
-        rows.return?.();
-        break;
-      }
+      // Leaving the loop ends the statement (for...of returns the iterator).
+      if (count >= enough) break;
     }
     if (!newestFirst) return found.flat().slice(0, query.limit);
     return found.reverse().flat().slice(-query.last!).slice(0, query.limit);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
-import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
 import { EventFeed } from "../event-feed.js";
 import {
@@ -312,10 +312,11 @@ export class SqliteStore implements Store {
   private queued: QueuedWrite[] = [];
 
   /**
-   * Applies the queued writes in one transaction. When one of them fails (a stale fence, a
+   * Applies the queued writes in one transaction. When one of them is refused (a stale fence, a
    * conflict), the group is rolled back and each write is applied again in a transaction of its
-   * own, so that a failure undoes only itself. Writes only read and write the database, so running
-   * one again is safe.
+   * own, so that a refusal undoes only itself (writes only read and write the database, so running
+   * one again is safe). A failure of the store itself (locked past the timeout, disk full) fails
+   * them all at once: trying each again would only wait that long once per write.
    */
   private flush(): void {
     const batch = this.queued;
@@ -323,7 +324,7 @@ export class SqliteStore implements Store {
     if (batch.length === 0) return;
     if (batch.length > 1) {
       const outcomes = this.transaction(batch);
-      if (outcomes.every((o) => o.ok)) return this.settle(batch, outcomes);
+      if (outcomes.every((o) => o.ok || o.error instanceof StoreError)) return this.settle(batch, outcomes);
     }
     this.settle(
       batch,
