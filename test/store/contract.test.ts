@@ -190,6 +190,47 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(await store.readEvents({ runId: run.id })).toEqual(before);
     });
 
+    it("gives back tasks, events and checkpoints exactly as committed, whatever their shape", async () => {
+      const run = await createRun(store);
+      const other = await createRun(store);
+      const c = await claimed(store, run.id);
+      const retried = task(run.id, 1, "fetch", {
+        status: "succeeded",
+        worker: "w2",
+        startedAt: 100,
+        endedAt: 180,
+        retriesFrom: 1,
+        route: "ok",
+        attempts: [
+          { n: 1, worker: "w1", startedAt: 100, endedAt: 120, outcome: "failed", error: "boom", code: "TIMEOUT" },
+          { n: 2, worker: "w1", startedAt: 130, endedAt: 150, outcome: "interrupted" },
+          { n: 3, worker: "w2", startedAt: 160, endedAt: 180, outcome: "succeeded" },
+        ],
+      });
+      const running = task(run.id, 1, "think", { status: "running", worker: "w1", startedAt: 200, attempts: [{ n: 1, worker: "w1", startedAt: 200, endedAt: null, outcome: null }] });
+      const mapped = { ...task(run.id, 1, "each"), id: `${run.id}:1:each#3`, index: 3, input: { url: "u" }, idempotencyKey: "custom-key" };
+      const renamed = { ...task(run.id, 1, "odd"), id: `${run.id}:1:not-odd`, attempts: [{ n: 7, worker: "w9", startedAt: 5, endedAt: 6, outcome: "canceled" as const }] };
+      const events: NewEvent[] = [
+        { ...event(run.id, "task.started", { node: "think", attempt: 1 }), taskId: running.id, spanId: "s1", actor: "worker:w1", time: 1000 },
+        { ...event(run.id), taskId: `${other.id}:4:elsewhere`, traceId: "another-trace", actor: "operator:ann", time: 1001 },
+        { ...event(run.id), taskId: ":odd", actor: "worker:w1", time: 1000 },
+        { ...event(run.id), actor: "worker:w1", time: 999 },
+      ];
+      const cp = checkpoint(run.id, 1, [["items", "append", ["a"]]], {
+        source: "fork",
+        parentId: null,
+        step: 7,
+        control: { finished: [{ node: "a", route: "left" }], barriers: { join: ["a"] }, visits: { a: 2 } },
+        next: ["join"],
+      });
+      await store.commit({ id: commitId(), runId: run.id, fence: c.fence, checkpoint: cp, tasks: [retried, running, mapped, renamed], events });
+
+      expect(await store.getCheckpoint(cp.id)).toEqual(cp);
+      for (const t of [retried, running, mapped, renamed]) expect(await store.getTask(t.id)).toEqual(t);
+      const stored = (await store.readEvents({ runId: run.id })).slice(-events.length);
+      expect(stored.map(({ seq: _seq, runSeq: _runSeq, ...e }) => e)).toEqual(events);
+    });
+
     it("applies writes issued together each on its own: a refused one leaves no trace, the others land", async () => {
       const runs = [await createRun(store), await createRun(store), await createRun(store)];
       const claims = await Promise.all(runs.map((r) => claimed(store, r.id)));

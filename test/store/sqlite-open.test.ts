@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore, StoreError, openStore, type Store } from "../../engine/index.js";
+import { SqliteStore, StoreError, openStore, type EventRecord, type Store } from "../../engine/index.js";
+import { traceIdOf } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
 import { kill, spawnChild } from "../support/processes.js";
@@ -124,8 +125,8 @@ describe("SQLite store files", () => {
 });
 
 describe("SQLite schema migrations", () => {
-  /** A store of schema version 1 holding the rows of `source` (a current store). */
-  function versionOneCopy(source: string): string {
+  /** A store of schema version 1 holding the rows of `source` (a current store) and its `events`. */
+  function versionOneCopy(source: string, events: readonly EventRecord[]): string {
     const file = fresh("v1");
     const db = new Database(file);
     db.pragma("journal_mode = WAL");
@@ -135,15 +136,12 @@ describe("SQLite schema migrations", () => {
     db.exec(`ATTACH DATABASE '${source}' AS src`);
     for (const table of TABLES) {
       if (table === "runs") db.exec("INSERT INTO runs (id, doc) SELECT id, doc FROM src.runs");
-      else if (table === "events") {
-        // Version 1 kept one row per event.
-        db.exec(`INSERT INTO events (seq, run_id, run_seq, task_id, trace_id, span_id, type, actor, time, payload)
-          SELECT b.seq - b.count + 1 + e.key, b.run_id, b.run_seq + e.key, e.value ->> 1, e.value ->> 2, e.value ->> 3,
-                 e.value ->> 0, e.value ->> 4, e.value ->> 5, e.value -> '$[6]'
-          FROM src.events b, json_each(b.events) e ORDER BY 1`);
-      } else db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
+      else if (table !== "events") db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
     }
     db.exec("DETACH DATABASE src");
+    // Version 1 kept one row per event, with a null trace id for the run's own.
+    const insert = db.prepare(`INSERT INTO events (seq, run_id, run_seq, task_id, trace_id, span_id, type, actor, time, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const e of events) insert.run(e.seq, e.runId, e.runSeq, e.taskId, e.traceId === traceIdOf(e.runId) ? null : e.traceId, e.spanId, e.type, e.actor, e.time, JSON.stringify(e.payload));
     db.close();
     return file;
   }
@@ -151,12 +149,11 @@ describe("SQLite schema migrations", () => {
   it("brings a version 1 store up to date on open: its runs keep their records and are listed, counted and claimed", async () => {
     const source = fresh("source");
     await storeWithRuns(source, 3);
-    const file = versionOneCopy(source);
-
     const before = await openStore(`sqlite:${source}`);
     const events = await before.readEvents();
     await before.close();
     expect(events.length).toBeGreaterThanOrEqual(3);
+    const file = versionOneCopy(source, events);
 
     const store = await openStore(`sqlite:${file}`);
     try {
@@ -173,6 +170,43 @@ describe("SQLite schema migrations", () => {
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     raw.close();
+  });
+
+  it("reads tasks, events and checkpoints in the fuller encodings earlier releases wrote", async () => {
+    const file = fresh("old-rows");
+    await storeWithRuns(file, 1);
+    const db = new Database(file);
+    db.prepare("INSERT INTO tasks (run_id, step, id, created_at, doc) VALUES ('run-0', 1, 'run-0:1:work', 9, ?)").run(
+      '{"status":"succeeded","attempts":[{"n":1,"worker":"w1","startedAt":10,"endedAt":12,"outcome":"succeeded"}],"worker":"w1","startedAt":10,"endedAt":12,"node":"work"}',
+    );
+    db.prepare("INSERT INTO checkpoints (run_id, n, snapshot_n, bytes, meta, delta, snapshot) VALUES ('run-0', 1, 0, 20, ?, ?, NULL)").run(
+      '{"source":"loop","actor":"worker:w1","nodes":["work"],"next":["work"],"control":{"finished":[{"node":"work"}],"barriers":{},"visits":{"work":1}},"createdAt":12}',
+      '[["count","set",1]]',
+    );
+    const last = db.prepare("SELECT max(seq) AS seq FROM events").get() as { seq: number };
+    db.prepare("INSERT INTO events (seq, run_id, run_seq, count, events) VALUES (?, 'run-0', 2, 2, ?)").run(
+      last.seq + 2,
+      '[["task.succeeded","run-0:1:work",null,"span-1","worker:w1",12,{"node":"work","attempt":1,"durationMs":2,"keys":["count"]}],["step.completed",null,"trace-x",null,"worker:w2",13,{"step":1}]]',
+    );
+    db.close();
+
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(await store.getTask("run-0:1:work")).toMatchObject({
+        node: "work",
+        status: "succeeded",
+        worker: "w1",
+        attempts: [{ n: 1, worker: "w1", startedAt: 10, endedAt: 12, outcome: "succeeded" }],
+      });
+      expect(await store.getCheckpoint("run-0:1")).toMatchObject({ source: "loop", parentId: "run-0:0", step: 1, control: { finished: [{ node: "work" }], barriers: {}, visits: { work: 1 } } });
+      const events = (await store.readEvents({ runId: "run-0" })).slice(-2);
+      expect(events).toEqual([
+        { seq: last.seq + 1, runId: "run-0", runSeq: 2, taskId: "run-0:1:work", traceId: traceIdOf("run-0"), spanId: "span-1", type: "task.succeeded", actor: "worker:w1", time: 12, payload: { node: "work", attempt: 1, durationMs: 2, keys: ["count"] } },
+        { seq: last.seq + 2, runId: "run-0", runSeq: 3, taskId: null, traceId: "trace-x", spanId: null, type: "step.completed", actor: "worker:w2", time: 13, payload: { step: 1 } },
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -15,21 +15,9 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import type { EventQuery } from "../store.js";
-import {
-  chainRow,
-  checkpointRecord,
-  checkpointRow,
-  eventBatchRow,
-  eventRecords,
-  parseDoc,
-  parseDocs,
-  runRow,
-  taskRecord,
-  taskRow,
-  type CheckpointRow,
-  type EventBatchRow,
-  type TaskRow,
-} from "./rows.js";
+import { eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
+import { chainRow, checkpointRecord, checkpointRow, parseDoc, parseDocs, runRow, type CheckpointRow } from "./rows.js";
+import { taskRecord, taskRow, type TaskRow } from "./task-rows.js";
 
 type Param = string | number | null;
 

@@ -1,0 +1,83 @@
+import { traceIdOf } from "../../ids.js";
+import type { EventRecord, NewEvent } from "../records.js";
+
+/** A commit's events, stored as one row: `seq` is the last one's store-wide number, `run_seq` the first one's number within the run. */
+export interface EventBatchRow {
+  seq: number;
+  run_id: string;
+  run_seq: number;
+  count: number;
+  events: string;
+}
+
+/**
+ * The `events` document of a batch. The events of one commit nearly always share their actor and
+ * time, so the batch holds them once; each event then holds only what is its own, its trailing
+ * entries left out where they are the batch's (or the run's, for the trace id).
+ */
+interface StoredBatch {
+  actor: string;
+  time: number;
+  events: StoredEvent[];
+}
+
+/**
+ * A null `traceId` is the run's own trace. A task id is stored without its run's id at its start
+ * (":4:work" for "run-1:4:work"); another id starting with ":" is stored in an array.
+ */
+type StoredEvent = [type: EventRecord["type"], payload: unknown, taskId?: string | [string] | null, spanId?: string | null, traceId?: string | null, actor?: string, time?: number];
+
+/** Schema version 2's batches, which are still read: one full tuple per event. */
+type LegacyEvent = [type: EventRecord["type"], taskId: string | null, traceId: string | null, spanId: string | null, actor: string, time: number, payload: unknown];
+
+export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: number, events: readonly NewEvent[]): EventBatchRow {
+  const runTrace = traceIdOf(runId);
+  const { actor, time } = events[0]!;
+  const stored = events.map((e): StoredEvent => {
+    const tuple: StoredEvent = [
+      e.type,
+      e.payload,
+      storedTaskId(runId, e.taskId),
+      e.spanId,
+      e.traceId === runTrace ? null : e.traceId,
+      e.actor,
+      e.time,
+    ];
+    const defaults: unknown[] = [undefined, undefined, null, null, null, actor, time];
+    let length = tuple.length;
+    while (length > 2 && tuple[length - 1] === defaults[length - 1]) length--;
+    tuple.length = length;
+    return tuple;
+  });
+  const batch: StoredBatch = { actor, time, events: stored };
+  return { seq: lastSeq, run_id: runId, run_seq: firstRunSeq, count: events.length, events: JSON.stringify(batch) };
+}
+
+export function eventRecords(row: EventBatchRow): EventRecord[] {
+  const first = row.seq - row.count + 1;
+  const runTrace = traceIdOf(row.run_id);
+  const record = (i: number, e: Omit<EventRecord, "seq" | "runId" | "runSeq">): EventRecord => ({ seq: first + i, runId: row.run_id, runSeq: row.run_seq + i, ...e });
+  const parsed = JSON.parse(row.events) as StoredBatch | LegacyEvent[];
+  if (Array.isArray(parsed)) {
+    return parsed.map(([type, taskId, traceId, spanId, actor, time, payload], i) =>
+      record(i, { taskId, traceId: traceId ?? runTrace, spanId, type, actor, payload: payload as EventRecord["payload"], time }),
+    );
+  }
+  return parsed.events.map(([type, payload, taskId = null, spanId = null, traceId = null, actor = parsed.actor, time = parsed.time], i) =>
+    record(i, {
+      taskId: Array.isArray(taskId) ? taskId[0] : taskId?.startsWith(":") ? row.run_id + taskId : taskId,
+      traceId: traceId ?? runTrace,
+      spanId,
+      type,
+      actor,
+      payload: payload as EventRecord["payload"],
+      time,
+    }),
+  );
+}
+
+function storedTaskId(runId: string, taskId: string | null): StoredEvent[2] {
+  if (taskId === null) return null;
+  if (taskId.startsWith(`${runId}:`)) return taskId.slice(runId.length);
+  return taskId.startsWith(":") ? [taskId] : taskId;
+}

@@ -1,0 +1,83 @@
+import { taskId } from "../../ids.js";
+import type { AttemptRecord, TaskRecord } from "../records.js";
+
+export interface TaskRow {
+  run_id: string;
+  step: number;
+  id: string;
+  created_at: number;
+  doc: string;
+}
+
+/** What a task has until something happens to it; its stored document leaves these out. */
+const TASK_DEFAULTS = {
+  index: null,
+  writes: null,
+  route: null,
+  error: null,
+  worker: null,
+  startedAt: null,
+  endedAt: null,
+  notBefore: null,
+  retriesFrom: 0,
+  parent: null,
+  call: null,
+  waitingFor: null,
+} as const satisfies Partial<TaskRecord>;
+
+/** The key columns: they are not repeated in the document. */
+const KEYS = new Set(["id", "runId", "step", "createdAt"]);
+
+/**
+ * An attempt leaves out what it shares with its task (the last attempt usually has the task's
+ * worker, times and outcome) and its number when that is its position.
+ */
+type StoredAttempt = Partial<AttemptRecord>;
+
+/**
+ * The key columns hold a task's id, run, step and creation time; the document holds the rest that
+ * is not a default and cannot be read from the id (the node, the idempotency key).
+ */
+export function taskRow(task: TaskRecord): TaskRow {
+  const doc: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(task)) {
+    if (value === undefined || KEYS.has(key)) continue;
+    if (key === "idempotencyKey" && value === task.id) continue;
+    if (key === "node" && task.id === taskId(task.runId, task.step, task.node, task.index)) continue;
+    if (key in TASK_DEFAULTS && value === TASK_DEFAULTS[key as keyof typeof TASK_DEFAULTS]) continue;
+    doc[key] = key === "attempts" ? task.attempts.map((a, i) => storedAttempt(task, a, i)) : value;
+  }
+  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc: JSON.stringify(doc) };
+}
+
+export function taskRecord(row: TaskRow): TaskRecord {
+  const doc = JSON.parse(row.doc) as Partial<TaskRecord>;
+  const task = { id: row.id, runId: row.run_id, step: row.step, createdAt: row.created_at, idempotencyKey: row.id, ...TASK_DEFAULTS, ...doc } as TaskRecord;
+  if (task.node === undefined) task.node = nodeOf(task);
+  task.attempts = (doc.attempts ?? []).map((a: StoredAttempt, i) => ({
+    n: a.n ?? i + 1,
+    worker: a.worker ?? task.worker!,
+    startedAt: a.startedAt ?? task.startedAt!,
+    endedAt: a.endedAt !== undefined ? a.endedAt : task.endedAt,
+    outcome: a.outcome !== undefined ? a.outcome : (task.status as AttemptRecord["outcome"]),
+    ...(a.error !== undefined ? { error: a.error } : {}),
+    ...(a.code !== undefined ? { code: a.code } : {}),
+  }));
+  return task;
+}
+
+function storedAttempt(task: TaskRecord, attempt: AttemptRecord, i: number): StoredAttempt {
+  const stored: StoredAttempt = { ...attempt };
+  if (attempt.n === i + 1) delete stored.n;
+  if (attempt.worker === task.worker) delete stored.worker;
+  if (attempt.startedAt === task.startedAt) delete stored.startedAt;
+  if (attempt.endedAt === task.endedAt) delete stored.endedAt;
+  if (attempt.outcome === task.status) delete stored.outcome;
+  return stored;
+}
+
+/** The node named in a task id made by `taskId` (`<run>:<step>:<node>` or `...#<index>`). */
+function nodeOf(task: TaskRecord): string {
+  const name = task.id.slice(`${task.runId}:${task.step}:`.length);
+  return task.index === null ? name : name.slice(0, name.lastIndexOf("#"));
+}
