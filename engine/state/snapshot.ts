@@ -1,3 +1,4 @@
+import { ValidationError } from "../errors.js";
 import { applyOps, type ChannelOp, type State } from "./ops.js";
 
 /**
@@ -17,6 +18,18 @@ export interface SnapshotPolicy {
 }
 
 export const DEFAULT_SNAPSHOT_POLICY: SnapshotPolicy = { every: 64, minBytes: 64 * 1024 };
+
+/** The default policy with `options` applied, refused (naming the option) unless each value is usable. */
+export function snapshotPolicy(options: Partial<SnapshotPolicy> = {}): SnapshotPolicy {
+  const policy = { ...DEFAULT_SNAPSHOT_POLICY, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) };
+  if (!Number.isInteger(policy.every) || policy.every < 1) {
+    throw new ValidationError(`snapshot interval must be a whole number of checkpoints of at least 1, not ${String(policy.every)}`, [{ path: "snapshotPolicy.every", message: "a whole number ≥ 1" }]);
+  }
+  if (typeof policy.minBytes !== "number" || !(policy.minBytes >= 0)) {
+    throw new ValidationError(`snapshot size threshold must be a number of bytes of at least 0, not ${String(policy.minBytes)}`, [{ path: "snapshotPolicy.minBytes", message: "a number ≥ 0" }]);
+  }
+  return policy;
+}
 
 /** The segment numbers a snapshot needs read to be decoded. */
 export function segmentsOf(snapshot: Snapshot): number[] {

@@ -9,14 +9,20 @@ import { newRun } from "../runtime/new-run.js";
 import { DEFAULT_SECRET_KEYS } from "../runtime/redact.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
-import { DEFAULT_SNAPSHOT_POLICY } from "../state/snapshot.js";
+import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
 import type { RunRecord, TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { storeWorkflow } from "../operator/workflows.js";
 import type { WorkflowRegistry } from "./registry.js";
 
-export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId">> {
+export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" | "snapshotPolicy">> {
+  /**
+   * When a checkpoint also stores a snapshot: every `every` checkpoints (default 64: reading any
+   * state folds at most that many deltas) or once the deltas since the last one outgrow both the
+   * state and `minBytes`.
+   */
+  snapshotPolicy?: Partial<SnapshotPolicy>;
   /** Shown as `worker:<id>` in events; default host-pid-random. */
   id?: string;
   /** How many runs this worker executes at once. */
@@ -53,7 +59,8 @@ export class Worker implements ExecutorHost {
   private readonly executors = new Map<string, RunExecutor>();
   /** Settles when an executor has ended and left `executors`. */
   private readonly finished = new Set<Promise<void>>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError">> & Pick<WorkerOptions, "onRunEnd" | "onError">;
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "snapshotPolicy">> &
+    Pick<WorkerOptions, "onRunEnd" | "onError"> & { snapshotPolicy: SnapshotPolicy };
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
@@ -67,9 +74,9 @@ export class Worker implements ExecutorHost {
     this.id = options.id ?? `${hostname()}-${process.pid}-${newId("w", 4).slice(2)}`;
     this.options = {
       ...DEFAULTS,
-      snapshotPolicy: DEFAULT_SNAPSHOT_POLICY,
       secretKeys: DEFAULT_SECRET_KEYS,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+      snapshotPolicy: snapshotPolicy(options.snapshotPolicy),
     } as typeof this.options;
   }
 

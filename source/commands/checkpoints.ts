@@ -4,9 +4,25 @@ import { EXIT } from "../cli/errors.js";
 import { age, bytes } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 
-/** What a listing shows of a checkpoint: its history, not its (possibly large) state. */
+/**
+ * What a listing shows of a checkpoint: its history, not its (possibly large) state; `snapshot`
+ * says whether it stores the whole state or only its step's delta.
+ */
 export function checkpointSummary(c: CheckpointRecord) {
-  return { id: c.id, runId: c.runId, n: c.n, step: c.step, parentId: c.parentId, source: c.source, actor: c.actor, nodes: c.nodes, next: c.next, bytes: c.bytes, createdAt: c.createdAt };
+  return {
+    id: c.id,
+    runId: c.runId,
+    n: c.n,
+    step: c.step,
+    parentId: c.parentId,
+    source: c.source,
+    actor: c.actor,
+    nodes: c.nodes,
+    next: c.next,
+    snapshot: c.snapshot !== undefined,
+    bytes: c.bytes,
+    createdAt: c.createdAt,
+  };
 }
 
 export const checkpoints = defineCommand({
@@ -14,7 +30,9 @@ export const checkpoints = defineCommand({
   usage: "checkpoints <run>",
   summary: "a run's checkpoints, oldest first",
   details: `--json prints a JSON array of { "id", "runId", "n", "step", "parentId", "source", "actor",
-"nodes", "next", "bytes", "createdAt" }. Read a checkpoint's state with pitwall state --checkpoint.`,
+"nodes", "next", "snapshot", "bytes", "createdAt" }; SIZE is what the checkpoint stores: its
+step's delta, and the whole state when it is a snapshot. Read a checkpoint's state with
+pitwall state --checkpoint.`,
   flags: {},
   args: { min: 1, max: 1 },
   async run({ args, out, store }) {
@@ -28,7 +46,7 @@ export const checkpoints = defineCommand({
       c.source,
       c.actor,
       c.nodes.join(",") || "-",
-      bytes(c.bytes),
+      c.snapshot ? `${bytes(c.bytes)} snapshot` : bytes(c.bytes),
       age(c.createdAt),
     ]);
     return EXIT.ok;

@@ -7,15 +7,18 @@ import { clean, type Output } from "../cli/output.js";
 
 export const worker = defineCommand({
   name: "worker",
-  usage: "worker [--actions MODULE ...] [--concurrency N] [--once] [--id NAME]",
+  usage: "worker [--actions MODULE ...] [--concurrency N] [--snapshot-every N] [--once] [--id NAME]",
   summary: "execute runs from the store (Ctrl-C stops it cleanly)",
   details: `Runs every stored workflow whose actions the loaded modules export. Any number of workers,
 in any number of processes, can share a store: each run is leased to one of them.
 --once executes what is runnable now and exits when nothing is (paused runs wait for you).
+--snapshot-every N stores a full snapshot of the state every N checkpoints (default 64): reading
+any checkpoint's state then folds at most N deltas; a smaller N reads faster and stores more.
 Prints one line per run execution that ends here; --json prints { "runId", "status", "why" } per line.`,
   flags: {
     actions: { type: "string", isMultiple: true },
     concurrency: { type: "number" },
+    snapshotEvery: { type: "number" },
     once: { type: "boolean" },
     id: { type: "string" },
   },
@@ -25,12 +28,16 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     if (flags.concurrency !== undefined && (!Number.isInteger(flags.concurrency) || flags.concurrency < 1)) {
       throw new UsageError("--concurrency must be a whole number of at least 1");
     }
+    if (flags.snapshotEvery !== undefined && (!Number.isInteger(flags.snapshotEvery) || flags.snapshotEvery < 1)) {
+      throw new UsageError("--snapshot-every must be a whole number of at least 1");
+    }
     const registry = (await actions(flags.actions)) ?? actionRegistry({});
     if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
     const s = await store();
     const workflows = new WorkflowRegistry(s, registry);
     const w = new Worker(s, workflows, {
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+      ...(flags.snapshotEvery !== undefined ? { snapshotPolicy: { every: flags.snapshotEvery } } : {}),
       ...(flags.id ? { id: flags.id } : {}),
       onRunEnd: (runId, end) => {
         if ("error" in end) {

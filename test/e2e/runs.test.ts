@@ -43,7 +43,8 @@ describe("starting, running and inspecting runs from the command line", () => {
     const checkpoints = await cli.json<CheckpointRecord[]>(["checkpoints", runId]);
     expect(checkpoints.map((c) => [c.n, c.source])).toEqual([[0, "input"], [1, "loop"], [2, "loop"], [3, "loop"]]);
     expect(checkpoints[2]!.nodes).toEqual(["flights", "hotels", "weather"]);
-    expect(checkpoints[0]).not.toHaveProperty("snapshot");
+    expect(checkpoints.map((c) => c.snapshot)).toEqual([true, false, false, false]);
+    expect(JSON.stringify(checkpoints[0])).not.toContain("Porto");
 
     const diff = await cli.json<{ from: string; to: string; diff: { op: string; path: string }[] }>(["diff", runId, "2"]);
     expect(diff.from).toBe(checkpoints[1]!.id);
@@ -66,6 +67,25 @@ describe("starting, running and inspecting runs from the command line", () => {
     const graph = await cli.run(["graph", runId]);
     expect(graph.stdout).toContain("[approve] → book");
     expect((await cli.run(["graph", workflowOf("travel-planner")])).stdout).toBe(graph.stdout);
+  });
+
+  it("worker --snapshot-every N stores the whole state every N checkpoints; the state reads the same", async () => {
+    const refused = await cli.run(["worker", "--once", "--snapshot-every", "0", "--actions", actionsOf("travel-planner")]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe("pitwall worker: --snapshot-every must be a whole number of at least 1");
+
+    const input = '{"destination":"Lyon","nights":2}';
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner"), "--input", input]);
+    expect((await cli.run(["worker", "--once", "--snapshot-every", "2", "--actions", actionsOf("travel-planner")])).code).toBe(0);
+    const checkpoints = await cli.json<{ n: number; snapshot: boolean }[]>(["checkpoints", runId]);
+    expect(checkpoints.map((c) => [c.n, c.snapshot])).toEqual([[0, true], [1, false], [2, true], [3, false]]);
+    expect((await cli.run(["checkpoints", runId])).stdout).toMatch(/^2 .* snapshot +\S+$/m);
+
+    // Checkpoint 3 is read from the snapshot at 2 and one delta; the property test covers the folds.
+    const atSnapshot = await cli.json<{ options: Record<string, unknown> }>(["state", runId, "--checkpoint", "2"]);
+    expect(Object.keys(atSnapshot.options).sort()).toEqual(["flights", "hotels", "weather"]);
+    expect(await cli.json(["state", runId, "--checkpoint", "3"])).toEqual(await cli.json(["state", runId]));
+    expect(await cli.json(["state", runId, "--checkpoint", "3"])).toMatchObject({ options: atSnapshot.options, summary: expect.stringContaining("Lyon") });
   });
 
   it("interrupts lists the pending queue oldest first, with the documented --json shape", async () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { workflow } from "../../engine/index.js";
+import { MemoryStore, ValidationError, Worker, WorkflowRegistry, actionRegistry, workflow } from "../../engine/index.js";
 import { applyOps, reduceWrites, type ChannelOp, type Reducer, type State } from "../../engine/state/ops.js";
 import { StateChain, decodeSnapshot, type Snapshot } from "../../engine/state/snapshot.js";
 import { engineHarness } from "../support/engine.js";
@@ -55,6 +55,18 @@ describe("the fold of deltas and snapshots (property)", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("refuses a snapshot interval a worker could not keep, naming it on one line", () => {
+    const store = new MemoryStore();
+    const registry = new WorkflowRegistry(store, actionRegistry({}));
+    for (const every of [0, -3, 2.5, Number.NaN]) {
+      const make = () => new Worker(store, registry, { snapshotPolicy: { every } });
+      expect(make).toThrow(ValidationError);
+      expect(make).toThrow(`snapshot interval must be a whole number of checkpoints of at least 1, not ${every}`);
+    }
+    expect(() => new Worker(store, registry, { snapshotPolicy: { minBytes: -1 } })).toThrow(/^snapshot size threshold must be a number of bytes of at least 0, not -1$/);
+    expect(() => new Worker(store, registry, { snapshotPolicy: { every: 8 } })).not.toThrow();
   });
 });
 
