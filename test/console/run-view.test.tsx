@@ -169,8 +169,9 @@ describe("run view: events, state, checkpoints, timeline", () => {
     const run = await settle(fx.engine, "travel-planner");
     ui = await openRun(run.id, 3);
     await ui.waitFor("4 checkpoints");
-    expect(lineWith(ui, "input", "engine")).toBeDefined();
-    expect(lineWith(ui, "loop", "flights, hotels")).toBeDefined();
+    expect(lineWith(ui, "input", "engine")).toMatch(/■ [\d.]+[BKM]$/);
+    expect(lineWith(ui, "loop", "flights, hotels")).not.toContain("■");
+    expect(ui.frame()).toContain("d diff marked · ■ snapshot");
     await ui.press("k");
     await ui.press("enter");
     await ui.waitFor("checkpoint 2 against its parent 1");

@@ -10,6 +10,9 @@ import { bytes, clean, clock, fit } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
 import { diffLines } from "./diff-lines.js";
 
+/** Marks a checkpoint that stores a snapshot (the whole state), not only its step's delta. */
+const SNAPSHOT = "■";
+
 const SOURCE_COLOR: Record<CheckpointRecord["source"], string> = { input: "blue", loop: "white", update: "yellow", fork: "magenta" };
 
 /** Every checkpoint of the run: `enter` diffs one against its parent, `space` marks two for `d`, `F` forks. */
@@ -73,10 +76,10 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
       }),
   });
 
-  const c = { n: 4, step: 5, source: 7, actor: Math.min(22, Math.max(10, Math.floor(width / 5))), time: 8, size: 7 };
+  const c = { n: 4, step: 5, source: 7, actor: Math.min(22, Math.max(10, Math.floor(width / 5))), time: 8, size: 9 };
   const nodesWidth = Math.max(6, width - (c.n + c.step + c.source + c.actor + c.time + c.size + 10));
   const lines: Line[] = [
-    [seg(` ${checkpoints.length} checkpoints`, { bold: true }), seg(`  enter diff with parent · space mark${marked.length ? ` (${marked.join(", ")})` : ""} · d diff marked`, { color: MUTED })],
+    [seg(` ${checkpoints.length} checkpoints`, { bold: true }), seg(`  enter diff with parent · space mark${marked.length ? ` (${marked.join(", ")})` : ""} · d diff marked · ${SNAPSHOT} snapshot`, { color: MUTED })],
     [seg(`   ${fit("#", c.n, "right")} ${fit("STEP", c.step, "right")} ${fit("SOURCE", c.source)} ${fit("ACTOR", c.actor)} ${fit("NODES", nodesWidth)} ${fit("TIME", c.time)} ${fit("SIZE", c.size, "right")}`, { color: MUTED, bold: true })],
   ];
   for (let i = start; i < Math.min(checkpoints.length, start + rows); i++) {
@@ -87,7 +90,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
       seg(fit(cp.source, c.source), { color: SOURCE_COLOR[cp.source] }),
       seg(` ${fit(clean(cp.actor), c.actor)} `, { color: MUTED }),
       seg(fit(clean(cp.nodes.join(", ")), nodesWidth)),
-      seg(` ${fit(clock(cp.createdAt), c.time)} ${fit(bytes(cp.bytes), c.size, "right")}`, { color: MUTED }),
+      seg(` ${fit(clock(cp.createdAt), c.time)} ${fit(`${cp.snapshot ? `${SNAPSHOT} ` : ""}${bytes(cp.bytes)}`, c.size, "right")}`, { color: MUTED }),
     ];
     lines.push(i === index ? highlight(line, width) : line);
   }
