@@ -18,6 +18,12 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
+/** A count given as `--name N` (undefined when not given); anything but a whole number ≥ 1 is a usage error. */
+export function countFlag(name: string, value: number | undefined): number | undefined {
+  if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new UsageError(`--${name} must be a whole number of at least 1`);
+  return value;
+}
+
 export function exitCodeOf(error: unknown): ExitCode {
   if (error instanceof UsageError) return EXIT.usage;
   if (isPitwallError(error)) {

@@ -1,6 +1,6 @@
 import { RUN_STATUSES, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
-import { EXIT, UsageError } from "../cli/errors.js";
+import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
 
 export const runs = defineCommand({
@@ -21,8 +21,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     for (const s of statuses) {
       if (!RUN_STATUSES.includes(s as RunStatus)) throw new UsageError(`--status ${s}: not a run status (${RUN_STATUSES.join(", ")})`);
     }
-    const limit = flags.limit ?? 50;
-    if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit must be a whole number of at least 1");
+    const limit = countFlag("limit", flags.limit) ?? 50;
     const { runs: list } = await (await store()).listRuns({
       ...(statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
       ...(flags.workflow ? { workflow: flags.workflow } : {}),

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { Worker, WorkflowRegistry, actionRegistry, type Store } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
-import { EXIT, UsageError } from "../cli/errors.js";
+import { EXIT, countFlag } from "../cli/errors.js";
 import { clock } from "../cli/format.js";
 import { clean, type Output } from "../cli/output.js";
 
@@ -25,19 +25,15 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
   args: { min: 0, max: 0 },
   stopsOnSignal: true,
   async run({ flags, out, store, actions, signal }) {
-    if (flags.concurrency !== undefined && (!Number.isInteger(flags.concurrency) || flags.concurrency < 1)) {
-      throw new UsageError("--concurrency must be a whole number of at least 1");
-    }
-    if (flags.snapshotEvery !== undefined && (!Number.isInteger(flags.snapshotEvery) || flags.snapshotEvery < 1)) {
-      throw new UsageError("--snapshot-every must be a whole number of at least 1");
-    }
+    const concurrency = countFlag("concurrency", flags.concurrency);
+    const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
     const registry = (await actions(flags.actions)) ?? actionRegistry({});
     if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
     const s = await store();
     const workflows = new WorkflowRegistry(s, registry);
     const w = new Worker(s, workflows, {
-      ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
-      ...(flags.snapshotEvery !== undefined ? { snapshotPolicy: { every: flags.snapshotEvery } } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(snapshotEvery !== undefined ? { snapshotPolicy: { every: snapshotEvery } } : {}),
       ...(flags.id ? { id: flags.id } : {}),
       onRunEnd: (runId, end) => {
         if ("error" in end) {

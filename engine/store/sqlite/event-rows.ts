@@ -33,6 +33,8 @@ type LegacyEvent = [type: EventRecord["type"], taskId: string | null, traceId: s
 export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: number, events: readonly NewEvent[]): EventBatchRow {
   const runTrace = traceIdOf(runId);
   const { actor, time } = events[0]!;
+  // What each position of a tuple is when it is left out.
+  const defaults: unknown[] = [undefined, undefined, null, null, null, actor, time];
   const stored = events.map((e): StoredEvent => {
     const tuple: StoredEvent = [
       e.type,
@@ -43,7 +45,6 @@ export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: numbe
       e.actor,
       e.time,
     ];
-    const defaults: unknown[] = [undefined, undefined, null, null, null, actor, time];
     let length = tuple.length;
     while (length > 2 && tuple[length - 1] === defaults[length - 1]) length--;
     tuple.length = length;

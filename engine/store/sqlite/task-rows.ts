@@ -54,14 +54,14 @@ export function taskRecord(row: TaskRow): TaskRecord {
   const doc = JSON.parse(row.doc) as Partial<TaskRecord>;
   const task = { id: row.id, runId: row.run_id, step: row.step, createdAt: row.created_at, idempotencyKey: row.id, ...TASK_DEFAULTS, ...doc } as TaskRecord;
   if (task.node === undefined) task.node = nodeOf(task);
+  // What an attempt left out is what it shares with its task.
   task.attempts = (doc.attempts ?? []).map((a: StoredAttempt, i) => ({
-    n: a.n ?? i + 1,
-    worker: a.worker ?? task.worker!,
-    startedAt: a.startedAt ?? task.startedAt!,
-    endedAt: a.endedAt !== undefined ? a.endedAt : task.endedAt,
-    outcome: a.outcome !== undefined ? a.outcome : (task.status as AttemptRecord["outcome"]),
-    ...(a.error !== undefined ? { error: a.error } : {}),
-    ...(a.code !== undefined ? { code: a.code } : {}),
+    n: i + 1,
+    worker: task.worker!,
+    startedAt: task.startedAt!,
+    endedAt: task.endedAt,
+    outcome: task.status as AttemptRecord["outcome"],
+    ...a,
   }));
   return task;
 }
