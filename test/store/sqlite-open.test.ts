@@ -282,6 +282,26 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
+  it("reports a damaged packed record as corruption of the store", async () => {
+    const file = fresh("packed");
+    await storeWithRuns(file, 2);
+    const raw = new Database(file);
+    const packed = raw.prepare("SELECT meta FROM checkpoints WHERE run_id = 'run-0'").pluck().get() as Buffer;
+    expect(Buffer.isBuffer(packed)).toBe(true);
+    const garbled = Buffer.from(packed);
+    garbled.fill(0xff, 1, 6);
+    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-0'").run(garbled);
+    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-1'").run(Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
+    raw.close();
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(await storeError(store.getCheckpoint("run-0:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed record does not inflate \(.+\)\); restore it from a backup$/);
+      expect(await storeError(store.getCheckpoint("run-1:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed with unknown dictionary 127\); restore it from a backup$/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("reports a store locked by another process past the busy timeout, and writes nothing", async () => {
     const file = fresh("locked");
     await storeWithRuns(file, 1);

@@ -1,5 +1,6 @@
 import { traceIdOf } from "../../ids.js";
 import type { EventRecord, NewEvent } from "../records.js";
+import { packJson, unpackJson } from "./packed-json.js";
 
 /** A commit's events, stored as one row: `seq` is the last one's store-wide number, `run_seq` the first one's number within the run. */
 export interface EventBatchRow {
@@ -7,7 +8,7 @@ export interface EventBatchRow {
   run_id: string;
   run_seq: number;
   count: number;
-  events: string;
+  events: string | Buffer;
 }
 
 /**
@@ -51,14 +52,14 @@ export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: numbe
     return tuple;
   });
   const batch: StoredBatch = { actor, time, events: stored };
-  return { seq: lastSeq, run_id: runId, run_seq: firstRunSeq, count: events.length, events: JSON.stringify(batch) };
+  return { seq: lastSeq, run_id: runId, run_seq: firstRunSeq, count: events.length, events: packJson(batch) };
 }
 
 export function eventRecords(row: EventBatchRow): EventRecord[] {
   const first = row.seq - row.count + 1;
   const runTrace = traceIdOf(row.run_id);
   const record = (i: number, e: Omit<EventRecord, "seq" | "runId" | "runSeq">): EventRecord => ({ seq: first + i, runId: row.run_id, runSeq: row.run_seq + i, ...e });
-  const parsed = JSON.parse(row.events) as StoredBatch | LegacyEvent[];
+  const parsed = unpackJson<StoredBatch | LegacyEvent[]>(row.events);
   if (Array.isArray(parsed)) {
     return parsed.map(([type, taskId, traceId, spanId, actor, time, payload], i) =>
       record(i, { taskId, traceId: traceId ?? runTrace, spanId, type, actor, payload: payload as EventRecord["payload"], time }),

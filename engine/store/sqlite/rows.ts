@@ -1,6 +1,7 @@
 import { checkpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import type { CheckpointRecord, RunRecord } from "../records.js";
+import { packJson, unpackJson } from "./packed-json.js";
 
 /** How records are laid out in rows, and back. */
 
@@ -25,7 +26,7 @@ export interface CheckpointRow {
   n: number;
   snapshot_n: number;
   bytes: number;
-  meta: string;
+  meta: string | Buffer;
   delta: string;
   snapshot: string | null;
 }
@@ -56,14 +57,14 @@ export function checkpointRow(c: CheckpointRecord): CheckpointRow {
     n: c.n,
     snapshot_n: c.snapshotN,
     bytes: c.bytes,
-    meta: JSON.stringify(meta),
+    meta: packJson(meta),
     delta: JSON.stringify(c.delta),
     snapshot: c.snapshot === undefined ? null : JSON.stringify(c.snapshot),
   };
 }
 
 export function checkpointRecord(row: CheckpointRow): CheckpointRecord {
-  const { step, parentId, source, control, ...meta } = JSON.parse(row.meta) as StoredCheckpointMeta;
+  const { step, parentId, source, control, ...meta } = unpackJson<StoredCheckpointMeta>(row.meta);
   return {
     id: checkpointId(row.run_id, row.n),
     runId: row.run_id,

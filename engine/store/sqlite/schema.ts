@@ -156,6 +156,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events_v2 RENAME TO events;
   CREATE INDEX events_by_run ON events (run_id, seq);
   `,
+  `
+  -- Version 3 changes no table. Event batches, checkpoint metadata and task documents may now be
+  -- BLOBs, deflated against a preset dictionary (engine/store/sqlite/packed-json.ts); TEXT rows
+  -- are still read. The version moves so that an earlier pitwall, which would misread those
+  -- BLOBs, refuses the file instead.
+  SELECT 1;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,12 +1,13 @@
 import { taskId } from "../../ids.js";
 import type { AttemptRecord, TaskRecord } from "../records.js";
+import { packJson, unpackJson } from "./packed-json.js";
 
 export interface TaskRow {
   run_id: string;
   step: number;
   id: string;
   created_at: number;
-  doc: string;
+  doc: string | Buffer;
 }
 
 /** What a task has until something happens to it; its stored document leaves these out. */
@@ -25,6 +26,8 @@ const TASK_DEFAULTS = {
   waitingFor: null,
 } as const satisfies Partial<TaskRecord>;
 
+const UNSETTLED: ReadonlySet<TaskRecord["status"]> = new Set(["pending", "running"]);
+
 /** The key columns: they are not repeated in the document. */
 const KEYS = new Set(["id", "runId", "step", "createdAt"]);
 
@@ -36,7 +39,8 @@ type StoredAttempt = Partial<AttemptRecord>;
 
 /**
  * The key columns hold a task's id, run, step and creation time; the document holds the rest that
- * is not a default and cannot be read from the id (the node, the idempotency key).
+ * is not a default and cannot be read from the id (the node, the idempotency key). A pending or
+ * running task's document is replaced when the task moves on, so only a settled one is packed.
  */
 export function taskRow(task: TaskRecord): TaskRow {
   const doc: Record<string, unknown> = {};
@@ -47,11 +51,11 @@ export function taskRow(task: TaskRecord): TaskRow {
     if (key in TASK_DEFAULTS && value === TASK_DEFAULTS[key as keyof typeof TASK_DEFAULTS]) continue;
     doc[key] = key === "attempts" ? task.attempts.map((a, i) => storedAttempt(task, a, i)) : value;
   }
-  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc: JSON.stringify(doc) };
+  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc: UNSETTLED.has(task.status) ? JSON.stringify(doc) : packJson(doc) };
 }
 
 export function taskRecord(row: TaskRow): TaskRecord {
-  const doc = JSON.parse(row.doc) as Partial<TaskRecord>;
+  const doc = unpackJson<Partial<TaskRecord>>(row.doc);
   const task = { id: row.id, runId: row.run_id, step: row.step, createdAt: row.created_at, idempotencyKey: row.id, ...TASK_DEFAULTS, ...doc } as TaskRecord;
   if (task.node === undefined) task.node = nodeOf(task);
   // What an attempt left out is what it shares with its task.
