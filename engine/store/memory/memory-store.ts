@@ -32,6 +32,10 @@ export class MemoryStore implements Store {
   private readonly interrupts = new Map<string, InterruptRecord>();
   private readonly commands = new Map<string, CommandRecord>();
   private readonly events: EventRecord[] = [];
+  // Per-run views of the same records, so that a run's step costs the same however many runs the store holds.
+  private readonly tasksByRun = new Map<string, Map<string, TaskRecord>>();
+  private readonly interruptsByRun = new Map<string, Map<string, InterruptRecord>>();
+  private readonly eventsByRun = new Map<string, EventRecord[]>();
   private readonly artifacts = new Map<string, { data: Uint8Array; mediaType: string; runs: Set<string> }>();
   private readonly feed = new EventFeed();
   private fenceCounter = 0;
@@ -118,8 +122,8 @@ export class MemoryStore implements Store {
       run.headN = checkpoint.n;
       run.step = checkpoint.step;
     }
-    for (const task of commit.tasks ?? []) this.tasks.set(task.id, copy(task));
-    for (const interrupt of commit.interrupts ?? []) this.interrupts.set(interrupt.id, copy(interrupt));
+    for (const task of commit.tasks ?? []) keep(this.tasks, this.tasksByRun, copy(task));
+    for (const interrupt of commit.interrupts ?? []) keep(this.interrupts, this.interruptsByRun, copy(interrupt));
     for (const command of commit.submit ?? []) this.commands.set(command.id, copy(command));
     for (const answer of commit.commands ?? []) {
       const command = this.commands.get(answer.id);
@@ -132,7 +136,7 @@ export class MemoryStore implements Store {
         waiting.updatedAt = now;
       }
     }
-    run.pendingInterrupts = [...this.interrupts.values()].filter((i) => i.runId === run.id && i.status === "pending").length;
+    run.pendingInterrupts = [...(this.interruptsByRun.get(run.id)?.values() ?? [])].filter((i) => i.status === "pending").length;
     run.updatedAt = now;
     return { events: this.appendEvents(run, commit.events ?? []) };
   }
@@ -161,8 +165,8 @@ export class MemoryStore implements Store {
 
   async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
     return copy(
-      [...this.tasks.values()]
-        .filter((t) => t.runId === runId && (options.step === undefined || t.step === options.step))
+      [...(this.tasksByRun.get(runId)?.values() ?? [])]
+        .filter((t) => options.step === undefined || t.step === options.step)
         .sort((a, b) => a.step - b.step || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)),
     );
   }
@@ -172,8 +176,9 @@ export class MemoryStore implements Store {
   }
 
   async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
-    const list = [...this.interrupts.values()]
-      .filter((i) => (filter.status === undefined || i.status === filter.status) && (filter.runId === undefined || i.runId === filter.runId))
+    const all = filter.runId === undefined ? this.interrupts : (this.interruptsByRun.get(filter.runId) ?? new Map<string, InterruptRecord>());
+    const list = [...all.values()]
+      .filter((i) => filter.status === undefined || i.status === filter.status)
       .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
     return copy(list.slice(0, filter.limit ?? list.length));
   }
@@ -205,15 +210,15 @@ export class MemoryStore implements Store {
   }
 
   async readEvents(query: EventQuery = {}): Promise<EventRecord[]> {
-    const after = query.after ?? 0;
-    const start = lowerBound(this.events, after);
-    const matches = (e: EventRecord) => (query.runId === undefined || e.runId === query.runId) && (!query.types || query.types.includes(e.type));
+    const events = query.runId === undefined ? this.events : (this.eventsByRun.get(query.runId) ?? []);
+    const start = lowerBound(events, query.after ?? 0);
+    const matches = (e: EventRecord) => !query.types || query.types.includes(e.type);
     const out: EventRecord[] = [];
     if (query.last !== undefined) {
-      for (let i = this.events.length - 1; i >= start && out.length < query.last; i--) if (matches(this.events[i]!)) out.push(this.events[i]!);
+      for (let i = events.length - 1; i >= start && out.length < query.last; i--) if (matches(events[i]!)) out.push(events[i]!);
       out.reverse();
     } else {
-      for (let i = start; i < this.events.length && out.length < (query.limit ?? Infinity); i++) if (matches(this.events[i]!)) out.push(this.events[i]!);
+      for (let i = start; i < events.length && out.length < (query.limit ?? Infinity); i++) if (matches(events[i]!)) out.push(events[i]!);
     }
     return copy(out.slice(0, query.limit ?? out.length));
   }
@@ -243,7 +248,7 @@ export class MemoryStore implements Store {
   async runStorage(runId: string): Promise<RunStorage> {
     this.mustGetRun(runId);
     const checkpoints = (this.checkpoints.get(runId) ?? []).reduce((sum, c) => sum + c.bytes, 0);
-    const events = this.events.filter((e) => e.runId === runId).reduce((sum, e) => sum + JSON.stringify(e.payload).length + 64, 0);
+    const events = (this.eventsByRun.get(runId) ?? []).reduce((sum, e) => sum + JSON.stringify(e.payload).length + 64, 0);
     const artifacts = [...this.artifacts.values()].filter((a) => a.runs.has(runId)).reduce((sum, a) => sum + a.data.byteLength, 0);
     return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
   }
@@ -270,11 +275,21 @@ export class MemoryStore implements Store {
     for (const event of events) {
       const record = { ...copy(event), seq: this.events.length + 1, runSeq: ++run.eventCount } as EventRecord;
       this.events.push(record);
+      const ofRun = this.eventsByRun.get(run.id);
+      if (ofRun) ofRun.push(record);
+      else this.eventsByRun.set(run.id, [record]);
       out.push(record);
     }
     if (out.length > 0) this.feed.publish(copy(out));
     return copy(out);
   }
+}
+
+function keep<T extends { id: string; runId: string }>(all: Map<string, T>, byRun: Map<string, Map<string, T>>, record: T): void {
+  all.set(record.id, record);
+  const ofRun = byRun.get(record.runId);
+  if (ofRun) ofRun.set(record.id, record);
+  else byRun.set(record.runId, new Map([[record.id, record]]));
 }
 
 function lowerBound(events: EventRecord[], after: number): number {
