@@ -215,6 +215,8 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
         { ...event(run.id), taskId: `${other.id}:4:elsewhere`, traceId: "another-trace", actor: "operator:ann", time: 1001 },
         { ...event(run.id), taskId: ":odd", actor: "worker:w1", time: 1000 },
         { ...event(run.id), actor: "worker:w1", time: 999 },
+        // Text beyond ASCII, and longer than any window a store might compress it with.
+        { ...event(run.id, "node.log", { message: `Grüße, 世界 🚀 ${Array.from({ length: 400 }, (_, i) => `line ${i * 7919 % 1000}`).join("\n")}` }), actor: "worker:w1", time: 1000 },
       ];
       const cp = checkpoint(run.id, 1, [["items", "append", ["a"]]], {
         source: "fork",
