@@ -284,19 +284,21 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
 
   it("reports a damaged packed record as corruption of the store", async () => {
     const file = fresh("packed");
-    await storeWithRuns(file, 2);
+    await storeWithRuns(file, 3);
     const raw = new Database(file);
     const packed = raw.prepare("SELECT meta FROM checkpoints WHERE run_id = 'run-0'").pluck().get() as Buffer;
     expect(Buffer.isBuffer(packed)).toBe(true);
     const garbled = Buffer.from(packed);
-    garbled.fill(0xff, 1, 6);
+    garbled.fill(0xff, 4, 10);
     raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-0'").run(garbled);
     raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-1'").run(Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
+    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-2'").run(packed.subarray(0, 1));
     raw.close();
     const store = await openStore(`sqlite:${file}`);
     try {
-      expect(await storeError(store.getCheckpoint("run-0:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed record does not inflate \(.+\)\); restore it from a backup$/);
+      expect(await storeError(store.getCheckpoint("run-0:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed record .+\); restore it from a backup$/);
       expect(await storeError(store.getCheckpoint("run-1:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed with unknown dictionary 127\); restore it from a backup$/);
+      expect(await storeError(store.getCheckpoint("run-2:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed record has no readable length\); restore it from a backup$/);
     } finally {
       await store.close();
     }

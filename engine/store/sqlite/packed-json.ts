@@ -46,15 +46,22 @@ const INFLATE = DICTIONARIES.map((dictionary) => ({ dictionary, windowBits: WIND
 /** Shorter documents are stored as text: deflate's few bytes of framing would eat what it saves. */
 const MIN_PACKED_LENGTH = 48;
 
-/** `value` as JSON, deflated when that makes it shorter. */
+/**
+ * `value` as JSON, deflated when that makes it shorter: [dictionary version, the JSON's length in
+ * bytes (unsigned LEB128), deflate data]. Knowing the length, inflating allocates exactly the
+ * text's bytes (zlib's default is a 16 KiB buffer per call, garbage a moment later) and a row
+ * whose data does not match it is found damaged.
+ */
 export function packJson(value: unknown): string | Buffer {
   const text = JSON.stringify(value);
   if (text.length < MIN_PACKED_LENGTH) return text;
-  const deflated = deflateRawSync(text, DEFLATE[CURRENT]);
-  if (deflated.length + 1 >= Buffer.byteLength(text)) return text;
-  const packed = Buffer.allocUnsafe(deflated.length + 1);
-  packed[0] = CURRENT;
-  deflated.copy(packed, 1);
+  const bytes = Buffer.byteLength(text);
+  const deflated = deflateRawSync(text, { ...DEFLATE[CURRENT], chunkSize: bytes + 64 });
+  const header = [CURRENT, ...leb128(bytes)];
+  if (header.length + deflated.length >= bytes) return text;
+  const packed = Buffer.allocUnsafe(header.length + deflated.length);
+  packed.set(header);
+  packed.set(deflated, header.length);
   return packed;
 }
 
@@ -64,11 +71,34 @@ export function unpackJson<T>(stored: string | Buffer): T {
   const options = INFLATE[stored[0]!];
   // A damaged row surfaces as the same SyntaxError as damaged JSON text, which the store reports.
   if (!options) throw new SyntaxError(`packed with unknown dictionary ${stored[0]}`);
-  let text: string;
+  const { value: bytes, end } = readLeb128(stored, 1);
+  let text: Buffer;
   try {
-    text = inflateRawSync(stored.subarray(1), options).toString("utf8");
+    text = inflateRawSync(stored.subarray(end), { ...options, chunkSize: Math.max(64, bytes + 8), maxOutputLength: Math.max(1, bytes) });
   } catch (error) {
     throw new SyntaxError(`packed record does not inflate (${(error as Error).message})`);
   }
-  return JSON.parse(text) as T;
+  if (text.length !== bytes) throw new SyntaxError(`packed record inflates to ${text.length} bytes, not the ${bytes} it records`);
+  return JSON.parse(text.toString("utf8")) as T;
+}
+
+function leb128(n: number): number[] {
+  const out: number[] = [];
+  do {
+    const low = n % 128;
+    n = Math.floor(n / 128);
+    out.push(n > 0 ? low | 128 : low);
+  } while (n > 0);
+  return out;
+}
+
+function readLeb128(buffer: Buffer, start: number): { value: number; end: number } {
+  let value = 0;
+  let scale = 1;
+  for (let i = start; i < buffer.length && i < start + 8; i++) {
+    value += (buffer[i]! & 127) * scale;
+    if (buffer[i]! < 128) return { value, end: i + 1 };
+    scale *= 128;
+  }
+  throw new SyntaxError("packed record has no readable length");
 }
