@@ -162,6 +162,7 @@ export function biggest(tables: Footprint["tables"], count = 6): string {
     .join(", ");
 }
 
+/** Binary units, named as such (a target of "2 MB" is met by both readings only below 2,000,000 bytes). */
 export function kb(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(2)} MB` : `${Math.round(bytes / 1024)} KB`;
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(2)} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }

@@ -15,7 +15,7 @@ export default async function loop(): Promise<void> {
     `${fmt(engine.ms)} (${fmt(engine.cpuMs)})`,
     `${fmt(raw.ms)} (${fmt(raw.cpuMs)})`,
     ratios(engine, raw),
-    kb(store.fileBytes),
+    `${kb(store.fileBytes)} (${fmt(store.fileBytes)} bytes)`,
     fmt(store.fileBytes / steps),
   ];
   table(["steps", "engine ms", "raw ms", "engine/raw", "store file", "bytes/step"], [row(2000, small), row(4000, large)]);
