@@ -4,10 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore, StoreError, openStore, type EventRecord, type Store } from "../../engine/index.js";
+import { z } from "zod";
+import { SqliteStore, StoreError, createEngine, openStore, workflow, type EventRecord, type Store } from "../../engine/index.js";
 import { traceIdOf } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
+import { unpackJson } from "../../engine/store/sqlite/packed-json.js";
+import type { CheckpointRow } from "../../engine/store/sqlite/rows.js";
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
+import type { TaskRow } from "../../engine/store/sqlite/task-rows.js";
 import { kill, spawnChild } from "../support/processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pitwall-open-"));
@@ -134,9 +138,18 @@ describe("SQLite schema migrations", () => {
     db.pragma(`application_id = ${APPLICATION_ID}`);
     db.pragma("user_version = 1");
     db.exec(`ATTACH DATABASE '${source}' AS src`);
-    for (const table of TABLES) {
-      if (table === "runs") db.exec("INSERT INTO runs (id, doc) SELECT id, doc FROM src.runs");
-      else if (table !== "events") db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
+    // Version 1 named a row's run by its id where later versions keep the run's key, and held
+    // documents as JSON text only.
+    const text = (stored: string | Buffer) => (typeof stored === "string" ? stored : JSON.stringify(unpackJson(stored)));
+    db.exec("INSERT INTO runs (id, doc) SELECT id, doc FROM src.runs");
+    const checkpoints = db.prepare("SELECT r.id AS run_id, c.* FROM src.checkpoints c JOIN src.runs r ON r.key = c.run_key").all() as (CheckpointRow & { meta: string | Buffer })[];
+    const insertCheckpoint = db.prepare("INSERT INTO checkpoints (run_id, n, snapshot_n, bytes, meta, delta, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (const c of checkpoints) insertCheckpoint.run(c.run_id, c.n, c.snapshot_n, c.bytes, text(c.meta), c.delta, c.snapshot);
+    const tasks = db.prepare("SELECT r.id AS run_id, t.* FROM src.tasks t JOIN src.runs r ON r.key = t.run_key").all() as TaskRow[];
+    const insertTask = db.prepare("INSERT INTO tasks (run_id, step, id, created_at, doc) VALUES (?, ?, ?, ?, ?)");
+    for (const t of tasks) insertTask.run(t.run_id, t.step, t.id, t.created_at, text(t.doc));
+    for (const table of TABLES.filter((t) => !["runs", "checkpoints", "tasks", "events"].includes(t))) {
+      db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
     }
     db.exec("DETACH DATABASE src");
     // Version 1 kept one row per event, with a null trace id for the run's own.
@@ -150,14 +163,27 @@ describe("SQLite schema migrations", () => {
     const source = fresh("source");
     await storeWithRuns(source, 3);
     const before = await openStore(`sqlite:${source}`);
+    // And one run that has finished, with tasks and checkpoints of several steps.
+    const wf = workflow("two-steps", { state: z.object({ n: z.number().default(0) }) })
+      .node("one", () => ({ n: 1 }), { next: "two" })
+      .node("two", (s) => ({ n: s.n + 1 }))
+      .compile();
+    const engine = createEngine({ store: before, workflows: [wf] });
+    const done = await engine.start(wf, {});
+    expect((await done.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    await engine.worker!.stop();
     const events = await before.readEvents();
+    const runIds = ["run-0", "run-1", "run-2", done.id];
+    const history = async (store: Store) => Promise.all(runIds.map(async (id) => ({ checkpoints: await store.listCheckpoints(id), tasks: await store.listTasks(id) })));
+    const written = await history(before);
     await before.close();
-    expect(events.length).toBeGreaterThanOrEqual(3);
+    expect(written.at(-1)!.tasks).toHaveLength(2);
     const file = versionOneCopy(source, events);
 
     const store = await openStore(`sqlite:${file}`);
     try {
       expect(await store.readEvents()).toEqual(events);
+      expect(await history(store)).toEqual(written);
       expect((await store.countRuns()).queued).toBe(3);
       const { runs } = await store.listRuns({ status: "queued" });
       expect(runs.map((r) => r.id).sort()).toEqual(["run-0", "run-1", "run-2"]);
@@ -176,15 +202,15 @@ describe("SQLite schema migrations", () => {
     const file = fresh("old-rows");
     await storeWithRuns(file, 1);
     const db = new Database(file);
-    db.prepare("INSERT INTO tasks (run_id, step, id, created_at, doc) VALUES ('run-0', 1, 'run-0:1:work', 9, ?)").run(
+    db.prepare("INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES ((SELECT key FROM runs WHERE id = 'run-0'), 1, 'run-0:1:work', 9, ?)").run(
       '{"status":"succeeded","attempts":[{"n":1,"worker":"w1","startedAt":10,"endedAt":12,"outcome":"succeeded"}],"worker":"w1","startedAt":10,"endedAt":12,"node":"work"}',
     );
-    db.prepare("INSERT INTO checkpoints (run_id, n, snapshot_n, bytes, meta, delta, snapshot) VALUES ('run-0', 1, 0, 20, ?, ?, NULL)").run(
+    db.prepare("INSERT INTO checkpoints (run_key, n, snapshot_n, bytes, meta, delta, snapshot) VALUES ((SELECT key FROM runs WHERE id = 'run-0'), 1, 0, 20, ?, ?, NULL)").run(
       '{"source":"loop","actor":"worker:w1","nodes":["work"],"next":["work"],"control":{"finished":[{"node":"work"}],"barriers":{},"visits":{"work":1}},"createdAt":12}',
       '[["count","set",1]]',
     );
     const last = db.prepare("SELECT max(seq) AS seq FROM events").get() as { seq: number };
-    db.prepare("INSERT INTO events (seq, run_id, run_seq, count, events) VALUES (?, 'run-0', 2, 2, ?)").run(
+    db.prepare("INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (?, (SELECT key FROM runs WHERE id = 'run-0'), 2, 2, ?)").run(
       last.seq + 2,
       '[["task.succeeded","run-0:1:work",null,"span-1","worker:w1",12,{"node":"work","attempt":1,"durationMs":2,"keys":["count"]}],["step.completed",null,"trace-x",null,"worker:w2",13,{"step":1}]]',
     );
@@ -286,13 +312,13 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     const file = fresh("packed");
     await storeWithRuns(file, 3);
     const raw = new Database(file);
-    const packed = raw.prepare("SELECT meta FROM checkpoints WHERE run_id = 'run-0'").pluck().get() as Buffer;
+    const packed = raw.prepare("SELECT meta FROM checkpoints WHERE run_key = (SELECT key FROM runs WHERE id = 'run-0')").pluck().get() as Buffer;
     expect(Buffer.isBuffer(packed)).toBe(true);
     const garbled = Buffer.from(packed);
     garbled.fill(0xff, 4, 10);
-    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-0'").run(garbled);
-    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-1'").run(Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
-    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_id = 'run-2'").run(packed.subarray(0, 1));
+    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-0')").run(garbled);
+    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-1')").run(Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
+    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-2')").run(packed.subarray(0, 1));
     raw.close();
     const store = await openStore(`sqlite:${file}`);
     try {

@@ -22,6 +22,12 @@ import { taskRecord, taskRow, type TaskRow } from "./task-rows.js";
 type Param = string | number | null;
 
 /**
+ * Checkpoints, tasks and events name their run by its integer key (schema version 3): statements
+ * find it from the run id they are given, and rows read back name the run by that id again.
+ */
+const RUN_KEY = "(SELECT key FROM runs WHERE id = :run_id)";
+
+/**
  * The runs a worker may claim (the SQL form of `claimable` in rules.ts), oldest update first: the
  * queued ones and the running ones whose lease expired, each read along the status index.
  */
@@ -163,36 +169,42 @@ export class Queries {
 
   insertCheckpoint(checkpoint: CheckpointRecord): void {
     this.sql(
-      `INSERT INTO checkpoints (run_id, n, snapshot_n, bytes, meta, delta, snapshot)
-       VALUES (:run_id, :n, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
+      `INSERT INTO checkpoints (run_key, n, snapshot_n, bytes, meta, delta, snapshot)
+       VALUES (${RUN_KEY}, :n, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
     ).run(checkpointRow(checkpoint));
   }
 
   getCheckpoint(id: string): CheckpointRecord | undefined {
     const key = parseCheckpointId(id);
     if (!key) return undefined;
-    const row = this.sql("SELECT * FROM checkpoints WHERE run_id = ? AND n = ?").get(key.runId, key.n) as CheckpointRow | undefined;
+    const row = this.sql(`SELECT :run_id AS run_id, * FROM checkpoints WHERE run_key = ${RUN_KEY} AND n = :n`).get({ run_id: key.runId, n: key.n }) as
+      | CheckpointRow
+      | undefined;
     return row && checkpointRecord(row);
   }
 
   listCheckpoints(runId: string, afterN: number, limit: number): CheckpointRecord[] {
-    const rows = this.sql("SELECT * FROM checkpoints WHERE run_id = ? AND n > ? ORDER BY n LIMIT ?").all(runId, afterN, limit) as CheckpointRow[];
+    const rows = this.sql(`SELECT :run_id AS run_id, * FROM checkpoints WHERE run_key = ${RUN_KEY} AND n > :after ORDER BY n LIMIT :limit`).all({
+      run_id: runId,
+      after: afterN,
+      limit,
+    }) as CheckpointRow[];
     return rows.map(checkpointRecord);
   }
 
   checkpointRows(runId: string, ns: readonly number[]): ChainRow[] {
     const rows = this.sql(
-      "SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_id = ? AND n IN (SELECT value FROM json_each(?))",
-    ).all(runId, JSON.stringify(ns)) as CheckpointRow[];
+      `SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_key = ${RUN_KEY} AND n IN (SELECT value FROM json_each(:ns))`,
+    ).all({ run_id: runId, ns: JSON.stringify(ns) }) as CheckpointRow[];
     return rows.map(chainRow);
   }
 
   checkpointRowRange(runId: string, fromN: number, toN: number): ChainRow[] {
-    const rows = this.sql("SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_id = ? AND n > ? AND n <= ? ORDER BY n").all(
-      runId,
-      fromN,
-      toN,
-    ) as CheckpointRow[];
+    const rows = this.sql(`SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_key = ${RUN_KEY} AND n > :from AND n <= :to ORDER BY n`).all({
+      run_id: runId,
+      from: fromN,
+      to: toN,
+    }) as CheckpointRow[];
     return rows.map(chainRow);
   }
 
@@ -200,23 +212,27 @@ export class Queries {
 
   putTask(task: TaskRecord): void {
     this.sql(
-      `INSERT INTO tasks (run_id, step, id, created_at, doc) VALUES (:run_id, :step, :id, :created_at, :doc)
-       ON CONFLICT (run_id, step, id) DO UPDATE SET doc = excluded.doc`,
+      `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES (${RUN_KEY}, :step, :id, :created_at, :doc)
+       ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
     ).run(taskRow(task));
   }
 
   getTask(id: string): TaskRecord | undefined {
     const key = parseTaskId(id);
     if (!key) return undefined;
-    const row = this.sql("SELECT * FROM tasks WHERE run_id = ? AND step = ? AND id = ?").get(key.runId, key.step, id) as TaskRow | undefined;
+    const row = this.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step AND id = :id`).get({
+      run_id: key.runId,
+      step: key.step,
+      id,
+    }) as TaskRow | undefined;
     return row && taskRecord(row);
   }
 
   listTasks(runId: string, step: number | undefined): TaskRecord[] {
     const rows =
       step === undefined
-        ? this.sql("SELECT * FROM tasks WHERE run_id = ? ORDER BY step, created_at, id").all(runId)
-        : this.sql("SELECT * FROM tasks WHERE run_id = ? AND step = ? ORDER BY created_at, id").all(runId, step);
+        ? this.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} ORDER BY step, created_at, id`).all({ run_id: runId })
+        : this.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step ORDER BY created_at, id`).all({ run_id: runId, step });
     return (rows as TaskRow[]).map(taskRecord);
   }
 
@@ -281,7 +297,7 @@ export class Queries {
     const stray = events.find((e) => e.runId !== runId);
     if (stray) throw new Error(`an event of run ${stray.runId} was committed with run ${runId}`);
     const first = this.lastEventSeq() + 1;
-    this.sql("INSERT INTO events (seq, run_id, run_seq, count, events) VALUES (:seq, :run_id, :run_seq, :count, :events)").run(
+    this.sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (:seq, ${RUN_KEY}, :run_seq, :count, :events)`).run(
       eventBatchRow(runId, runSeq, first + events.length - 1, events),
     );
     return events.map((event, i) => ({ seq: first + i, runSeq: runSeq + i, ...event }));
@@ -291,15 +307,17 @@ export class Queries {
   readEvents(query: EventQuery): EventRecord[] {
     if (query.last === 0 || query.limit === 0) return [];
     const after = query.after ?? 0;
-    const where = ["seq > ?"];
-    const params: Param[] = [after];
+    const where = ["e.seq > :after"];
+    const params: Record<string, Param> = { after };
     if (query.runId !== undefined) {
-      where.push("run_id = ?");
-      params.push(query.runId);
+      where.push(`e.run_key = ${RUN_KEY}`);
+      params.run_id = query.runId;
     }
     const wanted = (e: EventRecord) => e.seq > after && (!query.types || query.types.includes(e.type));
     const newestFirst = query.last !== undefined;
-    const rows = this.sql(`SELECT * FROM events ${whereClause(where)} ORDER BY seq ${newestFirst ? "DESC" : ""}`).iterate(...params) as IterableIterator<EventBatchRow>;
+    const rows = this.sql(
+      `SELECT e.seq, r.id AS run_id, e.run_seq, e.count, e.events FROM events e JOIN runs r ON r.key = e.run_key ${whereClause(where)} ORDER BY e.seq ${newestFirst ? "DESC" : ""}`,
+    ).iterate(params) as IterableIterator<EventBatchRow>;
     const found: EventRecord[][] = [];
     let count = 0;
     const enough = newestFirst ? query.last! : (query.limit ?? Infinity);
@@ -333,9 +351,9 @@ export class Queries {
   /** Bytes of a run's rows as stored (row contents, not the pages around them). */
   runStorage(runId: string): RunStorage {
     const checkpoints = this.sql(
-      "SELECT coalesce(sum(octet_length(run_id) + octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_id = ?",
-    ).pluck().get(runId) as number;
-    const events = this.sql("SELECT coalesce(sum(octet_length(run_id) + octet_length(events) + 24), 0) FROM events WHERE run_id = ?").pluck().get(runId) as number;
+      `SELECT coalesce(sum(octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_key = ${RUN_KEY}`,
+    ).pluck().get({ run_id: runId }) as number;
+    const events = this.sql(`SELECT coalesce(sum(octet_length(events) + 24), 0) FROM events WHERE run_key = ${RUN_KEY}`).pluck().get({ run_id: runId }) as number;
     const artifacts = this.sql(
       "SELECT coalesce(sum(a.size), 0) FROM artifact_runs r JOIN artifacts a ON a.sha256 = r.sha256 WHERE r.run_id = ?",
     ).pluck().get(runId) as number;

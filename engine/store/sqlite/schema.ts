@@ -157,11 +157,74 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX events_by_run ON events (run_id, seq);
   `,
   `
-  -- Version 3 changes no table. Event batches, checkpoint metadata and task documents may now be
-  -- BLOBs, deflated against a preset dictionary (engine/store/sqlite/packed-json.ts); TEXT rows
-  -- are still read. The version moves so that an earlier pitwall, which would misread those
-  -- BLOBs, refuses the file instead.
-  SELECT 1;
+  -- Version 3. Checkpoints, tasks and events name their run by an integer key given in creation
+  -- order instead of its id: a few bytes instead of a dozen or more in every row and index
+  -- entry, and the rows of runs created together (which mostly run together) sit together, so a
+  -- group commit writes fewer pages. The key is the runs table's INTEGER PRIMARY KEY, which
+  -- VACUUM keeps. Event batches, checkpoint metadata and task documents may now be BLOBs,
+  -- deflated against a preset dictionary (engine/store/sqlite/packed-json.ts); their columns
+  -- have BLOB affinity, which stores text and BLOBs as they come. TEXT rows are still read.
+  CREATE TABLE runs_v3 (
+    key INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    doc TEXT NOT NULL,
+    status TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    version TEXT NOT NULL,
+    parent_run_id TEXT,
+    updated_at INTEGER NOT NULL,
+    wake_at INTEGER,
+    lease_until INTEGER,
+    waiting_on TEXT
+  );
+  INSERT INTO runs_v3 (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
+    SELECT id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on FROM runs ORDER BY rowid;
+  DROP TABLE runs;
+  ALTER TABLE runs_v3 RENAME TO runs;
+  CREATE INDEX runs_by_update ON runs (updated_at, id);
+  CREATE INDEX runs_by_status ON runs (status, updated_at, id);
+  CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+
+  CREATE TABLE checkpoints_v3 (
+    run_key INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    snapshot_n INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    meta BLOB NOT NULL,
+    delta TEXT NOT NULL,
+    snapshot TEXT,
+    PRIMARY KEY (run_key, n)
+  ) WITHOUT ROWID;
+  INSERT INTO checkpoints_v3 (run_key, n, snapshot_n, bytes, meta, delta, snapshot)
+    SELECT r.key, c.n, c.snapshot_n, c.bytes, c.meta, c.delta, c.snapshot FROM checkpoints c JOIN runs r ON r.id = c.run_id ORDER BY r.key, c.n;
+  DROP TABLE checkpoints;
+  ALTER TABLE checkpoints_v3 RENAME TO checkpoints;
+
+  CREATE TABLE tasks_v3 (
+    run_key INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    doc BLOB NOT NULL,
+    PRIMARY KEY (run_key, step, id)
+  ) WITHOUT ROWID;
+  INSERT INTO tasks_v3 (run_key, step, id, created_at, doc)
+    SELECT r.key, t.step, t.id, t.created_at, t.doc FROM tasks t JOIN runs r ON r.id = t.run_id ORDER BY r.key, t.step, t.id;
+  DROP TABLE tasks;
+  ALTER TABLE tasks_v3 RENAME TO tasks;
+
+  CREATE TABLE events_v3 (
+    seq INTEGER PRIMARY KEY,
+    run_key INTEGER NOT NULL,
+    run_seq INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    events BLOB NOT NULL
+  );
+  INSERT INTO events_v3 (seq, run_key, run_seq, count, events)
+    SELECT e.seq, r.key, e.run_seq, e.count, e.events FROM events e JOIN runs r ON r.id = e.run_id ORDER BY e.seq;
+  DROP TABLE events;
+  ALTER TABLE events_v3 RENAME TO events;
+  CREATE INDEX events_by_run ON events (run_key, seq);
   `,
 ];
 

@@ -84,9 +84,11 @@ export class SqliteStore implements Store {
     return this.write(() => {
       if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
       const run: RunRecord = { ...init.run, head: init.checkpoint.id, headN: init.checkpoint.n, step: init.checkpoint.step };
+      // The run row first, since the checkpoint and event rows refer to its key; it already
+      // counts the events appended below.
+      this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
       this.q.insertCheckpoint(init.checkpoint);
       const events = this.appendEvents(run, init.events);
-      this.q.insertRun(run);
       return { events };
     });
   }
