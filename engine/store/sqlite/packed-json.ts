@@ -3,9 +3,9 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 /**
  * The store's own documents — a commit's events, a checkpoint's metadata, a task — repeat the
  * same words in every row (event types, field names, node and worker names), so they are stored
- * deflated against a preset dictionary of those words, which shrinks a 400-byte batch of events
- * to about 160. A packed document is a BLOB whose first byte names the dictionary it was packed
- * with; TEXT is JSON as written by earlier releases (or too short to gain), read as it is.
+ * deflated against a preset dictionary of those words, which shrinks a step's 380-byte batch of
+ * events to about 130. A packed document is a BLOB (laid out below); TEXT is JSON as written by
+ * earlier releases (or too short to gain), read as it is.
  *
  * State values (deltas and snapshots) are stored as written: reading a checkpoint's state then
  * never pays for inflating it, and what a run stores grows with what its nodes write.
