@@ -7,8 +7,8 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
  * events to about 130. A packed document is a BLOB (laid out below); TEXT is JSON as written by
  * earlier releases (or too short to gain), read as it is.
  *
- * State values (deltas and snapshots) are stored as written: reading a checkpoint's state then
- * never pays for inflating it, and what a run stores grows with what its nodes write.
+ * The state in checkpoints (deltas and snapshots) is stored as written: reading a checkpoint's
+ * state never pays for inflating it, and what a run stores grows with what its nodes write.
  */
 
 /**

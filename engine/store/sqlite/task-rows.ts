@@ -26,8 +26,6 @@ const TASK_DEFAULTS = {
   waitingFor: null,
 } as const satisfies Partial<TaskRecord>;
 
-const UNSETTLED: ReadonlySet<TaskRecord["status"]> = new Set(["pending", "running"]);
-
 /** The key columns: they are not repeated in the document. */
 const KEYS = new Set(["id", "runId", "step", "createdAt"]);
 
@@ -39,8 +37,9 @@ type StoredAttempt = Partial<AttemptRecord>;
 
 /**
  * The key columns hold a task's id, run, step and creation time; the document holds the rest that
- * is not a default and cannot be read from the id (the node, the idempotency key). A pending or
- * running task's document is replaced when the task moves on, so only a settled one is packed.
+ * is not a default and cannot be read from the id (the node, the idempotency key). Only a document
+ * that stays is packed: a pending or running task's is replaced when the task moves on, and a
+ * succeeded one holding its writes when its step's checkpoint takes them.
  */
 export function taskRow(task: TaskRecord): TaskRow {
   const doc: Record<string, unknown> = {};
@@ -51,7 +50,7 @@ export function taskRow(task: TaskRecord): TaskRow {
     if (key in TASK_DEFAULTS && value === TASK_DEFAULTS[key as keyof typeof TASK_DEFAULTS]) continue;
     doc[key] = key === "attempts" ? task.attempts.map((a, i) => storedAttempt(task, a, i)) : value;
   }
-  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc: UNSETTLED.has(task.status) ? JSON.stringify(doc) : packJson(doc) };
+  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc: replacedLater(task) ? JSON.stringify(doc) : packJson(doc) };
 }
 
 export function taskRecord(row: TaskRow): TaskRecord {
@@ -78,6 +77,10 @@ function storedAttempt(task: TaskRecord, attempt: AttemptRecord, i: number): Sto
   if (attempt.endedAt === task.endedAt) delete stored.endedAt;
   if (attempt.outcome === task.status) delete stored.outcome;
   return stored;
+}
+
+function replacedLater(task: TaskRecord): boolean {
+  return task.status === "pending" || task.status === "running" || task.writes !== null;
 }
 
 /** The node named in a task id made by `taskId` (`<run>:<step>:<node>` or `...#<index>`). */
