@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import rfdc from "rfdc";
 import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
 import {
@@ -19,7 +20,7 @@ import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, Run
 import { EventFeed } from "../event-feed.js";
 import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 
-const copy = <T>(value: T): T => structuredClone(value);
+const copy: <T>(value: T) => T = rfdc();
 
 /** The in-memory store: for tests and for engines that need no durability. */
 export class MemoryStore implements Store {
