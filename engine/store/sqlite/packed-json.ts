@@ -55,10 +55,10 @@ const MIN_PACKED_LENGTH = 48;
 export function packJson(value: unknown): string | Buffer {
   const text = JSON.stringify(value);
   if (text.length < MIN_PACKED_LENGTH) return text;
-  const bytes = Buffer.byteLength(text);
-  const deflated = deflateRawSync(text, { ...DEFLATE[CURRENT], chunkSize: bytes + 64 });
-  const header = [CURRENT, ...leb128(bytes)];
-  if (header.length + deflated.length >= bytes) return text;
+  const utf8 = Buffer.from(text);
+  const deflated = deflateRawSync(utf8, { ...DEFLATE[CURRENT], chunkSize: utf8.length + 64 });
+  const header = [CURRENT, ...leb128(utf8.length)];
+  if (header.length + deflated.length >= utf8.length) return text;
   const packed = Buffer.allocUnsafe(header.length + deflated.length);
   packed.set(header);
   packed.set(deflated, header.length);

@@ -164,6 +164,8 @@ export const MIGRATIONS: readonly string[] = [
   -- VACUUM keeps. Event batches, checkpoint metadata and task documents may now be BLOBs,
   -- deflated against a preset dictionary (engine/store/sqlite/packed-json.ts); their columns
   -- have BLOB affinity, which stores text and BLOBs as they come. TEXT rows are still read.
+  -- Rows are carried over by joining their run: a row whose run is gone (none is, by
+  -- construction, and no read could reach it) is not.
   CREATE TABLE runs_v3 (
     key INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
