@@ -50,7 +50,7 @@ export function alreadyResolved(id: string, resolution: InterruptRecord["resolut
 
 /** Whether a worker may claim this run now. */
 export function claimable(
-  run: RunRecord,
+  run: Pick<RunRecord, "id" | "version" | "status" | "leaseUntil" | "wakeAt" | "waitingOn">,
   now: number,
   options: Pick<ClaimOptions, "versions" | "runId">,
   statusOf: (runId: string) => RunStatus | undefined,

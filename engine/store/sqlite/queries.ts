@@ -32,14 +32,15 @@ const RUN_KEY = "(SELECT key FROM runs WHERE id = :run_id)";
  * queued ones and the running ones whose lease expired, each read along the status index.
  */
 const FILTER = `(:versions IS NULL OR version IN (SELECT value FROM json_each(:versions))) AND (:runId IS NULL OR id = :runId)`;
+const CANDIDATE_COLUMNS = "id, status, version, updated_at, wake_at, lease_until, waiting_on";
 const CLAIMABLE = [
-  `SELECT doc FROM runs r
+  `SELECT ${CANDIDATE_COLUMNS} FROM runs r
    WHERE status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
      AND (waiting_on IS NULL OR NOT EXISTS (
        SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled')))
      AND ${FILTER}
    ORDER BY updated_at, id LIMIT :limit`,
-  `SELECT doc FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`,
+  `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`,
 ];
 
 /**
@@ -152,17 +153,12 @@ export class Queries {
   /**
    * The runs a claim would pick first, in its order of preference. This is an indexed
    * pre-selection written after `claimable` and `pickClaim` (the rules every store shares),
-   * which the caller still applies to the rows returned.
+   * which the caller still applies to the rows returned. Only the columns those rules read are
+   * read: the chosen run's document is read once it is chosen.
    */
-  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): RunRecord[] {
+  claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): ClaimCandidate[] {
     const params = claimParams(now, versions, runId, limit);
-    return CLAIMABLE.flatMap((text) => parseDocs<RunRecord>(this.sql(text).all(params) as { doc: string }[]));
-  }
-
-  /** Whether any run looks claimable (a cheap probe: the claim itself checks again under the write lock). */
-  hasClaimCandidate(now: number, versions: readonly string[] | undefined, runId: string | undefined): boolean {
-    const params = claimParams(now, versions, runId, 1);
-    return CLAIMABLE.some((text) => this.sql(text).get(params) !== undefined);
+    return CLAIMABLE.flatMap((text) => (this.sql(text).all(params) as CandidateRow[]).map(claimCandidate));
   }
 
   // checkpoints
@@ -359,6 +355,23 @@ export class Queries {
     ).pluck().get(runId) as number;
     return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
   }
+}
+
+/** What deciding a claim reads of a run. */
+export type ClaimCandidate = Pick<RunRecord, "id" | "status" | "version" | "updatedAt" | "wakeAt" | "leaseUntil" | "waitingOn">;
+
+interface CandidateRow {
+  id: string;
+  status: RunStatus;
+  version: string;
+  updated_at: number;
+  wake_at: number | null;
+  lease_until: number | null;
+  waiting_on: string | null;
+}
+
+function claimCandidate(row: CandidateRow): ClaimCandidate {
+  return { id: row.id, status: row.status, version: row.version, updatedAt: row.updated_at, wakeAt: row.wake_at, leaseUntil: row.lease_until, waitingOn: row.waiting_on };
 }
 
 function claimParams(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number) {

@@ -21,7 +21,7 @@ import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickCla
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
-import { Queries } from "./queries.js";
+import { Queries, type ClaimCandidate } from "./queries.js";
 import { DataVersionWatch } from "./watch.js";
 
 export interface SqliteStoreOptions {
@@ -121,12 +121,14 @@ export class SqliteStore implements Store {
   }
 
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
-    // Most calls find nothing to claim: they should not take the write lock to learn that.
-    if (!this.read(() => this.q.hasClaimCandidate(Date.now(), options.versions, options.runId))) return undefined;
+    // The run is chosen before taking the write lock, which most calls (finding nothing) never
+    // need; under the lock only that run is checked again, unless another process took it first.
+    const chosen = this.read(() => this.claimable(options, Date.now()));
+    if (!chosen) return undefined;
     return this.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
-      const run = this.claimable(options, now);
+      const run = this.stillClaimable(chosen.id, options, now) ?? this.claimable(options, now);
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
@@ -137,11 +139,20 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** The claimable run that has waited longest, or none. */
   private claimable(options: ClaimOptions, now: number): RunRecord | undefined {
-    const candidates = this.q
-      .claimCandidates(now, options.versions, options.runId, 4)
-      .filter((run) => claimable(run, now, options, (id) => this.q.runStatus(id)));
-    return pickClaim(candidates);
+    const candidates = this.q.claimCandidates(now, options.versions, options.runId, 4).filter((run) => this.canClaim(run, options, now));
+    const chosen = pickClaim(candidates);
+    return chosen && this.q.getRun(chosen.id);
+  }
+
+  private stillClaimable(runId: string, options: ClaimOptions, now: number): RunRecord | undefined {
+    const run = this.q.getRun(runId);
+    return run && this.canClaim(run, options, now) ? run : undefined;
+  }
+
+  private canClaim(run: ClaimCandidate, options: ClaimOptions, now: number): boolean {
+    return claimable(run, now, options, (id) => this.q.runStatus(id));
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
