@@ -1,4 +1,5 @@
 import type { Command } from "../cli/command.js";
+import { backup } from "./backup.js";
 import { breakpoint, unbreak } from "./breakpoints.js";
 import { cancel } from "./cancel.js";
 import { checkpoints } from "./checkpoints.js";
@@ -40,5 +41,6 @@ export const COMMANDS: readonly Command[] = [
   unbreak,
   fork,
   consoleCommand,
+  backup,
   demo,
 ] as unknown as readonly Command[];

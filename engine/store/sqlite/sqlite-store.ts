@@ -19,6 +19,7 @@ import {
 } from "../records.js";
 import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
+import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
 import { Queries, type ClaimCandidate } from "./queries.js";
@@ -293,6 +294,16 @@ export class SqliteStore implements Store {
       this.mustGetRun(runId);
       return this.q.runStorage(runId);
     });
+  }
+
+  /**
+   * Writes a consistent copy of the store to `file` (a new file) while other processes keep
+   * working; see backup.ts. It blocks this process while it copies: run it from a process of its
+   * own (`pitwall backup`) for a large store.
+   */
+  async backup(file: string): Promise<BackupResult> {
+    this.flush();
+    return this.read(() => backupStore(this.db, file));
   }
 
   async close(): Promise<void> {
