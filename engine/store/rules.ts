@@ -25,6 +25,22 @@ export function checkCommit(
   return "apply";
 }
 
+/**
+ * Whether a run may be deleted, with the runs below it (`tree`: the run itself, its child runs,
+ * theirs...), the rule every store applies: only a top-level run, and only once every run of its
+ * tree has ended, so that nothing is executing, waiting or about to read what goes.
+ */
+export function checkDeletion(run: Pick<RunRecord, "id" | "parentRunId">, tree: readonly Pick<RunRecord, "id" | "status">[]): void {
+  if (run.parentRunId !== null) {
+    throw new ConflictError(`run ${run.id} is a child run of ${run.parentRunId}: delete run ${run.parentRunId}, which deletes its child runs with it`);
+  }
+  const live = tree.find((r) => !TERMINAL_RUN_STATUSES.includes(r.status));
+  if (live) {
+    const whose = live.id === run.id ? `run ${run.id} is ${live.status}` : `run ${run.id} has a child run ${live.id} that is ${live.status}`;
+    throw new ConflictError(`${whose}: only runs that have ended can be deleted`);
+  }
+}
+
 // The refusals of checkCommit, shared with stores that check the rules elsewhere (Redis, in Lua).
 
 export function headMoved(runId: string, head: string | null, expected: string | null): ConflictError {

@@ -166,5 +166,14 @@ export interface Store extends ChainReader {
 
   runStorage(runId: string): Promise<RunStorage>;
 
+  /**
+   * Deletes a run that has ended, with its child runs, and everything of theirs: checkpoints,
+   * tasks, interrupts, commands, events and the artifacts no other run holds. Returns the ids
+   * deleted (the run first). NotFoundError for an unknown run; ConflictError (nothing deleted)
+   * for a child run (delete its top-level run) or a tree where a run has not ended. Store-wide
+   * event numbers are never reused: the numbers of deleted events are left as gaps.
+   */
+  deleteRun(runId: string): Promise<string[]>;
+
   close(): Promise<void>;
 }

@@ -520,6 +520,85 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
     });
   });
 
+  describe("deleting runs", () => {
+    /** A run that has ended as `status`, with a checkpoint, a task, a pending interrupt and command, events and an artifact. */
+    async function endedRun(status: "succeeded" | "failed" | "canceled", patch: { parentRunId?: string } = {}) {
+      const run = await createRun(store, { items: [] }, patch);
+      const { fence } = await claimed(store, run.id);
+      await store.commit({
+        id: commitId(),
+        runId: run.id,
+        fence,
+        checkpoint: checkpoint(run.id, 1, [["items", "append", ["x"]]]),
+        tasks: [task(run.id, 1, "work", { status: "succeeded" })],
+        interrupts: [interrupt(run.id, `int-${run.id}`)],
+        events: [event(run.id)],
+        run: { status, owner: null, leaseUntil: null, endedAt: Date.now() },
+      });
+      const command: CommandRecord = { id: `cmd-${run.id}`, runId: run.id, type: "retry", args: {}, actor: "operator:ann", reason: null, createdAt: Date.now(), status: "pending", result: null, answeredAt: null };
+      await store.submitCommand(command, event(run.id, "operator.requested", { commandId: command.id, command: "retry", args: {} }));
+      await store.putArtifact(run.id, new TextEncoder().encode(`own ${run.id}`), "text/plain");
+      return run;
+    }
+
+    it("deletes a run that ended with its child runs and everything of theirs; other runs and their artifacts stay; event numbers are not reused", async () => {
+      const kept = await endedRun("succeeded");
+      const parent = await endedRun("failed");
+      const child = await endedRun("canceled", { parentRunId: parent.id });
+      const shared = await store.putArtifact(kept.id, new TextEncoder().encode("shared"), "text/plain");
+      await store.putArtifact(child.id, new TextEncoder().encode("shared"), "text/plain");
+      const childOwn = await store.putArtifact(child.id, new TextEncoder().encode(`own ${child.id}`), "text/plain");
+      const lastSeq = await store.lastEventSeq();
+
+      expect(await store.deleteRun(parent.id)).toEqual([parent.id, child.id]);
+
+      for (const gone of [parent, child]) {
+        expect(await store.getRun(gone.id)).toBeUndefined();
+        expect(await store.getCheckpoint(checkpointId(gone.id, 1))).toBeUndefined();
+        expect(await store.listCheckpoints(gone.id)).toEqual([]);
+        expect(await store.getTask(`${gone.id}:1:work`)).toBeUndefined();
+        expect(await store.listTasks(gone.id)).toEqual([]);
+        expect(await store.getInterrupt(`int-${gone.id}`)).toBeUndefined();
+        expect(await store.getCommand(`cmd-${gone.id}`)).toBeUndefined();
+        expect(await store.readEvents({ runId: gone.id })).toEqual([]);
+      }
+      expect((await store.listRuns()).runs.map((r) => r.id)).toEqual([kept.id]);
+      expect(Object.values(await store.countRuns()).reduce((a, b) => a + b, 0)).toBe(1);
+      expect((await store.listRuns({ parentRunId: parent.id })).runs).toEqual([]);
+      for (const status of ["pending", undefined] as const) {
+        expect((await store.listInterrupts(status ? { status } : {})).map((i) => i.id)).toEqual([`int-${kept.id}`]);
+        expect((await store.listCommands(status ? { status } : {})).map((c) => c.id)).toEqual([`cmd-${kept.id}`]);
+      }
+      expect(new Set((await store.readEvents()).map((e) => e.runId))).toEqual(new Set([kept.id]));
+      expect(await store.getArtifact(shared.sha256)).toBeDefined();
+      expect(await store.getArtifact(childOwn.sha256)).toBeUndefined();
+      expect((await store.runStorage(kept.id)).artifacts).toBeGreaterThan(0);
+
+      const next = await createRun(store);
+      expect((await store.readEvents({ runId: next.id }))[0]!.seq).toBeGreaterThan(lastSeq);
+      await expect(store.deleteRun(parent.id)).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it("refuses a run that has not ended, a child run and a run with a child that has not ended, deleting nothing", async () => {
+      const queued = await createRun(store);
+      await expect(store.deleteRun(queued.id)).rejects.toThrow(new ConflictError(`run ${queued.id} is queued: only runs that have ended can be deleted`));
+      const parent = await endedRun("succeeded");
+      const child = await createRun(store, { items: [] }, { parentRunId: parent.id });
+      await expect(store.deleteRun(parent.id)).rejects.toThrow(
+        new ConflictError(`run ${parent.id} has a child run ${child.id} that is queued: only runs that have ended can be deleted`),
+      );
+      await expect(store.deleteRun(child.id)).rejects.toThrow(
+        new ConflictError(`run ${child.id} is a child run of ${parent.id}: delete run ${parent.id}, which deletes its child runs with it`),
+      );
+      for (const run of [queued, parent, child]) {
+        expect(await store.getRun(run.id)).toBeDefined();
+        expect((await store.readEvents({ runId: run.id })).length).toBeGreaterThan(0);
+      }
+      expect(await store.getInterrupt(`int-${parent.id}`)).toBeDefined();
+      await expect(store.deleteRun("run-missing")).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
   describe("artifacts and storage", () => {
     it("stores artifacts by content and reports a run's storage", async () => {
       const run = await createRun(store, { items: ["x".repeat(100)] });

@@ -18,7 +18,7 @@ import {
 } from "../records.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { EventFeed } from "../event-feed.js";
-import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 
 const copy: <T>(value: T) => T = rfdc();
 
@@ -33,6 +33,7 @@ export class MemoryStore implements Store {
   private readonly interrupts = new Map<string, InterruptRecord>();
   private readonly commands = new Map<string, CommandRecord>();
   private readonly events: EventRecord[] = [];
+  private lastSeq = 0;
   // Per-run views of the same records, so that a run's step costs the same however many runs the store holds.
   private readonly tasksByRun = new Map<string, Map<string, TaskRecord>>();
   private readonly interruptsByRun = new Map<string, Map<string, InterruptRecord>>();
@@ -225,7 +226,7 @@ export class MemoryStore implements Store {
   }
 
   async lastEventSeq(): Promise<number> {
-    return this.events.length === 0 ? 0 : this.events[this.events.length - 1]!.seq;
+    return this.lastSeq;
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
@@ -254,6 +255,33 @@ export class MemoryStore implements Store {
     return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
   }
 
+  async deleteRun(runId: string): Promise<string[]> {
+    const run = this.mustGetRun(runId);
+    const tree = [run];
+    for (let i = 0; i < tree.length; i++) for (const r of this.runs.values()) if (r.parentRunId === tree[i]!.id) tree.push(r);
+    checkDeletion(run, tree);
+    const ids = new Set(tree.map((r) => r.id));
+    for (const id of ids) {
+      this.runs.delete(id);
+      for (const c of this.checkpoints.get(id) ?? []) if (c) this.checkpointIndex.delete(c.id);
+      this.checkpoints.delete(id);
+      for (const taskId of this.tasksByRun.get(id)?.keys() ?? []) this.tasks.delete(taskId);
+      this.tasksByRun.delete(id);
+      for (const interruptId of this.interruptsByRun.get(id)?.keys() ?? []) this.interrupts.delete(interruptId);
+      this.interruptsByRun.delete(id);
+      this.eventsByRun.delete(id);
+    }
+    for (const [id, command] of this.commands) if (ids.has(command.runId)) this.commands.delete(id);
+    let kept = 0;
+    for (const event of this.events) if (!ids.has(event.runId)) this.events[kept++] = event;
+    this.events.length = kept;
+    for (const [sha256, artifact] of this.artifacts) {
+      for (const id of ids) artifact.runs.delete(id);
+      if (artifact.runs.size === 0) this.artifacts.delete(sha256);
+    }
+    return [...ids];
+  }
+
   async close(): Promise<void> {
     this.feed.close();
   }
@@ -274,7 +302,7 @@ export class MemoryStore implements Store {
   private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
     const out: EventRecord[] = [];
     for (const event of events) {
-      const record = { ...copy(event), seq: this.events.length + 1, runSeq: ++run.eventCount } as EventRecord;
+      const record = { ...copy(event), seq: ++this.lastSeq, runSeq: ++run.eventCount } as EventRecord;
       this.events.push(record);
       const ofRun = this.eventsByRun.get(run.id);
       if (ofRun) ofRun.push(record);

@@ -22,6 +22,7 @@ import { connectRedis, osDurability, parseRedisUrl, serverVersion, type RedisSto
 import { EventTail } from "./event-tail.js";
 import { RedisKeys } from "./keys.js";
 import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
+import { checkDeletion } from "../rules.js";
 import * as queries from "./queries.js";
 import { checkpointRow, commitArgs, numbered, refusal } from "./replies.js";
 import { decodeRun, encodeRunFields, pairsToHash } from "./run-codec.js";
@@ -66,6 +67,7 @@ const ANSWERING = [
   "putArtifact",
   "getArtifact",
   "runStorage",
+  "deleteRun",
 ] as const satisfies readonly (keyof Store)[];
 
 export class RedisStore implements Store {
@@ -370,6 +372,15 @@ export class RedisStore implements Store {
   async getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined> {
     const [data, mediaType] = await this.client.hmgetBuffer(this.keys.artifact(sha256), "data", "mediaType");
     return data && mediaType ? { data: new Uint8Array(data), mediaType: mediaType.toString() } : undefined;
+  }
+
+  async deleteRun(runId: string): Promise<string[]> {
+    const reply = await this.write("deleteRun", this.args().add(runId));
+    const [status, ...rest] = reply;
+    if (status === "ok") return rest[0] as string[];
+    if (status === "child") checkDeletion({ id: runId, parentRunId: String(rest[0]) }, []);
+    if (status === "live") checkDeletion({ id: runId, parentRunId: null }, [{ id: String(rest[0]), status: rest[1] as RunStatus }]);
+    throw refusal(reply);
   }
 
   async runStorage(runId: string): Promise<RunStorage> {

@@ -328,8 +328,29 @@ export class Queries {
     return found.reverse().flat().slice(-query.last!).slice(0, query.limit);
   }
 
+  /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
   lastEventSeq(): number {
-    return (this.sql("SELECT max(seq) FROM events").pluck().get() as number | null) ?? 0;
+    return this.sql("SELECT max(coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT value FROM meta WHERE key = 'event_seq'), 0))").pluck().get() as number;
+  }
+
+  // deleting runs
+
+  childRunIds(id: string): string[] {
+    return this.sql("SELECT id FROM runs WHERE parent_run_id = ?").pluck().all(id) as string[];
+  }
+
+  /** Deletes a run's rows in every table, and the artifacts that no other run holds. */
+  deleteRun(id: string): void {
+    const lastSeq = this.lastEventSeq();
+    const key = { run_id: id };
+    for (const table of ["checkpoints", "tasks", "events"]) this.sql(`DELETE FROM ${table} WHERE run_key = ${RUN_KEY}`).run(key);
+    for (const table of ["interrupts", "commands"]) this.sql(`DELETE FROM ${table} WHERE run_id = ?`).run(id);
+    const artifacts = this.sql("DELETE FROM artifact_runs WHERE run_id = ? RETURNING sha256").pluck().all(id) as string[];
+    const orphan = this.sql("DELETE FROM artifacts WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM artifact_runs WHERE sha256 = ?)");
+    for (const sha256 of artifacts) orphan.run(sha256, sha256);
+    this.sql("DELETE FROM runs WHERE id = ?").run(id);
+    // Event numbers only grow, even when the newest events were this run's.
+    this.sql("INSERT INTO meta (key, value) VALUES ('event_seq', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)").run(lastSeq);
   }
 
   // artifacts

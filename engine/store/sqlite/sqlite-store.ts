@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
@@ -294,6 +294,17 @@ export class SqliteStore implements Store {
       this.mustGetRun(runId);
       return this.q.runStorage(runId);
     });
+  }
+
+  async deleteRun(runId: string): Promise<string[]> {
+    return this.write(() => {
+      const run = this.mustGetRun(runId);
+      const tree = [run];
+      for (let i = 0; i < tree.length; i++) for (const child of this.q.childRunIds(tree[i]!.id)) tree.push(this.mustGetRun(child));
+      checkDeletion(run, tree);
+      for (const r of tree) this.q.deleteRun(r.id);
+      return tree.map((r) => r.id);
+    }, false);
   }
 
   /**

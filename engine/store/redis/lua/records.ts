@@ -68,7 +68,8 @@ return {'ok', append_events(owner, { event })}
 `;
 
 /**
- * Stores an artifact once by content and counts it for the run (`Store.putArtifact`).
+ * Stores an artifact once by content and counts it for the run (`Store.putArtifact`), and the
+ * artifact's runs in its `refs` (DELETE_RUN deletes it with the last).
  * Arguments: run id, sha256, media type, size, data. Replies: {'ok'} | {'notfound', 'run', id}
  */
 export const PUT_ARTIFACT = `
@@ -80,6 +81,9 @@ local data = arg()
 if redis.call('EXISTS', K.run(id)) == 0 then return {'notfound', 'run', id} end
 redis.call('HSETNX', K.g('artifact:' .. sha), 'data', data)
 redis.call('HSETNX', K.g('artifact:' .. sha), 'mediaType', media_type)
-if redis.call('SADD', K.part(id, 'artifacts'), sha) == 1 then redis.call('HINCRBY', K.run(id), '_artBytes', size) end
+if redis.call('SADD', K.part(id, 'artifacts'), sha) == 1 then
+  redis.call('HINCRBY', K.run(id), '_artBytes', size)
+  redis.call('HINCRBY', K.g('artifact:' .. sha), 'refs', 1)
+end
 return {'ok'}
 `;

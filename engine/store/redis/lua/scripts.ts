@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { CLAIM, RENEW } from "./claim.js";
 import { COMMIT } from "./commit.js";
+import { DELETE_RUN } from "./delete-run.js";
 import { LUA_LIB } from "./lib.js";
 import { ANSWER_COMMAND, CREATE_RUN, PUT_ARTIFACT, SUBMIT_COMMAND } from "./records.js";
 
@@ -13,6 +14,7 @@ const BODIES = {
   submitCommand: SUBMIT_COMMAND,
   answerCommand: ANSWER_COMMAND,
   putArtifact: PUT_ARTIFACT,
+  deleteRun: DELETE_RUN,
 } as const;
 
 export type ScriptName = keyof typeof BODIES;
