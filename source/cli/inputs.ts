@@ -110,3 +110,14 @@ export async function statePatch(options: { patch?: string; set?: readonly strin
   const current = await state();
   return [...((patch as unknown[] | undefined) ?? []), ...sets.map((s) => setOperation(s, current))];
 }
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** A moment given as an age (`30d`, `12h`, `90m`: that long before `now`) or as a date/time. */
+export function pastMoment(flag: string, text: string, now = Date.now()): number {
+  const age = /^(\d+)([smhdw])$/.exec(text.trim());
+  if (age) return now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+  const at = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text) : NaN;
+  if (Number.isNaN(at)) throw new UsageError(`--${flag} takes an age (30d, 12h, 90m) or a date and time (2026-11-01T00:00:00Z), not ${JSON.stringify(text)}`);
+  return at;
+}

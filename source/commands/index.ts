@@ -11,6 +11,7 @@ import { fork } from "./fork.js";
 import { graph } from "./graph.js";
 import { interrupts } from "./interrupts.js";
 import { kill } from "./kill.js";
+import { prune } from "./prune.js";
 import { resolve } from "./resolve.js";
 import { retry } from "./retry.js";
 import { runs } from "./runs.js";
@@ -42,5 +43,6 @@ export const COMMANDS: readonly Command[] = [
   fork,
   consoleCommand,
   backup,
+  prune,
   demo,
 ] as unknown as readonly Command[];

@@ -1,0 +1,57 @@
+import { ConflictError, NotFoundError } from "../errors.js";
+import { TERMINAL_RUN_STATUSES, type RunRecord, type RunStatus } from "../store/records.js";
+import type { Store } from "../store/store.js";
+
+export interface PruneOptions {
+  /** Runs that ended before this time (ms since the epoch) are deleted. */
+  endedBefore: number;
+  /** Only runs of this workflow. */
+  workflow?: string;
+  /** Only runs that ended so (default: succeeded, failed and canceled). */
+  statuses?: readonly RunStatus[];
+  /** List what would be deleted, deleting nothing. */
+  dryRun?: boolean;
+}
+
+export interface PruneResult {
+  /** The top-level runs deleted (or that would be), each with its child runs. */
+  runs: RunRecord[];
+  /** How many child runs went with them (0 on a dry run, which does not look at them). */
+  childRuns: number;
+  /** Runs that matched but were kept, and why (a child run that has not ended yet). */
+  kept: { runId: string; why: string }[];
+}
+
+/**
+ * Deletes the top-level runs that ended before a time, with their child runs (`Store.deleteRun`),
+ * so that a store does not keep every run forever. A run whose child runs have not all ended is
+ * kept and reported.
+ */
+export async function pruneRuns(store: Store, options: PruneOptions): Promise<PruneResult> {
+  const statuses = options.statuses ?? TERMINAL_RUN_STATUSES;
+  const matching: RunRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listRuns({ status: [...statuses], parentRunId: null, limit: 500, ...(options.workflow ? { workflow: options.workflow } : {}), ...(cursor ? { cursor } : {}) });
+    matching.push(...page.runs.filter((run) => (run.endedAt ?? run.updatedAt) < options.endedBefore));
+    cursor = page.nextCursor;
+  } while (cursor);
+  const result: PruneResult = { runs: [], childRuns: 0, kept: [] };
+  for (const run of matching.reverse()) {
+    if (options.dryRun) {
+      result.runs.push(run);
+      continue;
+    }
+    try {
+      const deleted = await store.deleteRun(run.id);
+      result.runs.push(run);
+      result.childRuns += deleted.length - 1;
+    } catch (error) {
+      // Another process deleted it first: it is gone all the same.
+      if (error instanceof NotFoundError) continue;
+      if (!(error instanceof ConflictError)) throw error;
+      result.kept.push({ runId: run.id, why: error.message });
+    }
+  }
+  return result;
+}
