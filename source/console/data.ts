@@ -31,6 +31,13 @@ const RELIST_ABOVE = 200;
 const emptyCounts = (): Record<RunStatus, number> => Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
 
 /**
+ * Runs deleted by another process (`pitwall prune`) leave no event behind: this often the counts
+ * are read again even when nothing happened, and fewer runs than shown means a new listing.
+ */
+const RECOUNT_MS = 5_000;
+const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrupts: false };
+
+/**
  * The console's shared picture of the store: runs, counts by status and the interrupt queue,
  * read once and then kept current from the live feed (changed runs are re-read one by one).
  * Reads never block the screen: it draws whatever the last completed read gave.
@@ -42,21 +49,26 @@ export class ConsoleData {
   private pending: Change[] = [];
   private busy = false;
   private stopListening: (() => void) | undefined;
+  private recount: NodeJS.Timeout | undefined;
 
   constructor(
     readonly store: Store,
     private readonly feed: LiveFeed,
     private readonly maxRuns = 20_000,
+    private readonly recountMs = RECOUNT_MS,
   ) {}
 
   async start(): Promise<void> {
     this.stopListening = this.feed.listen((change) => this.enqueue(change));
     const runs = await this.relist(true);
     this.set({ ...runs, ...(await this.readSide(true)) });
+    this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
+    this.recount.unref?.();
   }
 
   stop(): void {
     this.stopListening?.();
+    clearInterval(this.recount);
   }
 
   snapshot = (): ConsoleSnapshot => this.snap;
@@ -102,8 +114,11 @@ export class ConsoleData {
         }
         try {
           // One new snapshot per window, so that one burst of events is one redraw.
-          const runs = ids.size > RELIST_ABOVE ? await this.relist(false) : await this.reread([...ids]);
-          this.set({ ...runs, ...(await this.readSide(interrupts)), error: undefined });
+          let runs = ids.size > RELIST_ABOVE ? await this.relist(false) : await this.reread([...ids]);
+          const side = await this.readSide(interrupts);
+          const total = Object.values(side.counts).reduce((a, b) => a + b, 0);
+          if (!this.snap.capped && total < (runs.runs ?? this.snap.runs).size) runs = await this.relist(false);
+          this.set({ ...runs, ...side, error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
