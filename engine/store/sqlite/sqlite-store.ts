@@ -124,12 +124,12 @@ export class SqliteStore implements Store {
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // The run is chosen before taking the write lock, which most calls (finding nothing) never
     // need; under the lock only that run is checked again, unless another process took it first.
-    const chosen = this.read(() => this.claimable(options, Date.now()));
+    const chosen = this.read(() => this.choose(options, Date.now()));
     if (!chosen) return undefined;
     return this.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
-      const run = this.stillClaimable(chosen.id, options, now) ?? this.claimable(options, now);
+      const run = this.claimableRun(chosen.id, options, now) ?? this.claimableRun(this.choose(options, now)?.id, options, now);
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
@@ -140,15 +140,13 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** The claimable run that has waited longest, or none. */
-  private claimable(options: ClaimOptions, now: number): RunRecord | undefined {
-    const candidates = this.q.claimCandidates(now, options.versions, options.runId, 4).filter((run) => this.canClaim(run, options, now));
-    const chosen = pickClaim(candidates);
-    return chosen && this.q.getRun(chosen.id);
+  /** The claimable run that has waited longest, read from the columns a claim decides on. */
+  private choose(options: ClaimOptions, now: number): ClaimCandidate | undefined {
+    return pickClaim(this.q.claimCandidates(now, options.versions, options.runId, 4).filter((run) => this.canClaim(run, options, now)));
   }
 
-  private stillClaimable(runId: string, options: ClaimOptions, now: number): RunRecord | undefined {
-    const run = this.q.getRun(runId);
+  private claimableRun(runId: string | undefined, options: ClaimOptions, now: number): RunRecord | undefined {
+    const run = runId === undefined ? undefined : this.q.getRun(runId);
     return run && this.canClaim(run, options, now) ? run : undefined;
   }
 
