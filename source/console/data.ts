@@ -118,7 +118,9 @@ export class ConsoleData {
           const side = await this.readSide(interrupts);
           const total = Object.values(side.counts).reduce((a, b) => a + b, 0);
           if (!this.snap.capped && total < (runs.runs ?? this.snap.runs).size) runs = await this.relist(false);
-          this.set({ ...runs, ...side, error: undefined });
+          // A quiet recount changes nothing: no new snapshot, no redraw.
+          const same = !runs.runs && !interrupts && !this.snap.error && RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
+          if (!same) this.set({ ...runs, ...side, error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
