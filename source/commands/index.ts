@@ -4,6 +4,7 @@ import { breakpoint, unbreak } from "./breakpoints.js";
 import { cancel } from "./cancel.js";
 import { checkpoints } from "./checkpoints.js";
 import { consoleCommand } from "./console.js";
+import { deleteRun } from "./delete.js";
 import { demo } from "./demo.js";
 import { diff } from "./diff.js";
 import { events } from "./events.js";
@@ -44,5 +45,6 @@ export const COMMANDS: readonly Command[] = [
   consoleCommand,
   backup,
   prune,
+  deleteRun,
   demo,
 ] as unknown as readonly Command[];

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
-describe("pitwall prune", () => {
+describe("pitwall prune and delete", () => {
   const cli = cliHarness();
 
   it("deletes the runs that ended before a time (a dry run deletes nothing) and keeps the others", async () => {
@@ -26,6 +26,17 @@ describe("pitwall prune", () => {
     expect((await cli.json<RunRecord[]>(["runs"])).map((r) => r.id)).toEqual([paused]);
     const gone = await cli.run(["events", ended[0]!]);
     expect(gone).toMatchObject({ code: 2, stderr: `pitwall events: run ${ended[0]} not found\n` });
+  });
+
+  it("delete removes one run that ended; a run still going is a conflict (exit 3), an unknown one bad input (exit 2)", async () => {
+    const { runId: done } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue"), "--input", "{}"]);
+    const { runId: paused } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto"}']);
+    expect((await cli.run(["worker", "--once", "--actions", actionsOf("task-queue"), "--actions", actionsOf("travel-planner")])).code).toBe(0);
+
+    expect(await cli.run(["delete", done])).toMatchObject({ code: 0, stdout: `deleted run ${done}\n`, stderr: "" });
+    expect(await cli.run(["delete", paused])).toMatchObject({ code: 3, stdout: "", stderr: `pitwall delete: run ${paused} is paused: only runs that have ended can be deleted\n` });
+    expect(await cli.run(["delete", done, "--json"])).toMatchObject({ code: 2, stderr: `pitwall delete: run ${done} not found\n` });
+    expect((await cli.json<RunRecord[]>(["runs"])).map((r) => r.id)).toContain(paused);
   });
 
   it("needs --ended-before, an age or a time, and only statuses of runs that ended (exit 2)", async () => {
