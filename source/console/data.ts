@@ -78,6 +78,11 @@ export class ConsoleData {
     return () => this.listeners.delete(listener);
   };
 
+  /** Reads these runs again soon: this console changed them in a way no event tells (deleted them). */
+  refresh(runIds: readonly string[]): void {
+    this.enqueue({ ...NOTHING, runs: new Set(runIds), interrupts: true });
+  }
+
   /** A workflow version's canonical definition (read once, then cached: versions never change). */
   workflow(version: string): Promise<WorkflowDefinition | undefined> {
     let found = this.workflows.get(version);

@@ -40,6 +40,7 @@ export const KEYMAP = [
   { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry", group: "Runs" },
   { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Runs" },
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Runs" },
+  { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
   { id: "nextTab", keys: ["]", "tab"], label: "next tab", help: "next tab", group: "Run", quiet: true },

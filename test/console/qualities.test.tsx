@@ -14,7 +14,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "b", "C", "F"];
+const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "b", "C", "F", "D"];
 
 /** Every screen of the console, reached with keys, checked by `check` on the way. */
 async function visitEverything(ui: ConsoleHarness, runId: string, checkNow: (what: string) => void): Promise<void> {
@@ -93,7 +93,7 @@ describe("console qualities", () => {
     await visitEverything(ui, run.id, (what) => {
       const footer = ui!.lines().find((l) => l.startsWith(" RO "));
       expect(footer, what).toBeDefined();
-      for (const label of ["kill", "retry", "breakpoint", "cancel run", "fork", "approve", "reject", "respond", " edit"]) {
+      for (const label of ["kill", "retry", "breakpoint", "cancel run", "fork", "approve", "reject", "respond", " edit", "delete"]) {
         expect(footer!, `${what}: ${label}`).not.toContain(label);
       }
       seen.push(what);

@@ -34,6 +34,32 @@ describe("runs view", () => {
     expect(frame.split("\n")[0]).toMatch(/⚑ 1 pending .*‖1 .*✓1/);
   });
 
+  it("deletes the selected run that has ended after asking (enter alone keeps it); a run still going offers no delete", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const done = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(done.id);
+    await ui.press("g");
+    expect(selectedLine(ui)).toContain(done.id);
+    expect(ui.lines().at(-1)).toContain("delete");
+    await ui.press("D");
+    await ui.waitFor(`Delete run ${done.id} (task-queue, succeeded)?`);
+    await ui.press("enter");
+    await ui.waitFor("delete not confirmed; nothing deleted");
+    expect(await fx.store.getRun(done.id)).toBeDefined();
+    await ui.press("D");
+    await ui.waitFor(`Delete run ${done.id}`);
+    await ui.press("tab", "enter");
+    await ui.waitFor(`deleted run ${done.id}`);
+    await ui.waitFor((frame) => !frame.split("\n").some((l) => l.includes(done.id) && !l.includes("deleted run")));
+    expect(await fx.store.getRun(done.id)).toBeUndefined();
+    expect(selectedLine(ui)).toContain(paused.id);
+    await ui.press("D");
+    expect(ui.frame()).not.toContain("Delete run");
+    expect(await fx.store.getRun(paused.id)).toBeDefined();
+  });
+
   it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {
     fx = fixture();
     const first = await settle(fx.engine, "task-queue");

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { RunRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
-import { useServices, useSnapshot } from "../context.js";
+import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -29,6 +29,16 @@ export function runActivity(run: RunRecord, waiting: readonly string[] = []): st
     default:
       return "";
   }
+}
+
+/** How many runs below `runId` (children, theirs...) among `runs`. */
+function descendants(runs: Iterable<RunRecord>, runId: string): number {
+  const children = new Map<string, string[]>();
+  for (const run of runs) if (run.parentRunId !== null) children.set(run.parentRunId, [...(children.get(run.parentRunId) ?? []), run.id]);
+  let count = 0;
+  const queue = [runId];
+  while (queue.length > 0) for (const child of children.get(queue.pop()!) ?? []) (count++, queue.push(child));
+  return count;
 }
 
 export function runDuration(run: RunRecord, now: number): string {
@@ -100,7 +110,7 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
 
 /** Every run: status, workflow, what it does now, step, age, duration, pending interrupts. */
 export function RunsView({ width, height }: { width: number; height: number }) {
-  const { nav, ui } = useServices();
+  const { nav, ui, store, data, operator } = useServices();
   const snap = useSnapshot();
   const [filterText, setFilterText] = useRemembered("filter", "");
   const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
@@ -158,6 +168,29 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     toggle: selected && selected.run && rows[index]!.children > 0 && (() => setFold(selected.run.id, !selected.folded)),
     fold: selected && selected.children > 0 && !selected.folded && (() => setFold(selected.run.id, true)),
     unfold: selected && selected.folded && (() => setFold(selected.run.id, false)),
+    deleteRun:
+      operator !== null &&
+      selected &&
+      selected.run.parentRunId === null &&
+      TERMINAL_RUN_STATUSES.includes(selected.run.status) &&
+      (async () => {
+        const { run } = selected;
+        const children = descendants(snap.runs.values(), run.id);
+        const answer = await ui.confirm({
+          title: `Delete run ${run.id} (${clean(run.workflow)}, ${run.status})?`,
+          body: [
+            [seg(`Its checkpoints, tasks, events, interrupts and commands${children > 0 ? `, and its ${children} child run${children > 1 ? "s" : ""},` : ""} are deleted. This cannot be undone.`, { color: MUTED })],
+          ],
+          action: "Delete run",
+          reason: "none",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: "delete not confirmed; nothing deleted" });
+        await act(ui, `delete ${run.id}`, async () => {
+          const deleted = await store.deleteRun(run.id);
+          data.refresh(deleted);
+          return `deleted run ${run.id}${deleted.length > 1 ? ` and ${deleted.length - 1} child run${deleted.length > 2 ? "s" : ""}` : ""}`;
+        });
+      }),
   });
 
   const visible = rows.slice(start, start + listHeight);
