@@ -1,7 +1,7 @@
 import { SqliteStore } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { bytes } from "../cli/format.js";
+import { bytes, plural } from "../cli/format.js";
 
 export const backup = defineCommand({
   name: "backup",
@@ -23,7 +23,7 @@ and -shm files and put the copy in its place.
     }
     const result = await opened.backup(args[0]!);
     if (out.json) out.value(result);
-    else out.line(`backed up ${opened.file} to ${result.file}: ${bytes(result.bytes)}, ${result.runs} run${result.runs === 1 ? "" : "s"}`);
+    else out.line(`backed up ${opened.file} to ${result.file}: ${bytes(result.bytes)}, ${plural(result.runs, "run")}`);
     return EXIT.ok;
   },
 });

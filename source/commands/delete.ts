@@ -1,5 +1,6 @@
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
+import { plural } from "../cli/format.js";
 
 export const deleteRun = defineCommand({
   name: "delete",
@@ -14,7 +15,7 @@ that has not ended is refused (exit 3) and nothing is deleted. prune deletes man
   async run({ args, out, store }) {
     const deleted = await (await store()).deleteRun(args[0]!);
     if (out.json) out.value({ deleted });
-    else out.line(`deleted run ${deleted[0]}${deleted.length > 1 ? ` and ${deleted.length - 1} child run${deleted.length > 2 ? "s" : ""}: ${deleted.slice(1).join(", ")}` : ""}`);
+    else out.line(`deleted run ${deleted[0]}${deleted.length > 1 ? ` and ${plural(deleted.length - 1, "child run")}: ${deleted.slice(1).join(", ")}` : ""}`);
     return EXIT.ok;
   },
 });

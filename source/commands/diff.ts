@@ -1,6 +1,7 @@
 import type { DiffEntry } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
+import { plural } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { inline } from "../cli/output.js";
 
@@ -38,6 +39,6 @@ export function diffLine(entry: DiffEntry): string {
     case "change":
       return `~ ${entry.path}: ${inline(entry.old, 60)} → ${inline(entry.value, 60)}`;
     case "append":
-      return `+ ${entry.path}: +${entry.count} item${entry.count === 1 ? "" : "s"} ${inline(entry.items, 100)}`;
+      return `+ ${entry.path}: +${plural(entry.count!, "item")} ${inline(entry.items, 100)}`;
   }
 }

@@ -1,7 +1,7 @@
 import { TERMINAL_RUN_STATUSES, pruneRuns, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { age } from "../cli/format.js";
+import { age, plural } from "../cli/format.js";
 import { pastMoment } from "../cli/inputs.js";
 
 export const prune = defineCommand({
@@ -50,7 +50,3 @@ child runs have not all ended is kept and named. --dry-run lists the runs and de
     return EXIT.ok;
   },
 });
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}

@@ -1,5 +1,6 @@
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
+import { plural } from "../cli/format.js";
 import { checkWorkflowFile, errorsOf, problemLines } from "../cli/workflow-file.js";
 
 export const validate = defineCommand({
@@ -22,7 +23,7 @@ modules do not export are UNKNOWN_ACTION errors.
       for (const line of problemLines(checked.problems)) out.line(line);
       if (valid) {
         const nodes = Object.keys(checked.definition?.nodes ?? {}).length;
-        out.note(`${file}: valid workflow ${checked.definition?.name} (version ${checked.version}, ${nodes} node${nodes === 1 ? "" : "s"})`);
+        out.note(`${file}: valid workflow ${checked.definition?.name} (version ${checked.version}, ${plural(nodes, "node")})`);
       }
     }
     return valid ? EXIT.ok : EXIT.usage;
