@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -15,12 +15,12 @@ export function newId(prefix: string, length = 10): string {
 
 /** A deterministic id derived from its parts, for things that must keep their id across re-runs. */
 export function derivedId(prefix: string, ...parts: (string | number)[]): string {
-  const digest = createHash("sha256").update(parts.join("\u0000")).digest();
+  const digest = hash("sha256", parts.join("\u0000"), "buffer");
   return `${prefix}-${base32(digest, 10)}`;
 }
 
 export function hexDigest(text: string, hexChars: number): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, hexChars);
+  return hash("sha256", text, "hex").slice(0, hexChars);
 }
 
 export function checkpointId(runId: string, n: number): string {
