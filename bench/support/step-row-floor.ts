@@ -53,7 +53,9 @@ export function stepRowFloor(file: string, durability: Durability, runs: number,
       for (let n = 1; n <= nodes; n++) {
         for (let i = first; i < Math.min(runs, first + 16); i++) {
           group.push({ key: i + 1, id: ids[i]!, n });
-          if (group.length === options.group) (write(group), (group = []));
+          if (group.length < options.group) continue;
+          write(group);
+          group = [];
         }
       }
     }

@@ -15,11 +15,12 @@ and -shm files and put the copy in its place.
 --json prints { "file", "bytes", "runs" }.`,
   flags: {},
   args: { min: 1, max: 1 },
-  async run({ args, out, store, global }) {
+  async run({ args, out, store }) {
     const opened = await store();
     if (!(opened instanceof SqliteStore)) {
-      const instead = global.store.startsWith("redis") ? ": back up Redis with its own persistence (BGSAVE, or the append-only file)" : "";
-      throw new UsageError(`backup copies SQLite stores, and ${global.store} is not one${instead}`);
+      // The description, not the URL given: it has no password in it.
+      const instead = opened.description.startsWith("redis") ? ": back up Redis with its own persistence (BGSAVE, or the append-only file)" : "";
+      throw new UsageError(`backup copies SQLite stores, and ${opened.description} is not one${instead}`);
     }
     const result = await opened.backup(args[0]!);
     if (out.json) out.value(result);

@@ -26,6 +26,14 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
   });
 
   // No TLS server name is sent for an IP address (Node would warn about it on stderr).
+  it("backup refuses a Redis store on one line, without its password, exit 2", async () => {
+    const url = server.url.replace("redis://", `redis://default:${SECRET}@`);
+    const r = await cli.run(["backup", "copy.db", "--store", `${url}/0?prefix=backup:`]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^pitwall backup: backup copies SQLite stores, and redis:\/\/default:\*\*\*@127\.0\.0\.1:\d+\/0\S* is not one: back up Redis with its own persistence \(BGSAVE, or the append-only file\)\n$/);
+    expect(r.stderr).not.toContain(SECRET);
+  });
+
   it("a rediss:// URL naming an IP address fails with one line too", async () => {
     const r = await cli.run(["runs", "--store", `rediss://app:${SECRET}@127.0.0.1:${server.port}/0`]);
     expect(r.code).toBe(1);

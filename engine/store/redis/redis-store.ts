@@ -17,12 +17,12 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
+import { checkDeletion } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connectRedis, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
 import { RedisKeys } from "./keys.js";
 import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
-import { checkDeletion } from "../rules.js";
 import * as queries from "./queries.js";
 import { checkpointRow, commitArgs, numbered, refusal } from "./replies.js";
 import { decodeRun, encodeRunFields, pairsToHash } from "./run-codec.js";

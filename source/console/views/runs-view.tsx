@@ -37,7 +37,12 @@ function descendants(runs: Iterable<RunRecord>, runId: string): number {
   for (const run of runs) if (run.parentRunId !== null) children.set(run.parentRunId, [...(children.get(run.parentRunId) ?? []), run.id]);
   let count = 0;
   const queue = [runId];
-  while (queue.length > 0) for (const child of children.get(queue.pop()!) ?? []) (count++, queue.push(child));
+  while (queue.length > 0) {
+    for (const child of children.get(queue.pop()!) ?? []) {
+      count++;
+      queue.push(child);
+    }
+  }
   return count;
 }
 
