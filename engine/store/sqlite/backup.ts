@@ -3,6 +3,7 @@ import { closeSync, fsyncSync, linkSync, openSync, statSync, unlinkSync } from "
 import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError, errorMessage } from "../../errors.js";
+import { statOrUndefined } from "./connect.js";
 import { APPLICATION_ID } from "./schema.js";
 
 export interface BackupResult {
@@ -78,15 +79,6 @@ function syncFile(path: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-function statOrUndefined(path: string) {
-  try {
-    return statSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
   }
 }
 

@@ -63,7 +63,8 @@ function prepareFile(file: string, busyTimeoutMs: number): void {
   }
 }
 
-function statOrUndefined(path: string) {
+/** The file's stat, or undefined when there is no such file (other errors are thrown). */
+export function statOrUndefined(path: string) {
   try {
     return statSync(path);
   } catch (error) {
