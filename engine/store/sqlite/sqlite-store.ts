@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
-import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
+import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
 import { EventFeed } from "../event-feed.js";
 import {
@@ -23,6 +23,7 @@ import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
 import { Queries, type ClaimCandidate } from "./queries.js";
+import { GroupCommit } from "./group-commit.js";
 import { DataVersionWatch } from "./watch.js";
 
 export interface SqliteStoreOptions {
@@ -36,8 +37,9 @@ export interface SqliteStoreOptions {
 
 /**
  * The embedded, durable store: one SQLite file shared by every process on the host (workers, the
- * console, the CLI). Each write is one `BEGIN IMMEDIATE` transaction, so its preconditions (fence,
- * head, pending interrupts) are checked under the same write lock that applies it.
+ * console, the CLI). Each write runs inside a `BEGIN IMMEDIATE` transaction (shared with the writes
+ * issued in the same turn: group-commit.ts), so its preconditions (fence, head, pending
+ * interrupts) are checked under the same write lock that applies it.
  */
 export class SqliteStore implements Store {
   readonly description: string;
@@ -45,7 +47,7 @@ export class SqliteStore implements Store {
   private readonly q: Queries;
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
-  private readonly inTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
+  private readonly writes: GroupCommit;
 
   constructor(
     readonly file: string,
@@ -55,7 +57,7 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs });
     this.q = new Queries(this.db);
-    this.inTransaction = this.db.transaction((fn: () => unknown) => fn());
+    this.writes = new GroupCommit(this.db, (error) => storeFailure(this.file, error, this.busyTimeoutMs), (events) => this.feed.publish(events));
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch.watch);
   }
@@ -70,7 +72,7 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    await this.write(() => this.q.putWorkflow(record), false);
+    await this.writes.write(() => this.q.putWorkflow(record), false);
   }
 
   async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
@@ -82,7 +84,7 @@ export class SqliteStore implements Store {
   }
 
   async createRun(init: NewRun): Promise<CommitResult> {
-    return this.write(() => {
+    return this.writes.write(() => {
       if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
       const run: RunRecord = { ...init.run, head: init.checkpoint.id, headN: init.checkpoint.n, step: init.checkpoint.step };
       // The run row first, since the checkpoint and event rows refer to its key; it already
@@ -126,7 +128,7 @@ export class SqliteStore implements Store {
     // need; under the lock only that run is checked again, unless another process took it first.
     const chosen = this.read(() => this.choose(options, Date.now()));
     if (!chosen) return undefined;
-    return this.write(() => {
+    return this.writes.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
       const run = this.claimableRun(chosen.id, options, now) ?? this.claimableRun(this.choose(options, now)?.id, options, now);
@@ -155,7 +157,7 @@ export class SqliteStore implements Store {
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
-    await this.write(() => {
+    await this.writes.write(() => {
       const run = this.mustGetRun(runId);
       if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
       run.leaseUntil = Date.now() + leaseMs;
@@ -164,7 +166,7 @@ export class SqliteStore implements Store {
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
-    return this.write(() => {
+    return this.writes.write(() => {
       const run = this.mustGetRun(commit.runId);
       if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
       for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
@@ -231,7 +233,7 @@ export class SqliteStore implements Store {
   }
 
   async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
-    return this.write(() => {
+    return this.writes.write(() => {
       const run = this.mustGetRun(command.runId);
       if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
       this.q.insertCommand(command);
@@ -242,7 +244,7 @@ export class SqliteStore implements Store {
   }
 
   async answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult> {
-    return this.write(() => {
+    return this.writes.write(() => {
       const command = this.q.getCommand(answer.id);
       if (!command) throw new NotFoundError("command", answer.id);
       if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
@@ -276,7 +278,7 @@ export class SqliteStore implements Store {
 
   async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
     const ref: ArtifactRef = { sha256: createHash("sha256").update(data).digest("hex"), size: data.byteLength, mediaType };
-    await this.write(() => {
+    await this.writes.write(() => {
       this.mustGetRun(runId);
       this.q.putArtifact(runId, ref, data);
     }, false);
@@ -295,7 +297,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteRun(runId: string): Promise<string[]> {
-    return this.write(() => {
+    return this.writes.write(() => {
       const run = this.mustGetRun(runId);
       const tree = [run];
       for (let i = 0; i < tree.length; i++) for (const child of this.q.childRunIds(tree[i]!.id)) tree.push(this.mustGetRun(child));
@@ -311,12 +313,12 @@ export class SqliteStore implements Store {
    * own (`pitwall backup`) for a large store.
    */
   async backup(file: string): Promise<BackupResult> {
-    this.flush();
+    this.writes.flush();
     return this.read(() => backupStore(this.db, file));
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.flush();
+    if (this.db.open) this.writes.flush();
     this.feed.close();
     if (this.db.open) this.db.close();
   }
@@ -329,72 +331,6 @@ export class SqliteStore implements Store {
     }
   }
 
-  /**
-   * Queues `fn` to run in the next group transaction. Writes issued in the same turn of the event
-   * loop (a worker's executors finishing their steps together, say) share one immediate
-   * (write-locked) transaction, so they share its cost; each promise settles only once that
-   * transaction is committed, so what it reports is durable. Writes apply in the order issued.
-   */
-  private write<T>(fn: () => T, publish = true): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, publish, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1) setImmediate(() => this.flush());
-    });
-  }
-
-  private queued: QueuedWrite[] = [];
-
-  /**
-   * Applies the queued writes in one transaction. When one of them is refused (a stale fence, a
-   * conflict), the group is rolled back and each write is applied again in a transaction of its
-   * own, so that a refusal undoes only itself (writes only read and write the database, so running
-   * one again is safe). A failure of the store itself (locked past the timeout, disk full) fails
-   * them all at once: trying each again would only wait that long once per write.
-   */
-  private flush(): void {
-    const batch = this.queued;
-    this.queued = [];
-    if (batch.length === 0) return;
-    if (batch.length > 1) {
-      const outcomes = this.transaction(batch);
-      if (outcomes.every((o) => o.ok || o.error instanceof StoreError)) return this.settle(batch, outcomes);
-    }
-    this.settle(
-      batch,
-      batch.flatMap((write) => this.transaction([write])),
-    );
-  }
-
-  /** Runs writes in one transaction; a failure of any of them rolls all of them back. */
-  private transaction(writes: readonly QueuedWrite[]): WriteOutcome[] {
-    const outcomes: WriteOutcome[] = [];
-    try {
-      this.inTransaction.immediate(() => {
-        for (const write of writes) {
-          this.appended = [];
-          outcomes.push({ ok: true, value: write.fn(), events: this.appended });
-        }
-      });
-      return outcomes;
-    } catch (error) {
-      const failure: WriteOutcome = { ok: false, error: storeFailure(this.file, error, this.busyTimeoutMs) };
-      return writes.map(() => failure);
-    }
-  }
-
-  private settle(batch: readonly QueuedWrite[], outcomes: readonly WriteOutcome[]): void {
-    batch.forEach((write, i) => {
-      const outcome = outcomes[i]!;
-      if (!outcome.ok) return write.reject(outcome.error);
-      // Subscribers in this process get the committed events without reading them back.
-      if (write.publish) this.feed.publish(outcome.events);
-      write.resolve(outcome.value);
-    });
-  }
-
-  /** Events appended by the write in progress. */
-  private appended: EventRecord[] = [];
-
   private mustGetRun(id: string): RunRecord {
     const run = this.q.getRun(id);
     if (!run) throw new NotFoundError("run", id);
@@ -405,16 +341,7 @@ export class SqliteStore implements Store {
   private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
     const records = this.q.insertEvents(run.id, run.eventCount + 1, events);
     run.eventCount += events.length;
-    this.appended.push(...records);
+    this.writes.appended(records);
     return records;
   }
 }
-
-interface QueuedWrite {
-  fn: () => unknown;
-  publish: boolean;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-type WriteOutcome = { ok: true; value: unknown; events: EventRecord[] } | { ok: false; error: unknown };
