@@ -522,7 +522,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
 
   describe("deleting runs", () => {
     /** A run that has ended as `status`, with a checkpoint, a task, a pending interrupt and command, events and an artifact. */
-    async function endedRun(status: "succeeded" | "failed" | "canceled", patch: { parentRunId?: string } = {}) {
+    async function endedRun(status: "succeeded" | "failed" | "canceled", patch: { parentRunId?: string } = {}, events = 1) {
       const run = await createRun(store, { items: [] }, patch);
       const { fence } = await claimed(store, run.id);
       await store.commit({
@@ -532,7 +532,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
         checkpoint: checkpoint(run.id, 1, [["items", "append", ["x"]]]),
         tasks: [task(run.id, 1, "work", { status: "succeeded" })],
         interrupts: [interrupt(run.id, `int-${run.id}`)],
-        events: [event(run.id)],
+        events: Array.from({ length: events }, () => event(run.id)),
         run: { status, owner: null, leaseUntil: null, endedAt: Date.now() },
       });
       const command: CommandRecord = { id: `cmd-${run.id}`, runId: run.id, type: "retry", args: {}, actor: "operator:ann", reason: null, createdAt: Date.now(), status: "pending", result: null, answeredAt: null };
@@ -544,7 +544,8 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
     it("deletes a run that ended with its child runs and everything of theirs; other runs and their artifacts stay; event numbers are not reused", async () => {
       const kept = await endedRun("succeeded");
       const parent = await endedRun("failed");
-      const child = await endedRun("canceled", { parentRunId: parent.id });
+      // More events than a store deletes in one go (Redis: batches of 500).
+      const child = await endedRun("canceled", { parentRunId: parent.id }, 1200);
       const shared = await store.putArtifact(kept.id, new TextEncoder().encode("shared"), "text/plain");
       await store.putArtifact(child.id, new TextEncoder().encode("shared"), "text/plain");
       const childOwn = await store.putArtifact(child.id, new TextEncoder().encode(`own ${child.id}`), "text/plain");
