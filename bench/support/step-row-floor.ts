@@ -10,8 +10,13 @@ import type { Durability } from "./sqlite.js";
  * beside an event index row and the run row, grouped `group` steps to a transaction as the
  * engine's group commit does, with the engine's run documents and words. It bounds what any
  * store layout can reach on this machine before the runtime adds its own cost.
+ *
+ * `pack`: each step's document deflated on its own (`step`), the documents of a transaction's
+ * steps deflated together into one row that the steps point to (`group`), or JSON (`none`).
  */
-export function stepRowFloor(file: string, durability: Durability, runs: number, nodes: number, options: { group: number; pack: boolean }): Timing & { bytesPerStep: number } {
+export type FloorPacking = "step" | "group" | "none";
+
+export function stepRowFloor(file: string, durability: Durability, runs: number, nodes: number, options: { group: number; pack: FloorPacking }): Timing & { bytesPerStep: number } {
   const db = new Database(file);
   try {
     db.pragma("journal_mode = WAL");
@@ -21,25 +26,29 @@ export function stepRowFloor(file: string, durability: Durability, runs: number,
       CREATE TABLE runs (key INTEGER PRIMARY KEY, id TEXT UNIQUE, doc TEXT, status TEXT, updated_at INTEGER);
       CREATE INDEX runs_by_status ON runs (status, updated_at, id);
       CREATE INDEX runs_by_update ON runs (updated_at, id);
-      CREATE TABLE steps (run_key INTEGER, n INTEGER, delta TEXT, doc BLOB, PRIMARY KEY (run_key, n)) WITHOUT ROWID;
+      CREATE TABLE steps (run_key INTEGER, n INTEGER, delta TEXT, doc BLOB, blob INTEGER, PRIMARY KEY (run_key, n)) WITHOUT ROWID;
+      CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB);
       CREATE TABLE events (seq INTEGER PRIMARY KEY, run_key INTEGER, n INTEGER);
       CREATE INDEX events_by_run ON events (run_key, seq);`);
     const insertRun = db.prepare("INSERT INTO runs (key, id, doc, status, updated_at) VALUES (?, ?, ?, 'running', 0)");
     const ids = Array.from({ length: runs }, (_, i) => `run-${String(i).padStart(10, "0")}`);
     ids.forEach((id, i) => insertRun.run(i + 1, id, JSON.stringify(runDocument(id))));
     const getRun = db.prepare("SELECT doc FROM runs WHERE key = ?").pluck();
-    const insertStep = db.prepare("INSERT INTO steps (run_key, n, delta, doc) VALUES (?, ?, ?, ?)");
+    const insertStep = db.prepare("INSERT INTO steps (run_key, n, delta, doc, blob) VALUES (?, ?, ?, ?, ?)");
+    const insertBlob = db.prepare("INSERT INTO blobs (data) VALUES (?)");
     const lastSeq = db.prepare("SELECT max(seq) FROM events").pluck();
     const insertEvent = db.prepare("INSERT INTO events (seq, run_key, n) VALUES (?, ?, ?)");
     const saveRun = db.prepare("UPDATE runs SET doc = ?, status = ?, updated_at = ? WHERE key = ?");
     type Step = { key: number; id: string; n: number };
     const write = db
       .transaction((steps: Step[]) => {
-        for (const { key, id, n } of steps) {
+        const docs = steps.map(({ id, n }) => stepDocument(id, n));
+        const blob = options.pack === "group" ? insertBlob.run(packJson(docs)).lastInsertRowid : null;
+        for (const [i, { key, id, n }] of steps.entries()) {
           const run = JSON.parse(getRun.get(key) as string) as ReturnType<typeof runDocument>;
           if (run.fence !== 1) throw new Error("stale fence");
-          const doc = stepDocument(id, n);
-          insertStep.run(key, n, JSON.stringify([["items", "append", [ITEM]], ["count", "set", n]]), options.pack ? packJson(doc) : JSON.stringify(doc));
+          const doc = options.pack === "group" ? null : options.pack === "step" ? packJson(docs[i]) : JSON.stringify(docs[i]);
+          insertStep.run(key, n, JSON.stringify([["items", "append", [ITEM]], ["count", "set", n]]), doc, blob);
           insertEvent.run(((lastSeq.get() as number | null) ?? 0) + 3, key, n);
           Object.assign(run, { head: `${id}:${n}`, headN: n, step: n, eventCount: run.eventCount + 3, updatedAt: Date.now(), lastCommit: `c1.${n}` });
           saveRun.run(JSON.stringify(run), n === nodes ? "succeeded" : "running", run.updatedAt, key);
@@ -61,7 +70,7 @@ export function stepRowFloor(file: string, durability: Durability, runs: number,
     }
     if (group.length > 0) write(group);
     const timing = stop();
-    const bytes = db.prepare("SELECT sum(length(delta) + length(doc)) FROM steps").pluck().get() as number;
+    const bytes = db.prepare("SELECT (SELECT sum(length(delta) + coalesce(length(doc), 0)) FROM steps) + (SELECT coalesce(sum(length(data)), 0) FROM blobs)").pluck().get() as number;
     return { ...timing, bytesPerStep: bytes / (runs * nodes) };
   } finally {
     db.close();
