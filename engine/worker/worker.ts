@@ -218,6 +218,9 @@ export class Worker implements ExecutorHost {
           if (event.type === "run.created" && !this.registry.knows((event.payload as { version: string }).version)) this.registry.invalidate();
           if (WORK_EVENTS.has(event.type)) this.nudge();
         }
+        // A subscription ends by itself only when its store was closed under this worker: going
+        // straight back to it would spin without ever yielding to timers.
+        if (!signal.aborted) throw new Error("the store ended it (was the store closed?)");
       } catch (error) {
         if (signal.aborted) return;
         this.options.onError?.(`event subscription interrupted: ${errorMessage(error)}`);

@@ -37,4 +37,15 @@ describe("SQLite store: live subscription", () => {
       await store.close();
     }
   });
+
+  it("a worker whose store is closed under it reports the lost subscription and leaves its process responsive", async () => {
+    const child = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/closed-under-worker.ts", import.meta.url).pathname, join(dir, "closed-under.db")]);
+    try {
+      const { errors } = await child.line((l) => Array.isArray(l.errors), 15_000);
+      expect(errors).toContain("event subscription interrupted: the store ended it (was the store closed?)");
+      expect(await child.exited).toBe(0);
+    } finally {
+      await kill(child);
+    }
+  });
 });
