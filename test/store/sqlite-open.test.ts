@@ -8,7 +8,8 @@ import { z } from "zod";
 import { SqliteStore, StoreError, createEngine, openStore, workflow, type EventRecord, type Store } from "../../engine/index.js";
 import { traceIdOf } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
-import { unpackJson } from "../../engine/store/sqlite/packed-json.js";
+import { batchDocs } from "../../engine/store/sqlite/event-rows.js";
+import { packJson, readDocReference, unpackJson } from "../../engine/store/sqlite/packed-json.js";
 import type { CheckpointRow } from "../../engine/store/sqlite/rows.js";
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
 import type { TaskRow } from "../../engine/store/sqlite/task-rows.js";
@@ -51,6 +52,13 @@ async function storeWithRuns(file: string, runs = 3): Promise<void> {
 }
 
 /** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
+/** A checkpoint's or task's document as a store keeps it: in its row, or with its commit's events. */
+function storedDocument(db: Database.Database, stored: string | Buffer): unknown {
+  const reference = readDocReference(stored);
+  if (!reference) return unpackJson(stored);
+  return batchDocs(db.prepare("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer)[reference.index];
+}
+
 async function lockHolder(file: string, lock: "write" | "exclusive") {
   const take =
     lock === "write"
@@ -140,7 +148,8 @@ describe("SQLite schema migrations", () => {
     db.exec(`ATTACH DATABASE '${source}' AS src`);
     // Version 1 named a row's run by its id where later versions keep the run's key, and held
     // documents as JSON text only.
-    const text = (stored: string | Buffer) => (typeof stored === "string" ? stored : JSON.stringify(unpackJson(stored)));
+    const source_ = new Database(source, { readonly: true });
+    const text = (stored: string | Buffer) => JSON.stringify(storedDocument(source_, stored));
     db.exec("INSERT INTO runs (id, doc) SELECT id, doc FROM src.runs");
     const checkpoints = db.prepare("SELECT r.id AS run_id, c.* FROM src.checkpoints c JOIN src.runs r ON r.key = c.run_key").all() as (CheckpointRow & { meta: string | Buffer })[];
     const insertCheckpoint = db.prepare("INSERT INTO checkpoints (run_id, n, snapshot_n, bytes, meta, delta, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -152,6 +161,7 @@ describe("SQLite schema migrations", () => {
       db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
     }
     db.exec("DETACH DATABASE src");
+    source_.close();
     // Version 1 kept one row per event, with a null trace id for the run's own.
     const insert = db.prepare(`INSERT INTO events (seq, run_id, run_seq, task_id, trace_id, span_id, type, actor, time, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const e of events) insert.run(e.seq, e.runId, e.runSeq, e.taskId, e.traceId === traceIdOf(e.runId) ? null : e.traceId, e.spanId, e.type, e.actor, e.time, JSON.stringify(e.payload));
@@ -196,6 +206,59 @@ describe("SQLite schema migrations", () => {
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     raw.close();
+  });
+
+  it("reads a version 3 store, whose documents are packed each in its own row, and goes on writing it", async () => {
+    const wf = workflow("fan", { state: z.object({ n: z.number().default(0) }), reducers: { n: (a: unknown, b: unknown) => (a as number) + (b as number) } })
+      .node("split", () => ({ n: 1 }), { next: ["a", "b"] })
+      .node("a", () => ({ n: 10 }), { next: "join" })
+      .node("b", () => ({ n: 100 }), { next: "join" })
+      .node("join", () => ({ n: 1000 }), { waitFor: ["a", "b"] })
+      .compile();
+    const file = fresh("v3");
+    const before = await openStore(`sqlite:${file}`);
+    const engine = createEngine({ store: before, workflows: [wf] });
+    const first = await engine.start(wf, {});
+    expect((await first.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    await engine.worker!.stop();
+    const history = async (store: Store, id: string) => ({ checkpoints: await store.listCheckpoints(id), tasks: await store.listTasks(id), events: await store.readEvents({ runId: id }) });
+    const written = await history(before, first.id);
+    await before.close();
+    // As version 3 wrote them: each document packed in its own row, none with the events.
+    const raw = new Database(file);
+    const ownRow = (stored: string | Buffer) => packJson(storedDocument(raw, stored));
+    let references = 0;
+    const rewrite = (select: string, update: string) => {
+      for (const row of raw.prepare(select).all() as { stored: string | Buffer; k1: number; k2: number; k3?: string }[]) {
+        if (readDocReference(row.stored)) references++;
+        raw.prepare(update).run(ownRow(row.stored), row.k1, row.k2, ...(row.k3 === undefined ? [] : [row.k3]));
+      }
+    };
+    rewrite("SELECT meta AS stored, run_key AS k1, n AS k2 FROM checkpoints", "UPDATE checkpoints SET meta = ? WHERE run_key = ? AND n = ?");
+    rewrite("SELECT doc AS stored, run_key AS k1, step AS k2, id AS k3 FROM tasks", "UPDATE tasks SET doc = ? WHERE run_key = ? AND step = ? AND id = ?");
+    // Four checkpoints (the first and three steps') and four settled tasks.
+    expect(references).toBe(8);
+    const batches = raw.prepare("SELECT seq, events FROM events").all() as { seq: number; events: string | Buffer }[];
+    for (const { seq, events } of batches) {
+      const { docs: _docs, ...batch } = unpackJson<{ docs?: unknown[] }>(events);
+      raw.prepare("UPDATE events SET events = ? WHERE seq = ?").run(packJson(batch), seq);
+    }
+    raw.pragma("user_version = 3");
+    raw.close();
+
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(await history(store, first.id)).toEqual(written);
+      const again = createEngine({ store, workflows: [wf] });
+      const second = await again.start(wf, {});
+      const ended = await second.wait({ timeoutMs: 10_000 });
+      await again.worker!.stop();
+      expect(ended.status).toBe("succeeded");
+      expect(await second.state()).toEqual({ n: 1111 });
+      expect((await store.listTasks(second.id)).map((t) => t.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+    } finally {
+      await store.close();
+    }
   });
 
   it("reads tasks, events and checkpoints in the fuller encodings earlier releases wrote", async () => {
@@ -310,21 +373,33 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
 
   it("reports a damaged packed record as corruption of the store", async () => {
     const file = fresh("packed");
-    await storeWithRuns(file, 3);
+    await storeWithRuns(file, 5);
     const raw = new Database(file);
-    const packed = raw.prepare("SELECT meta FROM checkpoints WHERE run_key = (SELECT key FROM runs WHERE id = 'run-0')").pluck().get() as Buffer;
-    expect(Buffer.isBuffer(packed)).toBe(true);
+    // A run's first checkpoint keeps its metadata in the events row of the run's creation.
+    const eventsOf = (run: string) => `FROM events WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`;
+    const setEvents = (run: string, value: Buffer) => raw.prepare(`UPDATE events SET events = ? WHERE seq = (SELECT seq ${eventsOf(run)})`).run(value);
+    const setMeta = (run: string, value: Buffer) => raw.prepare(`UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`).run(value);
+    const packed = raw.prepare(`SELECT events ${eventsOf("run-0")}`).pluck().get() as Buffer;
+    const referenceOf = (run: string) => raw.prepare(`SELECT meta FROM checkpoints WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`).pluck().get() as Buffer;
+    const reference = referenceOf("run-3");
+    expect(Buffer.isBuffer(packed) && Buffer.isBuffer(reference)).toBe(true);
     const garbled = Buffer.from(packed);
     garbled.fill(0xff, 4, 10);
-    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-0')").run(garbled);
-    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-1')").run(Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
-    raw.prepare("UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-2')").run(packed.subarray(0, 1));
+    setEvents("run-0", garbled);
+    setEvents("run-1", Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
+    setEvents("run-2", packed.subarray(0, 1));
+    setMeta("run-3", Buffer.concat([reference.subarray(0, -1), Buffer.from([9])]));
+    setMeta("run-4", reference.subarray(0, 1));
     raw.close();
     const store = await openStore(`sqlite:${file}`);
     try {
-      expect(await storeError(store.getCheckpoint("run-0:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed record .+\); restore it from a backup$/);
-      expect(await storeError(store.getCheckpoint("run-1:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed with unknown dictionary 127\); restore it from a backup$/);
-      expect(await storeError(store.getCheckpoint("run-2:0"), file)).toMatch(/is corrupt \(a stored record is unreadable: packed record has no readable length\); restore it from a backup$/);
+      const unreadable = (why: string) => new RegExp(`is corrupt \\(a stored record is unreadable: ${why}\\); restore it from a backup$`);
+      expect(await storeError(store.getCheckpoint("run-0:0"), file)).toMatch(unreadable("packed record .+"));
+      expect(await storeError(store.getCheckpoint("run-1:0"), file)).toMatch(unreadable("packed with unknown dictionary 127"));
+      expect(await storeError(store.getCheckpoint("run-2:0"), file)).toMatch(unreadable("packed record has no readable length"));
+      expect(await storeError(store.getCheckpoint("run-3:0"), file)).toMatch(unreadable("a record refers to document 9 of event row \\d+, which has 1"));
+      expect(await storeError(store.getCheckpoint("run-4:0"), file)).toMatch(unreadable("packed record has no readable length"));
+      expect(await storeError(store.readEvents({ runId: "run-0" }), file)).toMatch(unreadable("packed record .+"));
     } finally {
       await store.close();
     }

@@ -16,10 +16,15 @@ export interface EventBatchRow {
  * time, so the batch holds them once; each event then holds only what is its own, its trailing
  * entries left out where they are the batch's (or the run's, for the trace id).
  */
-interface StoredBatch {
+export interface StoredBatch {
   actor: string;
   time: number;
   events: StoredEvent[];
+  /**
+   * Other documents of the commit (its checkpoint's metadata, its settled tasks), packed with its
+   * events in one deflate call; their rows refer to them (packed-json.ts, `docReference`).
+   */
+  docs?: unknown[];
 }
 
 /**
@@ -31,7 +36,7 @@ type StoredEvent = [type: EventRecord["type"], payload: unknown, taskId?: string
 /** Schema version 2's batches, which are still read: one full tuple per event. */
 type LegacyEvent = [type: EventRecord["type"], taskId: string | null, traceId: string | null, spanId: string | null, actor: string, time: number, payload: unknown];
 
-export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: number, events: readonly NewEvent[]): EventBatchRow {
+export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: number, events: readonly NewEvent[], docs: readonly unknown[] = []): EventBatchRow {
   const runTrace = traceIdOf(runId);
   const { actor, time } = events[0]!;
   // What each position of a tuple is when it is left out.
@@ -51,7 +56,7 @@ export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: numbe
     tuple.length = length;
     return tuple;
   });
-  const batch: StoredBatch = { actor, time, events: stored };
+  const batch: StoredBatch = { actor, time, events: stored, ...(docs.length > 0 ? { docs: [...docs] } : {}) };
   return { seq: lastSeq, run_id: runId, run_seq: firstRunSeq, count: events.length, events: packJson(batch) };
 }
 
@@ -82,4 +87,10 @@ function storedTaskId(runId: string, taskId: string | null): StoredEvent[2] {
   if (taskId === null) return null;
   if (taskId.startsWith(`${runId}:`)) return taskId.slice(runId.length);
   return taskId.startsWith(":") ? [taskId] : taskId;
+}
+
+/** The documents stored with a batch's events (none in batches of schema version 3 and before). */
+export function batchDocs(stored: string | Buffer): unknown[] {
+  const parsed = unpackJson<StoredBatch | LegacyEvent[]>(stored);
+  return Array.isArray(parsed) ? [] : (parsed.docs ?? []);
 }

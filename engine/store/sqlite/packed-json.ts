@@ -65,6 +65,32 @@ export function packJson(value: unknown): string | Buffer {
   return packed;
 }
 
+/**
+ * A document stored with its commit's events (schema version 4), which deflates the commit's
+ * documents in one call: [255, the events row's seq, the document's index among them], each an
+ * unsigned LEB128. 255 is never a dictionary version.
+ */
+const WITH_EVENTS = 255;
+
+export interface DocReference {
+  /** The events row holding the document. */
+  seq: number;
+  /** Its position in that row's `docs`. */
+  index: number;
+}
+
+export function docReference({ seq, index }: DocReference): Buffer {
+  return Buffer.from([WITH_EVENTS, ...leb128(seq), ...leb128(index)]);
+}
+
+/** Where a stored document is kept, when it is kept with its commit's events. */
+export function readDocReference(stored: string | Buffer): DocReference | undefined {
+  if (typeof stored === "string" || stored[0] !== WITH_EVENTS) return undefined;
+  const seq = readLeb128(stored, 1);
+  const index = readLeb128(stored, seq.end);
+  return { seq: seq.value, index: index.value };
+}
+
 /** A document stored by `packJson` (or as plain JSON text), parsed. */
 export function unpackJson<T>(stored: string | Buffer): T {
   if (typeof stored === "string") return JSON.parse(stored) as T;

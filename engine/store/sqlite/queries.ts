@@ -15,9 +15,10 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import type { EventQuery } from "../store.js";
-import { eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
-import { chainRow, checkpointRecord, checkpointRow, parseDoc, parseDocs, runRow, type CheckpointRow } from "./rows.js";
-import { taskRecord, taskRow, type TaskRow } from "./task-rows.js";
+import { batchDocs, eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
+import { docReference, readDocReference, unpackJson } from "./packed-json.js";
+import { chainRow, checkpointMeta, checkpointRecord, checkpointRow, parseDoc, parseDocs, runRow, type CheckpointRow, type StoredCheckpointMeta } from "./rows.js";
+import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.js";
 
 type Param = string | number | null;
 
@@ -163,11 +164,11 @@ export class Queries {
 
   // checkpoints
 
-  insertCheckpoint(checkpoint: CheckpointRecord): void {
+  private insertCheckpoint(row: CheckpointRow): void {
     this.sql(
       `INSERT INTO checkpoints (run_key, n, snapshot_n, bytes, meta, delta, snapshot)
        VALUES (${RUN_KEY}, :n, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
-    ).run(checkpointRow(checkpoint));
+    ).run(row);
   }
 
   getCheckpoint(id: string): CheckpointRecord | undefined {
@@ -176,7 +177,7 @@ export class Queries {
     const row = this.sql(`SELECT :run_id AS run_id, * FROM checkpoints WHERE run_key = ${RUN_KEY} AND n = :n`).get({ run_id: key.runId, n: key.n }) as
       | CheckpointRow
       | undefined;
-    return row && checkpointRecord(row);
+    return row && checkpointRecord(row, this.unpackDoc<StoredCheckpointMeta>(row.meta, new Map()));
   }
 
   listCheckpoints(runId: string, afterN: number, limit: number): CheckpointRecord[] {
@@ -185,7 +186,8 @@ export class Queries {
       after: afterN,
       limit,
     }) as CheckpointRow[];
-    return rows.map(checkpointRecord);
+    const batches = new Map<number, unknown[]>();
+    return rows.map((row) => checkpointRecord(row, this.unpackDoc<StoredCheckpointMeta>(row.meta, batches)));
   }
 
   checkpointRows(runId: string, ns: readonly number[]): ChainRow[] {
@@ -206,11 +208,11 @@ export class Queries {
 
   // tasks
 
-  putTask(task: TaskRecord): void {
+  private putTask(row: TaskRow): void {
     this.sql(
       `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES (${RUN_KEY}, :step, :id, :created_at, :doc)
        ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
-    ).run(taskRow(task));
+    ).run(row);
   }
 
   getTask(id: string): TaskRecord | undefined {
@@ -221,7 +223,7 @@ export class Queries {
       step: key.step,
       id,
     }) as TaskRow | undefined;
-    return row && taskRecord(row);
+    return row && taskRecord(row, this.unpackDoc<Partial<TaskRecord>>(row.doc, new Map()));
   }
 
   listTasks(runId: string, step: number | undefined): TaskRecord[] {
@@ -229,7 +231,8 @@ export class Queries {
       step === undefined
         ? this.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} ORDER BY step, created_at, id`).all({ run_id: runId })
         : this.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step ORDER BY created_at, id`).all({ run_id: runId, step });
-    return (rows as TaskRow[]).map(taskRecord);
+    const batches = new Map<number, unknown[]>();
+    return (rows as TaskRow[]).map((row) => taskRecord(row, this.unpackDoc<Partial<TaskRecord>>(row.doc, batches)));
   }
 
   // interrupts
@@ -285,18 +288,48 @@ export class Queries {
 
   /**
    * Appends a commit's events as one row, numbered after the last event of the store and after
-   * `runSeq - 1` within their run. The records returned are the events as given, numbered (their
-   * payloads are not copied).
+   * `runSeq - 1` within their run, and writes the commit's checkpoint and tasks. The documents of
+   * the checkpoint and of the tasks that stay are packed with the events, in one deflate call for
+   * the commit (zlib's fixed cost per call was most of what packing a step cost), and their rows
+   * refer to them there. The records returned are the events as given, numbered (their payloads
+   * are not copied).
    */
-  insertEvents(runId: string, runSeq: number, events: readonly NewEvent[]): EventRecord[] {
-    if (events.length === 0) return [];
+  insertCommit(runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
     const stray = events.find((e) => e.runId !== runId);
     if (stray) throw new Error(`an event of run ${stray.runId} was committed with run ${runId}`);
+    if (events.length === 0) {
+      if (checkpoint) this.insertCheckpoint(checkpointRow(checkpoint));
+      for (const task of tasks) this.putTask(taskRow(task));
+      return [];
+    }
     const first = this.lastEventSeq() + 1;
+    const seq = first + events.length - 1;
+    const docs: unknown[] = [];
+    const withEvents = (doc: unknown) => docReference({ seq, index: docs.push(doc) - 1 });
+    if (checkpoint) this.insertCheckpoint(checkpointRow(checkpoint, withEvents(checkpointMeta(checkpoint))));
+    for (const task of tasks) this.putTask(stays(task) ? taskRow(task, withEvents(taskDoc(task))) : taskRow(task));
     this.sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (:seq, ${RUN_KEY}, :run_seq, :count, :events)`).run(
-      eventBatchRow(runId, runSeq, first + events.length - 1, events),
+      eventBatchRow(runId, runSeq, seq, events, docs),
     );
     return events.map((event, i) => ({ seq: first + i, runSeq: runSeq + i, ...event }));
+  }
+
+  /**
+   * A checkpoint's or task's document: in its own row, or with its commit's events (`batches`
+   * keeps the events rows read, for the other documents of the same commit).
+   */
+  private unpackDoc<T>(stored: string | Buffer, batches: Map<number, unknown[]>): T {
+    const reference = readDocReference(stored);
+    if (!reference) return unpackJson<T>(stored);
+    let docs = batches.get(reference.seq);
+    if (!docs) {
+      const row = this.sql("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer | undefined;
+      docs = row === undefined ? [] : batchDocs(row);
+      batches.set(reference.seq, docs);
+    }
+    // A damaged reference reads as damaged JSON does: the store reports the file corrupt.
+    if (reference.index >= docs.length) throw new SyntaxError(`a record refers to document ${reference.index} of event row ${reference.seq}, which has ${docs.length}`);
+    return docs[reference.index] as T;
   }
 
   /** Reads the batches in order (newest first for `last`) only as far as the query needs. */
@@ -376,6 +409,12 @@ export class Queries {
     ).pluck().get(runId) as number;
     return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
   }
+}
+
+/** What a commit writes beside its events. */
+export interface CommitRecords {
+  checkpoint?: CheckpointRecord | undefined;
+  tasks?: readonly TaskRecord[] | undefined;
 }
 
 /** What deciding a claim reads of a run. */

@@ -1,7 +1,7 @@
 import { checkpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import type { CheckpointRecord, RunRecord } from "../records.js";
-import { packJson, unpackJson } from "./packed-json.js";
+import { packJson } from "./packed-json.js";
 
 /** How records are laid out in rows, and back. */
 
@@ -37,12 +37,12 @@ type CheckpointMeta = Pick<CheckpointRecord, "step" | "parentId" | "source" | "a
  * A checkpoint's metadata, without what almost every checkpoint has: its parent is the one before
  * it, its step is its number, its source is a step of the loop, no fan-in is waiting.
  */
-type StoredCheckpointMeta = Omit<CheckpointMeta, "step" | "parentId" | "source" | "control"> &
+export type StoredCheckpointMeta = Omit<CheckpointMeta, "step" | "parentId" | "source" | "control"> &
   Partial<Pick<CheckpointMeta, "step" | "parentId" | "source">> & { control: Omit<CheckpointMeta["control"], "barriers"> & Partial<Pick<CheckpointMeta["control"], "barriers">> };
 
-export function checkpointRow(c: CheckpointRecord): CheckpointRow {
+export function checkpointMeta(c: CheckpointRecord): StoredCheckpointMeta {
   const { barriers, ...control } = c.control;
-  const meta: StoredCheckpointMeta = {
+  return {
     ...(c.step !== c.n ? { step: c.step } : {}),
     ...(c.parentId !== checkpointId(c.runId, c.n - 1) ? { parentId: c.parentId } : {}),
     ...(c.source !== "loop" ? { source: c.source } : {}),
@@ -52,19 +52,24 @@ export function checkpointRow(c: CheckpointRecord): CheckpointRow {
     control: Object.keys(barriers).length > 0 ? c.control : control,
     createdAt: c.createdAt,
   };
+}
+
+/** `meta` is the metadata packed on its own, or a reference to it packed with the commit's events. */
+export function checkpointRow(c: CheckpointRecord, meta: string | Buffer = packJson(checkpointMeta(c))): CheckpointRow {
   return {
     run_id: c.runId,
     n: c.n,
     snapshot_n: c.snapshotN,
     bytes: c.bytes,
-    meta: packJson(meta),
+    meta,
     delta: JSON.stringify(c.delta),
     snapshot: c.snapshot === undefined ? null : JSON.stringify(c.snapshot),
   };
 }
 
-export function checkpointRecord(row: CheckpointRow): CheckpointRecord {
-  const { step, parentId, source, control, ...meta } = unpackJson<StoredCheckpointMeta>(row.meta);
+/** `stored` is the row's metadata document, unpacked (wherever it was kept). */
+export function checkpointRecord(row: CheckpointRow, stored: StoredCheckpointMeta): CheckpointRecord {
+  const { step, parentId, source, control, ...meta } = stored;
   return {
     id: checkpointId(row.run_id, row.n),
     runId: row.run_id,

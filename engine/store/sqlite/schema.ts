@@ -228,6 +228,14 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events_v3 RENAME TO events;
   CREATE INDEX events_by_run ON events (run_key, seq);
   `,
+  `
+  -- Version 4 changes no table. A commit's events row may also hold the documents of its
+  -- checkpoint's metadata and of its settled tasks, packed with its events in one deflate call;
+  -- their rows then hold a reference to it (engine/store/sqlite/packed-json.ts). Rows of earlier
+  -- versions are read as they are; a pitwall of version 3 could not read the references, so it
+  -- must refuse the store.
+  SELECT 1;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

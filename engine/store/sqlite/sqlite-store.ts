@@ -22,7 +22,7 @@ import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, Run
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
-import { Queries, type ClaimCandidate } from "./queries.js";
+import { Queries, type ClaimCandidate, type CommitRecords } from "./queries.js";
 import { GroupCommit } from "./group-commit.js";
 import { DataVersionWatch } from "./watch.js";
 
@@ -90,8 +90,7 @@ export class SqliteStore implements Store {
       // The run row first, since the checkpoint and event rows refer to its key; it already
       // counts the events appended below.
       this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
-      this.q.insertCheckpoint(init.checkpoint);
-      const events = this.appendEvents(run, init.events);
+      const events = this.appendEvents(run, init.events, { checkpoint: init.checkpoint });
       return { events };
     });
   }
@@ -174,12 +173,10 @@ export class SqliteStore implements Store {
       run.lastCommit = commit.id;
       if (commit.run) Object.assign(run, commit.run);
       if (commit.checkpoint) {
-        this.q.insertCheckpoint(commit.checkpoint);
         run.head = commit.checkpoint.id;
         run.headN = commit.checkpoint.n;
         run.step = commit.checkpoint.step;
       }
-      for (const task of commit.tasks ?? []) this.q.putTask(task);
       for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
       for (const command of commit.submit ?? []) this.q.insertCommand(command);
       for (const answer of commit.commands ?? []) {
@@ -194,7 +191,7 @@ export class SqliteStore implements Store {
       }
       run.pendingInterrupts = this.q.pendingInterrupts(run.id);
       run.updatedAt = now;
-      const events = this.appendEvents(run, commit.events ?? []);
+      const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks });
       this.q.saveRun(run);
       return { events };
     });
@@ -337,11 +334,14 @@ export class SqliteStore implements Store {
     return run;
   }
 
-  /** Numbers events store-wide (their row id) and within the run (its event count). */
-  private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
-    const records = this.q.insertEvents(run.id, run.eventCount + 1, events);
+  /**
+   * Numbers events store-wide (their row id) and within the run (its event count), and writes the
+   * checkpoint and tasks committed with them.
+   */
+  private appendEvents(run: RunRecord, events: readonly NewEvent[], records: CommitRecords = {}): EventRecord[] {
+    const numbered = this.q.insertCommit(run.id, run.eventCount + 1, events, records);
     run.eventCount += events.length;
-    this.writes.appended(records);
-    return records;
+    this.writes.appended(numbered);
+    return numbered;
   }
 }

@@ -1,6 +1,6 @@
 import { taskId } from "../../ids.js";
 import type { AttemptRecord, TaskRecord } from "../records.js";
-import { packJson, unpackJson } from "./packed-json.js";
+import { packJson } from "./packed-json.js";
 
 export interface TaskRow {
   run_id: string;
@@ -41,7 +41,7 @@ type StoredAttempt = Partial<AttemptRecord>;
  * that stays is packed: a pending or running task's is replaced when the task moves on, and a
  * succeeded one holding its writes when its step's checkpoint takes them.
  */
-export function taskRow(task: TaskRecord): TaskRow {
+export function taskDoc(task: TaskRecord): Record<string, unknown> {
   const doc: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(task)) {
     if (value === undefined || KEYS.has(key)) continue;
@@ -50,11 +50,19 @@ export function taskRow(task: TaskRecord): TaskRow {
     if (key in TASK_DEFAULTS && value === TASK_DEFAULTS[key as keyof typeof TASK_DEFAULTS]) continue;
     doc[key] = key === "attempts" ? task.attempts.map((a, i) => storedAttempt(task, a, i)) : value;
   }
-  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc: replacedLater(task) ? JSON.stringify(doc) : packJson(doc) };
+  return doc;
 }
 
-export function taskRecord(row: TaskRow): TaskRecord {
-  const doc = unpackJson<Partial<TaskRecord>>(row.doc);
+/**
+ * `doc` is the task's document as stored: by default packed on its own when it stays, or a
+ * reference to it packed with the commit's events.
+ */
+export function taskRow(task: TaskRecord, doc: string | Buffer = stays(task) ? packJson(taskDoc(task)) : JSON.stringify(taskDoc(task))): TaskRow {
+  return { run_id: task.runId, step: task.step, id: task.id, created_at: task.createdAt, doc };
+}
+
+/** `doc` is the row's document, unpacked (wherever it was kept). */
+export function taskRecord(row: TaskRow, doc: Partial<TaskRecord>): TaskRecord {
   const task = { id: row.id, runId: row.run_id, step: row.step, createdAt: row.created_at, idempotencyKey: row.id, ...TASK_DEFAULTS, ...doc } as TaskRecord;
   if (task.node === undefined) task.node = nodeOf(task);
   // What an attempt left out is what it shares with its task.
@@ -79,8 +87,9 @@ function storedAttempt(task: TaskRecord, attempt: AttemptRecord, i: number): Sto
   return stored;
 }
 
-function replacedLater(task: TaskRecord): boolean {
-  return task.status === "pending" || task.status === "running" || task.writes !== null;
+/** Whether a task's document stays as it is: worth packing. */
+export function stays(task: TaskRecord): boolean {
+  return !(task.status === "pending" || task.status === "running" || task.writes !== null);
 }
 
 /** The node named in a task id made by `taskId` (`<run>:<step>:<node>` or `...#<index>`). */
