@@ -13,6 +13,7 @@ export function checkCommit(
   interruptOf: (id: string) => Pick<InterruptRecord, "status" | "resolution"> | undefined,
 ): "apply" | "duplicate" {
   if (run.lastCommit === commit.id) return "duplicate";
+  checkOwnRecords(commit);
   if (run.fence !== commit.fence) throw new StaleFenceError(run.id, commit.fence, run.fence);
   if (commit.expectHead !== undefined && run.head !== commit.expectHead) throw headMoved(run.id, run.head, commit.expectHead);
   if (commit.expectStatus && !commit.expectStatus.includes(run.status)) throw unexpectedStatus(run.id, run.status, commit.expectStatus);
@@ -23,6 +24,16 @@ export function checkCommit(
   }
   if (commit.checkpoint && commit.checkpoint.n !== run.headN + 1) throw checkpointGap(run.id, commit.checkpoint.n, run.headN);
   return "apply";
+}
+
+/**
+ * Every record a commit writes belongs to its run: a store keeps a run's records together (SQLite
+ * packs them into the rows of the run's events) and deletes them with it.
+ */
+export function checkOwnRecords(commit: Commit): void {
+  const records = [commit.checkpoint, ...(commit.tasks ?? []), ...(commit.interrupts ?? []), ...(commit.events ?? [])];
+  const stray = records.find((r) => r !== undefined && r.runId !== commit.runId);
+  if (stray) throw new Error(`a record of run ${stray.runId} was committed with run ${commit.runId}`);
 }
 
 /**

@@ -310,6 +310,29 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect((await store.getRun(run.id))?.status).toBe("running");
     });
 
+    it("refuses a commit holding a record of another run, writing nothing", async () => {
+      const run = await createRun(store);
+      const other = await createRun(store);
+      const { fence } = await claimed(store, run.id);
+      const events = await store.readEvents({ runId: run.id });
+      const strays = [
+        { checkpoint: checkpoint(other.id, 1, []) },
+        { tasks: [task(run.id, 1, "mine"), task(other.id, 1, "theirs")] },
+        { interrupts: [interrupt(other.id, "int-theirs")] },
+        { events: [event(run.id), event(other.id)] },
+      ];
+      for (const stray of strays) {
+        await expect(store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id)], ...stray })).rejects.toThrow(
+          `a record of run ${other.id} was committed with run ${run.id}`,
+        );
+      }
+      expect(await store.listTasks(run.id)).toEqual([]);
+      expect(await store.listTasks(other.id)).toEqual([]);
+      expect(await store.getInterrupt("int-theirs")).toBeUndefined();
+      expect(await store.readEvents({ runId: run.id })).toEqual(events);
+      expect((await store.getRun(run.id))?.headN).toBe(0);
+    });
+
     it("says who resolved an interrupt that is no longer pending", async () => {
       const run = await createRun(store);
       const { fence } = await claimed(store, run.id);

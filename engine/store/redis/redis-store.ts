@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkDeletion } from "../rules.js";
+import { checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connectRedis, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
@@ -195,6 +195,7 @@ export class RedisStore implements Store {
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
+    checkOwnRecords(commit);
     const reply = await this.write("commit", commitArgs(this.args(), commit));
     return this.result(reply, commit.events ?? [], commit);
   }
