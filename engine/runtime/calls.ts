@@ -3,7 +3,7 @@ import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import type { EventFactory } from "./event-factory.js";
-import { failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
+import { WORKER_LOST, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
 import { closeAttempt, newTaskRecord, transitionTask } from "./transitions.js";
 
@@ -36,12 +36,12 @@ export class DurableCalls {
     for (const record of this.records.values()) {
       if (record.status !== "running") continue;
       const failed = transitionTask(record, "failed", {
-        attempts: closeAttempt(record, "failed", at, "worker lost", "WORKER_LOST"),
-        error: { message: "worker lost", code: "WORKER_LOST" },
+        attempts: closeAttempt(record, "failed", at, "worker lost", WORKER_LOST),
+        error: { message: "worker lost", code: WORKER_LOST },
         endedAt: at,
       });
       this.records.set(failed.id, failed);
-      batch.task(failed, this.host.events.task(failed, "task.failed", { node: record.node, attempt: record.attempts.length, error: "worker lost", code: "WORKER_LOST", willRetry: true, call: record.call! }));
+      batch.task(failed, this.host.events.task(failed, "task.failed", { node: record.node, attempt: record.attempts.length, error: "worker lost", code: WORKER_LOST, willRetry: true, call: record.call! }));
     }
   }
 
@@ -110,7 +110,7 @@ export class DurableCalls {
     if (record.status === "pending") return { ...record, ...patch };
     if (record.status === "running") {
       // Still marked running from an attempt nobody finished: count it as lost.
-      record = transitionTask(record, "failed", { attempts: closeAttempt(record, "failed", Date.now(), "worker lost", "WORKER_LOST") });
+      record = transitionTask(record, "failed", { attempts: closeAttempt(record, "failed", Date.now(), "worker lost", WORKER_LOST) });
     }
     const pending = transitionTask(record, "pending", { ...patch, error: null, endedAt: null });
     this.records.set(pending.id, pending);

@@ -2,7 +2,7 @@ import { derivedId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
-import { failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
+import { WORKER_LOST, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
 
@@ -93,10 +93,12 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
     error: { message: error.message, name: error.name, ...(code ? { code } : {}), ...(error.stack ? { stack: error.stack } : {}) },
     endedAt: now,
   });
-  const decision = retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), {
-    name: error.name,
-    ...(code ? { code } : {}),
-  });
+  // A node whose worker was lost runs again at once (its side effects run at least once), whatever
+  // its retry policy: the node did not fail.
+  const decision =
+    code === WORKER_LOST
+      ? { retry: true as const, delayMs: 0 }
+      : retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), { name: error.name, ...(code ? { code } : {}) });
   rs.setTask(
     failed,
     rs.events.task(failed, "task.failed", {
@@ -115,19 +117,19 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
 }
 
 /**
- * The previous owner died: its running tasks failed ("worker lost") and are retried by policy;
- * an at-most-once task is interrupted for an operator to decide instead.
+ * The previous owner died: its running tasks failed ("worker lost") and run again, without
+ * spending their retries; an at-most-once task is interrupted for an operator to decide instead.
  */
 export function recoverLostTasks(rs: RunState): void {
   const at = Date.now();
   for (const task of rs.tasks.values()) {
     if (task.status !== "running") continue;
     if (!rs.nodeDefinition(task.node)?.atMostOnce) {
-      failTask(rs, task, new Error(`worker lost while running "${task.node}" (attempt ${task.attempts.length})`), "WORKER_LOST", at);
+      failTask(rs, task, new Error(`worker lost while running "${task.node}" (attempt ${task.attempts.length})`), WORKER_LOST, at);
       continue;
     }
     const interruptId = derivedId("int", task.id, "recovery", task.attempts.length);
-    const attempts = closeAttempt(task, "interrupted", at, "worker lost", "WORKER_LOST");
+    const attempts = closeAttempt(task, "interrupted", at, "worker lost", WORKER_LOST);
     const interrupted = transitionTask(task, "interrupted", { attempts, waitingFor: { kind: "interrupt", interruptId } });
     rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
     rs.addInterrupt({
@@ -158,11 +160,11 @@ export function quarantine(rs: RunState): void {
   for (const task of lost) {
     const message = `worker lost while running "${task.node}"; run paused as poison after ${rs.run.recoveries} lost workers`;
     const failed = transitionTask(task, "failed", {
-      attempts: closeAttempt(task, "failed", at, message, "WORKER_LOST"),
-      error: { message, code: "WORKER_LOST" },
+      attempts: closeAttempt(task, "failed", at, message, WORKER_LOST),
+      error: { message, code: WORKER_LOST },
       endedAt: at,
     });
-    rs.setTask(failed, rs.events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: message, code: "WORKER_LOST", willRetry: false }));
+    rs.setTask(failed, rs.events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: message, code: WORKER_LOST, willRetry: false }));
   }
   rs.pause("poison", lost.map((t) => t.node));
 }

@@ -10,13 +10,17 @@ export function retryPolicyOf(policy: RetryPolicyInput | undefined): RetryPolicy
 /** Errors that retrying cannot fix: the node's output was invalid in a way it will repeat. */
 const NEVER_RETRIED = new Set(["WRITE_CONFLICT"]);
 
+/** The code of an attempt that its worker was lost during (it died, or stalled past its lease). */
+export const WORKER_LOST = "WORKER_LOST";
+
 /**
  * How many of a task's attempts count against its retry policy: the failed ones since an
  * operator last retried it. Attempts that paused for a person, parked on a timer or were
- * stopped by a shutdown are not failures.
+ * stopped by a shutdown are not failures, nor are those lost with their worker: that was not
+ * the node failing (a run that keeps losing workers is paused as poison instead).
  */
 export function failuresCounted(task: Pick<TaskRecord, "attempts" | "retriesFrom">): number {
-  return task.attempts.slice(task.retriesFrom).filter((a) => a.outcome === "failed").length;
+  return task.attempts.slice(task.retriesFrom).filter((a) => a.outcome === "failed" && a.code !== WORKER_LOST).length;
 }
 
 /** Whether the `failures`-th failure (1-based) of a task is retried, and after how long. */

@@ -260,10 +260,36 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(succeeded.map((e) => e.payload)).toEqual([expect.objectContaining({ node: "charge", skipped: true })]);
   });
 
-  it("retries a task a lost worker left running, by policy, and records the lost attempt", async () => {
+  it("runs a task a lost worker left running again, also without a retry policy, and records the lost attempt", async () => {
     let runs = 0;
-    const wf = workflow("lost", { state })
-      .node("work", () => (runs++, { n: 1 }), { retry: { maxAttempts: 3, backoffMs: 1 }, next: "END" })
+    const wf = workflow("lost-no-policy", { state })
+      .node("work", () => (runs++, { n: 1 }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    await dieWhileRunning(engine, run.id, "work", 50);
+    await sleep(100);
+    await harness.engine([wf], { store: engine.store });
+    expect(await run.wait()).toMatchObject({ status: "succeeded", recoveries: 1 });
+    expect(runs).toBe(1);
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts.map((a) => [a.worker === "dead", a.outcome, a.code ?? null])).toEqual([
+      [true, "failed", "WORKER_LOST"],
+      [false, "succeeded", null],
+    ]);
+  });
+
+  it("does not spend a task's retries on the attempt its lost worker left", async () => {
+    let runs = 0;
+    const wf = workflow("lost-then-fails", { state })
+      .node(
+        "work",
+        () => {
+          if (++runs === 1) throw new Error("flaky");
+          return { n: 1 };
+        },
+        { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" },
+      )
       .compile();
     const engine = await harness.engine([wf], { worker: false });
     const run = await engine.start(wf);
@@ -271,11 +297,11 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await sleep(100);
     await harness.engine([wf], { store: engine.store });
     expect((await run.wait()).status).toBe("succeeded");
-    expect(runs).toBe(1);
     const [task] = await engine.store.listTasks(run.id);
-    expect(task!.attempts.map((a) => [a.worker === "dead", a.outcome, a.code ?? null])).toEqual([
-      [true, "failed", "WORKER_LOST"],
-      [false, "succeeded", null],
+    expect(task!.attempts.map((a) => [a.outcome, a.code ?? a.error ?? null])).toEqual([
+      ["failed", "WORKER_LOST"],
+      ["failed", "flaky"],
+      ["succeeded", null],
     ]);
   });
 });
