@@ -405,6 +405,25 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
+  it("says so when a newer pitwall upgraded the store under a running process, instead of calling a record it cannot read corrupt", async () => {
+    const file = fresh("upgraded");
+    await storeWithRuns(file, 1);
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect((await store.getCheckpoint("run-0:0"))?.n).toBe(0);
+      const newer = new Database(file);
+      newer.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+      // A record in a format this pitwall does not know (a dictionary it has never seen).
+      newer.prepare("UPDATE events SET events = ? WHERE run_key = (SELECT key FROM runs WHERE id = 'run-0')").run(Buffer.from([0x7f, 3, 1, 2, 3]));
+      newer.close();
+      expect(await storeError(store.getCheckpoint("run-0:0"), file)).toBe(
+        `store ${file} was upgraded by a newer pitwall (schema version ${SCHEMA_VERSION + 1}; this process knows up to ${SCHEMA_VERSION}) while this process used it: restart it with the newer pitwall`,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
   it("reports a store locked by another process past the busy timeout, and writes nothing", async () => {
     const file = fresh("locked");
     await storeWithRuns(file, 1);

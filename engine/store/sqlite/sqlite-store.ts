@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
-import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
 import { EventFeed } from "../event-feed.js";
 import {
@@ -24,6 +24,7 @@ import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
 import { Queries, type ClaimCandidate, type CommitRecords } from "./queries.js";
 import { GroupCommit } from "./group-commit.js";
+import { SCHEMA_VERSION } from "./schema.js";
 import { DataVersionWatch } from "./watch.js";
 
 export interface SqliteStoreOptions {
@@ -57,7 +58,7 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs });
     this.q = new Queries(this.db);
-    this.writes = new GroupCommit(this.db, (error) => storeFailure(this.file, error, this.busyTimeoutMs), (events) => this.feed.publish(events));
+    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch.watch);
   }
@@ -324,7 +325,33 @@ export class SqliteStore implements Store {
     try {
       return fn();
     } catch (error) {
-      throw storeFailure(this.file, error, this.busyTimeoutMs);
+      throw this.failure(error);
+    }
+  }
+
+  /**
+   * What a failed operation is reported as (failure.ts). A record this process cannot read may
+   * have been written by a newer pitwall that upgraded the store while this process ran: that is
+   * what is said then, not that the store is corrupt.
+   */
+  private failure(error: unknown): Error {
+    if (error instanceof SyntaxError) {
+      const version = this.schemaVersion();
+      if (version !== undefined && version > SCHEMA_VERSION) {
+        return new StoreError(
+          `store ${this.file} was upgraded by a newer pitwall (schema version ${version}; this process knows up to ${SCHEMA_VERSION}) while this process used it: restart it with the newer pitwall`,
+          { cause: error },
+        );
+      }
+    }
+    return storeFailure(this.file, error, this.busyTimeoutMs);
+  }
+
+  private schemaVersion(): number | undefined {
+    try {
+      return this.db.pragma("user_version", { simple: true }) as number;
+    } catch {
+      return undefined;
     }
   }
 
