@@ -40,7 +40,7 @@ export {
 export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";
 export { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
-export { pruneRuns, type PruneOptions, type PruneResult } from "./operator/prune.js";
+export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
 export type { ExecutionEnd } from "./runtime/executor.js";

@@ -13,9 +13,12 @@ export interface PruneOptions {
   dryRun?: boolean;
 }
 
+/** What a prune reports of a run: enough to list it, not its whole record. */
+export type PrunedRun = Pick<RunRecord, "id" | "workflow" | "status" | "endedAt" | "updatedAt">;
+
 export interface PruneResult {
-  /** The top-level runs deleted (or that would be), each with its child runs. */
-  runs: RunRecord[];
+  /** The top-level runs deleted (or that would be), each with its child runs, newest first. */
+  runs: PrunedRun[];
   /** How many child runs went with them (0 on a dry run, which does not look at them). */
   childRuns: number;
   /** Runs that matched but were kept, and why (a child run that has not ended yet). */
@@ -25,33 +28,36 @@ export interface PruneResult {
 /**
  * Deletes the top-level runs that ended before a time, with their child runs (`Store.deleteRun`),
  * so that a store does not keep every run forever. A run whose child runs have not all ended is
- * kept and reported.
+ * kept and reported. Runs are read a page at a time and each page is deleted before the next is
+ * read, so a prune of millions of runs holds one page of records, and one that is stopped has
+ * deleted what it reported so far.
  */
 export async function pruneRuns(store: Store, options: PruneOptions): Promise<PruneResult> {
   const statuses = options.statuses ?? TERMINAL_RUN_STATUSES;
-  const matching: RunRecord[] = [];
+  const result: PruneResult = { runs: [], childRuns: 0, kept: [] };
   let cursor: string | undefined;
   do {
+    // Deleting the runs of a page does not move the cursor: it is the last run's place in the order.
     const page = await store.listRuns({ status: [...statuses], parentRunId: null, limit: 500, ...(options.workflow ? { workflow: options.workflow } : {}), ...(cursor ? { cursor } : {}) });
-    matching.push(...page.runs.filter((run) => (run.endedAt ?? run.updatedAt) < options.endedBefore));
+    for (const run of page.runs) {
+      if ((run.endedAt ?? run.updatedAt) >= options.endedBefore) continue;
+      const pruned: PrunedRun = { id: run.id, workflow: run.workflow, status: run.status, endedAt: run.endedAt, updatedAt: run.updatedAt };
+      if (options.dryRun) {
+        result.runs.push(pruned);
+        continue;
+      }
+      try {
+        const deleted = await store.deleteRun(run.id);
+        result.runs.push(pruned);
+        result.childRuns += deleted.length - 1;
+      } catch (error) {
+        // Another process deleted it first: it is gone all the same.
+        if (error instanceof NotFoundError) continue;
+        if (!(error instanceof ConflictError)) throw error;
+        result.kept.push({ runId: run.id, why: error.message });
+      }
+    }
     cursor = page.nextCursor;
   } while (cursor);
-  const result: PruneResult = { runs: [], childRuns: 0, kept: [] };
-  for (const run of matching.reverse()) {
-    if (options.dryRun) {
-      result.runs.push(run);
-      continue;
-    }
-    try {
-      const deleted = await store.deleteRun(run.id);
-      result.runs.push(run);
-      result.childRuns += deleted.length - 1;
-    } catch (error) {
-      // Another process deleted it first: it is gone all the same.
-      if (error instanceof NotFoundError) continue;
-      if (!(error instanceof ConflictError)) throw error;
-      result.kept.push({ runId: run.id, why: error.message });
-    }
-  }
   return result;
 }

@@ -4,6 +4,7 @@ import {
   ConflictError,
   NotFoundError,
   StaleFenceError,
+  pruneRuns,
   readState,
   type CheckpointRecord,
   type CommandRecord,
@@ -620,6 +621,27 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       }
       expect(await store.getInterrupt(`int-${parent.id}`)).toBeDefined();
       await expect(store.deleteRun("run-missing")).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it("prunes, a page of the listing at a time, more runs than a page holds: those that ended before the time, and only those", async () => {
+      const old: string[] = [];
+      for (let i = 0; i < 510; i++) old.push((await endedRun(i % 2 === 0 ? "succeeded" : "canceled")).id);
+      await new Promise((r) => setTimeout(r, 5));
+      const before = Date.now();
+      await new Promise((r) => setTimeout(r, 5));
+      const recent = await endedRun("failed");
+      const running = await createRun(store);
+      await claimed(store, running.id);
+
+      const dry = await pruneRuns(store, { endedBefore: before, dryRun: true });
+      expect(dry.runs.map((r) => r.id).sort()).toEqual([...old].sort());
+      expect(Object.keys(dry.runs[0]!).sort()).toEqual(["endedAt", "id", "status", "updatedAt", "workflow"]);
+      expect((await store.countRuns()).succeeded).toBe(255);
+
+      const pruned = await pruneRuns(store, { endedBefore: before });
+      expect(pruned.runs.map((r) => r.id).sort()).toEqual([...old].sort());
+      expect(pruned.kept).toEqual([]);
+      expect((await store.listRuns({ limit: 1000 })).runs.map((r) => r.id).sort()).toEqual([recent.id, running.id].sort());
     });
   });
 
