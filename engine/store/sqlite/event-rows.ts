@@ -16,7 +16,7 @@ export interface EventBatchRow {
  * time, so the batch holds them once; each event then holds only what is its own, its trailing
  * entries left out where they are the batch's (or the run's, for the trace id).
  */
-export interface StoredBatch {
+interface StoredBatch {
   actor: string;
   time: number;
   events: StoredEvent[];
