@@ -22,9 +22,11 @@ import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, Run
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
-import { Queries, type ClaimCandidate, type CommitRecords } from "./queries.js";
+import { HistoryQueries, type CommitRecords } from "./history-queries.js";
+import { Queries, type ClaimCandidate } from "./queries.js";
 import { GroupCommit } from "./group-commit.js";
 import { SCHEMA_VERSION } from "./schema.js";
+import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
 
 export interface SqliteStoreOptions {
@@ -46,6 +48,7 @@ export class SqliteStore implements Store {
   readonly description: string;
   private readonly db: Database.Database;
   private readonly q: Queries;
+  private readonly history: HistoryQueries;
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
   private readonly writes: GroupCommit;
@@ -57,7 +60,9 @@ export class SqliteStore implements Store {
     this.description = `sqlite:${file}`;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs });
-    this.q = new Queries(this.db);
+    const statements = new Statements(this.db);
+    this.q = new Queries(statements);
+    this.history = new HistoryQueries(statements);
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch.watch);
@@ -199,27 +204,27 @@ export class SqliteStore implements Store {
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
-    return this.read(() => this.q.getCheckpoint(id));
+    return this.read(() => this.history.getCheckpoint(id));
   }
 
   async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
-    return this.read(() => this.q.listCheckpoints(runId, options.afterN ?? -1, options.limit ?? -1));
+    return this.read(() => this.history.listCheckpoints(runId, options.afterN ?? -1, options.limit ?? -1));
   }
 
   async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {
-    return this.read(() => this.q.checkpointRows(runId, ns));
+    return this.read(() => this.history.checkpointRows(runId, ns));
   }
 
   async checkpointRowRange(runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
-    return this.read(() => this.q.checkpointRowRange(runId, fromN, toN));
+    return this.read(() => this.history.checkpointRowRange(runId, fromN, toN));
   }
 
   async getTask(id: string): Promise<TaskRecord | undefined> {
-    return this.read(() => this.q.getTask(id));
+    return this.read(() => this.history.getTask(id));
   }
 
   async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
-    return this.read(() => this.q.listTasks(runId, options.step));
+    return this.read(() => this.history.listTasks(runId, options.step));
   }
 
   async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
@@ -263,11 +268,11 @@ export class SqliteStore implements Store {
   }
 
   async readEvents(query: EventQuery = {}): Promise<EventRecord[]> {
-    return this.read(() => this.q.readEvents(query));
+    return this.read(() => this.history.readEvents(query));
   }
 
   async lastEventSeq(): Promise<number> {
-    return this.read(() => this.q.lastEventSeq());
+    return this.read(() => this.history.lastEventSeq());
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
@@ -290,7 +295,9 @@ export class SqliteStore implements Store {
   async runStorage(runId: string): Promise<RunStorage> {
     return this.read(() => {
       this.mustGetRun(runId);
-      return this.q.runStorage(runId);
+      const artifacts = this.q.artifactBytes(runId);
+      const { checkpoints, events } = this.history.storage(runId);
+      return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
     });
   }
 
@@ -300,7 +307,10 @@ export class SqliteStore implements Store {
       const tree = [run];
       for (let i = 0; i < tree.length; i++) for (const child of this.q.childRunIds(tree[i]!.id)) tree.push(this.mustGetRun(child));
       checkDeletion(run, tree);
-      for (const r of tree) this.q.deleteRun(r.id);
+      for (const r of tree) {
+        this.history.deleteHistory(r.id);
+        this.q.deleteRun(r.id);
+      }
       return tree.map((r) => r.id);
     }, false);
   }
@@ -366,7 +376,7 @@ export class SqliteStore implements Store {
    * checkpoint and tasks committed with them.
    */
   private appendEvents(run: RunRecord, events: readonly NewEvent[], records: CommitRecords = {}): EventRecord[] {
-    const numbered = this.q.insertCommit(run.id, run.eventCount + 1, events, records);
+    const numbered = this.history.insertCommit(run.id, run.eventCount + 1, events, records);
     run.eventCount += events.length;
     this.writes.appended(numbered);
     return numbered;

@@ -1,0 +1,196 @@
+import { parseCheckpointId, parseTaskId } from "../../ids.js";
+import type { ChainRow } from "../../state/read.js";
+import type { CheckpointRecord, EventRecord, NewEvent, RunStorage, TaskRecord } from "../records.js";
+import type { EventQuery } from "../store.js";
+import { batchDocs, eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
+import { docReference, readDocReference, unpackJson } from "./packed-json.js";
+import { chainRow, checkpointMeta, checkpointRecord, checkpointRow, type CheckpointRow, type StoredCheckpointMeta } from "./rows.js";
+import { RUN_KEY, whereClause, type Param, type Statements } from "./statements.js";
+import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.js";
+
+/** What a commit writes beside its events. */
+export interface CommitRecords {
+  checkpoint?: CheckpointRecord | undefined;
+  tasks?: readonly TaskRecord[] | undefined;
+}
+
+/**
+ * A run's history, the rows its commits add: checkpoints, tasks and events. A commit writes its
+ * own at once (`insertCommit`), its documents packed together with its events.
+ */
+export class HistoryQueries {
+  constructor(private readonly s: Statements) {}
+
+  // checkpoints
+
+  private insertCheckpoint(row: CheckpointRow): void {
+    this.s.sql(
+      `INSERT INTO checkpoints (run_key, n, snapshot_n, bytes, meta, delta, snapshot)
+       VALUES (${RUN_KEY}, :n, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
+    ).run(row);
+  }
+
+  getCheckpoint(id: string): CheckpointRecord | undefined {
+    const key = parseCheckpointId(id);
+    if (!key) return undefined;
+    const row = this.s.sql(`SELECT :run_id AS run_id, * FROM checkpoints WHERE run_key = ${RUN_KEY} AND n = :n`).get({ run_id: key.runId, n: key.n }) as
+      | CheckpointRow
+      | undefined;
+    return row && checkpointRecord(row, this.unpackDoc<StoredCheckpointMeta>(row.meta, new Map()));
+  }
+
+  listCheckpoints(runId: string, afterN: number, limit: number): CheckpointRecord[] {
+    const rows = this.s.sql(`SELECT :run_id AS run_id, * FROM checkpoints WHERE run_key = ${RUN_KEY} AND n > :after ORDER BY n LIMIT :limit`).all({
+      run_id: runId,
+      after: afterN,
+      limit,
+    }) as CheckpointRow[];
+    const batches = new Map<number, unknown[]>();
+    return rows.map((row) => checkpointRecord(row, this.unpackDoc<StoredCheckpointMeta>(row.meta, batches)));
+  }
+
+  checkpointRows(runId: string, ns: readonly number[]): ChainRow[] {
+    const rows = this.s.sql(
+      `SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_key = ${RUN_KEY} AND n IN (SELECT value FROM json_each(:ns))`,
+    ).all({ run_id: runId, ns: JSON.stringify(ns) }) as CheckpointRow[];
+    return rows.map(chainRow);
+  }
+
+  checkpointRowRange(runId: string, fromN: number, toN: number): ChainRow[] {
+    const rows = this.s.sql(`SELECT n, snapshot_n, delta, snapshot FROM checkpoints WHERE run_key = ${RUN_KEY} AND n > :from AND n <= :to ORDER BY n`).all({
+      run_id: runId,
+      from: fromN,
+      to: toN,
+    }) as CheckpointRow[];
+    return rows.map(chainRow);
+  }
+
+  // tasks
+
+  private putTask(row: TaskRow): void {
+    this.s.sql(
+      `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES (${RUN_KEY}, :step, :id, :created_at, :doc)
+       ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
+    ).run(row);
+  }
+
+  getTask(id: string): TaskRecord | undefined {
+    const key = parseTaskId(id);
+    if (!key) return undefined;
+    const row = this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step AND id = :id`).get({
+      run_id: key.runId,
+      step: key.step,
+      id,
+    }) as TaskRow | undefined;
+    return row && taskRecord(row, this.unpackDoc<Partial<TaskRecord>>(row.doc, new Map()));
+  }
+
+  listTasks(runId: string, step: number | undefined): TaskRecord[] {
+    const rows =
+      step === undefined
+        ? this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} ORDER BY step, created_at, id`).all({ run_id: runId })
+        : this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step ORDER BY created_at, id`).all({ run_id: runId, step });
+    const batches = new Map<number, unknown[]>();
+    return (rows as TaskRow[]).map((row) => taskRecord(row, this.unpackDoc<Partial<TaskRecord>>(row.doc, batches)));
+  }
+
+  // events
+
+  /**
+   * Appends a commit's events as one row, numbered after the last event of the store and after
+   * `runSeq - 1` within their run, and writes the commit's checkpoint and tasks. The documents of
+   * the checkpoint and of the tasks that stay are packed with the events, in one deflate call for
+   * the commit (zlib's fixed cost per call was most of what packing a step cost), and their rows
+   * refer to them there. The records returned are the events as given, numbered (their payloads
+   * are not copied).
+   */
+  insertCommit(runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
+    // Every record belongs to the run (checkCommit): deleting the run deletes its events row.
+    if (events.length === 0) {
+      if (checkpoint) this.insertCheckpoint(checkpointRow(checkpoint));
+      for (const task of tasks) this.putTask(taskRow(task));
+      return [];
+    }
+    const first = this.lastEventSeq() + 1;
+    const seq = first + events.length - 1;
+    const docs: unknown[] = [];
+    const withEvents = (doc: unknown) => docReference({ seq, index: docs.push(doc) - 1 });
+    if (checkpoint) this.insertCheckpoint(checkpointRow(checkpoint, withEvents(checkpointMeta(checkpoint))));
+    for (const task of tasks) this.putTask(stays(task) ? taskRow(task, withEvents(taskDoc(task))) : taskRow(task));
+    this.s.sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (:seq, ${RUN_KEY}, :run_seq, :count, :events)`).run(
+      eventBatchRow(runId, runSeq, seq, events, docs),
+    );
+    return events.map((event, i) => ({ seq: first + i, runSeq: runSeq + i, ...event }));
+  }
+
+  /**
+   * A checkpoint's or task's document: in its own row, or with its commit's events (`batches`
+   * keeps the events rows read, for the other documents of the same commit).
+   */
+  private unpackDoc<T>(stored: string | Buffer, batches: Map<number, unknown[]>): T {
+    const reference = readDocReference(stored);
+    if (!reference) return unpackJson<T>(stored);
+    let docs = batches.get(reference.seq);
+    if (!docs) {
+      const row = this.s.sql("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer | undefined;
+      docs = row === undefined ? [] : batchDocs(row);
+      batches.set(reference.seq, docs);
+    }
+    // A damaged reference reads as damaged JSON does: the store reports the file corrupt.
+    if (reference.index >= docs.length) throw new SyntaxError(`a record refers to document ${reference.index} of event row ${reference.seq}, which has ${docs.length}`);
+    return docs[reference.index] as T;
+  }
+
+  /** Reads the batches in order (newest first for `last`) only as far as the query needs. */
+  readEvents(query: EventQuery): EventRecord[] {
+    if (query.last === 0 || query.limit === 0) return [];
+    const after = query.after ?? 0;
+    const where = ["e.seq > :after"];
+    const params: Record<string, Param> = { after };
+    if (query.runId !== undefined) {
+      where.push(`e.run_key = ${RUN_KEY}`);
+      params.run_id = query.runId;
+    }
+    const wanted = (e: EventRecord) => e.seq > after && (!query.types || query.types.includes(e.type));
+    const newestFirst = query.last !== undefined;
+    const rows = this.s.sql(
+      `SELECT e.seq, r.id AS run_id, e.run_seq, e.count, e.events FROM events e JOIN runs r ON r.key = e.run_key ${whereClause(where)} ORDER BY e.seq ${newestFirst ? "DESC" : ""}`,
+    ).iterate(params) as IterableIterator<EventBatchRow>;
+    const found: EventRecord[][] = [];
+    let count = 0;
+    const enough = newestFirst ? query.last! : (query.limit ?? Infinity);
+    for (const row of rows) {
+      const events = eventRecords(row).filter(wanted);
+      found.push(events);
+      count += events.length;
+      // Leaving the loop ends the statement (for...of returns the iterator).
+      if (count >= enough) break;
+    }
+    if (!newestFirst) return found.flat().slice(0, query.limit);
+    return found.reverse().flat().slice(-query.last!).slice(0, query.limit);
+  }
+
+  /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
+  lastEventSeq(): number {
+    return this.s.sql("SELECT max(coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT value FROM meta WHERE key = 'event_seq'), 0))").pluck().get() as number;
+  }
+
+  /**
+   * Deletes a run's history. Event numbers only grow, even when the newest events were the run's:
+   * the last one given is kept in `meta`.
+   */
+  deleteHistory(runId: string): void {
+    const lastSeq = this.lastEventSeq();
+    for (const table of ["checkpoints", "tasks", "events"]) this.s.sql(`DELETE FROM ${table} WHERE run_key = ${RUN_KEY}`).run({ run_id: runId });
+    this.s.sql("INSERT INTO meta (key, value) VALUES ('event_seq', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)").run(lastSeq);
+  }
+
+  /** Bytes of a run's checkpoint and event rows as stored (row contents, not the pages around them). */
+  storage(runId: string): Pick<RunStorage, "checkpoints" | "events"> {
+    const checkpoints = this.s.sql(
+      `SELECT coalesce(sum(octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_key = ${RUN_KEY}`,
+    ).pluck().get({ run_id: runId }) as number;
+    const events = this.s.sql(`SELECT coalesce(sum(octet_length(events) + 24), 0) FROM events WHERE run_key = ${RUN_KEY}`).pluck().get({ run_id: runId }) as number;
+    return { checkpoints, events };
+  }
+}
