@@ -44,13 +44,19 @@ function printRun(out: Output, run: RunRecord): void {
   if (run.error) rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
   rows.push(["step", `${run.step} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${CURRENT[run.status]} ${run.current.join(", ")}` : ""}`]);
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
-  if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (lease ${duration(Math.max(0, (run.leaseUntil ?? 0) - Date.now()))} left)`]);
+  if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
   if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
   if (run.waitingOn) rows.push(["waiting", `for child run ${run.waitingOn}`]);
   if (run.recoveries) rows.push(["recovered", `${run.recoveries} times after a worker was lost`]);
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 300)}`);
+}
+
+/** A lease that ran out means its worker is gone or stalled: say so, and what happens next. */
+function leaseState(leaseUntil: number, now: number): string {
+  if (leaseUntil > now) return `lease ${duration(leaseUntil - now)} left`;
+  return `lease expired ${age(leaseUntil)} ago: the worker is gone or stalled; the next worker to claim the run takes it over`;
 }
 
 /** What a run's current nodes are to it. */

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { CheckpointRecord, EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
+import { openStore, type CheckpointRecord, type EventRecord, type InterruptRecord, type RunRecord, type TaskRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 type Shown = RunRecord & { tasks: TaskRecord[]; interrupts: InterruptRecord[]; storage: { total: number } };
@@ -144,6 +144,19 @@ describe("starting, running and inspecting runs from the command line", () => {
     await cli.run(["worker", "--once", "--actions", actionsOf("sensitive-operation")]);
     expect(await cli.json(["state", rejected])).toMatchObject({ result: "nothing done" });
     expect(await cli.json(["state", edited])).toMatchObject({ result: "archived 25 objects under s3://acme-backups/nightly/" });
+  });
+
+  it("show says when a running run's lease has run out: its worker is gone or stalled", async () => {
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")]);
+    const store = await openStore(`sqlite:${join(cli.dir, "pitwall.db")}`);
+    try {
+      await store.claimRun({ owner: "vanished", leaseMs: 1, runId });
+    } finally {
+      await store.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const shown = await cli.run(["show", runId]);
+    expect(shown.stdout).toMatch(/^owner +worker:vanished \(lease expired \d+s ago: the worker is gone or stalled; the next worker to claim the run takes it over\)$/m);
   });
 
   it("unknown runs, interrupts and checkpoints are bad input (exit 2) named on one line", async () => {
