@@ -7,6 +7,7 @@ import {
   type Store,
   type WorkflowDefinition,
 } from "../../engine/index.js";
+import { isDeepStrictEqual } from "node:util";
 import type { Change, LiveFeed } from "./live.js";
 
 export interface ConsoleSnapshot {
@@ -21,6 +22,11 @@ export interface ConsoleSnapshot {
   ready: boolean;
   /** More runs exist than the console keeps in memory. */
   capped: boolean;
+  /**
+   * Running runs whose lease had run out when they were last read from the store: their worker
+   * is gone or stalled, and nobody has taken them over yet.
+   */
+  orphans: ReadonlySet<string>;
   error?: string;
 }
 
@@ -43,7 +49,7 @@ const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrup
  * Reads never block the screen: it draws whatever the last completed read gave.
  */
 export class ConsoleData {
-  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false };
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set() };
   private readonly listeners = new Set<() => void>();
   private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
   private pending: Change[] = [];
@@ -61,7 +67,7 @@ export class ConsoleData {
   async start(): Promise<void> {
     this.stopListening = this.feed.listen((change) => this.enqueue(change));
     const runs = await this.relist(true);
-    this.set({ ...runs, ...(await this.readSide(true)) });
+    this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined) });
     this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
     this.recount.unref?.();
   }
@@ -117,15 +123,28 @@ export class ConsoleData {
           for (const id of change.runs) ids.add(id);
           interrupts ||= change.interrupts;
         }
+        // Renewing a lease writes no event: a run whose lease seems to have run out is read again,
+        // to tell a renewed lease from a worker that is gone.
+        for (const run of this.snap.runs.values()) if (leaseRanOut(run, Date.now())) ids.add(run.id);
         try {
           // One new snapshot per window, so that one burst of events is one redraw.
-          let runs = ids.size > RELIST_ABOVE ? await this.relist(false) : await this.reread([...ids]);
+          let relisted = ids.size > RELIST_ABOVE;
+          let runs = relisted ? await this.relist(false) : await this.reread([...ids]);
           const side = await this.readSide(interrupts);
           const total = Object.values(side.counts).reduce((a, b) => a + b, 0);
-          if (!this.snap.capped && total < (runs.runs ?? this.snap.runs).size) runs = await this.relist(false);
+          if (!this.snap.capped && total < (runs.runs ?? this.snap.runs).size) {
+            runs = await this.relist(false);
+            relisted = true;
+          }
+          const orphans = this.orphans(runs.runs ?? this.snap.runs, relisted ? undefined : ids);
           // A quiet recount changes nothing: no new snapshot, no redraw.
-          const same = !runs.runs && !interrupts && !this.snap.error && RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
-          if (!same) this.set({ ...runs, ...side, error: undefined });
+          const same =
+            !runs.runs &&
+            !interrupts &&
+            !this.snap.error &&
+            isDeepStrictEqual(orphans, this.snap.orphans) &&
+            RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
+          if (!same) this.set({ ...runs, ...side, orphans, error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
@@ -159,9 +178,11 @@ export class ConsoleData {
     return { runs, changedAt, ready: true, capped };
   }
 
+  /** Reads these runs again; nothing when none of them changed (no new snapshot, no redraw). */
   private async reread(ids: string[]): Promise<Partial<ConsoleSnapshot>> {
     if (ids.length === 0) return {};
     const found = await Promise.all(ids.map((id) => this.store.getRun(id)));
+    if (found.every((run, i) => isDeepStrictEqual(run, this.snap.runs.get(ids[i]!)))) return {};
     const runs = new Map(this.snap.runs);
     const changedAt = new Map(this.snap.changedAt);
     const now = Date.now();
@@ -177,6 +198,18 @@ export class ConsoleData {
     return { runs, changedAt };
   }
 
+  /**
+   * The orphans among `runs`: those just read (`read`; all of them after a listing) whose lease
+   * had run out, and those known before that were not read again and still seem so.
+   */
+  private orphans(runs: ReadonlyMap<string, RunRecord>, read: ReadonlySet<string> | undefined): Set<string> {
+    const now = Date.now();
+    const orphans = new Set<string>();
+    for (const id of read ?? runs.keys()) if (leaseRanOut(runs.get(id), now)) orphans.add(id);
+    if (read) for (const id of this.snap.orphans) if (!read.has(id) && leaseRanOut(runs.get(id), now)) orphans.add(id);
+    return orphans;
+  }
+
   private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts">> {
     const [counts, pending] = await Promise.all([
       this.store.countRuns(),
@@ -184,4 +217,8 @@ export class ConsoleData {
     ]);
     return { counts: { ...emptyCounts(), ...counts }, interrupts: pending };
   }
+}
+
+function leaseRanOut(run: RunRecord | undefined, now: number): boolean {
+  return run !== undefined && run.status === "running" && run.leaseUntil !== null && run.leaseUntil < now;
 }

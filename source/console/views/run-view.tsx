@@ -1,4 +1,5 @@
 import { Box } from "ink";
+import { useSyncExternalStore } from "react";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -18,7 +19,7 @@ import { TimelineTab } from "./timeline-tab.js";
 
 export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as const;
 
-function summary(detail: RunDetail, now: number): Line[] {
+function summary(detail: RunDetail, now: number, orphaned: boolean): Line[] {
   const { run } = detail;
   const pending = detail.interrupts.filter((i) => i.status === "pending");
   const look = RUN_LOOK[run.status];
@@ -31,8 +32,8 @@ function summary(detail: RunDetail, now: number): Line[] {
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
-  const activity = runActivity(run, pending.map((i) => i.node));
-  if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
+  const activity = runActivity(run, pending.map((i) => i.node), orphaned);
+  if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : orphaned ? "yellow" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.parentRunId) second.push(seg(`  ${run.forkOf ? `fork of ${run.forkOf.checkpointId}` : `child of ${run.parentRunId}`} — p opens it`, { color: MUTED }));
   if (run.breakpoints.length > 0) second.push(seg(`  ◉ breakpoints: ${run.breakpoints.map((b) => clean(b)).join(", ")}`, { color: "yellow" }));
@@ -50,8 +51,10 @@ function tabBar(active: number): Line {
 
 /** One run: a summary, then tabs (Graph · Events · State · Checkpoints · Timeline). */
 export function RunView({ runId, initialTab, width, height }: { runId: string; initialTab: number; width: number; height: number }) {
-  const { nav } = useServices();
+  const { nav, data } = useServices();
   const { detail, error } = useRunDetail(runId);
+  // A boolean, so that other runs' changes do not draw this view again.
+  const orphaned = useSyncExternalStore(data.subscribe, () => data.snapshot().orphans.has(runId));
   const [tab, setTab] = useRemembered("tab", initialTab);
   const now = useClock(detail ? [detail.run.createdAt, detail.run.endedAt === null ? detail.run.startedAt : null] : []);
   const runActions = useRunActions(detail, {});
@@ -69,7 +72,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   if (!detail) {
     return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : ` reading run ${runId}…`, { color: error ? "red" : MUTED })]]} width={width} height={height} />;
   }
-  const head = [...summary(detail, now), tabBar(tab)];
+  const head = [...summary(detail, now, orphaned), tabBar(tab)];
   const body = height - head.length;
   return (
     <Box flexDirection="column" height={height}>

@@ -13,11 +13,11 @@ import { parseRunFilter, runRows, type RunRow } from "./run-rows.js";
 
 const FLASH_MS = 800;
 
-/** What a run is doing or why it stopped, in a few words. */
-export function runActivity(run: RunRecord, waiting: readonly string[] = []): string {
+/** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
+export function runActivity(run: RunRecord, waiting: readonly string[] = [], orphaned = false): string {
   switch (run.status) {
     case "running":
-      return run.current.join(", ");
+      return orphaned ? `${run.current.length > 0 ? `${run.current.join(", ")} · ` : ""}lease ran out` : run.current.join(", ");
     case "paused": {
       const nodes = [...new Set([...run.current, ...waiting])];
       return `${run.reason ?? "paused"}${nodes.length > 0 ? `: ${nodes.join(", ")}` : ""}`;
@@ -89,7 +89,7 @@ function idLabel(row: RunRow): string {
   return `${row.prefix}${fold}${row.run.id}`;
 }
 
-function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined): Line {
+function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined, orphaned: boolean): Line {
   const { run } = row;
   const look = RUN_LOOK[run.status];
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
@@ -103,7 +103,7 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
     seg(" ", base),
     seg(fit(String(run.step), c.step, "right"), base),
     seg(" ", base),
-    seg(fit(clean(runActivity(run, waiting)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : {}) }),
+    seg(fit(clean(runActivity(run, waiting, orphaned)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
     seg(" ", base),
     seg(fit(ago(run.createdAt, now), c.age, "right"), base),
     seg(" ", base),
@@ -214,7 +214,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   if (!snap.ready) lines.push([seg(" reading runs…", { color: MUTED })]);
   else if (rows.length === 0) lines.push([seg(filterText ? " no run matches the filter (esc clears it)" : " no runs yet", { color: MUTED })]);
   for (let i = start; i < Math.min(rows.length, start + listHeight); i++) {
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(rows[i]!.run.id), waiting.get(rows[i]!.run.id)));
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(rows[i]!.run.id), waiting.get(rows[i]!.run.id), snap.orphans.has(rows[i]!.run.id)));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }

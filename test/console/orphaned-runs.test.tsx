@@ -1,0 +1,56 @@
+import { afterEach, expect, it } from "vitest";
+import { MemoryStore } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { ConsoleData } from "../../source/console/data.js";
+import { LiveFeed } from "../../source/console/live.js";
+import { until } from "../support/engine.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+let ui: ConsoleHarness | undefined;
+afterEach(() => {
+  ui?.unmount();
+  ui = undefined;
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function runningRun(store: MemoryStore, id: string, owner: string, leaseMs: number) {
+  await store.createRun(newRun({ id, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+  return (await store.claimRun({ owner, leaseMs, runId: id }))!;
+}
+
+it("marks a running run whose lease ran out: its worker is gone or stalled", async () => {
+  const store = new MemoryStore();
+  await runningRun(store, "run-orphan", "vanished", 1);
+  await runningRun(store, "run-alive", "busy", 60_000);
+  await sleep(5);
+  ui = await openConsole({ store });
+  await ui.waitFor("run-orphan");
+  expect(ui.lines().find((l) => l.includes("run-orphan"))).toMatch(/● run-orphan +wf +0 lease ran out /);
+  expect(ui.lines().find((l) => l.includes("run-alive"))).not.toContain("lease ran out");
+});
+
+it("tells a lease renewed without an event from a worker that is gone, and drops the mark when another worker takes the run over", async () => {
+  const store = new MemoryStore();
+  const { fence } = await runningRun(store, "run-1", "alive", 150);
+  const feed = new LiveFeed(store);
+  const data = new ConsoleData(store, feed, 20_000, 30);
+  feed.start(await store.lastEventSeq());
+  await data.start();
+  try {
+    // Renewals write no event: the console's copy of the lease runs out while the worker lives.
+    const deadline = Date.now() + 800;
+    while (Date.now() < deadline) {
+      await store.renewLease("run-1", "alive", fence, 150);
+      await sleep(40);
+      expect(data.snapshot().orphans.has("run-1")).toBe(false);
+    }
+    await until(() => data.snapshot().orphans.has("run-1"), 5_000, "the run marked once its worker stops renewing");
+    await store.claimRun({ owner: "rescuer", leaseMs: 60_000, runId: "run-1" });
+    await until(() => !data.snapshot().orphans.has("run-1"), 5_000, "the mark dropped after the takeover");
+    expect(data.snapshot().runs.get("run-1")?.owner).toBe("rescuer");
+  } finally {
+    data.stop();
+    await feed.stop();
+  }
+});
