@@ -32,6 +32,8 @@ export function clock(at: number): string {
 }
 
 /** `paused (interrupt)`: a paused run always says why. */
-export function runStatus(run: Pick<RunRecord, "status" | "reason">): string {
+/** A run's status, with why it is paused, or that its lease ran out (its worker is gone or stalled). */
+export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil">, now = Date.now()): string {
+  if (run.status === "running" && run.leaseUntil !== null && run.leaseUntil < now) return "running (lease ran out)";
   return run.status === "paused" && run.reason ? `paused (${run.reason})` : run.status;
 }

@@ -146,7 +146,7 @@ describe("starting, running and inspecting runs from the command line", () => {
     expect(await cli.json(["state", edited])).toMatchObject({ result: "archived 25 objects under s3://acme-backups/nightly/" });
   });
 
-  it("show says when a running run's lease has run out: its worker is gone or stalled", async () => {
+  it("show and runs say when a running run's lease has run out: its worker is gone or stalled", async () => {
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")]);
     const store = await openStore(`sqlite:${join(cli.dir, "pitwall.db")}`);
     try {
@@ -156,7 +156,9 @@ describe("starting, running and inspecting runs from the command line", () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
     const shown = await cli.run(["show", runId]);
+    expect(shown.stdout).toMatch(/^status +running \(lease ran out\)$/m);
     expect(shown.stdout).toMatch(/^owner +worker:vanished \(lease expired \d+s ago: the worker is gone or stalled; the next worker to claim the run takes it over\)$/m);
+    expect((await cli.run(["runs"])).stdout).toMatch(new RegExp(`^${runId} +task-queue +running \\(lease ran out\\) `, "m"));
   });
 
   it("unknown runs, interrupts and checkpoints are bad input (exit 2) named on one line", async () => {
