@@ -267,13 +267,17 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
     it("applies a checkpoint, tasks, interrupts, events and the run patch together", async () => {
       const run = await createRun(store, { items: [] });
       const { fence } = await claimed(store, run.id);
+      const written = {
+        checkpoint: checkpoint(run.id, 1, [["items", "append", ["x"]]], { actor: "worker:w1", nodes: ["plan"], next: ["ask"] }),
+        done: task(run.id, 1, "plan", { status: "succeeded", worker: "w1", startedAt: 5, endedAt: 9, attempts: [{ n: 1, worker: "w1", startedAt: 5, endedAt: 9, outcome: "succeeded" }] }),
+      };
       const result = await store.commit({
         id: commitId(),
         runId: run.id,
         fence,
         expectHead: run.head,
-        checkpoint: checkpoint(run.id, 1, [["items", "append", ["x"]]]),
-        tasks: [task(run.id, 2, "ask", { status: "interrupted" })],
+        checkpoint: written.checkpoint,
+        tasks: [written.done, task(run.id, 2, "ask", { status: "interrupted" })],
         interrupts: [interrupt(run.id, "int-1", { step: 2 })],
         events: [event(run.id, "interrupt.created", { interruptId: "int-1", kind: "node", node: "ask" }), event(run.id)],
         run: { status: "paused", reason: "interrupt", owner: null, leaseUntil: null },
@@ -286,6 +290,10 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect((await store.getTask(`${run.id}:2:ask`))?.status).toBe("interrupted");
       expect((await store.listTasks(run.id, { step: 2 })).map((t) => t.node)).toEqual(["ask"]);
       expect((await store.getInterrupt("int-1"))?.status).toBe("pending");
+      // Read back as written, however the store keeps them.
+      expect(await store.getCheckpoint(`${run.id}:1`)).toEqual(written.checkpoint);
+      expect(await store.getTask(written.done.id)).toEqual(written.done);
+      expect((await store.listTasks(run.id, { step: 1 }))).toEqual([written.done]);
     });
 
     it("refuses a commit whose preconditions fail, writing nothing", async () => {
