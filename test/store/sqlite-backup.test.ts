@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +82,24 @@ describe("SQLite store: backup", () => {
       expect(readdirSync(dir).filter((name) => name.includes(".partial-"))).toEqual([]);
     } finally {
       await store.close();
+    }
+  });
+
+  it("removes the temporary copies of the same backup that a process killed while making them left behind", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "pitwall-backup-left-"));
+    const store = (await openStore(`sqlite:${join(folder, "store.db")}`)) as SqliteStore;
+    try {
+      // A process that has exited, and one still running (this one), each with a copy under way.
+      const gone = spawnSync(process.execPath, ["-e", ""]).pid!;
+      const abandoned = `.copy.db.partial-${gone}-0bad`;
+      const underWay = `.copy.db.partial-${process.pid}-0ok0`;
+      const otherBackup = `.other.db.partial-${gone}-0bad`;
+      for (const name of [abandoned, underWay, otherBackup]) writeFileSync(join(folder, name), "half a copy");
+      await store.backup(join(folder, "copy.db"));
+      expect(readdirSync(folder).filter((name) => name.includes(".partial-")).sort()).toEqual([underWay, otherBackup].sort());
+    } finally {
+      await store.close();
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, openSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError, errorMessage } from "../../errors.js";
@@ -23,10 +23,12 @@ export interface BackupResult {
 export function backupStore(db: Database.Database, file: string): BackupResult {
   const target = resolve(file);
   const folder = dirname(target);
-  const partial = join(folder, `.${basename(target)}.partial-${randomBytes(4).toString("hex")}`);
+  const prefix = `.${basename(target)}.partial-`;
+  const partial = join(folder, `${prefix}${process.pid}-${randomBytes(4).toString("hex")}`);
   try {
     if (statOrUndefined(target)) throw new StoreError("already exists: name a new file");
     if (!statOrUndefined(folder)?.isDirectory()) throw new StoreError(`cannot be created: folder ${folder} does not exist`);
+    removeAbandoned(folder, prefix);
     closeSync(openSync(partial, "wx", 0o600));
     db.prepare("VACUUM INTO ?").run(partial);
     syncFile(partial);
@@ -79,6 +81,28 @@ function syncFile(path: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Temporary copies of the same backup left by processes that died while making them (killed,
+ * out of memory): named after their process, which is no longer running.
+ */
+function removeAbandoned(folder: string, prefix: string): void {
+  for (const name of readdirSync(folder)) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    if (Number.isInteger(pid) && pid > 0 && !running(pid)) removeIfPresent(join(folder, name));
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as { code?: unknown }).code === "EPERM";
   }
 }
 
