@@ -1,7 +1,7 @@
 import type { InterruptRecord, RunRecord, RunStatus, TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { age, bytes, clock, duration, runStatus } from "../cli/format.js";
+import { age, bytes, clock, duration, plural, runStatus } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { inline, type Output } from "../cli/output.js";
 
@@ -49,7 +49,7 @@ function printRun(out: Output, run: RunRecord): void {
   if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
   if (run.waitingOn) rows.push(["waiting", `for child run ${run.waitingOn}`]);
-  if (run.recoveries) rows.push(["recovered", `${run.recoveries} times after a worker was lost`]);
+  if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 300)}`);
 }
 

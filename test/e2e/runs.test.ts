@@ -159,6 +159,11 @@ describe("starting, running and inspecting runs from the command line", () => {
     expect(shown.stdout).toMatch(/^status +running \(lease ran out\)$/m);
     expect(shown.stdout).toMatch(/^owner +worker:vanished \(lease expired \d+s ago: the worker is gone or stalled; the next worker to claim the run takes it over\)$/m);
     expect((await cli.run(["runs"])).stdout).toMatch(new RegExp(`^${runId} +task-queue +running \\(lease ran out\\) `, "m"));
+    // A worker takes it over and runs it to the end.
+    expect((await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")])).code).toBe(0);
+    const recovered = await cli.run(["show", runId]);
+    expect(recovered.stdout).toMatch(/^status +succeeded$/m);
+    expect(recovered.stdout).toMatch(/^recovered +1 time after a worker was lost$/m);
   });
 
   it("unknown runs, interrupts and checkpoints are bad input (exit 2) named on one line", async () => {
