@@ -159,6 +159,9 @@ function parseCommandLine(command: Command, argv: readonly string[]) {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  // meow names the process after the package alone; with the command, `ps` and `pkill -f "pitwall
+  // worker"` tell a worker from a console (its arguments, which may hold a store's password, stay hidden).
+  process.title = `pitwall ${command.name}`;
   if (sub.flags.help) return sub;
   const known = new Set(Object.entries(flags).flatMap(([name, f]) => [name, ...("shortFlag" in f && f.shortFlag ? [f.shortFlag] : [])]));
   const unknown = Object.keys(sub.flags).filter((k) => !known.has(k));

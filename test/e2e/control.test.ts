@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
@@ -76,6 +77,8 @@ describe("operator commands on live runs, across processes", () => {
     ]);
     expect(done).toMatchObject({ status: "succeeded", error: null });
     expect(paused).toMatchObject({ status: "paused", reason: "interrupt" });
+    // `ps` names the process by its command (and `pkill -f "pitwall worker"` finds it).
+    expect(readFileSync(`/proc/${worker.child.pid}/cmdline`, "utf8").replace(/\0/g, " ").trim()).toBe("pitwall worker");
     worker.child.kill("SIGINT");
     await worker.exited;
 
