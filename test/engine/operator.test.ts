@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, ValidationError, workflow, type Engine } from "../../engine/index.js";
+import { ConflictError, NotFoundError, ValidationError, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
@@ -23,6 +23,19 @@ async function pendingOf(engine: Engine, runId: string) {
 
 describe.each(storeFactories)("operator control ($name store)", (factory) => {
   const harness = engineHarness(factory);
+
+  /**
+   * Starts a run of `wf` whose worker claims it, starts `node` and dies without a word; once its
+   * lease has run out, a new worker (`survivor`) takes the run over.
+   */
+  async function lostWhileRunning(wf: CompiledWorkflow, node: string, leaseMs: number) {
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    await dieWhileRunning(engine, run.id, node, leaseMs);
+    await sleep(leaseMs + 50);
+    const survivor = await harness.engine([wf], { store: engine.store });
+    return { engine, run, survivor };
+  }
 
   it("kills a node that ignores its signal: abandoned after the grace period, run paused, late result discarded", async () => {
     let lateReturned = false;
@@ -241,12 +254,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const wf = workflow("once", { state, reducers: { log: "append" } })
       .node("charge", () => (runs++, { log: ["charged"] }), { atMostOnce: true, next: "END" })
       .compile();
-    const engine = await harness.engine([wf], { worker: false });
-    const run = await engine.start(wf);
-    // A worker claims the run, starts the node and dies without a word (its lease runs out).
-    await dieWhileRunning(engine, run.id, "charge", 100);
-    await sleep(150);
-    const survivor = await harness.engine([wf], { store: engine.store });
+    const { engine, run, survivor } = await lostWhileRunning(wf, "charge", 100);
     const paused = await run.wait();
     expect(paused).toMatchObject({ status: "paused", reason: "interrupt", recoveries: 1 });
     const [pending] = await pendingOf(engine, run.id);
@@ -265,11 +273,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const wf = workflow("lost-no-policy", { state })
       .node("work", () => (runs++, { n: 1 }), { next: "END" })
       .compile();
-    const engine = await harness.engine([wf], { worker: false });
-    const run = await engine.start(wf);
-    await dieWhileRunning(engine, run.id, "work", 50);
-    await sleep(100);
-    await harness.engine([wf], { store: engine.store });
+    const { engine, run } = await lostWhileRunning(wf, "work", 50);
     expect(await run.wait()).toMatchObject({ status: "succeeded", recoveries: 1 });
     expect(runs).toBe(1);
     const [task] = await engine.store.listTasks(run.id);
@@ -291,11 +295,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
         { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" },
       )
       .compile();
-    const engine = await harness.engine([wf], { worker: false });
-    const run = await engine.start(wf);
-    await dieWhileRunning(engine, run.id, "work", 50);
-    await sleep(100);
-    await harness.engine([wf], { store: engine.store });
+    const { engine, run } = await lostWhileRunning(wf, "work", 50);
     expect((await run.wait()).status).toBe("succeeded");
     const [task] = await engine.store.listTasks(run.id);
     expect(task!.attempts.map((a) => [a.outcome, a.code ?? a.error ?? null])).toEqual([
