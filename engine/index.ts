@@ -51,6 +51,7 @@ export type { BackupResult } from "./store/sqlite/backup.js";
 export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open.js";
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
 export * from "./store/records.js";
+export { leaseRanOut } from "./store/rules.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";

@@ -84,7 +84,7 @@ export function claimable(
 ): boolean {
   if (options.runId !== undefined && run.id !== options.runId) return false;
   if (options.versions && !options.versions.includes(run.version)) return false;
-  if (run.status === "running") return run.leaseUntil !== null && run.leaseUntil < now;
+  if (run.status === "running") return leaseRanOut(run, now);
   if (run.status !== "queued") return false;
   if (run.wakeAt !== null && run.wakeAt > now) return false;
   if (run.waitingOn !== null) {
@@ -92,6 +92,14 @@ export function claimable(
     return child === undefined || TERMINAL_RUN_STATUSES.includes(child);
   }
   return true;
+}
+
+/**
+ * A running run whose lease ran out: its worker is gone or stalled, and any worker may take it
+ * over (`claimable`). The console and the CLI say so.
+ */
+export function leaseRanOut(run: Pick<RunRecord, "status" | "leaseUntil">, now: number): boolean {
+  return run.status === "running" && run.leaseUntil !== null && run.leaseUntil < now;
 }
 
 /** Fairness: the run that has waited longest goes first. */

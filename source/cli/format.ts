@@ -1,4 +1,4 @@
-import type { RunRecord } from "../../engine/index.js";
+import { leaseRanOut, type RunRecord } from "../../engine/index.js";
 
 export function age(at: number | null, now = Date.now()): string {
   if (at === null) return "-";
@@ -31,9 +31,8 @@ export function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 23);
 }
 
-/** `paused (interrupt)`: a paused run always says why. */
-/** A run's status, with why it is paused, or that its lease ran out (its worker is gone or stalled). */
+/** `paused (interrupt)`: a paused run always says why, and a running one whose lease ran out says so. */
 export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil">, now = Date.now()): string {
-  if (run.status === "running" && run.leaseUntil !== null && run.leaseUntil < now) return "running (lease ran out)";
+  if (leaseRanOut(run, now)) return "running (lease ran out)";
   return run.status === "paused" && run.reason ? `paused (${run.reason})` : run.status;
 }

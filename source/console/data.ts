@@ -1,13 +1,14 @@
+import { isDeepStrictEqual } from "node:util";
 import {
   RUN_STATUSES,
   errorMessage,
+  leaseRanOut,
   type InterruptRecord,
   type RunRecord,
   type RunStatus,
   type Store,
   type WorkflowDefinition,
 } from "../../engine/index.js";
-import { isDeepStrictEqual } from "node:util";
 import type { Change, LiveFeed } from "./live.js";
 
 export interface ConsoleSnapshot {
@@ -125,7 +126,8 @@ export class ConsoleData {
         }
         // Renewing a lease writes no event: a run whose lease seems to have run out is read again,
         // to tell a renewed lease from a worker that is gone.
-        for (const run of this.snap.runs.values()) if (leaseRanOut(run, Date.now())) ids.add(run.id);
+        const now = Date.now();
+        for (const run of this.snap.runs.values()) if (leaseRanOut(run, now)) ids.add(run.id);
         try {
           // One new snapshot per window, so that one burst of events is one redraw.
           let relisted = ids.size > RELIST_ABOVE;
@@ -205,8 +207,12 @@ export class ConsoleData {
   private orphans(runs: ReadonlyMap<string, RunRecord>, read: ReadonlySet<string> | undefined): Set<string> {
     const now = Date.now();
     const orphans = new Set<string>();
-    for (const id of read ?? runs.keys()) if (leaseRanOut(runs.get(id), now)) orphans.add(id);
-    if (read) for (const id of this.snap.orphans) if (!read.has(id) && leaseRanOut(runs.get(id), now)) orphans.add(id);
+    const ranOut = (id: string) => {
+      const run = runs.get(id);
+      return run !== undefined && leaseRanOut(run, now);
+    };
+    for (const id of read ?? runs.keys()) if (ranOut(id)) orphans.add(id);
+    if (read) for (const id of this.snap.orphans) if (!read.has(id) && ranOut(id)) orphans.add(id);
     return orphans;
   }
 
@@ -217,8 +223,4 @@ export class ConsoleData {
     ]);
     return { counts: { ...emptyCounts(), ...counts }, interrupts: pending };
   }
-}
-
-function leaseRanOut(run: RunRecord | undefined, now: number): boolean {
-  return run !== undefined && run.status === "running" && run.leaseUntil !== null && run.leaseUntil < now;
 }
