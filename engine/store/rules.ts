@@ -102,12 +102,15 @@ export function leaseRanOut(run: Pick<RunRecord, "status" | "leaseUntil">, now: 
   return run.status === "running" && run.leaseUntil !== null && run.leaseUntil < now;
 }
 
-/** Fairness: the run that has waited longest goes first. */
+/** Fairness: the run that has waited longest goes first (a sort order). */
+export function claimOrder(a: Pick<RunRecord, "updatedAt" | "id">, b: Pick<RunRecord, "updatedAt" | "id">): number {
+  return a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** The candidate to claim first (`claimOrder`). */
 export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id">>(candidates: T[]): T | undefined {
   let best: T | undefined;
-  for (const run of candidates) {
-    if (!best || run.updatedAt < best.updatedAt || (run.updatedAt === best.updatedAt && run.id < best.id)) best = run;
-  }
+  for (const run of candidates) if (!best || claimOrder(run, best) < 0) best = run;
   return best;
 }
 

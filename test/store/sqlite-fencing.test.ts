@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEngine, openStore } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
 import { slowWorkflow } from "../support/durable-workflows.js";
 import { kill, spawnChild, spawnWorker } from "../support/processes.js";
 
@@ -75,4 +76,32 @@ describe("SQLite store: a worker stopped past its lease", () => {
       await engine.close();
     }
   }, 60_000);
+});
+
+describe("SQLite store: claims", () => {
+  it("skips a run another process claimed after this one looked, for the next in order; no run is claimed twice", async () => {
+    const file = join(dir, "look-ahead.db");
+    const [mine, theirs] = [await openStore(`sqlite:${file}`), await openStore(`sqlite:${file}`)];
+    try {
+      for (let i = 0; i < 5; i++) {
+        await mine.createRun(newRun({ id: `run-${i}`, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+        await sleep(2);
+      }
+      const claim = (store: typeof mine, owner: string) => store.claimRun({ owner, leaseMs: 60_000 });
+      // This process looks once and finds all five; the other takes the second meanwhile.
+      const claims = [await claim(mine, "mine"), await claim(theirs, "theirs"), await claim(mine, "mine"), await claim(mine, "mine"), await claim(mine, "mine")];
+      expect(claims.map((c) => [c?.run.id, c?.run.owner])).toEqual([
+        ["run-0", "mine"],
+        ["run-1", "theirs"],
+        ["run-2", "mine"],
+        ["run-3", "mine"],
+        ["run-4", "mine"],
+      ]);
+      expect(await claim(mine, "mine")).toBeUndefined();
+      expect((await mine.getRun("run-1"))?.owner).toBe("theirs");
+    } finally {
+      await mine.close();
+      await theirs.close();
+    }
+  });
 });

@@ -17,7 +17,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, checkDeletion, claimOrder, claimPatch, claimable, decodeCursor, encodeCursor, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
@@ -28,6 +28,10 @@ import { GroupCommit } from "./group-commit.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
+
+/** How many claimable runs one look finds, and how long they serve the claims that follow it. */
+const LOOK_AHEAD = 16;
+const LOOK_AHEAD_MS = 200;
 
 export interface SqliteStoreOptions {
   /** `process` (default): survives a process crash. `os`: every commit is fsynced, survives power loss. */
@@ -52,6 +56,13 @@ export class SqliteStore implements Store {
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
   private readonly writes: GroupCommit;
+  /**
+   * The claimable runs the last look found, in claim order, kept for the claims that follow it
+   * within LOOK_AHEAD_MS with the same options: a worker with free slots claims several runs in a
+   * row, and one look serves them all. Each is checked again under the write lock; when another
+   * process took it meanwhile, the claim looks again there (and keeps what that look found).
+   */
+  private ahead: { key: string; until: number; runs: ClaimCandidate[] } | undefined;
 
   constructor(
     readonly file: string,
@@ -131,12 +142,12 @@ export class SqliteStore implements Store {
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // The run is chosen before taking the write lock, which most calls (finding nothing) never
     // need; under the lock only that run is checked again, unless another process took it first.
-    const chosen = this.read(() => this.choose(options, Date.now()));
+    const chosen = this.read(() => this.choose(options, Date.now(), true));
     if (!chosen) return undefined;
     return this.writes.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
-      const run = this.claimableRun(chosen.id, options, now) ?? this.claimableRun(this.choose(options, now)?.id, options, now);
+      const run = this.claimableRun(chosen.id, options, now) ?? this.claimableRun(this.choose(options, now, false)?.id, options, now);
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
@@ -147,9 +158,17 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** The claimable run that has waited longest, read from the columns a claim decides on. */
-  private choose(options: ClaimOptions, now: number): ClaimCandidate | undefined {
-    return pickClaim(this.q.claimCandidates(now, options.versions, options.runId, 4).filter((run) => this.canClaim(run, options, now)));
+  /**
+   * The claimable run that has waited longest, read from the columns a claim decides on: the next
+   * of those the last look found (`reuse`, see `ahead`), or from a new look.
+   */
+  private choose(options: ClaimOptions, now: number, reuse: boolean): ClaimCandidate | undefined {
+    const key = JSON.stringify([options.versions ?? null, options.runId ?? null]);
+    if (reuse && this.ahead?.key === key && this.ahead.until > now && this.ahead.runs.length > 0) return this.ahead.runs.shift();
+    const runs = this.q.claimCandidates(now, options.versions, options.runId, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
+    runs.sort(claimOrder);
+    this.ahead = { key, until: now + LOOK_AHEAD_MS, runs: runs.slice(1) };
+    return runs[0];
   }
 
   private claimableRun(runId: string | undefined, options: ClaimOptions, now: number): RunRecord | undefined {
