@@ -17,21 +17,18 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, checkDeletion, claimOrder, claimPatch, claimable, decodeCursor, encodeCursor, runClaimedEvent } from "../rules.js";
+import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
 import { storeFailure } from "./failure.js";
 import { HistoryQueries, type CommitRecords } from "./history-queries.js";
-import { Queries, type ClaimCandidate } from "./queries.js";
+import { ClaimChoice } from "./claim-choice.js";
+import { Queries } from "./queries.js";
 import { GroupCommit } from "./group-commit.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
-
-/** How many claimable runs one look finds, and how long they serve the claims that follow it. */
-const LOOK_AHEAD = 16;
-const LOOK_AHEAD_MS = 200;
 
 export interface SqliteStoreOptions {
   /** `process` (default): survives a process crash. `os`: every commit is fsynced, survives power loss. */
@@ -53,17 +50,10 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly q: Queries;
   private readonly history: HistoryQueries;
+  private readonly claims: ClaimChoice;
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
   private readonly writes: GroupCommit;
-  /**
-   * The claimable runs the last look found, in claim order, kept for the claims that follow it
-   * within LOOK_AHEAD_MS with the same options: a worker with free slots claims several runs in a
-   * row, and one look serves them all. Each is checked again under the write lock; when another
-   * process took it meanwhile, the claim looks again there (and keeps what that look found).
-   */
-  private ahead: { key: string; until: number; runs: ClaimCandidate[] } | undefined;
-
   constructor(
     readonly file: string,
     options: SqliteStoreOptions = {},
@@ -74,6 +64,7 @@ export class SqliteStore implements Store {
     const statements = new Statements(this.db);
     this.q = new Queries(statements);
     this.history = new HistoryQueries(statements);
+    this.claims = new ClaimChoice(this.q);
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch.watch);
@@ -142,12 +133,12 @@ export class SqliteStore implements Store {
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // The run is chosen before taking the write lock, which most calls (finding nothing) never
     // need; under the lock only that run is checked again, unless another process took it first.
-    const chosen = this.read(() => this.choose(options, Date.now(), true));
+    const chosen = this.read(() => this.claims.choose(options, Date.now(), true));
     if (!chosen) return undefined;
     return this.writes.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
-      const run = this.claimableRun(chosen.id, options, now) ?? this.claimableRun(this.choose(options, now, false)?.id, options, now);
+      const run = this.claims.claimableRun(chosen.id, options, now) ?? this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
@@ -156,28 +147,6 @@ export class SqliteStore implements Store {
       this.q.saveRun(run);
       return { run, fence, recovered };
     });
-  }
-
-  /**
-   * The claimable run that has waited longest, read from the columns a claim decides on: the next
-   * of those the last look found (`reuse`, see `ahead`), or from a new look.
-   */
-  private choose(options: ClaimOptions, now: number, reuse: boolean): ClaimCandidate | undefined {
-    const key = JSON.stringify([options.versions ?? null, options.runId ?? null]);
-    if (reuse && this.ahead?.key === key && this.ahead.until > now && this.ahead.runs.length > 0) return this.ahead.runs.shift();
-    const runs = this.q.claimCandidates(now, options.versions, options.runId, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
-    runs.sort(claimOrder);
-    this.ahead = { key, until: now + LOOK_AHEAD_MS, runs: runs.slice(1) };
-    return runs[0];
-  }
-
-  private claimableRun(runId: string | undefined, options: ClaimOptions, now: number): RunRecord | undefined {
-    const run = runId === undefined ? undefined : this.q.getRun(runId);
-    return run && this.canClaim(run, options, now) ? run : undefined;
-  }
-
-  private canClaim(run: ClaimCandidate, options: ClaimOptions, now: number): boolean {
-    return claimable(run, now, options, (id) => this.q.runStatus(id));
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
