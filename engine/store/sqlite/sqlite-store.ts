@@ -138,7 +138,11 @@ export class SqliteStore implements Store {
     return this.writes.write(() => {
       // Read the clock under the write lock: waiting for it may have taken a while.
       const now = Date.now();
-      const run = this.claims.claimableRun(chosen.id, options, now) ?? this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
+      let run = this.claims.claimableRun(chosen.id, options, now);
+      if (!run) {
+        this.claims.taken(now);
+        run = this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
+      }
       if (!run) return undefined;
       const recovered = run.status === "running";
       const fence = this.q.nextFence();
