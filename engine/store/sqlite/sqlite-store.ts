@@ -21,11 +21,11 @@ import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, run
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
-import { storeFailure } from "./failure.js";
-import { HistoryQueries, type CommitRecords } from "./history-queries.js";
 import { ClaimChoice } from "./claim-choice.js";
-import { Queries } from "./queries.js";
+import { storeFailure } from "./failure.js";
 import { GroupCommit } from "./group-commit.js";
+import { HistoryQueries, type CommitRecords } from "./history-queries.js";
+import { Queries } from "./queries.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
@@ -54,6 +54,7 @@ export class SqliteStore implements Store {
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
   private readonly writes: GroupCommit;
+
   constructor(
     readonly file: string,
     options: SqliteStoreOptions = {},
