@@ -130,7 +130,7 @@ export class RunExecutor {
   private async execute(recovered: boolean): Promise<ExecutionEnd> {
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.max(50, this.options.leaseMs / 3));
     try {
-      await this.load();
+      await this.load(this.rs.run);
       if (recovered && this.rs.run.recoveries > this.options.maxRecoveries) {
         quarantine(this.rs);
         await this.commit();
@@ -170,10 +170,11 @@ export class RunExecutor {
 
   // ---------------------------------------------------------------- loading
 
-  private async load(): Promise<void> {
+  /** Reads the run's head, its step's tasks and its interrupts; `claimed` is the run as just claimed (read otherwise). */
+  private async load(claimed?: RunRecord): Promise<void> {
     const store = this.host.store;
     const rs = this.rs;
-    const run = await store.getRun(rs.run.id);
+    const run = claimed ?? (await store.getRun(rs.run.id));
     if (!run) throw new Error(`run ${rs.run.id} vanished`);
     rs.run = run;
     const head = run.head ? await store.getCheckpoint(run.head) : undefined;

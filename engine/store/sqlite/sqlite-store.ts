@@ -188,7 +188,8 @@ export class SqliteStore implements Store {
           this.q.saveRun({ ...waiting, waitingOn: null, updatedAt: now });
         }
       }
-      run.pendingInterrupts = this.q.pendingInterrupts(run.id);
+      // Interrupts change only through commits: without any, the count stands.
+      if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
       run.updatedAt = now;
       const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks });
       this.q.saveRun(run);
