@@ -61,9 +61,12 @@ export class NotFoundError extends PitwallError {
 export class StoreError extends PitwallError {
   /** The store may answer if asked again (locked for now, a lost connection), unlike a corrupt file. */
   readonly transient: boolean;
-  constructor(message: string, options?: { cause?: unknown; transient?: boolean }) {
+  /** This process may not write to the store (a read-only file or folder); it may still read it. */
+  readonly notWritable: boolean;
+  constructor(message: string, options?: { cause?: unknown; transient?: boolean; notWritable?: boolean }) {
     super("STORE", message, options);
     this.transient = options?.transient ?? false;
+    this.notWritable = options?.notWritable ?? false;
   }
 }
 

@@ -50,6 +50,7 @@ export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-stor
 export type { BackupResult } from "./store/sqlite/backup.js";
 export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open.js";
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
+export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
 export { leaseRanOut } from "./store/rules.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";

@@ -111,7 +111,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
       throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);
     }
-    const res = new Resources(global);
+    const res = new Resources(global, command.readsOnly);
     resources.current = res;
     const out = new Output(global.json);
     const code = await command.run({
@@ -120,7 +120,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       global,
       out,
       signal: controller.signal,
-      store: () => res.store(),
+      store: (readOnly) => res.store(readOnly),
       operator: () => res.operator(),
       actions: (paths) => res.actions(paths),
     });

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
-import { MemoryStore, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
+import { MemoryStore, STORE_WRITES, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { fastest, scratchDir, stopwatch, type Timing } from "./harness.js";
 import { newRun } from "../../engine/runtime/new-run.js";
@@ -88,13 +88,13 @@ export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, s
 
 function countTransactions(store: Store): { store: Store; count(): number } {
   let n = 0;
-  const writes = new Set(["claimRun", "commit", "renewLease", "createRun", "submitCommand", "answerCommand"]);
+  const writes = new Set<PropertyKey>(STORE_WRITES);
   const proxy = new Proxy(store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
-        if (writes.has(String(key))) n++;
+        if (writes.has(key)) n++;
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },

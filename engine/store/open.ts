@@ -1,5 +1,6 @@
 import { StoreError } from "../errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
+import { readOnlyStore } from "./read-only.js";
 import { RedisStore } from "./redis/redis-store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
@@ -20,6 +21,11 @@ export interface OpenStoreOptions {
   durability?: "process" | "os";
   /** SQLite: how long to wait for another process's write before failing (default 5000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * Only reads: every write is refused, and nothing is created, upgraded or changed on opening.
+   * A SQLite file is opened read-only, so a file or folder this process may not write works too.
+   */
+  readOnly?: boolean;
 }
 
 const DURABILITIES = ["process", "os"];
@@ -30,8 +36,14 @@ const DURABILITIES = ["process", "os"];
  * store and the problem in one line.
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const store = await openByKind(url, options);
+  return options.readOnly ? readOnlyStore(store) : store;
+}
+
+async function openByKind(url: string, options: OpenStoreOptions): Promise<Store> {
+  const readOnly = options.readOnly ?? false;
   if (url === "memory:" || url === "memory") return new MemoryStore();
-  if (/^rediss?:\/\//i.test(url)) return RedisStore.open(url, options.durability ? { durability: options.durability } : {});
+  if (/^rediss?:\/\//i.test(url)) return RedisStore.open(url, { readOnly, ...(options.durability ? { durability: options.durability } : {}) });
   const file = sqliteFile(url);
   if (file === undefined) {
     throw new StoreError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
@@ -41,6 +53,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     throw new StoreError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
   }
   return new SqliteStore(file, {
+    readOnly,
     ...(options.durability ? { durability: options.durability } : {}),
     ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
   });

@@ -106,6 +106,9 @@ export interface NewRun {
   events: readonly NewEvent[];
 }
 
+/** The Store methods that write: what a store opened read-only refuses (read-only.ts). */
+export const STORE_WRITES = ["putWorkflow", "createRun", "claimRun", "renewLease", "commit", "submitCommand", "answerCommand", "putArtifact", "deleteRun"] as const satisfies readonly (keyof Store)[];
+
 /**
  * The Store contract (DESIGN.md §4). Every method is async so that Redis fits; memory, SQLite
  * and Redis pass the same contract test suite.

@@ -24,8 +24,11 @@ export interface CommandContext<F extends AnyFlags = AnyFlags> {
   out: Output;
   /** Aborted on Ctrl-C or SIGTERM: long commands (worker, events --follow) stop cleanly. */
   signal: AbortSignal;
-  /** The store, opened on first use and closed when the command ends. */
-  store(): Promise<Store>;
+  /**
+   * The store, opened on first use and closed when the command ends: read-only for a command
+   * that `readsOnly`, unless `readOnly` says otherwise.
+   */
+  store(readOnly?: boolean): Promise<Store>;
   operator(): Promise<Operator>;
   /** The actions modules named by `--actions`, else those of the config file. */
   actions(fromFlags: readonly string[] | undefined): Promise<ActionRegistry | undefined>;
@@ -43,6 +46,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
   args: { min: number; max: number };
   /** Handles Ctrl-C itself through `ctx.signal` (worker, events --follow); others exit at once. */
   stopsOnSignal?: boolean;
+  /**
+   * Only reads the store, so it opens it read-only: it works on a file it may not write and
+   * never creates, upgrades or changes a store.
+   */
+  readsOnly?: boolean;
   run(ctx: CommandContext<F>): Promise<ExitCode | void>;
 }
 
@@ -55,13 +63,21 @@ export const CLOSE_WAIT_MS = 3000;
 
 /** Opens the store and Operator lazily: `validate` and `graph` never touch a store. */
 export class Resources {
-  private opened: Promise<Store> | undefined;
+  /** The store opened writable (false) and read-only (true). */
+  private readonly opened = new Map<boolean, Promise<Store>>();
 
-  constructor(private readonly global: GlobalOptions) {}
+  constructor(
+    private readonly global: GlobalOptions,
+    private readonly readOnly = false,
+  ) {}
 
-  store(): Promise<Store> {
-    this.opened ??= openStore(this.global.store);
-    return this.opened;
+  store(readOnly = this.readOnly): Promise<Store> {
+    let opened = this.opened.get(readOnly);
+    if (!opened) {
+      opened = openStore(this.global.store, { readOnly });
+      this.opened.set(readOnly, opened);
+    }
+    return opened;
   }
 
   async operator(): Promise<Operator> {
@@ -81,13 +97,12 @@ export class Resources {
    * Resolves false when it gave up waiting.
    */
   async close(waitMs = CLOSE_WAIT_MS): Promise<boolean> {
-    if (!this.opened) return true;
-    const store = await this.opened.catch(() => undefined);
-    if (!store) return true;
+    const stores = (await Promise.all([...this.opened.values()].map((opened) => opened.catch(() => undefined)))).filter((s) => s !== undefined);
+    if (stores.length === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
     try {
-      return await Promise.race([store.close().then(() => true, () => true), gaveUp]);
+      return await Promise.race([Promise.all(stores.map((s) => s.close().catch(() => undefined))).then(() => true), gaveUp]);
     } finally {
       clearTimeout(timer);
     }

@@ -15,6 +15,7 @@ and -shm files and put the copy in its place.
 --json prints { "file", "bytes", "runs" }.`,
   flags: {},
   args: { min: 1, max: 1 },
+  readsOnly: true,
   async run({ args, out, store }) {
     const opened = await store();
     if (!(opened instanceof SqliteStore)) {

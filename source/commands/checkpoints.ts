@@ -35,6 +35,7 @@ step's delta, and the whole state when it is a snapshot. Read a checkpoint's sta
 pitwall state --checkpoint.`,
   flags: {},
   args: { min: 1, max: 1 },
+  readsOnly: true,
   async run({ args, out, store }) {
     const s = await store();
     const run = await mustGetRun(s, args[0]!);

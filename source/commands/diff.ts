@@ -14,6 +14,7 @@ export const diff = defineCommand({
 --json prints { "from": id|null, "to": id, "diff": [{ "op", "path", "value"?, "old"?, "count"?, "items"? }] }.`,
   flags: {},
   args: { min: 2, max: 3 },
+  readsOnly: true,
   async run({ args, out, store, operator }) {
     const [runId, a, b] = args as [string, string, string | undefined];
     await mustGetRun(await store(), runId);

@@ -22,15 +22,16 @@ when it ends; following the store starts from now (unless --after) and runs unti
     type: { type: "string", isMultiple: true },
   },
   args: { min: 0, max: 1 },
+  readsOnly: true,
   stopsOnSignal: true,
   async run({ args, flags, out, store, signal }) {
+    const types = expandTypes(flags.type ?? []);
+    if (flags.after !== undefined && (!Number.isInteger(flags.after) || flags.after < 0)) throw new UsageError("--after must be an event sequence number");
     const s = await store();
     const runId = args[0];
     if (runId !== undefined) await mustGetRun(s, runId);
-    const types = expandTypes(flags.type ?? []);
     const wanted = (e: EventRecord) => types === undefined || types.includes(e.type);
     const print = (e: EventRecord) => (out.json ? out.value(e) : out.line(eventLine(e, runId === undefined)));
-    if (flags.after !== undefined && (!Number.isInteger(flags.after) || flags.after < 0)) throw new UsageError("--after must be an event sequence number");
 
     if (!flags.follow) {
       let after = flags.after ?? 0;

@@ -11,6 +11,7 @@ export const graph = defineCommand({
 --json prints { "name", "version", "definition" } (the canonical definition).`,
   flags: {},
   args: { min: 1, max: 1 },
+  readsOnly: true,
   async run({ args, out, store }) {
     const ref = args[0]!;
     let drawn: { definition: WorkflowDefinition; version: string };

@@ -12,6 +12,7 @@ export const interrupts = defineCommand({
 { "question", "show", "decisions", "responseSchema", "data" }, "status", "createdAt" }.`,
   flags: { run: { type: "string" } },
   args: { min: 0, max: 0 },
+  readsOnly: true,
   async run({ flags, out, store }) {
     const s = await store();
     if (flags.run !== undefined) await mustGetRun(s, flags.run);

@@ -16,6 +16,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     limit: { type: "number" },
   },
   args: { min: 0, max: 0 },
+  readsOnly: true,
   async run({ flags, out, store }) {
     const statuses = (flags.status ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
     for (const s of statuses) {

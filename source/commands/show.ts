@@ -15,6 +15,7 @@ export const show = defineCommand({
 interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`,
   flags: {},
   args: { min: 1, max: 1 },
+  readsOnly: true,
   async run({ args, out, store }) {
     const s = await store();
     const run = await mustGetRun(s, args[0]!);

@@ -10,6 +10,7 @@ export const state = defineCommand({
 Prints the state object itself (indented; one line with --json).`,
   flags: { checkpoint: { type: "string" } },
   args: { min: 1, max: 1 },
+  readsOnly: true,
   async run({ args, flags, out, operator }) {
     const value = await (await operator()).state(args[0]!, flags.checkpoint);
     if (out.json) out.value(value);

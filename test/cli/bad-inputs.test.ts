@@ -39,6 +39,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
   });
 
   it("diff names the unknown run, not a checkpoint of it; a UTF-8 byte-order mark in a workflow file is accepted", async () => {
+    await cli.createStore();
     const diff = await cli.run(["diff", "run-nope", "1"]);
     expect([diff.code, diff.stderr]).toEqual([2, "pitwall diff: run run-nope not found\n"]);
     const file = join(cli.dir, "bom.json");

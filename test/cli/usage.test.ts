@@ -40,14 +40,17 @@ describe("pitwall: usage, errors and exit codes", () => {
   });
 
   it("a store that cannot be opened is a failed operation (exit 1); --debug adds the stack", async () => {
-    const [unsupported, missing, debug] = await Promise.all([
+    await cli.createStore();
+    const [unsupported, missing, uncreatable, debug] = await Promise.all([
       cli.run(["runs", "--store", "nosql://x"]),
       cli.run(["runs", "--store", "sqlite:/nonexistent/dir/x.db"]),
+      cli.run(["cancel", "run-x", "--reason", "r", "--store", "sqlite:/nonexistent/dir/x.db"]),
       cli.run(["show", "run-nope", "--debug"]),
     ]);
     expect([unsupported.code, unsupported.stderr]).toEqual([1, "pitwall runs: unsupported store URL nosql://x: use memory:, sqlite:<file> or redis://host:port\n"]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: store \/nonexistent\/dir\/x\.db cannot be created/)]);
+    expect([missing.code, missing.stderr]).toEqual([1, "pitwall runs: store /nonexistent/dir/x.db does not exist\n"]);
+    expect(uncreatable.code).toBe(1);
+    expect(uncreatable.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall cancel: store \/nonexistent\/dir\/x\.db cannot be created/)]);
     expect(debug.code).toBe(2);
     expect(debug.stderr).toMatch(/^pitwall show: run run-nope not found\nNotFoundError: run run-nope not found\n {4}at /);
   });

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type InterruptRecord } from "../../engine/index.js";
-import { BIN, actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+import { BIN, actionsOf, cliHarness, unwritableCopy, workflowOf, type User } from "../support/cli.js";
 
 /**
  * `pitwall console` as a person uses it: in a real terminal (tmux, on its own server socket),
@@ -16,14 +16,18 @@ describe("pitwall console in a terminal", () => {
     spawnSync("tmux", ["-L", socket, "kill-server"]);
   });
 
-  /** Starts the console in a fresh 100×30 terminal; the shell then reports its exit code and tty mode. */
-  function openConsole(args: string[] = []): void {
+  /**
+   * Starts the console in a fresh 100×30 terminal (on the harness's store unless told, as `user`
+   * when given); the shell then reports its exit code and tty mode.
+   */
+  function openConsole(args: string[] = [], where: { store?: string; cwd?: string; user?: User | undefined } = {}): void {
     expect(spawnSync("tmux", ["-V"]).status, "tmux is needed for this test (apt-get install tmux)").toBe(0);
-    const store = `sqlite:${join(cli.dir, "pitwall.db")}`;
+    const store = where.store ?? `sqlite:${join(cli.dir, "pitwall.db")}`;
+    const as = where.user ? `setpriv --reuid=${where.user.uid} --regid=${where.user.gid} --clear-groups ` : "";
     // CI=true as many shells have it: the console must draw all the same.
     const command = [
-      `cd '${cli.dir}'`,
-      `env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 CI=true PITWALL_STORE='${store}' '${process.execPath}' '${BIN}' console ${args.join(" ")}`,
+      `cd '${where.cwd ?? cli.dir}'`,
+      `${as}env -i PATH="$PATH" HOME="$HOME" TERM=xterm-256color LANG=C.UTF-8 CI=true PITWALL_STORE='${store}' '${process.execPath}' '${BIN}' console ${args.join(" ")}`,
       `echo "CONSOLE-EXIT=$?"`,
       `stty -a | grep -o -- '-\\?icanon' | sed 's/^/TTY-/'`,
       "sleep 600",
@@ -87,6 +91,25 @@ describe("pitwall console in a terminal", () => {
     // The terminal is back: main screen, canonical (not raw) mode.
     expect(shown).toContain("TTY-icanon");
     expect(shown).not.toContain("pitwall  sqlite:");
+  });
+
+  it("opens a store file it may not write read-only by itself, and says so", async () => {
+    const runId = await pausedTrip();
+    const copy = await unwritableCopy(cli);
+    try {
+      openConsole([], { store: `sqlite:${copy.file}`, cwd: copy.folder, user: copy.user });
+      const shown = await waitFor((s) => s.includes(runId) && s.includes(" RO  j/k move"), "the console, read-only");
+      expect(shown.split("\n")[0]).toContain(`sqlite:${copy.file} (read-only file)`);
+      // No action that writes is offered: the interrupt's panel has no key to approve it.
+      keys("i");
+      await waitFor((s) => s.includes("1 pending, oldest first"), "the interrupt queue");
+      keys("Enter");
+      expect(await waitFor((s) => s.includes("read-only console: allowed decisions are"), "the interrupt's panel")).not.toContain("a approve");
+      keys("q");
+      expect(await waitFor((s) => s.includes("CONSOLE-EXIT="), "the console exiting")).toContain("CONSOLE-EXIT=0");
+    } finally {
+      copy.cleanup();
+    }
   });
 
   it("gives the terminal back when it is sent SIGTERM", async () => {

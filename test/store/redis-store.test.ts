@@ -89,6 +89,27 @@ describe("Redis store", () => {
     expect(await raw.info("commandstats")).not.toMatch(/cmdstat_keys:/);
   });
 
+  it("opened read-only, writes nothing: not even a new store's layout marker, nor a refused write", async () => {
+    const prefix = `s${++opened}:`;
+    const url = `${server.url}/0?prefix=${encodeURIComponent(prefix)}`;
+    const keys = async () => (await raw.scan("0", "MATCH", `${prefix}*`, "COUNT", 1000))[1];
+    const empty = await openStore(url, { readOnly: true });
+    stores.push(empty);
+    expect((await empty.listRuns()).runs).toEqual([]);
+    await expect(empty.createRun(newRun({ id: "run-1", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }))).rejects.toThrow(
+      `store ${server.url}/0?prefix=${encodeURIComponent(prefix)} is open read-only: nothing can be written to it`,
+    );
+    expect(await keys()).toEqual([]);
+    const writer = await openStore(url);
+    stores.push(writer);
+    const id = await queuedRun(writer);
+    const reader = await openStore(url, { readOnly: true });
+    stores.push(reader);
+    expect((await reader.getRun(id))?.status).toBe("queued");
+    await expect(reader.claimRun({ owner: "w", leaseMs: 1000 })).rejects.toThrow(/is open read-only/);
+    expect((await writer.getRun(id))?.status).toBe("queued");
+  });
+
   it("writes the same run.claimed event as the other stores", async () => {
     const { store } = await open();
     const id = await queuedRun(store);

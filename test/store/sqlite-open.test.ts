@@ -51,7 +51,6 @@ async function storeWithRuns(file: string, runs = 3): Promise<void> {
   await store.close();
 }
 
-/** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
 /** A checkpoint's or task's document as a store keeps it: in its row, or with its commit's events. */
 function storedDocument(db: Database.Database, stored: string | Buffer): unknown {
   const reference = readDocReference(stored);
@@ -59,6 +58,7 @@ function storedDocument(db: Database.Database, stored: string | Buffer): unknown
   return batchDocs(db.prepare("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer)[reference.index];
 }
 
+/** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
 async function lockHolder(file: string, lock: "write" | "exclusive") {
   const take =
     lock === "write"
@@ -468,29 +468,119 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
-  it("reports a read-only store file", async () => {
-    // Root may write any file, so as root the store is opened by an unprivileged user instead.
+  /**
+   * A store of one run in a file (0400) that this test's user may not write — root may write
+   * any file, so as root the file belongs to an unprivileged user, who opens it — in a folder
+   * it may write or not. `open` opens it in a process of that user.
+   */
+  async function unwritableStore(folderMode: 0o500 | 0o700) {
     const asRoot = process.getuid?.() === 0;
     const folder = mkdtempSync(join(tmpdir(), "pitwall-readonly-"));
-    try {
-      const file = join(folder, "readonly.db");
-      await storeWithRuns(file, 1);
-      chmodSync(file, 0o400);
-      chmodSync(folder, 0o500);
-      if (asRoot) {
-        chownSync(file, 65534, 65534);
-        chownSync(folder, 65534, 65534);
-      }
-      const before = fingerprint(file);
-      const child = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/open-store.ts", import.meta.url).pathname, `sqlite:${file}`], asRoot ? { uid: 65534, gid: 65534 } : {});
-      const result = await child.line((l) => "ok" in l || "error" in l);
-      expect(result.name).toBe("StoreError");
-      expect(result.error).toMatch(new RegExp(`^store ${file} is read-only: pitwall needs to write to its store`));
-      expect(String(result.error)).not.toContain("\n");
-      expect(fingerprint(file)).toEqual(before);
-    } finally {
+    const file = join(folder, "readonly.db");
+    await storeWithRuns(file, 1);
+    chmodSync(file, 0o400);
+    chmodSync(folder, folderMode);
+    if (asRoot) {
+      chownSync(file, 65534, 65534);
+      chownSync(folder, 65534, 65534);
+    }
+    const open = async (mode: "read-only" | "writable") => {
+      const script = new URL("../support/open-store.ts", import.meta.url).pathname;
+      const child = spawnChild(process.execPath, ["--import", "tsx", script, `sqlite:${file}`, mode], asRoot ? { uid: 65534, gid: 65534 } : {});
+      return child.line((l) => "ok" in l || "error" in l);
+    };
+    const cleanup = () => {
       chmodSync(folder, 0o700);
       rmSync(folder, { recursive: true, force: true });
+    };
+    return { file, open, cleanup };
+  }
+
+  it("reports a read-only store file when opening it to write", async () => {
+    const store = await unwritableStore(0o500);
+    try {
+      const before = fingerprint(store.file);
+      const result = await store.open("writable");
+      expect(result.name).toBe("StoreError");
+      expect(result.error).toMatch(new RegExp(`^store ${store.file} is read-only: pitwall needs to write to its store`));
+      expect(String(result.error)).not.toContain("\n");
+      expect(fingerprint(store.file)).toEqual(before);
+    } finally {
+      store.cleanup();
     }
+  });
+
+  it("reads a store file it may not write when opened read-only, and says why it cannot in a read-only folder", async () => {
+    const inWritableFolder = await unwritableStore(0o700);
+    try {
+      const before = fingerprint(inWritableFolder.file).sha256;
+      expect(await inWritableFolder.open("read-only")).toEqual({ ok: true, runs: 1 });
+      expect(fingerprint(inWritableFolder.file).sha256).toBe(before);
+    } finally {
+      inWritableFolder.cleanup();
+    }
+    // SQLite needs a -shm file beside a WAL database, which no one can create there.
+    const inReadOnlyFolder = await unwritableStore(0o500);
+    try {
+      const before = fingerprint(inReadOnlyFolder.file);
+      const result = await inReadOnlyFolder.open("read-only");
+      expect(result.error).toBe(
+        `store ${inReadOnlyFolder.file} cannot be read where it is: SQLite needs to create its -shm file beside it, and the folder is read-only; copy the file to a folder you can write`,
+      );
+      expect(fingerprint(inReadOnlyFolder.file)).toEqual(before);
+    } finally {
+      inReadOnlyFolder.cleanup();
+    }
+  });
+});
+
+describe("SQLite stores opened read-only", () => {
+  it("reads everything, refuses every write, and leaves the file as it was", async () => {
+    const file = fresh("readable");
+    await storeWithRuns(file, 2);
+    const before = fingerprint(file).sha256;
+    const store = await openStore(`sqlite:${file}`, { readOnly: true });
+    try {
+      expect((await store.listRuns()).runs.map((r) => r.id).sort()).toEqual(["run-0", "run-1"]);
+      expect((await store.getRun("run-0"))?.status).toBe("queued");
+      expect(await store.readEvents({ runId: "run-1" })).toHaveLength(1);
+      expect(await store.listCheckpoints("run-0")).toHaveLength(1);
+      const writes: [string, () => Promise<unknown>][] = [
+        ["createRun", () => store.createRun(newRun({ id: "run-new", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }))],
+        ["claimRun", () => store.claimRun({ owner: "w", leaseMs: 1000 })],
+        ["deleteRun", () => store.deleteRun("run-0")],
+        ["putArtifact", () => store.putArtifact("run-0", new Uint8Array([1]), "application/octet-stream")],
+      ];
+      for (const [name, write] of writes) {
+        expect(await storeError(write(), file), name).toBe(`store sqlite:${file} is open read-only: nothing can be written to it`);
+      }
+      expect((await store.countRuns()).queued).toBe(2);
+    } finally {
+      await store.close();
+    }
+    expect(fingerprint(file).sha256).toBe(before);
+  });
+
+  it("creates no store where there is none", async () => {
+    const file = fresh("missing");
+    expect(await storeError(openStore(`sqlite:${file}`, { readOnly: true }), file)).toBe(`store ${file} does not exist`);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("does not upgrade a store of an older schema version, and says how it gets upgraded", async () => {
+    const file = fresh("older");
+    await storeWithRuns(file, 1);
+    const raw = new Database(file);
+    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    raw.close();
+    const before = fingerprint(file).sha256;
+    expect(await storeError(openStore(`sqlite:${file}`, { readOnly: true }), file)).toBe(
+      `store ${file} has schema version ${SCHEMA_VERSION - 1}, older than this pitwall's ${SCHEMA_VERSION}: it is upgraded when opened to write (a worker, or a command that writes); opened read-only, it was not changed`,
+    );
+    expect(fingerprint(file).sha256).toBe(before);
+    await openAndUse(file);
+    const upgraded = new Database(file, { readonly: true });
+    expect(upgraded.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    upgraded.close();
   });
 });

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
+import { openStore } from "../../engine/index.js";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 export const BIN = join(ROOT, "bin", "pitwall.js");
@@ -76,10 +77,14 @@ export function cliHarness() {
       running.push(p);
       return p;
     },
-    /** Runs a command to its end. */
-    async run(args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
-      const p = new Pitwall(spawn(process.execPath, [BIN, ...args], { cwd: dir, env: env(extraEnv) }));
+    /** Runs a command to its end (in the harness's folder unless told, as `user` when given). */
+    async run(args: string[], extraEnv: Record<string, string> = {}, where: { cwd?: string; user?: User | undefined } = {}): Promise<Result> {
+      const p = new Pitwall(spawn(process.execPath, [BIN, ...args], { cwd: where.cwd ?? dir, env: env(extraEnv), ...where.user }));
       return p.exited;
+    },
+    /** Creates the folder's store, empty (commands that only read do not create it). */
+    async createStore(): Promise<void> {
+      await (await openStore(`sqlite:${join(dir, "pitwall.db")}`)).close();
     },
     /** Runs a command that must succeed and returns its stdout parsed as JSON (`--json` added). */
     async json<T = unknown>(args: string[], extraEnv: Record<string, string> = {}): Promise<T> {
@@ -88,4 +93,28 @@ export function cliHarness() {
       return JSON.parse(r.stdout) as T;
     },
   };
+}
+
+export interface User {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * A copy of the harness's store (made with `pitwall backup`) in a file that the user who reads
+ * it may not write, in a folder that user may write. Root may write any file, so as root the
+ * file belongs to an unprivileged user (`user`), who must then run the commands.
+ */
+export async function unwritableCopy(cli: ReturnType<typeof cliHarness>): Promise<{ folder: string; file: string; user: User | undefined; cleanup(): void }> {
+  const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+  const folder = mkdtempSync(join(tmpdir(), "pitwall-unwritable-"));
+  const file = join(folder, "copy.db");
+  const backup = await cli.run(["backup", file]);
+  if (backup.code !== 0) throw new Error(`pitwall backup exited ${backup.code}: ${backup.stderr}`);
+  chmodSync(file, 0o444);
+  if (user) {
+    chownSync(file, user.uid, user.gid);
+    chownSync(folder, user.uid, user.gid);
+  }
+  return { folder, file, user, cleanup: () => rmSync(folder, { recursive: true, force: true }) };
 }

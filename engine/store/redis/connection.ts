@@ -6,6 +6,8 @@ import { describeStoreUrl } from "../open.js";
 export interface RedisStoreOptions {
   /** Prefix of every key (default `pitwall:`); several stores can share one database. */
   prefix?: string;
+  /** Opening writes nothing (a new store's layout marker is left for the first writer to set). */
+  readOnly?: boolean;
   /**
    * How many of the most recent events the store-wide stream keeps (default 100 000; 0 keeps all).
    * It never drops an event of a run that has not ended, and each run's own stream keeps all of

@@ -109,9 +109,9 @@ export class RedisStore implements Store {
       }
       const fsync = options.durability === "os" ? await osDurability(client, target.description) : undefined;
       const schemaKey = new RedisKeys(target.prefix).global("schema");
-      await client.set(schemaKey, SCHEMA, "NX");
+      if (!options.readOnly) await client.set(schemaKey, SCHEMA, "NX");
       const schema = await client.get(schemaKey);
-      if (schema !== SCHEMA) {
+      if (schema !== SCHEMA && !(options.readOnly && schema === null)) {
         throw new StoreError(`the keys under "${target.prefix}" at ${target.description} have layout ${schema}; this pitwall reads layout ${SCHEMA}`);
       }
       await loadScripts(client);

@@ -16,6 +16,8 @@ export interface ConnectOptions {
   durability: Durability;
   /** How long a write waits for another process's transaction before failing. */
   busyTimeoutMs: number;
+  /** Opens an existing store of the current schema version read-only, changing nothing. */
+  readOnly: boolean;
 }
 
 /**
@@ -24,6 +26,7 @@ export interface ConnectOptions {
  * A file that fails a check is left exactly as it was.
  */
 export function connect(file: string, options: ConnectOptions): Database.Database {
+  if (options.readOnly) return connectReadOnly(file, options.busyTimeoutMs);
   prepareFile(file, options.busyTimeoutMs);
   let db: Database.Database | undefined;
   try {
@@ -39,6 +42,47 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
   } catch (error) {
     db?.close();
     throw storeFailure(file, error, options.busyTimeoutMs);
+  }
+}
+
+/**
+ * Opens an existing store for reading only: nothing is created, upgraded or written, so a file
+ * or folder this process may not write (a copy kept read-only, another user's store) works.
+ */
+function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database {
+  let db: Database.Database | undefined;
+  try {
+    const stat = statOrUndefined(file);
+    if (!stat) throw new StoreError(`store ${file} does not exist`);
+    if (!stat.isFile()) throw new StoreError(`store ${file} is not a file`);
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      throw new StoreError(`store ${file} cannot be read: permission denied`);
+    }
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    const found = checkIdentity(db, file);
+    if (found.version < SCHEMA_VERSION) {
+      throw new StoreError(
+        found.version === 0
+          ? `store ${file} is empty: no pitwall store was created in it yet`
+          : `store ${file} has schema version ${found.version}, older than this pitwall's ${SCHEMA_VERSION}: it is upgraded when opened to write (a worker, or a command that writes); opened read-only, it was not changed`,
+      );
+    }
+    checkTables(db, file);
+    return db;
+  } catch (error) {
+    db?.close();
+    const code = String((error as { code?: unknown })?.code ?? "");
+    // SQLite keeps a WAL store's shared index in a -shm file beside it, created by the first
+    // process to open it: in a folder nobody may write, a store nobody has open cannot be read.
+    if (code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN") {
+      const why = statOrUndefined(`${file}-shm`)
+        ? `this user may not open its -shm file (${file}-shm, which the processes sharing the store use)`
+        : "SQLite needs to create its -shm file beside it, and the folder is read-only";
+      throw new StoreError(`store ${file} cannot be read where it is: ${why}; copy the file to a folder you can write`, { cause: error });
+    }
+    throw storeFailure(file, error, busyTimeoutMs);
   }
 }
 
@@ -79,12 +123,30 @@ export function statOrUndefined(path: string) {
  * read again under the write lock).
  */
 function migrate(db: Database.Database, file: string): void {
-  const identity = () => ({
+  const found = checkIdentity(db, file);
+  if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
+  if (found.version < SCHEMA_VERSION) {
+    db.transaction(() => {
+      const now = identity(db);
+      for (let v = now.version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+  }
+  checkTables(db, file);
+}
+
+function identity(db: Database.Database): { app: number; version: number; objects: number } {
+  return {
     app: db.pragma("application_id", { simple: true }) as number,
     version: db.pragma("user_version", { simple: true }) as number,
     objects: (db.prepare("SELECT count(*) AS n FROM sqlite_schema").get() as { n: number }).n,
-  });
-  const found = identity();
+  };
+}
+
+/** Refuses a database of another application or of a newer pitwall; an empty one (version 0) passes. */
+function checkIdentity(db: Database.Database, file: string): { version: number } {
+  const found = identity(db);
   const empty = found.app === 0 && found.version === 0 && found.objects === 0;
   if (!empty && found.app !== APPLICATION_ID) {
     throw new StoreError(`store ${file} is not a pitwall store (it is an SQLite database of another application); nothing was written`);
@@ -94,19 +156,14 @@ function migrate(db: Database.Database, file: string): void {
       `store ${file} was written by a newer pitwall (schema version ${found.version}; this pitwall knows up to ${SCHEMA_VERSION}): upgrade pitwall to use it; the file was not changed`,
     );
   }
-  if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
-  if (found.version < SCHEMA_VERSION) {
-    db.transaction(() => {
-      const now = identity();
-      for (let v = now.version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
-      db.pragma(`application_id = ${APPLICATION_ID}`);
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    }).immediate();
-  }
+  return found;
+}
+
+/** Every table is there and its root page reads: a damaged file is caught at open. */
+function checkTables(db: Database.Database, file: string): void {
   const tables = new Set((db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name));
   for (const table of TABLES) {
     if (!tables.has(table)) throw new StoreError(`store ${file} is corrupt (its table ${table} is missing); restore it from a backup`);
-    // Reading one row of each table reaches its root page: a damaged file is caught at open.
     db.prepare(`SELECT * FROM ${table} LIMIT 1`).get();
   }
 }

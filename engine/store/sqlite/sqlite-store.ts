@@ -37,6 +37,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** While a subscriber waits, how often other processes' commits are looked for (default 30 ms). */
   watchMs?: number;
+  /**
+   * Opens the file read-only: it must exist and be a store of this pitwall's schema version;
+   * neither created nor upgraded. Writes then fail (openStore refuses them before they reach it).
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -61,7 +66,7 @@ export class SqliteStore implements Store {
   ) {
     this.description = `sqlite:${file}`;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs });
+    this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs, readOnly: options.readOnly ?? false });
     const statements = new Statements(this.db);
     this.q = new Queries(statements);
     this.history = new HistoryQueries(statements);
