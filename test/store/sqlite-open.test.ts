@@ -43,10 +43,10 @@ function fingerprint(file: string) {
   };
 }
 
-async function storeWithRuns(file: string, runs = 3): Promise<void> {
+async function storeWithRuns(file: string, runs = 3, workflowName = "wf"): Promise<void> {
   const store = await openStore(`sqlite:${file}`);
   for (let i = 0; i < runs; i++) {
-    await store.createRun(newRun({ id: `run-${i}`, workflow: { name: "wf", version: "v1" }, state: { text: "x".repeat(3000) }, actor: "test" }));
+    await store.createRun(newRun({ id: `run-${i}`, workflow: { name: workflowName, version: "v1" }, state: { text: "x".repeat(3000) }, actor: "test" }));
   }
   await store.close();
 }
@@ -373,7 +373,8 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
 
   it("reports a damaged packed record as corruption of the store", async () => {
     const file = fresh("packed");
-    await storeWithRuns(file, 5);
+    // A name long enough for the runs' first events to be packed (shorter documents stay text).
+    await storeWithRuns(file, 5, "w".repeat(200));
     const raw = new Database(file);
     // A run's first checkpoint keeps its metadata in the events row of the run's creation.
     const eventsOf = (run: string) => `FROM events WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`;

@@ -43,8 +43,12 @@ const WINDOW_BITS = 11;
 const DEFLATE = DICTIONARIES.map((dictionary) => ({ dictionary, windowBits: WINDOW_BITS, memLevel: 4 }));
 const INFLATE = DICTIONARIES.map((dictionary) => ({ dictionary, windowBits: WINDOW_BITS }));
 
-/** Shorter documents are stored as text: deflate's few bytes of framing would eat what it saves. */
-const MIN_PACKED_LENGTH = 48;
+/**
+ * Shorter documents are stored as text: the few dozen bytes deflate saves on them do not pay for
+ * a zlib call (~10 µs, most of it the same for any size), and every run writes some (the events
+ * of its creation, of each claim, of its first step's start).
+ */
+const MIN_PACKED_LENGTH = 320;
 
 /**
  * `value` as JSON, deflated when that makes it shorter: [dictionary version, the JSON's length in
