@@ -11,7 +11,7 @@ import { newRun } from "../../engine/runtime/new-run.js";
 import { batchDocs } from "../../engine/store/sqlite/event-rows.js";
 import { packJson, readDocReference, unpackJson } from "../../engine/store/sqlite/packed-json.js";
 import type { CheckpointRow } from "../../engine/store/sqlite/rows.js";
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
+import { APPLICATION_ID, MIGRATIONS, READABLE_FROM_VERSION, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
 import type { TaskRow } from "../../engine/store/sqlite/task-rows.js";
 import { kill, spawnChild } from "../support/processes.js";
 
@@ -568,20 +568,33 @@ describe("SQLite stores opened read-only", () => {
     expect(existsSync(file)).toBe(false);
   });
 
-  it("does not upgrade a store of an older schema version, and says how it gets upgraded", async () => {
+  it("reads a store of an older version with the current tables as it is, and refuses an older one without upgrading it", async () => {
     const file = fresh("older");
     await storeWithRuns(file, 1);
-    const raw = new Database(file);
-    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
-    raw.close();
+    const version = () => {
+      const raw = new Database(file, { readonly: true });
+      try {
+        return raw.pragma("user_version", { simple: true }) as number;
+      } finally {
+        raw.close();
+      }
+    };
+    const setVersion = (v: number) => {
+      const raw = new Database(file);
+      raw.pragma(`user_version = ${v}`);
+      raw.close();
+    };
+    setVersion(READABLE_FROM_VERSION);
+    const readable = await openStore(`sqlite:${file}`, { readOnly: true });
+    expect((await readable.listRuns()).runs.map((r) => r.id)).toEqual(["run-0"]);
+    await readable.close();
+    expect(version()).toBe(READABLE_FROM_VERSION);
+
+    setVersion(READABLE_FROM_VERSION - 1);
     const before = fingerprint(file).sha256;
     expect(await storeError(openStore(`sqlite:${file}`, { readOnly: true }), file)).toBe(
-      `store ${file} has schema version ${SCHEMA_VERSION - 1}, older than this pitwall's ${SCHEMA_VERSION}: it is upgraded when opened to write (a worker, or a command that writes); opened read-only, it was not changed`,
+      `store ${file} has schema version ${READABLE_FROM_VERSION - 1}, older than this pitwall reads without upgrading it (${READABLE_FROM_VERSION}): it is upgraded when opened to write (a worker, or a command that writes); opened read-only, it was not changed`,
     );
     expect(fingerprint(file).sha256).toBe(before);
-    await openAndUse(file);
-    const upgraded = new Database(file, { readonly: true });
-    expect(upgraded.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
-    upgraded.close();
   });
 });

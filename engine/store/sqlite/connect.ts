@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "../../errors.js";
 import { storeFailure } from "./failure.js";
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES } from "./schema.js";
+import { APPLICATION_ID, MIGRATIONS, READABLE_FROM_VERSION, SCHEMA_VERSION, TABLES } from "./schema.js";
 
 /**
  * `process`: WAL with synchronous=NORMAL. A commit survives the process crashing at any moment;
@@ -47,7 +47,8 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
 
 /**
  * Opens an existing store for reading only: nothing is created, upgraded or written, so a file
- * or folder this process may not write (a copy kept read-only, another user's store) works.
+ * or folder this process may not write (a copy kept read-only, another user's store) works. A
+ * store of an older version is read as it is when its tables are the current ones.
  */
 function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database {
   let db: Database.Database | undefined;
@@ -62,11 +63,11 @@ function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database
     }
     db = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
     const found = checkIdentity(db, file);
-    if (found.version < SCHEMA_VERSION) {
+    if (found.version < READABLE_FROM_VERSION) {
       throw new StoreError(
         found.version === 0
           ? `store ${file} is empty: no pitwall store was created in it yet`
-          : `store ${file} has schema version ${found.version}, older than this pitwall's ${SCHEMA_VERSION}: it is upgraded when opened to write (a worker, or a command that writes); opened read-only, it was not changed`,
+          : `store ${file} has schema version ${found.version}, older than this pitwall reads without upgrading it (${READABLE_FROM_VERSION}): it is upgraded when opened to write (a worker, or a command that writes); opened read-only, it was not changed`,
       );
     }
     checkTables(db, file);

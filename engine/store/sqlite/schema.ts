@@ -240,5 +240,11 @@ export const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
+/**
+ * The oldest schema version whose tables are the current ones, and whose rows this pitwall reads:
+ * a store of that version or later is read without upgrading it (when opened read-only).
+ */
+export const READABLE_FROM_VERSION = 3;
+
 /** The tables a pitwall store of the current version has; opening touches each one. */
 export const TABLES = ["meta", "workflows", "runs", "checkpoints", "tasks", "interrupts", "commands", "events", "artifacts", "artifact_runs"] as const;
