@@ -16,7 +16,7 @@ export interface ConnectOptions {
   durability: Durability;
   /** How long a write waits for another process's transaction before failing. */
   busyTimeoutMs: number;
-  /** Opens an existing store of the current schema version read-only, changing nothing. */
+  /** Opens an existing store read-only, changing nothing (connectReadOnly). */
   readOnly: boolean;
 }
 

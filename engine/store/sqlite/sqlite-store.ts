@@ -38,8 +38,9 @@ export interface SqliteStoreOptions {
   /** While a subscriber waits, how often other processes' commits are looked for (default 30 ms). */
   watchMs?: number;
   /**
-   * Opens the file read-only: it must exist and be a store of this pitwall's schema version;
-   * neither created nor upgraded. Writes then fail (openStore refuses them before they reach it).
+   * Opens the file read-only: it must exist and be a store this pitwall reads (schema version 3
+   * or later); it is neither created nor upgraded. Writes then fail (openStore refuses them before
+   * they reach it).
    */
   readOnly?: boolean;
 }
