@@ -267,3 +267,15 @@ export interface RunStorage {
   artifacts: number;
   total: number;
 }
+
+/** Room left for a store to grow (`Store.room`). */
+export interface StoreRoom {
+  /** Bytes the store may still take. */
+  freeBytes: number;
+  /** Bytes it may take at most, used and free. */
+  totalBytes: number;
+  /** What holds it, as words ("the file system of /srv/pitwall", "the memory limit (maxmemory) of Redis at ..."). */
+  where: string;
+  /** `full`: writes fail, or are about to (under 1 MiB free); `low`: under 256 MiB free. */
+  state: "ok" | "low" | "full";
+}

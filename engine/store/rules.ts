@@ -1,6 +1,6 @@
 import { ConflictError, StaleFenceError } from "../errors.js";
 import { spanIdOf, traceIdOf } from "../ids.js";
-import { TERMINAL_RUN_STATUSES, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus } from "./records.js";
+import { TERMINAL_RUN_STATUSES, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom } from "./records.js";
 import type { ClaimOptions, Commit } from "./store.js";
 
 /**
@@ -151,4 +151,15 @@ export function decodeCursor(cursor: string): { updatedAt: number; id: string } 
   const updatedAt = Number(cursor.slice(0, i));
   if (i < 0 || !Number.isFinite(updatedAt)) throw new ConflictError(`bad cursor ${JSON.stringify(cursor)}`);
   return { updatedAt, id: cursor.slice(i + 1) };
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * How a store's room reads, the same for every store: under 1 MiB a SQLite commit (a few pages
+ * to the WAL) or a Redis script is about to be refused; under 256 MiB is a warning.
+ */
+export function storeRoom(freeBytes: number, totalBytes: number, where: string): StoreRoom {
+  const free = Math.max(0, freeBytes);
+  return { freeBytes: free, totalBytes, where, state: free < MiB ? "full" : free < 256 * MiB ? "low" : "ok" };
 }

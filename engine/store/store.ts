@@ -11,6 +11,7 @@ import type {
   RunRecord,
   RunStatus,
   RunStorage,
+  StoreRoom,
   TaskRecord,
   WorkflowRecord,
 } from "./records.js";
@@ -168,6 +169,12 @@ export interface Store extends ChainReader {
   getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined>;
 
   runStorage(runId: string): Promise<RunStorage>;
+  /**
+   * Room left for the store to grow, so that operators see a full disk (SQLite: the file system
+   * of its file; Redis: `maxmemory`) before, or while, workers fail to commit. Undefined where
+   * the store cannot tell (memory; Redis without a memory limit).
+   */
+  room(): Promise<StoreRoom | undefined>;
 
   /**
    * Deletes a run that has ended, with its child runs, and everything of theirs: checkpoints,

@@ -2,6 +2,7 @@ import { RUN_STATUSES, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
+import { noteRoom } from "../cli/room.js";
 
 export const runs = defineCommand({
   name: "runs",
@@ -23,7 +24,9 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
       if (!RUN_STATUSES.includes(s as RunStatus)) throw new UsageError(`--status ${s}: not a run status (${RUN_STATUSES.join(", ")})`);
     }
     const limit = countFlag("limit", flags.limit) ?? 50;
-    const { runs: list } = await (await store()).listRuns({
+    const s = await store();
+    await noteRoom(s, out);
+    const { runs: list } = await s.listRuns({
       ...(statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
       ...(flags.workflow ? { workflow: flags.workflow } : {}),
       limit,

@@ -3,6 +3,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, clock, duration, plural, runStatus } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
+import { noteRoom } from "../cli/room.js";
 import { inline, type Output } from "../cli/output.js";
 
 const SHOWN_TASKS = 20;
@@ -19,6 +20,7 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
   async run({ args, out, store }) {
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
+    await noteRoom(s, out);
     const [tasks, interrupts, storage] = await Promise.all([
       s.listTasks(run.id),
       s.listInterrupts({ runId: run.id, status: "pending" }),

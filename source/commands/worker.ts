@@ -4,6 +4,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, countFlag } from "../cli/errors.js";
 import { clock } from "../cli/format.js";
 import { clean, type Output } from "../cli/output.js";
+import { noteRoom } from "../cli/room.js";
 
 export const worker = defineCommand({
   name: "worker",
@@ -30,6 +31,7 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     const registry = (await actions(flags.actions)) ?? actionRegistry({});
     if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
     const s = await store();
+    await noteRoom(s, out);
     const workflows = new WorkflowRegistry(s, registry);
     const w = new Worker(s, workflows, {
       ...(concurrency !== undefined ? { concurrency } : {}),

@@ -7,6 +7,7 @@ import {
   type RunRecord,
   type RunStatus,
   type Store,
+  type StoreRoom,
   type WorkflowDefinition,
 } from "../../engine/index.js";
 import type { Change, LiveFeed } from "./live.js";
@@ -28,6 +29,8 @@ export interface ConsoleSnapshot {
    * is gone or stalled, and nobody has taken them over yet.
    */
   orphans: ReadonlySet<string>;
+  /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
+  room?: StoreRoom | undefined;
   error?: string;
 }
 
@@ -145,6 +148,7 @@ export class ConsoleData {
             !interrupts &&
             !this.snap.error &&
             isDeepStrictEqual(orphans, this.snap.orphans) &&
+            sameRoom(side.room, this.snap.room) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
           if (!same) this.set({ ...runs, ...side, orphans, error: undefined });
         } catch (error) {
@@ -216,11 +220,19 @@ export class ConsoleData {
     return orphans;
   }
 
-  private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts">> {
-    const [counts, pending] = await Promise.all([
+  private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room">> {
+    const [counts, pending, room] = await Promise.all([
       this.store.countRuns(),
       interrupts ? this.store.listInterrupts({ status: "pending" }) : Promise.resolve(this.snap.interrupts),
+      // Not knowing the room is no reason to show nothing else.
+      this.store.room().catch(() => undefined),
     ]);
-    return { counts: { ...emptyCounts(), ...counts }, interrupts: pending };
+    return { counts: { ...emptyCounts(), ...counts }, interrupts: pending, room };
   }
+}
+
+/** Whether the header would say the same of the room: its state, and while short of room, the MiB left. */
+function sameRoom(a: StoreRoom | undefined, b: StoreRoom | undefined): boolean {
+  if (a?.state !== b?.state) return false;
+  return a === undefined || a.state === "ok" || Math.floor(a.freeBytes / 2 ** 20) === Math.floor(b!.freeBytes / 2 ** 20);
 }

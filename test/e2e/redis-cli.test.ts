@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../engine/index.js";
 import { cliHarness } from "../support/cli.js";
@@ -32,6 +33,30 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/^pitwall backup: backup copies SQLite stores, and redis:\/\/default:\*\*\*@127\.0\.0\.1:\d+\/0\S* is not one: back up Redis with its own persistence \(BGSAVE, or the append-only file\)\n$/);
     expect(r.stderr).not.toContain(SECRET);
+  });
+
+  it("runs and worker warn, on stderr, of a store that is full or nearly so", async () => {
+    const raw = new Redis({ port: server.port, lazyConnect: true });
+    await raw.connect();
+    const url = `${server.url}/0?prefix=room:`;
+    try {
+      const setRoom = async (headroom: number) => {
+        const used = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
+        await raw.config("SET", "maxmemory", String(used + headroom));
+      };
+      await setRoom(100 * 2 ** 20);
+      const runs = await cli.run(["runs", "--json", "--store", url]);
+      expect(runs.stdout).toBe("[]\n");
+      expect(runs.stderr).toMatch(/^warning: the store is nearly full \(\d+\.\d MB left of \d+\.\d MB in the memory limit \(maxmemory\) of Redis at redis:\/\/127\.0\.0\.1:\d+\/0\?prefix=room:\)\n$/);
+      await setRoom(256 * 1024);
+      const worker = await cli.run(["worker", "--once", "--store", url]);
+      expect(worker.stderr).toMatch(/^warning: the store is full \(.+\): workers cannot commit until room is made$/m);
+      await raw.config("SET", "maxmemory", "0");
+      expect((await cli.run(["runs", "--store", url])).stderr).toBe("no runs\n");
+    } finally {
+      await raw.config("SET", "maxmemory", "0");
+      raw.disconnect();
+    }
   });
 
   it("a rediss:// URL naming an IP address fails with one line too", async () => {

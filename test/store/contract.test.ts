@@ -18,6 +18,7 @@ import { newRun } from "../../engine/runtime/new-run.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { applyOps, type ChannelOp, type State } from "../../engine/state/ops.js";
 import { StateChain, jsonBytes } from "../../engine/state/snapshot.js";
+import { storeRoom } from "../../engine/store/rules.js";
 import { storeFactories } from "../support/stores.js";
 
 const WF = { name: "contract", version: "v-contract" };
@@ -668,6 +669,18 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(storage.checkpoints).toBeGreaterThan(100);
       expect(storage.events).toBeGreaterThan(0);
       expect(storage.total).toBe(storage.checkpoints + storage.events + storage.artifacts);
+    });
+
+    it("tells the room left to grow where it can (SQLite: its file system; memory, and Redis without maxmemory: not)", async () => {
+      const room = await store.room();
+      if (factory.name !== "sqlite") {
+        expect(room).toBeUndefined();
+        return;
+      }
+      expect(room!.totalBytes).toBeGreaterThan(0);
+      expect(room!.freeBytes).toBeGreaterThanOrEqual(0);
+      expect(room!.freeBytes).toBeLessThanOrEqual(room!.totalBytes);
+      expect(room).toEqual(storeRoom(room!.freeBytes, room!.totalBytes, room!.where));
     });
   });
 });

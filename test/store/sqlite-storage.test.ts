@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -51,6 +51,21 @@ describe("SQLite store: storage figures per run", () => {
       }
     } finally {
       await engine.close();
+    }
+  });
+
+  it("tells the room left on the file system of the store's folder", async () => {
+    const store = await openStore(`sqlite:${join(dir, "room.db")}`);
+    try {
+      const room = (await store.room())!;
+      const fs = statfsSync(dir);
+      expect(room.where).toBe(`the file system of ${dir}`);
+      expect(room.totalBytes).toBe(fs.blocks * fs.bsize);
+      // Other processes write to the same file system meanwhile.
+      expect(Math.abs(room.freeBytes - fs.bavail * fs.bsize)).toBeLessThan(64 * 2 ** 20);
+      expect(room.state).toBe(fs.bavail * fs.bsize < 2 ** 20 ? "full" : fs.bavail * fs.bsize < 256 * 2 ** 20 ? "low" : "ok");
+    } finally {
+      await store.close();
     }
   });
 });

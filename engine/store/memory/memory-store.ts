@@ -247,6 +247,11 @@ export class MemoryStore implements Store {
     return found ? { data: new Uint8Array(found.data), mediaType: found.mediaType } : undefined;
   }
 
+  /** A memory store grows with the process; it cannot tell how far. */
+  async room(): Promise<undefined> {
+    return undefined;
+  }
+
   async runStorage(runId: string): Promise<RunStorage> {
     this.mustGetRun(runId);
     const checkpoints = (this.checkpoints.get(runId) ?? []).reduce((sum, c) => sum + c.bytes, 0);

@@ -2,6 +2,8 @@ import { isIP } from "node:net";
 import { Redis, type RedisOptions } from "ioredis";
 import { StoreError, errorMessage } from "../../errors.js";
 import { describeStoreUrl } from "../open.js";
+import type { StoreRoom } from "../records.js";
+import { storeRoom } from "../rules.js";
 
 export interface RedisStoreOptions {
   /** Prefix of every key (default `pitwall:`); several stores can share one database. */
@@ -119,6 +121,15 @@ export async function serverVersion(client: Redis): Promise<[number, number]> {
   const info = await client.info("server");
   const match = /redis_version:(\d+)\.(\d+)/.exec(info);
   return match ? [Number(match[1]), Number(match[2])] : [0, 0];
+}
+
+/** The room under the server's memory limit; undefined without one (`maxmemory 0`). */
+export async function memoryRoom(client: Redis, description: string): Promise<StoreRoom | undefined> {
+  const info = await client.info("memory");
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? 0);
+  const limit = field("maxmemory");
+  if (limit === 0) return undefined;
+  return storeRoom(limit - field("used_memory"), limit, `the memory limit (maxmemory) of Redis at ${description}`);
 }
 
 /**

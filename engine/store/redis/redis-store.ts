@@ -14,12 +14,13 @@ import {
   type RunRecord,
   type RunStatus,
   type RunStorage,
+  type StoreRoom,
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
 import { checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
-import { connectRedis, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
+import { connectRedis, memoryRoom, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
 import { RedisKeys } from "./keys.js";
 import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
@@ -389,6 +390,10 @@ export class RedisStore implements Store {
     if (id === null) throw new NotFoundError("run", runId);
     const sizes = { checkpoints: Number(checkpoints ?? 0), events: Number(events ?? 0), artifacts: Number(artifacts ?? 0) };
     return { ...sizes, total: sizes.checkpoints + sizes.events + sizes.artifacts };
+  }
+
+  async room(): Promise<StoreRoom | undefined> {
+    return memoryRoom(this.client, this.target.description);
   }
 
   /** Closes at once even when the server has gone away (commands waiting for it are failed). */

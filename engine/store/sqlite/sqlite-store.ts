@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { statfs } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
@@ -14,10 +16,11 @@ import {
   type RunRecord,
   type RunStatus,
   type RunStorage,
+  type StoreRoom,
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, runClaimedEvent } from "../rules.js";
+import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, runClaimedEvent, storeRoom } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
@@ -299,6 +302,17 @@ export class SqliteStore implements Store {
       const { checkpoints, events } = this.history.storage(runId);
       return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
     });
+  }
+
+  /** The room left on the file system of the store's folder, for this process's user. */
+  async room(): Promise<StoreRoom> {
+    const folder = dirname(resolve(this.file));
+    try {
+      const fs = await statfs(folder);
+      return storeRoom(fs.bavail * fs.bsize, fs.blocks * fs.bsize, `the file system of ${folder}`);
+    } catch (error) {
+      throw this.failure(error);
+    }
   }
 
   async deleteRun(runId: string): Promise<string[]> {

@@ -2,7 +2,7 @@ import { RUN_STATUSES } from "../../../engine/index.js";
 import { useServices, useSnapshot, type Message } from "../context.js";
 import { useAvailableKeys } from "../hooks/use-keys.js";
 import { keyLabel, type Binding } from "../keymap.js";
-import { clean } from "../text.js";
+import { bytes, clean } from "../text.js";
 import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
 import { Lines, fitLine, lineWidth, padLine, seg, type Line } from "./lines.js";
 
@@ -12,6 +12,11 @@ export function Header({ width }: { width: number }) {
   const snap = useSnapshot();
   const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), seg(clean(storeLabel), { color: ACCENT }), seg(`  ${actor}`, { color: MUTED })];
   if (readOnly) line.push(seg("  RO", { bold: true, color: "yellow" }));
+  const room = snap.room;
+  if (room && room.state !== "ok") {
+    const text = room.state === "full" ? " store full " : ` store ${bytes(room.freeBytes)} left `;
+    line.push(seg("  "), seg(text, { bold: true, color: "black", bg: room.state === "full" ? "red" : "yellow" }));
+  }
   const pending = snap.interrupts.length;
   if (pending > 0) line.push(seg("  "), seg(` ⚑ ${pending} pending `, { bold: true, color: "black", bg: "magenta" }));
   line.push(seg("  "));

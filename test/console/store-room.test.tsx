@@ -1,0 +1,41 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { openStore, type Store } from "../../engine/index.js";
+import { RedisServer } from "../support/redis-server.js";
+import { openConsole } from "./harness.js";
+
+const server = new RedisServer();
+let raw: Redis;
+beforeAll(async () => {
+  await server.start();
+  raw = new Redis({ port: server.port, lazyConnect: true });
+  await raw.connect();
+});
+afterAll(async () => {
+  raw.disconnect();
+  await server.dispose();
+});
+
+/** Leaves the server `headroom` bytes below its memory limit (0: no limit). */
+async function limitMemory(headroom: number): Promise<void> {
+  const used = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
+  await raw.config("SET", "maxmemory", headroom === 0 ? "0" : String(used + headroom));
+}
+
+it("says in the header that the store is full, or nearly, and stops saying so once it has room", async () => {
+  const store: Store = await openStore(`${server.url}/0`);
+  await limitMemory(256 * 1024);
+  const ui = await openConsole({ store });
+  try {
+    expect((await ui.waitFor(" store full ")).split("\n")[0]).toContain(" store full ");
+    await limitMemory(100 * 2 ** 20);
+    // The room is read again with the counts, every 5 s.
+    expect((await ui.waitFor(/ store \d+\.\dM left /, 8_000)).split("\n")[0]).toMatch(/ store (9\d|10\d)\.\dM left /);
+    await limitMemory(0);
+    expect((await ui.waitFor((f) => !f.includes(" store "), 8_000)).split("\n")[0]).toContain("memory:test");
+  } finally {
+    ui.unmount();
+    await raw.config("SET", "maxmemory", "0");
+    await store.close();
+  }
+});
