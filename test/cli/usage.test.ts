@@ -48,7 +48,7 @@ describe("pitwall: usage, errors and exit codes", () => {
       cli.run(["show", "run-nope", "--debug"]),
     ]);
     expect([unsupported.code, unsupported.stderr]).toEqual([1, "pitwall runs: unsupported store URL nosql://x: use memory:, sqlite:<file> or redis://host:port\n"]);
-    expect([missing.code, missing.stderr]).toEqual([1, "pitwall runs: store /nonexistent/dir/x.db does not exist\n"]);
+    expect([missing.code, missing.stderr]).toEqual([1, "pitwall runs: store /nonexistent/dir/x.db does not exist (opened read-only, so none was created)\n"]);
     expect(uncreatable.code).toBe(1);
     expect(uncreatable.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall cancel: store \/nonexistent\/dir\/x\.db cannot be created/)]);
     expect(debug.code).toBe(2);

@@ -12,7 +12,7 @@ describe("commands that only read open the store read-only", () => {
     const missing = join(cli.dir, "typo.db");
     for (const command of ["runs", "interrupts", "events"]) {
       const result = await cli.run([command], { PITWALL_STORE: `sqlite:${missing}` });
-      expect(result.stderr).toBe(`pitwall ${command}: store ${missing} does not exist\n`);
+      expect(result.stderr).toBe(`pitwall ${command}: store ${missing} does not exist (opened read-only, so none was created)\n`);
       expect(result.code).toBe(1);
     }
     expect(existsSync(missing)).toBe(false);

@@ -564,7 +564,7 @@ describe("SQLite stores opened read-only", () => {
 
   it("creates no store where there is none", async () => {
     const file = fresh("missing");
-    expect(await storeError(openStore(`sqlite:${file}`, { readOnly: true }), file)).toBe(`store ${file} does not exist`);
+    expect(await storeError(openStore(`sqlite:${file}`, { readOnly: true }), file)).toBe(`store ${file} does not exist (opened read-only, so none was created)`);
     expect(existsSync(file)).toBe(false);
   });
 

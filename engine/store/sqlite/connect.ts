@@ -54,7 +54,7 @@ function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database
   let db: Database.Database | undefined;
   try {
     const stat = statOrUndefined(file);
-    if (!stat) throw new StoreError(`store ${file} does not exist`);
+    if (!stat) throw new StoreError(`store ${file} does not exist (opened read-only, so none was created)`);
     if (!stat.isFile()) throw new StoreError(`store ${file} is not a file`);
     try {
       accessSync(file, constants.R_OK);
