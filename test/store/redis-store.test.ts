@@ -121,7 +121,8 @@ describe("Redis store", () => {
         await raw.config("SET", "maxmemory", String(limit));
         const room = (await store.room())!;
         expect(room).toMatchObject({ totalBytes: limit, where, state });
-        expect(Math.abs(room.freeBytes - headroom)).toBeLessThan(headroom / 2);
+        // The server's own use moves by some kilobytes between two reads.
+        expect(Math.abs(room.freeBytes - headroom)).toBeLessThan(Math.max(headroom / 2, 2 ** 20));
       }
     } finally {
       await raw.config("SET", "maxmemory", "0");
