@@ -2,9 +2,11 @@ import { Redis } from "ioredis";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Operator, StoreError, createEngine, openStore, workflow, type NewEvent, type Store } from "../../engine/index.js";
-import { newId } from "../../engine/ids.js";
+import { checkpointId, newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { parseRedisUrl } from "../../engine/store/redis/connection.js";
+import { ScriptArgs, callScript } from "../../engine/store/redis/lua/scripts.js";
+import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { runClaimedEvent } from "../../engine/store/rules.js";
 import { waitFor } from "../support/fleet.js";
 import { RedisServer } from "../support/redis-server.js";
@@ -127,6 +129,64 @@ describe("Redis store", () => {
     } finally {
       await raw.config("SET", "maxmemory", "0");
     }
+  });
+
+  /** A run that succeeded after `steps` steps of one task and three events each. */
+  async function longRun(store: Store, steps: number): Promise<string> {
+    const id = await queuedRun(store);
+    const { fence } = (await store.claimRun({ owner: "w1", leaseMs: 60_000, runId: id }))!;
+    for (let step = 1; step <= steps; step++) {
+      await store.commit({
+        id: `c${step}`,
+        runId: id,
+        fence,
+        checkpoint: {
+          id: checkpointId(id, step),
+          runId: id,
+          n: step,
+          step,
+          parentId: checkpointId(id, step - 1),
+          source: "loop",
+          actor: "worker:w1",
+          nodes: ["work"],
+          next: [],
+          control: { finished: [{ node: "work" }], barriers: {}, visits: {} },
+          delta: [["n", "set", step]],
+          snapshotN: 0,
+          createdAt: Date.now(),
+          bytes: 20,
+        },
+        tasks: [newTaskRecord({ id: `${id}:${step}:work`, runId: id, step, node: "work", index: null, status: "succeeded" })],
+        events: [log(id), log(id), log(id)],
+        ...(step === steps ? { run: { status: "succeeded", owner: null, leaseUntil: null, endedAt: Date.now() } } : {}),
+      });
+    }
+    return id;
+  }
+
+  it("deletes a long run in script calls of bounded work, and a deletion left unfinished is finished by the next one", async () => {
+    const { store, prefix } = await open();
+    const long = await longRun(store, 1500);
+    const evalshaCalls = async () => Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(await raw.info("commandstats"))?.[1] ?? 0);
+    const before = await evalshaCalls();
+    await store.deleteRun(long);
+    // 4,500 events and 1,500 tasks at 1,000 a call: one call to delete, at least seven to purge.
+    expect((await evalshaCalls()) - before).toBeGreaterThanOrEqual(8);
+    expect((await store.readEvents()).filter((e) => e.runId === long)).toEqual([]);
+
+    // A process stopped after the run was deleted and before its purge was done.
+    const stopped = await longRun(store, 20);
+    expect((await callScript(raw, "deleteRun", new ScriptArgs(prefix, 100_000).add(stopped)))[0]).toBe("ok");
+    expect(await store.getRun(stopped)).toBeUndefined();
+    expect(await store.listTasks(stopped)).toEqual([]);
+    expect(await store.readEvents({ runId: stopped })).toEqual([]);
+    expect((await store.readEvents()).filter((e) => e.runId === stopped)).toHaveLength(2 + 20 * 3);
+    const next = await longRun(store, 1);
+    await store.deleteRun(next);
+    expect((await store.readEvents()).filter((e) => e.runId === stopped || e.runId === next)).toEqual([]);
+    expect(await raw.exists(`${prefix}purging`)).toBe(0);
+    const [, left] = await raw.scan("0", "MATCH", `${prefix}run:*`, "COUNT", 10_000);
+    expect(left).toEqual([]);
   });
 
   it("writes the same run.claimed event as the other stores", async () => {

@@ -33,6 +33,9 @@ const SCHEMA = "1";
 
 type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
 
+/** Entries a deleted run's purge handles per script call: about a millisecond of the server's time. */
+const PURGE_BATCH = 1000;
+
 /**
  * The Store contract on Redis, for many workers on many machines sharing one server. Every write
  * is one Lua script (atomic, preconditions checked inside), loaded once and called by EVALSHA;
@@ -379,7 +382,12 @@ export class RedisStore implements Store {
   async deleteRun(runId: string): Promise<string[]> {
     const reply = await this.write("deleteRun", this.args().add(runId));
     const [status, ...rest] = reply;
-    if (status === "ok") return rest[0] as string[];
+    if (status === "ok") {
+      // Also the purges of deletions whose process stopped before they were done.
+      const ids = [...new Set([...(rest[0] as string[]), ...(await this.client.hkeys(this.keys.global("purging")))])];
+      for (const id of ids) while ((await this.write("purgeRun", this.args().add(id, PURGE_BATCH)))[0] === "more");
+      return rest[0] as string[];
+    }
     if (status === "child") checkDeletion({ id: runId, parentRunId: String(rest[0]) }, []);
     if (status === "live") checkDeletion({ id: runId, parentRunId: null }, [{ id: String(rest[0]), status: rest[1] as RunStatus }]);
     throw refusal(reply);

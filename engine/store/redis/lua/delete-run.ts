@@ -3,7 +3,14 @@
  * theirs (`Store.deleteRun`), checking the rule of `checkDeletion` first. Arguments: run id.
  * Replies: {'ok', {ids...}} | {'notfound', 'run', id} | {'child', parent id} | {'live', id, status}
  *
- * Events also leave the store-wide stream (their numbers stay as gaps: `seq` only grows).
+ * What grows with a run's length is left to PURGE_RUN, a bounded batch per call, so that deleting
+ * a long run never holds the server for long: its events in the store-wide stream, its tasks'
+ * index entries and its per-step task sets. Everything else goes here, at once: the run is gone
+ * for every reader (its events stream and tasks hash are renamed out of the way); only the
+ * store-wide event log shows its events until they are purged. The runs being purged are kept in
+ * the hash `purging` (run id → highest per-step task set left), so a purge a crashed process left
+ * unfinished is finished by the next deletion.
+ *
  * An artifact goes when the last run that counted it goes (`refs`, counted by PUT_ARTIFACT);
  * one stored before artifacts were counted is kept.
  */
@@ -21,19 +28,6 @@ local function forget_records(owner_part, owner_index, indexes)
   end)
 end
 
-local function forget_events(id)
-  local stream = K.part(id, 'events')
-  local from = '-'
-  while true do
-    local entries = redis.call('XRANGE', stream, from, '+', 'COUNT', BATCH)
-    if #entries == 0 then break end
-    local ids = {}
-    for i, entry in ipairs(entries) do ids[i] = entry[1] end
-    redis.call('XDEL', K.g('events'), unpack(ids))
-    from = '(' .. ids[#ids]
-  end
-end
-
 local function forget_artifacts(id)
   for _, sha in ipairs(redis.call('SMEMBERS', K.part(id, 'artifacts'))) do
     local key = K.g('artifact:' .. sha)
@@ -44,12 +38,8 @@ end
 local function delete_run(id)
   local rk = K.run(id)
   local f = redis.call('HMGET', rk, 'status', 'workflow', 'parentRunId', 'step')
-  local task_sets = {}
-  for step = 0, tonumber(f[4] or 0) + 1 do task_sets[#task_sets + 1] = K.part(id, 'tasks') .. ':' .. step end
-  forget_records(K.part(id, 'tasks'), 'task-runs', {})
   forget_records(K.part(id, 'interrupts'), 'interrupt-runs', { 'interrupts', 'interrupts:pending' })
   forget_records(K.part(id, 'commands'), 'command-runs', { 'commands', 'commands:pending' })
-  forget_events(id)
   forget_artifacts(id)
   redis.call('ZREM', K.g('runs'), id)
   redis.call('ZREM', K.g('runs:status:' .. f[1]), id)
@@ -57,10 +47,14 @@ local function delete_run(id)
   if f[3] then redis.call('ZREM', K.g('runs:children:{' .. f[3] .. '}'), id) else redis.call('ZREM', K.g('runs:top'), id) end
   redis.call('ZREM', K.g('live'), id)
   redis.call('ZREM', K.g('timers'), id)
-  in_batches(task_sets, function(batch) redis.call('DEL', unpack(batch)) end)
-  redis.call('DEL', rk, K.g('runs:children:{' .. id .. '}'))
-  for _, part in ipairs({ 'checkpoints', 'tasks', 'answers', 'interrupts', 'pending', 'commands', 'events', 'artifacts', 'waiters' }) do
-    redis.call('DEL', K.part(id, part))
+  for _, part in ipairs({ 'events', 'tasks' }) do
+    if redis.call('EXISTS', K.part(id, part)) == 1 then redis.call('RENAME', K.part(id, part), K.part(id, 'purge:' .. part)) end
+  end
+  redis.call('HSET', K.g('purging'), id, tonumber(f[4] or 0) + 1)
+  -- Unlinked: a long run's checkpoints are freed off the server's main thread.
+  redis.call('UNLINK', rk, K.g('runs:children:{' .. id .. '}'))
+  for _, part in ipairs({ 'checkpoints', 'answers', 'interrupts', 'pending', 'commands', 'artifacts', 'waiters' }) do
+    redis.call('UNLINK', K.part(id, part))
   end
 end
 
@@ -82,4 +76,42 @@ for _, r in ipairs(tree) do
 end
 for _, r in ipairs(tree) do delete_run(r) end
 return {'ok', tree}
+`;
+
+/**
+ * One bounded batch (ARGV: run id, batch size) of the purge DELETE_RUN left for a deleted run:
+ * first its events leave the store-wide stream, then its tasks' index entries go, then its
+ * per-step task sets. Replies {'more'} while work is left, {'done'} once the run is forgotten.
+ */
+export const PURGE_RUN = `
+local id = arg()
+local batch = arg_num()
+local top = tonumber(redis.call('HGET', K.g('purging'), id))
+if not top then return {'done'} end
+local events = K.part(id, 'purge:events')
+local entries = redis.call('XRANGE', events, '-', '+', 'COUNT', batch)
+if #entries > 0 then
+  local ids = {}
+  for i, entry in ipairs(entries) do ids[i] = entry[1] end
+  redis.call('XDEL', K.g('events'), unpack(ids))
+  redis.call('XDEL', events, unpack(ids))
+  return {'more'}
+end
+local tasks = K.part(id, 'purge:tasks')
+local fields = redis.call('HRANDFIELD', tasks, batch)
+if #fields > 0 then
+  redis.call('HDEL', K.g('task-runs'), unpack(fields))
+  redis.call('HDEL', tasks, unpack(fields))
+  return {'more'}
+end
+if top >= 0 then
+  local sets = {}
+  for step = math.max(0, top - batch + 1), top do sets[#sets + 1] = K.part(id, 'tasks') .. ':' .. step end
+  redis.call('UNLINK', unpack(sets))
+  redis.call('HSET', K.g('purging'), id, top - #sets)
+  return {'more'}
+end
+redis.call('UNLINK', events, tasks)
+redis.call('HDEL', K.g('purging'), id)
+return {'done'}
 `;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { CLAIM, RENEW } from "./claim.js";
 import { COMMIT } from "./commit.js";
-import { DELETE_RUN } from "./delete-run.js";
+import { DELETE_RUN, PURGE_RUN } from "./delete-run.js";
 import { LUA_LIB } from "./lib.js";
 import { ANSWER_COMMAND, CREATE_RUN, PUT_ARTIFACT, SUBMIT_COMMAND } from "./records.js";
 
@@ -15,6 +15,7 @@ const BODIES = {
   answerCommand: ANSWER_COMMAND,
   putArtifact: PUT_ARTIFACT,
   deleteRun: DELETE_RUN,
+  purgeRun: PURGE_RUN,
 } as const;
 
 export type ScriptName = keyof typeof BODIES;
