@@ -6,7 +6,6 @@ import {
   StaleFenceError,
   pruneRuns,
   readState,
-  type CheckpointRecord,
   type CommandRecord,
   type InterruptRecord,
   type NewEvent,
@@ -17,8 +16,9 @@ import { checkpointId, newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { applyOps, type ChannelOp, type State } from "../../engine/state/ops.js";
-import { StateChain, jsonBytes } from "../../engine/state/snapshot.js";
+import { StateChain } from "../../engine/state/snapshot.js";
 import { storeRoom } from "../../engine/store/rules.js";
+import { checkpoint } from "../support/records.js";
 import { storeFactories } from "../support/stores.js";
 
 const WF = { name: "contract", version: "v-contract" };
@@ -44,26 +44,6 @@ function interrupt(runId: string, id: string, patch: Partial<InterruptRecord> = 
     resolution: null,
     createdAt: Date.now(),
     ...patch,
-  };
-}
-
-function checkpoint(runId: string, n: number, delta: ChannelOp[], extra: Partial<CheckpointRecord> = {}): CheckpointRecord {
-  return {
-    id: checkpointId(runId, n),
-    runId,
-    n,
-    step: n,
-    parentId: checkpointId(runId, n - 1),
-    source: "loop",
-    actor: "worker:test",
-    nodes: ["work"],
-    next: [],
-    control: { finished: [{ node: "work" }], barriers: {}, visits: {} },
-    delta,
-    snapshotN: 0,
-    createdAt: Date.now(),
-    bytes: jsonBytes(delta),
-    ...extra,
   };
 }
 

@@ -2,13 +2,14 @@ import { Redis } from "ioredis";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Operator, StoreError, createEngine, openStore, workflow, type NewEvent, type Store } from "../../engine/index.js";
-import { checkpointId, newId } from "../../engine/ids.js";
+import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { parseRedisUrl } from "../../engine/store/redis/connection.js";
 import { ScriptArgs, callScript } from "../../engine/store/redis/lua/scripts.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { runClaimedEvent } from "../../engine/store/rules.js";
 import { waitFor } from "../support/fleet.js";
+import { checkpoint } from "../support/records.js";
 import { RedisServer } from "../support/redis-server.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -140,22 +141,7 @@ describe("Redis store", () => {
         id: `c${step}`,
         runId: id,
         fence,
-        checkpoint: {
-          id: checkpointId(id, step),
-          runId: id,
-          n: step,
-          step,
-          parentId: checkpointId(id, step - 1),
-          source: "loop",
-          actor: "worker:w1",
-          nodes: ["work"],
-          next: [],
-          control: { finished: [{ node: "work" }], barriers: {}, visits: {} },
-          delta: [["n", "set", step]],
-          snapshotN: 0,
-          createdAt: Date.now(),
-          bytes: 20,
-        },
+        checkpoint: checkpoint(id, step, [["n", "set", step]]),
         tasks: [newTaskRecord({ id: `${id}:${step}:work`, runId: id, step, node: "work", index: null, status: "succeeded" })],
         events: [log(id), log(id), log(id)],
         ...(step === steps ? { run: { status: "succeeded", owner: null, leaseUntil: null, endedAt: Date.now() } } : {}),

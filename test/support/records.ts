@@ -1,0 +1,25 @@
+import { checkpointId } from "../../engine/ids.js";
+import type { CheckpointRecord } from "../../engine/index.js";
+import type { ChannelOp } from "../../engine/state/ops.js";
+import { jsonBytes } from "../../engine/state/snapshot.js";
+
+/** Checkpoint `n` of a run, a step of the loop with node `work` that wrote `delta`. */
+export function checkpoint(runId: string, n: number, delta: ChannelOp[], extra: Partial<CheckpointRecord> = {}): CheckpointRecord {
+  return {
+    id: checkpointId(runId, n),
+    runId,
+    n,
+    step: n,
+    parentId: checkpointId(runId, n - 1),
+    source: "loop",
+    actor: "worker:test",
+    nodes: ["work"],
+    next: [],
+    control: { finished: [{ node: "work" }], barriers: {}, visits: {} },
+    delta,
+    snapshotN: 0,
+    createdAt: Date.now(),
+    bytes: jsonBytes(delta),
+    ...extra,
+  };
+}
