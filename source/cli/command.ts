@@ -61,7 +61,7 @@ export function defineCommand<const F extends AnyFlags>(command: Command<F>): Co
 
 export const CLOSE_WAIT_MS = 3000;
 
-/** Opens the store and Operator lazily: `validate` and `graph` never touch a store. */
+/** Opens the store and Operator lazily: `validate`, and `graph` of a file, never touch a store. */
 export class Resources {
   /** The store opened writable (false) and read-only (true). */
   private readonly opened = new Map<boolean, Promise<Store>>();
