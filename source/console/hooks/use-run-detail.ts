@@ -50,11 +50,19 @@ export async function readRunDetail(store: Store, data: ConsoleData, runId: stri
   return { run, definition, tasks, checkpoints, interrupts, progress: previous?.progress ?? (await lastProgress(store, run)) };
 }
 
+/**
+ * Events read back for what running nodes last reported: their reports are among the run's latest
+ * events, and a filtered read of a long run that has none would read its whole history.
+ */
+const PROGRESS_LOOKBACK = 500;
+
 /** What running nodes last reported before the console looked: a long node shows its percentage at once. */
 async function lastProgress(store: Store, run: RunRecord): Promise<Map<string, number>> {
   const progress = new Map<string, number>();
   if (run.status !== "running") return progress;
-  for (const event of await store.readEvents({ runId: run.id, types: ["node.progress"], last: 50 })) takeProgress(progress, event);
+  for (const event of await store.readEvents({ runId: run.id, last: PROGRESS_LOOKBACK })) {
+    if (event.type === "node.progress") takeProgress(progress, event);
+  }
   return progress;
 }
 
