@@ -120,6 +120,16 @@ export interface CheckpointRecord {
   bytes: number;
 }
 
+/**
+ * A checkpoint without its state, which may be large (the delta, and the whole state in a
+ * snapshot): what lists of checkpoints show. `hasSnapshot` says whether it stores a snapshot.
+ */
+export type CheckpointSummary = Omit<CheckpointRecord, "delta" | "snapshot"> & { hasSnapshot: boolean };
+
+export function summarizeCheckpoint({ delta: _delta, snapshot, ...rest }: CheckpointRecord): CheckpointSummary {
+  return { ...rest, hasSnapshot: snapshot !== undefined };
+}
+
 export interface TaskError {
   message: string;
   name?: string;

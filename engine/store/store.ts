@@ -3,6 +3,7 @@ import type { EventType } from "../runtime/events.js";
 import type {
   ArtifactRef,
   CheckpointRecord,
+  CheckpointSummary,
   CommandRecord,
   EventRecord,
   InterruptRecord,
@@ -142,6 +143,8 @@ export interface Store extends ChainReader {
   getCheckpoint(id: string): Promise<CheckpointRecord | undefined>;
   /** A run's checkpoints, oldest first. */
   listCheckpoints(runId: string, options?: { limit?: number; afterN?: number }): Promise<CheckpointRecord[]>;
+  /** The same without their state: cheap for a long run whose snapshots hold megabytes. */
+  listCheckpointSummaries(runId: string, options?: { limit?: number; afterN?: number }): Promise<CheckpointSummary[]>;
 
   getTask(id: string): Promise<TaskRecord | undefined>;
   listTasks(runId: string, options?: { step?: number }): Promise<TaskRecord[]>;

@@ -1,4 +1,4 @@
-import type { CheckpointRecord } from "../../engine/index.js";
+import type { CheckpointSummary } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes } from "../cli/format.js";
@@ -8,7 +8,7 @@ import { mustGetRun } from "../cli/lookup.js";
  * What a listing shows of a checkpoint: its history, not its (possibly large) state; `snapshot`
  * says whether it stores the whole state or only its step's delta.
  */
-export function checkpointSummary(c: CheckpointRecord) {
+function listed(c: CheckpointSummary) {
   return {
     id: c.id,
     runId: c.runId,
@@ -19,7 +19,7 @@ export function checkpointSummary(c: CheckpointRecord) {
     actor: c.actor,
     nodes: c.nodes,
     next: c.next,
-    snapshot: c.snapshot !== undefined,
+    snapshot: c.hasSnapshot,
     bytes: c.bytes,
     createdAt: c.createdAt,
   };
@@ -39,8 +39,8 @@ pitwall state --checkpoint.`,
   async run({ args, out, store }) {
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
-    const list = await s.listCheckpoints(run.id);
-    out.list(list.map(checkpointSummary), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "SIZE", "AGE"], (c) => [
+    const list = await s.listCheckpointSummaries(run.id);
+    out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "SIZE", "AGE"], (c) => [
       String(c.n),
       c.id,
       String(c.step),

@@ -395,6 +395,23 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(await readState(store, run.id, 3)).toEqual({ n: 3 });
     });
 
+    it("summarizes checkpoints as they are, without their state", async () => {
+      const run = await createRun(store, { n: 0 });
+      const { fence } = await claimed(store, run.id);
+      await store.commit({ id: commitId(), runId: run.id, fence, checkpoint: checkpoint(run.id, 1, [["n", "set", 1]], { nodes: ["a", "b"], next: ["c"] }) });
+      const snapshot = checkpoint(run.id, 2, [["n", "set", 2]], { snapshot: { n: 2 }, snapshotN: 2, source: "update", actor: "operator:ann", step: 1 });
+      await store.commit({ id: commitId(), runId: run.id, fence, checkpoint: snapshot });
+      const full = await store.listCheckpoints(run.id);
+      const summaries = await store.listCheckpointSummaries(run.id);
+      expect(summaries).toEqual(full.map(({ delta: _delta, snapshot: kept, ...rest }) => ({ ...rest, hasSnapshot: kept !== undefined })));
+      expect(summaries.map((c) => [c.n, c.hasSnapshot, "delta" in c, "snapshot" in c])).toEqual([
+        [0, true, false, false],
+        [1, false, false, false],
+        [2, true, false, false],
+      ]);
+      expect((await store.listCheckpointSummaries(run.id, { afterN: 0, limit: 1 })).map((c) => c.nodes)).toEqual([["a", "b"]]);
+    });
+
     it("reads back the exact state of every checkpoint, whatever the writes (property)", async () => {
       const op = fc.oneof(
         fc.tuple(fc.constantFrom("list", "other"), fc.constant("append" as const), fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 })),

@@ -6,6 +6,8 @@ import {
   RUN_STATUSES,
   type ArtifactRef,
   type CheckpointRecord,
+  type CheckpointSummary,
+  summarizeCheckpoint,
   type CommandRecord,
   type EventRecord,
   type InterruptRecord,
@@ -148,8 +150,16 @@ export class MemoryStore implements Store {
   }
 
   async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
+    return copy(this.checkpointsOf(runId, options));
+  }
+
+  async listCheckpointSummaries(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointSummary[]> {
+    return copy(this.checkpointsOf(runId, options).map(summarizeCheckpoint));
+  }
+
+  private checkpointsOf(runId: string, options: { limit?: number; afterN?: number }): CheckpointRecord[] {
     const all = (this.checkpoints.get(runId) ?? []).filter((c) => options.afterN === undefined || c.n > options.afterN);
-    return copy(all.slice(0, options.limit ?? all.length));
+    return all.slice(0, options.limit ?? all.length);
   }
 
   async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {

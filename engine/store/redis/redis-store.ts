@@ -7,6 +7,8 @@ import {
   RUN_STATUSES,
   type ArtifactRef,
   type CheckpointRecord,
+  type CheckpointSummary,
+  summarizeCheckpoint,
   type CommandRecord,
   type EventRecord,
   type InterruptRecord,
@@ -56,6 +58,7 @@ const ANSWERING = [
   "commit",
   "getCheckpoint",
   "listCheckpoints",
+  "listCheckpointSummaries",
   "checkpointRows",
   "checkpointRowRange",
   "getTask",
@@ -220,6 +223,10 @@ export class RedisStore implements Store {
     if (options.limit !== undefined && options.limit <= 0) return [];
     const stop = options.limit === undefined ? -1 : start + options.limit - 1;
     return (await this.client.lrange(this.keys.runPart(runId, "checkpoints"), start, stop)).map((json) => JSON.parse(json) as CheckpointRecord);
+  }
+
+  async listCheckpointSummaries(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointSummary[]> {
+    return (await this.listCheckpoints(runId, options)).map(summarizeCheckpoint);
   }
 
   async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {

@@ -1,10 +1,19 @@
 import { parseCheckpointId, parseTaskId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
-import type { CheckpointRecord, EventRecord, NewEvent, RunStorage, TaskRecord } from "../records.js";
+import type { CheckpointRecord, CheckpointSummary, EventRecord, NewEvent, RunStorage, TaskRecord } from "../records.js";
 import type { EventQuery } from "../store.js";
 import { batchDocs, eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
 import { docReference, readDocReference, unpackJson } from "./packed-json.js";
-import { chainRow, checkpointMeta, checkpointRecord, checkpointRow, type CheckpointRow, type StoredCheckpointMeta } from "./rows.js";
+import {
+  chainRow,
+  checkpointMeta,
+  checkpointRecord,
+  checkpointRow,
+  checkpointSummary,
+  type CheckpointRow,
+  type CheckpointSummaryRow,
+  type StoredCheckpointMeta,
+} from "./rows.js";
 import { RUN_KEY, whereClause, type Param, type Statements } from "./statements.js";
 import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.js";
 
@@ -47,6 +56,15 @@ export class HistoryQueries {
     }) as CheckpointRow[];
     const batches = new Map<number, unknown[]>();
     return rows.map((row) => checkpointRecord(row, this.unpackDoc<StoredCheckpointMeta>(row.meta, batches)));
+  }
+
+  listCheckpointSummaries(runId: string, afterN: number, limit: number): CheckpointSummary[] {
+    const rows = this.s.sql(
+      `SELECT :run_id AS run_id, n, snapshot_n, bytes, meta, snapshot IS NOT NULL AS has_snapshot FROM checkpoints
+       WHERE run_key = ${RUN_KEY} AND n > :after ORDER BY n LIMIT :limit`,
+    ).all({ run_id: runId, after: afterN, limit }) as CheckpointSummaryRow[];
+    const batches = new Map<number, unknown[]>();
+    return rows.map((row) => checkpointSummary(row, this.unpackDoc<StoredCheckpointMeta>(row.meta, batches)));
   }
 
   checkpointRows(runId: string, ns: readonly number[]): ChainRow[] {

@@ -1,6 +1,6 @@
 import { checkpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
-import type { CheckpointRecord, RunRecord } from "../records.js";
+import type { CheckpointRecord, CheckpointSummary, RunRecord } from "../records.js";
 import { packJson } from "./packed-json.js";
 
 /** How records are laid out in rows, and back. */
@@ -69,17 +69,28 @@ export function checkpointRow(c: CheckpointRecord, meta: string | Buffer = packJ
 
 /** `stored` is the row's metadata document, unpacked (wherever it was kept). */
 export function checkpointRecord(row: CheckpointRow, stored: StoredCheckpointMeta): CheckpointRecord {
+  return { ...checkpointHistory(row, stored), ...chainRow(row), bytes: row.bytes };
+}
+
+/** A summary's row: the checkpoint's columns but its state, and whether it has a snapshot. */
+export type CheckpointSummaryRow = Pick<CheckpointRow, "run_id" | "n" | "snapshot_n" | "bytes" | "meta"> & { has_snapshot: 0 | 1 };
+
+export function checkpointSummary(row: CheckpointSummaryRow, stored: StoredCheckpointMeta): CheckpointSummary {
+  return { ...checkpointHistory(row, stored), snapshotN: row.snapshot_n, hasSnapshot: row.has_snapshot === 1, bytes: row.bytes };
+}
+
+/** What a checkpoint records of its run's history: the metadata, with what it left out restored. */
+function checkpointHistory(row: Pick<CheckpointRow, "run_id" | "n">, stored: StoredCheckpointMeta) {
   const { step, parentId, source, control, ...meta } = stored;
   return {
     id: checkpointId(row.run_id, row.n),
     runId: row.run_id,
+    n: row.n,
     step: step ?? row.n,
     parentId: parentId !== undefined ? parentId : checkpointId(row.run_id, row.n - 1),
     source: source ?? "loop",
     ...meta,
     control: { ...control, barriers: control.barriers ?? {} },
-    ...chainRow(row),
-    bytes: row.bytes,
   };
 }
 

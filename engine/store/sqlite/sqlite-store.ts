@@ -9,6 +9,7 @@ import {
   RUN_STATUSES,
   type ArtifactRef,
   type CheckpointRecord,
+  type CheckpointSummary,
   type CommandRecord,
   type EventRecord,
   type InterruptRecord,
@@ -212,6 +213,10 @@ export class SqliteStore implements Store {
 
   async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
     return this.read(() => this.history.listCheckpoints(runId, options.afterN ?? -1, options.limit ?? -1));
+  }
+
+  async listCheckpointSummaries(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointSummary[]> {
+    return this.read(() => this.history.listCheckpointSummaries(runId, options.afterN ?? -1, options.limit ?? -1));
   }
 
   async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {

@@ -4,7 +4,7 @@ import {
   type EventPayloads,
   type EventRecord,
   errorMessage,
-  type CheckpointRecord,
+  type CheckpointSummary,
   type InterruptRecord,
   type RunRecord,
   type Store,
@@ -20,7 +20,7 @@ export interface RunDetail {
   /** Every task of the run, by step. */
   tasks: TaskRecord[];
   /** Oldest first. */
-  checkpoints: CheckpointRecord[];
+  checkpoints: CheckpointSummary[];
   /** The run's interrupts, pending and resolved, oldest first. */
   interrupts: InterruptRecord[];
   /** The last progress each running node reported (0..1). */
@@ -42,7 +42,7 @@ export async function readRunDetail(store: Store, data: ConsoleData, runId: stri
   const stepwise = fromStep !== undefined && run.step + 1 - fromStep < STEPWISE_LIMIT && run.step + 1 >= fromStep;
   const [definition, newCheckpoints, tasks, interrupts] = await Promise.all([
     data.workflow(run.version),
-    lastN === undefined ? store.listCheckpoints(runId) : store.listCheckpoints(runId, { afterN: lastN }),
+    store.listCheckpointSummaries(runId, lastN === undefined ? {} : { afterN: lastN }),
     stepwise ? readSteps(store, runId, fromStep!, run.step + 1, previous!.tasks) : store.listTasks(runId),
     store.listInterrupts({ runId }),
   ]);

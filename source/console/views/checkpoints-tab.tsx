@@ -1,4 +1,4 @@
-import { diffCheckpoints, type CheckpointRecord } from "../../../engine/index.js";
+import { diffCheckpoints, type CheckpointSummary } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
@@ -13,7 +13,7 @@ import { diffLines } from "./diff-lines.js";
 /** Marks a checkpoint that stores a snapshot (the whole state), not only its step's delta. */
 const SNAPSHOT = "■";
 
-const SOURCE_COLOR: Record<CheckpointRecord["source"], string> = { input: "blue", loop: "white", update: "yellow", fork: "magenta" };
+const SOURCE_COLOR: Record<CheckpointSummary["source"], string> = { input: "blue", loop: "white", update: "yellow", fork: "magenta" };
 
 /** Every checkpoint of the run: `enter` diffs one against its parent, `space` marks two for `d`, `F` forks. */
 export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
@@ -26,7 +26,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
   const rows = Math.max(1, height - 2);
   const start = useWindow(checkpoints.length, Math.max(0, index), rows);
 
-  const showDiff = async (from: CheckpointRecord | null, to: CheckpointRecord, title: string) => {
+  const showDiff = async (from: Pick<CheckpointSummary, "runId" | "n"> | null, to: CheckpointSummary, title: string) => {
     ui.report({ tone: "busy", text: `reading checkpoints ${from?.n ?? "∅"} and ${to.n}…` });
     try {
       const diff = await diffCheckpoints(store, from, to);
@@ -90,7 +90,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
       seg(fit(cp.source, c.source), { color: SOURCE_COLOR[cp.source] }),
       seg(` ${fit(clean(cp.actor), c.actor)} `, { color: MUTED }),
       seg(fit(clean(cp.nodes.join(", ")), nodesWidth)),
-      seg(` ${fit(clock(cp.createdAt), c.time)} ${fit(`${cp.snapshot ? `${SNAPSHOT} ` : ""}${bytes(cp.bytes)}`, c.size, "right")}`, { color: MUTED }),
+      seg(` ${fit(clock(cp.createdAt), c.time)} ${fit(`${cp.hasSnapshot ? `${SNAPSHOT} ` : ""}${bytes(cp.bytes)}`, c.size, "right")}`, { color: MUTED }),
     ];
     lines.push(i === index ? highlight(line, width) : line);
   }
