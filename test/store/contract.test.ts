@@ -399,7 +399,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       const run = await createRun(store, { n: 0 });
       const { fence } = await claimed(store, run.id);
       await store.commit({ id: commitId(), runId: run.id, fence, checkpoint: checkpoint(run.id, 1, [["n", "set", 1]], { nodes: ["a", "b"], next: ["c"] }) });
-      const snapshot = checkpoint(run.id, 2, [["n", "set", 2]], { snapshot: { n: 2 }, snapshotN: 2, source: "update", actor: "operator:ann", step: 1 });
+      const snapshot = checkpoint(run.id, 2, [["n", "set", 2]], { snapshot: { n: { v: 2 } }, snapshotN: 2, source: "update", actor: "operator:ann", step: 1 });
       await store.commit({ id: commitId(), runId: run.id, fence, checkpoint: snapshot });
       const full = await store.listCheckpoints(run.id);
       const summaries = await store.listCheckpointSummaries(run.id);
@@ -410,6 +410,29 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
         [2, true, false, false],
       ]);
       expect((await store.listCheckpointSummaries(run.id, { afterN: 0, limit: 1 })).map((c) => c.nodes)).toEqual([["a", "b"]]);
+    });
+
+    it("gives each read records of its own, also for reads in the same turn: changing one changes no other", async () => {
+      const run = await createRun(store, { n: 0 });
+      const { fence } = await claimed(store, run.id);
+      const attempt = { n: 1, worker: "w1", startedAt: 1000, endedAt: 1001, outcome: "succeeded" as const };
+      const done = task(run.id, 1, "work", { status: "succeeded", worker: "w1", startedAt: 1000, endedAt: 1001, attempts: [attempt] });
+      const events = [event(run.id, "task.succeeded", { node: "work", attempt: 1, durationMs: 1, keys: ["n"] }), event(run.id, "step.completed", { step: 1 })];
+      await store.commit({ id: commitId(), runId: run.id, fence, checkpoint: checkpoint(run.id, 1, [["n", "set", 1]]), tasks: [done], events });
+      const [checkpointOnce, summaries, tasksOnce, tasksAgain, checkpointAgain] = await Promise.all([
+        store.getCheckpoint(`${run.id}:1`),
+        store.listCheckpointSummaries(run.id),
+        store.listTasks(run.id),
+        store.listTasks(run.id),
+        store.getCheckpoint(`${run.id}:1`),
+      ]);
+      checkpointOnce!.nodes.push("changed");
+      checkpointOnce!.control.visits.changed = 1;
+      tasksOnce[0]!.attempts[0]!.worker = "changed";
+      expect(checkpointAgain!.nodes).toEqual(["work"]);
+      expect(summaries[1]!.nodes).toEqual(["work"]);
+      expect(summaries[1]!.control.visits).toEqual({});
+      expect(tasksAgain).toEqual([done]);
     });
 
     it("reads back the exact state of every checkpoint, whatever the writes (property)", async () => {

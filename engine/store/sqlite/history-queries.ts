@@ -3,7 +3,7 @@ import type { ChainRow } from "../../state/read.js";
 import type { CheckpointRecord, CheckpointSummary, EventRecord, NewEvent, RunStorage, TaskRecord } from "../records.js";
 import type { EventQuery } from "../store.js";
 import { batchDocs, eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
-import { docReference, readDocReference, unpackJson } from "./packed-json.js";
+import { docReference, readDocReference, unpackJson, unpackText } from "./packed-json.js";
 import {
   chainRow,
   checkpointMeta,
@@ -28,6 +28,9 @@ export interface CommitRecords {
  * own at once (`insertCommit`), its documents packed together with its events.
  */
 export class HistoryQueries {
+  /** Events rows inflated in this turn of the event loop (`eventsRowText`). */
+  private inflated: Map<number, string> | undefined;
+
   constructor(private readonly s: Statements) {}
 
   // checkpoints
@@ -150,13 +153,37 @@ export class HistoryQueries {
     if (!reference) return unpackJson<T>(stored);
     let docs = batches.get(reference.seq);
     if (!docs) {
-      const row = this.s.sql("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer | undefined;
-      docs = row === undefined ? [] : batchDocs(row);
+      const text = this.eventsRowText(reference.seq);
+      docs = text === undefined ? [] : batchDocs(text);
       batches.set(reference.seq, docs);
     }
     // A damaged reference reads as damaged JSON does: the store reports the file corrupt.
     if (reference.index >= docs.length) throw new SyntaxError(`a record refers to document ${reference.index} of event row ${reference.seq}, which has ${docs.length}`);
     return docs[reference.index] as T;
+  }
+
+  /**
+   * An events row's document as JSON text. Rows inflated in this turn of the event loop are kept
+   * until its end: a run's checkpoints and its tasks, read together (the console's run view), refer
+   * to the same rows, and inflating is most of what reading them costs. Rows never change once
+   * written, so what is kept is never stale; it is text, so that no two records share objects.
+   */
+  private eventsRowText(seq: number): string | undefined {
+    if (!this.inflated) {
+      const inflated = new Map<number, string>();
+      this.inflated = inflated;
+      setImmediate(() => {
+        if (this.inflated === inflated) this.inflated = undefined;
+      });
+    }
+    let text = this.inflated.get(seq);
+    if (text === undefined) {
+      const row = this.s.sql("SELECT events FROM events WHERE seq = ?").pluck().get(seq) as string | Buffer | undefined;
+      if (row === undefined) return undefined;
+      text = unpackText(row);
+      this.inflated.set(seq, text);
+    }
+    return text;
   }
 
   /** Reads the batches in order (newest first for `last`) only as far as the query needs. */

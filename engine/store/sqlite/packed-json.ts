@@ -97,7 +97,12 @@ export function readDocReference(stored: string | Buffer): DocReference | undefi
 
 /** A document stored by `packJson` (or as plain JSON text), parsed. */
 export function unpackJson<T>(stored: string | Buffer): T {
-  if (typeof stored === "string") return JSON.parse(stored) as T;
+  return JSON.parse(unpackText(stored)) as T;
+}
+
+/** A document stored by `packJson` (or as plain JSON text), as JSON text. */
+export function unpackText(stored: string | Buffer): string {
+  if (typeof stored === "string") return stored;
   const options = INFLATE[stored[0]!];
   // A damaged row surfaces as the same SyntaxError as damaged JSON text, which the store reports.
   if (!options) throw new SyntaxError(`packed with unknown dictionary ${stored[0]}`);
@@ -109,7 +114,7 @@ export function unpackJson<T>(stored: string | Buffer): T {
     throw new SyntaxError(`packed record does not inflate (${(error as Error).message})`);
   }
   if (text.length !== bytes) throw new SyntaxError(`packed record inflates to ${text.length} bytes, not the ${bytes} it records`);
-  return JSON.parse(text.toString("utf8")) as T;
+  return text.toString("utf8");
 }
 
 function leb128(n: number): number[] {
