@@ -38,12 +38,6 @@ type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
 /** Entries a deleted run's purge handles per script call: at most about 3 ms of the server's time, measured. */
 const PURGE_BATCH = 1000;
 
-/**
- * The Store contract on Redis, for many workers on many machines sharing one server. Every write
- * is one Lua script (atomic, preconditions checked inside), loaded once and called by EVALSHA;
- * runs are dispatched through stream consumer groups (see `lua/lib.ts`); live subscriptions use
- * blocking stream reads on a connection of their own.
- */
 /** The store's methods that talk to the server (subscribe retries on its own; close never fails). */
 const ANSWERING = [
   "putWorkflow",
@@ -75,8 +69,15 @@ const ANSWERING = [
   "getArtifact",
   "runStorage",
   "deleteRun",
+  "room",
 ] as const satisfies readonly (keyof Store)[];
 
+/**
+ * The Store contract on Redis, for many workers on many machines sharing one server. Every write
+ * is one Lua script (atomic, preconditions checked inside), loaded once and called by EVALSHA;
+ * runs are dispatched through stream consumer groups (see `lua/lib.ts`); live subscriptions use
+ * blocking stream reads on a connection of their own.
+ */
 export class RedisStore implements Store {
   readonly description: string;
   private readonly keys: RedisKeys;
