@@ -52,6 +52,9 @@ export function checkState(
         problems.error([...path, "reducer"], "BAD_REDUCER", `reducer "merge" needs "type": "object" (the key is ${types.join("|") || "untyped"})`);
       }
     }
+    if (spec.optional !== undefined && typeof spec.optional !== "boolean") {
+      problems.error([...path, "optional"], "BAD_STATE_SCHEMA", "optional must be true or false");
+    }
     const schemaProblems = anySchemaKeyword ? [] : checkKeySchema(spec);
     for (const problem of schemaProblems) {
       problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);

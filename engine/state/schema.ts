@@ -10,10 +10,18 @@ export type ReducerName = (typeof REDUCER_NAMES)[number];
 export type JsonSchema = { [key: string]: unknown };
 
 /**
- * One state key as it appears in a workflow's data form: a JSON-Schema subset plus its reducer.
+ * One state key as it appears in a workflow's data form: a JSON-Schema subset plus its reducer,
+ * and `optional: true` for a key the state may lack (zod's `.optional()`; JSON Schema says that
+ * in the enclosing object's `required`, which a state key has none of).
  * `reducer: "custom"` only appears in the canonical form of code workflows (the function is code).
  */
-export type StateKeyDefinition = JsonSchema & { reducer?: ReducerName | "custom" };
+export type StateKeyDefinition = JsonSchema & { reducer?: ReducerName | "custom"; optional?: boolean };
+
+/** A state key's JSON Schema, without what pitwall adds to it (its reducer, whether it is optional). */
+function keySchema(definition: JsonSchema): JsonSchema {
+  const { reducer: _reducer, optional: _optional, ...schema } = definition;
+  return schema;
+}
 
 const JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"] as const;
 
@@ -49,16 +57,15 @@ export interface SchemaProblem {
 
 /** Checks a state key's schema against the accepted subset. */
 export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
-  const { reducer: _reducer, ...schema } = definition;
-  const parsed = subsetSchema.safeParse(schema, { reportInput: true });
+  const parsed = subsetSchema.safeParse(keySchema(definition), { reportInput: true });
   if (parsed.success) return [];
   return describeIssues(parsed.error.issues);
 }
 
 /** Builds the zod validator of one state key from its JSON-Schema form. */
 export function keyValidator(definition: JsonSchema): z.ZodType {
-  const { reducer: _reducer, ...schema } = definition;
-  return z.fromJSONSchema(expandNullable(schema) as Parameters<typeof z.fromJSONSchema>[0]);
+  const validator = z.fromJSONSchema(expandNullable(keySchema(definition)) as Parameters<typeof z.fromJSONSchema>[0]);
+  return definition.optional === true ? validator.optional() : validator;
 }
 
 /** OpenAPI's `nullable: true`, which JSON Schema spells as `anyOf [..., { type: "null" }]`, at any depth. */
@@ -87,13 +94,15 @@ function expandNullable(schema: unknown): unknown {
  */
 export function zodToKeySchema(schema: z.ZodType): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
-  return rest;
+  // A key the state may lack: undefined passes, and stays undefined (a default would fill it in).
+  const absent = schema.safeParse(undefined);
+  return absent.success && absent.data === undefined ? { ...rest, optional: true } : rest;
 }
 
 export function normalizeKeySchema(definition: JsonSchema): JsonSchema {
-  const { reducer, ...schema } = definition;
-  const normalized = zodToKeySchema(keyValidator(schema));
-  return reducer === undefined || reducer === "replace" ? normalized : { ...normalized, reducer };
+  const { reducer, optional } = definition;
+  const normalized = zodToKeySchema(keyValidator(keySchema(definition)));
+  return { ...normalized, ...(optional === true ? { optional } : {}), ...(reducer === undefined || reducer === "replace" ? {} : { reducer }) };
 }
 
 export function schemaTypes(definition: JsonSchema): string[] {
