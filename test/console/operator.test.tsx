@@ -42,7 +42,7 @@ async function openPanel(f: Fixture, options: { coalesceMs?: number; editorComma
 const pendingOf = async (f: Fixture, runId: string) => f.store.listInterrupts({ runId, status: "pending" });
 
 describe("operator panel", () => {
-  it("approves, offers the next pending interrupt, and the runs finish", async () => {
+  it("approves, goes back to the queue (a second key press decides nothing), and the runs finish", async () => {
     fx = fixture();
     const a = await settle(fx.engine, "travel-planner", { city: "Oslo" });
     const b = await settle(fx.engine, "travel-planner", { city: "Rome" });
@@ -53,9 +53,15 @@ describe("operator panel", () => {
     expect(frame).toContain("budget: 1200");
     expect(frame).toMatch(/a approve\s+r reject \(with a reason\)\s+e edit the state/);
     await ui.press("a");
+    frame = await ui.waitFor("pending, oldest first");
+    expect(frame).toMatch(/✓ resolved int-\S+ with approve/);
+    // The same key again, as a double tap would send it: the queue has no such key.
+    await ui.press("a");
+    await ui.waitFor("⚑ 1 pending");
+    await ui.press("enter");
     frame = await ui.waitFor("Interrupt 1 of 1");
     expect(frame).toContain('city: "Rome"');
-    expect(frame).toMatch(/✓ resolved int-\S+ with approve/);
+    expect(await pendingOf(fx, b.id)).toHaveLength(1);
     await ui.press("a");
     await ui.waitFor("nothing is waiting for an operator");
     for (const run of [a, b]) expect((await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 })).status).toBe("succeeded");

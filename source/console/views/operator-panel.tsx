@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { createPatch } from "rfc6902";
 import { checkJson, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
-import { act, useServices, useSnapshot, type Services } from "../context.js";
+import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
@@ -61,8 +61,9 @@ function parseResponse(text: string, interrupt: InterruptRecord): unknown {
 
 /**
  * Answering one interrupt: the question, what it shows, and only the decisions it allows.
- * After a decision the next pending interrupt is offered. If someone answered first, the panel
- * says who and when, and sends nothing.
+ * After a decision the panel goes back where the operator came from, never on to another
+ * interrupt: a key pressed twice must not decide one nobody has read. If someone answered first,
+ * the panel says who and when, and sends nothing.
  */
 export function OperatorPanel({ interruptId, width, height }: { interruptId: string; width: number; height: number }) {
   const services = useServices();
@@ -88,7 +89,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     const fresh = await store.getInterrupt(interrupt.id);
     if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: resolvedBy(fresh) });
     const done = await act(ui, `${decision} ${interrupt.id}`, async () => (await operator.resolve(interrupt.id, { decision, ...input })).effect);
-    if (done) offerNext(services, interrupt.id);
+    if (done) nav.pop();
   };
 
   useKeys(PRIORITY.view, {
@@ -113,7 +114,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           const fresh = await store.getInterrupt(interrupt!.id);
           if (fresh && fresh.status !== "pending") throw new Error(resolvedBy(fresh));
           const effect = (await operator!.resolve(interrupt!.id, { decision: "edit", ...input, ...(reason ? { reason } : {}) })).effect;
-          setTimeout(() => offerNext(services, interrupt!.id), 0);
+          setTimeout(() => nav.pop(), 0);
           return effect;
         };
         const schema = interrupt!.request.responseSchema;
@@ -208,11 +209,4 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     tail.push(keys);
   }
   return <Lines lines={[...lines.slice(0, Math.max(1, height - tail.length)), ...tail]} width={width} height={height} />;
-}
-
-/** After a decision: the next pending interrupt in the queue, or back where the operator came from. */
-function offerNext(services: Services, answered: string): void {
-  const queue = services.data.snapshot().interrupts.filter((i) => i.id !== answered);
-  if (queue.length > 0) services.nav.replace({ kind: "operator", interruptId: queue[0]!.id });
-  else services.nav.pop();
 }
