@@ -10,6 +10,7 @@ import { TERMINAL_RUN_STATUSES, type EventRecord, type RunRecord } from "./store
 import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
+import { followRun } from "./operator/reads.js";
 import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -134,9 +135,12 @@ export class RunHandle {
     return readState(this.store, this.id, checkpoint ?? run.headN);
   }
 
-  /** The run's events, live: past ones first (after `after`), then new ones as they happen. */
+  /**
+   * The run's events, live: past ones first (after `after`), then new ones as they happen; the
+   * iteration ends when the run ends (`signal` stops it sooner).
+   */
   events(options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
-    return this.store.subscribe({ runId: this.id, after: options.after ?? 0, ...(options.signal ? { signal: options.signal } : {}) });
+    return followRun(this.store, this.id, options);
   }
 }
 

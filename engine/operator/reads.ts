@@ -1,7 +1,7 @@
 import { NotFoundError } from "../errors.js";
 import { diffStates, type DiffEntry } from "../state/diff.js";
 import { readState } from "../state/read.js";
-import type { CheckpointRecord } from "../store/records.js";
+import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 
 export type CheckpointRef = string | number;
@@ -22,4 +22,24 @@ type CheckpointPlace = Pick<CheckpointRecord, "runId" | "n">;
 export async function diffCheckpoints(store: Store, from: CheckpointPlace | null, to: CheckpointPlace): Promise<DiffEntry[]> {
   const before = from ? await readState(store, from.runId, from.n) : {};
   return diffStates(before, await readState(store, to.runId, to.n));
+}
+
+/** The events that end a run (it may start again later: a failed run retried by an operator). */
+const RUN_ENDS: readonly EventRecord["type"][] = ["run.succeeded", "run.failed", "run.canceled"];
+
+/**
+ * A run's events after `after`, live, until the run ends: past events first, then new ones as
+ * any process commits them. Ends at once when the run has ended with no event after `after`.
+ */
+export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<EventRecord> {
+  const after = options.after ?? 0;
+  const ended = async () => {
+    const run = await store.getRun(runId);
+    return run !== undefined && TERMINAL_RUN_STATUSES.includes(run.status);
+  };
+  if ((await ended()) && (await store.readEvents({ runId, after, limit: 1 })).length === 0) return;
+  for await (const event of store.subscribe({ runId, after, ...(options.signal ? { signal: options.signal } : {}) })) {
+    yield event;
+    if (RUN_ENDS.includes(event.type) && (await store.getRun(runId))?.status === event.type.slice("run.".length)) return;
+  }
 }

@@ -1,11 +1,10 @@
-import { EVENT_TYPES, type EventRecord, type EventType } from "../../engine/index.js";
+import { EVENT_TYPES, followRun, type EventRecord, type EventType } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { describeEvent } from "../cli/event-text.js";
 import { clock } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 
-const RUN_ENDS: readonly EventType[] = ["run.succeeded", "run.failed", "run.canceled"];
 
 export const events = defineCommand({
   name: "events",
@@ -44,9 +43,8 @@ when it ends; following the store starts from now (unless --after) and runs unti
     }
     const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
     try {
-      for await (const e of s.subscribe({ after, signal, ...(runId ? { runId } : {}) })) {
+      for await (const e of runId !== undefined ? followRun(s, runId, { after, signal }) : s.subscribe({ after, signal })) {
         if (wanted(e)) print(e);
-        if (runId !== undefined && RUN_ENDS.includes(e.type) && (await s.getRun(runId))?.status === e.type.slice(4)) return EXIT.ok;
       }
     } catch (error) {
       if (!signal.aborted) throw error;

@@ -191,14 +191,20 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     const run = await engine.start(wf);
     const live: EventRecord[] = [];
     const following = (async () => {
-      for await (const event of run.events()) {
-        live.push(event);
-        if (event.type === "run.succeeded") return;
-      }
+      // The iteration ends by itself when the run ends.
+      for await (const event of run.events()) live.push(event);
     })();
     const worker = await harness.engine([wf], { store: engine.store });
     await following;
     void worker;
+    // Following a run that has ended ends at once: its past events, or none after its last.
+    const collect = async (events: AsyncIterable<EventRecord>) => {
+      const out: EventRecord[] = [];
+      for await (const event of events) out.push(event);
+      return out;
+    };
+    expect((await collect(run.events())).map((e) => e.type)).toEqual(live.map((e) => e.type));
+    expect(await collect(run.events({ after: live.at(-1)!.seq }))).toEqual([]);
     expect(live.map((e) => e.type)).toEqual([
       "run.created",
       "run.claimed",
