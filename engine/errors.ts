@@ -85,8 +85,33 @@ export function isPitwallError(error: unknown): error is PitwallError {
 }
 
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+  return asError(error).message;
+}
+
+/**
+ * What was thrown, as an Error. Code may throw anything: a plain object keeps its `message`,
+ * `name` and `code` (so `retryOn` still matches its code), a string is the message, and anything
+ * else is shown as JSON rather than "[object Object]".
+ */
+export function asError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (typeof thrown === "string") return new Error(thrown);
+  if (typeof thrown === "object" && thrown !== null) {
+    const { message, name, code } = thrown as { message?: unknown; name?: unknown; code?: unknown };
+    const error = new Error(typeof message === "string" ? message : describeThrown(thrown));
+    if (typeof name === "string") error.name = name;
+    if (typeof code === "string") Object.assign(error, { code });
+    return error;
+  }
+  return new Error(`threw ${describeThrown(thrown)}`);
+}
+
+function describeThrown(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 /** The `code` property an error carries (Node's ECONNREFUSED, pitwall's TIMEOUT...), if it is a string. */

@@ -102,7 +102,7 @@ export class Operator {
 
   /** Ends a run as canceled; its running tasks are aborted and its child runs canceled. */
   async cancel(runId: string, options: { reason: string }): Promise<CommandOutcome> {
-    if (!options.reason?.trim()) throw new ValidationError("cancel needs a reason");
+    if (!options?.reason?.trim()) throw new ValidationError("cancel needs a reason");
     return this.submit(runId, "cancel", {}, options.reason);
   }
 

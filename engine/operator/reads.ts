@@ -2,7 +2,7 @@ import { NotFoundError } from "../errors.js";
 import { diffStates, type DiffEntry } from "../state/diff.js";
 import { readState } from "../state/read.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord } from "../store/records.js";
-import type { Store } from "../store/store.js";
+import type { EventQuery, Store } from "../store/store.js";
 
 export type CheckpointRef = string | number;
 
@@ -29,17 +29,38 @@ const RUN_ENDS: readonly EventRecord["type"][] = ["run.succeeded", "run.failed",
 
 /**
  * A run's events after `after`, live, until the run ends: past events first, then new ones as
- * any process commits them. Ends at once when the run has ended with no event after `after`.
+ * any process commits them. Once the run has ended, what its history holds after its end (an
+ * operator's refused command, say) is read to its last event, and the iteration ends there.
  */
 export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<EventRecord> {
-  const after = options.after ?? 0;
+  let after = options.after ?? 0;
   const ended = async () => {
     const run = await store.getRun(runId);
     return run !== undefined && TERMINAL_RUN_STATUSES.includes(run.status);
   };
-  if ((await ended()) && (await store.readEvents({ runId, after, limit: 1 })).length === 0) return;
-  for await (const event of store.subscribe({ runId, after, ...(options.signal ? { signal: options.signal } : {}) })) {
-    yield event;
-    if (RUN_ENDS.includes(event.type) && (await store.getRun(runId))?.status === event.type.slice("run.".length)) return;
+  if (!(await ended())) {
+    let endSeen = false;
+    for await (const event of store.subscribe({ runId, after, ...(options.signal ? { signal: options.signal } : {}) })) {
+      yield event;
+      after = event.seq;
+      if (RUN_ENDS.includes(event.type) && (await ended())) {
+        endSeen = true;
+        break;
+      }
+    }
+    if (!endSeen) return;
+  }
+  yield* readAllEvents(store, { runId, after });
+}
+
+/** Every event a query finds, read a page at a time: a long history is never held whole. */
+export async function* readAllEvents(store: Store, query: Omit<EventQuery, "limit" | "last">): AsyncGenerator<EventRecord> {
+  const PAGE = 500;
+  let after = query.after ?? 0;
+  for (;;) {
+    const page = await store.readEvents({ ...query, after, limit: PAGE });
+    yield* page;
+    if (page.length < PAGE) return;
+    after = page[page.length - 1]!.seq;
   }
 }

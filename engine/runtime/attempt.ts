@@ -1,4 +1,4 @@
-import { errorCodeOf } from "../errors.js";
+import { asError, errorCodeOf } from "../errors.js";
 import type { CompiledNode } from "../graph/model.js";
 import { isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
@@ -59,7 +59,7 @@ export function startAttempt(
     } catch (error) {
       if (cause) return outcomeOfAbort(cause, node.name, options);
       if (ctx.raised) return pauseOutcome(ctx.raised);
-      const err = error instanceof Error ? error : new Error(String(error));
+      const err = asError(error);
       const code = errorCodeOf(err);
       return { kind: "failed", error: err, ...(code ? { code } : {}) };
     }

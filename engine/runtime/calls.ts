@@ -1,4 +1,4 @@
-import { errorCodeOf } from "../errors.js";
+import { asError, errorCodeOf } from "../errors.js";
 import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
@@ -69,7 +69,7 @@ export class DurableCalls {
         await this.save(record, this.host.events.task(record, "task.succeeded", { node: record.node, attempt, durationMs: now - startedAt, keys: [], call: key }));
         return output;
       } catch (error) {
-        const err = error instanceof Error ? error : new Error(String(error));
+        const err = asError(error);
         const now = Date.now();
         if (signal.aborted) {
           record = transitionTask(record, "canceled", { endedAt: now, attempts: closeAttempt(record, "canceled", now, err.message) });

@@ -1,3 +1,4 @@
+import { errorMessage } from "../errors.js";
 import { END, asList, hasRoutes } from "../graph/definition.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import type { State } from "../state/ops.js";
@@ -97,7 +98,7 @@ function outgoing(workflow: CompiledWorkflow, finished: { node: string; route?: 
     try {
       key = compiled.router(state);
     } catch (error) {
-      return { code: "ROUTER_FAILED", node: finished.node, message: `the router of node "${finished.node}" threw: ${(error as Error).message}` };
+      return { code: "ROUTER_FAILED", node: finished.node, message: `the router of node "${finished.node}" threw: ${errorMessage(error)}` };
     }
   }
   if (key !== undefined && key in routes) return [routes[key]!];

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, followRun, type EventRecord, type EventType } from "../../engine/index.js";
+import { EVENT_TYPES, followRun, readAllEvents, type EventRecord, type EventType } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { describeEvent } from "../cli/event-text.js";
@@ -33,13 +33,8 @@ when it ends; following the store starts from now (unless --after) and runs unti
     const print = (e: EventRecord) => (out.json ? out.value(e) : out.line(eventLine(e, runId === undefined)));
 
     if (!flags.follow) {
-      let after = flags.after ?? 0;
-      for (;;) {
-        const page = await s.readEvents({ after, limit: 500, ...(runId ? { runId } : {}), ...(types ? { types } : {}) });
-        for (const e of page) print(e);
-        if (page.length < 500) return EXIT.ok;
-        after = page[page.length - 1]!.seq;
-      }
+      for await (const e of readAllEvents(s, { after: flags.after ?? 0, ...(runId ? { runId } : {}), ...(types ? { types } : {}) })) print(e);
+      return EXIT.ok;
     }
     const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
     try {

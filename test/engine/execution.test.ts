@@ -72,6 +72,27 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(calls).toBe(1);
   });
 
+  it("keeps the message and code of a thrown value that is not an Error: retryOn matches its code", async () => {
+    let calls = 0;
+    const wf = workflow("thrown-object", { state })
+      .node("call", () => {
+        calls++;
+        if (calls === 1) throw { code: "E_FLAKY", message: "the service hiccuped" };
+        if (calls === 2) throw "plain text thrown";
+        return { out: "third time" };
+      }, { retry: { maxAttempts: 3, backoffMs: 1, retryOn: ["E_FLAKY", "Error"] }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts.map((a) => [a.outcome, a.error, a.code])).toEqual([
+      ["failed", "the service hiccuped", "E_FLAKY"],
+      ["failed", "plain text thrown", undefined],
+      ["succeeded", undefined, undefined],
+    ]);
+  });
+
   it("times a node out through its signal and retries it", async () => {
     const wf = workflow("timeout", { state })
       .node(
@@ -205,6 +226,9 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     };
     expect((await collect(run.events())).map((e) => e.type)).toEqual(live.map((e) => e.type));
     expect(await collect(run.events({ after: live.at(-1)!.seq }))).toEqual([]);
+    // What the history holds after the end (a refused command) is followed to its last event.
+    await expect(engine.operator("ann").cancel(run.id, { reason: "too late" })).rejects.toThrow("has already ended");
+    expect((await collect(run.events({ after: live.at(-2)!.seq }))).map((e) => e.type)).toEqual(["run.succeeded", "operator.requested", "operator.refused"]);
     expect(live.map((e) => e.type)).toEqual([
       "run.created",
       "run.claimed",

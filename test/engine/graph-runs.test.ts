@@ -108,6 +108,20 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(end).toMatchObject({ status: "failed", error: { code: "ROUTER_FAILED", node: "check", message: 'the router of node "check" threw: no verdict yet' } });
   });
 
+  it("names what a router threw when it is not an Error", async () => {
+    const wf = workflow("string-router", { state: listState })
+      .node("check", () => ({}), {
+        routes: { a: "END" },
+        route: () => {
+          throw "no verdict yet";
+        },
+      })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const end = await (await engine.start(wf)).wait();
+    expect(end).toMatchObject({ status: "failed", error: { code: "ROUTER_FAILED", message: 'the router of node "check" threw: no verdict yet' } });
+  });
+
   it("fails the run with a clear error when it exceeds maxSteps", async () => {
     const wf = workflow("forever", { state: listState, limits: { maxSteps: 5 } })
       .node("spin", (s) => ({ n: s.n + 1 }), { next: "spin" })
