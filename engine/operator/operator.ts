@@ -148,7 +148,7 @@ export class Operator {
           workflow: { name: source.workflow, version: source.version },
           state,
           actor: this.actor,
-          parentRunId: source.id,
+          // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
           forkOf: { runId: source.id, checkpointId: from.id },
           control: from.control,
           step: from.step,

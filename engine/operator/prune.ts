@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError } from "../errors.js";
 import { TERMINAL_RUN_STATUSES, type RunRecord, type RunStatus } from "../store/records.js";
+import { checkDeletion } from "../store/rules.js";
 import type { Store } from "../store/store.js";
 
 export interface PruneOptions {
@@ -19,7 +20,7 @@ export type PrunedRun = Pick<RunRecord, "id" | "workflow" | "status" | "endedAt"
 export interface PruneResult {
   /** The top-level runs deleted (or that would be), each with its child runs, newest first. */
   runs: PrunedRun[];
-  /** How many child runs went with them (0 on a dry run, which does not look at them). */
+  /** How many child runs went with them (or would). */
   childRuns: number;
   /** Runs that matched but were kept, and why (a child run that has not ended yet). */
   kept: { runId: string; why: string }[];
@@ -43,7 +44,16 @@ export async function pruneRuns(store: Store, options: PruneOptions): Promise<Pr
       if ((run.endedAt ?? run.updatedAt) >= options.endedBefore) continue;
       const pruned: PrunedRun = { id: run.id, workflow: run.workflow, status: run.status, endedAt: run.endedAt, updatedAt: run.updatedAt };
       if (options.dryRun) {
-        result.runs.push(pruned);
+        // The same rule the deletion would apply, so that the dry run lists what a prune deletes.
+        const tree = await runTree(store, run);
+        try {
+          checkDeletion(run, tree);
+          result.runs.push(pruned);
+          result.childRuns += tree.length - 1;
+        } catch (error) {
+          if (!(error instanceof ConflictError)) throw error;
+          result.kept.push({ runId: run.id, why: error.message });
+        }
         continue;
       }
       try {
@@ -60,4 +70,18 @@ export async function pruneRuns(store: Store, options: PruneOptions): Promise<Pr
     cursor = page.nextCursor;
   } while (cursor);
   return result;
+}
+
+/** A run and the runs below it (its child runs, theirs...). */
+async function runTree(store: Store, root: RunRecord): Promise<RunRecord[]> {
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) {
+    let cursor: string | undefined;
+    do {
+      const page = await store.listRuns({ parentRunId: tree[i]!.id, limit: 500, ...(cursor ? { cursor } : {}) });
+      tree.push(...page.runs);
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+  return tree;
 }

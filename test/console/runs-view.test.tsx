@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { newRun } from "../../engine/runtime/new-run.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
@@ -58,6 +59,22 @@ describe("runs view", () => {
     await ui.press("D");
     expect(ui.frame()).not.toContain("Delete run");
     expect(await fx.store.getRun(paused.id)).toBeDefined();
+  });
+
+  it("refuses at once, without asking, to delete a run whose child run has not ended", async () => {
+    fx = fixture();
+    const done = await settle(fx.engine, "task-queue");
+    const travel = await settle(fx.engine, "travel-planner");
+    const child = newRun({ id: "run-child", workflow: { name: travel.workflow, version: travel.version }, state: await fx.engine.run(travel.id).state(0), actor: "test", parentRunId: done.id });
+    await fx.store.createRun(child);
+    await fx.engine.run(child.run.id).wait({ timeoutMs: 10_000 });
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor("run-child");
+    while (!selectedLine(ui).includes(done.id)) await ui.press("j");
+    await ui.press("D");
+    await ui.waitFor(`cannot delete: run ${done.id} has a child run run-child that is paused`);
+    expect(ui.frame()).not.toContain("Delete run");
+    expect(await fx.store.getRun(done.id)).toBeDefined();
   });
 
   it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {

@@ -141,12 +141,33 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const fork = engine.run(forkId);
     expect((await fork.wait()).status).toBe("succeeded");
     expect((await fork.state()).log).toEqual(["a", "b saw patched"]);
-    expect(await fork.get()).toMatchObject({ parentRunId: source.id, forkOf: { runId: source.id, checkpointId: `${source.id}:1` } });
+    expect(await fork.get()).toMatchObject({ parentRunId: null, forkOf: { runId: source.id, checkpointId: `${source.id}:1` } });
     const [first] = await engine.store.listCheckpoints(forkId);
     expect(first).toMatchObject({ source: "fork", parentId: `${source.id}:1`, step: 1, actor: "operator:ann" });
     expect(await engine.store.listCheckpoints(source.id)).toEqual(before);
     expect((await source.state()).log).toEqual(["a", "b saw from a"]);
     await expect(engine.operator("ann").fork(source.id, 99)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("keeps a fork a run of its own: cancelling or deleting its source leaves it whole, and it is deleted on its own", async () => {
+    const wf = workflow("fork-apart", { state, reducers: { log: "append" }, interruptBefore: ["b"] })
+      .node("a", () => ({ log: ["a"] }), { next: "b" })
+      .node("b", () => ({ log: ["b"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const op = engine.operator("ann");
+    const source = await engine.start(wf);
+    expect((await source.wait()).status).toBe("paused");
+    const fork = engine.run((await op.fork(source.id, 1)).result.runId as string);
+    expect((await fork.wait()).status).toBe("paused");
+    await op.cancel(source.id, { reason: "not needed" });
+    expect((await source.wait({ until: "end" })).status).toBe("canceled");
+    expect((await fork.get()).status).toBe("paused");
+    expect(await engine.store.deleteRun(source.id)).toEqual([source.id]);
+    expect((await fork.state()).log).toEqual(["a"]);
+    await op.cancel(fork.id, { reason: "done with it" });
+    await fork.wait({ until: "end" });
+    expect(await engine.store.deleteRun(fork.id)).toEqual([fork.id]);
   });
 
   it("edits the state of a paused run (JSON Patch or partial state) and diffs checkpoints", async () => {

@@ -674,6 +674,26 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
     });
   });
 
+  describe("pruning with child runs", () => {
+    it("a dry run lists what the prune then deletes and keeps, child runs counted", async () => {
+      const done = await createRun(store);
+      const live = await createRun(store);
+      const doneChild = await createRun(store, { items: [] }, { parentRunId: done.id });
+      const liveChild = await createRun(store, { items: [] }, { parentRunId: live.id });
+      for (const run of [doneChild, done, live]) {
+        const { fence } = await claimed(store, run.id);
+        await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id)], run: { status: "succeeded", owner: null, leaseUntil: null, endedAt: Date.now() - 10 } });
+      }
+      const before = Date.now();
+      const dry = await pruneRuns(store, { endedBefore: before, dryRun: true });
+      const real = await pruneRuns(store, { endedBefore: before });
+      expect(dry.runs.map((r) => r.id)).toEqual([done.id]);
+      expect(dry.childRuns).toBe(1);
+      expect(dry.kept).toEqual([{ runId: live.id, why: `run ${live.id} has a child run ${liveChild.id} that is queued: only runs that have ended can be deleted` }]);
+      expect(real).toEqual(dry);
+    });
+  });
+
   describe("artifacts and storage", () => {
     it("stores artifacts by content and reports a run's storage", async () => {
       const run = await createRun(store, { items: ["x".repeat(100)] });

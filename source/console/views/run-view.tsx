@@ -1,5 +1,6 @@
 import { Box } from "ink";
 import { useSyncExternalStore } from "react";
+import type { RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -35,10 +36,16 @@ function summary(detail: RunDetail, now: number, orphaned: boolean): Line[] {
   const activity = runActivity(run, pending.map((i) => i.node), orphaned);
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : orphaned ? "yellow" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
-  if (run.parentRunId) second.push(seg(`  ${run.forkOf ? `fork of ${run.forkOf.checkpointId}` : `child of ${run.parentRunId}`} — p opens it`, { color: MUTED }));
+  if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));
+  else if (run.parentRunId) second.push(seg(`  child of ${run.parentRunId} — p opens it`, { color: MUTED }));
   if (run.breakpoints.length > 0) second.push(seg(`  ◉ breakpoints: ${run.breakpoints.map((b) => clean(b)).join(", ")}`, { color: "yellow" }));
   if (run.recoveries > 0) second.push(seg(`  recovered ${run.recoveries}×`, { color: MUTED }));
   return [first, second];
+}
+
+/** The run `p` opens: a sub-workflow run's parent, or the run a fork came from. */
+function parentOf(run: RunRecord | undefined): string | null {
+  return run ? (run.parentRunId ?? run.forkOf?.runId ?? null) : null;
 }
 
 function tabBar(active: number): Line {
@@ -65,7 +72,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     nextTab: () => setTab((t) => (t + 1) % TABS.length),
     prevTab: () => setTab((t) => (t + TABS.length - 1) % TABS.length),
     answer: pending && (() => nav.push({ kind: "operator", interruptId: pending.id })),
-    parent: !!detail?.run.parentRunId && (() => nav.push({ kind: "run", runId: detail.run.parentRunId! })),
+    parent: !!parentOf(detail?.run) && (() => nav.push({ kind: "run", runId: parentOf(detail!.run)! })),
     cancelRun: runActions.cancelRun,
   });
 

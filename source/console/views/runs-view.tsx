@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { TERMINAL_RUN_STATUSES, type RunRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, checkDeletion, errorMessage, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -31,19 +31,19 @@ export function runActivity(run: RunRecord, waiting: readonly string[] = [], orp
   }
 }
 
-/** How many runs below `runId` (children, theirs...) among `runs`. */
-function descendants(runs: Iterable<RunRecord>, runId: string): number {
-  const children = new Map<string, string[]>();
-  for (const run of runs) if (run.parentRunId !== null) children.set(run.parentRunId, [...(children.get(run.parentRunId) ?? []), run.id]);
-  let count = 0;
+/** The runs below `runId` (its child runs, theirs...) among `runs`. */
+function descendants(runs: Iterable<RunRecord>, runId: string): RunRecord[] {
+  const children = new Map<string, RunRecord[]>();
+  for (const run of runs) if (run.parentRunId !== null) children.set(run.parentRunId, [...(children.get(run.parentRunId) ?? []), run]);
+  const found: RunRecord[] = [];
   const queue = [runId];
   while (queue.length > 0) {
     for (const child of children.get(queue.pop()!) ?? []) {
-      count++;
-      queue.push(child);
+      found.push(child);
+      queue.push(child.id);
     }
   }
-  return count;
+  return found;
 }
 
 export function runDuration(run: RunRecord, now: number): string {
@@ -180,7 +180,14 @@ export function RunsView({ width, height }: { width: number; height: number }) {
       TERMINAL_RUN_STATUSES.includes(selected.run.status) &&
       (async () => {
         const { run } = selected;
-        const children = descendants(snap.runs.values(), run.id);
+        const below = descendants(snap.runs.values(), run.id);
+        // The store's own rule, before asking: a deletion it would refuse is not offered.
+        try {
+          checkDeletion(run, [run, ...below]);
+        } catch (error) {
+          return ui.report({ tone: "error", text: `cannot delete: ${errorMessage(error)}` });
+        }
+        const children = below.length;
         const answer = await ui.confirm({
           title: `Delete run ${run.id} (${clean(run.workflow)}, ${run.status})?`,
           body: [
