@@ -1,4 +1,4 @@
-import { NotFoundError, PitwallError } from "./errors.js";
+import { NotFoundError, PitwallError, ValidationError } from "./errors.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
@@ -98,6 +98,9 @@ export class Engine {
   }
 }
 
+/** The longest wait a timer can hold (setTimeout's limit, about 24.8 days). */
+export const MAX_WAIT_MS = 2 ** 31 - 1;
+
 export class RunHandle {
   constructor(
     private readonly store: Store,
@@ -116,6 +119,9 @@ export class RunHandle {
    */
   async wait(options: { until?: "settled" | "end"; timeoutMs?: number } = {}): Promise<RunRecord> {
     const until = options.until ?? "settled";
+    if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0 && options.timeoutMs <= MAX_WAIT_MS)) {
+      throw new ValidationError(`timeoutMs ${options.timeoutMs}: give milliseconds from 0 to ${MAX_WAIT_MS}`);
+    }
     const signal = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
     const settled = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status) || (until === "settled" && run.status === "paused");
     const after = await this.store.lastEventSeq();

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import meow, { type AnyFlags } from "meow";
 import { defaultActor } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
-import { flagWithoutValue, splitCommand, whyNoCommand } from "./cli/argv.js";
+import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
 import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, exitCodeOf, type ExitCode } from "./cli/errors.js";
@@ -166,11 +166,12 @@ function parseCommandLine(command: Command, argv: readonly string[]) {
   const known = new Set(Object.entries(flags).flatMap(([name, f]) => [name, ...("shortFlag" in f && f.shortFlag ? [f.shortFlag] : [])]));
   const unknown = Object.keys(sub.flags).filter((k) => !known.has(k));
   if (unknown.length > 0) {
-    const shown = unknown.map((k) => (k.length === 1 ? `-${k}` : `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`));
+    const shown = unknown.map((k) => (k.length === 1 ? `-${k}` : `--${kebab(k)}`));
     throw new UsageError(`unknown flag${shown.length > 1 ? "s" : ""} ${shown.join(", ")} (see pitwall ${command.name} --help)`);
   }
   for (const [name, f] of Object.entries(flags)) {
-    if (f.type === "number" && Number.isNaN(sub.flags[name])) throw new UsageError(`--${name} needs a number`);
+    const values = [sub.flags[name]].flat().filter((v) => v !== undefined);
+    if (f.type === "number" && values.some((v) => !Number.isFinite(v))) throw new UsageError(`--${kebab(name)} needs a number`);
   }
   if (sub.input.length < command.args.min || sub.input.length > command.args.max) {
     throw new UsageError(`usage: pitwall ${command.usage}`);

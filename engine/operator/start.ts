@@ -30,6 +30,9 @@ export interface StartRunOptions {
 export async function startRun(store: Store, workflow: CompiledWorkflow | WorkflowVersion, input: unknown, options: StartRunOptions): Promise<string> {
   const id = options.id ?? newId("run");
   if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
+  for (const node of [...(options.interruptBefore ?? []), ...(options.interruptAfter ?? [])]) {
+    if (!(node in workflow.definition.nodes)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
+  }
   const state = "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
   if ("initialState" in workflow) {
     await storeWorkflow(store, workflow);

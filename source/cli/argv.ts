@@ -1,6 +1,7 @@
 import type { AnyFlags } from "meow";
 
-const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+/** A flag's name as typed: `snapshotEvery` → `snapshot-every`. */
+export const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** `--as`, `--store`...: the flags of `flags` that take a value, as typed. */
 function valueFlags(flags: AnyFlags): Set<string> {

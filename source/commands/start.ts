@@ -1,4 +1,4 @@
-import { RunHandle, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
+import { MAX_WAIT_MS, RunHandle, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
@@ -29,10 +29,10 @@ config file) the workflow's actions are checked now.
     // without, only its definition is needed here: the workers load the code.
     const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
-    for (const node of [...(flags.interruptBefore ?? []), ...(flags.interruptAfter ?? [])]) {
-      if (!(node in workflow.definition.nodes)) throw new UsageError(`workflow ${workflow.definition.name} has no node "${node}"`);
-    }
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
+    if (flags.timeout !== undefined && !(flags.timeout > 0 && flags.timeout * 1000 <= MAX_WAIT_MS)) {
+      throw new UsageError(`--timeout ${flags.timeout}: give seconds, more than 0 and at most ${MAX_WAIT_MS / 1000}`);
+    }
     const opened = await store();
     const runId = await startRun(opened, workflow, input, {
       actor: global.actor,

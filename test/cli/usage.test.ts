@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cliHarness } from "../support/cli.js";
+import { FIXTURES, cliHarness } from "../support/cli.js";
 
 describe("pitwall: usage, errors and exit codes", () => {
   const cli = cliHarness();
@@ -34,6 +34,10 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["runs", "--as", "bad name"], 'pitwall runs: --as "bad name": use letters, digits, \'.\', \'_\', \'@\' or \'-\''],
       [["console"], "pitwall console: needs an interactive terminal (stdin and stdout must be a TTY)"],
       [["demo", "--every", "0.5"], "pitwall demo: --every must be at least 1 (seconds between new runs)"],
+      [["worker", "--snapshot-every", "abc"], "pitwall worker: --snapshot-every needs a number"],
+      [["runs", "--limit", "1e400"], "pitwall runs: --limit needs a number"],
+      [["start", `${FIXTURES}/task-queue/workflow.json`, "--wait", "--timeout", "-1"], "pitwall start: --timeout -1: give seconds, more than 0 and at most 2147483.647"],
+      [["start", `${FIXTURES}/task-queue/workflow.json`, "--interrupt-before", "nope"], 'pitwall start: workflow task-queue has no node "nope" to interrupt at'],
     ];
     const results = await Promise.all(cases.map(([args]) => cli.run(args)));
     expect(results.map((r) => [r.code, r.stderr])).toEqual(cases.map(([, message]) => [2, `${message}\n`]));

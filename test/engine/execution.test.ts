@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
+import { ValidationError, workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
 import { engineHarness, sleep } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -70,6 +70,16 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     const engine = await harness.engine([wf]);
     await (await engine.start(wf)).wait();
     expect(calls).toBe(1);
+  });
+
+  it("refuses a run's interrupt list naming a node the workflow lacks, and a wait it cannot time", async () => {
+    const wf = workflow("checked-start", { state }).node("a", () => ({ out: "a" })).compile();
+    const engine = await harness.engine([wf]);
+    await expect(engine.start(wf, {}, { interruptBefore: ["nope"] })).rejects.toThrow(new ValidationError('workflow checked-start has no node "nope" to interrupt at'));
+    expect((await engine.store.listRuns({})).runs).toEqual([]);
+    const run = await engine.start(wf);
+    await expect(run.wait({ timeoutMs: -1 })).rejects.toBeInstanceOf(ValidationError);
+    expect((await run.wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
   });
 
   it("keeps the message and code of a thrown value that is not an Error: retryOn matches its code", async () => {
