@@ -87,6 +87,18 @@ describe("operator panel", () => {
     await ui.press("tab", "enter"); // no reason typed yet
     await ui.waitFor("a reason is required");
     await ui.type("too expensive");
+    await ui.waitFor((f) => !f.includes("a reason is required"));
+    await ui.press("esc");
+    await ui.waitFor("reject not confirmed; nothing sent");
+
+    // A reason typed while Cancel is focused: enter moves to the action (the reason is kept), enter again acts.
+    await ui.press("r");
+    await ui.waitFor("Reject: Book this trip?");
+    await ui.type("too expensive");
+    await ui.press("enter");
+    frame = await ui.waitFor("[Reject]");
+    expect(frame).toContain("Reason: too expensive█");
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
     await ui.press("enter");
     frame = await ui.waitFor(/resolved int-\S+ with reject/);
     const [interrupt] = await fx.store.listInterrupts({ runId: run.id });

@@ -35,7 +35,8 @@ function editText(text: string, input: string, name: string): string {
 
 /**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
- * reason is typed directly, `tab` or the arrows move to the action button.
+ * reason is typed directly, `tab` or the arrows move to the action button; enter after a reason
+ * moves there too, and the next enter acts.
  */
 export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialog, { kind: "confirm" }>; width: number; height: number }) {
   const [reason, setReason, reasonNow] = useLiveState("");
@@ -47,12 +48,23 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
       switch: () => setOnAction((v) => !v),
       dismiss: () => dialog.resolve({ ok: false, reason: "" }),
       submit: () => {
-        if (!onActionNow.current) return dialog.resolve({ ok: false, reason: "" });
+        if (!onActionNow.current) {
+          // A typed reason shows what the operator means to do: enter takes them to the action, not away.
+          if (reasonNow.current.trim()) return setOnAction(() => true);
+          return dialog.resolve({ ok: false, reason: "" });
+        }
         if (dialog.reason === "required" && !reasonNow.current.trim()) return setWarning("a reason is required");
         dialog.resolve({ ok: true, reason: reasonNow.current.trim() });
       },
     },
-    { modal: true, text: (input, name) => dialog.reason !== "none" && setReason((r) => editText(r, input, name)) },
+    {
+      modal: true,
+      text: (input, name) => {
+        if (dialog.reason === "none") return;
+        setReason((r) => editText(r, input, name));
+        if (reasonNow.current.trim()) setWarning(undefined);
+      },
+    },
   );
   const bodyRows = Math.max(0, height - 3 - (dialog.reason === "none" ? 0 : 1));
   // The focused button is bracketed as well as reversed, so it reads without colour too.
