@@ -101,7 +101,7 @@ describe("node actions", () => {
     await ui.waitFor(`Fork run ${run.id} from checkpoint 2`);
     await ui.press("tab", "enter");
     const frame = await ui.waitFor(`fork of ${run.id}:2`);
-    const forked = (await fx.store.listRuns({ parentRunId: run.id })).runs;
+    const forked = (await fx.store.listRuns({})).runs.filter((r) => r.forkOf?.runId === run.id);
     expect(forked).toHaveLength(1);
     expect(frame).toContain(forked[0]!.id);
   });
