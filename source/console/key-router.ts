@@ -78,20 +78,45 @@ export class KeyRouter {
   }
 
   /**
-   * A paste, or keys typed faster than the terminal is read, arrives as one chunk: a tab inside
-   * it still moves the focus instead of landing in a text field. (An enter inside it stays text:
-   * it could close a dialog and send the rest of the chunk to the view below as commands.)
+   * A paste, or keys typed faster than the terminal is read, arrives as one chunk. It is taken
+   * apart into the keys it holds: a tab moves the focus and a backspace deletes, also inside a
+   * text field; printable characters are one chunk of text where a field takes text, and one key
+   * each elsewhere (`jjj` moves three rows). An enter acts only as the chunk's last key ("text⏎"
+   * typed fast); inside a paste it is a space, so that it cannot close a dialog and send the rest
+   * of the chunk to the view below as commands.
    */
   dispatch(input: string, key: Key): boolean {
-    if (input.length > 1 && input.includes("\t") && !key.ctrl && !key.meta) {
-      const plain = Object.fromEntries(Object.keys(key).map((k) => [k, false])) as unknown as Key;
-      let handled = false;
-      for (const part of input.split(/(\t)/)) {
-        if (part) handled = this.dispatchOne(part, part === "\t" ? { ...plain, tab: true } : plain) || handled;
-      }
-      return handled;
-    }
-    return this.dispatchOne(input, key);
+    if (input.length <= 1 || key.ctrl || key.meta || input.includes("\x1b")) return this.dispatchOne(input, key);
+    const plain = Object.fromEntries(Object.keys(key).map((k) => [k, false])) as unknown as Key;
+    const chars = [...input];
+    let handled = false;
+    let text = "";
+    const send = (part: string, flags: Partial<Key> = {}) => {
+      handled = this.dispatchOne(part, { ...plain, ...flags }) || handled;
+    };
+    const flushText = () => {
+      if (!text) return;
+      if (this.held || this.active().some((layer) => layer.text)) send(text);
+      else for (const c of text) send(c);
+      text = "";
+    };
+    chars.forEach((c, i) => {
+      if (c === "\t") {
+        flushText();
+        send(c, { tab: true });
+      } else if (c === "\x7f" || c === "\b") {
+        flushText();
+        send("", { backspace: true });
+      } else if (c === "\r" || c === "\n") {
+        if (i < chars.length - 1) text += " ";
+        else {
+          flushText();
+          send("\r", { return: true });
+        }
+      } else text += c;
+    });
+    flushText();
+    return handled;
   }
 
   private dispatchOne(input: string, key: Key): boolean {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { RunRecord } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
@@ -159,6 +160,30 @@ describe("runs view", () => {
     await ui.type("zzz");
     await ui.press("enter");
     await ui.waitFor("no run matches the filter");
+  });
+
+  it("takes apart keys that arrive in one chunk (a paste, fast typing): backspaces delete, a last enter applies, jjj moves three rows", async () => {
+    fx = fixture();
+    const runs: RunRecord[] = [];
+    for (let i = 0; i < 4; i++) runs.push(await settle(fx.engine, "task-queue"));
+    const paused = await settle(fx.engine, "travel-planner");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(paused.id);
+    await ui.press("/");
+    await ui.press(`status:runningxyz${"\x7f".repeat(10)}paused\r`);
+    await ui.waitFor("filter: status:paused");
+    expect(ui.frame()).not.toContain("·");
+    expect(ui.frame()).not.toContain(runs[0]!.id);
+    await ui.press("esc");
+    await ui.waitFor(runs[0]!.id);
+    expect(selectedLine(ui)).toContain(paused.id);
+    await ui.press("jjj");
+    const screen = ui;
+    await screen.waitFor(() => selectedLine(screen).includes(runs[1]!.id));
+    // A status that names none matches no run (it used to be dropped, and every run shown).
+    await screen.press("/");
+    await screen.press("status:runpaused\r");
+    await screen.waitFor("no run matches the filter");
   });
 
   it("shows forked runs under their parent as a tree that folds and unfolds", async () => {

@@ -16,15 +16,23 @@ export function useWindow(count: number, selected: number, height: number): numb
   return start.current;
 }
 
-/** The movement keys of a list whose selection is `index` of `count`. */
+/**
+ * The movement keys of a list whose selection is `index` of `count`. Keys that arrive together
+ * (`jjj` in one chunk) reach these handlers before the list draws again: each moves on from where
+ * the one before it left the selection.
+ */
 export function listHandlers(count: number, index: number, page: number, select: (index: number) => void): Handlers {
   if (count === 0) return {};
-  const go = (i: number) => select(Math.max(0, Math.min(count - 1, i)));
+  let at = index;
+  const go = (i: number) => {
+    at = Math.max(0, Math.min(count - 1, i));
+    select(at);
+  };
   return {
-    down: () => go(index + 1),
-    up: () => go(index - 1),
-    pageDown: () => go(index + Math.max(1, page - 1)),
-    pageUp: () => go(index - Math.max(1, page - 1)),
+    down: () => go(at + 1),
+    up: () => go(at - 1),
+    pageDown: () => go(at + Math.max(1, page - 1)),
+    pageUp: () => go(at - Math.max(1, page - 1)),
     top: () => go(0),
     bottom: () => go(count - 1),
   };

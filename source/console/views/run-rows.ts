@@ -3,19 +3,22 @@ import { RUN_STATUSES, type RunRecord, type RunStatus } from "../../../engine/in
 /** A parsed `/` filter: every part must match. */
 export interface RunFilter {
   statuses: RunStatus[];
+  /** Status values that name no status (`status:runpaused`): no run matches them. */
+  unknownStatuses: string[];
   workflows: string[];
   words: string[];
 }
 
 /** `status:paused,failed workflow:travel hotel` → statuses, workflow names, free words. */
 export function parseRunFilter(text: string): RunFilter {
-  const filter: RunFilter = { statuses: [], workflows: [], words: [] };
+  const filter: RunFilter = { statuses: [], unknownStatuses: [], workflows: [], words: [] };
   for (const token of text.trim().toLowerCase().split(/\s+/).filter(Boolean)) {
     const [key, value] = token.includes(":") ? [token.slice(0, token.indexOf(":")), token.slice(token.indexOf(":") + 1)] : ["", token];
     if ((key === "status" || key === "s") && value) {
       for (const v of value.split(",")) {
         const status = RUN_STATUSES.find((s) => s.startsWith(v));
         if (status) filter.statuses.push(status);
+        else if (v) filter.unknownStatuses.push(v);
       }
     } else if ((key === "workflow" || key === "wf" || key === "w") && value) filter.workflows.push(value);
     else filter.words.push(token);
@@ -24,10 +27,11 @@ export function parseRunFilter(text: string): RunFilter {
 }
 
 export function isEmptyFilter(filter: RunFilter): boolean {
-  return filter.statuses.length === 0 && filter.workflows.length === 0 && filter.words.length === 0;
+  return filter.statuses.length === 0 && filter.unknownStatuses.length === 0 && filter.workflows.length === 0 && filter.words.length === 0;
 }
 
 export function matchesRun(run: RunRecord, filter: RunFilter): boolean {
+  if (filter.unknownStatuses.length > 0) return false;
   if (filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
   if (filter.workflows.length > 0 && !filter.workflows.some((w) => run.workflow.toLowerCase().includes(w))) return false;
   if (filter.words.length === 0) return true;
