@@ -194,7 +194,13 @@ function prepareBreak(command: CommandRecord, view: RunView): Prepared {
   if (command.type === "break") set.add(node);
   else if (!set.delete(node)) return refuse(new ConflictError(`run ${view.run.id} has no breakpoint on "${node}"`));
   const batch = new Batch().patchRun({ breakpoints: [...set].sort() });
-  return { ok: true, batch, effect: command.type === "break" ? `breakpoint set before "${node}"` : `breakpoint on "${node}" removed`, writesState: false };
+  // A run already paused at the breakpoint stays so (as in a debugger): its interrupt says go on.
+  const stoppedHere = view.pending.find((i) => i.kind === "breakpoint" && i.node === node);
+  const effect =
+    command.type === "break"
+      ? `breakpoint set before "${node}"`
+      : `breakpoint on "${node}" removed${stoppedHere ? `; the run is still paused at it until interrupt ${stoppedHere.id} is answered` : ""}`;
+  return { ok: true, batch, effect, writesState: false };
 }
 
 /** Kill on a run nobody executes: tasks left `running` by a lost worker become canceled. */

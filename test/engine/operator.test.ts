@@ -120,7 +120,8 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(pending).toMatchObject({ kind: "breakpoint", node: "tock" });
     const n = (await run.state()).n;
     expect(n).toBeLessThan(50);
-    await op.clearBreakpoint(run.id, "tock");
+    expect((await op.clearBreakpoint(run.id, "tock")).effect).toBe(`breakpoint on "tock" removed; the run is still paused at it until interrupt ${pending!.id} is answered`);
+    expect((await run.get()).status).toBe("paused");
     await op.resolve(pending!.id, { decision: "approve" });
     expect((await run.wait()).status).toBe("succeeded");
     expect((await run.state()).n).toBe(50);
