@@ -26,6 +26,12 @@ export interface OpenStoreOptions {
    * A SQLite file is opened read-only, so a file or folder this process may not write works too.
    */
   readOnly?: boolean;
+  /**
+   * SQLite: creates the file when it is missing (default). False: a missing file is an error
+   * naming it, for tools that act on what a store already holds (a mistyped path must not leave a
+   * new, empty store behind).
+   */
+  create?: boolean;
 }
 
 const DURABILITIES = ["process", "os"];
@@ -54,6 +60,7 @@ async function openByKind(url: string, options: OpenStoreOptions): Promise<Store
   }
   return new SqliteStore(file, {
     readOnly,
+    ...(options.create !== undefined ? { create: options.create } : {}),
     ...(options.durability ? { durability: options.durability } : {}),
     ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
   });

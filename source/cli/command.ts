@@ -51,6 +51,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
    * never creates, upgrades or changes a store.
    */
   readsOnly?: boolean;
+  /**
+   * Creates a SQLite store that does not exist yet (start, worker, demo, console). Every other
+   * command acts on what a store holds, so a mistyped `--store` path is an error, not a new file.
+   */
+  createsStore?: boolean;
   run(ctx: CommandContext<F>): Promise<ExitCode | void>;
 }
 
@@ -69,12 +74,13 @@ export class Resources {
   constructor(
     private readonly global: GlobalOptions,
     private readonly readOnly = false,
+    private readonly create = false,
   ) {}
 
   store(readOnly = this.readOnly): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
-      opened = openStore(this.global.store, { readOnly });
+      opened = openStore(this.global.store, { readOnly, create: this.create });
       this.opened.set(readOnly, opened);
     }
     return opened;

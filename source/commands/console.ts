@@ -11,6 +11,7 @@ the keys, q quits. --read-only opens the store read-only and offers no action th
 store this process may not write (a read-only file) is opened so by itself.`,
   flags: { readOnly: { type: "boolean" } },
   args: { min: 0, max: 0 },
+  createsStore: true,
   stopsOnSignal: true,
   async run({ flags, global, store }) {
     requireTerminal();

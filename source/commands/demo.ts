@@ -19,6 +19,7 @@ q quits the console and stops the worker cleanly. PITWALL_LATENCY_SCALE (default
 stretches the simulated model latency.`,
   flags: { every: { type: "number" } },
   args: { min: 0, max: 0 },
+  createsStore: true,
   stopsOnSignal: true,
   async run({ flags, global, store, actions }) {
     if (flags.every !== undefined && !(flags.every >= 1)) throw new UsageError("--every must be at least 1 (seconds between new runs)");

@@ -23,6 +23,7 @@ config file) the workflow's actions are checked now.
     interruptAfter: { type: "string", isMultiple: true },
   },
   args: { min: 1, max: 1 },
+  createsStore: true,
   async run({ args, flags, out, global, store, actions }) {
     const registry = await actions(flags.actions);
     // With actions, the workflow is compiled against them (so a missing action is caught now);

@@ -24,6 +24,7 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     id: { type: "string" },
   },
   args: { min: 0, max: 0 },
+  createsStore: true,
   stopsOnSignal: true,
   async run({ flags, out, store, actions, signal }) {
     const concurrency = countFlag("concurrency", flags.concurrency);

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FIXTURES, cliHarness } from "../support/cli.js";
 
@@ -45,16 +47,20 @@ describe("pitwall: usage, errors and exit codes", () => {
 
   it("a store that cannot be opened is a failed operation (exit 1); --debug adds the stack", async () => {
     await cli.createStore();
-    const [unsupported, missing, uncreatable, debug] = await Promise.all([
+    const [unsupported, missing, uncreatable, typo, debug] = await Promise.all([
       cli.run(["runs", "--store", "nosql://x"]),
       cli.run(["runs", "--store", "sqlite:/nonexistent/dir/x.db"]),
-      cli.run(["cancel", "run-x", "--reason", "r", "--store", "sqlite:/nonexistent/dir/x.db"]),
+      cli.run(["start", `${FIXTURES}/task-queue/workflow.json`, "--store", "sqlite:/nonexistent/dir/x.db"]),
+      cli.run(["cancel", "run-x", "--reason", "r", "--store", "sqlite:typo.db"]),
       cli.run(["show", "run-nope", "--debug"]),
     ]);
+    // A command that acts on what a store holds does not create one for a mistyped path.
+    expect([typo.code, typo.stderr]).toEqual([1, "pitwall cancel: store typo.db does not exist (none was created)\n"]);
+    expect(existsSync(join(cli.dir, "typo.db"))).toBe(false);
     expect([unsupported.code, unsupported.stderr]).toEqual([1, "pitwall runs: unsupported store URL nosql://x: use memory:, sqlite:<file> or redis://host:port\n"]);
     expect([missing.code, missing.stderr]).toEqual([1, "pitwall runs: store /nonexistent/dir/x.db does not exist (opened read-only, so none was created)\n"]);
     expect(uncreatable.code).toBe(1);
-    expect(uncreatable.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall cancel: store \/nonexistent\/dir\/x\.db cannot be created/)]);
+    expect(uncreatable.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall start: store \/nonexistent\/dir\/x\.db cannot be created/)]);
     expect(debug.code).toBe(2);
     expect(debug.stderr).toMatch(/^pitwall show: run run-nope not found\nNotFoundError: run run-nope not found\n {4}at /);
   });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../engine/index.js";
@@ -38,6 +38,13 @@ describe("commands that only read open the store read-only", () => {
       expect(cancel.stderr).toBe(`pitwall cancel: store ${copy.file} is read-only: pitwall needs to write to its store (and to create the -wal and -shm files beside it)\n`);
       expect(cancel.code).toBe(1);
       expect(sha256()).toBe(before);
+
+      // A file its user may not even read is said to be so, by writers too (not "read-only").
+      chmodSync(copy.file, 0);
+      const [runs0, cancel0] = await Promise.all([as(["runs"]), as(["cancel", runId, "--reason", "no"])]);
+      expect(runs0.stderr).toMatch(new RegExp(`^pitwall runs: store ${copy.file} cannot be read`));
+      expect(cancel0.stderr).toBe(`pitwall cancel: store ${copy.file} cannot be read: permission denied\n`);
+      expect([runs0.code, cancel0.code]).toEqual([1, 1]);
     } finally {
       copy.cleanup();
     }

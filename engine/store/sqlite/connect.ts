@@ -18,6 +18,8 @@ export interface ConnectOptions {
   busyTimeoutMs: number;
   /** Opens an existing store read-only, changing nothing (connectReadOnly). */
   readOnly: boolean;
+  /** Creates the file when it is missing (else a missing file is an error naming it). */
+  create: boolean;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface ConnectOptions {
  */
 export function connect(file: string, options: ConnectOptions): Database.Database {
   if (options.readOnly) return connectReadOnly(file, options.busyTimeoutMs);
-  prepareFile(file, options.busyTimeoutMs);
+  prepareFile(file, options.busyTimeoutMs, options.create);
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { fileMustExist: true, timeout: options.busyTimeoutMs });
@@ -88,11 +90,19 @@ function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database
 }
 
 /** Creates a missing file with mode 0600; refuses a file or folder this process cannot write. */
-function prepareFile(file: string, busyTimeoutMs: number): void {
+function prepareFile(file: string, busyTimeoutMs: number, create: boolean): void {
   const dir = dirname(resolve(file));
   try {
     const stat = statOrUndefined(file);
     if (stat && !stat.isFile()) throw new StoreError(`store ${file} is not a file`);
+    if (!stat && !create) throw new StoreError(`store ${file} does not exist (none was created)`);
+    if (stat) {
+      try {
+        accessSync(file, constants.R_OK);
+      } catch {
+        throw new StoreError(`store ${file} cannot be read: permission denied`);
+      }
+    }
     if (!stat) {
       if (!statOrUndefined(dir)?.isDirectory()) throw new StoreError(`store ${file} cannot be created: folder ${dir} does not exist`);
       try {

@@ -47,6 +47,8 @@ export interface SqliteStoreOptions {
    * they reach it).
    */
   readOnly?: boolean;
+  /** Creates the file when it is missing (default); false makes a missing file an error. */
+  create?: boolean;
 }
 
 /**
@@ -71,7 +73,7 @@ export class SqliteStore implements Store {
   ) {
     this.description = `sqlite:${file}`;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs, readOnly: options.readOnly ?? false });
+    this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs, readOnly: options.readOnly ?? false, create: options.create ?? true });
     const statements = new Statements(this.db);
     this.q = new Queries(statements);
     this.history = new HistoryQueries(statements);
