@@ -1,5 +1,5 @@
 import { applyPatch, type Operation } from "rfc6902";
-import { ValidationError } from "../errors.js";
+import { ValidationError, errorMessage } from "../errors.js";
 import { opsBetween, reduceWrites, isPlainObject, type ChannelOp, type Reducer, type State } from "./ops.js";
 import type { StateValidator } from "./schema.js";
 
@@ -27,6 +27,20 @@ function patchFailure(op: Operation, error: Error): string {
   }
 }
 
+/** An operation's shape, checked before any is applied: each refusal names the operation and what it lacks. */
+function checkOperation(op: unknown, i: number): void {
+  const refuse = (why: string): never => {
+    throw new ValidationError(`patch operation ${i} ${why}`, [{ path: `$[${i}]`, message: why }]);
+  };
+  if (!isPlainObject(op) || typeof op.op !== "string" || typeof op.path !== "string") refuse('is not a JSON Patch operation ({ "op", "path", ... })');
+  const { op: name, path, from } = op as { op: string; path: string; from?: unknown };
+  if (!JSON_PATCH_OPS.has(name)) refuse(`has op "${name}": use one of ${[...JSON_PATCH_OPS].join(", ")}`);
+  const pointer = (p: string) => p === "" || p.startsWith("/");
+  if (!pointer(path)) refuse(`(${name} ${path}): the path must be a JSON Pointer starting with "/" (e.g. "/${path}")`);
+  if ((name === "add" || name === "replace" || name === "test") && !("value" in (op as object))) refuse(`(${name} ${path}) needs a "value"`);
+  if ((name === "move" || name === "copy") && (typeof from !== "string" || !pointer(from))) refuse(`(${name} ${path}) needs a "from" JSON Pointer starting with "/"`);
+}
+
 export function isJsonPatch(patch: unknown): patch is Operation[] {
   return Array.isArray(patch);
 }
@@ -44,21 +58,21 @@ export function applyStatePatch(
 ): { state: State; ops: ChannelOp[] } {
   let next: State;
   if (isJsonPatch(patch)) {
+    patch.forEach(checkOperation);
+    const copy = structuredClone(state);
     patch.forEach((op, i) => {
-      if (!isPlainObject(op) || typeof op.op !== "string" || !JSON_PATCH_OPS.has(op.op) || typeof op.path !== "string") {
-        throw new ValidationError(`patch operation ${i} is not a JSON Patch operation ({ "op", "path", ... })`, [
-          { path: `$[${i}]`, message: "not a JSON Patch operation" },
-        ]);
+      let failure: Error | null;
+      try {
+        [failure = null] = applyPatch(copy, [op]);
+      } catch (error) {
+        // rfc6902 throws, rather than reports, when a path goes through a value that is not a container.
+        failure = new Error(`a value on the way to ${op.path} is not an object or an array that can hold it (${errorMessage(error)})`);
+      }
+      if (failure) {
+        const why = patchFailure(op, failure);
+        throw new ValidationError(`patch operation ${i} (${op.op} ${op.path}) cannot be applied: ${why}`, [{ path: op.path, message: why }]);
       }
     });
-    const copy = structuredClone(state);
-    const results = applyPatch(copy, patch);
-    const failed = results.findIndex((r) => r !== null);
-    if (failed >= 0) {
-      const op = patch[failed]!;
-      const why = patchFailure(op, results[failed]!);
-      throw new ValidationError(`patch operation ${failed} (${op.op} ${op.path}) cannot be applied: ${why}`, [{ path: op.path, message: why }]);
-    }
     next = copy;
   } else if (isPlainObject(patch)) {
     const writes = Object.entries(patch).map(([key, value]) => ({ key, value, writer }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actionRegistry, checkWorkflowText, loadWorkflowText } from "../../engine/index.js";
+import { ValidationError, actionRegistry, checkWorkflowText, loadWorkflowText } from "../../engine/index.js";
 import { applyStatePatch } from "../../engine/state/patch.js";
 import { StateValidator } from "../../engine/state/schema.js";
 
@@ -29,6 +29,17 @@ describe("messages about bad input", () => {
     const apply = (patch: unknown) => () => applyStatePatch({ operation: null, nights: 3 }, patch, validator, () => "replace");
     expect(apply([{ op: "test", path: "/nights", value: 99 }])).toThrow("patch operation 0 (test /nights) cannot be applied: the value at /nights is 3, not 99");
     expect(apply([{ op: "remove", path: "/nope" }])).toThrow("patch operation 0 (remove /nope) cannot be applied: nothing exists at /nope");
+    // Malformed operations, and paths through values that cannot hold them: one ValidationError each, nothing thrown raw.
+    expect(apply([{ op: "replace", path: "nights", value: 3 }])).toThrow('patch operation 0 (replace nights): the path must be a JSON Pointer starting with "/" (e.g. "/nights")');
+    expect(apply([{ op: "replace", path: "/nights" }])).toThrow('patch operation 0 (replace /nights) needs a "value"');
+    expect(apply([{ op: "move", path: "/nights" }])).toThrow('patch operation 0 (move /nights) needs a "from" JSON Pointer starting with "/"');
+    expect(apply([{ op: "rename", path: "/nights" }])).toThrow('patch operation 0 has op "rename": use one of add, remove, replace, move, copy, test');
+    expect(apply([{ op: "test", path: "/nights", value: 3 }, { op: "add", path: "/nights/x", value: 1 }])).toThrow(
+      /^patch operation 1 \(add \/nights\/x\) cannot be applied: a value on the way to \/nights\/x is not an object or an array that can hold it/,
+    );
+    for (const patch of [[{ op: "replace", path: "nights", value: 3 }], [{ op: "add", path: "/nights/x", value: 1 }]]) {
+      expect(apply(patch)).toThrow(ValidationError);
+    }
   });
 
   it("names an unknown state type and a missing required field in a workflow file", () => {
