@@ -36,7 +36,8 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
       const chosen = deep.sort((a, b) => depth(b) - depth(a))[0];
       if (chosen) return describeIssue(chosen[0]!, path);
       const expected = [...new Set(branches.flatMap((b) => b.flatMap((i) => (i.code === "invalid_type" ? [i.expected] : []))))];
-      return { path, message: expected.length > 0 ? `expected ${expected.join(" or ")}, got ${kindOf(input)}` : issue.message };
+      if (expected.length === 0) return { path, message: issue.message };
+      return { path, message: input === undefined ? `missing (expected ${expected.join(" or ")})` : `expected ${expected.join(" or ")}, got ${kindOf(input)}` };
     }
     default:
       return { path, message: issue.message };
@@ -51,6 +52,7 @@ function kindOf(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
+  if (typeof value === "number" && !Number.isFinite(value)) return `${value} (not a finite number)`;
   return `${typeof value} ${shown(value)}`;
 }
 

@@ -22,6 +22,9 @@ describe("messages about bad input", () => {
     expect(() => wf.initialState({ operation: { kind: "delete", limit: "ten" } })).toThrow('run input is invalid at $.operation.limit: expected number, got string "ten"');
     expect(() => wf.initialState({ operation: { kind: "purge" } })).toThrow('run input is invalid at $.operation.kind: "purge" is not one of "delete", "archive"');
     expect(() => wf.initialState({ operation: 7 })).toThrow("run input is invalid at $.operation: expected object or null, got number 7");
+    const nullable = new StateValidator({ note: { type: "string", nullable: true } });
+    expect(() => nullable.parse({})).toThrow("state is invalid at $.note: missing (expected string or null)");
+    expect(() => wf.initialState({ nights: 1e400 })).toThrow("run input is invalid at $.nights: expected number, got Infinity (not a finite number)");
   });
 
   it("says in words why a JSON Patch operation cannot be applied", () => {
