@@ -70,7 +70,10 @@ export class WorkflowBuilder<S extends State> {
   node(name: string, fn: NodeFunction<S>, options: NodeOptions<S> = {}): this {
     const { action = name, ...rest } = options;
     const existing = this.actions.get(action);
-    if (existing && existing !== fn) throw new WorkflowError(`action name "${action}" is used for two different functions`);
+    // A node defined twice is reported with every other problem at compile (DUPLICATE_NODE).
+    if (existing && existing !== fn && !(name in this.nodes && action === name)) {
+      throw new WorkflowError(`action name "${action}" is used for two different functions`);
+    }
     this.actions.set(action, fn as NodeFunction);
     return this.add(name, { kind: "action", action }, rest);
   }

@@ -80,20 +80,23 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   }
 
   const state = checkState(value.state, problems, options.customReducers ?? new Set(), options.anySchemaKeyword ?? false);
-  const nodes = checkNodes(value.nodes, problems, options, children);
+  // Nodes whose own fields are invalid: they exist, so nothing else is reported about naming them.
+  const broken = new Set<string>();
+  const nodes = checkNodes(value.nodes, problems, options, children, broken);
   const limitsResult = limitsSchema.safeParse(value.limits ?? {}, { reportInput: true });
   if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems);
 
   const start = value.start;
   if (typeof start !== "string" || start.length === 0) {
     problems.error(["start"], "MISSING_START", "`start` must name the first node");
-  } else if (nodes && !(start in nodes)) {
+  } else if (nodes && !(start in nodes) && !broken.has(start)) {
     problems.error(["start"], "MISSING_START", `start node "${start}" is not defined in nodes`);
   }
-  const interruptBefore = checkNodeList(value.interruptBefore, ["interruptBefore"], nodes, problems);
-  const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], nodes, problems);
+  const known = nodes ? new Set([...Object.keys(nodes), ...broken]) : undefined;
+  const interruptBefore = checkNodeList(value.interruptBefore, ["interruptBefore"], known, problems);
+  const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], known, problems);
 
-  if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems);
+  if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken);
   if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
 
   const definition: WorkflowDefinition = {
@@ -114,6 +117,7 @@ function checkNodes(
   problems: ProblemList,
   options: CheckOptions,
   children: Map<string, CheckedChild>,
+  broken: Set<string>,
 ): Record<string, NodeDefinition> | undefined {
   if (!isPlainObject(value) || Object.keys(value).length === 0) {
     problems.error(["nodes"], "INVALID_FIELD", "`nodes` must be an object with at least one node");
@@ -128,16 +132,19 @@ function checkNodes(
     }
     if (!isPlainObject(raw)) {
       problems.error(path, "INVALID_FIELD", "a node must be an object");
+      broken.add(name);
       continue;
     }
     const kind = (raw.kind ?? "action") as NodeKind;
     if (!NODE_KINDS.includes(kind)) {
       problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}; use one of ${NODE_KINDS.join(", ")}`);
+      broken.add(name);
       continue;
     }
     const parsed = nodeSchemas[kind].safeParse(raw, { reportInput: true });
     if (!parsed.success) {
       reportZod(parsed.error, path, problems);
+      broken.add(name);
       continue;
     }
     const node = parsed.data as NodeDefinition;
@@ -183,7 +190,7 @@ function normalizeNode(node: NodeDefinition): NodeDefinition {
   return out;
 }
 
-function checkNodeList(value: unknown, path: Path, nodes: Record<string, NodeDefinition> | undefined, problems: ProblemList): string[] {
+function checkNodeList(value: unknown, path: Path, nodes: ReadonlySet<string> | undefined, problems: ProblemList): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
     problems.error(path, "INVALID_FIELD", "expected a list of node names");
@@ -192,7 +199,7 @@ function checkNodeList(value: unknown, path: Path, nodes: Record<string, NodeDef
   const list = [...new Set(value as string[])].sort();
   if (nodes) {
     list.forEach((name, i) => {
-      if (!(name in nodes)) problems.error([...path, i], "UNKNOWN_NODE", `node "${name}" is not defined`);
+      if (!nodes.has(name)) problems.error([...path, i], "UNKNOWN_NODE", `node "${name}" is not defined`);
     });
   }
   return list;
@@ -203,9 +210,10 @@ function checkGraph(
   start: string | undefined,
   state: Record<string, StateKeyDefinition>,
   problems: ProblemList,
+  broken: ReadonlySet<string>,
 ): void {
   const names = new Set(Object.keys(nodes));
-  const isTarget = (t: string) => t === END || names.has(t);
+  const isTarget = (t: string) => t === END || names.has(t) || broken.has(t);
   for (const [name, node] of Object.entries(nodes)) {
     const path: Path = ["nodes", name];
     asList(node.next).forEach((t, i) => {
@@ -249,13 +257,15 @@ function checkGraph(
     }
     if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
     (node.waitFor ?? []).forEach((pred, i) => {
+      if (broken.has(pred)) return;
       if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node`);
       else if (!nodeTargets(nodes[pred]!).includes(name)) {
         problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
       }
     });
   }
-  if (start === undefined || !names.has(start)) return;
+  // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too.
+  if (start === undefined || !names.has(start) || broken.size > 0) return;
 
   const reachable = walk([start], (n) => nodeTargets(nodes[n]!).filter((t) => names.has(t)));
   for (const name of names) {

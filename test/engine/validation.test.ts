@@ -118,6 +118,27 @@ describe("workflow validation", () => {
     }
   });
 
+  it("reports a node added twice in code with two different functions as a duplicate node", () => {
+    const build = () =>
+      workflow("dup2", { state: z.object({}) })
+        .node("a", () => ({}), { next: "END" })
+        .node("a", () => ({}), { next: "END" })
+        .compile();
+    expect(build).toThrow(WorkflowError);
+    try {
+      build();
+    } catch (error) {
+      expect((error as WorkflowError).problems.map((p) => p.code)).toEqual(["DUPLICATE_NODE"]);
+    }
+  });
+
+  it("reports only the bad field of a node, not problems elsewhere that follow from dropping it", () => {
+    const problems = (patch: (d: any) => void) => problemsOf(variant(patch)).filter((p) => p.severity === "error").map((p) => `${p.path} ${p.code}`);
+    expect(problems((d) => (d.nodes.work.timeoutMs = 0))).toEqual(["$.nodes.work.timeoutMs INVALID_FIELD"]);
+    expect(problems((d) => (d.nodes[d.start].retry = { maxAttempts: "3" }))).toEqual([expect.stringMatching(/^\$\.nodes\.\w+\.retry\.maxAttempts INVALID_FIELD$/)]);
+    expect(problemsOf(variant((d: any) => (d.nodes.work.timeoutMs = 0))).map((p) => p.code)).not.toContain("NO_PATH_TO_END");
+  });
+
   it("formats problems as the CLI prints them", () => {
     const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
     expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END)');
