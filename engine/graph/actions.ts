@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { WorkflowError } from "../errors.js";
+import { WorkflowError, errorMessage } from "../errors.js";
 import { bindTools, type BoundTool } from "../llm/tools.js";
 import type { ModelProvider } from "../llm/types.js";
 import type { ActionRegistry, NodeFunction } from "./model.js";
@@ -59,9 +59,7 @@ export async function loadActionModules(paths: readonly string[]): Promise<Actio
     try {
       module = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown; tools?: unknown };
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const why = code === "ERR_MODULE_NOT_FOUND" ? "file not found" : (error as Error).message.split("\n")[0];
-      throw new WorkflowError(`cannot load actions module ${path}: ${why}`);
+      throw new WorkflowError(`cannot load actions module ${path}: ${whyNotLoaded(error, path)}`);
     }
     const hasDefault = module.default !== null && typeof module.default === "object";
     if (!hasDefault && (module.default !== undefined || module.tools === undefined)) {
@@ -73,4 +71,15 @@ export async function loadActionModules(paths: readonly string[]): Promise<Actio
   let registry = actionRegistry(...maps);
   for (const [path, tools] of toolExports) registry = extendRegistry(registry, { tools: tools as Record<string, unknown> }, `actions module ${path}`);
   return registry;
+}
+
+/** Why importing a module failed, in one line that says where when the error knows. */
+function whyNotLoaded(error: unknown, path: string): string {
+  if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") return "file not found";
+  const lines = errorMessage(error).split("\n").filter((line) => line.trim() !== "");
+  // TypeScript compiled on the fly: "Transform failed with 1 error:" then "<file>:3:7: ERROR: Unexpected ...".
+  if (/^Transform failed with \d+ errors?:$/.test(lines[0] ?? "") && lines[1]) return `syntax error at ${lines[1].replace(": ERROR:", ":")}`;
+  // Node's message for JavaScript does not say where; its checker does.
+  if (error instanceof SyntaxError) return `syntax error: ${lines[0]} (node --check ${path} shows where)`;
+  return lines[0] ?? String(error);
 }

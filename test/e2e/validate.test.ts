@@ -86,4 +86,17 @@ describe("pitwall validate", () => {
     expect(noModule.code).toBe(2);
     expect(noModule.stderr).toMatch(/^pitwall validate: cannot load actions module .*absent\.ts: file not found\n$/);
   });
+
+  it("an actions module with a syntax error says so in one line, and where when it can", async () => {
+    const ts = join(cli.dir, "broken.ts");
+    const js = join(cli.dir, "broken.mjs");
+    writeFileSync(ts, "export default {\n  a: () => ({ x: 1 }),\n  b: ( => 2,\n};\n");
+    writeFileSync(js, "export default {\n  a: () => 1,\n  }\n};\n");
+    const [fromTs, fromJs] = await Promise.all([
+      cli.run(["validate", workflowOf("task-queue"), "--actions", ts]),
+      cli.run(["validate", workflowOf("task-queue"), "--actions", js]),
+    ]);
+    expect([fromTs.code, fromTs.stderr]).toEqual([2, `pitwall validate: cannot load actions module ${ts}: syntax error at ${ts}:3:7: Unexpected "=>"\n`]);
+    expect([fromJs.code, fromJs.stderr]).toEqual([2, `pitwall validate: cannot load actions module ${js}: syntax error: Unexpected token '}' (node --check ${js} shows where)\n`]);
+  });
 });
