@@ -116,8 +116,18 @@ const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_00
 /** A moment given as an age (`30d`, `12h`, `90m`: that long before `now`) or as a date/time. */
 export function pastMoment(flag: string, text: string, now = Date.now()): number {
   const age = /^(\d+)([smhdw])$/.exec(text.trim());
-  if (age) return now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
-  const at = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text) : NaN;
+  if (age) {
+    const at = now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+    // Dates reach back about 273,790 years; an age beyond that names no moment.
+    if (Number.isNaN(new Date(at).getTime())) throw new UsageError(`--${flag} ${text}: that is further back than any date`);
+    return at;
+  }
+  const day = /^(\d{4})-(\d{2})-(\d{2})/.exec(text.trim());
+  const at = day ? Date.parse(text) : NaN;
   if (Number.isNaN(at)) throw new UsageError(`--${flag} takes an age (30d, 12h, 90m) or a date and time (2026-11-01T00:00:00Z), not ${JSON.stringify(text)}`);
+  // Date.parse rolls 2026-02-30 over to March 2nd: a day the calendar does not have is refused.
+  const [year, month, date] = day!.slice(1).map(Number) as [number, number, number];
+  const probe = new Date(Date.UTC(year, month - 1, date));
+  if (probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== date) throw new UsageError(`--${flag} ${text}: ${day![0]} is not a day of the calendar`);
   return at;
 }

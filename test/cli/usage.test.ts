@@ -37,6 +37,8 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["console"], "pitwall console: needs an interactive terminal (stdin and stdout must be a TTY)"],
       [["demo", "--every", "0.5"], "pitwall demo: --every must be at least 1 (seconds between new runs)"],
       [["worker", "--snapshot-every", "abc"], "pitwall worker: --snapshot-every needs a number"],
+      [["prune", "--ended-before", "9999999999999d"], "pitwall prune: --ended-before 9999999999999d: that is further back than any date"],
+      [["prune", "--ended-before", "2026-02-30T00:00:00Z"], "pitwall prune: --ended-before 2026-02-30T00:00:00Z: 2026-02-30 is not a day of the calendar"],
       [["runs", "--limit", "1e400"], "pitwall runs: --limit needs a number"],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--wait", "--timeout", "-1"], "pitwall start: --timeout -1: give seconds, more than 0 and at most 2147483.647"],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--interrupt-before", "nope"], 'pitwall start: workflow task-queue has no node "nope" to interrupt at'],
