@@ -21,7 +21,15 @@ export interface CheckFileOptions {
  * when actions are given, that every action exists. Returns all problems at once.
  */
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
-  return checkText(text, options, []);
+  try {
+    return checkText(text, options, []);
+  } catch (error) {
+    // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
+    if (!(error instanceof RangeError)) throw error;
+    const problems = new ProblemList();
+    problems.error([], "BAD_JSON", "the workflow nests too deeply to read (values inside values thousands of levels down)");
+    return { problems: problems.items, children: new Map() };
+  }
 }
 
 function checkText(text: string, options: CheckFileOptions, stack: string[]): CheckResult {
@@ -99,7 +107,7 @@ export function loadWorkflowText(
   actions: ActionRegistry,
   options: { baseDir?: string; label?: string } = {},
 ): CompiledWorkflow {
-  const result = checkText(text, { actions, ...(options.baseDir ? { baseDir: options.baseDir } : {}) }, []);
+  const result = checkWorkflowText(text, { actions, ...(options.baseDir ? { baseDir: options.baseDir } : {}) });
   return compileChecked(result, actions, options.label ?? "workflow");
 }
 

@@ -87,6 +87,15 @@ describe("pitwall validate", () => {
     expect(noModule.stderr).toMatch(/^pitwall validate: cannot load actions module .*absent\.ts: file not found\n$/);
   });
 
+  it("a workflow nested thousands of levels deep is one problem, not a stack overflow", async () => {
+    let schema = '{"type":"object"}';
+    for (let i = 0; i < 5000; i++) schema = `{"type":"object","properties":{"x":${schema}}}`;
+    const file = join(cli.dir, "deep.json");
+    writeFileSync(file, `{"name":"deep","start":"a","state":{"k":${schema}},"nodes":{"a":{"action":"x"}}}`);
+    const result = await cli.run(["validate", file]);
+    expect([result.code, result.stdout]).toEqual([2, "$: BAD_JSON: the workflow nests too deeply to read (values inside values thousands of levels down)\n"]);
+  });
+
   it("an actions module with a syntax error says so in one line, and where when it can", async () => {
     const ts = join(cli.dir, "broken.ts");
     const js = join(cli.dir, "broken.mjs");
