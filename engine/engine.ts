@@ -114,8 +114,9 @@ export class RunHandle {
   }
 
   /**
-   * Resolves when the run has ended, or (unless `until: "end"`) when it paused for an operator.
-   * A run waiting for a timer or a child run is still in progress.
+   * Resolves when the run has ended, or (unless `until: "end"`) when it paused for an operator:
+   * itself, or the child run it waits on (a sub-workflow whose node asked a person), whose id its
+   * `waitingOn` gives. A run waiting for a timer, or for a child run still going, is in progress.
    */
   async wait(options: { until?: "settled" | "end"; timeoutMs?: number } = {}): Promise<RunRecord> {
     const until = options.until ?? "settled";
@@ -123,13 +124,29 @@ export class RunHandle {
       throw new ValidationError(`timeoutMs ${options.timeoutMs}: give milliseconds from 0 to ${MAX_WAIT_MS}`);
     }
     const signal = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
-    const settled = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status) || (until === "settled" && run.status === "paused");
+    const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
+    /** The runs this one waits on, itself first: a chain of sub-workflows, each waiting on the next. */
+    const chain = async (run: RunRecord) => {
+      const runs = [run];
+      for (let next = run.waitingOn; next !== null && runs.length < 64; ) {
+        const child = await this.store.getRun(next);
+        if (!child) break;
+        runs.push(child);
+        next = child.waitingOn;
+      }
+      return runs;
+    };
+    const settled = (links: RunRecord[]) => ended(links[0]!) || (until === "settled" && links.some((r) => r.status === "paused"));
     const after = await this.store.lastEventSeq();
     let run = await this.get();
-    if (settled(run)) return run;
-    for await (const _event of this.store.subscribe({ runId: this.id, after, ...(signal ? { signal } : {}) })) {
+    let links = await chain(run);
+    if (settled(links)) return run;
+    // The whole store's events: a child's pause is in its own history, not in this run's.
+    for await (const event of this.store.subscribe({ after, ...(signal ? { signal } : {}) })) {
+      if (!links.some((r) => r.id === event.runId)) continue;
       run = await this.get();
-      if (settled(run)) return run;
+      links = await chain(run);
+      if (settled(links)) return run;
     }
     if (signal?.aborted) throw new PitwallError("RUN", `run ${this.id} did not settle within ${options.timeoutMs} ms (it is ${run.status})`);
     return this.get();

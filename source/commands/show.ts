@@ -21,16 +21,17 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
     await noteRoom(s, out);
-    const [tasks, interrupts, storage] = await Promise.all([
+    const [tasks, interrupts, storage, child] = await Promise.all([
       s.listTasks(run.id),
       s.listInterrupts({ runId: run.id, status: "pending" }),
       s.runStorage(run.id),
+      run.waitingOn ? s.getRun(run.waitingOn) : undefined,
     ]);
     if (out.json) {
       out.value({ ...run, tasks, interrupts, storage });
       return EXIT.ok;
     }
-    printRun(out, run);
+    printRun(out, run, child);
     printTasks(out, tasks);
     printInterrupts(out, interrupts);
     out.line();
@@ -39,7 +40,7 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
   },
 });
 
-function printRun(out: Output, run: RunRecord): void {
+function printRun(out: Output, run: RunRecord, child: RunRecord | undefined): void {
   const rows: [string, string][] = [
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
     ["status", runStatus(run)],
@@ -51,7 +52,11 @@ function printRun(out: Output, run: RunRecord): void {
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
   if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
-  if (run.waitingOn) rows.push(["waiting", `for child run ${run.waitingOn}`]);
+  if (run.waitingOn) {
+    // A child paused for an operator holds this run up: say so here, where the operator looks.
+    const held = child ? `, ${runStatus(child)}${child.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : "";
+    rows.push(["waiting", `for child run ${run.waitingOn}${held}`]);
+  }
   if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 300)}`);
 }

@@ -32,6 +32,16 @@ export function travelWorkflow() {
     .compile();
 }
 
+/** A run whose sub-workflow is the travel planner, which pauses at its approval. */
+export function tripParentWorkflow() {
+  return workflow("trip-parent", {
+    state: z.object({ city: z.string().default("Oslo"), notes: z.array(z.string()).default([]), booked: z.boolean().default(false) }),
+    reducers: { notes: "append" },
+  })
+    .subgraph("trip", travelWorkflow(), { next: "END" })
+    .compile();
+}
+
 /** SuperAGI-style task queue: process until the check says YES; NO loops back. */
 export function taskQueueWorkflow() {
   return workflow("task-queue", {
@@ -167,7 +177,7 @@ export interface Fixture {
 /** A memory store with an in-process worker running the fixture workflows. */
 export function fixture(): Fixture {
   const store = new MemoryStore();
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow()]});
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow()]});
   return { store, engine, close: () => engine.close() };
 }
 

@@ -78,6 +78,21 @@ describe("runs view", () => {
     expect(await fx.store.getRun(done.id)).toBeDefined();
   });
 
+  it("says when a run waits on a sub-workflow paused for an operator, and counts its interrupt on the folded parent", async () => {
+    fx = fixture();
+    const parent = await settle(fx.engine, "trip-parent");
+    expect(parent.status).toBe("queued");
+    ui = await openConsole({ store: fx.store });
+    await ui.resize(140, 30);
+    await ui.waitFor(`waiting for ${parent.waitingOn}, paused`);
+    const parentLine = () => ui!.lines().find((l) => l.includes(parent.id)) ?? "";
+    expect(parentLine()).not.toMatch(/ 1$/);
+    while (!selectedLine(ui).includes(parent.id)) await ui.press("j");
+    await ui.press("space");
+    await ui.waitFor(() => parentLine().includes("▸1"));
+    expect(parentLine()).toMatch(/ 1$/);
+  });
+
   it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {
     fx = fixture();
     const first = await settle(fx.engine, "task-queue");

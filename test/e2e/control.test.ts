@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
@@ -38,6 +39,18 @@ describe("operator commands on live runs, across processes", () => {
     const stopped = await worker.exited;
     expect(stopped.code).toBe(0);
     expect(stopped.stderr).toContain("stopping");
+  });
+
+  it("show says when a run waits on a child run that paused for an operator", async () => {
+    const actions = join(cli.dir, "nested-actions.mjs");
+    const file = join(cli.dir, "nested.json");
+    writeFileSync(actions, "export default { note: () => ({ notes: ['done'] }) };\n");
+    const child = { name: "nested-child", state: { notes: { type: "array", items: { type: "string" }, reducer: "append", default: [] } }, start: "note", interruptBefore: ["note"], nodes: { note: { action: "note" } } };
+    writeFileSync(file, JSON.stringify({ name: "nested-parent", state: child.state, start: "sub", nodes: { sub: { kind: "subgraph", workflow: child } } }));
+    const { runId } = await cli.json<{ runId: string }>(["start", file]);
+    await cli.run(["worker", "--once", "--actions", actions]);
+    const shown = await cli.run(["show", runId]);
+    expect(shown.stdout).toMatch(/^waiting +for child run (run-\S+), paused \(interrupt\): answer its pending interrupts \(pitwall interrupts\)$/m);
   });
 
   it("break pauses before a node; fork starts a new run from a checkpoint; unbreak and cancel", async () => {

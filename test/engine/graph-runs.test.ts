@@ -172,6 +172,26 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(children[0]).toMatchObject({ workflow: "child", status: "succeeded", parentRunId: run.id, parentTaskId: `${run.id}:2:dig` });
   });
 
+  it("settles a parent's wait when its sub-workflow pauses for an operator, and goes on once that is answered", async () => {
+    const child = workflow("asking-child", { state: z.object({ topic: z.string().default(""), notes: z.array(z.string()).default([]) }), reducers: { notes: "append" }, interruptBefore: ["research"] })
+      .node("research", (s) => ({ notes: [`about ${s.topic}`] }), { next: "END" })
+      .compile();
+    const parent = workflow("asking-parent", { state: z.object({ topic: z.string(), notes: z.array(z.string()).default([]) }), reducers: { notes: "append" } })
+      .node("intro", () => ({ notes: ["intro"] }), { next: "dig" })
+      .subgraph("dig", child, { next: "END" })
+      .compile();
+    const engine = await harness.engine([parent]);
+    const run = await engine.start(parent, { topic: "owls" });
+    const settled = await run.wait({ timeoutMs: 10_000 });
+    expect(settled.status).toBe("queued");
+    const childRun = await engine.store.getRun(settled.waitingOn!);
+    expect(childRun).toMatchObject({ status: "paused", parentRunId: run.id });
+    const [pending] = await engine.store.listInterrupts({ runId: childRun!.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait({ until: "end", timeoutMs: 10_000 })).status).toBe("succeeded");
+    expect((await run.state()).notes).toEqual(["intro", "about owls"]);
+  });
+
   it("maps a sub-workflow over a list: one child run per item", async () => {
     const child = workflow("each", { state: z.object({ item: z.string().default(""), found: z.array(z.string()).default([]) }), reducers: { found: "append" } })
       .node("look", (s) => ({ found: [s.item.toUpperCase()] }), { next: "END" })

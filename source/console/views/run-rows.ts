@@ -46,6 +46,8 @@ export interface RunRow {
   prefix: string;
   children: number;
   folded: boolean;
+  /** Pending interrupts of the runs folded away below this one (a paused sub-workflow's question). */
+  pendingBelow: number;
   /** Shown only because a child matched the filter. */
   context: boolean;
 }
@@ -85,6 +87,8 @@ export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: Rea
     else children.set(parent, [...(children.get(parent) ?? []), run]);
   }
   roots.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1));
+  const pendingUnder = (id: string, depth = 0): number =>
+    depth > 64 ? 0 : (children.get(id) ?? []).reduce((sum, kid) => sum + kid.pendingInterrupts + pendingUnder(kid.id, depth + 1), 0);
   const rows: RunRow[] = [];
   const visit = (run: RunRecord, depth: number, lead: string, last: boolean, seen: Set<string>) => {
     const kids = (children.get(run.id) ?? []).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
@@ -95,6 +99,7 @@ export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: Rea
       prefix: depth === 0 ? "" : `${lead}${last ? "└─ " : "├─ "}`,
       children: kids.length,
       folded: isFolded,
+      pendingBelow: isFolded ? pendingUnder(run.id) : 0,
       context: context.has(run.id),
     });
     if (isFolded || seen.has(run.id)) return;

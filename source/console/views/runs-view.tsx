@@ -14,7 +14,7 @@ import { parseRunFilter, runRows, type RunRow } from "./run-rows.js";
 const FLASH_MS = 800;
 
 /** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
-export function runActivity(run: RunRecord, waiting: readonly string[] = [], orphaned = false): string {
+export function runActivity(run: RunRecord, waiting: readonly string[] = [], orphaned = false, child?: RunRecord): string {
   switch (run.status) {
     case "running":
       return orphaned ? `${run.current.length > 0 ? `${run.current.join(", ")} · ` : ""}lease ran out` : run.current.join(", ");
@@ -25,7 +25,8 @@ export function runActivity(run: RunRecord, waiting: readonly string[] = [], orp
     case "failed":
       return run.error ? `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}` : "";
     case "queued":
-      return run.waitingOn ? `waiting for ${run.waitingOn}` : run.wakeAt ? "timer" : "";
+      if (!run.waitingOn) return run.wakeAt ? "timer" : "";
+      return `waiting for ${run.waitingOn}${child?.status === "paused" ? ", paused" : ""}`;
     default:
       return "";
   }
@@ -84,12 +85,17 @@ function headerLine(c: Columns): Line {
   return [seg(` ${text}`, { color: MUTED, bold: true })];
 }
 
+/** A run's pending interrupts, with those of the runs folded under it (a paused sub-workflow's question). */
+function pendingLabel(own: number, below: number): string {
+  return own + below > 0 ? String(own + below) : "";
+}
+
 function idLabel(row: RunRow): string {
   const fold = row.children > 0 ? (row.folded ? `▸${row.children} ` : "▾ ") : "";
   return `${row.prefix}${fold}${row.run.id}`;
 }
 
-function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined, orphaned: boolean): Line {
+function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined, orphaned: boolean, child: RunRecord | undefined): Line {
   const { run } = row;
   const look = RUN_LOOK[run.status];
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
@@ -103,13 +109,13 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
     seg(" ", base),
     seg(fit(String(run.step), c.step, "right"), base),
     seg(" ", base),
-    seg(fit(clean(runActivity(run, waiting, orphaned)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
+    seg(fit(clean(runActivity(run, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
     seg(" ", base),
     seg(fit(ago(run.createdAt, now), c.age, "right"), base),
     seg(" ", base),
     seg(fit(runDuration(run, now), c.duration, "right"), base),
     seg(" ", base),
-    seg(fit(run.pendingInterrupts > 0 ? String(run.pendingInterrupts) : "", c.pending, "right"), { ...base, color: "magenta", bold: true }),
+    seg(fit(pendingLabel(run.pendingInterrupts, row.pendingBelow), c.pending, "right"), { ...base, color: "magenta", bold: true }),
   ];
 }
 
@@ -221,7 +227,9 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   if (!snap.ready) lines.push([seg(" reading runs…", { color: MUTED })]);
   else if (rows.length === 0) lines.push([seg(filterText ? " no run matches the filter (esc clears it)" : " no runs yet", { color: MUTED })]);
   for (let i = start; i < Math.min(rows.length, start + listHeight); i++) {
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(rows[i]!.run.id), waiting.get(rows[i]!.run.id), snap.orphans.has(rows[i]!.run.id)));
+    const { run } = rows[i]!;
+    const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }
