@@ -1,3 +1,4 @@
+import { errorMessage } from "../errors.js";
 import { derivedId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
@@ -78,8 +79,18 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
 function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | undefined {
   for (const [key, value] of Object.entries(update)) {
     const reducer = rs.workflow.reducerOf(key);
-    const kind = typeof reducer === "function" ? "custom" : reducer;
-    const problem = rs.workflow.validator.checkWrite(key, value, kind, rs.chain.state[key]);
+    const current = rs.chain.state[key];
+    let problem: string | undefined;
+    if (typeof reducer === "function") {
+      // What a custom reducer makes of the write is what the state will hold: that is checked.
+      try {
+        problem = rs.workflow.validator.checkWrite(key, reducer(current, value), "replace", current);
+      } catch (error) {
+        problem = `the reducer of "${key}" threw: ${errorMessage(error)}`;
+      }
+    } else {
+      problem = rs.workflow.validator.checkWrite(key, value, reducer, current);
+    }
     if (problem) return `node "${task.node}" wrote an invalid update: ${problem}`;
   }
   return undefined;

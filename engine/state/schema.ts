@@ -141,7 +141,7 @@ export class StateValidator {
    * Checks one node write before it is recorded. Appended items are checked one by one against
    * the array's item schema, so a list that grows every step is not re-validated whole each time.
    */
-  checkWrite(key: string, value: unknown, reducer: "replace" | "append" | "merge" | "custom", current: unknown): string | undefined {
+  checkWrite(key: string, value: unknown, reducer: ReducerName, current: unknown): string | undefined {
     const validator = this.keys.get(key);
     if (!validator) return `state has no key "${key}"`;
     if (reducer === "append") {
@@ -157,8 +157,6 @@ export class StateValidator {
       value = (Array.isArray(current) ? current : []).concat(items);
     } else if (reducer === "merge") {
       value = { ...(typeof current === "object" && current !== null ? current : {}), ...(value as object) };
-    } else if (reducer === "custom") {
-      return undefined;
     }
     const result = validator.safeParse(value, { reportInput: true });
     return result.success ? undefined : firstIssue(jsonPath([key]), result.error);

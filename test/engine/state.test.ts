@@ -125,4 +125,16 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     const [task] = await engine.store.listTasks(run.id);
     expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.tags[+1]: expected string, got number 7' });
   });
+
+  it("checks what a custom reducer makes of a write against the schema", async () => {
+    const wf = workflow("custom-reducer", { state: z.object({ total: z.number().default(0) }), reducers: { total: (current: unknown, update: unknown) => `${String(current)}${String(update)}` } })
+      .node("a", () => ({ total: 5 }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.total: expected number, got string "05"' });
+    expect(await run.state()).toEqual({ total: 0 });
+  });
 });
