@@ -46,9 +46,9 @@ export function subgraphNode(
       let value = final[childKey];
       if (value === undefined) continue;
       const given = input[childKey];
-      // An append key handed to the child comes back with the child's additions at its end:
-      // only those are new to the parent.
-      if (parentState[parentKey]?.reducer === "append" && Array.isArray(value) && Array.isArray(given) && !def.output) {
+      // An append key handed to the child comes back, into the key it came from, with the child's
+      // additions at its end: only those are new to the parent (the mapping given or the default).
+      if (parentState[parentKey]?.reducer === "append" && inputMap[childKey] === parentKey && Array.isArray(value) && Array.isArray(given)) {
         value = value.slice(given.length);
       }
       update[parentKey] = value;

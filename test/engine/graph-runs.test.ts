@@ -192,6 +192,20 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect((await run.state()).notes).toEqual(["intro", "about owls"]);
   });
 
+  it("an explicit mapping of an append key there and back adds only what the child added", async () => {
+    const child = workflow("log-child", { state: z.object({ entries: z.array(z.string()).default([]) }), reducers: { entries: "append" } })
+      .node("note", (s) => ({ entries: [`child saw ${s.entries.length}`] }), { next: "END" })
+      .compile();
+    const parent = workflow("log-parent", { state: z.object({ log: z.array(z.string()).default([]) }), reducers: { log: "append" } })
+      .node("first", () => ({ log: ["p1"] }), { next: "sub" })
+      .subgraph("sub", child, { input: { entries: "log" }, output: { log: "entries" }, next: "END" })
+      .compile();
+    const engine = await harness.engine([parent]);
+    const run = await engine.start(parent);
+    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    expect((await run.state()).log).toEqual(["p1", "child saw 1"]);
+  });
+
   it("maps a sub-workflow over a list: one child run per item", async () => {
     const child = workflow("each", { state: z.object({ item: z.string().default(""), found: z.array(z.string()).default([]) }), reducers: { found: "append" } })
       .node("look", (s) => ({ found: [s.item.toUpperCase()] }), { next: "END" })
