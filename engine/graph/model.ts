@@ -18,7 +18,10 @@ export interface InterruptOptions {
   show?: Record<string, unknown>;
   /** Decisions the operator may take; default `["approve", "reject"]`. */
   decisions?: string[];
-  /** The response must match this schema (zod or JSON Schema); others are refused. */
+  /**
+   * A response given must match this schema (zod or JSON Schema); others are refused. A decision
+   * may come without one (approve: as proposed), except `respond`, which needs one.
+   */
   responseSchema?: z.ZodType | Record<string, unknown>;
   data?: unknown;
 }
