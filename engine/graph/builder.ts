@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { WorkflowError } from "../errors.js";
+import { WorkflowError, errorMessage } from "../errors.js";
 import type { CustomReducer, State } from "../state/ops.js";
 import { zodToKeySchema, type ReducerName } from "../state/schema.js";
 import { checkWorkflow } from "./check.js";
@@ -8,7 +8,7 @@ import { bindTools, type Tool } from "../llm/tools.js";
 import type { ModelProvider } from "../llm/types.js";
 import type { ApprovalDecision, Limits, LlmNodeDefinition, MapSpec, RetryPolicyInput } from "./definition.js";
 import type { CompiledWorkflow, NodeFunction, Router } from "./model.js";
-import { formatProblem } from "./problems.js";
+import { ProblemList, formatProblem } from "./problems.js";
 
 /** Edges and execution settings shared by every node kind, as in the JSON form. */
 export interface EdgeOptions<S extends State> {
@@ -137,12 +137,19 @@ export class WorkflowBuilder<S extends State> {
     const reducers = new Map<string, CustomReducer>();
     const keySchemas = new Map<string, z.ZodType>();
     const state: Record<string, Record<string, unknown>> = {};
+    const problems = new ProblemList();
     for (const [key, schema] of Object.entries(this.options.state.shape)) {
       const reducer = this.options.reducers?.[key];
       if (typeof reducer === "function") reducers.set(key, reducer);
       keySchemas.set(key, schema as z.ZodType);
+      let json: Record<string, unknown> = {};
+      try {
+        json = zodToKeySchema(schema as z.ZodType);
+      } catch (error) {
+        problems.error(["state", key], "BAD_STATE_SCHEMA", `${errorMessage(error)}: state is stored as JSON (a time as z.string() or z.number(), a map as z.record())`);
+      }
       state[key] = {
-        ...zodToKeySchema(schema as z.ZodType),
+        ...json,
         ...(reducer === undefined || reducer === "replace" ? {} : { reducer: typeof reducer === "function" ? "custom" : reducer }),
       };
     }
@@ -164,7 +171,7 @@ export class WorkflowBuilder<S extends State> {
         const child = typeof ref === "string" ? this.children.get(ref) : undefined;
         return child ? { definition: child.definition, version: child.version } : undefined;
       },
-    });
+    }, problems);
     const errors = result.problems.filter((p) => p.severity === "error");
     if (!result.definition || !result.version || errors.length > 0) {
       throw new WorkflowError(`workflow ${this.name} is invalid:\n${errors.map(formatProblem).join("\n")}`, result.problems);

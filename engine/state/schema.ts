@@ -93,7 +93,9 @@ function expandNullable(schema: unknown): unknown {
  * as data gives the same canonical text (and so the same workflow version).
  */
 export function zodToKeySchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  // State is stored as JSON: a type JSON cannot hold (a Date, a Map) throws, rather than being
+  // stored unchecked and coming back as something else after a restart.
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw" }) as JsonSchema;
   // A key the state may lack: undefined passes, and stays undefined (a default would fill it in).
   const absent = schema.safeParse(undefined);
   return absent.success && absent.data === undefined ? { ...rest, optional: true } : rest;

@@ -139,6 +139,18 @@ describe("workflow validation", () => {
     expect(problemsOf(variant((d: any) => (d.nodes.work.timeoutMs = 0))).map((p) => p.code)).not.toContain("NO_PATH_TO_END");
   });
 
+  it("refuses a state type that JSON cannot hold (a Date would come back a string after a restart)", () => {
+    const build = () => workflow("dated", { state: z.object({ at: z.date(), n: z.number().default(0) }) }).node("a", noop, { next: "END" }).compile();
+    expect(build).toThrow(WorkflowError);
+    try {
+      build();
+    } catch (error) {
+      expect((error as WorkflowError).problems).toEqual([
+        expect.objectContaining({ path: "$.state.at", code: "BAD_STATE_SCHEMA", message: expect.stringMatching(/^Date cannot be represented in JSON Schema: state is stored as JSON/) }),
+      ]);
+    }
+  });
+
   it("formats problems as the CLI prints them", () => {
     const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
     expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END)');
