@@ -67,6 +67,7 @@ export const KEYMAP = [
   { id: "decide", keys: ["x"], label: "other", help: "take another of the allowed decisions", group: "Operator panel", writes: true },
   { id: "next", keys: ["n"], label: "next", help: "next pending interrupt", group: "Operator panel" },
   { id: "prev", keys: ["N"], label: "prev", help: "previous pending interrupt", group: "Operator panel" },
+  { id: "whole", keys: ["v"], label: "whole", help: "show the whole request (question, values shown, data) as JSON", group: "Operator panel" },
 
   { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },

@@ -71,6 +71,22 @@ describe("operator panel", () => {
     await ui.waitFor("✓2");
   });
 
+  it("says when the request does not fit, and v shows it whole", async () => {
+    fx = fixture();
+    await settle(fx.engine, "travel-planner", { city: "Oslo" });
+    ui = await openPanel(fx);
+    await ui.resize(80, 12);
+    let frame = await ui.waitFor("… more than fits here: v shows the whole request");
+    expect(frame).toMatch(/a approve/);
+    await ui.press("v");
+    frame = await ui.waitFor("the whole request");
+    expect(frame).toContain('"question": "Book this trip?"');
+    await ui.press("G");
+    frame = await ui.waitFor(/^ }$/m);
+    await ui.press("esc");
+    await ui.waitFor(/Interrupt 1 of 1/);
+  });
+
   it("rejects only after confirming with a reason; the confirmation defaults to Cancel", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

@@ -159,6 +159,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     next: interrupts.length > 1 && (() => step(1)),
     prev: interrupts.length > 1 && (() => step(-1)),
     open: interrupt && (() => nav.push({ kind: "run", runId: interrupt.runId })),
+    whole: interrupt && (() => nav.push({ kind: "text", title: `interrupt ${interrupt.id}: the whole request`, lines: jsonLines(interrupt.request, width) })),
   });
 
   if (!interrupt) {
@@ -178,19 +179,26 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   for (const part of wrap(clean(interrupt.request.question ?? `(${interrupt.kind} interrupt at ${interrupt.node})`), width - 4).slice(0, 3)) {
     lines.push([seg(`  ${part}`, { bold: true })]);
   }
+  // Whether something was left out: the panel says so, and `v` shows it all.
+  let cut = false;
+  const upTo = (all: Line[], max: number) => {
+    if (all.length > max) cut = true;
+    return all.slice(0, max);
+  };
   const shown = Object.entries(interrupt.request.show ?? {});
   if (shown.length > 0) {
     lines.push([], [seg("  Shows", { color: MUTED })]);
+    if (shown.length > 6) cut = true;
     for (const [key, value] of shown.slice(0, 6)) {
       const label = `    ${clean(key)}: `;
       const one = inline(value, false, 400);
       // A value that does not fit on its line is shown as indented JSON, a few lines of it.
       if (one.length + label.length <= width || typeof value !== "object" || value === null) lines.push([seg(label, { color: ACCENT }), seg(one)]);
-      else lines.push([seg(label, { color: ACCENT })], ...jsonLines(value, width - 6).slice(0, 8).map((l) => [seg("     "), ...l]));
+      else lines.push([seg(label, { color: ACCENT })], ...upTo(jsonLines(value, width - 6), 8).map((l) => [seg("     "), ...l]));
     }
   }
   if (interrupt.request.data !== undefined) {
-    lines.push([], [seg("  Data", { color: MUTED })], ...jsonLines(interrupt.request.data, width - 4).slice(0, 6).map((l) => [seg("   "), ...l]));
+    lines.push([], [seg("  Data", { color: MUTED })], ...upTo(jsonLines(interrupt.request.data, width - 4), 6).map((l) => [seg("   "), ...l]));
   }
   // What can be decided always shows, whatever had to be cut above it.
   const tail: Line[] = [[]];
@@ -208,5 +216,6 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     if (others.length > 0) add("x", others.join(" / "));
     tail.push(keys);
   }
+  if (cut || lines.length > Math.max(1, height - tail.length)) tail.unshift([seg("  … more than fits here: v shows the whole request", { color: MUTED })]);
   return <Lines lines={[...lines.slice(0, Math.max(1, height - tail.length)), ...tail]} width={width} height={height} />;
 }
