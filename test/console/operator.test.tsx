@@ -163,6 +163,9 @@ describe("operator panel", () => {
       `if grep -q "^// ERROR" "$1"; then sed -i 's/"amount": 500/"amount": 15/' "$1"; else sed -i 's/"amount": 18/"amount": 500/' "$1"; fi`,
     );
     ui = await openPanel(fx, { editorCommand: editor });
+    // The keys say what they do here: e edits the proposal; no text answer, since it must be an object.
+    expect(ui.frame()).toContain("e edit the proposal in $EDITOR");
+    expect(ui.frame()).not.toContain("respond with text");
     await ui.press("e");
     let frame = await ui.waitFor("The edit is not valid; nothing was sent");
     expect(frame).toMatch(/the edited proposal is invalid at \$\.amount/);

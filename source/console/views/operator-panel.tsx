@@ -77,7 +77,10 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   const open = interrupt?.status === "pending";
   const allows = (d: string) => open && operator !== null && decisions.includes(d);
   const others = decisions.filter((d) => !KEYED.has(d));
-  const respondAs = decisions.includes("respond") ? "respond" : interrupt?.request.responseSchema ? decisions.find((d) => d !== "reject") : undefined;
+  // Text answers a question; a response that must be an object (a tool call's arguments) is edited with `e`.
+  const schemaType = interrupt?.request.responseSchema?.type;
+  const textAnswers = schemaType === undefined || schemaType === "string";
+  const respondAs = !textAnswers ? undefined : decisions.includes("respond") ? "respond" : interrupt?.request.responseSchema ? decisions.find((d) => d !== "reject") : undefined;
 
   const step = (delta: number) => {
     if (interrupts.length === 0) return;
@@ -211,7 +214,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     const add = (key: string, label: string) => keys.push(seg(key, { bold: true, color: ACCENT }), seg(` ${label}   `));
     if (decisions.includes("approve")) add("a", "approve");
     if (decisions.includes("reject")) add("r", "reject (with a reason)");
-    if (decisions.includes("edit")) add("e", "edit the state in $EDITOR");
+    if (decisions.includes("edit")) add("e", interrupt.request.responseSchema ? "edit the proposal in $EDITOR" : "edit the state in $EDITOR");
     if (respondAs) add("t", "respond with text");
     if (others.length > 0) add("x", others.join(" / "));
     tail.push(keys);
