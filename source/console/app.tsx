@@ -11,7 +11,7 @@ import { KeyRouterContext, useKeys } from "./hooks/use-keys.js";
 import { useTerminalSize } from "./hooks/use-size.js";
 import { ViewMemoryContext, forgetFrom, memoryFor } from "./hooks/use-remembered.js";
 import { KeyRouter, PRIORITY } from "./key-router.js";
-import { bindingsFor, type Handlers } from "./keymap.js";
+import { bindingsFor, keyLabel, keyName, type Handlers } from "./keymap.js";
 import { LiveFeed } from "./live.js";
 import { paletteCommand, paletteSuggestions } from "./palette.js";
 import { helpLines } from "./views/help.js";
@@ -102,7 +102,12 @@ export function Console(props: ConsoleProps) {
   }, [services]);
 
   useInput((input, key) => {
-    if (!closing.current) router.dispatch(input, key);
+    if (closing.current || router.dispatch(input, key)) return;
+    // An action key that applies to nothing on screen (kill on a node that is not running, retry on
+    // one that succeeded) says so rather than doing nothing in silence.
+    const name = keyName(input, key);
+    const binding = router.bindings.find((b) => b.keys.includes(name) && (b.writes || b.id === "diff"));
+    if (binding) setMessage({ tone: "info", text: `${keyLabel(name)} (${binding.label}): nothing here it applies to` });
   });
 
   const { nav, ui } = services;

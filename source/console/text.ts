@@ -119,7 +119,8 @@ export function ago(from: number, now: number): string {
 export function span(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const s = ms / 1000;
-  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)}s`;
+  // Floored, as ages are: a run 14.6 s old that ran 14.6 s reads "14s" for both, not "14s" and "15s".
+  if (s < 60) return `${s < 10 ? (Math.floor(s * 10) / 10).toFixed(1) : Math.floor(s)}s`;
   const m = s / 60;
   if (m < 60) return `${Math.floor(m)}m`;
   const h = m / 60;

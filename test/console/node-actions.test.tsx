@@ -91,6 +91,15 @@ describe("node actions", () => {
     expect((await fx.store.getRun(run.id))!.breakpoints).toEqual([]);
   });
 
+  it("says so when an action key applies to nothing selected (kill on a node that is not running)", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: run.id, tab: 1 } });
+    await ui.waitFor("1 Graph");
+    await ui.press("ctrl-k");
+    await ui.waitFor("ctrl-k (kill): nothing here it applies to");
+  });
+
   it("forks a new run from the selected checkpoint and opens it", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "task-queue");

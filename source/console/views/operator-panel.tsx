@@ -17,7 +17,7 @@ const KEYED = new Set(["approve", "reject", "edit", "respond"]);
 export function resolvedBy(interrupt: InterruptRecord): string {
   const r = interrupt.resolution;
   if (!r) return `interrupt ${interrupt.id} is already resolved`;
-  return `already resolved by ${clean(r.actor)} at ${clock(r.at)} (${clean(r.decision)}${r.reason ? `: ${clean(r.reason)}` : ""}); nothing was sent`;
+  return `already resolved by ${clean(r.actor)} at ${clock(r.at)} (${clean(r.decision)}${r.reason ? `: ${clean(r.reason)}` : ""})`;
 }
 
 /** The interrupt and its run, read again whenever the run changes (someone else may answer first). */
@@ -90,7 +90,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   const send = async (decision: string, input: { response?: unknown; patch?: unknown; reason?: string }) => {
     if (!operator || !interrupt) return;
     const fresh = await store.getInterrupt(interrupt.id);
-    if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: resolvedBy(fresh) });
+    if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: `${resolvedBy(fresh)}; nothing was sent` });
     const done = await act(ui, `${decision} ${interrupt.id}`, async () => (await operator.resolve(interrupt.id, { decision, ...input })).effect);
     if (done) nav.pop();
   };
@@ -115,7 +115,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
       (async () => {
         const resolveWith = async (input: { patch?: unknown; response?: unknown }, reason: string) => {
           const fresh = await store.getInterrupt(interrupt!.id);
-          if (fresh && fresh.status !== "pending") throw new Error(resolvedBy(fresh));
+          if (fresh && fresh.status !== "pending") throw new Error(`${resolvedBy(fresh)}; nothing was sent`);
           const effect = (await operator!.resolve(interrupt!.id, { decision: "edit", ...input, ...(reason ? { reason } : {}) })).effect;
           setTimeout(() => nav.pop(), 0);
           return effect;

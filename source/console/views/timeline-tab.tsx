@@ -34,7 +34,7 @@ export function TimelineTab({ detail, width, height }: { detail: RunDetail; widt
   const labelWidth = Math.min(28, Math.max(12, ...rows.map((r) => rowLabel(r).length)));
   const bar = Math.max(10, width - labelWidth - 24);
   const lines: Line[] = [
-    [seg(` ${fit(`${rows.length} attempts`, labelWidth)} `, { bold: true }), seg(axisLine(range, bar), { color: MUTED })],
+    [seg(` ${fit(`${rows.length} attempt${rows.length === 1 ? "" : "s"}`, labelWidth)} `, { bold: true }), seg(axisLine(range, bar), { color: MUTED })],
     [seg(` ${" ".repeat(labelWidth)} `), seg("· queued  █ ran (colour: outcome)  ┄ retry backoff or interrupt", { color: MUTED })],
   ];
   if (rows.length === 0) lines.push([seg(" no task has started yet", { color: MUTED })]);
