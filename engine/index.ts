@@ -21,6 +21,7 @@ export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";
 export { modelFromEnv, MODEL_ENV } from "./llm/env.js";
 export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
+export { parseJsonText } from "./graph/parse-json.js";
 export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
 export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
 export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";

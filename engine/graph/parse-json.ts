@@ -1,22 +1,28 @@
 import { parse, printParseErrorCode, visit, type ParseError } from "jsonc-parser";
 import { ProblemList } from "./problems.js";
 
+/** JSON text parsed, or its first syntax error in words, with its line and column. */
+export function parseJsonText(text: string, options: { comments?: boolean; trailingCommas?: boolean } = {}): { value: unknown; error?: undefined } | { error: string } {
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: options.trailingCommas ?? false, disallowComments: !options.comments });
+  if (errors.length === 0) return { value };
+  // The first error is the mistake; the parser's later ones mostly follow from it.
+  const { line, column } = lineColumn(text, errors[0]!.offset);
+  return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(errors[0]!.error))}` };
+}
+
 /**
  * Parses a workflow file's text. Syntax errors are reported with line and column; a node name
  * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE.
  */
 export function parseWorkflowText(text: string, problems: ProblemList): unknown {
-  const errors: ParseError[] = [];
-  const value = parse(text, errors, { allowTrailingComma: false, disallowComments: true });
-  if (errors.length > 0) {
-    for (const error of errors) {
-      const { line, column } = lineColumn(text, error.offset);
-      problems.error([], "BAD_JSON", `line ${line}, column ${column}: ${describe(printParseErrorCode(error.error))}`);
-    }
+  const parsed = parseJsonText(text);
+  if (parsed.error !== undefined) {
+    problems.error([], "BAD_JSON", parsed.error);
     return undefined;
   }
   findDuplicateKeys(text, problems);
-  return value;
+  return parsed.value;
 }
 
 function findDuplicateKeys(text: string, problems: ProblemList): void {

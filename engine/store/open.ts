@@ -54,7 +54,7 @@ async function openByKind(url: string, options: OpenStoreOptions): Promise<Store
   if (file === undefined) {
     throw new StoreError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
   }
-  if (file === "") throw new StoreError(`store URL ${url} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
+  if (file === "") throw new StoreError(`store URL ${JSON.stringify(url)} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
   if (options.durability !== undefined && !DURABILITIES.includes(options.durability)) {
     throw new StoreError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
   }

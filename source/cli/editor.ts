@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { UsageError, describeError } from "./errors.js";
+import { parseJsonText } from "../../engine/index.js";
 
 export interface EditOptions<T> {
   value: unknown;
@@ -44,13 +44,12 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
       if (saved.trim() === "") return { kind: "unchanged" };
       if (problem !== undefined && saved.trim() === body.trim()) throw new UsageError(`${problem} (the file was saved unchanged; nothing was applied)`);
       body = saved.trim();
-      const errors: ParseError[] = [];
-      const edited: unknown = parse(saved, errors, { allowTrailingComma: false, disallowComments: false });
-      if (errors.length > 0) {
-        const line = saved.slice(0, errors[0]!.offset).split("\n").length;
-        problem = `not valid JSON: ${printParseErrorCode(errors[0]!.error)} on line ${line} of the JSON`;
+      const parsed = parseJsonText(saved, { comments: true });
+      if (parsed.error !== undefined) {
+        problem = `not valid JSON at ${parsed.error}`;
         continue;
       }
+      const edited = parsed.value;
       if (isDeepStrictEqual(edited, options.value)) return { kind: "unchanged" };
       try {
         return { kind: "applied", result: await options.apply(edited) };

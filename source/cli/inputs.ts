@@ -15,6 +15,7 @@ export function readJsonArgument(flag: string, text: string): unknown {
   let origin = "";
   if (text.startsWith("@")) {
     const file = text.slice(1);
+    if (file === "") throw new UsageError(`--${flag} @ names no file: give @FILE, or @- for standard input`);
     origin = file === "-" ? " (from standard input)" : ` (from ${file})`;
     try {
       source = readTextFile(file === "-" ? 0 : file);

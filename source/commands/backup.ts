@@ -17,6 +17,7 @@ and -shm files and put the copy in its place.
   args: { min: 1, max: 1 },
   readsOnly: true,
   async run({ args, out, store }) {
+    if (args[0]!.trim() === "") throw new UsageError("backup needs the name of a new file for the copy");
     const opened = await store();
     if (!(opened instanceof SqliteStore)) {
       // The description, not the URL given: it has no password in it.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ValidationError, actionRegistry, checkWorkflowText, loadWorkflowText } from "../../engine/index.js";
+import { ValidationError, actionRegistry, checkWorkflowText, loadWorkflowText, parseJsonText } from "../../engine/index.js";
 import { applyStatePatch } from "../../engine/state/patch.js";
 import { StateValidator } from "../../engine/state/schema.js";
 
@@ -43,6 +43,13 @@ describe("messages about bad input", () => {
     for (const patch of [[{ op: "replace", path: "nights", value: 3 }], [{ op: "add", path: "/nights/x", value: 1 }]]) {
       expect(apply(patch)).toThrow(ValidationError);
     }
+  });
+
+  it("reports a JSON syntax error once, in words, with its line and column", () => {
+    expect(parseJsonText('{\n  "a": 1,\n  "b": @\n}')).toEqual({ error: "line 3, column 8: unexpected character" });
+    expect(parseJsonText("{ // note\n\"a\": 1 }", { comments: true })).toEqual({ value: { a: 1 } });
+    const problems = checkWorkflowText('{ "name": "x", "start": "a" "nodes": { "a": { "action": "x" } } ').problems;
+    expect(problems).toEqual([expect.objectContaining({ code: "BAD_JSON", message: "line 1, column 29: expected ','" })]);
   });
 
   it("names an unknown state type and a missing required field in a workflow file", () => {

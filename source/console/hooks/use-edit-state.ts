@@ -1,5 +1,4 @@
-import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
-import { StateValidator, diffStates, errorMessage, type State, type WorkflowDefinition } from "../../../engine/index.js";
+import { StateValidator, diffStates, errorMessage, parseJsonText, type State, type WorkflowDefinition } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import { clean } from "../text.js";
@@ -29,13 +28,9 @@ type Checked = { ok: true; value: State } | { ok: false; problem: string };
 
 /** Parses the saved file (comments allowed) and validates it. */
 export function checkEdit(text: string, validate: (value: unknown) => State): Checked {
-  const errors: ParseError[] = [];
-  const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (errors.length > 0) {
-    const e = errors[0]!;
-    const line = text.slice(0, e.offset).split("\n").length;
-    return { ok: false, problem: `not valid JSON at line ${line}: ${printParseErrorCode(e.error)}` };
-  }
+  const parsed = parseJsonText(text, { comments: true, trailingCommas: true });
+  if (parsed.error !== undefined) return { ok: false, problem: `not valid JSON at ${parsed.error}` };
+  const { value } = parsed;
   try {
     return { ok: true, value: validate(value) };
   } catch (error) {
