@@ -429,7 +429,7 @@ export class RunExecutor {
     for (const interrupt of batch.interrupts.values()) this.rs.interrupts.set(interrupt.id, interrupt);
     if (this.rs.run.status !== "running") {
       this.rs.launch = [];
-      this.finish(`run ${this.rs.run.status}${this.rs.run.reason ? ` (${this.rs.run.reason})` : ""}`);
+      this.finish(endedWhy(this.rs.run));
       return;
     }
     this.launchPending();
@@ -451,3 +451,11 @@ export class RunExecutor {
   }
 }
 
+
+/** Why a run stopped, in a worker's words: the error of a failed run, what a paused one waits on. */
+function endedWhy(run: RunRecord): string {
+  if (run.status === "failed" && run.error) return `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}`;
+  if (run.status === "paused") return `${run.reason ?? "paused"}${run.current.length > 0 ? ` at ${run.current.join(", ")}` : ""}`;
+  if (run.status === "queued") return run.waitingOn ? `waiting for child run ${run.waitingOn}` : run.wakeAt ? `waiting until ${new Date(run.wakeAt).toISOString()}` : "queued";
+  return run.status;
+}

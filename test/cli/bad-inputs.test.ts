@@ -78,6 +78,16 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     expect(worker.stderr).toMatch(/^\d+ queued runs? of ask-json left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
   });
 
+  it("a worker's line for a run that stopped says why: the failed node's error, what a paused run waits on", async () => {
+    const file = join(cli.dir, "boom.json");
+    const actions = join(cli.dir, "boom.mjs");
+    writeFileSync(file, JSON.stringify({ name: "boom", start: "explode", nodes: { explode: { action: "explode", retry: { maxAttempts: 1, onExhausted: "fail" } } } }));
+    writeFileSync(actions, "export default { explode: () => { throw new Error('kaboom'); } };\n");
+    const { runId } = await cli.json<{ runId: string }>(["start", file]);
+    const worker = await cli.run(["worker", "--once", "--actions", actions]);
+    expect(worker.stdout).toMatch(new RegExp(`^\\S+ run ${runId} failed: explode: node "explode" failed after 1 attempt\\(s\\): kaboom$`, "m"));
+  });
+
   it("resolve --respond goes with the decision given beside it; --edit without an editor or a terminal is refused", async () => {
     const file = join(cli.dir, "ask.json");
     const actions = join(cli.dir, "ask-actions.mjs");
