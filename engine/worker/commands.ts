@@ -10,7 +10,7 @@ import { applyStatePatch } from "../state/patch.js";
 import { checkJson } from "../state/schema.js";
 import { jsonBytes } from "../state/snapshot.js";
 import type { StateValidator } from "../state/schema.js";
-import type { CheckpointRecord, CommandRecord, InterruptRecord, PlanControl, RunRecord, TaskRecord } from "../store/records.js";
+import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type CommandRecord, type InterruptRecord, type PlanControl, type RunRecord, type TaskRecord } from "../store/records.js";
 import { alreadyResolved } from "../store/rules.js";
 
 /** Everything a command needs to know about a run to decide its effect. */
@@ -206,6 +206,7 @@ function prepareBreak(command: CommandRecord, view: RunView): Prepared {
 /** Kill on a run nobody executes: tasks left `running` by a lost worker become canceled. */
 function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
   const taskId = command.args.taskId as string | undefined;
+  if (TERMINAL_RUN_STATUSES.includes(view.run.status)) return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
   const running = view.tasks.filter((t) => t.status === "running" && (taskId === undefined || t.id === taskId));
   if (running.length === 0) {
     return refuse(new ConflictError(taskId ? `task ${taskId} is not running` : `run ${view.run.id} has no running task`));

@@ -132,3 +132,15 @@ export function pastMoment(flag: string, text: string, now = Date.now()): number
   if (probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== date) throw new UsageError(`--${flag} ${text}: ${day![0]} is not a day of the calendar`);
   return at;
 }
+
+/**
+ * A flag given once or more, each value a comma-separated list (`--status paused,failed` or
+ * `--status paused --status failed`). A value that lists nothing is refused rather than ignored.
+ */
+export function listFlag(flag: string, values: readonly string[] | undefined): string[] {
+  return (values ?? []).flatMap((value) => {
+    const items = value.split(",").map((item) => item.trim()).filter(Boolean);
+    if (items.length === 0) throw new UsageError(`--${flag} ${JSON.stringify(value)} lists nothing`);
+    return items;
+  });
+}

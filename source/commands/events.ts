@@ -1,6 +1,7 @@
 import { EVENT_TYPES, followRun, readAllEvents, type EventRecord, type EventType } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
+import { listFlag } from "../cli/inputs.js";
 import { describeEvent } from "../cli/event-text.js";
 import { clock } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
@@ -52,8 +53,7 @@ when it ends; following the store starts from now (unless --after) and runs unti
 function expandTypes(given: readonly string[]): EventType[] | undefined {
   if (given.length === 0) return undefined;
   const out = new Set<EventType>();
-  for (const raw of given.flatMap((t) => t.split(","))) {
-    const t = raw.trim();
+  for (const t of listFlag("type", given)) {
     const family = t.endsWith(".*") ? t.slice(0, -2) : t;
     const matches = EVENT_TYPES.filter((e) => e === t || e.startsWith(`${family}.`));
     if (matches.length === 0) throw new UsageError(`--type ${t}: no such event type (for example ${EVENT_TYPES.slice(0, 4).join(", ")}, or a family like task)`);

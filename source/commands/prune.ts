@@ -2,7 +2,7 @@ import { TERMINAL_RUN_STATUSES, pruneRuns, type RunStatus } from "../../engine/i
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { age, plural } from "../cli/format.js";
-import { pastMoment } from "../cli/inputs.js";
+import { listFlag, pastMoment } from "../cli/inputs.js";
 
 export const prune = defineCommand({
   name: "prune",
@@ -23,7 +23,7 @@ child runs have not all ended is kept and named. --dry-run lists the runs and de
   async run({ flags, out, store }) {
     if (!flags.endedBefore) throw new UsageError("prune needs --ended-before AGE|TIME (the runs that ended before it are deleted)");
     const before = pastMoment("ended-before", flags.endedBefore);
-    const statuses = (flags.status ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+    const statuses = listFlag("status", flags.status);
     for (const s of statuses) {
       if (!TERMINAL_RUN_STATUSES.includes(s as RunStatus)) throw new UsageError(`--status ${s}: only runs that ended are pruned (${TERMINAL_RUN_STATUSES.join(", ")})`);
     }

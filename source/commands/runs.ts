@@ -1,6 +1,7 @@
 import { RUN_STATUSES, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
+import { listFlag } from "../cli/inputs.js";
 import { age, runStatus } from "../cli/format.js";
 import { noteRoom } from "../cli/room.js";
 
@@ -19,7 +20,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
   args: { min: 0, max: 0 },
   readsOnly: true,
   async run({ flags, out, store }) {
-    const statuses = (flags.status ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+    const statuses = listFlag("status", flags.status);
     for (const s of statuses) {
       if (!RUN_STATUSES.includes(s as RunStatus)) throw new UsageError(`--status ${s}: not a run status (${RUN_STATUSES.join(", ")})`);
     }

@@ -2,7 +2,7 @@ import { MAX_WAIT_MS, RunHandle, loadWorkflowFile, startRun, type RunRecord } fr
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
-import { readJsonArgument } from "../cli/inputs.js";
+import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
 export const start = defineCommand({
@@ -31,14 +31,16 @@ config file) the workflow's actions are checked now.
     const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
+    const interruptBefore = listFlag("interrupt-before", flags.interruptBefore);
+    const interruptAfter = listFlag("interrupt-after", flags.interruptAfter);
     if (flags.timeout !== undefined && !(flags.timeout > 0 && flags.timeout * 1000 <= MAX_WAIT_MS)) {
       throw new UsageError(`--timeout ${flags.timeout}: give seconds, more than 0 and at most ${MAX_WAIT_MS / 1000}`);
     }
     const opened = await store();
     const runId = await startRun(opened, workflow, input, {
       actor: global.actor,
-      ...(flags.interruptBefore?.length ? { interruptBefore: flags.interruptBefore } : {}),
-      ...(flags.interruptAfter?.length ? { interruptAfter: flags.interruptAfter } : {}),
+      ...(interruptBefore.length ? { interruptBefore } : {}),
+      ...(interruptAfter.length ? { interruptAfter } : {}),
     });
     const handle = new RunHandle(opened, runId);
     if (!flags.wait) {

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { Worker, WorkflowRegistry, actionRegistry, type Store } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
-import { EXIT, countFlag } from "../cli/errors.js";
+import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { clock } from "../cli/format.js";
 import { clean, type Output } from "../cli/output.js";
 import { noteRoom } from "../cli/room.js";
@@ -13,6 +13,8 @@ export const worker = defineCommand({
   details: `Runs every stored workflow whose actions the loaded modules export. Any number of workers,
 in any number of processes, can share a store: each run is leased to one of them.
 --once executes what is runnable now and exits when nothing is (paused runs wait for you).
+--concurrency N runs up to N runs at once in this process (default 16).
+--id NAME names this worker in leases, events and the console (default: host name and process id).
 --snapshot-every N stores a full snapshot of the state every N checkpoints (default 64): reading
 any checkpoint's state then folds at most N deltas; a smaller N reads faster and stores more.
 Prints one line per run execution that ends here; --json prints { "runId", "status", "why" } per line.`,
@@ -28,6 +30,7 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
   stopsOnSignal: true,
   async run({ flags, out, store, actions, signal }) {
     const concurrency = countFlag("concurrency", flags.concurrency);
+    if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
     const registry = (await actions(flags.actions)) ?? actionRegistry({});
     if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");

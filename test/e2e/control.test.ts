@@ -31,6 +31,8 @@ describe("operator commands on live runs, across processes", () => {
     expect(events.find((e) => e.type === "operator.requested" && (e.payload as { command: string }).command === "kill")!.actor).toBe("operator:bob");
     expect(await cli.json(["state", runId])).toMatchObject({ limit: 2_000_000, stats: { primes: 148_933 } });
 
+    const kill = await cli.run(["kill", runId, "--reason", "late"]);
+    expect([kill.code, kill.stderr]).toEqual([3, `pitwall kill: run ${runId} has ended (succeeded)\n`]);
     const [noReason, ended] = await Promise.all([cli.run(["cancel", runId]), cli.run(["cancel", runId, "--reason", "late"])]);
     expect([noReason.code, noReason.stderr]).toEqual([2, "pitwall cancel: cancel needs --reason TEXT\n"]);
     expect([ended.code, ended.stderr]).toEqual([3, `pitwall cancel: run ${runId} has already ended (succeeded)\n`]);
