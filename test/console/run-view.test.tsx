@@ -183,6 +183,9 @@ describe("run view: events, state, checkpoints, timeline", () => {
     await ui.press("d");
     await ui.waitFor("checkpoint 0 → 3");
     expect(ui.frame()).toContain("+ $.notes +5 items");
+    // A line longer than the screen is wrapped, so the appended items are read to the last one.
+    expect(ui.frame()).toMatch(/"itinerary\n\s+ready"\]/);
+    expect(ui.frame()).not.toContain("…");
   });
 
   it("draws a waterfall of attempts: the retry, its wait, outcomes and durations", async () => {

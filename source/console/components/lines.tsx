@@ -33,6 +33,36 @@ export function fitLine(line: Line, max: number): Line {
   return out;
 }
 
+/**
+ * A line too wide for `width` columns as several rows, each segment keeping its style: a long
+ * value in a diff or a payload is read whole instead of ending in "…". Rows after the first
+ * start with `indent`.
+ */
+export function wrapLine(line: Line, width: number, indent = "  "): Line[] {
+  if (lineWidth(line) <= width || width <= indent.length + 1) return [line];
+  const rows: Line[] = [];
+  let row: Line = [];
+  let used = 0;
+  for (const s of line) {
+    let text = "";
+    for (const char of s.text) {
+      const w = displayWidth(char);
+      if (used + w > width) {
+        if (text) row.push({ ...s, text });
+        rows.push(row);
+        row = [{ text: indent }];
+        used = indent.length;
+        text = "";
+      }
+      text += char;
+      used += w;
+    }
+    if (text) row.push({ ...s, text });
+  }
+  rows.push(row);
+  return rows;
+}
+
 export function lineWidth(line: Line): number {
   return line.reduce((n, s) => n + displayWidth(s.text), 0);
 }

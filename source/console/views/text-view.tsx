@@ -1,12 +1,14 @@
-import { Lines, seg, type Line } from "../components/lines.js";
+import { useMemo } from "react";
+import { Lines, seg, wrapLine, type Line } from "../components/lines.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { MUTED } from "../theme.js";
 
-/** A scrollable page of lines: help, an event's payload, a value shown whole, a diff. */
-export function TextView({ title, lines, width, height }: { title: string; lines: Line[]; width: number; height: number }) {
+/** A scrollable page of lines, long ones wrapped: help, an event's payload, a value shown whole, a diff. */
+export function TextView({ title, lines: given, width, height }: { title: string; lines: Line[]; width: number; height: number }) {
+  const lines = useMemo(() => given.flatMap((line) => wrapLine(line, width)), [given, width]);
   const [top, setTop] = useRemembered("top", 0);
   const page = Math.max(1, height - 1);
   const last = Math.max(0, lines.length - page);
