@@ -139,3 +139,12 @@ export function clock(at: number): string {
   const two = (n: number) => String(n).padStart(2, "0");
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }
+
+/** `text` in at most `max` columns, cut at its start: "…/runs/s2.db" keeps what tells stores apart. */
+export function elideStart(text: string, max: number): string {
+  if (displayWidth(text) <= max) return text;
+  const chars = [...text];
+  let kept = "";
+  for (let i = chars.length - 1; i >= 0 && displayWidth(chars[i] + kept) <= max - 1; i--) kept = chars[i] + kept;
+  return `…${kept}`;
+}

@@ -54,6 +54,8 @@ export interface HarnessOptions {
   initial?: ViewEntry;
   /** How long store events are gathered before the screen updates (default 20 ms). */
   coalesceMs?: number;
+  /** What the header names the store (default memory:test). */
+  storeLabel?: string;
 }
 
 /**
@@ -66,7 +68,7 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
       store={options.store}
       actor={options.actor ?? "tester"}
       readOnly={options.readOnly ?? false}
-      storeLabel="memory:test"
+      storeLabel={options.storeLabel ?? "memory:test"}
       editor={options.editor ?? systemEditor(options.editorCommand ?? "false", (fn) => fn())}
       coalesceMs={options.coalesceMs ?? 20}
       {...(options.initial ? { initial: options.initial } : {})}

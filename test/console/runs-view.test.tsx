@@ -93,6 +93,17 @@ describe("runs view", () => {
     expect(parentLine()).toMatch(/ 1$/);
   });
 
+  it("cuts a long store path in the header before the pending badge and the counts", async () => {
+    fx = fixture();
+    await settle(fx.engine, "travel-planner");
+    const label = `sqlite:/srv/${"deeply/nested/".repeat(6)}stores/production.db`;
+    ui = await openConsole({ store: fx.store, storeLabel: label });
+    const header = (await ui.waitFor("⚑ 1 pending")).split("\n")[0]!;
+    expect(header).toContain("…");
+    expect(header).toContain("stores/production.db");
+    expect(header).toMatch(/‖1/);
+  });
+
   it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {
     fx = fixture();
     const first = await settle(fx.engine, "task-queue");

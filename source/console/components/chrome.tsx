@@ -2,7 +2,7 @@ import { RUN_STATUSES } from "../../../engine/index.js";
 import { useServices, useSnapshot, type Message } from "../context.js";
 import { useAvailableKeys } from "../hooks/use-keys.js";
 import { keyLabel, type Binding } from "../keymap.js";
-import { bytes, clean } from "../text.js";
+import { bytes, clean, displayWidth, elideStart } from "../text.js";
 import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
 import { Lines, fitLine, lineWidth, padLine, seg, type Line } from "./lines.js";
 
@@ -10,7 +10,8 @@ import { Lines, fitLine, lineWidth, padLine, seg, type Line } from "./lines.js";
 export function Header({ width }: { width: number }) {
   const { storeLabel, actor, readOnly } = useServices();
   const snap = useSnapshot();
-  const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), seg(clean(storeLabel), { color: ACCENT }), seg(`  ${actor}`, { color: MUTED })];
+  const label = seg(clean(storeLabel), { color: ACCENT });
+  const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), label, seg(`  ${actor}`, { color: MUTED })];
   if (readOnly) line.push(seg("  RO", { bold: true, color: "yellow" }));
   const room = snap.room;
   if (room && room.state !== "ok") {
@@ -27,6 +28,9 @@ export function Header({ width }: { width: number }) {
     const look = RUN_LOOK[status];
     line.push(seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 }));
   }
+  // A long store path gives way before the badges and counts do: its start is cut, its file name kept.
+  const over = lineWidth(line) - width;
+  if (over > 0) label.text = elideStart(label.text, Math.max(12, displayWidth(label.text) - over));
   return <Lines lines={[line]} width={width} />;
 }
 
