@@ -104,6 +104,19 @@ describe("runs view", () => {
     expect(header).toMatch(/‖1/);
   });
 
+  it("keeps its columns in place while paging, and says which rows are shown", async () => {
+    fx = fixture();
+    for (let i = 0; i < 30; i++) await settle(fx.engine, "task-queue");
+    await settle(fx.engine, "trip-parent");
+    ui = await openConsole({ store: fx.store });
+    const columnsLine = () => ui!.lines().find((l) => l.includes("WORKFLOW")) ?? "";
+    await ui.waitFor(/1-\d+ shown/);
+    const before = columnsLine();
+    await ui.press("pgdn", "pgdn");
+    await ui.waitFor(/ (?!1-)\d+-\d+ shown/);
+    expect(columnsLine()).toBe(before);
+  });
+
   it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {
     fx = fixture();
     const first = await settle(fx.engine, "task-queue");

@@ -211,22 +211,23 @@ export function RunsView({ width, height }: { width: number; height: number }) {
       }),
   });
 
-  const visible = rows.slice(start, start + listHeight);
-  const c = columns(
-    width,
-    Math.max(0, ...visible.map((r) => displayWidth(idLabel(r)))),
-    Math.max(0, ...visible.map((r) => displayWidth(r.run.workflow))),
+  // Widths from every row, not the page shown: columns stay put while paging.
+  const widths = useMemo(
+    () => ({ id: rows.reduce((m, r) => Math.max(m, displayWidth(idLabel(r))), 0), workflow: rows.reduce((m, r) => Math.max(m, displayWidth(r.run.workflow)), 0) }),
+    [rows],
   );
+  const c = columns(width, widths.id, widths.workflow);
+  const shownTo = Math.min(rows.length, start + listHeight);
   const title: Line = [
     seg(" Runs ", { bold: true }),
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
-    seg("  by recent activity", { color: MUTED }),
+    seg(`  by recent activity${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
     ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
   ];
   const lines: Line[] = [title, headerLine(c)];
   if (!snap.ready) lines.push([seg(" reading runs…", { color: MUTED })]);
   else if (rows.length === 0) lines.push([seg(filterText ? " no run matches the filter (esc clears it)" : " no runs yet", { color: MUTED })]);
-  for (let i = start; i < Math.min(rows.length, start + listHeight); i++) {
+  for (let i = start; i < shownTo; i++) {
     const { run } = rows[i]!;
     const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
     lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child));
