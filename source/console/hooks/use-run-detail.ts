@@ -109,7 +109,12 @@ export function useRunDetail(runId: string): { detail?: RunDetail; error?: strin
       if (!change.runs.has(runId)) return;
       if (detail) {
         const progress = new Map(detail.progress);
-        for (const event of change.events) if (event.runId === runId && event.type === "node.progress") takeProgress(progress, event);
+        for (const event of change.events) {
+          if (event.runId !== runId) continue;
+          if (event.type === "node.progress") takeProgress(progress, event);
+          // A new attempt starts from nothing: the last one's percentage is not its progress.
+          else if (event.type === "task.started") progress.delete((event.payload as EventPayloads["task.started"]).node);
+        }
         detail = { ...detail, progress };
       }
       void load();
