@@ -49,6 +49,17 @@ describe("run view: graph", () => {
     expect(ui.frame()).toContain(" approve · step 4: waiting, 1 attempt");
   });
 
+  it("draws the nodes a fork's source ran before the fork point as done, not idle", async () => {
+    fx = fixture();
+    const source = await settle(fx.engine, "travel-planner");
+    const forkId = (await fx.engine.operator("ann").fork(source.id, 2)).result.runId as string;
+    await fx.engine.run(forkId).wait({ timeoutMs: 10_000 });
+    ui = await openRun(forkId, 0);
+    const frame = await ui.waitFor("plan");
+    expect(frame).toMatch(/✓ plan/);
+    expect(frame).not.toMatch(/○ plan/);
+  });
+
   it("draws a loop as an annotation with visit counts, and YES/NO routes", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "task-queue");

@@ -32,7 +32,9 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
   for (const node of nodes) {
     const own = latest.get(node) ?? [];
     const interrupt = pending.get(node);
-    let status: NodeStatus = own.length === 0 ? "idle" : PRIORITY.find((p) => own.some((t) => t.status === p)) ?? "succeeded";
+    // A node with visits but no task here ran before this run's history began: a fork's source ran it.
+    const ranBefore = own.length === 0 && (visits[node] ?? 0) > 0;
+    let status: NodeStatus = own.length === 0 ? (ranBefore ? "succeeded" : "idle") : PRIORITY.find((p) => own.some((t) => t.status === p)) ?? "succeeded";
     if (interrupt) status = "waiting";
     if (node === END) status = run.status === "succeeded" ? "succeeded" : "idle";
     const inStep = own.some((t) => t.step === run.step + 1 && t.status !== "succeeded");
