@@ -34,6 +34,8 @@ export interface PromptRequest {
   hint?: string;
   /** Suggestions for the text typed so far; `tab` takes the first. */
   complete?: (text: string) => string[];
+  /** Called with the text at each change, for a view that follows it live (the runs filter). */
+  onChange?: (text: string) => void;
 }
 
 export type Dialog =

@@ -201,6 +201,20 @@ describe("runs view", () => {
     await ui.waitFor("no run matches the filter");
   });
 
+  it("filters live as the filter is typed; esc puts back the filter there was", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const done = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(done.id);
+    await ui.press("/");
+    await ui.type("status:paused");
+    await ui.waitFor((f) => f.includes(paused.id) && !f.includes(done.id));
+    await ui.press("esc");
+    await ui.waitFor((f) => f.includes(paused.id) && f.includes(done.id));
+    expect(ui.frame()).not.toContain("filter: status:paused");
+  });
+
   it("takes apart keys that arrive in one chunk (a paste, fast typing): backspaces delete, a last enter applies, jjj moves three rows", async () => {
     fx = fixture();
     const runs: RunRecord[] = [];

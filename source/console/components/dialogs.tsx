@@ -106,9 +106,16 @@ export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind
         (() => {
           const first = dialog.complete?.(textNow.current)[0];
           if (first) setText(() => first);
+          if (first) dialog.onChange?.(first);
         }),
     },
-    { modal: true, text: (input, name) => setText((t) => editText(t, input, name)) },
+    {
+      modal: true,
+      text: (input, name) => {
+        setText((t) => editText(t, input, name));
+        dialog.onChange?.(textNow.current);
+      },
+    },
   );
   const lines: Line[] = [
     [seg(`${dialog.title} `, { bold: true, color: ACCENT }), seg(text), seg("█", { color: ACCENT })],

@@ -171,10 +171,13 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   useKeys(PRIORITY.view, {
     ...listHandlers(rows.length, index, listHeight, (i) => setSelectedId(rows[i]?.run.id)),
     open: selected && (() => nav.push({ kind: "run", runId: selected.run.id })),
-    filter: () =>
-      void ui.prompt({ title: "/", initial: filterText, hint: "text · status:paused · workflow:NAME — enter apply · esc cancel" }).then((text) => {
-        if (text !== undefined) setFilterText(text.trim());
-      }),
+    filter: () => {
+      // The list follows the filter as it is typed (as k9s does); esc puts the one before back.
+      const before = filterText;
+      void ui
+        .prompt({ title: "/", initial: filterText, hint: "text · status:paused · workflow:NAME — enter keeps · esc cancels", onChange: (text) => setFilterText(text.trim()) })
+        .then((text) => setFilterText(text === undefined ? before : text.trim()));
+    },
     back: filterText !== "" && (() => setFilterText("")),
     toggle: selected && selected.run && rows[index]!.children > 0 && (() => setFold(selected.run.id, !selected.folded)),
     fold: selected && selected.children > 0 && !selected.folded && (() => setFold(selected.run.id, true)),
