@@ -141,11 +141,10 @@ describe("runs view", () => {
   it("keeps the selection on the same run while new activity moves the rows", async () => {
     fx = fixture();
     const older = await settle(fx.engine, "task-queue");
-    await settle(fx.engine, "task-queue");
+    const second = await settle(fx.engine, "task-queue");
     ui = await openConsole({ store: fx.store });
-    await ui.waitFor(older.id);
-    await ui.press("j");
-    expect(selectedLine(ui)).toContain(older.id);
+    await ui.waitFor((f) => f.includes(older.id) && f.includes(second.id));
+    while (!selectedLine(ui).includes(older.id)) await ui.press("j");
     const newer = await settle(fx.engine, "task-queue");
     await ui.waitFor(newer.id);
     expect(ui.lines().findIndex((l) => l.includes(newer.id))).toBeLessThan(ui.lines().findIndex((l) => l.includes(older.id)));
