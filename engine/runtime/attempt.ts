@@ -53,7 +53,9 @@ export function startAttempt(
   const execution = (async (): Promise<AttemptOutcome> => {
     try {
       const result = await node.run(state, ctx);
-      if (cause) return outcomeOfAbort(cause, node.name, options);
+      // A kill, a cancel or a timeout discards a late result; a worker shutting down keeps one
+      // that came back within its grace period (the work is done: running it again would repeat it).
+      if (cause && cause !== "shutdown") return outcomeOfAbort(cause, node.name, options);
       if (ctx.raised) return pauseOutcome(ctx.raised);
       return normalizeResult(node.name, result);
     } catch (error) {

@@ -63,6 +63,13 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
       return;
     }
     case "canceled": {
+      // An at-most-once task stopped part-way by its worker shutting down may have done some of
+      // its work: an operator decides, as after a crash.
+      if (outcome.cause === "shutdown" && rs.nodeDefinition(task.node)?.atMostOnce) {
+        const attempts = closeAttempt(task, "interrupted", now, "worker shut down");
+        askAboutAtMostOnce(rs, { ...task, attempts }, now, "its worker shut down while it ran");
+        return;
+      }
       const reason = outcome.cause === "killed" ? "killed by operator" : outcome.cause;
       const canceled = transitionTask(task, "canceled", { attempts: closeAttempt(task, "canceled", now, reason), endedAt: now });
       rs.setTask(canceled, rs.events.task(canceled, "task.canceled", { node: task.node, reason }));
@@ -139,26 +146,31 @@ export function recoverLostTasks(rs: RunState): void {
       failTask(rs, task, new Error(`worker lost while running "${task.node}" (attempt ${task.attempts.length})`), WORKER_LOST, at);
       continue;
     }
-    const interruptId = derivedId("int", task.id, "recovery", task.attempts.length);
     const attempts = closeAttempt(task, "interrupted", at, "worker lost", WORKER_LOST);
-    const interrupted = transitionTask(task, "interrupted", { attempts, waitingFor: { kind: "interrupt", interruptId } });
-    rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
-    rs.addInterrupt({
-      id: interruptId,
-      runId: rs.run.id,
-      taskId: task.id,
-      node: task.node,
-      step: task.step,
-      kind: "recovery",
-      request: {
-        question: `Node "${task.node}" runs at most once, and its worker was lost while it ran. It may have done part of its work. Run it again, or skip it?`,
-        decisions: ["retry", "skip"],
-      },
-      status: "pending",
-      resolution: null,
-      createdAt: at,
-    });
+    askAboutAtMostOnce(rs, { ...task, attempts }, at, "its worker was lost while it ran");
   }
+}
+
+/** An at-most-once task that may have done part of its work: interrupted for an operator to retry or skip. */
+function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, what: string): void {
+  const interruptId = derivedId("int", task.id, "recovery", task.attempts.length);
+  const interrupted = transitionTask(task, "interrupted", { waitingFor: { kind: "interrupt", interruptId } });
+  rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
+  rs.addInterrupt({
+    id: interruptId,
+    runId: rs.run.id,
+    taskId: task.id,
+    node: task.node,
+    step: task.step,
+    kind: "recovery",
+    request: {
+      question: `Node "${task.node}" runs at most once, and ${what}. It may have done part of its work. Run it again, or skip it?`,
+      decisions: ["retry", "skip"],
+    },
+    status: "pending",
+    resolution: null,
+    createdAt: at,
+  });
 }
 
 /**

@@ -290,6 +290,38 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(succeeded.map((e) => e.payload)).toEqual([expect.objectContaining({ node: "charge", skipped: true })]);
   });
 
+  it("keeps the result of a node that finishes while its worker shuts down, instead of running it again", async () => {
+    let runs = 0;
+    const wf = workflow("finish-on-stop", { state })
+      .node("pay", async () => (runs++, await sleep(150), { n: runs }), { next: "END" })
+      .compile();
+    const first = await harness.engine([wf]);
+    const run = await first.start(wf);
+    await until(() => runs === 1, 5_000, "pay running");
+    await first.worker!.stop();
+    const next = await harness.engine([wf], { store: first.store });
+    expect((await next.run(run.id).wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect(runs).toBe(1);
+    expect(await next.run(run.id).state()).toMatchObject({ n: 1 });
+  });
+
+  it("interrupts an at-most-once node its worker stopped part-way when shutting down, instead of running it again", async () => {
+    let runs = 0;
+    const wf = workflow("once-on-stop", { state })
+      .node("charge", (_s, ctx) => (runs++, new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)))), { atMostOnce: true, next: "END" })
+      .compile();
+    const first = await harness.engine([wf]);
+    const run = await first.start(wf);
+    await until(() => runs === 1, 5_000, "charge running");
+    await first.worker!.stop();
+    const next = await harness.engine([wf], { store: first.store });
+    const paused = await next.run(run.id).wait({ timeoutMs: 5_000 });
+    expect(paused).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [pending] = await pendingOf(next, run.id);
+    expect(pending).toMatchObject({ kind: "recovery", node: "charge", request: { question: expect.stringContaining("its worker shut down while it ran") } });
+    expect(runs).toBe(1);
+  });
+
   it("runs a task a lost worker left running again, also without a retry policy, and records the lost attempt", async () => {
     let runs = 0;
     const wf = workflow("lost-no-policy", { state })
