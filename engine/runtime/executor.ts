@@ -131,7 +131,7 @@ export class RunExecutor {
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.max(50, this.options.leaseMs / 3));
     try {
       await this.load(this.rs.run);
-      if (recovered && this.rs.run.recoveries > this.options.maxRecoveries) {
+      if (recovered && (this.rs.run.lostInARow ?? 0) > this.options.maxRecoveries) {
         quarantine(this.rs);
         await this.commit();
         return this.end!;
@@ -402,6 +402,8 @@ export class RunExecutor {
     }
     const batch = this.rs.batch;
     this.rs.batch = new Batch();
+    // A committed step is progress: workers lost before it no longer count towards poison.
+    if (batch.checkpoint && (this.rs.run.lostInARow ?? 0) > 0) batch.patchRun({ lostInARow: 0 });
     // Unique without randomness: no two owners share a fence, and this owner counts its commits.
     const commit = batch.toCommit(this.rs.run.id, this.fence, expect, `c${this.fence}.${++this.commits}`);
     const deadline = Date.now() + this.options.leaseMs;

@@ -74,6 +74,7 @@ export function newRun(options: NewRunOptions): NewRun {
     current: [],
     pendingInterrupts: 0,
     recoveries: 0,
+    lostInARow: 0,
     eventCount: 0,
     barriers: {},
     lastCommit: null,

@@ -181,7 +181,7 @@ export function quarantine(rs: RunState): void {
   const at = Date.now();
   const lost = [...rs.tasks.values()].filter((t) => t.status === "running");
   for (const task of lost) {
-    const message = `worker lost while running "${task.node}"; run paused as poison after ${rs.run.recoveries} lost workers`;
+    const message = `worker lost while running "${task.node}"; run paused as poison after ${rs.run.lostInARow ?? rs.run.recoveries} workers lost in a row without a step committed`;
     const failed = transitionTask(task, "failed", {
       attempts: closeAttempt(task, "failed", at, message, WORKER_LOST),
       error: { message, code: WORKER_LOST },

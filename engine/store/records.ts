@@ -59,6 +59,11 @@ export interface RunRecord {
   pendingInterrupts: number;
   /** How many times the run was taken over after its owner stopped renewing its lease. */
   recoveries: number;
+  /**
+   * Take-overs since the run last made progress (committed a step) or an operator acted on it:
+   * past the worker's `maxRecoveries` the run pauses as poison. Absent in runs stored before it.
+   */
+  lostInARow?: number;
   /** Number of the run's last event (events of a run are numbered 1, 2, 3... without gaps). */
   eventCount: number;
   /** Fan-in arrivals after the planning of the step in progress (see PlanControl.barriers). */
@@ -86,6 +91,7 @@ export type RunPatch = Partial<
     | "interruptAfter"
     | "current"
     | "barriers"
+    | "lostInARow"
   >
 >;
 

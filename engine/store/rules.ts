@@ -125,6 +125,7 @@ export function claimPatch(run: RunRecord, owner: string, leaseMs: number, fence
     wakeAt: null,
     startedAt: run.startedAt ?? now,
     recoveries: run.recoveries + (recovered ? 1 : 0),
+    lostInARow: (run.lostInARow ?? 0) + (recovered ? 1 : 0),
     updatedAt: now,
   };
 }

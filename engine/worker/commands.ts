@@ -46,11 +46,11 @@ export async function prepareCommand(command: CommandRecord, view: RunView): Pro
   try {
     switch (command.type) {
       case "resolve":
-        return await prepareResolve(command, view, events);
+        return operatorActed(view, await prepareResolve(command, view, events));
       case "update":
-        return prepareUpdate(command, view, events);
+        return operatorActed(view, prepareUpdate(command, view, events));
       case "retry":
-        return prepareRetry(command, view, events);
+        return operatorActed(view, prepareRetry(command, view, events));
       case "break":
       case "unbreak":
         return prepareBreak(command, view);
@@ -65,6 +65,12 @@ export async function prepareCommand(command: CommandRecord, view: RunView): Pro
     if (isPitwallError(error)) return refuse(error);
     throw error;
   }
+}
+
+/** An operator who answers, edits or retries has looked at the run: lost workers count from zero again. */
+function operatorActed(view: RunView, prepared: Prepared): Prepared {
+  if (prepared.ok && (view.run.lostInARow ?? 0) > 0) prepared.batch.patchRun({ lostInARow: 0 });
+  return prepared;
 }
 
 async function prepareResolve(command: CommandRecord, view: RunView, events: EventFactory): Promise<Prepared> {

@@ -8,11 +8,11 @@ import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), note: z.string().default("") });
 
-/** A worker that claims a run, marks the first step's node running, and dies (its lease runs out). */
-async function dieWhileRunning(engine: Engine, runId: string, node: string, leaseMs: number): Promise<void> {
+/** A worker that claims a run, marks a node of the step running (the first step's by default), and dies (its lease runs out). */
+async function dieWhileRunning(engine: Engine, runId: string, node: string, leaseMs: number, step = 1): Promise<void> {
   const claim = (await engine.store.claimRun({ owner: "dead", leaseMs, runId }))!;
   const startedAt = Date.now();
-  const task = newTaskRecord({ id: `${runId}:1:${node}`, runId, step: 1, node, index: null, createdAt: startedAt });
+  const task = newTaskRecord({ id: `${runId}:${step}:${node}`, runId, step, node, index: null, createdAt: startedAt });
   const running = { ...task, status: "running" as const, worker: "dead", startedAt, attempts: [{ n: 1, worker: "dead", startedAt, endedAt: null, outcome: null }] };
   await engine.store.commit({ id: newId("c"), runId, fence: claim.fence, tasks: [running] });
 }
@@ -320,6 +320,31 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const [pending] = await pendingOf(next, run.id);
     expect(pending).toMatchObject({ kind: "recovery", node: "charge", request: { question: expect.stringContaining("its worker shut down while it ran") } });
     expect(runs).toBe(1);
+  });
+
+  it("counts toward poison only the workers lost in a row: a committed step starts the count again", async () => {
+    let release: () => void = () => undefined;
+    let starts = 0;
+    const wf = workflow("lossy", { state })
+      .node("a", () => ({ n: 1 }), { next: "b" })
+      .node("b", (_s, ctx) => new Promise((resolve, reject) => (starts++, (release = () => resolve({ n: 2 })), ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)))), { next: "END" })
+      .compile();
+    const starter = await harness.engine([wf], { worker: false });
+    const run = await starter.start(wf);
+    const lose = async (node: string, step: number) => (await dieWhileRunning(starter, run.id, node, 50, step), await sleep(80));
+    await lose("a", 1);
+    await lose("a", 1);
+    // Two workers lost in a row: within maxRecoveries 2. This one commits step 1, then stops cleanly during b.
+    const second = await harness.engine([wf], { store: starter.store, worker: { maxRecoveries: 2 } });
+    await until(() => starts === 1, 5_000, "b running");
+    await second.worker!.stop();
+    await lose("b", 2);
+    await lose("b", 2);
+    const third = await harness.engine([wf], { store: starter.store, worker: { maxRecoveries: 2 } });
+    await until(() => starts === 2, 5_000, "b running again");
+    release();
+    expect(await run.wait({ until: "end", timeoutMs: 5_000 })).toMatchObject({ status: "succeeded", recoveries: 4 });
+    void third;
   });
 
   it("runs a task a lost worker left running again, also without a retry policy, and records the lost attempt", async () => {

@@ -6,7 +6,8 @@ import type { RunPatch, RunRecord } from "../records.js";
  * and change the few fields they reason about (status, fence, lease, head...) without parsing
  * JSON. Nullable scalars are absent fields; structured values are JSON text.
  */
-type FieldKind = "string" | "string?" | "number" | "number?" | "json";
+/** `count`: a number that runs stored before the field existed lack, read as 0. */
+type FieldKind = "string" | "string?" | "number" | "number?" | "count" | "json";
 
 const RUN_FIELDS = {
   id: "string",
@@ -36,6 +37,7 @@ const RUN_FIELDS = {
   current: "json",
   pendingInterrupts: "number",
   recoveries: "number",
+  lostInARow: "count",
   eventCount: "number",
   barriers: "json",
   lastCommit: "string?",
@@ -69,9 +71,10 @@ export function decodeRun(hash: Record<string, string>): RunRecord | undefined {
     const text = hash[field];
     if (text === undefined) {
       if (kind === "string?" || kind === "number?") run[field] = null;
+      else if (kind === "count") run[field] = 0;
       else throw new StoreError(`run ${hash.id} in Redis has no field "${field}": the store is damaged or was written by another program`);
     } else if (kind === "json") run[field] = JSON.parse(text);
-    else if (kind === "number" || kind === "number?") run[field] = Number(text);
+    else if (kind === "number" || kind === "number?" || kind === "count") run[field] = Number(text);
     else run[field] = text;
   }
   return run as unknown as RunRecord;

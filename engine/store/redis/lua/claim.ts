@@ -78,7 +78,10 @@ local function take(id, lease_held)
     'fence', fmt(fence), 'updatedAt', NOW, '_claimReq', request, '_claimRecovered', recovered and '1' or '0')
   redis.call('HDEL', rk, 'wakeAt')
   if not f[2] then redis.call('HSET', rk, 'startedAt', NOW) end
-  if recovered then redis.call('HINCRBY', rk, 'recoveries', 1) end
+  if recovered then
+    redis.call('HINCRBY', rk, 'recoveries', 1)
+    redis.call('HINCRBY', rk, 'lostInARow', 1)
+  end
   redis.call('SET', K.g('claim-req:' .. request), id, 'PX', 60000)
   index_run(id, f[1])
   schedule(id)
