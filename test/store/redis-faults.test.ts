@@ -71,6 +71,21 @@ describe("Redis store: connection faults", () => {
     silent.close();
   });
 
+  it("fails a command, in one line, when the server stops answering but keeps the connection open", async () => {
+    const store = await RedisStore.open(`${server.url}/0?prefix=frozen:`, { commandTimeoutMs: 400 });
+    try {
+      server.pause();
+      const started = Date.now();
+      await expect(store.getRun("run-any")).rejects.toThrow(new RegExp(`^Redis at ${server.url.replace(/[/.]/g, "\\$&")}/0\\?prefix=frozen: did not answer: Command timed out$`));
+      expect(Date.now() - started).toBeLessThan(3_000);
+      server.resume();
+      expect(await store.getRun("run-any")).toBeUndefined();
+    } finally {
+      server.resume();
+      await store.close();
+    }
+  });
+
   it("refuses bad URLs with a clear message", async () => {
     await expect(openStore(`${server.url}/zero`)).rejects.toThrow(/database must be a number/);
     await expect(openStore(`${server.url}?retention=-1`)).rejects.toThrow(/retention must be a whole number/);

@@ -56,6 +56,15 @@ export class RedisServer {
     await this.launch();
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered, until `resume`. */
+  pause(): void {
+    this.process?.kill("SIGSTOP");
+  }
+
+  resume(): void {
+    this.process?.kill("SIGCONT");
+  }
+
   async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
     const child = this.process;
     this.process = undefined;

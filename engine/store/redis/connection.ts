@@ -25,6 +25,12 @@ export interface RedisStoreOptions {
   durability?: "process" | "os";
   /** How long to wait for the server when connecting (default 5000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * How long a command waits for its reply (default 10 000 ms). A server that stops answering
+   * but keeps the connection open (frozen, or behind a partition that never resets it) fails the
+   * command then, as one line, instead of holding a worker silently.
+   */
+  commandTimeoutMs?: number;
 }
 
 export interface RedisTarget {
@@ -33,6 +39,7 @@ export interface RedisTarget {
   options: RedisOptions;
   prefix: string;
   eventRetention: number;
+  commandTimeoutMs: number;
 }
 
 const DEFAULT_RETENTION = 100_000;
@@ -64,6 +71,7 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
     description,
     prefix,
     eventRetention,
+    commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
     options: {
       host,
       port,
@@ -81,11 +89,13 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
  * A connected client. The first connection must succeed (a clear one-line error otherwise);
  * after that, a lost connection is retried for as long as it takes and commands wait for it.
  */
-export async function connectRedis(target: RedisTarget, name: string): Promise<Redis> {
+export async function connectRedis(target: RedisTarget, name: string, options: { timesOut: boolean }): Promise<Redis> {
   let connected = false;
   let lastError: Error | undefined;
   const client = new Redis({
     ...target.options,
+    // Blocking reads (the event tail's XREAD BLOCK) wait on purpose: only other clients time out.
+    ...(options.timesOut ? { commandTimeout: target.commandTimeoutMs } : {}),
     lazyConnect: true,
     connectionName: name,
     retryStrategy: (attempt) => (connected ? Math.min(attempt * 100, 2_000) : null),

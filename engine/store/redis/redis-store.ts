@@ -91,7 +91,7 @@ export class RedisStore implements Store {
   ) {
     this.description = target.description;
     this.keys = new RedisKeys(target.prefix);
-    this.tail = new EventTail(() => connectRedis(target, "pitwall-tail"), this.keys.global("events"), () => this.lastEventSeq());
+    this.tail = new EventTail(() => connectRedis(target, "pitwall-tail", { timesOut: false }), this.keys.global("events"), () => this.lastEventSeq());
     // What Redis or ioredis says when the server is gone ("Reached the max retries per request
     // limit...") becomes one line naming the store, marked transient: it may answer again.
     for (const name of ANSWERING) {
@@ -109,7 +109,7 @@ export class RedisStore implements Store {
       throw new StoreError(`unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
     }
     const target = parseRedisUrl(url, options);
-    const client = await connectRedis(target, "pitwall");
+    const client = await connectRedis(target, "pitwall", { timesOut: true });
     try {
       const [major, minor] = await serverVersion(client);
       if (major < 6 || (major === 6 && minor < 2)) {
