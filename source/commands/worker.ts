@@ -41,6 +41,8 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(snapshotEvery !== undefined ? { snapshotPolicy: { every: snapshotEvery } } : {}),
       ...(flags.id ? { id: flags.id } : {}),
+      // The store failing between runs (Redis frozen or gone, SQLite locked): said, not swallowed.
+      onError: (message) => (out.json ? out.value({ runId: null, error: message }) : out.note(`${clock(Date.now())} ${clean(message)}`)),
       onRunEnd: (runId, end) => {
         if ("error" in end) {
           // Not a run's end: the worker could not claim or follow events (the store went away...).
