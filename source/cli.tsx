@@ -14,6 +14,7 @@ const VERSION = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "u
 
 const GLOBAL_FLAGS = {
   store: { type: "string" },
+  durability: { type: "string" },
   json: { type: "boolean" },
   as: { type: "string" },
   config: { type: "string" },
@@ -24,6 +25,7 @@ const GLOBAL_FLAGS = {
 const GLOBAL_HELP = `
   Global options (before or after the command)
     --store URL      sqlite:./pitwall.db (default), memory:, redis://host:6379/0; or PITWALL_STORE
+    --durability D   process (default: survives a process crash) or os (survives power loss); or PITWALL_DURABILITY
     --config FILE    a JSON file with "store" and "actions" (default: ./pitwall.config.json if present)
     --as NAME        who you are, recorded on every command that writes (default: your OS user)
     --json           machine-readable output (JSON; one JSON object per line for streams)
@@ -101,8 +103,13 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const flags = sub.flags as Record<string, unknown>;
     debug = Boolean(flags.debug);
     const config = loadConfig(flags.config as string | undefined);
+    const durability = (flags.durability as string | undefined) ?? (process.env.PITWALL_DURABILITY || undefined) ?? config.durability;
+    if (durability !== undefined && durability !== "process" && durability !== "os") {
+      throw new UsageError(`--durability ${JSON.stringify(durability)}: use process (survives a process crash) or os (survives power loss)`);
+    }
     const global: GlobalOptions = {
       store: (flags.store as string | undefined) ?? (process.env.PITWALL_STORE || undefined) ?? config.store ?? DEFAULT_STORE,
+      ...(durability ? { durability } : {}),
       json: Boolean(flags.json),
       actor: defaultActor(flags.as as string | undefined),
       debug,

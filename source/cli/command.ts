@@ -9,6 +9,8 @@ import type { Output } from "./output.js";
 export interface GlobalOptions {
   /** Store URL from --store, PITWALL_STORE, the config file, or the default. */
   store: string;
+  /** How writes are made durable (--durability, PITWALL_DURABILITY, the config file); the store's default when absent. */
+  durability?: "process" | "os";
   json: boolean;
   /** `operator:<name>`, recorded on everything this invocation writes. */
   actor: string;
@@ -80,7 +82,7 @@ export class Resources {
   store(readOnly = this.readOnly): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
-      opened = openStore(this.global.store, { readOnly, create: this.create });
+      opened = openStore(this.global.store, { readOnly, create: this.create, ...(this.global.durability ? { durability: this.global.durability } : {}) });
       this.opened.set(readOnly, opened);
     }
     return opened;

@@ -11,6 +11,8 @@ const configSchema = z
     $schema: z.string().optional(),
     /** Store URL; a relative SQLite path is relative to the config file. */
     store: z.string().min(1).optional(),
+    /** `process` or `os`: how writes are made durable (see the README's durability table). */
+    durability: z.enum(["process", "os"]).optional(),
     /** Actions modules loaded by `worker`, `start`, `validate` and `demo` when no --actions is given. */
     actions: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
   })
@@ -19,6 +21,7 @@ const configSchema = z
 export interface CliConfig {
   file: string | null;
   store?: string;
+  durability?: "process" | "os";
   actions: string[];
 }
 
@@ -46,7 +49,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";
-    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, actions)` : issue.message;
+    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, durability, actions)` : issue.message;
     throw new UsageError(`config ${file}: ${where}: ${what}`);
   }
   const dir = dirname(file);
@@ -54,6 +57,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
   return {
     file,
     ...(parsed.data.store ? { store: relativeTo(dir, parsed.data.store) } : {}),
+    ...(parsed.data.durability ? { durability: parsed.data.durability } : {}),
     actions: actions.map((p) => resolve(dir, p)),
   };
 }

@@ -38,6 +38,7 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["demo", "--every", "0.5"], "pitwall demo: --every must be at least 1 (seconds between new runs)"],
       [["worker", "--snapshot-every", "abc"], "pitwall worker: --snapshot-every needs a number"],
       [["runs", "--status", ""], 'pitwall runs: --status "" lists nothing'],
+      [["runs", "--durability", "fast"], 'pitwall runs: --durability "fast": use process (survives a process crash) or os (survives power loss)'],
       [["worker", "--id", ""], 'pitwall worker: --id "": use letters, digits, \'.\', \'_\', \'@\', \':\' or \'-\''],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--interrupt-before", "work,nope"], 'pitwall start: workflow task-queue has no node "nope" to interrupt at'],
       [["prune", "--ended-before", "9999999999999d"], "pitwall prune: --ended-before 9999999999999d: that is further back than any date"],

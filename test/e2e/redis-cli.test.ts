@@ -35,6 +35,16 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(r.stderr).not.toContain(SECRET);
   });
 
+  it("--durability os (or PITWALL_DURABILITY) reaches the store: a Redis without an append-only file refuses it", async () => {
+    const [flag, env] = await Promise.all([
+      cli.run(["worker", "--once", "--durability", "os", "--store", `${server.url}/0?prefix=durable:`]),
+      cli.run(["worker", "--once", "--store", `${server.url}/0?prefix=durable:`], { PITWALL_DURABILITY: "os" }),
+    ]);
+    for (const result of [flag, env]) {
+      expect([result.code, result.stderr.trim().split("\n").at(-1)]).toEqual([1, `pitwall worker: Redis at ${server.url}/0?prefix=durable: has no append-only file (appendonly no): durability "os" needs appendonly yes`]);
+    }
+  });
+
   it("runs and worker warn, on stderr, of a store that is full or nearly so", async () => {
     const raw = new Redis({ port: server.port, lazyConnect: true });
     await raw.connect();
