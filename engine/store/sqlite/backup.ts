@@ -39,7 +39,8 @@ export function backupStore(db: Database.Database, file: string): BackupResult {
   } catch (error) {
     throw backupFailure(file, folder, error);
   } finally {
-    removeIfPresent(partial);
+    // VACUUM INTO writes a rollback journal beside the copy; a copy that failed may leave it.
+    for (const path of [partial, `${partial}-journal`]) removeIfPresent(path);
   }
 }
 
