@@ -347,7 +347,7 @@ export class RunExecutor {
     this.stopping = cause;
     if (cause === "lease-lost") {
       this.inflight.abortAll("lease-lost");
-      this.finish("lease lost: another worker took the run over");
+      this.finish("lease lost: it ran out before it was renewed, and the run was claimed again (by another worker, or by this one once it could)");
       return;
     }
     this.inflight.abortAll("shutdown");
