@@ -15,10 +15,10 @@ export async function findCheckpoint(store: Store, runId: string, ref: Checkpoin
   return found;
 }
 
-/** The structural diff between the states of two checkpoints (`from` null: against an empty state). */
 /** Where a checkpoint is: what reading its state needs (a record, or a summary of one). */
 type CheckpointPlace = Pick<CheckpointRecord, "runId" | "n">;
 
+/** The structural diff between the states of two checkpoints (`from` null: against an empty state). */
 export async function diffCheckpoints(store: Store, from: CheckpointPlace | null, to: CheckpointPlace): Promise<DiffEntry[]> {
   const before = from ? await readState(store, from.runId, from.n) : {};
   return diffStates(before, await readState(store, to.runId, to.n));

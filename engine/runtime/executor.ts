@@ -453,7 +453,6 @@ export class RunExecutor {
   }
 }
 
-
 /** Why a run stopped, in a worker's words: the error of a failed run, what a paused one waits on. */
 function endedWhy(run: RunRecord): string {
   if (run.status === "failed" && run.error) return `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}`;
