@@ -27,6 +27,7 @@ export const KEYMAP = [
   { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere", quiet: true },
   { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
   { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
+  { id: "close", keys: ["q"], label: "back", help: "on a page of text (help, a payload, a diff): close it, as esc does", group: "Everywhere", quiet: true },
 
   { id: "down", keys: ["j", "down"], label: "down", help: "move down", group: "Lists" },
   { id: "up", keys: ["k", "up"], label: "up", help: "move up", group: "Lists" },

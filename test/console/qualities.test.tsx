@@ -197,6 +197,10 @@ describe("console qualities", () => {
     const help = await ui.waitFor("Keys");
     for (const binding of KEYMAP) expect(help, binding.id).toContain(binding.help);
     expect(help).toMatch(/ctrl-k\s+kill the selected node's running task\s+\(writes\)/);
+    // q on a page of text closes it (as in less or k9s); the console goes on.
+    await ui.press("q");
+    await ui.waitFor("Runs");
+    expect(ui.frame()).not.toContain("show this help");
   });
 
   it("documents every key of the table in the README", () => {

@@ -1,5 +1,6 @@
 import { useMemo } from "react";
 import { Lines, seg, wrapLine, type Line } from "../components/lines.js";
+import { useServices } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
@@ -13,7 +14,9 @@ export function TextView({ title, lines: given, width, height }: { title: string
   const page = Math.max(1, height - 1);
   const last = Math.max(0, lines.length - page);
   const start = Math.min(top, last);
-  useKeys(PRIORITY.view, listHandlers(last + 1, start, page, setTop));
+  const { nav } = useServices();
+  // q closes a page laid over a view (as in less, k9s, lazygit) rather than quitting the console.
+  useKeys(PRIORITY.view, { ...listHandlers(last + 1, start, page, setTop), close: () => nav.pop() });
   const position = lines.length > page ? `  ${start + 1}-${Math.min(lines.length, start + page)} of ${lines.length}` : "";
   return <Lines lines={[[seg(` ${title}`, { bold: true }), seg(`${position}  esc back`, { color: MUTED })], ...lines.slice(start, start + page)]} width={width} height={height} />;
 }
