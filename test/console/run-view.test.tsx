@@ -137,6 +137,7 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(ui.frame()).toMatch(/1 of \d+ events/);
     await ui.press("enter");
     await ui.waitFor("· task.failed");
+    expect(ui.frame()).toMatch(/· task\.failed · \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
     expect(ui.frame()).toContain('"willRetry": true');
     expect(ui.frame()).toContain('"error": "hotel API timed out"');
     await ui.press("esc");

@@ -87,7 +87,15 @@ export function EventsTab({ runId, width, height }: { runId: string; width: numb
     follow: () => (setPicked(index), setFollow((f) => !f)),
     filter: () => void ui.prompt({ title: "/", initial: filter, hint: "event type or node, e.g. task.failed or hotels — enter apply · esc cancel" }).then((t) => t !== undefined && setFilter(t.trim())),
     back: filter !== "" && (() => setFilter("")),
-    open: selected && (() => nav.push({ kind: "text", title: `event ${selected.runSeq} · ${selected.type}`, lines: jsonLines(selected, width) })),
+    open:
+      selected &&
+      (() =>
+        nav.push({
+          kind: "text",
+          // The record's time is epoch milliseconds: the page says when that was.
+          title: `event ${selected.runSeq} · ${selected.type} · ${new Date(selected.time).toISOString()}`,
+          lines: jsonLines(selected, width),
+        })),
   });
 
   const typeWidth = 20;
