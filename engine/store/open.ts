@@ -1,4 +1,4 @@
-import { StoreError } from "../errors.js";
+import { ValidationError } from "../errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { readOnlyStore } from "./read-only.js";
 import { RedisStore } from "./redis/redis-store.js";
@@ -52,11 +52,11 @@ async function openByKind(url: string, options: OpenStoreOptions): Promise<Store
   if (/^rediss?:\/\//i.test(url)) return RedisStore.open(url, { readOnly, ...(options.durability ? { durability: options.durability } : {}) });
   const file = sqliteFile(url);
   if (file === undefined) {
-    throw new StoreError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
+    throw new ValidationError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
   }
-  if (file === "") throw new StoreError(`store URL ${JSON.stringify(url)} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
+  if (file === "") throw new ValidationError(`store URL ${JSON.stringify(url)} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
   if (options.durability !== undefined && !DURABILITIES.includes(options.durability)) {
-    throw new StoreError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
+    throw new ValidationError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
   }
   return new SqliteStore(file, {
     readOnly,

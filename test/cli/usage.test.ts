@@ -51,7 +51,7 @@ describe("pitwall: usage, errors and exit codes", () => {
     expect(results.map((r) => [r.code, r.stderr])).toEqual(cases.map(([, message]) => [2, `${message}\n`]));
   });
 
-  it("a store that cannot be opened is a failed operation (exit 1); --debug adds the stack", async () => {
+  it("a store URL that names no store is bad input (exit 2); one that cannot be opened is a failed operation (exit 1); --debug adds the stack", async () => {
     await cli.createStore();
     const [unsupported, missing, uncreatable, typo, debug] = await Promise.all([
       cli.run(["runs", "--store", "nosql://x"]),
@@ -63,7 +63,7 @@ describe("pitwall: usage, errors and exit codes", () => {
     // A command that acts on what a store holds does not create one for a mistyped path.
     expect([typo.code, typo.stderr]).toEqual([1, "pitwall cancel: store typo.db does not exist (none was created)\n"]);
     expect(existsSync(join(cli.dir, "typo.db"))).toBe(false);
-    expect([unsupported.code, unsupported.stderr]).toEqual([1, "pitwall runs: unsupported store URL nosql://x: use memory:, sqlite:<file> or redis://host:port\n"]);
+    expect([unsupported.code, unsupported.stderr]).toEqual([2, "pitwall runs: unsupported store URL nosql://x: use memory:, sqlite:<file> or redis://host:port\n"]);
     expect([missing.code, missing.stderr]).toEqual([1, "pitwall runs: store /nonexistent/dir/x.db does not exist (opened read-only, so none was created)\n"]);
     expect(uncreatable.code).toBe(1);
     expect(uncreatable.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^pitwall start: store \/nonexistent\/dir\/x\.db cannot be created/)]);

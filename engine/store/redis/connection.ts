@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { Redis, type RedisOptions } from "ioredis";
-import { StoreError, errorMessage } from "../../errors.js";
+import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { describeStoreUrl } from "../open.js";
 import type { StoreRoom } from "../records.js";
 import { storeRoom } from "../rules.js";
@@ -54,17 +54,17 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
   try {
     parsed = new URL(url);
   } catch {
-    throw new StoreError(`store URL ${description} is not a valid URL: use redis://[user:password@]host[:port][/db]`);
+    throw new ValidationError(`store URL ${description} is not a valid URL: use redis://[user:password@]host[:port][/db]`);
   }
   const db = parsed.pathname.replace(/^\//, "");
-  if (db !== "" && !/^\d+$/.test(db)) throw new StoreError(`store URL ${description}: the database must be a number, not "${db}"`);
+  if (db !== "" && !/^\d+$/.test(db)) throw new ValidationError(`store URL ${description}: the database must be a number, not "${db}"`);
   const retentionText = parsed.searchParams.get("retention");
   const eventRetention = options.eventRetention ?? (retentionText === null ? DEFAULT_RETENTION : Number(retentionText));
   if (!Number.isInteger(eventRetention) || eventRetention < 0) {
-    throw new StoreError(`store URL ${description}: retention must be a whole number of events (0 keeps all)`);
+    throw new ValidationError(`store URL ${description}: retention must be a whole number of events (0 keeps all)`);
   }
   const prefix = options.prefix ?? parsed.searchParams.get("prefix") ?? "pitwall:";
-  if (prefix === "") throw new StoreError(`store URL ${description}: the key prefix must not be empty`);
+  if (prefix === "") throw new ValidationError(`store URL ${description}: the key prefix must not be empty`);
   const port = parsed.port === "" ? 6379 : Number(parsed.port);
   const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
   return {

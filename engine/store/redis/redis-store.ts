@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { ConflictError, NotFoundError, StoreError, errorMessage, isPitwallError } from "../../errors.js";
+import { ConflictError, NotFoundError, StoreError, ValidationError, errorMessage, isPitwallError } from "../../errors.js";
 import { newId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import {
@@ -106,7 +106,7 @@ export class RedisStore implements Store {
   /** Connects, checks the server and the key layout, and loads the scripts. */
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
     if (options.durability !== undefined && options.durability !== "process" && options.durability !== "os") {
-      throw new StoreError(`unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
+      throw new ValidationError(`unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
     }
     const target = parseRedisUrl(url, options);
     const client = await connectRedis(target, "pitwall", { timesOut: true });
