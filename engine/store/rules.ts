@@ -114,6 +114,15 @@ export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id">>(candida
   return best;
 }
 
+/**
+ * Whether a commit is activity that moves the run's `updatedAt` (the console's and `runs`'s
+ * order): anything on a run that has not ended, or a change to one that has (a retried failure);
+ * not a command refused on an ended run, which would bring it back to the top of every list.
+ */
+export function movesUpdatedAt(statusBefore: RunStatus, commit: Pick<Commit, "run">): boolean {
+  return !TERMINAL_RUN_STATUSES.includes(statusBefore) || (commit.run !== undefined && Object.keys(commit.run).length > 0);
+}
+
 /** What a claim changes in a run: the new owner, lease and fence; a take-over counts as a recovery. */
 export function claimPatch(run: RunRecord, owner: string, leaseMs: number, fence: number, now: number): Partial<RunRecord> {
   const recovered = run.status === "running";

@@ -237,7 +237,10 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect((await collect(run.events())).map((e) => e.type)).toEqual(live.map((e) => e.type));
     expect(await collect(run.events({ after: live.at(-1)!.seq }))).toEqual([]);
     // What the history holds after the end (a refused command) is followed to its last event.
+    const endedAt = (await run.get()).updatedAt;
     await expect(engine.operator("ann").cancel(run.id, { reason: "too late" })).rejects.toThrow("has already ended");
+    // A command refused on an ended run is not activity: the run keeps its place in every list.
+    expect((await run.get()).updatedAt).toBe(endedAt);
     expect((await collect(run.events({ after: live.at(-2)!.seq }))).map((e) => e.type)).toEqual(["run.succeeded", "operator.requested", "operator.refused"]);
     expect(live.map((e) => e.type)).toEqual([
       "run.created",

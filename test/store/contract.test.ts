@@ -674,6 +674,20 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
     });
   });
 
+  describe("activity", () => {
+    it("leaves an ended run's updatedAt when a commit only adds events to it, and moves it for a change", async () => {
+      const run = await createRun(store);
+      const { fence } = await claimed(store, run.id);
+      await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id)], run: { status: "succeeded", owner: null, leaseUntil: null, endedAt: Date.now() } });
+      const ended = (await store.getRun(run.id))!.updatedAt;
+      await new Promise((r) => setTimeout(r, 5));
+      await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id)] });
+      expect((await store.getRun(run.id))!.updatedAt).toBe(ended);
+      await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id)], run: { status: "queued" } });
+      expect((await store.getRun(run.id))!.updatedAt).toBeGreaterThan(ended);
+    });
+  });
+
   describe("pruning with child runs", () => {
     it("a dry run lists what the prune then deletes and keeps, child runs counted", async () => {
       const done = await createRun(store);

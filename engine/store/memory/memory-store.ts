@@ -20,7 +20,7 @@ import {
 } from "../records.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { EventFeed } from "../event-feed.js";
-import { checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, pickClaim, runClaimedEvent } from "../rules.js";
+import { checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
 
 const copy: <T>(value: T) => T = rfdc();
 
@@ -117,6 +117,7 @@ export class MemoryStore implements Store {
     if (checkCommit(run, commit, (id) => this.interrupts.get(id)) === "duplicate") return { events: [] };
     for (const command of commit.submit ?? []) if (this.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
     const now = Date.now();
+    const active = movesUpdatedAt(run.status, commit);
     run.lastCommit = commit.id;
     if (commit.run) Object.assign(run, copy(commit.run));
     if (commit.checkpoint) {
@@ -141,7 +142,7 @@ export class MemoryStore implements Store {
       }
     }
     run.pendingInterrupts = [...(this.interruptsByRun.get(run.id)?.values() ?? [])].filter((i) => i.status === "pending").length;
-    run.updatedAt = now;
+    if (active) run.updatedAt = now;
     return { events: this.appendEvents(run, commit.events ?? []) };
   }
 

@@ -21,7 +21,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, runClaimedEvent, storeRoom } from "../rules.js";
+import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, movesUpdatedAt, runClaimedEvent, storeRoom } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
@@ -181,6 +181,7 @@ export class SqliteStore implements Store {
       if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
       for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
       const now = Date.now();
+      const active = movesUpdatedAt(run.status, commit);
       run.lastCommit = commit.id;
       if (commit.run) Object.assign(run, commit.run);
       if (commit.checkpoint) {
@@ -202,7 +203,7 @@ export class SqliteStore implements Store {
       }
       // Interrupts change only through commits: without any, the count stands.
       if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
-      run.updatedAt = now;
+      if (active) run.updatedAt = now;
       const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks });
       this.q.saveRun(run);
       return { events };

@@ -98,7 +98,10 @@ for _, waiter in ipairs(wake) do
     schedule(waiter)
   end
 end
-redis.call('HSET', rk, 'pendingInterrupts', redis.call('SCARD', K.part(id, 'pending')), 'updatedAt', NOW)
+redis.call('HSET', rk, 'pendingInterrupts', redis.call('SCARD', K.part(id, 'pending')))
+-- movesUpdatedAt (rules.ts): a command refused on an ended run is not activity.
+local ended = run[5] == 'succeeded' or run[5] == 'failed' or run[5] == 'canceled'
+if not ended or #set_fields > 0 or #del_fields > 0 then redis.call('HSET', rk, 'updatedAt', NOW) end
 local numbers = append_events(id, events)
 index_run(id, run[5])
 schedule(id)
