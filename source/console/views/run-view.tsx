@@ -33,7 +33,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean): Line[] {
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
-  const activity = runActivity(run, pending.map((i) => i.node), orphaned);
+  const activity = runActivity(run, now, pending.map((i) => i.node), orphaned);
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : orphaned ? "yellow" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));

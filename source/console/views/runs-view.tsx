@@ -14,7 +14,10 @@ import { parseRunFilter, runRows, type RunRow } from "./run-rows.js";
 const FLASH_MS = 800;
 
 /** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
-export function runActivity(run: RunRecord, waiting: readonly string[] = [], orphaned = false, child?: RunRecord): string {
+/** A run queued longer than this, for nothing but a worker, says it waits for one. */
+const UNCLAIMED_MS = 30_000;
+
+export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord): string {
   switch (run.status) {
     case "running":
       return orphaned ? `${run.current.length > 0 ? `${run.current.join(", ")} · ` : ""}lease ran out` : run.current.join(", ");
@@ -25,7 +28,11 @@ export function runActivity(run: RunRecord, waiting: readonly string[] = [], orp
     case "failed":
       return run.error ? `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}` : "";
     case "queued":
-      if (!run.waitingOn) return run.wakeAt ? "timer" : "";
+      if (!run.waitingOn) {
+        if (run.wakeAt !== null && run.wakeAt > now) return "timer";
+        // No worker has taken it: none is running, or none has this workflow's actions.
+        return now - run.updatedAt > UNCLAIMED_MS ? "no worker has taken it" : "";
+      }
       return `waiting for ${run.waitingOn}${child?.status === "paused" ? ", paused" : ""}`;
     default:
       return "";
@@ -109,7 +116,7 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
     seg(" ", base),
     seg(fit(String(run.step), c.step, "right"), base),
     seg(" ", base),
-    seg(fit(clean(runActivity(run, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
+    seg(fit(clean(runActivity(run, now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
     seg(" ", base),
     seg(fit(ago(run.createdAt, now), c.age, "right"), base),
     seg(" ", base),
