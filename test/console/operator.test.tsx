@@ -71,6 +71,17 @@ describe("operator panel", () => {
     await ui.waitFor("✓2");
   });
 
+  it("sends one decision for a double tap (two keys in one chunk), with no refusal shown", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+    ui = await openPanel(fx);
+    await ui.press("aa");
+    const frame = await ui.waitFor(/✓ resolved int-\S+ with approve/);
+    expect(frame).not.toContain("refused");
+    const commands = await fx.store.listCommands({ runId: run.id });
+    expect(commands.filter((c) => c.type === "resolve").map((c) => c.status)).toEqual(["accepted"]);
+  });
+
   it("says when the request does not fit, and v shows it whole", async () => {
     fx = fixture();
     await settle(fx.engine, "travel-planner", { city: "Oslo" });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { createPatch } from "rfc6902";
 import { checkJson, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
@@ -87,12 +87,19 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     const next = interrupts[(Math.max(0, position) + delta + interrupts.length) % interrupts.length]!;
     nav.replace({ kind: "operator", interruptId: next.id });
   };
+  // A decision key pressed again while the first is on its way (a double tap) sends nothing more.
+  const sending = useRef(false);
   const send = async (decision: string, input: { response?: unknown; patch?: unknown; reason?: string }) => {
-    if (!operator || !interrupt) return;
-    const fresh = await store.getInterrupt(interrupt.id);
-    if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: `${resolvedBy(fresh)}; nothing was sent` });
-    const done = await act(ui, `${decision} ${interrupt.id}`, async () => (await operator.resolve(interrupt.id, { decision, ...input })).effect);
-    if (done) nav.pop();
+    if (!operator || !interrupt || sending.current) return;
+    sending.current = true;
+    try {
+      const fresh = await store.getInterrupt(interrupt.id);
+      if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: `${resolvedBy(fresh)}; nothing was sent` });
+      const done = await act(ui, `${decision} ${interrupt.id}`, async () => (await operator.resolve(interrupt.id, { decision, ...input })).effect);
+      if (done) nav.pop();
+    } finally {
+      sending.current = false;
+    }
   };
 
   useKeys(PRIORITY.view, {
