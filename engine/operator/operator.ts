@@ -163,7 +163,11 @@ export class Operator {
     }
   }
 
-  /** A structural diff between two checkpoints, or between one and its parent. */
+  /**
+   * A structural diff from checkpoint `a` to checkpoint `b`, in the order given (from a later
+   * checkpoint to an earlier one it shows what the later steps added as removed), or from `a`'s
+   * parent to `a`.
+   */
   async diff(runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
     const first = await this.checkpoint(runId, a);
     if (b === undefined) {
@@ -171,8 +175,7 @@ export class Operator {
       return { from: parent, to: first, diff: await diffCheckpoints(this.store, parent, first) };
     }
     const second = await this.checkpoint(runId, b);
-    const [from, to] = first.n <= second.n ? [first, second] : [second, first];
-    return { from, to, diff: await diffCheckpoints(this.store, from, to) };
+    return { from: first, to: second, diff: await diffCheckpoints(this.store, first, second) };
   }
 
   /** The state at a checkpoint (default: the run's head). */

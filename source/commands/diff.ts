@@ -8,8 +8,8 @@ import { inline } from "../cli/output.js";
 export const diff = defineCommand({
   name: "diff",
   usage: "diff <run> <checkpoint> [<checkpoint>]",
-  summary: "what changed in the state between two checkpoints (or one and its parent)",
-  details: `Checkpoints are ids or numbers within the run. Lines read "+ path: value" (added),
+  summary: "what changed in the state from one checkpoint to another (or from one's parent)",
+  details: `Checkpoints are ids or numbers within the run, compared in the order given. Lines read "+ path: value" (added),
 "- path: old" (removed), "~ path: old → new" (changed) and "+ path: +N items" (appended).
 --json prints { "from": id|null, "to": id, "diff": [{ "op", "path", "value"?, "old"?, "count"?, "items"? }] }.`,
   flags: {},

@@ -191,6 +191,14 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       { op: "append", path: "$.log", count: 3, items: ["one", "two", "three"] },
       { op: "change", path: "$.n", old: 0, value: 7 },
     ]);
+    const backwards = await op.diff(run.id, 3, 0);
+    expect([backwards.from?.n, backwards.to.n]).toEqual([3, 0]);
+    expect(backwards.diff).toEqual([
+      { op: "remove", path: "$.log[0]", old: "one" },
+      { op: "remove", path: "$.log[1]", old: "two" },
+      { op: "remove", path: "$.log[2]", old: "three" },
+      { op: "change", path: "$.n", old: 7, value: 0 },
+    ]);
     const [pending] = await pendingOf(engine, run.id);
     await op.resolve(pending!.id, { decision: "approve" });
     expect((await run.wait()).status).toBe("succeeded");
