@@ -6,7 +6,7 @@ import { COMMANDS } from "./commands/index.js";
 import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
 import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
-import { EXIT, UsageError, describeError, exitCodeOf, type ExitCode } from "./cli/errors.js";
+import { EXIT, UsageError, describeError, errorJson, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
 import { packageRoot } from "./cli/typescript.js";
 
@@ -67,6 +67,12 @@ function indent(text: string, n: number): string {
 /** Runs one command line and returns its exit code; errors become one line on stderr. */
 async function main(argv: readonly string[]): Promise<ExitCode> {
   const { name, rest } = splitCommand(argv, GLOBAL_FLAGS);
+  // Known before the flags are parsed, so that an error in them is reported as JSON too.
+  let json = rest.includes("--json");
+  const fail = (command: string | undefined, error: unknown): ExitCode => {
+    process.stderr.write(json ? `${errorJson(command, error)}\n` : `pitwall${command ? ` ${command}` : ""}: ${describeError(error)}\n`);
+    return exitCodeOf(error);
+  };
   if (name === undefined) {
     if (rest.includes("--version")) {
       process.stdout.write(`${VERSION}\n`);
@@ -76,14 +82,10 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       process.stdout.write(`${mainHelp()}\n`);
       return EXIT.ok;
     }
-    process.stderr.write(`pitwall: ${whyNoCommand(rest, GLOBAL_FLAGS, COMMANDS.map((c) => c.name))} (pitwall --help lists the commands and options)\n`);
-    return EXIT.usage;
+    return fail(undefined, new UsageError(`${whyNoCommand(rest, GLOBAL_FLAGS, COMMANDS.map((c) => c.name))} (pitwall --help lists the commands and options)`));
   }
   const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write(`pitwall: unknown command "${name}" (pitwall --help lists them)\n`);
-    return EXIT.usage;
-  }
+  if (!command) return fail(undefined, new UsageError(`unknown command "${name}" (pitwall --help lists them)`));
   let debug = rest.includes("--debug");
   const resources: { current?: Resources } = {};
   const controller = new AbortController();
@@ -102,6 +104,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     }
     const flags = sub.flags as Record<string, unknown>;
     debug = Boolean(flags.debug);
+    json = Boolean(flags.json);
     const config = loadConfig(flags.config as string | undefined);
     const durability = (flags.durability as string | undefined) ?? (process.env.PITWALL_DURABILITY || undefined) ?? config.durability;
     if (durability !== undefined && durability !== "process" && durability !== "os") {
@@ -133,9 +136,9 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     });
     return code ?? EXIT.ok;
   } catch (error) {
-    process.stderr.write(`pitwall ${command.name}: ${describeError(error)}\n`);
+    const code = fail(command.name, error);
     if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-    return exitCodeOf(error);
+    return code;
   } finally {
     if ((await resources.current?.close().catch(() => true)) === false) {
       process.stderr.write(`pitwall ${command.name}: the store did not close within ${CLOSE_WAIT_MS} ms (is it reachable?); exiting without waiting\n`);

@@ -1,4 +1,5 @@
-import { isPitwallError } from "../../engine/index.js";
+import { isPitwallError, StoreError, ValidationError, WorkflowError } from "../../engine/index.js";
+import { json } from "./output.js";
 
 /** The exit codes every command uses; scripts rely on them. */
 export const EXIT = {
@@ -52,4 +53,23 @@ export function describeError(error: unknown): string {
   const extra = issues.filter((i) => !error.message.includes(i.path)).map((i) => `${i.path}: ${i.message}`);
   const message = error.message.split("\n")[0]!;
   return extra.length > 0 ? `${message} (${extra.join("; ")})` : message;
+}
+
+/**
+ * An error as `--json` prints it on stderr, so that a script can branch on `code` (NOT_FOUND,
+ * CONFLICT, USAGE...) rather than parse the message: `{ "error": { "command", "code",
+ * "message", "exitCode", "issues"?, "problems"?, "transient"? } }` on one line.
+ */
+export function errorJson(command: string | undefined, error: unknown): string {
+  const code = error instanceof UsageError ? "USAGE" : isPitwallError(error) ? error.code : "ERROR";
+  const record = {
+    ...(command ? { command } : {}),
+    code,
+    message: describeError(error),
+    exitCode: exitCodeOf(error),
+    ...(error instanceof ValidationError && error.issues.length > 0 ? { issues: error.issues } : {}),
+    ...(error instanceof WorkflowError && error.problems.length > 0 ? { problems: error.problems } : {}),
+    ...(error instanceof StoreError ? { transient: error.transient } : {}),
+  };
+  return json({ error: record });
 }

@@ -28,7 +28,6 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
   it("a flag without its value, or options without a command, is a usage error naming the flag", async () => {
     const cases: [string[], string][] = [
       [["runs", "--as"], "pitwall runs: --as needs a value"],
-      [["runs", "--as", "--json"], "pitwall runs: --as needs a value"],
       [["runs", "--store"], "pitwall runs: --store needs a value"],
       [["fork", "run-x", "1", "--patch"], "pitwall fork: --patch needs a value"],
       [["--as", "runs"], 'pitwall: --as needs a value (it took "runs", which is a command) (pitwall --help lists the commands and options)'],
@@ -36,6 +35,24 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     ];
     const results = await Promise.all(cases.map(([args]) => cli.run(args)));
     expect(results.map((r) => [r.code, r.stdout, r.stderr])).toEqual(cases.map(([, message]) => [2, "", `${message}\n`]));
+  });
+
+  it("under --json an error is one JSON object on stderr, with a code a script can branch on", async () => {
+    await cli.createStore();
+    const cases: [string[], Record<string, unknown>][] = [
+      [["runs", "--as", "--json"], { command: "runs", code: "USAGE", message: "--as needs a value", exitCode: 2 }],
+      [["--json", "nope"], { code: "USAGE", message: 'unknown command "nope" (pitwall --help lists them)', exitCode: 2 }],
+      [["show", "run-nope", "--json"], { command: "show", code: "NOT_FOUND", message: "run run-nope not found", exitCode: 2 }],
+      [["runs", "--json", "--store", "sqlite:/nonexistent-dir/x.db"], { command: "runs", code: "STORE", exitCode: 1, transient: false }],
+    ];
+    const results = await Promise.all(cases.map(([args]) => cli.run(args)));
+    for (const [i, result] of results.entries()) {
+      expect(result.stdout).toBe("");
+      expect(result.stderr.endsWith("\n") && result.stderr.trimEnd().split("\n").length === 1).toBe(true);
+      const { error } = JSON.parse(result.stderr) as { error: Record<string, unknown> };
+      expect(error).toMatchObject(cases[i]![1]);
+      expect(result.code).toBe(error.exitCode);
+    }
   });
 
   it("diff names the unknown run, not a checkpoint of it; a UTF-8 byte-order mark in a workflow file is accepted", async () => {
@@ -65,7 +82,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const r = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.2", "--json"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ runId: expect.stringMatching(/^run-/), status: "queued" });
-    expect(oneLine(r.stderr)).toEqual([expect.stringMatching(/^pitwall start: run run-\w+ did not settle within 200 ms \(it is queued\)$/)]);
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { command: "start", code: "RUN", message: expect.stringMatching(/^run run-\w+ did not settle within 200 ms \(it is queued\)$/), exitCode: 1 } });
   });
 
   it("worker --once says which queued runs it left behind and why", async () => {

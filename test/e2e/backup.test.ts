@@ -21,7 +21,8 @@ describe("pitwall backup", () => {
     expect(await state(["--store", `sqlite:${join(cli.dir, "copy.db")}`])).toEqual(await state([]));
 
     const again = await cli.run(["backup", "copy.db", "--json"]);
-    expect(again).toMatchObject({ code: 1, stdout: "", stderr: "pitwall backup: backup copy.db already exists: name a new file (nothing was written)\n" });
+    expect(again).toMatchObject({ code: 1, stdout: "" });
+    expect(JSON.parse(again.stderr)).toEqual({ error: { command: "backup", code: "STORE", message: "backup copy.db already exists: name a new file (nothing was written)", exitCode: 1, transient: false } });
     const memory = await cli.run(["backup", "other.db", "--store", "memory:"]);
     expect(memory).toMatchObject({ code: 2, stderr: "pitwall backup: backup copies SQLite stores, and memory: is not one\n" });
     const json = await cli.json<{ file: string; bytes: number; runs: number }>(["backup", "second.db"]);

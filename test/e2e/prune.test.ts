@@ -36,7 +36,7 @@ describe("pitwall prune and delete", () => {
 
     expect(await cli.run(["delete", done])).toMatchObject({ code: 0, stdout: `deleted run ${done}\n`, stderr: "" });
     expect(await cli.run(["delete", paused])).toMatchObject({ code: 3, stdout: "", stderr: `pitwall delete: run ${paused} is paused: only runs that have ended can be deleted\n` });
-    expect(await cli.run(["delete", done, "--json"])).toMatchObject({ code: 2, stderr: `pitwall delete: run ${done} not found\n` });
+    expect(await cli.run(["delete", done, "--json"])).toMatchObject({ code: 2, stderr: `{"error":{"command":"delete","code":"NOT_FOUND","message":"run ${done} not found","exitCode":2}}\n` });
     expect((await cli.json<RunRecord[]>(["runs"])).map((r) => r.id)).toContain(paused);
   });
 
