@@ -119,3 +119,19 @@ export function errorCodeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
 }
+
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EISDIR: "it is a folder, not a file",
+  ENOTDIR: "a part of its path is not a folder",
+  ELOOP: "too many symbolic links",
+  ENAMETOOLONG: "its name is too long",
+};
+
+/** Why a file could not be read, in words ("no such file") rather than Node's code. */
+export function fileProblem(error: unknown): string {
+  const code = errorCodeOf(error);
+  return (code && FILE_PROBLEMS[code]) ?? code ?? errorMessage(error);
+}

@@ -36,6 +36,7 @@ export {
   WorkflowError,
   isPitwallError,
   errorMessage,
+  fileProblem,
   type ErrorCode,
 } from "./errors.js";
 export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { WorkflowError } from "../errors.js";
+import { WorkflowError, fileProblem } from "../errors.js";
 import { checkWorkflow, type CheckResult, type CheckedChild } from "./check.js";
 import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
@@ -81,7 +81,7 @@ function loadChild(
     try {
       text = readFileSync(file, "utf8");
     } catch (error) {
-      problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${ref}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${ref}: ${fileProblem(error)}`);
       return undefined;
     }
     result = checkText(text, { ...options, baseDir: dirname(file) }, [...stack, file]);
@@ -97,7 +97,7 @@ export function loadWorkflowFile(file: string, actions: ActionRegistry): Compile
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new WorkflowError(`cannot read workflow ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new WorkflowError(`cannot read workflow ${file}: ${fileProblem(error)}`);
   }
   return loadWorkflowText(text, actions, { baseDir: dirname(resolve(file)), label: file });
 }

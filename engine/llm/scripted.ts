@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { z } from "zod";
 import { ModelError } from "./errors.js";
+import { fileProblem } from "../errors.js";
 import { sleep } from "./sleep.js";
 import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
@@ -121,7 +122,7 @@ function readScript(file: string): z.output<typeof scriptSchema> {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new ModelError("NO_MODEL", `cannot read the model script ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ModelError("NO_MODEL", `cannot read the model script ${file}: ${fileProblem(error)}`);
   }
   let value: unknown;
   try {

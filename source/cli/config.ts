@@ -1,6 +1,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { UsageError } from "./errors.js";
+import { fileProblem } from "../../engine/index.js";
 import { readTextFile } from "./inputs.js";
 
 export const CONFIG_FILE = "pitwall.config.json";
@@ -37,7 +38,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (explicit === undefined && code === "ENOENT") return { file: null, actions: [] };
-    throw new UsageError(`config ${file}: cannot read it: ${code ?? (error as Error).message}`);
+    throw new UsageError(`config ${file}: cannot read it: ${fileProblem(error)}`);
   }
   let value: unknown;
   try {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "./errors.js";
+import { fileProblem } from "../../engine/index.js";
 
 /** Files saved by some Windows editors start with a byte-order mark, which JSON does not allow. */
 export function readTextFile(file: string | number): string {
@@ -20,7 +21,7 @@ export function readJsonArgument(flag: string, text: string): unknown {
     try {
       source = readTextFile(file === "-" ? 0 : file);
     } catch (error) {
-      throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new UsageError(`--${flag}: cannot read ${file}: ${fileProblem(error)}`);
     }
   }
   try {

@@ -10,6 +10,7 @@ import {
   type WorkflowVersion,
 } from "../../engine/index.js";
 import { UsageError } from "./errors.js";
+import { fileProblem } from "../../engine/index.js";
 import { readTextFile } from "./inputs.js";
 
 export interface CheckedFile {
@@ -25,7 +26,7 @@ export function checkWorkflowFile(file: string, actions?: ActionRegistry): Check
   try {
     text = readTextFile(file);
   } catch (error) {
-    throw new UsageError(`cannot read workflow ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new UsageError(`cannot read workflow ${file}: ${fileProblem(error)}`);
   }
   return checkWorkflowText(text, { baseDir: dirname(resolve(file)), ...(actions ? { actions } : {}) });
 }

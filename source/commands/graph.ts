@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { renderGraph, type WorkflowDefinition } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
@@ -7,7 +8,7 @@ export const graph = defineCommand({
   name: "graph",
   usage: "graph <workflow.json | run>",
   summary: "draw a workflow as text: nodes, edges, route labels",
-  details: `Given a file, draws that workflow; given a run id, draws the version the run uses (from the store).
+  details: `Given a file (a path ending in .json, containing a "/", or naming a file here), draws that workflow; given a run id, draws the version the run uses (from the store).
 --json prints { "name", "version", "definition" } (the canonical definition).`,
   flags: {},
   args: { min: 1, max: 1 },
@@ -15,7 +16,8 @@ export const graph = defineCommand({
   async run({ args, out, store }) {
     const ref = args[0]!;
     let drawn: { definition: WorkflowDefinition; version: string };
-    if (/\.json$/i.test(ref)) {
+    // A run id has no path separators, no extension and is not a file here.
+    if (/\.json$/i.test(ref) || /[\\/]/.test(ref) || existsSync(ref)) {
       const checked = checkWorkflowFile(ref);
       const errors = errorsOf(checked.problems);
       if (errors.length > 0 || !checked.definition) {
@@ -26,7 +28,7 @@ export const graph = defineCommand({
     } else {
       const s = await store();
       const run = await s.getRun(ref);
-      if (!run) throw new UsageError(`run ${ref} not found (to draw a file, give a path ending in .json)`);
+      if (!run) throw new UsageError(`run ${ref} not found (to draw a workflow file, give its path)`);
       const record = await s.getWorkflow(run.version);
       if (!record) throw new UsageError(`workflow version ${run.version} of run ${ref} is not in the store`);
       drawn = record;

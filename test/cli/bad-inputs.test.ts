@@ -72,6 +72,10 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     expect(drawn.code).toBe(0);
     expect(drawn.stdout).toContain("asks");
     expect(drawn.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    const bare = join(cli.dir, "ask-workflow");
+    writeFileSync(bare, JSON.stringify(ASK_WORKFLOW));
+    expect(await cli.run(["graph", bare])).toMatchObject({ code: 0, stdout: drawn.stdout });
+    expect(await cli.run(["graph", join(cli.dir, "missing")])).toMatchObject({ code: 2, stderr: expect.stringContaining("missing") });
   });
 
   it("cuts long values between characters, never inside an emoji", () => {

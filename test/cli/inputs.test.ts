@@ -30,7 +30,7 @@ describe("--set path=value, --patch and --input as people type them", () => {
     writeFileSync(join(dir, "p.json"), '{"a":1}');
     expect(readJsonArgument("patch", `@${join(dir, "p.json")}`)).toEqual({ a: 1 });
     expect(() => readJsonArgument("input", "{a:1}")).toThrow(/^--input is not valid JSON: /);
-    expect(() => readJsonArgument("patch", `@${join(dir, "none.json")}`)).toThrow(/^--patch: cannot read .*none\.json: ENOENT$/);
+    expect(() => readJsonArgument("patch", `@${join(dir, "none.json")}`)).toThrow(/^--patch: cannot read .*none\.json: no such file$/);
   });
 
   it("combines --patch and --set into one JSON Patch, and refuses to mix --set with a partial-state patch", async () => {

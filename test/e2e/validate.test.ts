@@ -82,7 +82,7 @@ describe("pitwall validate", () => {
       cli.run(["validate", workflowOf("task-queue"), "--actions", join(cli.dir, "absent.ts")]),
     ]);
     expect(noFile.code).toBe(2);
-    expect(noFile.stderr).toMatch(/^pitwall validate: cannot read workflow .*absent\.json: ENOENT\n$/);
+    expect(noFile.stderr).toMatch(/^pitwall validate: cannot read workflow .*absent\.json: no such file\n$/);
     expect(noModule.code).toBe(2);
     expect(noModule.stderr).toMatch(/^pitwall validate: cannot load actions module .*absent\.ts: file not found\n$/);
   });

@@ -59,7 +59,7 @@ describe("the scripted provider", () => {
   });
 
   it("refuses a script file that is missing, not JSON, or malformed, naming the place", () => {
-    expect(() => new ScriptedProvider(join(dir, "nope.json"))).toThrow(`cannot read the model script ${join(dir, "nope.json")}: ENOENT`);
+    expect(() => new ScriptedProvider(join(dir, "nope.json"))).toThrow(`cannot read the model script ${join(dir, "nope.json")}: no such file`);
     expect(() => new ScriptedProvider(scriptFile("bad.json", "{ calls: "))).toThrow(/is not valid JSON/);
     expect(() => new ScriptedProvider(scriptFile("shape.json", { calls: [{ node: "a", call: "model", answer: {} }] }))).toThrow(
       /is invalid at \$\.calls\.0\.answer: an answer needs `content` or `toolCalls`/,
