@@ -84,7 +84,7 @@ async function consoleSide(store, started) {
   const screen = new Screen();
   const keys = new Keys();
   const editor = { edit: () => ({ status: "unchanged" }) };
-  render(createElement(Console, { store, actor: "bench", readOnly: false, storeLabel: url, editor }), {
+  render(createElement(Console, { store, actor: "bench", readOnly: false, storeLabel: url, editor, clipboard: () => undefined }), {
     stdout: screen,
     stdin: keys,
     stderr: screen,

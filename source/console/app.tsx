@@ -6,6 +6,7 @@ import { ConfirmDialog, PromptDialog, dialogHeight } from "./components/dialogs.
 import { Lines, seg } from "./components/lines.js";
 import { ServicesContext, type Dialog, type Message, type Services, type ViewEntry } from "./context.js";
 import { ConsoleData } from "./data.js";
+import type { Clipboard } from "./clipboard.js";
 import type { Editor } from "./editor.js";
 import { KeyRouterContext, useKeys } from "./hooks/use-keys.js";
 import { useTerminalSize } from "./hooks/use-size.js";
@@ -28,6 +29,7 @@ export interface ConsoleProps {
   readOnly: boolean;
   storeLabel: string;
   editor: Editor;
+  clipboard: Clipboard;
   /** The first view (default: the runs list). */
   initial?: ViewEntry;
   /** How long store events are gathered before the screen is updated. */
@@ -67,6 +69,10 @@ export function Console(props: ConsoleProps) {
       storeLabel: props.storeLabel,
       operator: props.readOnly ? null : new Operator(props.store, { actor }),
       editor: props.editor,
+      copy: (text) => {
+        props.clipboard(text);
+        setMessage({ tone: "ok", text: `copied ${text} to the clipboard` });
+      },
       nav: {
         push: (view) => setStack((s) => (forgetFrom(memory.current, s.length + 1), [...s, view])),
         pop: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),

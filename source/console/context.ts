@@ -65,6 +65,8 @@ export interface Services {
   /** Null in a read-only console: nothing there can write. */
   operator: Operator | null;
   editor: Editor;
+  /** Puts `text` (an id) on the clipboard and says so in the footer. */
+  copy(text: string): void;
   nav: Nav;
   ui: Ui;
 }

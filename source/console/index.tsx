@@ -39,8 +39,8 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 export async function runConsole(options: ConsoleOptions): Promise<void> {
   // Before React loads, which is why Ink and the app are imported here.
   tuneConsoleProcess();
-  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }] = await withoutCiFlags(() =>
-    Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js")]),
+  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }, { terminalClipboard }] = await withoutCiFlags(() =>
+    Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js"), import("./clipboard.js")]),
   );
   const { stdin, stdout } = process;
   let restored = false;
@@ -71,6 +71,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
       readOnly: options.readOnly,
       storeLabel: options.storeLabel,
       editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
+      clipboard: terminalClipboard((data) => stdout.write(data)),
     }),
     { exitOnCtrlC: false, patchConsole: true, maxFps: FRAME_RATE },
   );

@@ -27,6 +27,7 @@ export const KEYMAP = [
   { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere", quiet: true },
   { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
   { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
+  { id: "copy", keys: ["y"], label: "copy id", help: "copy the id of the selected run or interrupt (in a run: the run's) to the clipboard", group: "Everywhere", quiet: true },
   { id: "close", keys: ["q"], label: "back", help: "on a page of text (help, a payload, a diff): close it, as esc does", group: "Everywhere", quiet: true },
 
   { id: "down", keys: ["j", "down"], label: "down", help: "move down", group: "Lists" },
@@ -41,6 +42,8 @@ export const KEYMAP = [
   { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry", group: "Runs" },
   { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Runs" },
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Runs" },
+  { id: "sort", keys: ["s"], label: "sort", help: "sort by the next column: recent activity, age, status, workflow, duration, pending interrupts", group: "Runs" },
+  { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Runs", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },

@@ -39,6 +39,8 @@ export interface ConsoleHarness {
   waitFor(expected: string | RegExp | ((frame: string) => boolean), timeoutMs?: number): Promise<string>;
   resize(columns: number, rows: number): Promise<void>;
   frames(): string[];
+  /** What the console put on the clipboard, oldest first. */
+  copied: string[];
   unmount(): void;
 }
 
@@ -63,6 +65,7 @@ export interface HarnessOptions {
  * size (set on the test stdout, then announced with a resize event as a terminal would).
  */
 export async function openConsole(options: HarnessOptions): Promise<ConsoleHarness> {
+  const copied: string[] = [];
   const instance = render(
     <Console
       store={options.store}
@@ -70,6 +73,7 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
       readOnly={options.readOnly ?? false}
       storeLabel={options.storeLabel ?? "memory:test"}
       editor={options.editor ?? systemEditor(options.editorCommand ?? "false", (fn) => fn())}
+      clipboard={(text) => copied.push(text)}
       coalesceMs={options.coalesceMs ?? 20}
       {...(options.initial ? { initial: options.initial } : {})}
     />,
@@ -117,6 +121,7 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
     },
     resize,
     frames: () => instance.frames.map((f) => stripAnsi(f)),
+    copied,
     unmount: () => instance.unmount(),
   };
   await turn();

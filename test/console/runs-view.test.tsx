@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
+import { terminalClipboard } from "../../source/console/clipboard.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
@@ -146,6 +147,64 @@ describe("runs view", () => {
     expect(selectedLine(ui)).toContain(second.id);
     await ui.press("G");
     expect(selectedLine(ui)).toContain(first.id);
+  });
+
+  it("sorts by another column with s (age, status, workflow, duration, pending) and turns the order round with S, keeping the selection", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const first = await settle(fx.engine, "task-queue");
+    const last = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store, columns: 120 });
+    await ui.waitFor("by recent activity");
+    const order = () => ui!.lines().filter((l) => /run-/.test(l) && !l.includes("Runs")).map((l) => [paused.id, first.id, last.id].find((id) => l.includes(id)));
+    expect(order()).toEqual([last.id, first.id, paused.id]);
+    await ui.press("s");
+    await ui.waitFor("by newest");
+    expect(order()).toEqual([last.id, first.id, paused.id]);
+    await ui.press("S");
+    await ui.waitFor("by oldest");
+    expect(order()).toEqual([paused.id, first.id, last.id]);
+    expect(selectedLine(ui)).toContain(last.id); // the cursor stays on its run
+    await ui.press("s");
+    await ui.waitFor("by status, paused and failed first");
+    expect(order()[0]).toBe(paused.id);
+    await ui.press("s");
+    await ui.waitFor("by workflow, A to Z");
+    expect(order()).toEqual([last.id, first.id, paused.id]); // task-queue before travel-planner, ties by activity
+    await ui.press("S");
+    await ui.waitFor("by workflow, Z to A");
+    expect(order()[0]).toBe(paused.id);
+    await ui.press("s", "s");
+    await ui.waitFor("by most pending interrupts");
+    expect(order()[0]).toBe(paused.id);
+    await ui.press("s");
+    await ui.waitFor("by recent activity");
+    expect(order()).toEqual([last.id, first.id, paused.id]);
+  });
+
+  it("copies ids with y: the selected run, the run open, the selected interrupt, the interrupt being answered", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const done = await settle(fx.engine, "task-queue");
+    const [interrupt] = await fx.store.listInterrupts({ runId: paused.id, status: "pending" });
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(paused.id);
+    while (!selectedLine(ui).includes(done.id)) await ui.press("j");
+    await ui.press("y");
+    await ui.waitFor(`copied ${done.id} to the clipboard`);
+    await ui.press("enter");
+    await ui.waitFor("1 Graph");
+    await ui.press("y");
+    await ui.press("esc", "i");
+    await ui.waitFor("1 pending, oldest first");
+    await ui.press("y");
+    await ui.press("enter");
+    await ui.waitFor("approve");
+    await ui.press("y");
+    expect(ui.copied).toEqual([done.id, done.id, interrupt!.id, interrupt!.id]);
+    const written: string[] = [];
+    terminalClipboard((data) => written.push(data))("run-é1");
+    expect(written).toEqual([`\u001b]52;c;${Buffer.from("run-é1").toString("base64")}\u0007`]);
   });
 
   it("keeps the selection on the same run while new activity moves the rows", async () => {

@@ -18,7 +18,7 @@ export function shownValues(interrupt: InterruptRecord): string {
 
 /** The global queue of pending interrupts, oldest first; `enter` opens the operator panel. */
 export function InterruptsView({ width, height }: { width: number; height: number }) {
-  const { nav } = useServices();
+  const { nav, copy } = useServices();
   const { interrupts, runs } = useSnapshot();
   const [pickedId, setPickedId] = useRemembered<string | undefined>("interrupt-selected", undefined);
   let index = interrupts.findIndex((i) => i.id === pickedId);
@@ -30,6 +30,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   useKeys(PRIORITY.view, {
     ...listHandlers(interrupts.length, index, rows, (i) => setPickedId(interrupts[i]?.id)),
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
+    copy: selected && (() => copy(selected.id)),
   });
 
   const wide = width >= 120;

@@ -104,6 +104,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
 
   useKeys(PRIORITY.view, {
     approve: allows("approve") && (() => void send("approve", {})),
+    copy: () => services.copy(interruptId),
     reject:
       allows("reject") &&
       (async () => {

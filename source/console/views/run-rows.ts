@@ -39,6 +39,52 @@ export function matchesRun(run: RunRecord, filter: RunFilter): boolean {
   return filter.words.every((w) => text.includes(w));
 }
 
+/** The orders the runs list offers (`s` moves to the next, `S` turns it round). */
+export const RUN_SORTS = ["activity", "age", "status", "workflow", "duration", "pending"] as const;
+export type RunSortKey = (typeof RUN_SORTS)[number];
+
+export interface RunSort {
+  key: RunSortKey;
+  reversed: boolean;
+}
+
+export const DEFAULT_SORT: RunSort = { key: "activity", reversed: false };
+
+/** Runs that need a person first, finished ones last. */
+const STATUS_RANK: Record<RunStatus, number> = { paused: 0, failed: 1, running: 2, queued: 3, canceled: 4, succeeded: 5 };
+
+/** How each order reads in the list's title, as given and turned round. */
+export const SORT_LABELS: Record<RunSortKey, readonly [string, string]> = {
+  activity: ["recent activity", "least recent activity"],
+  age: ["newest", "oldest"],
+  status: ["status, paused and failed first", "status, succeeded first"],
+  workflow: ["workflow, A to Z", "workflow, Z to A"],
+  duration: ["longest", "shortest"],
+  pending: ["most pending interrupts", "fewest pending interrupts"],
+};
+
+export function sortLabel(sort: RunSort): string {
+  return SORT_LABELS[sort.key][sort.reversed ? 1 : 0];
+}
+
+/** The key a run sorts by, smallest first; ties go to the most recent activity. */
+function sortValue(run: RunRecord, key: RunSortKey, now: number, pending: number): number | string {
+  switch (key) {
+    case "activity":
+      return -run.updatedAt;
+    case "age":
+      return -run.createdAt;
+    case "status":
+      return STATUS_RANK[run.status];
+    case "workflow":
+      return run.workflow.toLowerCase();
+    case "duration":
+      return run.startedAt === null ? 0 : -((run.endedAt ?? now) - run.startedAt);
+    case "pending":
+      return -pending;
+  }
+}
+
 export interface RunRow {
   run: RunRecord;
   depth: number;
@@ -53,11 +99,12 @@ export interface RunRow {
 }
 
 /**
- * The rows of the runs list: top-level runs by most recent activity, each followed by its
+ * The rows of the runs list: top-level runs in the order chosen (most recent activity first
+ * unless another is), each followed by its
  * sub-workflow and forked runs (oldest first) as a tree that can be folded. With a filter,
  * matching runs are shown with the ancestors that place them in their tree.
  */
-export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: ReadonlySet<string>): RunRow[] {
+export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: ReadonlySet<string>, sort: RunSort = DEFAULT_SORT, now = Date.now()): RunRow[] {
   const byId = new Map<string, RunRecord>();
   for (const run of all) byId.set(run.id, run);
   const parentOf = (run: RunRecord) => {
@@ -86,9 +133,15 @@ export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: Rea
     if (parent === null) roots.push(run);
     else children.set(parent, [...(children.get(parent) ?? []), run]);
   }
-  roots.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1));
   const pendingUnder = (id: string, depth = 0): number =>
     depth > 64 ? 0 : (children.get(id) ?? []).reduce((sum, kid) => sum + kid.pendingInterrupts + pendingUnder(kid.id, depth + 1), 0);
+  const keyOf = new Map(roots.map((run) => [run.id, sortValue(run, sort.key, now, run.pendingInterrupts + pendingUnder(run.id))]));
+  const direction = sort.reversed ? -1 : 1;
+  roots.sort((a, b) => {
+    const [x, y] = [keyOf.get(a.id)!, keyOf.get(b.id)!];
+    const order = x < y ? -1 : x > y ? 1 : 0;
+    return direction * order || b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1);
+  });
   const rows: RunRow[] = [];
   const visit = (run: RunRecord, depth: number, lead: string, last: boolean, seen: Set<string>) => {
     const kids = (children.get(run.id) ?? []).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));

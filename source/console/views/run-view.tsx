@@ -58,7 +58,7 @@ function tabBar(active: number): Line {
 
 /** One run: a summary, then tabs (Graph · Events · State · Checkpoints · Timeline). */
 export function RunView({ runId, initialTab, width, height }: { runId: string; initialTab: number; width: number; height: number }) {
-  const { nav, data } = useServices();
+  const { nav, data, copy } = useServices();
   const { detail, error } = useRunDetail(runId);
   // A boolean, so that other runs' changes do not draw this view again.
   const orphaned = useSyncExternalStore(data.subscribe, () => data.snapshot().orphans.has(runId));
@@ -74,6 +74,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     answer: pending && (() => nav.push({ kind: "operator", interruptId: pending.id })),
     parent: !!parentOf(detail?.run) && (() => nav.push({ kind: "run", runId: parentOf(detail!.run)! })),
     cancelRun: runActions.cancelRun,
+    copy: () => copy(runId),
   });
 
   if (!detail) {

@@ -9,7 +9,7 @@ import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
 import { MUTED, RUN_LOOK } from "../theme.js";
-import { parseRunFilter, runRows, type RunRow } from "./run-rows.js";
+import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
 
 const FLASH_MS = 800;
 
@@ -128,15 +128,16 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
 
 /** Every run: status, workflow, what it does now, step, age, duration, pending interrupts. */
 export function RunsView({ width, height }: { width: number; height: number }) {
-  const { nav, ui, store, data, operator } = useServices();
+  const { nav, ui, store, data, operator, copy } = useServices();
   const snap = useSnapshot();
   const [filterText, setFilterText] = useRemembered("filter", "");
   const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
   const [selectedId, setSelectedId] = useRemembered<string | undefined>("selected", undefined);
+  const [sort, setSort] = useRemembered<RunSort>("sort", DEFAULT_SORT);
   const lastIndex = useRef(0);
 
   const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
-  const rows = useMemo(() => runRows(snap.runs.values(), filter, folded), [snap.runs, filter, folded]);
+  const rows = useMemo(() => runRows(snap.runs.values(), filter, folded, sort), [snap.runs, filter, folded, sort]);
   let index = selectedId === undefined ? -1 : rows.findIndex((r) => r.run.id === selectedId);
   if (index < 0) index = Math.min(lastIndex.current, rows.length - 1);
   lastIndex.current = Math.max(0, index);
@@ -178,6 +179,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   useKeys(PRIORITY.view, {
     ...listHandlers(rows.length, index, listHeight, (i) => setSelectedId(rows[i]?.run.id)),
     open: selected && (() => nav.push({ kind: "run", runId: selected.run.id })),
+    copy: selected && (() => copy(selected.run.id)),
     filter: () => {
       // The list follows the filter as it is typed (as k9s does); esc puts the one before back.
       const before = filterText;
@@ -186,6 +188,8 @@ export function RunsView({ width, height }: { width: number; height: number }) {
         .then((text) => setFilterText(text === undefined ? before : text.trim()));
     },
     back: filterText !== "" && (() => setFilterText("")),
+    sort: () => setSort((s) => ({ key: RUN_SORTS[(RUN_SORTS.indexOf(s.key) + 1) % RUN_SORTS.length]!, reversed: false })),
+    reverse: () => setSort((s) => ({ ...s, reversed: !s.reversed })),
     toggle: selected && selected.run && rows[index]!.children > 0 && (() => setFold(selected.run.id, !selected.folded)),
     fold: selected && selected.children > 0 && !selected.folded && (() => setFold(selected.run.id, true)),
     unfold: selected && selected.folded && (() => setFold(selected.run.id, false)),
@@ -231,7 +235,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const title: Line = [
     seg(" Runs ", { bold: true }),
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
-    seg(`  by recent activity${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
+    seg(`  by ${sortLabel(sort)}${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
     ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
   ];
   const lines: Line[] = [title, headerLine(c)];
