@@ -55,6 +55,7 @@ export const KEYMAP = [
 
   { id: "kill", keys: ["ctrl-k"], label: "kill", help: "kill the selected node's running task", group: "Graph and timeline", writes: true },
   { id: "retry", keys: ["R"], label: "retry", help: "retry the selected failed or canceled task (shows what runs again)", group: "Graph and timeline", writes: true },
+  { id: "retryEdited", keys: ["E"], label: "retry edited", help: "retry it with the state edited in $EDITOR first (validated, diff shown)", group: "Graph and timeline", writes: true, quiet: true },
   { id: "breakpoint", keys: ["b"], label: "breakpoint", help: "set or clear a breakpoint before the selected node", group: "Graph and timeline", writes: true },
 
   { id: "follow", keys: ["f"], label: "follow", help: "follow new events (on/off)", group: "Events" },
@@ -64,6 +65,7 @@ export const KEYMAP = [
   { id: "mark", keys: ["space"], label: "mark", help: "mark a checkpoint (mark two, then d)", group: "Checkpoints" },
   { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints", group: "Checkpoints" },
   { id: "fork", keys: ["F"], label: "fork", help: "fork a new run from the selected checkpoint", group: "Checkpoints", writes: true },
+  { id: "forkEdited", keys: ["E"], label: "fork edited", help: "fork from it with its state edited in $EDITOR first (validated, diff shown)", group: "Checkpoints", writes: true, quiet: true },
 
   { id: "approve", keys: ["a"], label: "approve", help: "approve", group: "Operator panel", writes: true },
   { id: "reject", keys: ["r"], label: "reject", help: "reject (asks for a reason)", group: "Operator panel", writes: true },

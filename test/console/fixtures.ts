@@ -155,12 +155,13 @@ export function hostileWorkflow() {
     .compile();
 }
 
-/** A node that fails for good with a message in Japanese and an emoji. */
+/** A node that fails for good with a message in Japanese and an emoji (or English); another language succeeds. */
 export function failingWorkflow() {
   return workflow("failing", { state: z.object({ lang: z.string().default("ja") }) })
     .node(
       "call",
       (s) => {
+        if (s.lang !== "ja" && s.lang !== "en") return { lang: `${s.lang} (answered)` };
         throw new Error(s.lang === "ja" ? "接続に失敗しました 🚀 再試行" : "connection refused, retry later");
       },
       { next: "END", retry: { maxAttempts: 1, onExhausted: "fail" } },

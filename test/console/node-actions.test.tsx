@@ -1,5 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
-import type { RunRecord } from "../../engine/index.js";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { readState, type RunRecord } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
@@ -11,6 +14,17 @@ afterEach(async () => {
   await fx?.close();
   fx = undefined;
 });
+
+const scripts = mkdtempSync(join(tmpdir(), "pitwall-node-editors-"));
+afterAll(() => rmSync(scripts, { recursive: true, force: true }));
+
+/** An $EDITOR that edits the file it is given with sed. */
+function sedEditor(name: string, expression: string): string {
+  const file = join(scripts, name);
+  writeFileSync(file, `#!/bin/sh\nsed -i '${expression}' "$1"\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
 
 async function until(f: Fixture, runId: string, test: (run: RunRecord) => boolean): Promise<RunRecord> {
   const deadline = Date.now() + 5_000;
@@ -113,6 +127,40 @@ describe("node actions", () => {
     const forked = (await fx.store.listRuns({})).runs.filter((r) => r.forkOf?.runId === run.id);
     expect(forked).toHaveLength(1);
     expect(frame).toContain(forked[0]!.id);
+  });
+
+  it("forks from a checkpoint with its state edited in $EDITOR (E): diff shown, the fork runs on from the edited state", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: run.id, tab: 3 }, editorCommand: sedEditor("draft.sh", 's/"draft"/"edited draft"/') });
+    await ui.waitFor("checkpoints");
+    await ui.press("g", "j", "j");
+    await ui.press("E");
+    const frame = await ui.waitFor("Apply this change?");
+    expect(frame).toContain('~ $.tasks[0] "draft" → "edited draft"');
+    await ui.press("right", "enter");
+    await ui.waitFor(`fork of ${run.id}:2`);
+    const [forked] = (await fx.store.listRuns({})).runs.filter((r) => r.forkOf?.runId === run.id);
+    const ended = await fx.engine.run(forked!.id).wait({ until: "end", timeoutMs: 5_000 });
+    expect(ended.status).toBe("succeeded");
+    expect((await readState(fx.store, forked!.id, ended.headN)).tasks).toEqual(["edited draft", "summary"]);
+    expect((await readState(fx.store, run.id, run.headN)).tasks).toEqual(["draft", "summary"]); // the source is untouched
+  });
+
+  it("retries a failed node with the state edited in $EDITOR first (E)", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "failing");
+    expect(run.status).toBe("failed");
+    ui = await openConsole({ store: fx.store, initial: { kind: "run", runId: run.id }, editorCommand: sedEditor("lang.sh", 's/"ja"/"fr"/') });
+    await ui.waitFor("R retry");
+    await ui.press("E");
+    const frame = await ui.waitFor("Apply this change?");
+    expect(frame).toContain('~ $.lang "ja" → "fr"');
+    await ui.press("right", "enter");
+    await ui.waitFor("retrying with the edited state; will run again: call");
+    const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    expect(ended.status).toBe("succeeded");
+    expect((await readState(fx.store, run.id, ended.headN)).lang).toBe("fr (answered)");
   });
 
   it("acts on the attempt selected in the timeline", async () => {

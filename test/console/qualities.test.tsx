@@ -14,7 +14,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "b", "C", "F", "D"];
+const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "E", "b", "C", "F", "D"];
 
 /** Every screen of the console, reached with keys, checked by `check` on the way. */
 async function visitEverything(ui: ConsoleHarness, runId: string, checkNow: (what: string) => void): Promise<void> {

@@ -1,9 +1,11 @@
-import { TERMINAL_RUN_STATUSES, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { createPatch } from "rfc6902";
+import { TERMINAL_RUN_STATUSES, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
 import { seg } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import type { Handlers } from "../keymap.js";
 import { clean } from "../text.js";
 import { MUTED } from "../theme.js";
+import { stateValidation, useEditState } from "./use-edit-state.js";
 import type { RunDetail } from "./use-run-detail.js";
 
 /** Tasks of the step in progress (the head's step + 1), where kill and retry apply. */
@@ -20,11 +22,12 @@ export function willRunAgain(detail: RunDetail, task: TaskRecord): string[] {
 const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
 
 /**
- * Kill, retry and breakpoint on one node (or one task, from the timeline), and cancel on the
+ * Kill, retry (as it was, or with the state edited) and breakpoint on one node (or one task, from the timeline), and cancel on the
  * run. Handlers exist only when the action applies and the console may write.
  */
 export function useRunActions(detail: RunDetail | undefined, target: { node?: string; taskId?: string }): Handlers {
-  const { operator, ui } = useServices();
+  const { operator, ui, store } = useServices();
+  const edit = useEditState();
   if (!operator || !detail) return {};
   const { run } = detail;
   const step = currentTasks(detail).filter((t) => (target.taskId ? t.id === target.taskId : t.node === target.node));
@@ -63,6 +66,25 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           const outcome = await operator.retry(run.id, retryable.id, answer.reason ? { reason: answer.reason } : {});
           const willRun = outcome.result.willRun as string[] | undefined;
           return willRun ? `retrying; will run again: ${willRun.join(", ")}` : outcome.effect;
+        });
+      }),
+    retryEdited:
+      retryable &&
+      edit &&
+      detail.definition &&
+      (async () => {
+        // The state the retried step starts from: the run's head.
+        const state = await readState(store, run.id, run.headN);
+        await edit({
+          what: `Retrying ${retryable.node} (task ${retryable.id}) of run ${run.id} from this state (checkpoint ${run.headN}); runs again: ${willRunAgain(detail, retryable).join(", ")}`,
+          value: state,
+          validate: stateValidation(detail.definition!),
+          action: "Retry",
+          send: async (edited, reason) => {
+            const outcome = await operator.retry(run.id, retryable.id, { patch: createPatch(state, edited), ...(reason ? { reason } : {}) });
+            const willRun = outcome.result.willRun as string[] | undefined;
+            return willRun ? `retrying with the edited state; will run again: ${willRun.join(", ")}` : outcome.effect;
+          },
         });
       }),
     breakpoint:

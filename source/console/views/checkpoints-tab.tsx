@@ -1,6 +1,8 @@
-import { diffCheckpoints, type CheckpointSummary } from "../../../engine/index.js";
+import { createPatch } from "rfc6902";
+import { diffCheckpoints, readState, type CheckpointSummary } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
+import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
@@ -25,6 +27,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
   const selected = checkpoints[index];
   const rows = Math.max(1, height - 2);
   const start = useWindow(checkpoints.length, Math.max(0, index), rows);
+  const edit = useEditState();
 
   const showDiff = async (from: Pick<CheckpointSummary, "runId" | "n"> | null, to: CheckpointSummary, title: string) => {
     ui.report({ tone: "busy", text: `reading checkpoints ${from?.n ?? "∅"} and ${to.n}…` });
@@ -71,6 +74,27 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
           const outcome = await operator.fork(run.id, selected.n, answer.reason ? { reason: answer.reason } : {});
           forked = outcome.result.runId as string;
           return `${outcome.effect}`;
+        });
+        if (forked) nav.push({ kind: "run", runId: forked });
+      }),
+    forkEdited:
+      operator &&
+      edit &&
+      selected &&
+      detail.definition &&
+      (async () => {
+        const state = await readState(store, run.id, selected.n);
+        let forked: string | undefined;
+        await edit({
+          what: `Forking run ${run.id} from checkpoint ${selected.n} (step ${selected.step}) with this state; this run's history is not changed`,
+          value: state,
+          validate: stateValidation(detail.definition!),
+          action: "Fork",
+          send: async (edited, reason) => {
+            const outcome = await operator.fork(run.id, selected.n, { patch: createPatch(state, edited), ...(reason ? { reason } : {}) });
+            forked = outcome.result.runId as string;
+            return outcome.effect;
+          },
         });
         if (forked) nav.push({ kind: "run", runId: forked });
       }),

@@ -57,6 +57,7 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
     ...listHandlers(selectable.length, selectedIndex, 5, (i) => setSelectedName(selectable[i])),
     kill: actions.kill,
     retry: actions.retry,
+    retryEdited: actions.retryEdited,
     breakpoint: actions.breakpoint,
   });
 

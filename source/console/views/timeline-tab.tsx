@@ -28,6 +28,7 @@ export function TimelineTab({ detail, width, height }: { detail: RunDetail; widt
     ...listHandlers(rows.length, index, listRows, setPicked),
     kill: actions.kill,
     retry: actions.retry,
+    retryEdited: actions.retryEdited,
     breakpoint: actions.breakpoint,
   });
 
