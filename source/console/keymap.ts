@@ -19,7 +19,7 @@ interface BindingSpec {
   readonly quiet?: true;
 }
 
-export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph and timeline" | "Events" | "State" | "Checkpoints" | "Operator panel" | "Dialogs";
+export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph and timeline" | "Events" | "State" | "Checkpoints" | "Interrupt queue" | "Operator panel" | "Dialogs";
 
 export const KEYMAP = [
   { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
@@ -66,6 +66,11 @@ export const KEYMAP = [
   { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints", group: "Checkpoints" },
   { id: "fork", keys: ["F"], label: "fork", help: "fork a new run from the selected checkpoint", group: "Checkpoints", writes: true },
   { id: "forkEdited", keys: ["E"], label: "fork edited", help: "fork from it with its state edited in $EDITOR first (validated, diff shown)", group: "Checkpoints", writes: true, quiet: true },
+
+  { id: "markInterrupt", keys: ["space"], label: "mark", help: "mark the selected interrupt (or unmark it) for a decision on all marked", group: "Interrupt queue" },
+  { id: "markAll", keys: ["*"], label: "mark all", help: "mark every pending interrupt, or clear the marks", group: "Interrupt queue", quiet: true },
+  { id: "approveMarked", keys: ["a"], label: "approve marked", help: "approve every marked interrupt (lists them and asks first)", group: "Interrupt queue", writes: true },
+  { id: "rejectMarked", keys: ["r"], label: "reject marked", help: "reject every marked interrupt, with one reason (asks first)", group: "Interrupt queue", writes: true },
 
   { id: "approve", keys: ["a"], label: "approve", help: "approve", group: "Operator panel", writes: true },
   { id: "reject", keys: ["r"], label: "reject", help: "reject (asks for a reason)", group: "Operator panel", writes: true },

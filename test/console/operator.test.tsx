@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readState } from "../../engine/index.js";
+import { readState, type RunRecord } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
@@ -69,6 +69,47 @@ describe("operator panel", () => {
     expect(resolved!.resolution).toMatchObject({ decision: "approve", actor: "operator:tester" });
     await ui.press("esc");
     await ui.waitFor("✓2");
+  });
+
+  it("marks interrupts in the queue with space (* all) and approves or rejects the marked ones at once, after listing them", async () => {
+    fx = fixture();
+    const runs: RunRecord[] = [];
+    for (const city of ["Oslo", "Rome", "Kyiv"]) runs.push(await settle(fx.engine, "travel-planner", { city }));
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor("⚑ 3 pending");
+    await ui.press("i");
+    await ui.waitFor("3 pending, oldest first");
+    await ui.press("a");
+    await ui.waitFor("a (approve marked): nothing here it applies to");
+    await ui.press("space", "j", "j", "space");
+    let frame = await ui.waitFor("2 marked");
+    expect(frame.split("\n").filter((l) => l.startsWith("◆")).map((l) => runs.findIndex((r) => l.includes(r.id)))).toEqual([0, 2]);
+    await ui.press("a");
+    frame = await ui.waitFor("Approve 2 interrupts?");
+    const listed = frame.split("\n").filter((l) => l.startsWith("▌"));
+    expect(runs.map((r) => listed.some((l) => l.includes(r.id)))).toEqual([true, false, true]);
+    await ui.press("enter"); // Cancel is the default
+    await ui.waitFor("approve not confirmed; nothing sent");
+    expect(await pendingOf(fx, runs[0]!.id)).toHaveLength(1);
+    await ui.press("a");
+    await ui.waitFor("Approve 2 interrupts?");
+    await ui.press("tab", "enter");
+    await ui.waitFor("approved 2 interrupts");
+    await ui.waitFor("1 pending, oldest first");
+    for (const i of [0, 2]) expect((await fx.engine.run(runs[i]!.id).wait({ until: "end", timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect(await pendingOf(fx, runs[1]!.id)).toHaveLength(1);
+
+    await ui.press("*");
+    await ui.waitFor("1 marked");
+    await ui.press("r");
+    await ui.waitFor("Reject 1 interrupt?");
+    await ui.type("not now");
+    await ui.press("enter"); // from the reason to the action button
+    await ui.waitFor("[Reject 1]");
+    await ui.press("enter");
+    await ui.waitFor("rejected 1 interrupt");
+    const [rejected] = await fx.store.listInterrupts({ runId: runs[1]!.id });
+    expect(rejected!.resolution).toMatchObject({ decision: "reject", reason: "not now", actor: "operator:tester" });
   });
 
   it("sends one decision for a double tap (two keys in one chunk), with no refusal shown", async () => {

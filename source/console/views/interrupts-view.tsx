@@ -1,6 +1,6 @@
-import type { InterruptRecord } from "../../../engine/index.js";
+import { errorMessage, type InterruptRecord } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
-import { useServices, useSnapshot } from "../context.js";
+import { useServices, useSnapshot, type Services } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -16,11 +16,67 @@ export function shownValues(interrupt: InterruptRecord): string {
     .join(" ");
 }
 
-/** The global queue of pending interrupts, oldest first; `enter` opens the operator panel. */
+/** The decisions the queue takes on several interrupts at once. */
+type BulkDecision = "approve" | "reject";
+
+/**
+ * One decision on every marked interrupt that allows it, after a confirmation that lists them
+ * (a reject's reason goes to each). Each is resolved on its own: one answered meanwhile by
+ * someone else is refused alone, and the footer counts what was done and what was refused.
+ */
+async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision): Promise<boolean> {
+  const { ui, operator } = services;
+  if (!operator) return false;
+  const allowed = marked.filter((i) => i.request.decisions.includes(decision));
+  const skipped = marked.length - allowed.length;
+  if (allowed.length === 0) {
+    ui.report({ tone: "error", text: `none of the ${marked.length} marked interrupts offers ${decision}; nothing sent` });
+    return false;
+  }
+  const listed = allowed.slice(0, 5).map((i): Line => [seg(`${i.runId} `, { color: ACCENT }), seg(`${clean(i.node)} `, { bold: true }), seg(clean(i.request.question ?? ""), { color: MUTED })]);
+  if (allowed.length > listed.length) listed.push([seg(`… and ${allowed.length - listed.length} more`, { color: MUTED })]);
+  if (skipped > 0) listed.push([seg(`${skipped} marked interrupt${skipped === 1 ? " does" : "s do"} not offer ${decision} and ${skipped === 1 ? "is" : "are"} left as ${skipped === 1 ? "it is" : "they are"}`, { color: "yellow" })]);
+  const answer = await ui.confirm({
+    title: `${decision === "approve" ? "Approve" : "Reject"} ${allowed.length} interrupt${allowed.length === 1 ? "" : "s"}?`,
+    body: listed,
+    action: decision === "approve" ? `Approve ${allowed.length}` : `Reject ${allowed.length}`,
+    reason: decision === "reject" ? "required" : "optional",
+  });
+  if (!answer.ok) {
+    ui.report({ tone: "info", text: `${decision} not confirmed; nothing sent` });
+    return false;
+  }
+  ui.report({ tone: "busy", text: `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts…` });
+  const refused: string[] = [];
+  for (const interrupt of allowed) {
+    try {
+      await operator.resolve(interrupt.id, { decision, ...(answer.reason ? { reason: answer.reason } : {}) });
+    } catch (error) {
+      refused.push(`${interrupt.id}: ${errorMessage(error)}`);
+    }
+  }
+  const done = allowed.length - refused.length;
+  const verb = decision === "approve" ? "approved" : "rejected";
+  ui.report(
+    refused.length === 0
+      ? { tone: "ok", text: `${verb} ${done} interrupt${done === 1 ? "" : "s"}` }
+      : { tone: "error", text: clean(`${verb} ${done}; ${refused.length} refused (${refused[0]}${refused.length > 1 ? ", …" : ""})`) },
+  );
+  return true;
+}
+
+/**
+ * The global queue of pending interrupts, oldest first; `enter` opens the operator panel;
+ * `space` marks several for one decision on all of them.
+ */
 export function InterruptsView({ width, height }: { width: number; height: number }) {
-  const { nav, copy } = useServices();
+  const services = useServices();
+  const { nav, copy, operator } = services;
   const { interrupts, runs } = useSnapshot();
   const [pickedId, setPickedId] = useRemembered<string | undefined>("interrupt-selected", undefined);
+  const [markedIds, setMarkedIds] = useRemembered<readonly string[]>("interrupt-marks", []);
+  // Marks of interrupts answered meanwhile (here or elsewhere) fall away.
+  const marked = interrupts.filter((i) => markedIds.includes(i.id));
   let index = interrupts.findIndex((i) => i.id === pickedId);
   if (index < 0) index = 0;
   const selected = interrupts[index];
@@ -31,6 +87,10 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     ...listHandlers(interrupts.length, index, rows, (i) => setPickedId(interrupts[i]?.id)),
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
     copy: selected && (() => copy(selected.id)),
+    markInterrupt: selected && (() => setMarkedIds(marked.some((i) => i.id === selected.id) ? marked.filter((i) => i.id !== selected.id).map((i) => i.id) : [...marked.map((i) => i.id), selected.id])),
+    markAll: interrupts.length > 0 && (() => setMarkedIds(marked.length === interrupts.length ? [] : interrupts.map((i) => i.id))),
+    approveMarked: operator !== null && marked.length > 0 && (() => void decideMarked(services, marked, "approve").then((sent) => sent && setMarkedIds([]))),
+    rejectMarked: operator !== null && marked.length > 0 && (() => void decideMarked(services, marked, "reject").then((sent) => sent && setMarkedIds([]))),
   });
 
   const wide = width >= 120;
@@ -40,7 +100,12 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const values = rest - question - 1;
   const head = [fit("#", c.k), fit("AGE", c.age, "right"), fit("RUN", c.run), fit("NODE", c.node), ...(wide ? [fit("KIND", c.kind)] : []), fit("QUESTION", question), fit("SHOWS", values)];
   const lines: Line[] = [
-    [seg(" Interrupts", { bold: true }), seg(`  ${interrupts.length} pending, oldest first · enter answers`, { color: MUTED })],
+    [
+      seg(" Interrupts", { bold: true }),
+      ...(marked.length === 0
+        ? [seg(`  ${interrupts.length} pending, oldest first · enter answers · space marks`, { color: MUTED })]
+        : [seg(`  ${interrupts.length} pending · `, { color: MUTED }), seg(`${marked.length} marked`, { color: "yellow", bold: true }), seg(operator ? ": a approves, r rejects them" : "", { color: MUTED })]),
+    ],
     [seg(` ${head.join(" ")}`, { color: MUTED, bold: true })],
   ];
   if (interrupts.length === 0) lines.push([seg(" nothing is waiting for an operator", { color: MUTED })]);
@@ -48,7 +113,8 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     const it = interrupts[i]!;
     const workflow = runs.get(it.runId)?.workflow;
     const line: Line = [
-      seg(` ${fit(String(i + 1), c.k, "right")} `, { color: MUTED }),
+      seg(markedIds.includes(it.id) ? "◆" : " ", { color: ACCENT }),
+      seg(`${fit(String(i + 1), c.k, "right")} `, { color: MUTED }),
       seg(`${fit(ago(it.createdAt, now), c.age, "right")} `),
       seg(`${fit(it.runId, c.run)} `, { color: ACCENT }),
       seg(`${fit(clean(it.node), c.node)} `, { bold: true }),
