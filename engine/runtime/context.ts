@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { canonicalJson } from "../graph/canonical.js";
 import { derivedId } from "../ids.js";
 import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
 import type { State } from "../state/ops.js";
@@ -12,7 +13,7 @@ export interface AttemptServices {
   attempt: number;
   signal: AbortSignal;
   /** Answers to this task's resolved interrupts, by interrupt id. */
-  answers: ReadonlyMap<string, InterruptAnswer>;
+  answers: ReadonlyMap<string, RecordedAnswer>;
   progress(fraction: number | null, message?: string): void;
   log(level: "debug" | "info" | "warn" | "error", message: string, data?: unknown): void;
   artifact(data: Uint8Array, mediaType: string): Promise<ArtifactRef>;
@@ -20,6 +21,14 @@ export interface AttemptServices {
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   childState(run: RunRecord): Promise<State>;
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
+}
+
+/** An operator's answer, with what it answered and whether the state is still the one it was given on. */
+export interface RecordedAnswer {
+  answer: InterruptAnswer;
+  request: InterruptRequest;
+  /** The run's state has not changed since the answer (or the answer predates that record). */
+  sameState: boolean;
 }
 
 /** The context built-in node kinds see: the public one plus parking and child runs. */
@@ -86,13 +95,25 @@ export class AttemptContext implements InternalContext {
     return this.interruptAs("node", request);
   }
 
+  /**
+   * The answer recorded for this call, when it still answers it: the state is the one it was
+   * given on, or the node asks exactly what was answered. Otherwise — an operator edited the
+   * state or retried with a patch after approving, and the request now shows other values —
+   * the operator is asked again, under the call's next id: an approval covers what it saw.
+   */
   async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
-    const id = interruptIdFor(this.services.task.id, this.interruptCalls++);
-    const answer = this.services.answers.get(id);
-    if (answer) return answer;
-    const signal = new InterruptSignal(id, kind, toRequest(options));
-    this.raised = signal;
-    throw signal;
+    const call = this.interruptCalls++;
+    const request = toRequest(options);
+    for (let revision = 0; ; revision++) {
+      const id = interruptIdFor(this.services.task.id, call, revision);
+      const recorded = this.services.answers.get(id);
+      if (!recorded) {
+        const signal = new InterruptSignal(id, kind, request);
+        this.raised = signal;
+        throw signal;
+      }
+      if (recorded.sameState || sameRequest(recorded.request, request)) return recorded.answer;
+    }
   }
 
   park(wait: TaskWait): never {
@@ -122,9 +143,17 @@ export class AttemptContext implements InternalContext {
   }
 }
 
-/** The k-th `ctx.interrupt` call of a task always has the same id, across re-runs. */
-export function interruptIdFor(taskId: string, call: number): string {
-  return derivedId("int", taskId, call);
+/**
+ * The k-th `ctx.interrupt` call of a task always has the same id, across re-runs; asked again
+ * because its answer no longer applies, it takes the next revision's.
+ */
+export function interruptIdFor(taskId: string, call: number, revision = 0): string {
+  return revision === 0 ? derivedId("int", taskId, call) : derivedId("int", taskId, call, revision);
+}
+
+/** Two requests ask the same, as stored (JSON, keys in any order). */
+function sameRequest(stored: InterruptRequest, asked: InterruptRequest): boolean {
+  return canonicalJson(stored) === canonicalJson(JSON.parse(JSON.stringify(asked)));
 }
 
 function toRequest(options: InterruptOptions): InterruptRequest {

@@ -1,4 +1,4 @@
-import type { InterruptAnswer } from "../graph/model.js";
+import type { RecordedAnswer } from "./context.js";
 import { readState } from "../state/read.js";
 import type { NewEvent, TaskRecord } from "../store/records.js";
 import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
@@ -112,14 +112,15 @@ export class InflightTasks {
 }
 
 /** The answers to a task's resolved interrupts, which `ctx.interrupt` returns when the node runs again. */
-function answersOf(rs: RunState, task: TaskRecord): Map<string, InterruptAnswer> {
-  const answers = new Map<string, InterruptAnswer>();
+function answersOf(rs: RunState, task: TaskRecord): Map<string, RecordedAnswer> {
+  const answers = new Map<string, RecordedAnswer>();
   for (const i of rs.interrupts.values()) {
     if (i.taskId === task.id && i.status === "resolved" && i.resolution) {
+      const { decision, response, actor, headN } = i.resolution;
       answers.set(i.id, {
-        decision: i.resolution.decision,
-        ...(i.resolution.response !== undefined ? { response: i.resolution.response } : {}),
-        actor: i.resolution.actor,
+        answer: { decision, ...(response !== undefined ? { response } : {}), actor },
+        request: i.request,
+        sameState: headN === undefined || headN === rs.head.n,
       });
     }
   }

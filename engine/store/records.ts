@@ -215,6 +215,13 @@ export interface InterruptResolution {
   at: number;
   /** The checkpoint the resolution's state edit was written to, if it had one. */
   checkpointId?: string;
+  /**
+   * The run's head checkpoint (its number) once the answer was given, after its own state edit:
+   * a node that runs again on another state (an operator's later edit, a retry with a patch)
+   * and asks something else is asked again rather than handed this answer. Absent on answers
+   * recorded before it existed, which stand as they are.
+   */
+  headN?: number;
 }
 
 export interface InterruptRecord {

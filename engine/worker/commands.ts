@@ -120,6 +120,7 @@ async function prepareResolve(command: CommandRecord, view: RunView, events: Eve
         ...(command.reason ? { reason: command.reason } : {}),
         at,
         ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
+        headN: checkpoint ? checkpoint.n : view.head.n,
       },
     });
     batch.event(events.run("interrupt.resolved", { interruptId: interrupt.id, decision, ...(command.reason ? { reason: command.reason } : {}) }));

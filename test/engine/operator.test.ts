@@ -104,6 +104,49 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(calls).toBe(4);
   });
 
+  it("asks again when a node runs again on a state an operator changed after approving, and its request shows other values", async () => {
+    let failures = 0;
+    const wf = workflow("delete-objects", { state })
+      .node("execute", async (s, ctx) => {
+        const answer = await ctx.interrupt({ question: "Delete objects?", show: { limit: s.n } });
+        if (answer.decision !== "approve") return { note: "rejected" };
+        if (failures++ === 0) throw new Error("storage timed out");
+        return { note: `deleted up to ${s.n} objects, approved by ${answer.actor}` };
+      }, { retry: { maxAttempts: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const op = (who: string) => engine.operator(who);
+    const approveOnly = async (runId: string, who: string) => {
+      const pending = await pendingOf(engine, runId);
+      expect(pending).toHaveLength(1);
+      await op(who).resolve(pending[0]!.id, { decision: "approve" });
+      return pending[0]!;
+    };
+
+    // Retried with a patch that changes what was approved: the operator is asked again.
+    const run = await engine.start(wf, { n: 5 });
+    await run.wait();
+    const first = await approveOnly(run.id, "alice");
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    await op("mallory").retry(run.id, "execute", { patch: { n: 9999 } });
+    expect(await run.wait()).toMatchObject({ status: "paused" });
+    const again = await pendingOf(engine, run.id);
+    expect(again.map((i) => [i.request.show, i.id === first.id])).toEqual([[{ limit: 9999 }, false]]);
+    await approveOnly(run.id, "bob");
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).note).toBe("deleted up to 9999 objects, approved by operator:bob");
+
+    // Retried as it was: the approval still answers what it approved.
+    failures = 0;
+    const same = await engine.start(wf, { n: 5 });
+    await same.wait();
+    await approveOnly(same.id, "alice");
+    expect(await same.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    await op("ann").retry(same.id, "execute", { patch: { note: "retried" } });
+    expect((await same.wait()).status).toBe("succeeded");
+    expect((await same.state()).note).toBe("deleted up to 5 objects, approved by operator:alice");
+  });
+
   it("sets a breakpoint on a live run: the run pauses before the node the next time it is scheduled", async () => {
     const wf = workflow("loop", { state, limits: { maxSteps: 200 } })
       .node("tick", async (s) => (await sleep(10), { n: s.n + 1 }), { next: "tock" })
