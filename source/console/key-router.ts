@@ -13,6 +13,45 @@ export interface KeyLayer {
 
 export const PRIORITY = { app: 0, view: 1, pane: 2, overlay: 3, dialog: 4 } as const;
 
+/** How long a key of a chunk waits for the screen to be drawn before the next is dispatched anyway. */
+const DRAW_WAIT_MS = 30;
+
+/** A key of a chunk; `text`: printable characters, one text where a field takes it, else one key each. */
+interface Pending {
+  input: string;
+  key: Key;
+  text?: string;
+}
+
+/**
+ * A chunk taken apart: tabs and backspaces are keys of their own; an enter is one only as the
+ * chunk's last character (inside a paste it is a space); the rest is text.
+ */
+function splitChunk(input: string, key: Key): Pending[] {
+  const plain = Object.fromEntries(Object.keys(key).map((k) => [k, false])) as unknown as Key;
+  const parts: Pending[] = [];
+  const chars = [...input];
+  let text = "";
+  const flushText = () => {
+    if (text) parts.push({ input: text, key: plain, text });
+    text = "";
+  };
+  chars.forEach((c, i) => {
+    if (c === "\t") {
+      flushText();
+      parts.push({ input: c, key: { ...plain, tab: true } });
+    } else if (c === "\x7f" || c === "\b") {
+      flushText();
+      parts.push({ input: "", key: { ...plain, backspace: true } });
+    } else if ((c === "\r" || c === "\n") && i === chars.length - 1) {
+      flushText();
+      parts.push({ input: "\r", key: { ...plain, return: true } });
+    } else text += c === "\r" || c === "\n" ? " " : c;
+  });
+  flushText();
+  return parts;
+}
+
 /**
  * Routes key presses to the components on screen through the key table. A key goes to the
  * highest layer that handles one of the bindings carrying that key.
@@ -23,8 +62,18 @@ export class KeyRouter {
   private readonly listeners = new Set<() => void>();
   private order = 0;
   private signature = "";
+  /**
+   * Keys of a chunk not yet dispatched: each waits for the screen to draw what the one before
+   * did, so that `jj⏎` opens the row the moves reached, not the one selected before them.
+   */
+  private pending: Pending[] = [];
+  private drawWait: NodeJS.Timeout | undefined;
+  /** The screen was drawn: the next pending key goes once the commit is over. */
+  private drawn = false;
   /** Keys typed while a dialog is opening, replayed into it once it is on screen. */
-  private held: { input: string; key: Key }[] | undefined;
+  private held: Pending[] | undefined;
+  /** A key is being dispatched now (a dialog can open, and release held keys, within it). */
+  private dispatching = false;
   private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly bindings: readonly Binding[]) {
@@ -54,12 +103,24 @@ export class KeyRouter {
     clearTimeout(this.holdTimer);
     const keys = this.held ?? [];
     this.held = undefined;
-    for (const { input, key } of keys) this.dispatch(input, key);
+    // Held keys came before those still pending.
+    this.pending.unshift(...keys);
+    if (!this.dispatching && this.drawWait === undefined && !this.drawn) this.dispatchPending();
   }
 
-  /** Handlers changed in place: recompute what the footer shows. */
+  /** Handlers changed in place (the screen was drawn again): recompute what the footer shows. */
   refresh(): void {
     this.changed();
+    if (this.drawWait !== undefined) {
+      clearTimeout(this.drawWait);
+      this.drawWait = undefined;
+      this.drawn = true;
+      // After the whole commit: every component's handlers are the new ones by then.
+      setImmediate(() => {
+        this.drawn = false;
+        this.dispatchPending();
+      });
+    }
   }
 
   remove(id: number): void {
@@ -86,44 +147,46 @@ export class KeyRouter {
    * of the chunk to the view below as commands.
    */
   dispatch(input: string, key: Key): boolean {
-    if (input.length <= 1 || key.ctrl || key.meta || input.includes("\x1b")) return this.dispatchOne(input, key);
-    const plain = Object.fromEntries(Object.keys(key).map((k) => [k, false])) as unknown as Key;
-    const chars = [...input];
-    let handled = false;
-    let text = "";
-    const send = (part: string, flags: Partial<Key> = {}) => {
-      handled = this.dispatchOne(part, { ...plain, ...flags }) || handled;
-    };
-    const flushText = () => {
-      if (!text) return;
-      if (this.held || this.active().some((layer) => layer.text)) send(text);
-      else for (const c of text) send(c);
-      text = "";
-    };
-    chars.forEach((c, i) => {
-      if (c === "\t") {
-        flushText();
-        send(c, { tab: true });
-      } else if (c === "\x7f" || c === "\b") {
-        flushText();
-        send("", { backspace: true });
-      } else if (c === "\r" || c === "\n") {
-        if (i < chars.length - 1) text += " ";
-        else {
-          flushText();
-          send("\r", { return: true });
-        }
-      } else text += c;
-    });
-    flushText();
-    return handled;
+    const single = input.length <= 1 || key.ctrl || key.meta || input.includes("\x1b");
+    const parts: Pending[] = single ? [{ input, key }] : splitChunk(input, key);
+    if (this.pending.length > 0) {
+      this.pending.push(...parts);
+      return true;
+    }
+    this.pending = parts;
+    return this.dispatchPending();
+  }
+
+  /** Dispatches the next pending key, and waits for the screen to be drawn before the one after. */
+  private dispatchPending(): boolean {
+    const next = this.pending.shift();
+    if (!next) return false;
+    let handled = true;
+    this.dispatching = true;
+    try {
+      if (this.held) this.held.push(next);
+      else if (next.text === undefined) handled = this.dispatchOne(next.input, next.key);
+      else if (this.active().some((layer) => layer.text)) handled = this.dispatchOne(next.text, next.key);
+      else {
+        // Outside a text field each character is a key of its own.
+        const [first, ...rest] = [...next.text];
+        if (rest.length > 0) this.pending.unshift({ ...next, text: rest.join("") });
+        handled = this.dispatchOne(first!, next.key);
+      }
+    } finally {
+      this.dispatching = false;
+    }
+    if (this.pending.length > 0 && this.drawWait === undefined) {
+      // A key that changed nothing draws nothing: the next one goes after a moment anyway.
+      this.drawWait = setTimeout(() => {
+        this.drawWait = undefined;
+        this.dispatchPending();
+      }, DRAW_WAIT_MS);
+    }
+    return handled || this.pending.length > 0;
   }
 
   private dispatchOne(input: string, key: Key): boolean {
-    if (this.held) {
-      this.held.push({ input, key });
-      return true;
-    }
     const name = keyName(input, key);
     const candidates = this.byKey.get(name) ?? [];
     for (const layer of this.active()) {
