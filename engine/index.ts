@@ -45,6 +45,7 @@ export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
+export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";
 export { MemoryStore } from "./store/memory/memory-store.js";

@@ -157,6 +157,16 @@ function prepareUpdate(command: CommandRecord, view: RunView, events: EventFacto
   return { ok: true, batch, effect: `state edited (checkpoint ${checkpoint.id})`, writesState: true, result: { checkpointId: checkpoint.id } };
 }
 
+/**
+ * The nodes that run when `task` of the step in progress is retried: it, and the step's tasks
+ * still waiting to start. Siblings that failed, were canceled or wait on an interrupt do not:
+ * each is retried (or answered) on its own.
+ */
+export function nodesRunOnRetry(stepTasks: readonly Pick<TaskRecord, "id" | "node" | "status">[], task: Pick<TaskRecord, "id">): string[] {
+  const again = stepTasks.filter((t) => t.id === task.id || t.status === "pending").map((t) => t.node);
+  return [...new Set(again)].sort();
+}
+
 function prepareRetry(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
   const taskId = command.args.taskId as string;
   const task = view.tasks.find((t) => t.id === taskId);
@@ -180,12 +190,12 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
   } else {
     resumeIfPaused(view, view.pending.length, batch, events, command.actor);
   }
-  const again = view.tasks.filter((t) => t.id === task.id || (t.status !== "succeeded" && t.status !== "running")).map((t) => t.node);
-  const willRun = [...new Set(again)].sort();
+  const willRun = nodesRunOnRetry(view.tasks, task);
+  const left = [...new Set(view.tasks.filter((t) => t.id !== task.id && (t.status === "failed" || t.status === "canceled")).map((t) => t.node))].sort();
   return {
     ok: true,
     batch,
-    effect: `task ${task.id} will run again (step ${task.step}: ${willRun.join(", ")})`,
+    effect: `task ${task.id} will run again (step ${task.step}: ${willRun.join(", ")})${left.length > 0 ? `; still to retry in that step: ${left.join(", ")}` : ""}`,
     writesState: checkpoint !== undefined,
     result: { willRun, ...(checkpoint ? { checkpointId: checkpoint.id } : {}) },
   };

@@ -104,6 +104,34 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(calls).toBe(4);
   });
 
+  it("retrying one of several failed parallel branches runs that one alone, and says which are still to retry", async () => {
+    const attempts = new Map<string, number>();
+    const branch = (name: string) => () => {
+      attempts.set(name, (attempts.get(name) ?? 0) + 1);
+      if (attempts.get(name) === 1) throw new Error(`${name} failed`);
+      return { log: [name] };
+    };
+    const wf = workflow("parallel-failures", { state, reducers: { log: "append" } })
+      .node("split", () => ({}), { next: ["a", "b", "c"] })
+      .node("a", branch("a"), { retry: { maxAttempts: 1 }, next: "join" })
+      .node("b", branch("b"), { retry: { maxAttempts: 1 }, next: "join" })
+      .node("c", () => ({ log: ["c"] }), { next: "join" })
+      .node("join", () => ({}), { waitFor: ["a", "b", "c"], next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const op = engine.operator("ann");
+    const first = await op.retry(run.id, "a");
+    expect(first.result.willRun).toEqual(["a"]);
+    expect(first.effect).toMatch(/will run again \(step 2: a\); still to retry in that step: b$/);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    expect((await op.retry(run.id, "b")).result.willRun).toEqual(["b"]);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect([...attempts]).toEqual([["a", 2], ["b", 2]]);
+    expect((await run.state()).log.sort()).toEqual(["a", "b", "c"]);
+  });
+
   it("asks again when a node runs again on a state an operator changed after approving, and its request shows other values", async () => {
     let failures = 0;
     const wf = workflow("delete-objects", { state })

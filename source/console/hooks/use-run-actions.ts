@@ -1,5 +1,5 @@
 import { createPatch } from "rfc6902";
-import { TERMINAL_RUN_STATUSES, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, nodesRunOnRetry, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
 import { seg } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import type { Handlers } from "../keymap.js";
@@ -13,10 +13,9 @@ export function currentTasks(detail: RunDetail): TaskRecord[] {
   return detail.tasks.filter((t) => t.step === detail.run.step + 1);
 }
 
-/** What retrying `task` runs again, as the engine decides it: the task and its unfinished siblings. */
+/** What retrying `task` runs again, as the engine decides it. */
 export function willRunAgain(detail: RunDetail, task: TaskRecord): string[] {
-  const again = currentTasks(detail).filter((t) => t.id === task.id || (t.status !== "succeeded" && t.status !== "running"));
-  return [...new Set(again.map((t) => t.node))].sort();
+  return nodesRunOnRetry(currentTasks(detail), task);
 }
 
 const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
