@@ -1,4 +1,4 @@
-import { applyPatch, type Operation } from "rfc6902";
+import { applyPatch, createPatch, createTests, type Operation } from "rfc6902";
 import { ValidationError, errorMessage } from "../errors.js";
 import { opsBetween, reduceWrites, isPlainObject, type ChannelOp, type Reducer, type State } from "./ops.js";
 import type { StateValidator } from "./schema.js";
@@ -16,7 +16,7 @@ function patchFailure(op: Operation, error: Error): string {
   switch (error.name) {
     case "TestError": {
       const { actual, expected } = error as Error & { actual: unknown; expected: unknown };
-      return `the value at ${op.path} is ${JSON.stringify(actual)}, not ${JSON.stringify(expected)}`;
+      return `the value at ${op.path} is ${JSON.stringify(actual)}, not ${JSON.stringify(expected)} as the patch expects (the state changed since it was read?)`;
     }
     case "MissingError":
       return `nothing exists at ${(error as Error & { path?: string }).path || op.path}`;
@@ -39,6 +39,16 @@ function checkOperation(op: unknown, i: number): void {
   if (!pointer(path)) refuse(`(${name} ${path}): the path must be a JSON Pointer starting with "/" (e.g. "/${path}")`);
   if ((name === "add" || name === "replace" || name === "test") && !("value" in (op as object))) refuse(`(${name} ${path}) needs a "value"`);
   if ((name === "move" || name === "copy") && (typeof from !== "string" || !pointer(from))) refuse(`(${name} ${path}) needs a "from" JSON Pointer starting with "/"`);
+}
+
+/**
+ * The JSON Patch that turns `before` into `after` (an operator's edit of the state they read),
+ * led by tests that the values it replaces or removes still hold what `before` held: applied to
+ * a state someone else has changed there since, it is refused instead of undoing their change.
+ */
+export function editPatch(before: unknown, after: unknown): Operation[] {
+  const patch = createPatch(before, after);
+  return [...createTests(before, patch), ...patch];
 }
 
 export function isJsonPatch(patch: unknown): patch is Operation[] {

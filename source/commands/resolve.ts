@@ -1,5 +1,4 @@
-import { createPatch } from "rfc6902";
-import { ConflictError, ValidationError, type InterruptRecord, type Operator } from "../../engine/index.js";
+import { ConflictError, ValidationError, editPatch, type InterruptRecord, type Operator } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { editJson } from "../cli/editor.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
@@ -92,7 +91,7 @@ async function editAndResolve(
       `Save to resolve it with decision "${decision}" and this state; save an empty file to cancel.`,
       "Lines starting with // are ignored.",
     ],
-    apply: (edited) => op.resolve(interrupt.id, { decision, patch: createPatch(current, edited), ...reason }),
+    apply: (edited) => op.resolve(interrupt.id, { decision, patch: editPatch(current, edited), ...reason }),
     retry: (error) => error instanceof ValidationError,
   });
   if (edit.kind === "unchanged") {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, ValidationError, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
+import { ConflictError, NotFoundError, ValidationError, editPatch, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
@@ -129,7 +129,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await op.retry(run.id, "b")).result.willRun).toEqual(["b"]);
     expect((await run.wait()).status).toBe("succeeded");
     expect([...attempts]).toEqual([["a", 2], ["b", 2]]);
-    expect((await run.state()).log.sort()).toEqual(["a", "b", "c"]);
+    expect(((await run.state()).log as string[]).sort()).toEqual(["a", "b", "c"]);
   });
 
   it("asks again when a node runs again on a state an operator changed after approving, and its request shows other values", async () => {
@@ -274,6 +274,24 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await op.resolve(pending!.id, { decision: "approve" });
     expect((await run.wait()).status).toBe("succeeded");
     expect((await run.state()).note).toBe("finished with 3");
+  });
+
+  it("refuses an edit made on a state someone has changed since at the same place (editPatch), and merges one made elsewhere", async () => {
+    const wf = workflow("two-editors", { state, interruptBefore: ["finish"] })
+      .node("start", () => ({ log: ["one"] }), { next: "finish" })
+      .node("finish", () => ({}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    const [ann, bob] = [engine.operator("ann"), engine.operator("bob")];
+    const seenByAnn = await ann.state(run.id);
+    await bob.updateState(run.id, editPatch(await bob.state(run.id), { ...seenByAnn, n: 7 }));
+    await expect(ann.updateState(run.id, editPatch(seenByAnn, { ...seenByAnn, n: 1 }))).rejects.toThrow(
+      "cannot be applied: the value at /n is 7, not 0 as the patch expects (the state changed since it was read?)",
+    );
+    await ann.updateState(run.id, editPatch(seenByAnn, { ...seenByAnn, note: "checked" }));
+    expect(await run.state()).toMatchObject({ n: 7, note: "checked", log: ["one"] });
   });
 
   it("edits the state as if a node had written it (asNode), so that node's routes decide what runs next", async () => {

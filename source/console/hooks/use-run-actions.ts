@@ -1,5 +1,4 @@
-import { createPatch } from "rfc6902";
-import { TERMINAL_RUN_STATUSES, nodesRunOnRetry, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, editPatch, nodesRunOnRetry, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
 import { seg } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import type { Handlers } from "../keymap.js";
@@ -80,7 +79,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           validate: stateValidation(detail.definition!),
           action: "Retry",
           send: async (edited, reason) => {
-            const outcome = await operator.retry(run.id, retryable.id, { patch: createPatch(state, edited), ...(reason ? { reason } : {}) });
+            const outcome = await operator.retry(run.id, retryable.id, { patch: editPatch(state, edited), ...(reason ? { reason } : {}) });
             const willRun = outcome.result.willRun as string[] | undefined;
             return willRun ? `retrying with the edited state; will run again: ${willRun.join(", ")}` : outcome.effect;
           },

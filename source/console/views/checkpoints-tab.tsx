@@ -1,5 +1,4 @@
-import { createPatch } from "rfc6902";
-import { diffCheckpoints, readState, type CheckpointSummary } from "../../../engine/index.js";
+import { diffCheckpoints, editPatch, readState, type CheckpointSummary } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
@@ -91,7 +90,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
           validate: stateValidation(detail.definition!),
           action: "Fork",
           send: async (edited, reason) => {
-            const outcome = await operator.fork(run.id, selected.n, { patch: createPatch(state, edited), ...(reason ? { reason } : {}) });
+            const outcome = await operator.fork(run.id, selected.n, { patch: editPatch(state, edited), ...(reason ? { reason } : {}) });
             forked = outcome.result.runId as string;
             return outcome.effect;
           },

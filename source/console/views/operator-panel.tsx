@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from "react";
-import { createPatch } from "rfc6902";
-import { checkJson, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
+import { checkJson, editPatch, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -148,7 +147,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           value: state,
           validate: stateValidation(definition),
           action: "Edit and resolve",
-          send: (edited, reason) => resolveWith({ patch: createPatch(state, edited) }, reason),
+          send: (edited, reason) => resolveWith({ patch: editPatch(state, edited) }, reason),
         });
       }),
     respond:

@@ -1,8 +1,7 @@
 import { useEffect, useMemo, useState } from "react";
-import { errorMessage, readState, type State } from "../../../engine/index.js";
+import { editPatch, errorMessage, readState, type State } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
-import { createPatch } from "rfc6902";
 import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -70,7 +69,7 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
           value: state!,
           validate: stateValidation(definition!),
           action: "Apply edit",
-          send: async (edited, reason) => (await operator!.updateState(run.id, createPatch(state!, edited), reason ? { reason } : {})).effect,
+          send: async (edited, reason) => (await operator!.updateState(run.id, editPatch(state!, edited), reason ? { reason } : {})).effect,
         })),
   });
 
