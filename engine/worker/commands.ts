@@ -154,6 +154,7 @@ function prepareUpdate(command: CommandRecord, view: RunView, events: EventFacto
   }
   const batch = new Batch();
   const checkpoint = editCheckpoint(view, command.args.patch, command.actor, asNode ? [asNode] : [], control, batch, events, asNode);
+  if (!checkpoint) return { ok: true, batch, effect: "the edit changes nothing in the state; nothing was written", writesState: false, result: {} };
   return { ok: true, batch, effect: `state edited (checkpoint ${checkpoint.id})`, writesState: true, result: { checkpointId: checkpoint.id } };
 }
 
@@ -313,11 +314,14 @@ function editCheckpoint(
   batch: Batch,
   events: EventFactory,
   asNode?: string,
-): CheckpointRecord {
+): CheckpointRecord | undefined {
   const { state, ops } = applyStatePatch(view.state, patch, view.validator, (key) => {
     const reducer = view.reducerOf(key);
     return typeof reducer === "function" ? "replace" : reducer;
   });
+  const { diff, truncated } = summarizeDiff(diffStates(view.state, state));
+  // An edit that changes nothing writes nothing (as a node re-routed by `asNode` still does).
+  if (diff.length === 0 && asNode === undefined) return undefined;
   const n = view.head.n + 1;
   const checkpoint: CheckpointRecord = {
     id: checkpointId(view.run.id, n),
@@ -336,7 +340,6 @@ function editCheckpoint(
     bytes: jsonBytes(ops),
   };
   batch.checkpoint = checkpoint;
-  const { diff, truncated } = summarizeDiff(diffStates(view.state, state));
   batch.event(
     events.run("state.edited", { checkpointId: checkpoint.id, diff, ...(truncated ? { truncated } : {}), ...(asNode ? { asNode } : {}) }),
   );

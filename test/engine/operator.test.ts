@@ -276,6 +276,29 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await run.state()).note).toBe("finished with 3");
   });
 
+  it("writes no checkpoint for an edit that changes nothing (an empty patch, a value set to what it is)", async () => {
+    const wf = workflow("no-op-edits", { state, interruptBefore: ["finish"] })
+      .node("start", () => ({ log: ["one"] }), { next: "finish" })
+      .node("finish", () => ({}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const paused = await run.wait();
+    const op = engine.operator("ann");
+    for (const patch of [{}, [{ op: "replace", path: "/n", value: 0 }]]) {
+      const outcome = await op.updateState(run.id, patch);
+      expect(outcome.effect).toBe("the edit changes nothing in the state; nothing was written");
+      expect(outcome.result.checkpointId).toBeUndefined();
+    }
+    const [pending] = await pendingOf(engine, run.id);
+    const resolved = await op.resolve(pending!.id, { decision: "approve", patch: {} });
+    expect(resolved.effect).toBe(`resolved ${pending!.id} with approve`);
+    expect((await run.wait()).status).toBe("succeeded");
+    const sources = (await engine.store.listCheckpointSummaries(run.id)).map((c) => c.source);
+    expect(sources).not.toContain("update");
+    expect(paused.headN).toBe(1);
+  });
+
   it("refuses an edit made on a state someone has changed since at the same place (editPatch), and merges one made elsewhere", async () => {
     const wf = workflow("two-editors", { state, interruptBefore: ["finish"] })
       .node("start", () => ({ log: ["one"] }), { next: "finish" })
