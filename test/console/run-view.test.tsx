@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { MemoryStore, createEngine, workflow } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
@@ -134,7 +136,7 @@ describe("run view: events, state, checkpoints, timeline", () => {
     await ui.type("task.failed");
     await ui.press("enter");
     await ui.waitFor("filter: task.failed");
-    expect(ui.frame()).toMatch(/1 of \d+ events/);
+    expect(ui.frame()).toMatch(/1 of the \d+ events/);
     await ui.press("enter");
     await ui.waitFor("· task.failed");
     expect(ui.frame()).toMatch(/· task\.failed · \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
@@ -144,6 +146,41 @@ describe("run view: events, state, checkpoints, timeline", () => {
     await ui.waitFor("filter: task.failed");
     await ui.press("esc");
     await ui.waitFor((f) => !f.includes("filter:"));
+  });
+
+  it("holds the selected event still while new ones arrive with following off, also as the oldest kept slide away", async () => {
+    // A run with more events than the tab keeps (5,000): new ones push the oldest out of the window.
+    const store = new MemoryStore();
+    const chatty = workflow("chatty", { state: z.object({}) })
+      .node("talk", async (_s, ctx) => {
+        for (let i = 0; i < 5_100; i++) ctx.log.info(`line ${i}`);
+        await ctx.interrupt({ question: "Go on?" });
+        return {};
+      }, { next: "END" })
+      .compile();
+    const engine = createEngine({ store, worker: { pollMs: 20 }, workflows: [chatty] });
+    fx = { store, engine, close: () => engine.close() };
+    const run = await settle(engine, "chatty");
+    ui = await openRun(run.id, 1, { columns: 80, rows: 12 });
+    await ui.waitFor("last 5000 of");
+    await ui.waitFor("following ●");
+    await ui.press("k", "k");
+    await ui.waitFor("paused (f follows)");
+    // Which event is selected: enter opens it, and its page names it.
+    const selectedEvent = async () => {
+      await ui!.press("enter");
+      const title = /event (\d+) · ([\w.]+)/.exec(await ui!.waitFor(/event \d+ · /))!.slice(1).join(" ");
+      await ui!.press("esc");
+      await ui!.waitFor(/last 5000 of \d+ events {2}paused \(f follows\)/);
+      return title;
+    };
+    const before = await selectedEvent();
+    const count = () => Number(/of (\d+) events/.exec(ui!.frame())?.[1]);
+    const seen = count();
+    const op = fx.engine.operator("ann");
+    for (let i = 0; i < 4; i++) await op.breakpoint(run.id, "talk").then(() => op.clearBreakpoint(run.id, "talk"));
+    await ui.waitFor(() => count() >= seen + 16);
+    expect(await selectedEvent()).toBe(before);
   });
 
   it("receives new events live while open", async () => {

@@ -66,26 +66,28 @@ export function EventsTab({ runId, width, height }: { runId: string; width: numb
   const { events, error } = useRunEvents(runId);
   const [filter, setFilter] = useRemembered("events-filter", "");
   const [follow, setFollow] = useRemembered("events-follow", true);
-  const [picked, setPicked] = useRemembered("events-selected", 0);
+  // The selected event by its sequence number: new events slide the window, not the selection.
+  const [pickedSeq, setPickedSeq] = useRemembered<number | undefined>("events-selected", undefined);
   const shown = useMemo(() => {
     const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
     if (words.length === 0) return events;
     return events.filter((e) => words.every((w) => `${e.type} ${eventNode(e) ?? ""} ${e.actor}`.toLowerCase().includes(w)));
   }, [events, filter]);
-  const index = follow ? shown.length - 1 : Math.min(picked, shown.length - 1);
+  const pickedAt = pickedSeq === undefined ? -1 : shown.findIndex((e) => e.seq >= pickedSeq);
+  const index = follow || pickedAt < 0 ? shown.length - 1 : pickedAt;
   const rows = Math.max(1, height - 1);
   const start = useWindow(shown.length, Math.max(0, index), rows);
   const selected = shown[index];
 
   const move = listHandlers(shown.length, index, rows, (i) => {
-    setPicked(i);
+    setPickedSeq(shown[i]?.seq);
     setFollow(i === shown.length - 1 && follow);
   });
   useKeys(PRIORITY.pane, {
     ...move,
-    bottom: () => (setFollow(true), setPicked(shown.length - 1)),
-    follow: () => (setPicked(index), setFollow((f) => !f)),
-    filter: () => void ui.prompt({ title: "/", initial: filter, hint: "event type or node, e.g. task.failed or hotels — enter apply · esc cancel" }).then((t) => t !== undefined && setFilter(t.trim())),
+    bottom: () => (setFollow(true), setPickedSeq(undefined)),
+    follow: () => (setPickedSeq(shown[index]?.seq), setFollow((f) => !f)),
+    filter: () => void ui.prompt({ title: "/", initial: filter, hint: `event type or node, e.g. task.failed or hotels${events.length < total ? `, among the last ${events.length}` : ""} — enter apply · esc cancel` }).then((t) => t !== undefined && setFilter(t.trim())),
     back: filter !== "" && (() => setFilter("")),
     open:
       selected &&
@@ -99,10 +101,15 @@ export function EventsTab({ runId, width, height }: { runId: string; width: numb
   });
 
   const typeWidth = 20;
+  // Event numbers as wide as the run's largest, so that 123,456 is not cut to "1234…".
+  const seqWidth = Math.max(5, String(events[events.length - 1]?.runSeq ?? 0).length);
+  // runSeq counts a run's events from 1: the first one kept says how many came before.
+  const total = events[events.length - 1]?.runSeq ?? 0;
+  const kept = events.length < total ? `last ${events.length} of ${total}` : `${events.length}`;
   const nodeWidth = Math.min(16, Math.max(6, Math.floor(width / 8)));
   const lines: Line[] = [
     [
-      seg(` ${shown.length}${shown.length !== events.length ? ` of ${events.length}` : ""} events`, { bold: true }),
+      seg(` ${shown.length !== events.length ? `${shown.length} of the ` : ""}${kept} events`, { bold: true }),
       seg(follow ? "  following ●" : "  paused (f follows)", { color: follow ? "green" : MUTED }),
       ...(filter ? [seg(`  filter: ${clean(filter)}`, { color: "yellow" })] : []),
       ...(error ? [seg(`  ${clean(error)}`, { color: "red" })] : []),
@@ -113,7 +120,7 @@ export function EventsTab({ runId, width, height }: { runId: string; width: numb
     const base = i === index ? { inverse: true } : {};
     const color = eventColor(e);
     lines.push([
-      seg(` ${fit(String(e.runSeq), 5, "right")} ${clock(e.time)} `, { ...base, color: MUTED }),
+      seg(` ${fit(String(e.runSeq), seqWidth, "right")} ${clock(e.time)} `, { ...base, color: MUTED }),
       seg(fit(e.type, typeWidth), { ...base, ...(color ? { color } : {}) }),
       seg(" ", base),
       seg(fit(clean(eventNode(e) ?? ""), nodeWidth), { ...base, bold: true }),
