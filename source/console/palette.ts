@@ -10,14 +10,18 @@ export type PaletteCommand =
 
 const WORDS = ["runs", "interrupts", "run ", "help", "q"];
 
-/** `:run ab` finds the run whose id starts with (or contains) `ab`, if only one does. */
+/**
+ * `:run ab` finds the run whose id starts with (or contains) `ab`, if only one does among the
+ * runs listed; an id none of them matches is opened as given, from the store (the list holds the
+ * most recent runs only), where the run view says if it does not exist.
+ */
 function findRun(ref: string, snap: ConsoleSnapshot): string | { error: string } {
   if (snap.runs.has(ref)) return ref;
   const ids = [...snap.runs.keys()];
   const starts = ids.filter((id) => id.startsWith(ref));
   const found = starts.length > 0 ? starts : ids.filter((id) => id.includes(ref));
   if (found.length === 1) return found[0]!;
-  if (found.length === 0) return { error: `run ${ref} not found` };
+  if (found.length === 0) return ref;
   return { error: `"${ref}" matches ${found.length} runs (${found.slice(0, 3).join(", ")}…); type more of the id` };
 }
 

@@ -188,6 +188,11 @@ describe("console qualities", () => {
     // Typed faster than the palette opens: nothing is lost to the view underneath.
     await ui.typeAhead(`:run ${run.id}\r`);
     await ui.waitFor(`✓ succeeded  ${run.id}`);
+    // A run the list does not hold is read from the store; one that does not exist says so.
+    await ui.press(":");
+    await ui.type("run run-nosuchrun");
+    await ui.press("enter");
+    await ui.waitFor("✗ run run-nosuchrun not found");
   });
 
   it("prints help generated from the key table", async () => {
