@@ -263,6 +263,7 @@ function checkGraph(
         problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
       }
     });
+    if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, start, broken, problems);
   }
   // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too.
   if (start === undefined || !names.has(start) || broken.size > 0) return;
@@ -279,6 +280,25 @@ function checkGraph(
   const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
   for (const name of reachable) {
     if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
+  }
+}
+
+/**
+ * A node that waits for others runs when every one of them has led to it; an edge from any other
+ * node (or the run's start) would be dropped at run time without a word, so it is refused here.
+ */
+function checkJoinEdges(name: string, waitFor: readonly string[], nodes: Record<string, NodeDefinition>, start: string | undefined, broken: ReadonlySet<string>, problems: ProblemList): void {
+  const awaited = waitFor.join(", ");
+  if (name === start) problems.error(["nodes", name, "waitFor"], "INVALID_FIELD", `"${name}" is the start node, which runs first: it cannot wait for ${awaited}`);
+  for (const [other, def] of Object.entries(nodes)) {
+    if (broken.has(other) || waitFor.includes(other) || !nodeTargets(def).includes(name)) continue;
+    const route = Object.entries(def.routes ?? {}).find(([, target]) => target === name)?.[0];
+    const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : ["default"];
+    problems.error(
+      ["nodes", other, ...field],
+      "EDGE_NOT_AWAITED",
+      `leads to "${name}", which waits for ${awaited} only: this edge would never run it (add "${other}" to its waitFor, or lead elsewhere)`,
+    );
   }
 }
 

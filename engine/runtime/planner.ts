@@ -71,7 +71,8 @@ export function planNextStep(workflow: CompiledWorkflow, state: State, control: 
 
   const nextControl: PlanControl = { finished: [], barriers, visits: control.visits };
   if (tasks.length > 0) return { kind: "tasks", tasks, control: nextControl };
-  const stuck = Object.entries(barriers).find(([, arrived]) => arrived.length > 0);
+  // A join reached by an edge it does not wait for (validation refuses those) has a barrier too.
+  const stuck = Object.entries(barriers)[0];
   if (stuck) {
     const [node, arrived] = stuck;
     const missing = workflow.definition.nodes[node]!.waitFor!.filter((p) => !arrived.includes(p));

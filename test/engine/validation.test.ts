@@ -63,6 +63,11 @@ describe("workflow validation", () => {
     ["BAD_STATE_SCHEMA", "$.state.done.type", (d: any) => (d.state.done.type = "flag")],
     ["BAD_STATE_SCHEMA", "$.state.done.default", (d: any) => (d.state.done.default = "yes")],
     ["WAITFOR_NOT_PREDECESSOR", "$.nodes.join.waitFor[0]", (d: any) => (d.nodes.join.waitFor = ["init", "b"])],
+    // An edge into a join from a node it does not wait for would never run it (the run "succeeded" without it).
+    ["EDGE_NOT_AWAITED", "$.nodes.check.routes.YES", (d: any) => (d.nodes.check.routes.YES = "join")],
+    ["EDGE_NOT_AWAITED", "$.nodes.fanout.next", (d: any) => (d.nodes.fanout.next = ["a", "b", "join"])],
+    // A start node that waits for anything never runs: the run ended after 0 steps.
+    ["INVALID_FIELD", "$.nodes.init.waitFor", (d: any) => ((d.nodes.init.waitFor = ["work"]), (d.nodes.check.routes.NO = "init"))],
     ["INVALID_FIELD", "$.nodes.work.retry.maxAttempts", (d: any) => (d.nodes.work.retry.maxAttempts = 0)],
     ["INVALID_FIELD", "$.nodes.a.colour", (d: any) => (d.nodes.a.colour = "red")],
     ["CONFLICTING_EDGES", "$.nodes.check.next", (d: any) => (d.nodes.check.next = "work")],
