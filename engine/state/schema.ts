@@ -64,8 +64,38 @@ export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
 
 /** Builds the zod validator of one state key from its JSON-Schema form. */
 export function keyValidator(definition: JsonSchema): z.ZodType {
-  const validator = z.fromJSONSchema(expandNullable(keySchema(definition)) as Parameters<typeof z.fromJSONSchema>[0]);
+  const validator = z.fromJSONSchema(zodInput(keySchema(definition)));
   return definition.optional === true ? validator.optional() : validator;
+}
+
+/** A JSON value of any type: unlike `{}` for zod, it is never undefined (a missing key). */
+const ANY_JSON = { type: ["string", "number", "boolean", "object", "array", "null"] };
+
+/** A schema in the form zod's `fromJSONSchema` enforces as JSON Schema means it. */
+function zodInput(schema: unknown): Parameters<typeof z.fromJSONSchema>[0] {
+  return enforceable(expandNullable(schema)) as Parameters<typeof z.fromJSONSchema>[0];
+}
+
+/**
+ * Fills in what zod needs to enforce every keyword, at any depth: it checks `minItems` and
+ * `maxItems` only on arrays with `items`, and `required` only for keys in `properties` whose
+ * schema rejects undefined.
+ */
+function enforceable(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(enforceable);
+  if (schema === null || typeof schema !== "object") return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = key === "default" || key === "enum" ? value : enforceable(value);
+  if ((out.minItems !== undefined || out.maxItems !== undefined) && out.items === undefined) out.items = {};
+  if (Array.isArray(out.required)) {
+    const properties = { ...((out.properties as Record<string, unknown> | undefined) ?? {}) };
+    for (const key of out.required as string[]) {
+      const property = properties[key];
+      if (property === undefined || (typeof property === "object" && property !== null && Object.keys(property).length === 0)) properties[key] = ANY_JSON;
+    }
+    out.properties = properties;
+  }
+  return out;
 }
 
 /** OpenAPI's `nullable: true`, which JSON Schema spells as `anyOf [..., { type: "null" }]`, at any depth. */
@@ -209,7 +239,7 @@ export function jsonPath(path: readonly (string | number | symbol)[]): string {
  * ValidationError naming the failing path, as state validation does.
  */
 export function checkJson(schema: JsonSchema, value: unknown, what: string): unknown {
-  const result = z.fromJSONSchema(expandNullable(schema) as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value, { reportInput: true });
+  const result = z.fromJSONSchema(zodInput(schema)).safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
   throw new ValidationError(`${what} is invalid at ${issues[0]!.path}: ${issues[0]!.message}`, issues);
