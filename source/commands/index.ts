@@ -7,6 +7,7 @@ import { consoleCommand } from "./console.js";
 import { deleteRun } from "./delete.js";
 import { demo } from "./demo.js";
 import { diff } from "./diff.js";
+import { edit } from "./edit.js";
 import { events } from "./events.js";
 import { fork } from "./fork.js";
 import { graph } from "./graph.js";
@@ -36,6 +37,7 @@ export const COMMANDS: readonly Command[] = [
   diff,
   interrupts,
   resolve,
+  edit,
   kill,
   retry,
   cancel,

@@ -52,7 +52,8 @@ Resolving an interrupt twice is refused (exit 3).
     const patch = await statePatch({ ...(flags.patch !== undefined ? { patch: flags.patch } : {}), set: flags.set ?? [] }, () => op.state(interrupt.runId));
     const outcome = await op.resolve(interrupt.id, {
       decision,
-      ...(flags.respond !== undefined ? { response: responseValue(interrupt, flags.respond) } : {}),
+      // A decision the interrupt does not offer is refused for that, not for the shape of the answer.
+      ...(flags.respond !== undefined ? { response: interrupt.request.decisions.includes(decision) ? responseValue(interrupt, flags.respond) : flags.respond } : {}),
       ...(patch !== undefined ? { patch } : {}),
       ...reason,
     });

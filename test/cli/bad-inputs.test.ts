@@ -126,6 +126,9 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     expect([noEditor.code, oneLine(noEditor.stderr)]).toEqual([2, [expect.stringMatching(/^pitwall resolve: --edit opens vi, which needs a terminal/)]]);
     const both = await cli.run(["resolve", ask!.id, "--approve", "--reject"]);
     expect([both.code, both.stderr]).toEqual([2, "pitwall resolve: give exactly one of --approve, --reject, --respond, --edit, --decision (got --approve, --reject)\n"]);
+    // A decision the interrupt does not offer is refused for that, not for the answer's shape.
+    const notOffered = await cli.run(["resolve", ask!.id, "--respond", "hello"]);
+    expect([notOffered.code, oneLine(notOffered.stderr)]).toEqual([2, [`pitwall resolve: decision "respond" is not allowed for interrupt ${ask!.id} (allowed: approve, reject)`]]);
     const invalid = await cli.run(["resolve", ask!.id, "--approve", "--respond", '{"n":"three"}']);
     expect([invalid.code, oneLine(invalid.stderr)]).toEqual([2, [expect.stringMatching(/^pitwall resolve: response to interrupt .* is invalid at \$\.n/)]]);
     expect((await cli.run(["events", runId, "--json"])).stdout.split("\n").filter((l) => !l.includes('"operator.'))).toEqual(eventsBefore.split("\n"));

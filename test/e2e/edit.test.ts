@@ -83,4 +83,32 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(await cli.json(["checkpoints", runId])).toEqual(before);
     expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toHaveLength(1);
   });
+
+  it("pitwall edit changes a paused run's state outside any interrupt: --set, --patch, --editor; bad edits write nothing", async () => {
+    const { runId, interruptId } = await pausedRun();
+    const before = await cli.json<CheckpointRecord[]>(["checkpoints", runId]);
+    const bad = await Promise.all([
+      cli.run(["edit", runId, "--set", "operation.limit=lots"]),
+      cli.run(["edit", runId]),
+      cli.run(["edit", "run-nope", "--set", "operation.limit=1"]),
+      cli.run(["edit", runId, "--set", "operation.limit=1", "--editor"]),
+    ]);
+    expect(bad.map((r) => [r.code, r.stderr.split("\n").length])).toEqual([[2, 2], [2, 2], [2, 2], [2, 2]]);
+    expect(bad[0]!.stderr).toMatch(/^pitwall edit: edited state is invalid at \$\.operation\.limit/);
+    expect(bad[2]!.stderr).toBe("pitwall edit: run run-nope not found\n");
+    expect(await cli.json(["checkpoints", runId])).toEqual(before);
+
+    const set = await cli.json<{ effect: string; checkpointId: string }>(["edit", runId, "--set", "operation.limit=7", "--reason", "smaller batch"]);
+    expect(set.effect).toMatch(/^state edited \(checkpoint /);
+    expect(await cli.json(["state", runId])).toMatchObject({ operation: { limit: 7 } });
+    const same = await cli.run(["edit", runId, "--set", "operation.limit=7"]);
+    expect([same.code, same.stdout]).toEqual([0, "the edit changes nothing in the state; nothing was written\n"]);
+
+    const ed = editor("fix"); // saves limit 0 (refused), then 20 once it sees the error
+    const edited = await cli.run(["edit", runId, "--editor"], ed.env);
+    expect([edited.code, edited.stdout]).toEqual([0, expect.stringMatching(/^state edited \(checkpoint /)]);
+    expect(ed.shown()[0]).toMatch(new RegExp(`^// State of run ${runId}\\.`));
+    expect(await cli.json(["state", runId])).toMatchObject({ operation: { limit: 20 } });
+    expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toEqual([expect.objectContaining({ id: interruptId })]);
+  });
 });
