@@ -72,6 +72,8 @@ export class Operator {
   ): Promise<CommandOutcome> {
     const ids = ([] as string[]).concat(interruptIds);
     if (ids.length === 0) throw new ValidationError("no interrupt to resolve");
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (twice !== undefined) throw new ValidationError(`interrupt ${twice} is listed twice`);
     const interrupts = await Promise.all(ids.map(async (id) => (await this.store.getInterrupt(id)) ?? notFound("interrupt", id)));
     const runId = interrupts[0]!.runId;
     if (interrupts.some((i) => i.runId !== runId)) throw new ValidationError("interrupts resolved together must belong to one run");
@@ -351,7 +353,12 @@ export class Operator {
     const byId = tasks.find((t) => t.id === ref);
     if (byId) return byId.id;
     const byNode = tasks.filter((t) => t.node === ref);
-    if (byNode.length === 0) throw new NotFoundError("task", `${ref} in the current step of run ${runId}`);
+    if (byNode.length === 0) {
+      const { definition } = await this.workflow(run.version);
+      if (!(ref in definition.nodes)) throw new ValidationError(`workflow ${definition.name} has no node "${ref}" (nor is it a task of the current step)`);
+      const current = [...new Set(tasks.map((t) => t.node))].sort();
+      throw new ConflictError(`node "${ref}" has no task in the current step (step ${run.step + 1}) of run ${runId}${current.length > 0 ? `, which runs ${current.join(", ")}` : ""}; only tasks of that step can be ${prefer.includes("running") ? "killed" : "retried"}`);
+    }
     const preferred = byNode.filter((t) => prefer.includes(t.status));
     if (preferred.length > 1) {
       throw new ValidationError(`node "${ref}" has ${preferred.length} tasks in this step (${preferred.map((t) => t.id).join(", ")}); name one by id`);

@@ -126,6 +126,11 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(first.result.willRun).toEqual(["a"]);
     expect(first.effect).toMatch(/will run again \(step 2: a\); still to retry in that step: b$/);
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    await expect(op.retry(run.id, "nosuch")).rejects.toThrow(new ValidationError(`workflow parallel-failures has no node "nosuch" (nor is it a task of the current step)`));
+    await expect(op.retry(run.id, "split")).rejects.toThrow(
+      new ConflictError(`node "split" has no task in the current step (step 2) of run ${run.id}, which runs a, b, c; only tasks of that step can be retried`),
+    );
+    await expect(op.resolve(["int-x", "int-x"], { decision: "approve" })).rejects.toThrow(new ValidationError("interrupt int-x is listed twice"));
     expect((await op.retry(run.id, "b")).result.willRun).toEqual(["b"]);
     expect((await run.wait()).status).toBe("succeeded");
     expect([...attempts]).toEqual([["a", 2], ["b", 2]]);
