@@ -65,7 +65,8 @@ const approvalNode = z
 const waitNode = z
   .object({
     kind: z.literal("wait"),
-    seconds: z.number().min(0).optional(),
+    // Beyond 100 years a wake time is no longer a date (and is surely a mistake).
+    seconds: z.number().min(0).max(100 * 365 * 24 * 3600, "at most 100 years (3,153,600,000 seconds)").optional(),
     until: z.iso.datetime({ offset: true }).optional(),
     ...commonFields,
   })

@@ -84,6 +84,10 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
 }
 
 function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | undefined {
+  if ("route" in update && !("route" in rs.workflow.definition.state)) {
+    // `{ route: "X", n: 7 }`, `{ route: true }`: a route meant, in a shape that is an update.
+    return `node "${task.node}" returned a route in an update: to choose a route and write state, return { route: "KEY", update: { ... } } (route a string, nothing else beside them)`;
+  }
   for (const [key, value] of Object.entries(update)) {
     const reducer = rs.workflow.reducerOf(key);
     const current = rs.chain.state[key];

@@ -126,6 +126,17 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.tags[+1]: expected string, got number 7' });
   });
 
+  it("says how to route and write when a node returns a route beside its update", async () => {
+    const wf = workflow("route-and-write", { state: z.object({ n: z.number().default(0) }) })
+      .node("a", () => ({ route: "done", n: 7 }) as never, { routes: { done: "END" }, default: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.error!.message).toBe('node "a" returned a route in an update: to choose a route and write state, return { route: "KEY", update: { ... } } (route a string, nothing else beside them)');
+  });
+
   it("checks what a custom reducer makes of a write against the schema", async () => {
     const wf = workflow("custom-reducer", { state: z.object({ total: z.number().default(0) }), reducers: { total: (current: unknown, update: unknown) => `${String(current)}${String(update)}` } })
       .node("a", () => ({ total: 5 }), { next: "END" })

@@ -73,6 +73,8 @@ describe("workflow validation", () => {
     ["CONFLICTING_EDGES", "$.nodes.check.next", (d: any) => (d.nodes.check.next = "work")],
     ["UNKNOWN_STATE_KEY", "$.nodes.check.routeOn", (d: any) => (d.nodes.check.routeOn = "verdict")],
     ["UNKNOWN_NODE", "$.interruptBefore[0]", (d: any) => (d.interruptBefore = ["ghost"])],
+    // A wake time past any date failed at run time with "Invalid time value".
+    ["INVALID_FIELD", "$.nodes.summary.seconds", (d: any) => ((d.nodes.summary = { kind: "wait", seconds: 1e15, next: "END" }), (d.nodes.join.next = "summary"))],
   ])("reports %s at %s", (code, path, change) => {
     const problems = problemsOf(variant(change));
     expect(problems).toContainEqual(expect.objectContaining({ code, path, severity: "error" }));
