@@ -4,7 +4,7 @@ import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import { Batch } from "../runtime/batch.js";
 import { newRun } from "../runtime/new-run.js";
-import type { DiffEntry } from "../state/diff.js";
+import { diffStates, summarizeDiff, type DiffEntry } from "../state/diff.js";
 import { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./reads.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
@@ -139,10 +139,9 @@ export class Operator {
     await this.record(command);
     try {
       const { definition, validator } = await this.workflow(source.version);
-      let state = await readState(this.store, runId, from.n);
-      if (options.patch !== undefined) {
-        state = applyStatePatch(state, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
-      }
+      const sourceState = await readState(this.store, runId, from.n);
+      const state = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
+      const diff = options.patch === undefined ? [] : diffStates(sourceState, state);
       const id = derivedId("run", command.id);
       await this.store.createRun(
         newRun({
@@ -156,6 +155,9 @@ export class Operator {
           step: from.step,
           interruptBefore: source.interruptBefore,
           interruptAfter: source.interruptAfter,
+          next: from.next,
+          ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),
+          ...(options.reason ? { reason: options.reason } : {}),
         }),
       );
       return await this.accept(command, `forked from checkpoint ${from.id} as run ${id}`, { runId: id });

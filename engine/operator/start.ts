@@ -49,6 +49,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
       actor: options.actor,
       interruptBefore: options.interruptBefore ?? null,
       interruptAfter: options.interruptAfter ?? null,
+      next: [workflow.definition.start],
     }),
   );
   return id;

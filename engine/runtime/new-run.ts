@@ -5,6 +5,7 @@ import type { CheckpointRecord, CheckpointSource, PlanControl, RunRecord } from 
 import type { NewRun } from "../store/store.js";
 import { EventFactory } from "./event-factory.js";
 import { START } from "./planner.js";
+import type { DiffEntry } from "../state/diff.js";
 
 export interface NewRunOptions {
   id: string;
@@ -21,6 +22,12 @@ export interface NewRunOptions {
   step?: number;
   /** Secret-looking keys to redact from the first events (default list when absent). */
   secretKeys?: readonly string[];
+  /** What the first step will run, when known (a fork: its source checkpoint's). */
+  next?: string[];
+  /** A fork started with a state edit: its diff, recorded in the fork's own log. */
+  edited?: { diff: DiffEntry[]; truncated?: boolean };
+  /** Why the operator forked, in the fork's own log. */
+  reason?: string;
 }
 
 /** A run, its first checkpoint (a full snapshot of its input or fork state) and first event. */
@@ -38,7 +45,7 @@ export function newRun(options: NewRunOptions): NewRun {
     source,
     actor: options.actor,
     nodes: [],
-    next: [],
+    next: options.next ?? [],
     control,
     delta: [],
     snapshot,
@@ -89,7 +96,11 @@ export function newRun(options: NewRunOptions): NewRun {
         version: run.version,
         ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
         ...(run.forkOf ? { forkOf: run.forkOf } : {}),
+        ...(options.reason ? { reason: options.reason } : {}),
       }),
+      ...(options.edited
+        ? [events.run("state.edited", { checkpointId: checkpoint.id, diff: options.edited.diff, ...(options.edited.truncated ? { truncated: true } : {}) })]
+        : []),
     ],
   };
 }

@@ -332,7 +332,8 @@ function editCheckpoint(
     source: "update",
     actor,
     nodes,
-    next: [],
+    // The plan stands after an edit; one made as a node's write is planned from its routes later.
+    next: asNode === undefined ? view.head.next : [],
     control,
     delta: ops as ChannelOp[],
     snapshotN: view.head.snapshotN,

@@ -244,6 +244,7 @@ export class Worker implements ExecutorHost {
       parentRunId: parent.id,
       parentTaskId: task.id,
       secretKeys: this.options.secretKeys,
+      next: [child.definition.start],
     });
     try {
       await this.store.createRun(init);

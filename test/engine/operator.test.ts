@@ -213,14 +213,18 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const source = await engine.start(wf);
     await source.wait();
     const before = await engine.store.listCheckpoints(source.id);
-    const outcome = await engine.operator("ann").fork(source.id, 1, { patch: { note: "patched" } });
+    const outcome = await engine.operator("ann").fork(source.id, 1, { patch: { note: "patched" }, reason: "try another note" });
     const forkId = outcome.result.runId as string;
+    // The fork's own history says what it started from, what was changed and why.
+    const [created, edited] = await engine.store.readEvents({ runId: forkId, limit: 2 });
+    expect(created).toMatchObject({ type: "run.created", payload: { forkOf: { runId: source.id, checkpointId: `${source.id}:1` }, reason: "try another note" } });
+    expect(edited).toMatchObject({ type: "state.edited", payload: { checkpointId: `${forkId}:0`, diff: [{ op: "change", path: "$.note", old: "from a", value: "patched" }] } });
     const fork = engine.run(forkId);
     expect((await fork.wait()).status).toBe("succeeded");
     expect((await fork.state()).log).toEqual(["a", "b saw patched"]);
     expect(await fork.get()).toMatchObject({ parentRunId: null, forkOf: { runId: source.id, checkpointId: `${source.id}:1` } });
     const [first] = await engine.store.listCheckpoints(forkId);
-    expect(first).toMatchObject({ source: "fork", parentId: `${source.id}:1`, step: 1, actor: "operator:ann" });
+    expect(first).toMatchObject({ source: "fork", parentId: `${source.id}:1`, step: 1, actor: "operator:ann", next: ["b"] });
     expect(await engine.store.listCheckpoints(source.id)).toEqual(before);
     expect((await source.state()).log).toEqual(["a", "b saw from a"]);
     await expect(engine.operator("ann").fork(source.id, 99)).rejects.toBeInstanceOf(NotFoundError);
@@ -260,6 +264,8 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await op.updateState(run.id, [{ op: "replace", path: "/n", value: 7 }]);
     await expect(op.updateState(run.id, { n: "x" })).rejects.toThrow("edited state is invalid at $.n");
     expect(await run.state()).toMatchObject({ log: ["one", "two", "three"], n: 7 });
+    // An edit leaves the plan as it was: its checkpoint says what runs next.
+    expect((await engine.store.listCheckpointSummaries(run.id)).map((c) => [c.source, c.next])).toEqual([["input", ["start"]], ["loop", ["finish"]], ["update", ["finish"]], ["update", ["finish"]]]);
     const diff = await op.diff(run.id, 2);
     expect(diff.diff).toEqual([{ op: "append", path: "$.log", count: 2, items: ["two", "three"] }]);
     const across = await op.diff(run.id, 0, 3);
