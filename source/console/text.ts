@@ -14,7 +14,8 @@ const PIECE = 512;
  * output must never move the operator's cursor, clear the screen or retitle the terminal.
  */
 export function clean(text: string, maxChars = 4096): string {
-  const cut = text.length > maxChars ? text.slice(0, maxChars) : text;
+  // A cut is marked: a value cut short must not read as the whole of it.
+  const cut = text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
   return stripAnsi(cut)
     .replace(/\t/g, "  ")
     .replace(/\r?\n/g, "↵")

@@ -22,12 +22,18 @@ export function wrap(text: string, max: number): string[] {
   return out;
 }
 
-/** A value shown whole: strings line by line, anything else as indented JSON; wrapped, cleaned. */
+/** Characters of one line shown at most (a 3 MB string would be some 40,000 rows). */
+const MAX_LINE = 100_000;
+
+/**
+ * A value shown whole: strings line by line, anything else as indented JSON; wrapped, cleaned.
+ * A line longer than can be shown ends in `…` and a note says how much of it there is.
+ */
 export function jsonLines(value: unknown, width: number): Line[] {
   const text = typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? "undefined");
   const max = Math.max(10, width - 2);
-  return text
-    .split(/\r?\n/)
-    .flatMap((line) => wrap(clean(line, 100_000), max))
-    .map((line) => [seg(` ${line}`)]);
+  return text.split(/\r?\n/).flatMap((line) => [
+    ...wrap(clean(line, MAX_LINE), max).map((part): Line => [seg(` ${part}`)]),
+    ...(line.length > MAX_LINE ? [[seg(` (the line above is cut at ${MAX_LINE.toLocaleString("en")} of its ${line.length.toLocaleString("en")} characters; pitwall state prints it whole)`, { color: "yellow" })]] : []),
+  ]);
 }

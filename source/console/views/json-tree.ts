@@ -26,12 +26,17 @@ function openByDefault(depth: number, size: number): boolean {
 /**
  * The rows of a JSON value with containers folded or unfolded. `toggled` holds the paths the
  * operator flipped from their default. Only up to `limit` rows are produced (a huge state never
- * builds a huge list).
+ * builds a huge list) — and then every top-level key still has its row, shown as it is but with
+ * what is inside left out (`cut`), so that no key goes missing below a big one.
  */
-export function treeRows(value: unknown, toggled: ReadonlySet<string>, valueWidth: number, limit = 5_000): TreeRow[] {
+export function treeRows(value: unknown, toggled: ReadonlySet<string>, valueWidth: number, limit = 5_000): { rows: TreeRow[]; cut: boolean } {
   const rows: TreeRow[] = [];
+  let cut = false;
   const visit = (key: string, v: unknown, path: string, depth: number) => {
-    if (rows.length >= limit) return;
+    if (rows.length >= limit && depth > 0) {
+      cut = true;
+      return;
+    }
     const container = typeof v === "object" && v !== null;
     if (!container) {
       const text = inline(v, false, valueWidth * 4 + 16);
@@ -47,5 +52,5 @@ export function treeRows(value: unknown, toggled: ReadonlySet<string>, valueWidt
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     for (const [k, v] of Object.entries(value)) visit(k, v, keyPath("$", k), 0);
   } else visit("$", value, "$", 0);
-  return rows;
+  return { rows, cut };
 }

@@ -38,7 +38,7 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
   const [toggled, setToggled] = useRemembered<ReadonlySet<string>>("state-toggled", new Set());
   const [picked, setPicked] = useRemembered("state-selected", 0);
   const valueWidth = Math.max(10, width - 30);
-  const rows = useMemo(() => (state ? treeRows(state, toggled, valueWidth) : []), [state, toggled, valueWidth]);
+  const { rows, cut } = useMemo(() => (state ? treeRows(state, toggled, valueWidth) : { rows: [], cut: false }), [state, toggled, valueWidth]);
   const index = Math.min(picked, Math.max(0, rows.length - 1));
   const selected = rows[index];
   const listRows = Math.max(1, height - 1);
@@ -73,7 +73,9 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
         })),
   });
 
-  const lines: Line[] = [[seg(` state at checkpoint ${run.headN} (step ${run.step})`, { bold: true }), seg(`  ${rows.length} rows · enter opens · space folds${editable ? " · e edits" : ""}`, { color: MUTED })]];
+  const lines: Line[] = [[seg(` state at checkpoint ${run.headN} (step ${run.step})`, { bold: true }), seg(`  ${rows.length} rows · enter opens · space folds${editable ? " · e edits" : ""}`, { color: MUTED }),
+    ...(cut ? [seg("  too big to unfold whole: fold a large key to see inside the others", { color: "yellow" })] : []),
+  ]];
   if (error) lines.push([seg(` ✗ ${clean(error)}`, { color: "red" })]);
   else if (!state) lines.push([seg(" reading the state…", { color: MUTED })]);
   for (let i = start; i < Math.min(rows.length, start + listRows); i++) {
