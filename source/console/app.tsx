@@ -37,6 +37,8 @@ export interface ConsoleProps {
 }
 
 const MIN = { columns: 40, rows: 10 };
+/** How long the footer shows an action's outcome: an error longer, to be read. */
+const MESSAGE_MS: Record<Exclude<Message["tone"], "busy">, number> = { ok: 8_000, info: 8_000, error: 20_000 };
 /**
  * Frames per second at most. Ink redraws the whole screen each frame; while a worker writes
  * hundreds of events a second this bounds the cost, and a key press still draws at once.
@@ -95,6 +97,13 @@ export function Console(props: ConsoleProps) {
     // The services live as long as the console: the props that build them do not change.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
+
+  // The outcome of an action is news for a while, not a label of every view after it (k9s's flash).
+  useEffect(() => {
+    if (!message || message.tone === "busy") return;
+    const timer = setTimeout(() => setMessage((shown) => (shown === message ? undefined : shown)), MESSAGE_MS[message.tone]);
+    return () => clearTimeout(timer);
+  }, [message]);
 
   useEffect(() => {
     const { feed, data } = services;

@@ -1,5 +1,5 @@
 import { createContext, useContext, useSyncExternalStore } from "react";
-import { errorMessage, type Operator, type Store } from "../../engine/index.js";
+import { errorMessage, isPitwallError, type Operator, type Store } from "../../engine/index.js";
 import type { Line } from "./components/lines.js";
 import type { ConsoleData, ConsoleSnapshot } from "./data.js";
 import type { Editor } from "./editor.js";
@@ -94,7 +94,9 @@ export async function act(ui: Ui, label: string, command: () => Promise<string>)
     ui.report({ tone: "ok", text: clean(await command()) });
     return true;
   } catch (error) {
-    ui.report({ tone: "error", text: clean(`${label} refused: ${errorMessage(error)}`) });
+    // The engine refusing a command is not the same as a store that could not be reached.
+    const refused = isPitwallError(error) && error.code !== "STORE";
+    ui.report({ tone: "error", text: clean(`${label} ${refused ? "refused" : "failed"}: ${errorMessage(error)}`) });
     return false;
   }
 }
