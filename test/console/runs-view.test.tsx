@@ -14,6 +14,9 @@ afterEach(async () => {
   fx = undefined;
 });
 
+/** Runs on the memory store start and end within a millisecond: this keeps their times apart. */
+const apart = () => new Promise((resolve) => setTimeout(resolve, 5));
+
 const selectedLine = (ui: ConsoleHarness) => ui.lines().find((l) => l.startsWith("›")) ?? "";
 
 describe("runs view", () => {
@@ -131,6 +134,7 @@ describe("runs view", () => {
   it("moves with j/k, opens a run with enter and comes back with esc where it was", async () => {
     fx = fixture();
     const first = await settle(fx.engine, "task-queue");
+    await apart();
     const second = await settle(fx.engine, "task-queue");
     ui = await openConsole({ store: fx.store });
     await ui.waitFor(first.id);
@@ -152,7 +156,9 @@ describe("runs view", () => {
   it("sorts by another column with s (age, status, workflow, duration, pending) and turns the order round with S, keeping the selection", async () => {
     fx = fixture();
     const paused = await settle(fx.engine, "travel-planner");
+    await apart();
     const first = await settle(fx.engine, "task-queue");
+    await apart();
     const last = await settle(fx.engine, "task-queue");
     ui = await openConsole({ store: fx.store, columns: 120 });
     await ui.waitFor("by recent activity");
