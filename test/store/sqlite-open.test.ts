@@ -427,6 +427,24 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
+  it("notices its file deleted or replaced under it: the console's health check and a worker's claims say so", async () => {
+    for (const how of ["deleted", "replaced by another file"] as const) {
+      const file = fresh(how.split(" ")[0]);
+      await storeWithRuns(file, 1);
+      const store = await openStore(`sqlite:${file}`);
+      try {
+        expect(await store.lastEventSeq()).toBeGreaterThan(0);
+        for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+        if (how !== "deleted") await storeWithRuns(file, 1);
+        const said = `store ${file} was ${how} while this process had it open: what it reads and writes is no longer that store; restart this process`;
+        expect(await storeError(store.lastEventSeq(), file)).toBe(said);
+        expect(await storeError(store.claimRun({ owner: "w", leaseMs: 1000 }), file)).toBe(said);
+      } finally {
+        await store.close();
+      }
+    }
+  });
+
   it("reports a store locked by another process past the busy timeout, and writes nothing", async () => {
     const file = fresh("locked");
     await storeWithRuns(file, 1);

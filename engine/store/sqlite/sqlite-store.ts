@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { statfs } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
@@ -66,6 +67,8 @@ export class SqliteStore implements Store {
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
   private readonly writes: GroupCommit;
+  /** The file opened (device and inode), to notice it deleted or replaced under this process. */
+  private readonly identity: { dev: number; ino: number } | undefined;
 
   constructor(
     readonly file: string,
@@ -81,6 +84,19 @@ export class SqliteStore implements Store {
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch.watch);
+    this.identity = fileIdentity(file);
+  }
+
+  /**
+   * The file at the store's path is still the one this process opened. Deleted or replaced (a
+   * restore, a mistaken `rm`), what this process reads is a store nobody else sees and what it
+   * writes is lost: asked by the console's health check and every claim of a worker.
+   */
+  private checkStillThere(): void {
+    if (!this.identity) return;
+    const now = fileIdentity(this.file);
+    if (now?.dev === this.identity.dev && now.ino === this.identity.ino) return;
+    throw new StoreError(`store ${this.file} was ${now ? "replaced by another file" : "deleted"} while this process had it open: what it reads and writes is no longer that store; restart this process`);
   }
 
   /** The connection's settings as SQLite reports them (for diagnostics). */
@@ -146,6 +162,7 @@ export class SqliteStore implements Store {
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // The run is chosen before taking the write lock, which most calls (finding nothing) never
     // need; under the lock only that run is checked again, unless another process took it first.
+    this.checkStillThere();
     const chosen = this.read(() => this.claims.choose(options, Date.now(), true));
     if (!chosen) return undefined;
     return this.writes.write(() => {
@@ -283,6 +300,7 @@ export class SqliteStore implements Store {
   }
 
   async lastEventSeq(): Promise<number> {
+    this.checkStillThere();
     return this.read(() => this.history.lastEventSeq());
   }
 
@@ -402,5 +420,14 @@ export class SqliteStore implements Store {
     run.eventCount += events.length;
     this.writes.appended(numbered);
     return numbered;
+  }
+}
+
+function fileIdentity(file: string): { dev: number; ino: number } | undefined {
+  try {
+    const { dev, ino } = statSync(file);
+    return { dev, ino };
+  } catch {
+    return undefined;
   }
 }
