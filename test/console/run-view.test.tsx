@@ -92,6 +92,17 @@ describe("run view: graph", () => {
     expect(lines.findIndex((l) => l.includes("○ join"))).toBeGreaterThan(review);
   });
 
+  it("opens a sub-workflow node's child run with enter, and p goes back to the parent", async () => {
+    fx = fixture();
+    const parent = await settle(fx.engine, "trip-parent");
+    ui = await openRun(parent.id);
+    await ui.waitFor(`⏎ opens its run ${parent.waitingOn}`);
+    await ui.press("enter");
+    await ui.waitFor(`‖ paused  ${parent.waitingOn}`);
+    await ui.press("p");
+    await ui.waitFor(`  ${parent.id}  trip-parent`);
+  });
+
   it("selects nodes with j/k and describes the selected one", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

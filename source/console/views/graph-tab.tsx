@@ -4,6 +4,7 @@ import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { drawLayers, type NodeLabel } from "../graph/draw.js";
 import { layerGraph } from "../graph/layers.js";
 import { loopNodes, nodeStates, type NodeState } from "../graph/node-states.js";
+import { useServices, useSnapshot } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
@@ -40,6 +41,8 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const inLoop = useMemo(() => loopNodes(layering.edges), [layering]);
   const states = useMemo(() => nodeStates(detail, layering.nodes), [detail, layering]);
   const selectable = useMemo(() => layering.layers.flat().filter((n) => !layering.isDummy(n) && n !== END), [layering]);
+  const { nav } = useServices();
+  const snap = useSnapshot();
   const [selectedName, setSelectedName] = useRemembered<string | undefined>("graph-node", undefined);
   const selectedIndex = Math.max(0, selectable.indexOf(selectedName ?? [...states].find(([, s]) => s.current)?.[0] ?? ""));
   const selected = selectable[selectedIndex];
@@ -53,7 +56,14 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   }, [layering, states, inLoop, width, detail.progress]);
 
   const actions = useRunActions(detail, selected ? { node: selected } : {});
+  // A sub-workflow node opens its child run: the one of its latest task.
+  const childRun = useMemo(() => {
+    if (!selected || definition.nodes[selected]?.kind !== "subgraph") return undefined;
+    const tasks = new Set(detail.tasks.filter((t) => t.node === selected).map((t) => t.id));
+    return [...snap.runs.values()].filter((r) => r.parentRunId === detail.run.id && r.parentTaskId !== null && tasks.has(r.parentTaskId)).sort((a, b) => b.createdAt - a.createdAt)[0];
+  }, [selected, definition, detail, snap.runs]);
   useKeys(PRIORITY.pane, {
+    open: childRun && (() => nav.push({ kind: "run", runId: childRun.id })),
     ...listHandlers(selectable.length, selectedIndex, 5, (i) => setSelectedName(selectable[i])),
     kill: actions.kill,
     retry: actions.retry,
@@ -83,7 +93,7 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   lines.push(
     drawing.rows.length > graphRows
       ? [seg(` rows ${start + 1}-${Math.min(drawing.rows.length, start + graphRows)} of ${drawing.rows.length} · j/k select nodes`, { color: MUTED })]
-      : [seg(" j/k select a node", { color: MUTED })],
+      : [seg(` j/k select a node${childRun ? ` · ⏎ opens its run ${childRun.id}` : ""}`, { color: MUTED })],
   );
   return <Lines lines={lines} width={width} height={height} />;
 }
