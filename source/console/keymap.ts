@@ -39,9 +39,9 @@ export const KEYMAP = [
   { id: "open", keys: ["enter"], label: "open", help: "open the selected item", group: "Lists" },
   { id: "filter", keys: ["/"], label: "filter", help: "filter (runs: text, status:paused, workflow:NAME; events: type or node)", group: "Lists" },
 
-  { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry", group: "Runs" },
-  { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Runs" },
-  { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Runs" },
+  { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry (a run's child runs, a key of the state)", group: "Lists" },
+  { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Lists" },
+  { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Lists" },
   { id: "sort", keys: ["s"], label: "sort", help: "sort by the next column: recent activity, age, status, workflow, duration, pending interrupts", group: "Runs" },
   { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Runs", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
@@ -83,7 +83,7 @@ export const KEYMAP = [
   { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
   { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the reason and the buttons", group: "Dialogs" },
-  { id: "complete", keys: ["tab"], label: "complete", help: "complete the command", group: "Dialogs" },
+  { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command", group: "Dialogs" },
 ] as const satisfies readonly BindingSpec[];
 
 export type ActionId = (typeof KEYMAP)[number]["id"];
