@@ -23,7 +23,16 @@ export interface OperatorOptions {
   answerTimeoutMs?: number;
   /** How long a command may stay unanswered in all before the call gives up (the command stays queued). */
   totalTimeoutMs?: number;
+  /**
+   * Called once when a command has waited a moment (1 s) for the worker that owns its run: a
+   * worker that died holds the run until its lease runs out, and a person should know why
+   * nothing happens.
+   */
+  onWaiting?: (waiting: { runId: string; owner: string; leaseUntil: number | null; commandId: string }) => void;
 }
+
+/** How long a command waits for a run's owner before `onWaiting` says so. */
+const WAITING_NOTICE_MS = 1_000;
 
 export interface CommandOutcome {
   command: CommandRecord;
@@ -55,6 +64,7 @@ export class Operator {
   readonly actor: string;
   private readonly answerTimeoutMs: number;
   private readonly totalTimeoutMs: number;
+  private readonly onWaiting: OperatorOptions["onWaiting"];
 
   constructor(
     readonly store: Store,
@@ -63,6 +73,7 @@ export class Operator {
     this.actor = options.actor ?? defaultActor();
     this.answerTimeoutMs = options.answerTimeoutMs ?? 2_000;
     this.totalTimeoutMs = options.totalTimeoutMs ?? 30_000;
+    this.onWaiting = options.onWaiting;
   }
 
   /** Resolves one interrupt, or several of one run together (atomically). */
@@ -240,6 +251,16 @@ export class Operator {
    * `run` was read just before the command was stored.
    */
   private async settle(command: CommandRecord, submittedTo: RunRecord, seq: number): Promise<CommandOutcome> {
+    let owner = submittedTo;
+    const told = setTimeout(() => this.onWaiting?.({ runId: owner.id, owner: owner.owner ?? "?", leaseUntil: owner.leaseUntil, commandId: command.id }), WAITING_NOTICE_MS);
+    try {
+      return await this.settleOwned(command, submittedTo, seq, (run) => (owner = run));
+    } finally {
+      clearTimeout(told);
+    }
+  }
+
+  private async settleOwned(command: CommandRecord, submittedTo: RunRecord, seq: number, seen: (run: RunRecord) => void): Promise<CommandOutcome> {
     const deadline = Date.now() + this.totalTimeoutMs;
     let conflicts = 0;
     let known: RunRecord | undefined = submittedTo;
@@ -250,6 +271,7 @@ export class Operator {
       }
       const run: RunRecord = known ?? (await this.mustGetRun(command.runId));
       known = undefined;
+      seen(run);
       if (!isOwned(run)) {
         try {
           return await this.applyHere(command, run, false);

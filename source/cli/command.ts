@@ -89,7 +89,11 @@ export class Resources {
   }
 
   async operator(): Promise<Operator> {
-    return new Operator(await this.store(), { actor: this.global.actor });
+    return new Operator(await this.store(), {
+      actor: this.global.actor,
+      // A person waiting on a worker that may be dead is told why nothing happens (not scripts: stderr stays one JSON error).
+      ...(this.global.json ? {} : { onWaiting: (w) => process.stderr.write(`${waitingNote(w)}\n`) }),
+    });
   }
 
   async actions(fromFlags: readonly string[] | undefined): Promise<ActionRegistry | undefined> {
@@ -115,4 +119,10 @@ export class Resources {
       clearTimeout(timer);
     }
   }
+}
+
+/** What a command waiting on a run's owner says while it waits. */
+export function waitingNote({ runId, owner, leaseUntil }: { runId: string; owner: string; leaseUntil: number | null }): string {
+  const left = leaseUntil === null ? undefined : Math.max(0, Math.ceil((leaseUntil - Date.now()) / 1000));
+  return `run ${runId} is held by ${owner}: waiting for it to take the command${left === undefined ? "" : ` (if it is gone, its lease runs out in ${left} s and the command is applied here)`}`;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, ValidationError, editPatch, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
+import { ConflictError, NotFoundError, Operator, ValidationError, editPatch, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
@@ -102,6 +102,22 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await engine.operator("ann").retry(run.id, "flaky");
     expect((await run.wait()).status).toBe("succeeded");
     expect(calls).toBe(4);
+  });
+
+  it("says when a command waits on the worker that holds the run (a dead one holds it until its lease runs out)", async () => {
+    const wf = workflow("held", { state }).node("slow", () => ({}), { next: "END" }).compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    await dieWhileRunning(engine, run.id, "slow", 2_000);
+    const waits: { owner: string; leaseUntil: number | null }[] = [];
+    const op = new Operator(engine.store, { actor: "operator:ann", onWaiting: ({ owner, leaseUntil }) => waits.push({ owner, leaseUntil }) });
+    const outcome = await op.kill(run.id);
+    expect(outcome.effect).toMatch(/cancel|kill/);
+    expect(waits).toEqual([{ owner: "dead", leaseUntil: expect.any(Number) }]);
+    // Answered at once, it says nothing.
+    const quiet: unknown[] = [];
+    await new Operator(engine.store, { onWaiting: (w) => quiet.push(w) }).breakpoint(run.id, "slow");
+    expect(quiet).toEqual([]);
   });
 
   it("retrying one of several failed parallel branches runs that one alone, and says which are still to retry", async () => {
