@@ -131,6 +131,10 @@ function checkNodes(
       problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
       continue;
     }
+    if (name.trim() === "") {
+      problems.error(path, "INVALID_FIELD", "a node needs a name that is not empty");
+      continue;
+    }
     if (!isPlainObject(raw)) {
       problems.error(path, "INVALID_FIELD", "a node must be an object");
       broken.add(name);
@@ -229,7 +233,9 @@ function checkGraph(
     if (node.next !== undefined && hasRoutes(node)) {
       problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
     }
-    if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
+    if (node.routes !== undefined && !hasRoutes(node)) {
+      problems.error([...path, "routes"], "INVALID_FIELD", "`routes` is empty: name at least one route key and its target");
+    } else if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
       problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
     }
     if (hasRoutes(node) && node.default === undefined && !routesCovered(node)) {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { WorkflowError, fileProblem } from "../errors.js";
 import { checkWorkflow, type CheckResult, type CheckedChild } from "./check.js";
 import { isPlainObject } from "../state/ops.js";
@@ -14,6 +14,8 @@ export interface CheckFileOptions {
   actions?: ActionRegistry;
   /** Where relative sub-workflow paths are resolved from. */
   baseDir?: string;
+  /** The file the text was read from: a sub-workflow that leads back to it is a cycle. */
+  file?: string;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface CheckFileOptions {
  */
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
   try {
-    return checkText(text, options, []);
+    return checkText(text, options, options.file ? [resolve(options.file)] : []);
   } catch (error) {
     // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
     if (!(error instanceof RangeError)) throw error;
@@ -61,6 +63,8 @@ function checkValue(value: unknown, options: CheckFileOptions, stack: string[], 
   return result;
 }
 
+const CYCLE = "sub-workflows include each other";
+
 function loadChild(
   ref: string | Record<string, unknown>,
   options: CheckFileOptions,
@@ -74,7 +78,8 @@ function loadChild(
   } else {
     const file = resolve(options.baseDir ?? process.cwd(), ref);
     if (stack.includes(file)) {
-      problems.error(path, "BAD_SUBGRAPH", `sub-workflow ${ref} includes itself`);
+      const cycle = [...stack.slice(stack.indexOf(file)), file].map((f) => relative(process.cwd(), f) || f);
+      problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
       return undefined;
     }
     let text: string;
@@ -87,7 +92,12 @@ function loadChild(
     result = checkText(text, { ...options, baseDir: dirname(file) }, [...stack, file]);
   }
   const errors = result.problems.filter((p) => p.severity === "error");
-  for (const p of errors) problems.error(path, "BAD_SUBGRAPH", `in the sub-workflow: ${p.path}: ${p.code}: ${p.message}`);
+  const name = isPlainObject(ref) ? "the inline sub-workflow" : `sub-workflow ${ref}`;
+  for (const p of errors) {
+    // A cycle is said once, whole, rather than wrapped once per file it goes through.
+    if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
+    else problems.error(path, "BAD_SUBGRAPH", `in ${name}: ${p.path}: ${p.code}: ${p.message}`);
+  }
   return errors.length === 0 ? result : undefined;
 }
 
@@ -99,15 +109,15 @@ export function loadWorkflowFile(file: string, actions: ActionRegistry): Compile
   } catch (error) {
     throw new WorkflowError(`cannot read workflow ${file}: ${fileProblem(error)}`);
   }
-  return loadWorkflowText(text, actions, { baseDir: dirname(resolve(file)), label: file });
+  return loadWorkflowText(text, actions, { baseDir: dirname(resolve(file)), label: file, file });
 }
 
 export function loadWorkflowText(
   text: string,
   actions: ActionRegistry,
-  options: { baseDir?: string; label?: string } = {},
+  options: { baseDir?: string; label?: string; file?: string } = {},
 ): CompiledWorkflow {
-  const result = checkWorkflowText(text, { actions, ...(options.baseDir ? { baseDir: options.baseDir } : {}) });
+  const result = checkWorkflowText(text, { actions, ...(options.baseDir ? { baseDir: options.baseDir } : {}), ...(options.file ? { file: options.file } : {}) });
   return compileChecked(result, actions, options.label ?? "workflow");
 }
 

@@ -28,7 +28,7 @@ export function checkWorkflowFile(file: string, actions?: ActionRegistry): Check
   } catch (error) {
     throw new UsageError(`cannot read workflow ${file}: ${fileProblem(error)}`);
   }
-  return checkWorkflowText(text, { baseDir: dirname(resolve(file)), ...(actions ? { actions } : {}) });
+  return checkWorkflowText(text, { baseDir: dirname(resolve(file)), file, ...(actions ? { actions } : {}) });
 }
 
 export function errorsOf(problems: readonly Problem[]): Problem[] {

@@ -31,7 +31,7 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
       out.value({ ...run, tasks, interrupts, storage });
       return EXIT.ok;
     }
-    printRun(out, run, child);
+    printRun(out, run, child, tasks);
     printTasks(out, tasks);
     printInterrupts(out, interrupts);
     out.line();
@@ -40,12 +40,16 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
   },
 });
 
-function printRun(out: Output, run: RunRecord, child: RunRecord | undefined): void {
+function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[]): void {
   const rows: [string, string][] = [
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
     ["status", runStatus(run)],
   ];
   if (run.error) rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
+  // A paused run's failed tasks are why it waits: their errors whole, not cut in the task table.
+  if (run.status === "paused") {
+    for (const t of tasks) if (t.step === run.step + 1 && t.parent === null && t.status === "failed" && t.error) rows.push(["failed", `${t.node}: ${t.error.message}`]);
+  }
   rows.push(["step", `${run.step} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${CURRENT[run.status]} ${run.current.join(", ")}` : ""}`]);
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);

@@ -30,6 +30,8 @@ describe("every example workflow runs to its end through the command line", () =
       [ids["long-compute"]]: "succeeded",
       [flaky]: "paused (retries-exhausted)",
     });
+    // Why a paused run waits is on its page whole: the failed task's error.
+    expect((await run(["show", flaky])).stdout).toMatch(/^failed +work: .+$/m);
     const pending = await json<InterruptRecord[]>(["interrupts"]);
     expect(pending.map((i) => [i.runId, i.node]).sort()).toEqual(
       [

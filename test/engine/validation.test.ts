@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -73,6 +73,8 @@ describe("workflow validation", () => {
     ["CONFLICTING_EDGES", "$.nodes.check.next", (d: any) => (d.nodes.check.next = "work")],
     ["UNKNOWN_STATE_KEY", "$.nodes.check.routeOn", (d: any) => (d.nodes.check.routeOn = "verdict")],
     ["UNKNOWN_NODE", "$.interruptBefore[0]", (d: any) => (d.interruptBefore = ["ghost"])],
+    ["INVALID_FIELD", '$.nodes[""]', (d: any) => (d.nodes[""] = { action: "tasks.noop", next: "END" })],
+    ["INVALID_FIELD", "$.nodes.check.routes", (d: any) => ((d.nodes.check.routes = {}), delete d.nodes.check.default, (d.nodes.check.next = "fanout"))],
     // A wake time past any date failed at run time with "Invalid time value".
     ["INVALID_FIELD", "$.nodes.summary.seconds", (d: any) => ((d.nodes.summary = { kind: "wait", seconds: 1e15, next: "END" }), (d.nodes.join.next = "summary"))],
   ])("reports %s at %s", (code, path, change) => {
@@ -173,6 +175,18 @@ describe("workflow validation", () => {
     writeFileSync(join(dir, "child.json"), JSON.stringify({ name: "child", start: "x", nodes: { x: { action: "tasks.gone" } } }));
     const problems = checkWorkflowText(JSON.stringify(parent), { actions, baseDir: dir }).problems;
     expect(problems).toContainEqual(expect.objectContaining({ code: "BAD_SUBGRAPH", path: "$.nodes.sub.workflow", message: expect.stringContaining("UNKNOWN_ACTION") }));
+  });
+
+  it("names a cycle of sub-workflow files once, with the files it goes through", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pitwall-cycle-"));
+    const doc = (name: string, child: string) => JSON.stringify({ name, start: "x", nodes: { x: { kind: "subgraph", workflow: child, next: "END" } } });
+    writeFileSync(join(dir, "a.json"), doc("a", "./b.json"));
+    writeFileSync(join(dir, "b.json"), doc("b", "./a.json"));
+    writeFileSync(join(dir, "self.json"), doc("self", "./self.json"));
+    const at = (f: string) => relative(process.cwd(), join(dir, f));
+    const check = (f: string) => checkWorkflowText(readFileSync(join(dir, f), "utf8"), { actions, baseDir: dir, file: join(dir, f) }).problems.map(formatProblem);
+    expect(check("a.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("a.json")} → ${at("b.json")} → ${at("a.json")}`]);
+    expect(check("self.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("self.json")} → ${at("self.json")}`]);
   });
 
   it("checks a sub-workflow's input and output mappings against both states", () => {
