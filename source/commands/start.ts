@@ -5,6 +5,9 @@ import { runStatus } from "../cli/format.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
+/** How long `start --wait` waits for a worker to take the run before saying none has. */
+const UNCLAIMED_NOTE_MS = 30_000;
+
 export const start = defineCommand({
   name: "start",
   usage: "start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--wait [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
@@ -49,18 +52,36 @@ config file) the workflow's actions are checked now.
       return EXIT.ok;
     }
     if (!out.json) out.line(handle.id);
-    const settled = (run: RunRecord) => out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error });
+    // A run waiting on a sub-workflow that paused for an operator has settled too: say on what.
+    const child = async (run: RunRecord) => (run.waitingOn ? await opened.getRun(run.waitingOn) : undefined);
+    const settled = async (run: RunRecord) => {
+      const held = await child(run);
+      out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
+    };
+    // Nobody may be running a worker: say so once, rather than wait in silence.
+    const unclaimed = out.json
+      ? undefined
+      : setTimeout(() => {
+          void opened.getRun(runId).then((now) => {
+            if (now?.status === "queued" && now.startedAt === null) out.note(`no worker has taken run ${runId} in ${UNCLAIMED_NOTE_MS / 1000} s: is pitwall worker running on this store, with the workflow's actions?`);
+          }, () => undefined);
+        }, UNCLAIMED_NOTE_MS);
     let run: RunRecord;
     try {
       run = await handle.wait(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {});
     } catch (error) {
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = out.json ? await opened.getRun(runId) : undefined;
-      if (now) settled(now);
+      if (now) await settled(now);
       throw error;
+    } finally {
+      clearTimeout(unclaimed);
     }
-    if (out.json) settled(run);
-    else out.note(`run ${run.id} ${runStatus(run)}${run.error ? `: ${run.error.message}` : ""}`);
+    if (out.json) await settled(run);
+    else {
+      const held = await child(run);
+      out.note(`run ${run.id} ${runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`);
+    }
     return run.status === "failed" || run.status === "canceled" ? EXIT.failed : EXIT.ok;
   },
 });

@@ -43,15 +43,21 @@ describe("operator commands on live runs, across processes", () => {
     expect(stopped.stderr).toContain("stopping");
   });
 
-  it("show says when a run waits on a child run that paused for an operator", async () => {
+  it("show and start --wait say when a run waits on a child run that paused for an operator", async () => {
     const actions = join(cli.dir, "nested-actions.mjs");
     const file = join(cli.dir, "nested.json");
     writeFileSync(actions, "export default { note: () => ({ notes: ['done'] }) };\n");
     const child = { name: "nested-child", state: { notes: { type: "array", items: { type: "string" }, reducer: "append", default: [] } }, start: "note", interruptBefore: ["note"], nodes: { note: { action: "note" } } };
     writeFileSync(file, JSON.stringify({ name: "nested-parent", state: child.state, start: "sub", nodes: { sub: { kind: "subgraph", workflow: child } } }));
-    const { runId } = await cli.json<{ runId: string }>(["start", file]);
-    await cli.run(["worker", "--once", "--actions", actions]);
-    const shown = await cli.run(["show", runId]);
+    // start --wait settles on it too, and says what the run waits for.
+    const worker = cli.spawn(["worker", "--actions", actions]);
+    const [waited, waitedText] = await Promise.all([cli.run(["start", file, "--wait", "--json"]), cli.run(["start", file, "--wait"])]);
+    worker.child.kill("SIGINT");
+    await worker.exited;
+    const settled = JSON.parse(waited.stdout) as { runId: string; status: string; waitingFor: { runId: string; status: string; reason: string } };
+    expect([waited.code, settled.status, settled.waitingFor]).toEqual([0, "queued", { runId: expect.stringMatching(/^run-/), status: "paused", reason: "interrupt" }]);
+    expect(waitedText.stderr).toMatch(/^run run-\S+ queued, waiting for its sub-workflow run run-\S+, paused \(interrupt\): answer its pending interrupts \(pitwall interrupts\)\n$/);
+    const shown = await cli.run(["show", settled.runId]);
     expect(shown.stdout).toMatch(/^waiting +for child run (run-\S+), paused \(interrupt\): answer its pending interrupts \(pitwall interrupts\)$/m);
   });
 
