@@ -14,6 +14,8 @@ export const events = defineCommand({
   details: `--type takes an event type (task.failed) or a family (task, task.*); repeat it for several.
 --follow prints new events as they are committed, by any process. Following one run stops
 when it ends; following the store starts from now (unless --after) and runs until Ctrl-C.
+Lines of one run start with the event's number in the run, then #SEQ, its number in the store
+(the one --after takes).
 --json prints one event per line: { "seq", "runId", "runSeq", "taskId", "traceId", "spanId",
 "type", "actor", "payload", "time" }.`,
   flags: {
@@ -62,6 +64,11 @@ function expandTypes(given: readonly string[]): EventType[] | undefined {
   return [...out];
 }
 
+/**
+ * One event: of one run, its number in the run (gap-free, as the console shows it) beside the
+ * store's sequence number (which --after takes); of the whole store, that number and the run.
+ */
 function eventLine(e: EventRecord, withRun: boolean): string {
-  return [`#${e.seq}`, clock(e.time), ...(withRun ? [e.runId] : []), e.type.padEnd(18), e.actor, describeEvent(e)].join("  ");
+  const number = withRun ? [`#${e.seq}`] : [String(e.runSeq).padStart(4), `#${e.seq}`];
+  return [...number, clock(e.time), ...(withRun ? [e.runId] : []), e.type.padEnd(18), e.actor, describeEvent(e)].join("  ");
 }

@@ -62,7 +62,8 @@ describe("starting, running and inspecting runs from the command line", () => {
     expect(lines.map((e) => e.seq)).toEqual([...lines.map((e) => e.seq)].sort((a, b) => a - b));
     expect(lines.filter((e) => e.type === "task.failed")).toEqual([expect.objectContaining({ payload: expect.objectContaining({ node: "flights", willRetry: true }) })]);
     const failures = await cli.run(["events", runId, "--type", "task.failed"]);
-    expect(failures.stdout.trim().split("\n")).toEqual([expect.stringMatching(/task\.failed .*flights attempt 1: flight search API timed out/)]);
+    const failed = lines.find((e) => e.type === "task.failed")!;
+    expect(failures.stdout.trim().split("\n")).toEqual([expect.stringMatching(new RegExp(`^ *${failed.runSeq}  #${failed.seq}  .*task\\.failed .*flights attempt 1: flight search API timed out`))]);
 
     const graph = await cli.run(["graph", runId]);
     expect(graph.stdout).toContain("[approve] → book");
