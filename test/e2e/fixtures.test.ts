@@ -49,6 +49,13 @@ describe("every example workflow runs to its end through the command line", () =
       run(["retry", flaky, "work"]),
     ]);
     expect(answers.map((a) => a.code)).toEqual([0, 0, 0, 0]);
+    // The decisions taken, with who took them and why.
+    const decided = await json<InterruptRecord[]>(["interrupts", "--status", "resolved"]);
+    expect(decided.map((i) => [i.node, i.resolution?.decision, i.resolution?.reason ?? null]).sort()).toEqual(
+      [["approve", "approve", null], ["execute", "edit", null], ["pricing", "reject", "no budget"]].sort(),
+    );
+    expect((await run(["interrupts", "--status", "resolved"])).stdout).toMatch(/^int-\S+ +run-\S+ +pricing .* reject +operator:\S+ .* no budget /m);
+    expect((await run(["interrupts", "--status", "done"])).stderr).toBe('pitwall interrupts: --status "done": use pending, resolved or all\n');
     expect((await run(["worker", "--once"])).code).toBe(0);
 
     expect(Object.values(await statuses())).toEqual(Array(6).fill("succeeded"));
