@@ -116,6 +116,10 @@ describe("runs view", () => {
     expect(header).toContain("…");
     expect(header).toContain("stores/production.db");
     expect(header).toMatch(/‖1/);
+    // At 40 columns the actor gives way too: the pending badge and the counts stay.
+    await ui.resize(40, 20);
+    const narrow = (await ui.waitFor((f) => !f.split("\n")[0]!.includes("operator:"))).split("\n")[0]!;
+    expect(narrow).toMatch(/⚑ 1 pending .*‖1/);
   });
 
   it("keeps its columns in place while paging, and says which rows are shown", async () => {

@@ -11,7 +11,8 @@ export function Header({ width }: { width: number }) {
   const { storeLabel, actor, readOnly } = useServices();
   const snap = useSnapshot();
   const label = seg(clean(storeLabel), { color: ACCENT });
-  const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), label, seg(`  ${actor}`, { color: MUTED })];
+  const who = seg(`  ${actor}`, { color: MUTED });
+  const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), label, who];
   if (readOnly) line.push(seg("  RO", { bold: true, color: "yellow" }));
   const room = snap.room;
   if (room && room.state !== "ok") {
@@ -28,9 +29,16 @@ export function Header({ width }: { width: number }) {
     const look = RUN_LOOK[status];
     line.push(seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 }));
   }
-  // A long store path gives way before the badges and counts do: its start is cut, its file name kept.
-  const over = lineWidth(line) - width;
+  // A long store path gives way before the badges and counts do: its start is cut, its file name
+  // kept; on a narrow terminal the actor goes too, and the path is cut further.
+  let over = lineWidth(line) - width;
   if (over > 0) label.text = elideStart(label.text, Math.max(12, displayWidth(label.text) - over));
+  over = lineWidth(line) - width;
+  if (over > 0) {
+    who.text = "";
+    over = lineWidth(line) - width;
+    if (over > 0) label.text = elideStart(label.text, Math.max(6, displayWidth(label.text) - over));
+  }
   return <Lines lines={[line]} width={width} />;
 }
 
