@@ -153,8 +153,11 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(ui.frame()).toMatch(/· task\.failed · \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
     expect(ui.frame()).toContain('"willRetry": true');
     expect(ui.frame()).toContain('"error": "hotel API timed out"');
+    const framesBefore = ui.frames().length;
     await ui.press("esc");
     await ui.waitFor("filter: task.failed");
+    // Back from the page, the run and its events are drawn at once, not read again from nothing.
+    expect(ui.frames().slice(framesBefore).filter((f) => f.includes("reading run") || / 0 events/.test(f))).toEqual([]);
     await ui.press("esc");
     await ui.waitFor((f) => !f.includes("filter:"));
   });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef } from "react";
 import {
   NotFoundError,
   type EventPayloads,
@@ -12,6 +12,7 @@ import {
   type WorkflowDefinition,
 } from "../../../engine/index.js";
 import { useServices } from "../context.js";
+import { useRemembered } from "./use-remembered.js";
 import type { ConsoleData } from "../data.js";
 
 export interface RunDetail {
@@ -80,12 +81,14 @@ async function readSteps(store: Store, runId: string, from: number, to: number, 
 
 export function useRunDetail(runId: string): { detail?: RunDetail; error?: string } {
   const { store, feed, data } = useServices();
-  const [state, setState] = useState<{ detail?: RunDetail; error?: string }>({});
+  // Kept while a page is stacked on the view: coming back shows it at once, then brings it up to date.
+  const [state, setState] = useRemembered<{ detail?: RunDetail; error?: string }>(`run-detail:${runId}`, {});
+  const kept = useRef(state.detail);
   useEffect(() => {
     let alive = true;
     let busy = false;
     let again = false;
-    let detail: RunDetail | undefined;
+    let detail: RunDetail | undefined = kept.current;
     const load = async () => {
       if (busy) {
         again = true;

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef } from "react";
 import { errorMessage, type EventRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
@@ -18,12 +18,14 @@ const PAGE = 1_000;
 /** A run's events, read once and then from where the last read stopped, whenever the run changes. */
 function useRunEvents(runId: string): { events: EventRecord[]; error?: string } {
   const { store, feed } = useServices();
-  const [state, setState] = useState<{ events: EventRecord[]; error?: string }>({ events: [] });
+  // Kept while a page is stacked on the tab (an event's payload): coming back shows them at once.
+  const [state, setState] = useRemembered<{ events: EventRecord[]; error?: string }>(`run-events:${runId}`, { events: [] });
+  const kept = useRef(state.events);
   useEffect(() => {
     let alive = true;
     let busy = false;
     let again = false;
-    let events: EventRecord[] = [];
+    let events: EventRecord[] = kept.current;
     const load = async () => {
       if (busy) return void (again = true);
       busy = true;
