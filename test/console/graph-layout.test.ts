@@ -55,14 +55,25 @@ describe("graph layout", () => {
     expect(draw(definition).join("\n")).toContain("orphan");
   });
 
-  it("fits any layer into the width, cutting long names in the middle and counting wide characters", () => {
+  it("draws a layer wider than the screen whole, to be seen through a window; past four screens it cuts long names in the middle", () => {
     const names = ["検索エージェント-1", "検索エージェント-2", "🚀-launcher-agent", "a-very-long-node-name-indeed", "short"];
     let builder = workflow("wide", { state: z.object({ n: z.number().default(0) }) }).node("start", noop, { next: names });
     for (const name of names) builder = builder.node(name, noop, { next: "END" });
-    const rows = draw(builder.compile().definition, 60);
-    for (const row of rows) expect(stringWidth(row)).toBeLessThanOrEqual(60);
-    const layer = rows.find((r) => r.includes("short"))!;
-    expect(layer).toMatch(/…ト-1/);
-    expect(layer).toMatch(/…ト-2/);
+    const definition = builder.compile().definition;
+    const layering = layerGraph(definition);
+    const drawing = drawLayers(layering, new Map(layering.nodes.map((n) => [n, { text: n }])), 60);
+    expect(drawing.width).toBeGreaterThan(60);
+    const whole = drawing.rows.map((r) => r.map((x) => x.text).join(""));
+    for (const name of names) expect(whole.find((r) => r.includes("short"))).toContain(name);
+    // Any window is as wide as the screen at most, also where it cuts a wide character.
+    for (let from = 0; from <= drawing.width - 60; from++) {
+      for (const row of drawing.window(from, 60)) expect(stringWidth(row.map((x) => x.text).join(""))).toBeLessThanOrEqual(60);
+    }
+    expect(drawing.columnOf.get("🚀-launcher-agent")).toBeGreaterThan(60);
+    const narrow = draw(definition, 20);
+    for (const row of narrow) expect(stringWidth(row)).toBeLessThanOrEqual(80);
+    const layer = narrow.find((r) => r.includes("short"))!;
+    expect(layer).toMatch(/…ント-1/);
+    expect(layer).toMatch(/…ント-2/);
   });
 });

@@ -103,6 +103,27 @@ describe("run view: graph", () => {
     await ui.waitFor(`  ${parent.id}  trip-parent`);
   });
 
+  it("scrolls a graph wider than the screen sideways to the selected node", async () => {
+    const store = new MemoryStore();
+    const branches = Array.from({ length: 8 }, (_, i) => `researcher-number-${i + 1}`);
+    let builder = workflow("wide-fanout", { state: z.object({}) }).node("split", () => ({}), { next: branches });
+    for (const b of branches) builder = builder.node(b, () => ({}), { next: "END" });
+    const wide = builder.compile();
+    const engine = createEngine({ store, worker: { pollMs: 20 }, workflows: [wide] });
+    fx = { store, engine, close: () => engine.close() };
+    const run = await settle(engine, "wide-fanout");
+    ui = await openRun(run.id);
+    const graphRows = (f: string) => f.split("\n").filter((l) => !l.includes("· step"));
+    await ui.waitFor(/◀ columns \d+-\d+ of \d+ ▶/); // split, in the middle, is selected
+    while (!ui.frame().includes(" researcher-number-1 · step")) await ui.press("j");
+    let frame = await ui.waitFor(/ columns 1-78 of \d+ ▶/);
+    expect(graphRows(frame).some((l) => l.includes("researcher-number-1"))).toBe(true);
+    expect(graphRows(frame).some((l) => l.includes("researcher-number-8"))).toBe(false);
+    while (!ui.frame().includes(" researcher-number-8 · step")) await ui.press("j");
+    frame = await ui.waitFor(/◀ columns \d+-(\d+) of \1(?! ▶)/);
+    expect(graphRows(frame).some((l) => l.includes("researcher-number-8"))).toBe(true);
+  });
+
   it("selects nodes with j/k and describes the selected one", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

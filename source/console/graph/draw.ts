@@ -20,7 +20,16 @@ export interface Drawing {
   rows: Run[][];
   /** Row of each real node, for scrolling to a selected one. */
   rowOf: Map<string, number>;
+  /** Middle column of each real node, for scrolling sideways to a selected one. */
+  columnOf: Map<string, number>;
+  /** Columns drawn: more than the screen's when a layer's labels need them. */
+  width: number;
+  /** The rows seen through a window `size` columns wide from column `from`. */
+  window(from: number, size: number): Run[][];
 }
+
+/** A graph is drawn at most this many screens wide; beyond, labels are cut instead. */
+const MAX_SCREENS = 4;
 
 interface Cell {
   ch: string;
@@ -57,26 +66,31 @@ const JUNCTION: Record<number, string> = {
  * two layers the edges as box-drawing lines, each group of connected edges on its own track so
  * that fan-out and fan-in read as one bus, with route labels just above their targets.
  */
-export function drawLayers(layering: Layering, labels: Map<string, NodeLabel>, width: number): Drawing {
+export function drawLayers(layering: Layering, labels: Map<string, NodeLabel>, screen: number): Drawing {
   const textOf = (n: string) => {
     const l = labels.get(n);
     return l ? l.text + (l.loop ?? "") : n;
   };
   // The widest layer decides the gap between nodes; labels are cut only if even a small gap is not enough.
   const need = (layer: string[], g: number) => layer.reduce((a, n) => a + (layering.isDummy(n) ? 1 : displayWidth(textOf(n))), 0) + g * (layer.length - 1);
+  // A layer too wide for the screen is drawn wider (the view scrolls sideways to the selected
+  // node) rather than cut into labels that no longer tell nodes apart (`…0`, `…1`).
+  const width = Math.min(screen * MAX_SCREENS, Math.max(screen, ...layering.layers.map((l) => need(l, 2))));
   const gap = [3, 2, 1].find((g) => layering.layers.every((l) => need(l, g) <= width)) ?? 1;
   const widths = new Map<string, number>();
   for (const layer of layering.layers) {
     const real = layer.filter((n) => !layering.isDummy(n));
     const room = width - gap * (layer.length - 1) - (layer.length - real.length);
-    const cap = Math.max(4, Math.floor(room / Math.max(1, real.length)));
+    // A layer that fits keeps its labels whole; one that does not shares the room evenly.
+    const cap = need(layer, gap) <= width ? Infinity : Math.max(4, Math.floor(room / Math.max(1, real.length)));
     for (const n of layer) widths.set(n, layering.isDummy(n) ? 1 : Math.min(displayWidth(textOf(n)), cap));
   }
   const x = placeColumns(layering, widths, width, gap);
   const center = (n: string) => x.get(n)! + Math.floor((widths.get(n)! - 1) / 2);
 
-  const rows: Run[][] = [];
+  const cells: Cell[][] = [];
   const rowOf = new Map<string, number>();
+  const columnOf = new Map<string, number>();
   layering.layers.forEach((layer, i) => {
     const row = blank(width);
     for (const n of layer) {
@@ -84,7 +98,8 @@ export function drawLayers(layering: Layering, labels: Map<string, NodeLabel>, w
         put(row, x.get(n)!, { ch: "│", part: "edge", mask: UP | DOWN });
         continue;
       }
-      rowOf.set(n, rows.length);
+      rowOf.set(n, cells.length);
+      columnOf.set(n, center(n));
       const label = labels.get(n) ?? { text: n };
       const w = widths.get(n)!;
       const main = cutMiddle(label.text, w);
@@ -92,13 +107,23 @@ export function drawLayers(layering: Layering, labels: Map<string, NodeLabel>, w
       write(row, x.get(n)!, main, "node", n);
       if (loop) write(row, x.get(n)! + displayWidth(main), loop, "loop", n);
     }
-    rows.push(toRuns(row));
+    cells.push(row);
     if (i < layering.layers.length - 1) {
       const between = layering.segments.filter((s) => layer.includes(s.from));
-      for (const r of channel(between, center, width)) rows.push(toRuns(r));
+      for (const r of channel(between, center, width)) cells.push(r);
     }
   });
-  return { rows, rowOf };
+  return { rows: cells.map(toRuns), rowOf, columnOf, width, window: (from, size) => cells.map((row) => toRuns(windowOf(row, from, size))) };
+}
+
+/** Columns `from` to `from + size` of a row; a wide character cut by either edge becomes a space. */
+function windowOf(row: Cell[], from: number, size: number): Cell[] {
+  const part = row.slice(from, from + size).map((cell) => ({ ...cell }));
+  const first = part[0];
+  if (first && first.ch === "") Object.assign(first, { ch: " ", part: "space" });
+  const last = part[part.length - 1];
+  if (last && displayWidth(last.ch) > 1) Object.assign(last, { ch: " ", part: "space" });
+  return part;
 }
 
 /** The rows between two layers. */

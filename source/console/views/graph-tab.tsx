@@ -47,13 +47,14 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const selectedIndex = Math.max(0, selectable.indexOf(selectedName ?? [...states].find(([, s]) => s.current)?.[0] ?? ""));
   const selected = selectable[selectedIndex];
 
+  const screen = Math.max(20, width - 2);
   const drawing = useMemo(() => {
     const labels = new Map<string, NodeLabel>();
     for (const n of layering.nodes) {
       labels.set(n, label(n, states.get(n), inLoop.has(n), layering.edges.filter((e) => e.back && e.from === n), detail.progress.get(n)));
     }
-    return drawLayers(layering, labels, Math.max(20, width - 2));
-  }, [layering, states, inLoop, width, detail.progress]);
+    return drawLayers(layering, labels, screen);
+  }, [layering, states, inLoop, screen, detail.progress]);
 
   const actions = useRunActions(detail, selected ? { node: selected } : {});
   // A sub-workflow node opens its child run: the one of its latest task.
@@ -76,7 +77,11 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const selectedRow = selected ? drawing.rowOf.get(selected) ?? 0 : 0;
   const start = useWindow(drawing.rows.length, selectedRow, graphRows);
 
-  const lines: Line[] = drawing.rows.slice(start, start + graphRows).map((runs) => [
+  // A graph wider than the screen scrolls sideways to keep the selected node in the middle.
+  const wide = drawing.width > screen;
+  const left = wide ? Math.max(0, Math.min(drawing.width - screen, (drawing.columnOf.get(selected ?? "") ?? 0) - Math.floor(screen / 2))) : 0;
+  const shown = wide ? drawing.window(left, screen) : drawing.rows;
+  const lines: Line[] = shown.slice(start, start + graphRows).map((runs) => [
     seg(" "),
     ...runs.map((run): Seg => {
       if (run.part === "edge") return seg(run.text, { color: MUTED });
@@ -91,9 +96,19 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   while (lines.length < graphRows) lines.push([]);
   if (footerRows === 3) lines.push(nodeDetail(selected, definition, states.get(selected ?? "")), LEGEND);
   lines.push(
-    drawing.rows.length > graphRows
-      ? [seg(` rows ${start + 1}-${Math.min(drawing.rows.length, start + graphRows)} of ${drawing.rows.length} · j/k select nodes`, { color: MUTED })]
-      : [seg(` j/k select a node${childRun ? ` · ⏎ opens its run ${childRun.id}` : ""}`, { color: MUTED })],
+    [
+      seg(
+        [
+          drawing.rows.length > graphRows ? ` rows ${start + 1}-${Math.min(drawing.rows.length, start + graphRows)} of ${drawing.rows.length}` : "",
+          wide ? ` ${left > 0 ? "◀ " : ""}columns ${left + 1}-${left + screen} of ${drawing.width}${left + screen < drawing.width ? " ▶" : ""}` : "",
+          ` j/k select ${drawing.rows.length > graphRows || wide ? "nodes (the view follows)" : "a node"}`,
+          childRun ? ` ⏎ opens its run ${childRun.id}` : "",
+        ]
+          .filter(Boolean)
+          .join(" ·"),
+        { color: MUTED },
+      ),
+    ],
   );
   return <Lines lines={lines} width={width} height={height} />;
 }
