@@ -1,7 +1,7 @@
 import { NotFoundError } from "../errors.js";
 import { diffStates, type DiffEntry } from "../state/diff.js";
 import { readState } from "../state/read.js";
-import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord } from "../store/records.js";
+import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord, type RunRecord } from "../store/records.js";
 import type { EventQuery, Store } from "../store/store.js";
 
 export type CheckpointRef = string | number;
@@ -63,4 +63,14 @@ export async function* readAllEvents(store: Store, query: Omit<EventQuery, "limi
     if (page.length < PAGE) return;
     after = page[page.length - 1]!.seq;
   }
+}
+
+/**
+ * The step a run is at, as a person reads it: the one its current nodes run or wait in (the
+ * step after its head checkpoint's), or the one its failed node failed in; else the last step
+ * it finished. The same number the tasks of that step carry.
+ */
+export function currentStep(run: Pick<RunRecord, "step" | "status" | "current" | "error">): number {
+  if (run.status === "failed") return run.error?.node ? run.step + 1 : run.step;
+  return run.current.length > 0 && !TERMINAL_RUN_STATUSES.includes(run.status) ? run.step + 1 : run.step;
 }

@@ -1,4 +1,4 @@
-import { RUN_STATUSES, type RunStatus } from "../../engine/index.js";
+import { RUN_STATUSES, currentStep, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
@@ -36,7 +36,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
       r.id,
       r.workflow,
       runStatus(r),
-      String(r.step),
+      String(currentStep(r)),
       r.current.join(",") || "-",
       r.pendingInterrupts > 0 ? String(r.pendingInterrupts) : "-",
       age(r.updatedAt),

@@ -1,4 +1,4 @@
-import type { InterruptRecord, RunRecord, RunStatus, TaskRecord } from "../../engine/index.js";
+import { currentStep, type InterruptRecord, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, clock, duration, plural, runStatus } from "../cli/format.js";
@@ -50,7 +50,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   if (run.status === "paused") {
     for (const t of tasks) if (t.step === run.step + 1 && t.parent === null && t.status === "failed" && t.error) rows.push(["failed", `${t.node}: ${t.error.message}`]);
   }
-  rows.push(["step", `${run.step} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${CURRENT[run.status]} ${run.current.join(", ")}` : ""}`]);
+  rows.push(["step", `${currentStep(run)} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${CURRENT[run.status]} ${run.current.join(", ")}` : ""}`]);
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);

@@ -119,7 +119,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const [ask] = await cli.json<InterruptRecord[]>(["interrupts", "--run", runId]);
     const eventsBefore = (await cli.run(["events", runId, "--json"])).stdout;
     const shown = (await cli.run(["show", runId])).stdout;
-    expect(shown).toMatch(/^step +0 · checkpoint 0 · \d+ events · at ask$/m);
+    expect(shown).toMatch(/^step +1 · checkpoint 0 · \d+ events · at ask$/m);
     expect(shown).toMatch(/^1 +ask +interrupted .*\n1 +ask · lookup +succeeded /m);
 
     const noEditor = await cli.run(["resolve", ask!.id, "--edit"], { VISUAL: "", EDITOR: "" });

@@ -49,6 +49,8 @@ describe("run view: graph", () => {
     expect(lines.some((l) => l.includes("END"))).toBe(true);
     // The selected node's detail: the current node, waiting on its approval.
     expect(ui.frame()).toContain(" approve · step 4: waiting, 1 attempt");
+    // The run is at the step its waiting node is in: the header and the detail say the same.
+    expect(ui.frame()).toMatch(/travel-planner {2}step 4 /);
   });
 
   it("draws the nodes a fork's source ran before the fork point as done, not idle", async () => {

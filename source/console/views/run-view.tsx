@@ -1,6 +1,6 @@
 import { Box } from "ink";
 import { useSyncExternalStore } from "react";
-import type { RunRecord } from "../../../engine/index.js";
+import { currentStep, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -28,7 +28,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean): Line[] {
     seg(` ${look.glyph} ${run.status}`, { color: look.color, bold: true }),
     seg(`  ${run.id}`, { bold: true }),
     seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
-    seg(`  step ${run.step}`),
+    seg(`  step ${currentStep(run)}`),
     ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length}`, { color: "magenta", bold: true })] : []),
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
   ];

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { TERMINAL_RUN_STATUSES, checkDeletion, errorMessage, type RunRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -114,7 +114,7 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
     seg(" ", base),
     seg(fit(clean(run.workflow), c.workflow), base),
     seg(" ", base),
-    seg(fit(String(run.step), c.step, "right"), base),
+    seg(fit(String(currentStep(run)), c.step, "right"), base),
     seg(" ", base),
     seg(fit(clean(runActivity(run, now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
     seg(" ", base),
