@@ -68,7 +68,7 @@ export const KEYMAP = [
   { id: "forkEdited", keys: ["E"], label: "fork edited", help: "fork from it with its state edited in $EDITOR first (validated, diff shown)", group: "Checkpoints", writes: true, quiet: true },
 
   { id: "markInterrupt", keys: ["space"], label: "mark", help: "mark the selected interrupt (or unmark it) for a decision on all marked", group: "Interrupt queue" },
-  { id: "markAll", keys: ["*"], label: "mark all", help: "mark every pending interrupt, or clear the marks", group: "Interrupt queue", quiet: true },
+  { id: "markAll", keys: ["*"], label: "mark all", help: "clear the marks; with none, mark every pending interrupt", group: "Interrupt queue", quiet: true },
   { id: "approveMarked", keys: ["a"], label: "approve marked", help: "approve every marked interrupt (lists them and asks first)", group: "Interrupt queue", writes: true },
   { id: "rejectMarked", keys: ["r"], label: "reject marked", help: "reject every marked interrupt, with one reason (asks first)", group: "Interrupt queue", writes: true },
 

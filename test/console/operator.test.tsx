@@ -100,14 +100,22 @@ describe("operator panel", () => {
     expect(await pendingOf(fx, runs[1]!.id)).toHaveLength(1);
 
     await ui.press("*");
-    await ui.waitFor("1 marked");
+    await ui.waitFor("1 pending · 1 marked");
+    // One arriving meanwhile is not marked by the next *: that clears the marks.
+    const late = await settle(fx.engine, "travel-planner", { city: "Lima" });
+    await ui.waitFor("2 pending · 1 marked");
+    await ui.press("*");
+    await ui.waitFor("2 pending, oldest first");
+    await ui.press("*");
+    await ui.waitFor("2 pending · 2 marked");
     await ui.press("r");
-    await ui.waitFor("Reject 1 interrupt?");
+    await ui.waitFor("Reject 2 interrupts?");
     await ui.type("not now");
     await ui.press("enter"); // from the reason to the action button
-    await ui.waitFor("[Reject 1]");
+    await ui.waitFor("[Reject 2]");
     await ui.press("enter");
-    await ui.waitFor("rejected 1 interrupt");
+    await ui.waitFor("rejected 2 interrupts");
+    expect((await fx.store.listInterrupts({ runId: late.id }))[0]!.resolution).toMatchObject({ decision: "reject" });
     const [rejected] = await fx.store.listInterrupts({ runId: runs[1]!.id });
     expect(rejected!.resolution).toMatchObject({ decision: "reject", reason: "not now", actor: "operator:tester" });
   });

@@ -1,3 +1,4 @@
+import { useRef } from "react";
 import { errorMessage, type InterruptRecord } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { useServices, useSnapshot, type Services } from "../context.js";
@@ -24,7 +25,7 @@ type BulkDecision = "approve" | "reject";
  * (a reject's reason goes to each). Each is resolved on its own: one answered meanwhile by
  * someone else is refused alone, and the footer counts what was done and what was refused.
  */
-async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision): Promise<boolean> {
+async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision, confirmed: (sent: readonly InterruptRecord[]) => void): Promise<boolean> {
   const { ui, operator } = services;
   if (!operator) return false;
   const allowed = marked.filter((i) => i.request.decisions.includes(decision));
@@ -46,6 +47,9 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
     ui.report({ tone: "info", text: `${decision} not confirmed; nothing sent` });
     return false;
   }
+  // The marks of what is sent drop now, not once every answer is in: a key pressed meanwhile
+  // must not offer them again.
+  confirmed(allowed);
   ui.report({ tone: "busy", text: `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts…` });
   const refused: string[] = [];
   for (const interrupt of allowed) {
@@ -60,7 +64,7 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
   ui.report(
     refused.length === 0
       ? { tone: "ok", text: `${verb} ${done} interrupt${done === 1 ? "" : "s"}` }
-      : { tone: "error", text: clean(`${verb} ${done}; ${refused.length} refused (${refused[0]}${refused.length > 1 ? ", …" : ""})`) },
+      : { tone: done > 0 ? "info" : "error", text: clean(`${verb} ${done}; ${refused.length} refused, answered meanwhile or changed (${refused[0]}${refused.length > 1 ? ", …" : ""})`) },
   );
   return true;
 }
@@ -77,9 +81,18 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const [markedIds, setMarkedIds] = useRemembered<readonly string[]>("interrupt-marks", []);
   // Marks of interrupts answered meanwhile (here or elsewhere) fall away.
   const marked = interrupts.filter((i) => markedIds.includes(i.id));
+  // An interrupt answered meanwhile leaves the cursor where it was (on the next one), not at the top.
+  const lastIndex = useRef(0);
   let index = interrupts.findIndex((i) => i.id === pickedId);
-  if (index < 0) index = 0;
+  if (index < 0) index = Math.max(0, Math.min(lastIndex.current, interrupts.length - 1));
+  lastIndex.current = index;
   const selected = interrupts[index];
+  const sending = useRef(false);
+  const decide = (decision: BulkDecision) => {
+    if (sending.current) return;
+    sending.current = true;
+    void decideMarked(services, marked, decision, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
+  };
   const rows = Math.max(1, height - 2);
   const start = useWindow(interrupts.length, index, rows);
   const now = useClock(interrupts.slice(start, start + rows).map((i) => i.createdAt));
@@ -88,9 +101,10 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
     copy: selected && (() => copy(selected.id)),
     markInterrupt: selected && (() => setMarkedIds(marked.some((i) => i.id === selected.id) ? marked.filter((i) => i.id !== selected.id).map((i) => i.id) : [...marked.map((i) => i.id), selected.id])),
-    markAll: interrupts.length > 0 && (() => setMarkedIds(marked.length === interrupts.length ? [] : interrupts.map((i) => i.id))),
-    approveMarked: operator !== null && marked.length > 0 && (() => void decideMarked(services, marked, "approve").then((sent) => sent && setMarkedIds([]))),
-    rejectMarked: operator !== null && marked.length > 0 && (() => void decideMarked(services, marked, "reject").then((sent) => sent && setMarkedIds([]))),
+    // With anything marked, `*` clears: it never marks an interrupt that arrived since unseen.
+    markAll: interrupts.length > 0 && (() => setMarkedIds(marked.length > 0 ? [] : interrupts.map((i) => i.id))),
+    approveMarked: operator !== null && marked.length > 0 && (() => decide("approve")),
+    rejectMarked: operator !== null && marked.length > 0 && (() => decide("reject")),
   });
 
   const wide = width >= 120;
