@@ -76,7 +76,15 @@ export function Console(props: ConsoleProps) {
         setMessage({ tone: "ok", text: `copied ${text} to the clipboard` });
       },
       nav: {
-        push: (view) => setStack((s) => (forgetFrom(memory.current, s.length + 1), [...s, view])),
+        // Going to the view just below (a child's parent it was opened from, help from help) goes
+        // back to it rather than stacking another copy.
+        push: (view) =>
+          setStack((s) => {
+            if (sameView(s[s.length - 2], view)) return s.slice(0, -1);
+            if (sameView(s[s.length - 1], view)) return s;
+            forgetFrom(memory.current, s.length + 1);
+            return [...s, view];
+          }),
         pop: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
         replace: (view) => setStack((s) => (forgetFrom(memory.current, s.length), [...s.slice(0, -1), view])),
         quit: () => {
@@ -86,8 +94,9 @@ export function Console(props: ConsoleProps) {
       },
       ui: {
         report: setMessage,
+        // A dialog is a new question: the outcome of the last action no longer stands beside it.
         confirm: (request) =>
-          new Promise((resolve) => (router.holdForDialog(),
+          new Promise((resolve) => (router.holdForDialog(), setMessage((m) => (m?.tone === "busy" ? m : undefined)),
             setDialog({ kind: "confirm", id: nextDialog++, ...request, resolve: (result) => (setDialog(undefined), resolve(result)) })),
           ),
         prompt: (request) =>
@@ -189,5 +198,20 @@ function View({ entry, width, height }: { entry: ViewEntry; width: number; heigh
       return <OperatorPanel interruptId={entry.interruptId} width={width} height={height} />;
     case "text":
       return <TextView title={entry.title} lines={entry.lines} width={width} height={height} />;
+  }
+}
+
+/** Two views that show the same thing (a text page by its title). */
+function sameView(a: ViewEntry | undefined, b: ViewEntry): boolean {
+  if (!a || a.kind !== b.kind) return false;
+  switch (b.kind) {
+    case "run":
+      return a.kind === "run" && a.runId === b.runId;
+    case "operator":
+      return a.kind === "operator" && a.interruptId === b.interruptId;
+    case "text":
+      return a.kind === "text" && a.title === b.title;
+    default:
+      return true;
   }
 }

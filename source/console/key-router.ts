@@ -148,7 +148,10 @@ export class KeyRouter {
    */
   dispatch(input: string, key: Key): boolean {
     const single = input.length <= 1 || key.ctrl || key.meta || input.includes("\x1b");
-    const parts: Pending[] = single ? [{ input, key }] : splitChunk(input, key);
+    // The terminal sends esc and a key pressed right after it as one "alt+key" sequence: no
+    // binding uses alt, so it is the two keys it was typed as (esc then j), as in k9s.
+    const altKey = key.meta && !key.escape && !key.ctrl && [...input].length === 1;
+    const parts: Pending[] = altKey ? [{ input: "", key: { ...key, meta: true, escape: true } }, { input, key: { ...key, meta: false } }] : single ? [{ input, key }] : splitChunk(input, key);
     if (this.pending.length > 0) {
       this.pending.push(...parts);
       return true;

@@ -118,7 +118,8 @@ export function ago(from: number, now: number): string {
 
 /** 850ms, 12s, 3m, 5h20m, 2d: short enough for a column, and changing at most once a second. */
 export function span(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
+  // A clock a moment behind a run that just started is not a negative duration.
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
   const s = ms / 1000;
   // Floored, as ages are: a run 14.6 s old that ran 14.6 s reads "14s" for both, not "14s" and "15s".
   if (s < 60) return `${s < 10 ? (Math.floor(s * 10) / 10).toFixed(1) : Math.floor(s)}s`;

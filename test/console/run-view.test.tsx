@@ -103,6 +103,12 @@ describe("run view: graph", () => {
     await ui.waitFor(`‖ paused  ${parent.waitingOn}`);
     await ui.press("p");
     await ui.waitFor(`  ${parent.id}  trip-parent`);
+    // The parent says what it waits on, as the runs list does.
+    await ui.waitFor(`waiting for ${parent.waitingOn}, paused`);
+    // p went back to the parent it was opened from: esc does not return to the child.
+    await ui.press("esc");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ui.frame()).toContain(`  ${parent.id}  trip-parent`);
   });
 
   it("scrolls a graph wider than the screen sideways to the selected node", async () => {

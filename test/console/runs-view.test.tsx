@@ -155,6 +155,12 @@ describe("runs view", () => {
     expect(selectedLine(ui)).toContain(second.id);
     await ui.press("G");
     expect(selectedLine(ui)).toContain(first.id);
+    // Esc and a key right after it arrive as one alt+key sequence: both act, in order.
+    await ui.press("enter");
+    await ui.waitFor("1 Graph");
+    await ui.press("\u001bk");
+    await ui.waitFor("by recent activity");
+    await ui.waitFor(() => selectedLine(ui!).includes(second.id));
   });
 
   it("sorts by another column with s (age, status, workflow, duration, pending) and turns the order round with S, keeping the selection", async () => {

@@ -20,7 +20,7 @@ import { TimelineTab } from "./timeline-tab.js";
 
 export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as const;
 
-function summary(detail: RunDetail, now: number, orphaned: boolean): Line[] {
+function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined): Line[] {
   const { run } = detail;
   const pending = detail.interrupts.filter((i) => i.status === "pending");
   const look = RUN_LOOK[run.status];
@@ -33,7 +33,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean): Line[] {
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
-  const activity = runActivity(run, now, pending.map((i) => i.node), orphaned);
+  const activity = runActivity(run, now, pending.map((i) => i.node), orphaned, child);
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : orphaned ? "yellow" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));
@@ -62,6 +62,12 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   const { detail, error } = useRunDetail(runId);
   // A boolean, so that other runs' changes do not draw this view again.
   const orphaned = useSyncExternalStore(data.subscribe, () => data.snapshot().orphans.has(runId));
+  // The child run it waits on, as listed: whether it paused for an operator.
+  const waitingOn = useSyncExternalStore(data.subscribe, () => {
+    const snap = data.snapshot();
+    const child = snap.runs.get(snap.runs.get(runId)?.waitingOn ?? "");
+    return child ? `${child.id}:${child.status}` : "";
+  });
   const [tab, setTab] = useRemembered("tab", initialTab);
   const now = useClock(detail ? [detail.run.createdAt, detail.run.endedAt === null ? detail.run.startedAt : null] : []);
   const runActions = useRunActions(detail, {});
@@ -80,7 +86,8 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   if (!detail) {
     return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : ` reading run ${runId}…`, { color: error ? "red" : MUTED })]]} width={width} height={height} />;
   }
-  const head = [...summary(detail, now, orphaned), tabBar(tab)];
+  const child = waitingOn ? data.snapshot().runs.get(waitingOn.slice(0, waitingOn.lastIndexOf(":"))) : undefined;
+  const head = [...summary(detail, now, orphaned, child), tabBar(tab)];
   const body = height - head.length;
   return (
     <Box flexDirection="column" height={height}>
