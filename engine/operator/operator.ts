@@ -378,6 +378,12 @@ export class Operator {
     if (byId) return byId.id;
     const byNode = tasks.filter((t) => t.node === ref);
     if (byNode.length === 0) {
+      // A task named by id that is no longer in the current step: someone retried it first, and
+      // the run moved on.
+      const task = await this.store.getTask(ref);
+      if (task && task.runId === runId) {
+        throw new ConflictError(`task ${ref} (${task.node}) is ${task.status} in step ${task.step}, and the run is at step ${run.step + 1}: it has moved on (another operator acted first?)`);
+      }
       const { definition } = await this.workflow(run.version);
       if (!(ref in definition.nodes)) throw new ValidationError(`workflow ${definition.name} has no node "${ref}" (nor is it a task of the current step)`);
       const current = [...new Set(tasks.map((t) => t.node))].sort();

@@ -1,6 +1,6 @@
 import { Box, useApp, useInput } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { Operator, defaultActor, type Store } from "../../engine/index.js";
+import { Operator, defaultActor, errorMessage, type Store } from "../../engine/index.js";
 import { Footer, Header } from "./components/chrome.js";
 import { ConfirmDialog, PromptDialog, dialogHeight } from "./components/dialogs.js";
 import { Lines, seg } from "./components/lines.js";
@@ -15,6 +15,7 @@ import { KeyRouter, PRIORITY } from "./key-router.js";
 import { bindingsFor, keyLabel, keyName, type Handlers } from "./keymap.js";
 import { LiveFeed } from "./live.js";
 import { paletteCommand, paletteSuggestions } from "./palette.js";
+import { clean } from "./text.js";
 import { helpLines } from "./views/help.js";
 import { InterruptsView } from "./views/interrupts-view.js";
 import { OperatorPanel } from "./views/operator-panel.js";
@@ -149,7 +150,16 @@ export function Console(props: ConsoleProps) {
         if (command.kind === "quit") return nav.quit();
         if (command.kind === "help") return nav.push({ kind: "text", title: "Keys", lines: helpLines(router.bindings) });
         if (command.kind === "runs") return setStack((forgetFrom(memory.current, 1), [{ kind: "runs" }]));
-        nav.push(command.view);
+        // A run the list does not hold is looked for in the store before its view is opened.
+        const { view } = command;
+        if (view.kind === "run" && !services.data.snapshot().runs.has(view.runId)) {
+          void services.store.getRun(view.runId).then(
+            (run) => (run ? nav.push(view) : ui.report({ tone: "error", text: `run ${view.runId} not found` })),
+            (error: unknown) => ui.report({ tone: "error", text: clean(errorMessage(error)) }),
+          );
+          return;
+        }
+        nav.push(view);
       }),
   };
 

@@ -44,7 +44,8 @@ export function paletteCommand(text: string, snap: ConsoleSnapshot): PaletteComm
       return { kind: "view", view: { kind: "interrupts" } };
     case "run": {
       if (!arg) return { kind: "error", message: "usage: :run <run id>" };
-      const found = findRun(arg, snap);
+      // A run id is one word: what follows it (a key typed on after enter, in one burst) is not.
+      const found = findRun(rest[0]!, snap);
       return typeof found === "string" ? { kind: "view", view: { kind: "run", runId: found } } : { kind: "error", message: found.error };
     }
     default:

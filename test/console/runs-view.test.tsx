@@ -120,6 +120,11 @@ describe("runs view", () => {
     await ui.resize(40, 20);
     const narrow = (await ui.waitFor((f) => !f.split("\n")[0]!.includes("operator:"))).split("\n")[0]!;
     expect(narrow).toMatch(/⚑ 1 pending .*‖1/);
+    // Counts that do not fit are left out whole, never cut into another number.
+    for (let i = 0; i < 12; i++) await settle(fx.engine, "travel-planner");
+    const crowded = (await ui.waitFor("⚑ 13 pending")).split("\n")[0]!;
+    expect(crowded.trimEnd()).not.toMatch(/…$/);
+    expect(crowded.trimEnd()).toMatch(/‖13$/);
   });
 
   it("keeps its columns in place while paging, and says which rows are shown", async () => {

@@ -153,6 +153,26 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(((await run.state()).log as string[]).sort()).toEqual(["a", "b", "c"]);
   });
 
+  it("says a task named by id has moved on when someone retried it first and the run went on", async () => {
+    let tries = 0;
+    const wf = workflow("moved-on", { state, interruptBefore: ["b"] })
+      .node("a", () => {
+        if (tries++ === 0) throw new Error("first try fails");
+        return {};
+      }, { retry: { maxAttempts: 1 }, next: "b" })
+      .node("b", () => ({}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const [failed] = await engine.store.listTasks(run.id, { step: 1 });
+    await engine.operator("bob").retry(run.id, "a");
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    await expect(engine.operator("ann").retry(run.id, failed!.id)).rejects.toThrow(
+      new ConflictError(`task ${failed!.id} (a) is succeeded in step 1, and the run is at step 2: it has moved on (another operator acted first?)`),
+    );
+  });
+
   it("asks again when a node runs again on a state an operator changed after approving, and its request shows other values", async () => {
     let failures = 0;
     const wf = workflow("delete-objects", { state })

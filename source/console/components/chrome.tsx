@@ -4,7 +4,7 @@ import { useAvailableKeys } from "../hooks/use-keys.js";
 import { keyLabel, type Binding } from "../keymap.js";
 import { bytes, clean, displayWidth, elideStart } from "../text.js";
 import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
-import { Lines, fitLine, lineWidth, padLine, seg, type Line } from "./lines.js";
+import { Lines, fitLine, lineWidth, padLine, seg, type Line, type Seg } from "./lines.js";
 
 /** One line: where the console is attached, as whom, the interrupt badge and counts by status. */
 export function Header({ width }: { width: number }) {
@@ -23,11 +23,14 @@ export function Header({ width }: { width: number }) {
   if (pending > 0) line.push(seg("  "), seg(` ⚑ ${pending} pending `, { bold: true, color: "black", bg: "magenta" }));
   line.push(seg("  "));
   const words = width >= 120;
+  const counts: Seg[] = [];
   for (const status of RUN_STATUSES) {
     const n = snap.counts[status];
     if (n === 0 && status !== "running" && status !== "paused") continue;
     const look = RUN_LOOK[status];
-    line.push(seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 }));
+    const count = seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 });
+    counts.push(count);
+    line.push(count);
   }
   // A long store path gives way before the badges and counts do: its start is cut, its file name
   // kept; on a narrow terminal the actor goes too, and the path is cut further.
@@ -38,6 +41,13 @@ export function Header({ width }: { width: number }) {
     who.text = "";
     over = lineWidth(line) - width;
     if (over > 0) label.text = elideStart(label.text, Math.max(6, displayWidth(label.text) - over));
+  }
+  // Counts that still do not fit are left out whole, zeros first, then from the last: a cut one
+  // would read as another number.
+  while (lineWidth(line) > width && counts.length > 0) {
+    const zero = counts.findIndex((c) => c.dim);
+    const [gone] = counts.splice(zero >= 0 ? zero : counts.length - 1, 1);
+    line.splice(line.indexOf(gone!), 1);
   }
   return <Lines lines={[line]} width={width} />;
 }
