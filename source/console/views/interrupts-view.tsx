@@ -108,11 +108,22 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   });
 
   const wide = width >= 120;
-  const c = { k: 4, age: 4, run: wide ? 17 : 14, node: wide ? 16 : 12, kind: wide ? 9 : 0 };
-  const rest = Math.max(10, width - (c.k + c.age + c.run + c.node + c.kind + (wide ? 7 : 6)));
-  const question = Math.ceil(rest * 0.6);
-  const values = rest - question - 1;
-  const head = [fit("#", c.k), fit("AGE", c.age, "right"), fit("RUN", c.run), fit("NODE", c.node), ...(wide ? [fit("KIND", c.kind)] : []), fit("QUESTION", question), fit("SHOWS", values)];
+  // A narrow terminal keeps what is being decided: the question, before the run and what it shows.
+  const narrow = width < 80;
+  const c = { k: narrow ? 3 : 4, age: 4, run: narrow ? 0 : wide ? 17 : 14, node: wide ? 16 : narrow ? 10 : 12, kind: wide ? 9 : 0 };
+  const fixed = c.k + c.age + c.run + c.node + c.kind + (wide ? 7 : narrow ? 5 : 6);
+  const rest = Math.max(10, width - fixed);
+  const question = narrow ? rest : Math.ceil(rest * 0.6);
+  const values = narrow ? 0 : rest - question - 1;
+  const head = [
+    fit("#", c.k),
+    fit("AGE", c.age, "right"),
+    ...(narrow ? [] : [fit("RUN", c.run)]),
+    fit("NODE", c.node),
+    ...(wide ? [fit("KIND", c.kind)] : []),
+    fit("QUESTION", question),
+    ...(narrow ? [] : [fit("SHOWS", values)]),
+  ];
   const lines: Line[] = [
     [
       seg(" Interrupts", { bold: true }),
@@ -130,11 +141,11 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
       seg(markedIds.includes(it.id) ? "◆" : " ", { color: ACCENT }),
       seg(`${fit(String(i + 1), c.k, "right")} `, { color: MUTED }),
       seg(`${fit(ago(it.createdAt, now), c.age, "right")} `),
-      seg(`${fit(it.runId, c.run)} `, { color: ACCENT }),
+      ...(narrow ? [] : [seg(`${fit(it.runId, c.run)} `, { color: ACCENT })]),
       seg(`${fit(clean(it.node), c.node)} `, { bold: true }),
       ...(wide ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
       seg(`${fit(clean(it.request.question ?? (workflow ? `(${workflow})` : "")), question)} `),
-      seg(fit(shownValues(it), values), { color: MUTED }),
+      ...(narrow ? [] : [seg(fit(shownValues(it), values), { color: MUTED })]),
     ];
     lines.push(i === index ? highlight(line, width) : line);
   }
