@@ -111,16 +111,27 @@ export class InflightTasks {
   }
 }
 
+/**
+ * Whether a node runs again on the state its answered request was made from — or on that state
+ * with only the answer's own edit — so that the answer stands whatever the request says now (a
+ * node may word it differently each time). An edit between the question and the answer, or
+ * after the answer, is not that state: the request is compared (context.ts).
+ */
+function sameStateAsAnswered(head: number, raisedOn: number | undefined, answeredOn: number | undefined, answerEdited: boolean): boolean {
+  if (raisedOn === undefined) return answeredOn === undefined || answeredOn === head;
+  return head === raisedOn || (answerEdited && answeredOn === raisedOn + 1 && head === answeredOn);
+}
+
 /** The answers to a task's resolved interrupts, which `ctx.interrupt` returns when the node runs again. */
 function answersOf(rs: RunState, task: TaskRecord): Map<string, RecordedAnswer> {
   const answers = new Map<string, RecordedAnswer>();
   for (const i of rs.interrupts.values()) {
     if (i.taskId === task.id && i.status === "resolved" && i.resolution) {
-      const { decision, response, actor, headN } = i.resolution;
+      const { decision, response, actor, headN: answeredOn, checkpointId } = i.resolution;
       answers.set(i.id, {
         answer: { decision, ...(response !== undefined ? { response } : {}), actor },
         request: i.request,
-        sameState: headN === undefined || headN === rs.head.n,
+        sameState: sameStateAsAnswered(rs.head.n, i.headN, answeredOn, checkpointId !== undefined),
       });
     }
   }

@@ -47,7 +47,8 @@ export class RunState {
     return [...this.interrupts.values()].filter((i) => i.status === "pending");
   }
 
-  addInterrupt(interrupt: InterruptRecord): void {
+  addInterrupt(raised: InterruptRecord): void {
+    const interrupt = { ...raised, headN: this.head.n };
     this.batch.interrupt(interrupt);
     this.batch.event(
       this.events.run("interrupt.created", {

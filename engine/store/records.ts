@@ -235,6 +235,11 @@ export interface InterruptRecord {
   status: "pending" | "resolved";
   resolution: InterruptResolution | null;
   createdAt: number;
+  /**
+   * The run's head checkpoint (its number) when the interrupt was raised: the state its request
+   * was made from. Absent on interrupts raised before it was recorded.
+   */
+  headN?: number;
 }
 
 export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork";

@@ -205,6 +205,19 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await run.wait()).status).toBe("succeeded");
     expect((await run.state()).note).toBe("deleted up to 9999 objects, approved by operator:bob");
 
+    // Edited while the question was pending, then approved: the approval was of the old values.
+    failures = 1;
+    const edited = await engine.start(wf, { n: 5 });
+    await edited.wait();
+    await op("mallory").updateState(edited.id, { n: 9999 });
+    const stale = await approveOnly(edited.id, "alice");
+    expect(await edited.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const asked = await pendingOf(engine, edited.id);
+    expect(asked.map((i) => [i.request.show, i.id === stale.id])).toEqual([[{ limit: 9999 }, false]]);
+    await approveOnly(edited.id, "bob");
+    expect((await edited.wait()).status).toBe("succeeded");
+    expect((await edited.state()).note).toBe("deleted up to 9999 objects, approved by operator:bob");
+
     // Retried as it was: the approval still answers what it approved.
     failures = 0;
     const same = await engine.start(wf, { n: 5 });
