@@ -427,7 +427,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
-  it("notices its file deleted or replaced under it: the console's health check and a worker's claims say so", async () => {
+  it("notices its file deleted or replaced under it: the console's health check, a worker's claims and commits say so", async () => {
     for (const how of ["deleted", "replaced by another file"] as const) {
       const file = fresh(how.split(" ")[0]);
       await storeWithRuns(file, 1);
@@ -439,6 +439,9 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
         const said = `store ${file} was ${how} while this process had it open: what it reads and writes is no longer that store; restart this process`;
         expect(await storeError(store.lastEventSeq(), file)).toBe(said);
         expect(await storeError(store.claimRun({ owner: "w", leaseMs: 1000 }), file)).toBe(said);
+        // A worker that holds runs goes no further with them either: its commits and renewals stop.
+        expect(await storeError(store.renewLease("run-0", "w", 1, 1000), file)).toBe(said);
+        expect(await storeError(store.commit({ id: "c-1", runId: "run-0", fence: 1 }), file)).toBe(said);
       } finally {
         await store.close();
       }

@@ -69,6 +69,7 @@ export class SqliteStore implements Store {
   private readonly writes: GroupCommit;
   /** The file opened (device and inode), to notice it deleted or replaced under this process. */
   private readonly identity: { dev: number; ino: number } | undefined;
+  private lastIdentityCheck = 0;
 
   constructor(
     readonly file: string,
@@ -92,6 +93,14 @@ export class SqliteStore implements Store {
    * restore, a mistaken `rm`), what this process reads is a store nobody else sees and what it
    * writes is lost: asked by the console's health check and every claim of a worker.
    */
+  /** `checkStillThere` on the path of every commit: at most once a second (a stat is not free). */
+  private checkStillThereNow(): void {
+    const now = Date.now();
+    if (now - this.lastIdentityCheck < IDENTITY_CHECK_MS) return;
+    this.checkStillThere();
+    this.lastIdentityCheck = now;
+  }
+
   private checkStillThere(): void {
     if (!this.identity) return;
     const now = fileIdentity(this.file);
@@ -184,6 +193,7 @@ export class SqliteStore implements Store {
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
+    this.checkStillThereNow();
     await this.writes.write(() => {
       const run = this.mustGetRun(runId);
       if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
@@ -193,6 +203,8 @@ export class SqliteStore implements Store {
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
+    // A worker holding runs goes on committing them: it too must stop when its file is gone.
+    this.checkStillThereNow();
     return this.writes.write(() => {
       const run = this.mustGetRun(commit.runId);
       if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
@@ -422,6 +434,9 @@ export class SqliteStore implements Store {
     return numbered;
   }
 }
+
+/** How often the commit path looks whether the store's file is still the one opened. */
+const IDENTITY_CHECK_MS = 1_000;
 
 function fileIdentity(file: string): { dev: number; ino: number } | undefined {
   try {
