@@ -65,5 +65,5 @@ export { valueAtPath } from "./state/paths.js";
 export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";
 export type { State, ChannelOp } from "./state/ops.js";
-export { editPatch, type StatePatch } from "./state/patch.js";
+export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";

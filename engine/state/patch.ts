@@ -11,12 +11,20 @@ export type StatePatch = Operation[] | Record<string, unknown>;
 
 const JSON_PATCH_OPS = new Set(["add", "remove", "replace", "move", "copy", "test"]);
 
+/** How a failed `test` operation ends its message: the state changed since the patch was made. */
+const STALE = "as the patch expects (the state changed since it was read?)";
+
+/** An edit refused because the state changed under it (a guarded patch's `test` failed). */
+export function isStaleEdit(error: unknown): boolean {
+  return error instanceof ValidationError && error.message.includes(STALE);
+}
+
 /** Why rfc6902 refused an operation, in words rather than its error class names. */
 function patchFailure(op: Operation, error: Error): string {
   switch (error.name) {
     case "TestError": {
       const { actual, expected } = error as Error & { actual: unknown; expected: unknown };
-      return `the value at ${op.path} is ${JSON.stringify(actual)}, not ${JSON.stringify(expected)} as the patch expects (the state changed since it was read?)`;
+      return `the value at ${op.path} is ${JSON.stringify(actual)}, not ${JSON.stringify(expected)} ${STALE}`;
     }
     case "MissingError":
       return `nothing exists at ${(error as Error & { path?: string }).path || op.path}`;

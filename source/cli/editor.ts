@@ -10,9 +10,17 @@ export interface EditOptions<T> {
   value: unknown;
   /** Lines explaining what is being edited, shown as `//` comments at the top of the file. */
   header: string[];
-  /** Applies the saved value; errors `retry` accepts reopen the editor with the error on top. */
-  apply(edited: unknown): Promise<T>;
+  /**
+   * Applies the saved value, edited from `base` (the value the file was opened on); errors
+   * `retry` accepts reopen the editor with the error on top.
+   */
+  apply(edited: unknown, base: unknown): Promise<T>;
   retry(error: unknown): boolean;
+  /**
+   * For an error that says the value changed meanwhile (another operator's edit): the value as it
+   * is now, which the editor reopens on (your change is to be made again on it).
+   */
+  reread?(error: unknown): Promise<unknown> | undefined;
 }
 
 export type EditResult<T> = { kind: "applied"; result: T } | { kind: "unchanged" };
@@ -26,11 +34,12 @@ export type EditResult<T> = { kind: "applied"; result: T } | { kind: "unchanged"
 export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T>> {
   const editor = process.env.VISUAL || process.env.EDITOR || "vi";
   if (editor === "vi" && !(process.stdin.isTTY && process.stdout.isTTY)) {
-    throw new UsageError("--edit opens vi, which needs a terminal: run it in one, or set $VISUAL or $EDITOR to an editor command; nothing was changed");
+    throw new UsageError("the editor would be vi, which needs a terminal: run this in one, or set $VISUAL or $EDITOR to an editor command; nothing was changed");
   }
   const dir = mkdtempSync(join(tmpdir(), "pitwall-edit-"));
   const file = join(dir, "state.json");
-  let body = JSON.stringify(options.value, null, 2);
+  let base = options.value;
+  let body = JSON.stringify(base, null, 2);
   let problem: string | undefined;
   try {
     for (;;) {
@@ -50,12 +59,18 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
         continue;
       }
       const edited = parsed.value;
-      if (isDeepStrictEqual(edited, options.value)) return { kind: "unchanged" };
+      if (isDeepStrictEqual(edited, base)) return { kind: "unchanged" };
       try {
-        return { kind: "applied", result: await options.apply(edited) };
+        return { kind: "applied", result: await options.apply(edited, base) };
       } catch (error) {
         if (!options.retry(error)) throw error;
         problem = describeError(error);
+        const now = await options.reread?.(error);
+        if (now !== undefined) {
+          base = now;
+          body = JSON.stringify(base, null, 2);
+          problem = `${problem}; someone changed the state meanwhile: this is the state now, make your change again`;
+        }
       }
     }
   } finally {

@@ -1,8 +1,9 @@
-import { ValidationError, editPatch } from "../../engine/index.js";
+import { ConflictError, TERMINAL_RUN_STATUSES, ValidationError, editPatch, isStaleEdit } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { editJson } from "../cli/editor.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { statePatch } from "../cli/inputs.js";
+import { mustGetRun } from "../cli/lookup.js";
 import { printOutcome } from "../cli/outcome.js";
 
 export const edit = defineCommand({
@@ -32,12 +33,17 @@ schema: if invalid, nothing is written (exit 2); an edit that changes nothing wr
     const op = await operator();
     const options = { ...(flags.asNode !== undefined ? { asNode: flags.asNode } : {}), ...(flags.reason ? { reason: flags.reason } : {}) };
     if (flags.editor) {
+      // What would refuse the edit is said before anyone spends time in the editor.
+      const run = await mustGetRun(op.store, runId);
+      if (TERMINAL_RUN_STATUSES.includes(run.status)) throw new ConflictError(`run ${runId} has ended (${run.status}); fork it to change its state`);
+      if (run.status === "running") throw new ConflictError(`run ${runId} is running; its state can be edited while it is paused or queued`);
       const current = await op.state(runId);
       const edited = await editJson({
         value: current,
         header: [`State of run ${runId}.`, "Save to apply it (validated first); save an empty file to cancel.", "Lines starting with // are ignored."],
-        apply: (value) => op.updateState(runId, editPatch(current, value), options),
+        apply: (value, base) => op.updateState(runId, editPatch(base, value), options),
         retry: (error) => error instanceof ValidationError,
+        reread: (error) => (isStaleEdit(error) ? op.state(runId) : undefined),
       });
       if (edited.kind === "unchanged") {
         out.note(`edit canceled, no changes made to run ${runId}`);

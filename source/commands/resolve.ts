@@ -1,4 +1,4 @@
-import { ConflictError, ValidationError, editPatch, type InterruptRecord, type Operator } from "../../engine/index.js";
+import { ConflictError, ValidationError, editPatch, isStaleEdit, type InterruptRecord, type Operator } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { editJson } from "../cli/editor.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
@@ -92,8 +92,9 @@ async function editAndResolve(
       `Save to resolve it with decision "${decision}" and this state; save an empty file to cancel.`,
       "Lines starting with // are ignored.",
     ],
-    apply: (edited) => op.resolve(interrupt.id, { decision, patch: editPatch(current, edited), ...reason }),
+    apply: (edited, base) => op.resolve(interrupt.id, { decision, patch: editPatch(base, edited), ...reason }),
     retry: (error) => error instanceof ValidationError,
+    reread: (error) => (isStaleEdit(error) ? op.state(interrupt.runId) : undefined),
   });
   if (edit.kind === "unchanged") {
     note(`edit canceled, no changes made; interrupt ${interrupt.id} is still pending`);

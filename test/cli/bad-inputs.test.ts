@@ -123,7 +123,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     expect(shown).toMatch(/^1 +ask +interrupted .*\n1 +ask · lookup +succeeded /m);
 
     const noEditor = await cli.run(["resolve", ask!.id, "--edit"], { VISUAL: "", EDITOR: "" });
-    expect([noEditor.code, oneLine(noEditor.stderr)]).toEqual([2, [expect.stringMatching(/^pitwall resolve: --edit opens vi, which needs a terminal/)]]);
+    expect([noEditor.code, oneLine(noEditor.stderr)]).toEqual([2, [expect.stringMatching(/^pitwall resolve: the editor would be vi, which needs a terminal/)]]);
     const both = await cli.run(["resolve", ask!.id, "--approve", "--reject"]);
     expect([both.code, both.stderr]).toEqual([2, "pitwall resolve: give exactly one of --approve, --reject, --respond, --edit, --decision (got --approve, --reject)\n"]);
     // A decision the interrupt does not offer is refused for that, not for the answer's shape.

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointRecord, InterruptRecord } from "../../engine/index.js";
-import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+import { BIN, actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 /**
  * A stand-in for a person in $EDITOR: logs what it was shown, then saves the state with
@@ -110,5 +110,39 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(ed.shown()[0]).toMatch(new RegExp(`^// State of run ${runId}\\.`));
     expect(await cli.json(["state", runId])).toMatchObject({ operation: { limit: 20 } });
     expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toEqual([expect.objectContaining({ id: interruptId })]);
+  });
+
+  it("an edit over another operator's change reopens the editor on the state as it is now; an ended run is refused before the editor opens", async () => {
+    const { runId } = await pausedRun();
+    // The first time, another operator sets the limit while this one edits; the second time this
+    // one (shown the state as it now is, and why) makes the change again.
+    const script = join(cli.dir, "racing-editor.mjs");
+    writeFileSync(
+      script,
+      `import { execFileSync } from "node:child_process";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+const file = process.argv[2];
+const text = readFileSync(file, "utf8");
+appendFileSync(process.env.EDIT_LOG, JSON.stringify(text) + "\\n");
+const state = JSON.parse(text.split("\\n").filter((l) => !l.startsWith("//")).join("\\n"));
+if (!text.includes("ERROR:")) execFileSync(process.execPath, [${JSON.stringify(BIN)}, "edit", process.env.RUN, "--set", "operation.limit=7", "--as", "bob"]);
+state.operation.limit = text.includes("ERROR:") ? 30 : 25;
+writeFileSync(file, JSON.stringify(state, null, 2));
+`,
+    );
+    const log = join(cli.dir, "racing.log");
+    writeFileSync(log, "");
+    const env = { EDITOR: `"${process.execPath}" "${script}"`, VISUAL: "", EDIT_LOG: log, RUN: runId };
+    const r = await cli.run(["edit", runId, "--editor"], env);
+    expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/^state edited/)]);
+    const [, second] = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as string);
+    expect(second).toMatch(/\/\/ ERROR: .*the value at \/operation\/limit is 7, not 500 .*this is the state now, make your change again/);
+    expect(second).toContain('"limit": 7');
+    expect(await cli.json(["state", runId])).toMatchObject({ operation: { limit: 30 } });
+
+    await cli.run(["cancel", runId, "--reason", "done with it"]);
+    const ended = await cli.run(["edit", runId, "--editor"], env);
+    expect([ended.code, ended.stderr]).toEqual([3, `pitwall edit: run ${runId} has ended (canceled); fork it to change its state\n`]);
+    expect(readFileSync(log, "utf8").trim().split("\n")).toHaveLength(2); // the editor did not open again
   });
 });
