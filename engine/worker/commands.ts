@@ -163,8 +163,9 @@ function prepareUpdate(command: CommandRecord, view: RunView, events: EventFacto
  * still waiting to start. Siblings that failed, were canceled or wait on an interrupt do not:
  * each is retried (or answered) on its own.
  */
-export function nodesRunOnRetry(stepTasks: readonly Pick<TaskRecord, "id" | "node" | "status">[], task: Pick<TaskRecord, "id">): string[] {
-  const again = stepTasks.filter((t) => t.id === task.id || t.status === "pending").map((t) => t.node);
+export function nodesRunOnRetry(stepTasks: readonly Pick<TaskRecord, "id" | "node" | "status" | "parent">[], task: Pick<TaskRecord, "id">): string[] {
+  // A node's durable calls (an agent's model and tool calls) are part of it, not siblings.
+  const again = stepTasks.filter((t) => t.parent === null && (t.id === task.id || t.status === "pending")).map((t) => t.node);
   return [...new Set(again)].sort();
 }
 
@@ -192,7 +193,7 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
     resumeIfPaused(view, view.pending.length, batch, events, command.actor);
   }
   const willRun = nodesRunOnRetry(view.tasks, task);
-  const left = [...new Set(view.tasks.filter((t) => t.id !== task.id && (t.status === "failed" || t.status === "canceled")).map((t) => t.node))].sort();
+  const left = [...new Set(view.tasks.filter((t) => t.parent === null && t.id !== task.id && (t.status === "failed" || t.status === "canceled")).map((t) => t.node))].sort();
   return {
     ok: true,
     batch,

@@ -83,6 +83,28 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     void second;
   });
 
+  it("counts a node's failed call as part of the node, not as a sibling still to retry", async () => {
+    let attempt = 0;
+    const wf = workflow("failed-call", { state })
+      .node("agent", async (_s, ctx) => {
+        attempt++;
+        await ctx.call(`lookup-${attempt}`, () => {
+          if (attempt === 1) throw new Error("lookup failed");
+          return 1;
+        });
+        return {};
+      }, { retry: { maxAttempts: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    expect((await engine.store.listTasks(run.id)).some((t) => t.parent !== null && t.status === "failed")).toBe(true);
+    const outcome = await engine.operator("ann").retry(run.id, "agent");
+    expect(outcome.result.willRun).toEqual(["agent"]);
+    expect(outcome.effect).not.toContain("still to retry");
+    expect((await run.wait()).status).toBe("succeeded");
+  });
+
   it("names a node's task, not its calls, when an operator kills or retries the node by name", async () => {
     const wf = workflow("kill-by-name", { state })
       .node("agent", async (_s, ctx) => {
