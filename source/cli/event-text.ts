@@ -1,11 +1,12 @@
 import type { EventPayloads, EventRecord, EventType } from "../../engine/index.js";
+import { diffLine } from "./diff-text.js";
 import { duration } from "./format.js";
 import { inline } from "./output.js";
 
 type Describers = { [T in EventType]: (p: EventPayloads[T]) => string };
 
 const describers: Describers = {
-  "run.created": (p) => `${p.workflow} (version ${p.version.slice(0, 12)})${p.forkOf ? ` forked from ${p.forkOf.runId} at ${p.forkOf.checkpointId}` : p.parentRunId ? ` child of ${p.parentRunId}` : ""}`,
+  "run.created": (p) => `${p.workflow} (version ${p.version.slice(0, 12)})${p.forkOf ? ` forked from ${p.forkOf.runId} at ${p.forkOf.checkpointId}` : p.parentRunId ? ` child of ${p.parentRunId}` : ""}${p.reason ? ` (${p.reason})` : ""}`,
   "run.claimed": (p) => `by ${p.worker} (fence ${p.fence}${p.recovered ? ", recovered" : ""})`,
   "run.released": (p) => `${p.status}: ${p.why}`,
   "run.paused": (p) => `${p.reason}${p.nodes.length ? ` at ${p.nodes.join(", ")}` : ""}`,
@@ -22,7 +23,7 @@ const describers: Describers = {
   "task.canceled": (p) => `${p.node}: ${p.reason}`,
   "interrupt.created": (p) => `${p.interruptId} ${p.kind} at ${p.node}${p.question ? `: ${p.question}` : ""}`,
   "interrupt.resolved": (p) => `${p.interruptId}: ${p.decision}${p.reason ? ` (${p.reason})` : ""}`,
-  "state.edited": (p) => `checkpoint ${p.checkpointId}: ${p.diff.map((d) => d.path).join(", ")}${p.truncated ? " …" : ""}`,
+  "state.edited": (p) => `checkpoint ${p.checkpointId}: ${p.diff.map((d) => diffLine(d)).join("; ")}${p.truncated ? " …" : ""}`,
   "operator.requested": (p) => `${p.command} ${inline(p.args, 60)}${p.reason ? ` (${p.reason})` : ""}`,
   "operator.accepted": (p) => `${p.command}: ${p.effect}`,
   "operator.refused": (p) => `${p.command}: ${p.reason}`,

@@ -40,13 +40,14 @@ pitwall state --checkpoint.`,
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
     const list = await s.listCheckpointSummaries(run.id);
-    out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "SIZE", "AGE"], (c) => [
+    out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "NEXT", "SIZE", "AGE"], (c) => [
       String(c.n),
       c.id,
       String(c.step),
       c.source,
       c.actor,
       c.nodes.join(",") || "-",
+      c.next.join(",") || "-",
       c.snapshot ? `${bytes(c.bytes)} snapshot` : bytes(c.bytes),
       age(c.createdAt),
     ]);

@@ -1,9 +1,7 @@
-import type { DiffEntry } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { plural } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
-import { inline } from "../cli/output.js";
+import { diffLine } from "../cli/diff-text.js";
 
 export const diff = defineCommand({
   name: "diff",
@@ -30,16 +28,3 @@ export const diff = defineCommand({
     return EXIT.ok;
   },
 });
-
-export function diffLine(entry: DiffEntry): string {
-  switch (entry.op) {
-    case "add":
-      return `+ ${entry.path}: ${inline(entry.value, 120)}`;
-    case "remove":
-      return `- ${entry.path}: ${inline(entry.old, 120)}`;
-    case "change":
-      return `~ ${entry.path}: ${inline(entry.old, 60)} → ${inline(entry.value, 60)}`;
-    case "append":
-      return `+ ${entry.path}: +${plural(entry.count!, "item")} ${inline(entry.items, 100)}`;
-  }
-}

@@ -75,8 +75,13 @@ describe("operator commands on live runs, across processes", () => {
     expect(paused.interrupts).toEqual([expect.objectContaining({ kind: "breakpoint", node: "join" })]);
     const checkpointsBefore = await cli.json<unknown[]>(["checkpoints", runId]);
 
-    const fork = await cli.json<{ runId: string }>(["fork", runId, "2", "--set", "objective=Cargo bikes in Lisbon"]);
+    const fork = await cli.json<{ runId: string }>(["fork", runId, "2", "--set", "objective=Cargo bikes in Lisbon", "--reason", "what if"]);
     expect(fork.runId).not.toBe(runId);
+    // Its own log says where it came from, why, and what the patch changed, old and new.
+    const forkLog = (await cli.run(["events", fork.runId])).stdout;
+    expect(forkLog).toMatch(new RegExp(`run\\.created .* forked from ${runId} at ${runId}:2 \\(what if\\)`));
+    expect(forkLog).toMatch(/state\.edited .*~ \$\.objective: Write a short market brief.* → Cargo bikes in Lisbon/);
+    expect((await cli.run(["checkpoints", fork.runId])).stdout).toMatch(/^N +CHECKPOINT +STEP +SOURCE +ACTOR +NODES +NEXT +SIZE +AGE$/m);
     await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
     const forked = await cli.json<Shown>(["show", fork.runId]);
     expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId, checkpointId: `${runId}:2` } });
