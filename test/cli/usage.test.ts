@@ -15,6 +15,18 @@ describe("pitwall: usage, errors and exit codes", () => {
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
+  it("many processes opening a new store at once all find a pitwall store (none calls it another application's)", async () => {
+    for (let round = 0; round < 8; round++) {
+      const store = `sqlite:${join(cli.dir, `race-${round}.db`)}`;
+      const results = await Promise.all([
+        ...Array.from({ length: 3 }, () => cli.run(["start", join(FIXTURES, "task-queue", "workflow.json"), "--store", store])),
+        ...Array.from({ length: 4 }, () => cli.run(["runs", "--store", store])),
+      ]);
+      expect(results.filter((r) => r.stderr.includes("another application"))).toEqual([]);
+      expect(results.slice(0, 3).map((r) => [r.code, r.stderr])).toEqual([[0, ""], [0, ""], [0, ""]]);
+    }
+  });
+
   it("<command> --help shows its usage and options", async () => {
     const r = await cli.run(["resolve", "--help"]);
     expect(r.code).toBe(0);

@@ -33,7 +33,7 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { fileMustExist: true, timeout: options.busyTimeoutMs });
-    migrate(db, file);
+    whileBusy(options.busyTimeoutMs, () => migrate(db!, file));
     db.pragma(`synchronous = ${options.durability === "os" ? "FULL" : "NORMAL"}`);
     // A step touches a dozen pages; checkpointing the WAL (which syncs the database file) every
     // 8,192 pages instead of SQLite's 1,000 makes those syncs rarer per step. After a burst of
@@ -129,6 +129,25 @@ export function statOrUndefined(path: string) {
 }
 
 /**
+ * Runs `work` again while SQLite answers "busy" without waiting (a new store that several
+ * processes open at once: switching it to WAL, or a read lock in the way of the first write, is
+ * refused at once rather than after the busy timeout), for up to `budgetMs`.
+ */
+function whileBusy(budgetMs: number, work: () => void): void {
+  const until = Date.now() + budgetMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return work();
+    } catch (error) {
+      const code = String((error as { code?: unknown })?.code ?? "");
+      if (!code.startsWith("SQLITE_BUSY") || Date.now() >= until) throw error;
+      Atomics.wait(pause, 0, 0, 10 + Math.floor(Math.random() * 40));
+    }
+  }
+}
+
+/**
  * Reads the file's identity and schema version before anything is written, then applies the
  * missing migrations in one transaction (another process may be doing the same: the version is
  * read again under the write lock).
@@ -157,7 +176,10 @@ function identity(db: Database.Database): { app: number; version: number; object
 
 /** Refuses a database of another application or of a newer pitwall; an empty one (version 0) passes. */
 function checkIdentity(db: Database.Database, file: string): { version: number } {
-  const found = identity(db);
+  // In one read transaction: another process creating the store commits its identity and its
+  // tables together, and reads spread over its commit saw an id of 0 beside tables ("another
+  // application").
+  const found = db.transaction(() => identity(db))();
   const empty = found.app === 0 && found.version === 0 && found.objects === 0;
   if (!empty && found.app !== APPLICATION_ID) {
     throw new StoreError(`store ${file} is not a pitwall store (it is an SQLite database of another application); nothing was written`);
