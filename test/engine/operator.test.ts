@@ -191,6 +191,15 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       await op(who).resolve(pending[0]!.id, { decision: "approve" });
       return pending[0]!;
     };
+    /** The run asks again (a new interrupt, showing the new value); bob's approval runs it. */
+    const askedAgain = async (run: Awaited<ReturnType<typeof engine.start>>, stale: { id: string }) => {
+      expect(await run.wait()).toMatchObject({ status: "paused" });
+      const again = await pendingOf(engine, run.id);
+      expect(again.map((i) => [i.request.show, i.id === stale.id])).toEqual([[{ limit: 9999 }, false]]);
+      await approveOnly(run.id, "bob");
+      expect((await run.wait()).status).toBe("succeeded");
+      expect((await run.state()).note).toBe("deleted up to 9999 objects, approved by operator:bob");
+    };
 
     // Retried with a patch that changes what was approved: the operator is asked again.
     const run = await engine.start(wf, { n: 5 });
@@ -198,25 +207,14 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const first = await approveOnly(run.id, "alice");
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
     await op("mallory").retry(run.id, "execute", { patch: { n: 9999 } });
-    expect(await run.wait()).toMatchObject({ status: "paused" });
-    const again = await pendingOf(engine, run.id);
-    expect(again.map((i) => [i.request.show, i.id === first.id])).toEqual([[{ limit: 9999 }, false]]);
-    await approveOnly(run.id, "bob");
-    expect((await run.wait()).status).toBe("succeeded");
-    expect((await run.state()).note).toBe("deleted up to 9999 objects, approved by operator:bob");
+    await askedAgain(run, first);
 
     // Edited while the question was pending, then approved: the approval was of the old values.
     failures = 1;
     const edited = await engine.start(wf, { n: 5 });
     await edited.wait();
     await op("mallory").updateState(edited.id, { n: 9999 });
-    const stale = await approveOnly(edited.id, "alice");
-    expect(await edited.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const asked = await pendingOf(engine, edited.id);
-    expect(asked.map((i) => [i.request.show, i.id === stale.id])).toEqual([[{ limit: 9999 }, false]]);
-    await approveOnly(edited.id, "bob");
-    expect((await edited.wait()).status).toBe("succeeded");
-    expect((await edited.state()).note).toBe("deleted up to 9999 objects, approved by operator:bob");
+    await askedAgain(edited, await approveOnly(edited.id, "alice"));
 
     // Retried as it was: the approval still answers what it approved.
     failures = 0;
@@ -336,14 +334,19 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await run.state()).note).toBe("finished with 3");
   });
 
-  it("writes no checkpoint for an edit that changes nothing (an empty patch, a value set to what it is)", async () => {
-    const wf = workflow("no-op-edits", { state, interruptBefore: ["finish"] })
+  /** start → finish, paused before finish: a run whose state can be edited. */
+  async function pausedBeforeFinish(name: string) {
+    const wf = workflow(name, { state, interruptBefore: ["finish"] })
       .node("start", () => ({ log: ["one"] }), { next: "finish" })
       .node("finish", () => ({}), { next: "END" })
       .compile();
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
-    const paused = await run.wait();
+    return { engine, run, paused: await run.wait() };
+  }
+
+  it("writes no checkpoint for an edit that changes nothing (an empty patch, a value set to what it is)", async () => {
+    const { engine, run, paused } = await pausedBeforeFinish("no-op-edits");
     const op = engine.operator("ann");
     for (const patch of [{}, [{ op: "replace", path: "/n", value: 0 }]]) {
       const outcome = await op.updateState(run.id, patch);
@@ -360,13 +363,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
   });
 
   it("refuses an edit made on a state someone has changed since at the same place (editPatch), and merges one made elsewhere", async () => {
-    const wf = workflow("two-editors", { state, interruptBefore: ["finish"] })
-      .node("start", () => ({ log: ["one"] }), { next: "finish" })
-      .node("finish", () => ({}), { next: "END" })
-      .compile();
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf);
-    await run.wait();
+    const { engine, run } = await pausedBeforeFinish("two-editors");
     const [ann, bob] = [engine.operator("ann"), engine.operator("bob")];
     const seenByAnn = await ann.state(run.id);
     await bob.updateState(run.id, editPatch(await bob.state(run.id), { ...seenByAnn, n: 7 }));
