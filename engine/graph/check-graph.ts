@@ -1,0 +1,203 @@
+import { END, asList, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import type { CheckedChild } from "./check.js";
+import type { ProblemList } from "./problems.js";
+import { templateKeys } from "../llm/template.js";
+import { schemaTypes, type StateKeyDefinition } from "../state/schema.js";
+
+type Path = (string | number)[];
+
+/**
+ * The checks of a workflow as a graph, once its nodes' own fields are known good: edges and
+ * routes, joins, reachability, model nodes' templates and answers (sub-workflow mappings are
+ * checked by `checkSubgraphMappings`, below, once the children are loaded).
+ */
+export function checkGraph(
+  nodes: Record<string, NodeDefinition>,
+  start: string | undefined,
+  state: Record<string, StateKeyDefinition>,
+  problems: ProblemList,
+  broken: ReadonlySet<string>,
+): void {
+  const names = new Set(Object.keys(nodes));
+  const isTarget = (t: string) => t === END || names.has(t) || broken.has(t);
+  for (const [name, node] of Object.entries(nodes)) {
+    const path: Path = ["nodes", name];
+    asList(node.next).forEach((t, i) => {
+      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
+    });
+    for (const [key, t] of Object.entries(node.routes ?? {})) {
+      if (!isTarget(t)) problems.error([...path, "routes", key], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
+    }
+    if (node.default !== undefined && !isTarget(node.default)) {
+      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)`);
+    }
+    if (node.next !== undefined && hasRoutes(node)) {
+      problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
+    }
+    if (node.routes !== undefined && !hasRoutes(node)) {
+      problems.error([...path, "routes"], "INVALID_FIELD", "`routes` is empty: name at least one route key and its target");
+    } else if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
+      problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
+    }
+    if (hasRoutes(node) && node.default === undefined && !routesCovered(node)) {
+      problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
+    }
+    if (node.routeOn !== undefined && !(node.routeOn in state)) {
+      problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
+    }
+    if (node.map) {
+      const key = state[node.map.over];
+      if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
+      else if (!schemaTypes(key).includes("array")) {
+        problems.error([...path, "map", "over"], "INVALID_FIELD", `state key "${node.map.over}" is not an array`);
+      }
+    }
+    if (node.kind === "approval") {
+      (node.show ?? []).forEach((p, i) => {
+        const head = p.split(".")[0]!;
+        if (!(head in state)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
+      });
+      for (const key of Object.keys(node.routes ?? {})) {
+        if (!(node.decisions as string[]).includes(key)) {
+          problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
+        }
+      }
+    }
+    if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
+    (node.waitFor ?? []).forEach((pred, i) => {
+      if (broken.has(pred)) return;
+      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node`);
+      else if (!nodeTargets(nodes[pred]!).includes(name)) {
+        problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
+      }
+    });
+    if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, start, broken, problems);
+  }
+  // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too.
+  if (start === undefined || !names.has(start) || broken.size > 0) return;
+
+  const reachable = walk([start], (n) => nodeTargets(nodes[n]!).filter((t) => names.has(t)));
+  for (const name of names) {
+    if (!reachable.has(name)) problems.error(["nodes", name], "UNREACHABLE_NODE", `no path from "${start}" reaches "${name}"`);
+  }
+  const reverse = new Map<string, string[]>();
+  for (const [name, node] of Object.entries(nodes)) {
+    const targets = nodeTargets(node);
+    for (const t of targets.length === 0 ? [END] : targets) reverse.set(t, [...(reverse.get(t) ?? []), name]);
+  }
+  const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
+  for (const name of reachable) {
+    if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
+  }
+}
+
+/**
+ * A sub-workflow's `input` maps child keys from parent keys and its `output` parent keys from
+ * child keys: each name must be a key of the state it names (a wrong one failed the child run's
+ * input, or was dropped, only at run time), and a child key without a default must be given.
+ */
+export function checkSubgraphMappings(nodes: Record<string, NodeDefinition>, state: Record<string, StateKeyDefinition>, children: ReadonlyMap<string, CheckedChild>, problems: ProblemList): void {
+  for (const [name, node] of Object.entries(nodes)) {
+    if (node.kind !== "subgraph" || typeof node.workflow !== "string") continue;
+    const child = children.get(node.workflow);
+    if (!child) continue;
+    const childState = child.definition.state;
+    const childName = child.definition.name;
+    for (const [childKey, parentKey] of Object.entries(node.input ?? {})) {
+      if (!(childKey in childState)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
+      if (!(parentKey in state)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
+    }
+    for (const [parentKey, childKey] of Object.entries(node.output ?? {})) {
+      if (!(parentKey in state)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
+      if (!(childKey in childState)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
+    }
+    const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => k in state));
+    for (const [key, definition] of Object.entries(childState)) {
+      if (!given.has(key) && definition.default === undefined && definition.optional !== true) {
+        problems.error(["nodes", name, node.input ? "input" : "workflow"], "BAD_SUBGRAPH", `the sub-workflow ${childName} needs state key "${key}" (it has no default), and ${node.input ? "`input` does not map it" : "the parent has no key of that name"}`);
+      }
+    }
+  }
+}
+
+/**
+ * A node that waits for others runs when every one of them has led to it; an edge from any other
+ * node (or the run's start) would be dropped at run time without a word, so it is refused here.
+ */
+function checkJoinEdges(name: string, waitFor: readonly string[], nodes: Record<string, NodeDefinition>, start: string | undefined, broken: ReadonlySet<string>, problems: ProblemList): void {
+  const awaited = waitFor.join(", ");
+  if (name === start) problems.error(["nodes", name, "waitFor"], "INVALID_FIELD", `"${name}" is the start node, which runs first: it cannot wait for ${awaited}`);
+  for (const [other, def] of Object.entries(nodes)) {
+    if (broken.has(other) || waitFor.includes(other) || !nodeTargets(def).includes(name)) continue;
+    const route = Object.entries(def.routes ?? {}).find(([, target]) => target === name)?.[0];
+    const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : ["default"];
+    problems.error(
+      ["nodes", other, ...field],
+      "EDGE_NOT_AWAITED",
+      `leads to "${name}", which waits for ${awaited} only: this edge would never run it (add "${other}" to its waitFor, or lead elsewhere)`,
+    );
+  }
+}
+
+/** Templates read existing state keys, answers go to existing keys, routes match the options. */
+function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<string, StateKeyDefinition>, problems: ProblemList): void {
+  const templates: [string, string | undefined][] = [
+    ["system", node.system],
+    node.kind === "tool" ? ["instruction", node.instruction] : ["prompt", node.prompt],
+  ];
+  for (const [field, template] of templates) {
+    for (const key of templateKeys(template ?? "")) {
+      if (!(key in state)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
+    }
+  }
+  if (node.output !== undefined && !(node.output in state)) {
+    problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
+  } else if (node.output !== undefined && node.kind !== "tool" && !node.schema) {
+    const types = schemaTypes(state[node.output]!);
+    if (types.length > 0 && !types.includes("string")) {
+      problems.error([...path, "output"], "INVALID_FIELD", `the answer is text, but state key "${node.output}" holds ${types.join("|")}; give the node a \`schema\` for a JSON answer`);
+    }
+  }
+  if (node.kind === "tool") {
+    const options = node.outputOptions;
+    if (options && new Set(options).size !== options.length) problems.error([...path, "outputOptions"], "INVALID_FIELD", "outputOptions must not repeat an option");
+    if (options && !hasRoutes(node)) problems.error([...path, "outputOptions"], "INVALID_FIELD", "outputOptions choose a route: add `routes` (e.g. { \"FOUND\": \"next\" })");
+    if (!options && hasRoutes(node) && node.routeOn === undefined && !node.router) {
+      problems.error([...path, "routes"], "INVALID_FIELD", "a tool node routes on the model's classification: add `outputOptions` (or `routeOn`)");
+    }
+    for (const key of options ? Object.keys(node.routes ?? {}) : []) {
+      if (!options!.includes(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of outputOptions (${options!.join(", ")})`);
+    }
+  }
+  if (node.kind === "agent") {
+    if (new Set(node.tools).size !== node.tools.length) problems.error([...path, "tools"], "INVALID_FIELD", "tools must not repeat a tool");
+    (node.requireApproval ?? []).forEach((tool, i) => {
+      if (!node.tools.includes(tool)) problems.error([...path, "requireApproval", i], "INVALID_FIELD", `"${tool}" is not one of this agent's tools (${node.tools.join(", ")})`);
+    });
+  }
+}
+
+/**
+ * An approval whose routes cover every decision needs no default (edit falls back to approve);
+ * nor does a tool node whose routes cover all its outputOptions.
+ */
+function routesCovered(node: NodeDefinition): boolean {
+  if (node.kind === "tool") return (node.outputOptions ?? []).every((o) => o in (node.routes ?? {})) && node.outputOptions !== undefined;
+  if (node.kind !== "approval") return false;
+  const routes = node.routes ?? {};
+  return node.decisions.every((d) => d in routes || (d === "edit" && "approve" in routes));
+}
+
+function walk(from: string[], next: (node: string) => string[]): Set<string> {
+  const seen = new Set<string>(from);
+  const queue = [...from];
+  while (queue.length > 0) {
+    for (const n of next(queue.shift()!)) {
+      if (!seen.has(n)) {
+        seen.add(n);
+        queue.push(n);
+      }
+    }
+  }
+  return seen;
+}
