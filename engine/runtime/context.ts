@@ -27,7 +27,10 @@ export interface AttemptServices {
 export interface RecordedAnswer {
   answer: InterruptAnswer;
   request: InterruptRequest;
-  /** The run's state has not changed since the answer (or the answer predates that record). */
+  /**
+   * The node runs again on the state its question was made from, or on that state with only the
+   * answer's own edit (or the interrupt predates that record): the answer stands as it is.
+   */
   sameState: boolean;
 }
 
@@ -98,7 +101,8 @@ export class AttemptContext implements InternalContext {
   /**
    * The answer recorded for this call, when it still answers it: the state is the one it was
    * given on, or the node asks exactly what was answered. Otherwise — an operator edited the
-   * state or retried with a patch after approving, and the request now shows other values —
+   * state while the question was pending or after it was answered, or retried with a patch, and
+   * the request now shows other values —
    * the operator is asked again, under the call's next id: an approval covers what it saw.
    */
   async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
