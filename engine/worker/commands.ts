@@ -10,6 +10,7 @@ import { applyStatePatch } from "../state/patch.js";
 import { checkJson } from "../state/schema.js";
 import { jsonBytes } from "../state/snapshot.js";
 import type { StateValidator } from "../state/schema.js";
+import { WORKER_LOST } from "../runtime/retry.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type CommandRecord, type InterruptRecord, type PlanControl, type RunRecord, type TaskRecord } from "../store/records.js";
 import { alreadyResolved } from "../store/rules.js";
 
@@ -137,6 +138,16 @@ async function prepareResolve(command: CommandRecord, view: RunView, events: Eve
 }
 
 function prepareUpdate(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
+  if (workerLost(view)) {
+    const lost = view.tasks.filter((t) => t.status === "running").map((t) => t.node);
+    return refuse(
+      new ConflictError(
+        `run ${view.run.id} is still running on ${view.run.owner ?? "a worker"}, whose lease ran out (the worker is gone or stalled)` +
+          (lost.length > 0 ? ` with ${lost.join(", ")} running: retry ${lost.length > 1 ? "them" : "it"} with the edit, kill ${lost.length > 1 ? "them" : "it"} to pause the run and edit then,` : ":") +
+          ` or start a worker to take the run over`,
+      ),
+    );
+  }
   if (view.executing || view.run.status === "running") {
     return refuse(new ConflictError(`run ${view.run.id} is running; its state can be edited while it is paused or queued`));
   }
@@ -173,7 +184,8 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
   const taskId = command.args.taskId as string;
   const task = view.tasks.find((t) => t.id === taskId);
   if (!task) return refuse(new NotFoundError("task", `${taskId} in the current step of run ${view.run.id}`));
-  if (task.status !== "failed" && task.status !== "canceled") {
+  const lost = task.status === "running" && workerLost(view);
+  if (task.status !== "failed" && task.status !== "canceled" && !lost) {
     return refuse(new ConflictError(`task ${task.id} is ${task.status}; only failed or canceled tasks can be retried`));
   }
   if (view.run.status === "succeeded" || view.run.status === "canceled") {
@@ -184,7 +196,10 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
   if (command.args.patch !== undefined) {
     checkpoint = editCheckpoint(view, command.args.patch, command.actor, [task.node], view.head.control, batch, events);
   }
-  const retried = transitionTask(task, "pending", { error: null, notBefore: null, retriesFrom: task.attempts.length });
+  // A task its lost worker left running fails as a claim's recovery would fail it, and is retried
+  // as the operator's decision, at-most-once nodes too.
+  const from = lost ? loseTask(task, batch, events) : task;
+  const retried = transitionTask(from, "pending", { error: null, notBefore: null, endedAt: null, retriesFrom: task.attempts.length });
   batch.task(retried, events.task(retried, "task.scheduled", { node: task.node, why: "operator" }));
   if (view.run.status === "failed") {
     batch.patchRun(runTransition(view.run, "queued", { endedAt: null }));
@@ -197,7 +212,7 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
   return {
     ok: true,
     batch,
-    effect: `task ${task.id} will run again (step ${task.step}: ${willRun.join(", ")})${left.length > 0 ? `; still to retry in that step: ${left.join(", ")}` : ""}`,
+    effect: `task ${task.id} will run again (step ${task.step}: ${willRun.join(", ")})${left.length > 0 ? `; still to retry in that step: ${left.join(", ")}` : ""}${lost ? `; ${leftRunningBy(view)} it` : ""}`,
     writesState: checkpoint !== undefined,
     result: { willRun, ...(checkpoint ? { checkpointId: checkpoint.id } : {}) },
   };
@@ -232,8 +247,9 @@ function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventF
   }
   const batch = new Batch();
   const at = Date.now();
+  const lost = workerLost(view);
   for (const task of running) {
-    const attempts = closeAttempt(task, "canceled", at, "killed by operator");
+    const attempts = closeAttempt(task, "canceled", at, lost ? "worker lost; killed by operator" : "killed by operator", lost ? WORKER_LOST : undefined);
     const canceled = transitionTask(task, "canceled", { attempts, endedAt: at });
     batch.task(canceled, events.task(canceled, "task.canceled", { node: task.node, reason: command.reason ?? "killed" }));
   }
@@ -241,7 +257,30 @@ function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventF
     batch.patchRun(runTransition(view.run, "paused", { reason: "killed", current: running.map((t) => t.node) }));
     batch.event(events.run("run.paused", { reason: "killed", nodes: running.map((t) => t.node) }));
   }
-  return { ok: true, batch, effect: `killed ${running.map((t) => t.node).join(", ")}`, writesState: false };
+  return { ok: true, batch, effect: `killed ${running.map((t) => t.node).join(", ")}${lost ? ` (${leftRunningBy(view)} ${running.length > 1 ? "them" : "it"})` : ""}`, writesState: false };
+}
+
+/**
+ * A run still `running` that this process applies a command to has no live owner: its lease ran
+ * out, and the tasks it shows running were left so by a lost worker, not executing anywhere.
+ */
+function workerLost(view: RunView): boolean {
+  return !view.executing && view.run.status === "running";
+}
+
+function loseTask(task: TaskRecord, batch: Batch, events: EventFactory): TaskRecord {
+  const at = Date.now();
+  const failed = transitionTask(task, "failed", {
+    attempts: closeAttempt(task, "failed", at, "worker lost", WORKER_LOST),
+    error: { message: "worker lost", code: WORKER_LOST },
+    endedAt: at,
+  });
+  batch.task(failed, events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: "worker lost", code: WORKER_LOST, willRetry: true }));
+  return failed;
+}
+
+function leftRunningBy(view: RunView): string {
+  return `its worker${view.run.owner ? ` ${view.run.owner}` : ""} was lost while running`;
 }
 
 function prepareCancel(command: CommandRecord, view: RunView, events: EventFactory): Prepared {

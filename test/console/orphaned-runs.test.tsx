@@ -1,6 +1,9 @@
 import { afterEach, expect, it } from "vitest";
 import { MemoryStore } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
+import { newTaskRecord } from "../../engine/runtime/transitions.js";
+import { storeWorkflow } from "../../engine/operator/workflows.js";
+import { slowWorkflow } from "./fixtures.js";
 import { ConsoleData } from "../../source/console/data.js";
 import { LiveFeed } from "../../source/console/live.js";
 import { until } from "../support/engine.js";
@@ -53,4 +56,25 @@ it("tells a lease renewed without an event from a worker that is gone, and drops
     data.stop();
     await feed.stop();
   }
+});
+
+it("retries a node its lost worker left running (R), saying so before it sends anything", async () => {
+  const store = new MemoryStore();
+  const wf = slowWorkflow();
+  await storeWorkflow(store, wf);
+  const init = newRun({ id: "run-lost", workflow: wf, state: wf.initialState({}), actor: "test" });
+  await store.createRun(init);
+  const { fence } = (await store.claimRun({ owner: "vanished", leaseMs: 1, runId: "run-lost" }))!;
+  const startedAt = Date.now();
+  const task = newTaskRecord({ id: "run-lost:1:crunch", runId: "run-lost", step: 1, node: "crunch", index: null, createdAt: startedAt });
+  const attempts = [{ n: 1, worker: "vanished", startedAt, endedAt: null, outcome: null }];
+  await store.commit({ id: "c-lost", runId: "run-lost", fence, tasks: [{ ...task, status: "running", worker: "vanished", startedAt, attempts }] });
+  await sleep(5);
+  ui = await openConsole({ store, initial: { kind: "run", runId: "run-lost" } });
+  await ui.waitFor("lease ran out");
+  await ui.press("R");
+  await ui.waitFor("Retry crunch (task run-lost:1:crunch, left running by a lost worker)?");
+  await ui.press("tab", "enter");
+  await ui.waitFor("retrying; will run again: crunch");
+  expect((await store.listTasks("run-lost", { step: 1 }))[0]).toMatchObject({ status: "pending", attempts: [{ outcome: "failed", error: "worker lost" }] });
 });

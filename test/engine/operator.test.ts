@@ -120,6 +120,45 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(quiet).toEqual([]);
   });
 
+  it("a node its dead worker left running is retried (at-most-once too), killed or its run edited, saying the worker was lost", async () => {
+    let runs = 0;
+    const wf = workflow("orphan", { state })
+      .node("charge", (s) => (runs++, { n: s.n + 1 }), { next: "END", atMostOnce: true })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const op = engine.operator("ann");
+    const lost = async () => {
+      const run = await engine.start(wf);
+      await dieWhileRunning(engine, run.id, "charge", 50);
+      await sleep(80);
+      return run;
+    };
+
+    const edited = await lost();
+    await expect(op.updateState(edited.id, { n: 5 })).rejects.toThrow(
+      new ConflictError(
+        `run ${edited.id} is still running on dead, whose lease ran out (the worker is gone or stalled) with charge running: retry it with the edit, kill it to pause the run and edit then, or start a worker to take the run over`,
+      ),
+    );
+    const retried = await op.retry(edited.id, "charge", { patch: { n: 5 } });
+    expect(retried.effect).toBe(`task ${edited.id}:1:charge will run again (step 1: charge); its worker dead was lost while running it`);
+    const [task] = await engine.store.listTasks(edited.id, { step: 1 });
+    expect(task).toMatchObject({ status: "pending", attempts: [{ outcome: "failed", error: "worker lost", code: "WORKER_LOST" }] });
+
+    const killed = await lost();
+    expect((await op.kill(killed.id)).effect).toBe("killed charge (its worker dead was lost while running it)");
+    expect((await engine.store.listTasks(killed.id, { step: 1 }))[0]!.attempts).toMatchObject([{ outcome: "canceled", error: "worker lost; killed by operator", code: "WORKER_LOST" }]);
+    await op.updateState(killed.id, { n: 7 });
+    await op.retry(killed.id, "charge");
+
+    const worker = await harness.engine([wf], { store: engine.store });
+    expect(await worker.run(edited.id).wait()).toMatchObject({ status: "succeeded" });
+    expect(await worker.run(killed.id).wait()).toMatchObject({ status: "succeeded" });
+    expect(await worker.run(edited.id).state()).toMatchObject({ n: 6 });
+    expect(await worker.run(killed.id).state()).toMatchObject({ n: 8 });
+    expect(runs).toBe(2);
+  });
+
   it("retrying one of several failed parallel branches runs that one alone, and says which are still to retry", async () => {
     const attempts = new Map<string, number>();
     const branch = (name: string) => () => {

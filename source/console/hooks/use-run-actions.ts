@@ -1,4 +1,4 @@
-import { TERMINAL_RUN_STATUSES, editPatch, nodesRunOnRetry, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, editPatch, leaseRanOut, nodesRunOnRetry, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
 import { seg } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import type { Handlers } from "../keymap.js";
@@ -30,7 +30,11 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
   const { run } = detail;
   const step = currentTasks(detail).filter((t) => (target.taskId ? t.id === target.taskId : t.node === target.node));
   const running = step.find((t) => t.status === "running");
-  const retryable = ended(run) && run.status !== "failed" ? undefined : step.find((t) => t.status === "failed" || t.status === "canceled");
+  // A task a lost worker left running (its lease ran out) can be retried as a failed one.
+  const lost = leaseRanOut(run, Date.now());
+  const retryable =
+    ended(run) && run.status !== "failed" ? undefined : step.find((t) => t.status === "failed" || t.status === "canceled" || (lost && t.status === "running"));
+  const retryWhat = retryable && `${retryable.node} (task ${retryable.id}, ${retryable.status === "running" ? "left running by a lost worker" : retryable.status})`;
   const node = target.node ?? step[0]?.node;
 
   return {
@@ -51,7 +55,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
       (async () => {
         const again = willRunAgain(detail, retryable);
         const answer = await ui.confirm({
-          title: `Retry ${retryable.node} (task ${retryable.id}, ${retryable.status})?`,
+          title: `Retry ${retryWhat}?`,
           body: [
             [seg("Runs again in step "), seg(String(retryable.step), { bold: true }), seg(": "), seg(again.join(", "), { bold: true, color: "yellow" })],
             [seg("Tasks of that step that succeeded keep their results; the graph then goes on from there.", { color: MUTED })],
@@ -74,7 +78,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
         // The state the retried step starts from: the run's head.
         const state = await readState(store, run.id, run.headN);
         await edit({
-          what: `Retrying ${retryable.node} (task ${retryable.id}) of run ${run.id} from this state (checkpoint ${run.headN}); runs again: ${willRunAgain(detail, retryable).join(", ")}`,
+          what: `Retrying ${retryWhat} of run ${run.id} from this state (checkpoint ${run.headN}); runs again: ${willRunAgain(detail, retryable).join(", ")}`,
           value: state,
           validate: stateValidation(detail.definition!),
           action: "Retry",
