@@ -63,10 +63,16 @@ export class StoreError extends PitwallError {
   readonly transient: boolean;
   /** This process may not write to the store (a read-only file or folder); it may still read it. */
   readonly notWritable: boolean;
-  constructor(message: string, options?: { cause?: unknown; transient?: boolean; notWritable?: boolean }) {
+  /**
+   * The store this process opened is no longer there (its file deleted or replaced): nothing this
+   * process does reaches it again, unlike a full disk or a lock, which may pass.
+   */
+  readonly gone: boolean;
+  constructor(message: string, options?: { cause?: unknown; transient?: boolean; notWritable?: boolean; gone?: boolean }) {
     super("STORE", message, options);
     this.transient = options?.transient ?? false;
     this.notWritable = options?.notWritable ?? false;
+    this.gone = options?.gone ?? false;
   }
 }
 

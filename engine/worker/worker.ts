@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { ConflictError, errorMessage } from "../errors.js";
+import { ConflictError, StoreError, errorMessage } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
@@ -33,6 +33,12 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" 
   onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
   /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
   onError?: (message: string) => void;
+  /**
+   * Called once when the worker stops itself because its store is gone (the SQLite file deleted
+   * or replaced under it: `StoreError.gone`). It claims nothing more; the runs it held are left to
+   * their leases. Without it, `onError` hears of it.
+   */
+  onStoreGone?: (error: StoreError) => void;
 }
 
 /** Events after which there may be a run to claim. */
@@ -59,8 +65,8 @@ export class Worker implements ExecutorHost {
   private readonly executors = new Map<string, RunExecutor>();
   /** Settles when an executor has ended and left `executors`. */
   private readonly finished = new Set<Promise<void>>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "snapshotPolicy">> &
-    Pick<WorkerOptions, "onRunEnd" | "onError"> & { snapshotPolicy: SnapshotPolicy };
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onStoreGone" | "snapshotPolicy">> &
+    Pick<WorkerOptions, "onRunEnd" | "onError" | "onStoreGone"> & { snapshotPolicy: SnapshotPolicy };
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
@@ -132,11 +138,19 @@ export class Worker implements ExecutorHost {
       try {
         await this.claimAvailable();
       } catch (error) {
+        if (error instanceof StoreError && error.gone) return this.storeGone(error);
         this.options.onError?.(`claiming failed: ${errorMessage(error)}`);
       }
       if (signal.aborted) break;
       await this.sleep(this.options.pollMs);
     }
+  }
+
+  private storeGone(error: StoreError): void {
+    this.abort.abort();
+    for (const executor of this.executors.values()) void executor.stop();
+    if (this.options.onStoreGone) this.options.onStoreGone(error);
+    else this.options.onError?.(`stopped: ${error.message}`);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -160,7 +174,12 @@ export class Worker implements ExecutorHost {
   private async claimAvailable(): Promise<void> {
     while (this.executors.size < this.options.concurrency && !this.abort.signal.aborted) {
       const versions = await this.registry.runnableVersions();
-      if (versions.length === 0) return;
+      if (versions.length === 0) {
+        // Nothing to claim yet; still ask the store something each poll (as the console's health
+        // check does), so that a store gone from under an idle worker is noticed.
+        await this.store.lastEventSeq();
+        return;
+      }
       const claim = await this.store.claimRun({ owner: this.id, leaseMs: this.options.leaseMs, versions });
       if (!claim) return;
       await this.execute(claim);

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { Worker, WorkflowRegistry, actionRegistry, type Store } from "../../engine/index.js";
+import { Worker, WorkflowRegistry, actionRegistry, type Store, type StoreError } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { clock } from "../cli/format.js";
@@ -37,7 +37,11 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     const s = await store();
     await noteRoom(s, out);
     const workflows = new WorkflowRegistry(s, registry);
+    // A store gone from under the worker (its file deleted) never comes back: exit, do not poll on.
+    let onStoreGone: (error: StoreError) => void = () => {};
+    const storeGone = new Promise<StoreError>((resolve) => (onStoreGone = resolve));
     const w = new Worker(s, workflows, {
+      onStoreGone: (error) => onStoreGone(error),
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(snapshotEvery !== undefined ? { snapshotPolicy: { every: snapshotEvery } } : {}),
       ...(flags.id ? { id: flags.id } : {}),
@@ -59,7 +63,11 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     }
     w.start();
     if (!out.json) out.note(`worker ${w.id} on ${s.description} (Ctrl-C to stop)`);
-    if (!signal.aborted) await once(signal, "abort");
+    const gone = await Promise.race([storeGone, signal.aborted ? undefined : once(signal, "abort").then(() => undefined)]);
+    if (gone) {
+      await w.stop();
+      throw gone;
+    }
     if (!out.json) out.note(`worker ${w.id}: stopping; runs in progress are released for other workers`);
     await w.stop();
     return EXIT.ok;

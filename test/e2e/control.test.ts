@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+import { until } from "../support/engine.js";
 
 type Shown = RunRecord & { tasks: TaskRecord[]; interrupts: InterruptRecord[] };
 
@@ -129,5 +130,17 @@ describe("operator commands on live runs, across processes", () => {
     const seqs = follow.stdout.trim().split("\n").map((l) => Number(/^#(\d+)/.exec(l)![1]));
     expect(seqs[0]).toBe(lastSeq + 1);
     expect(seqs).toEqual(seqs.map((_, i) => lastSeq + 1 + i));
+  });
+
+  it("a worker whose store file is deleted under it exits non-zero saying so, instead of polling a store nobody sees", async () => {
+    const file = join(cli.dir, "deleted-under-worker.db");
+    const worker = cli.spawn(["worker"], { PITWALL_STORE: `sqlite:${file}` });
+    await until(() => worker.stderr.includes("Ctrl-C to stop"), 15_000, "the worker started");
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+    const exited = await worker.exited;
+    expect(exited.code).toBe(1);
+    expect(exited.stderr.trim().split("\n").at(-1)).toBe(
+      `pitwall worker: store ${file} was deleted while this process had it open: what it reads and writes is no longer that store; restart this process`,
+    );
   });
 });

@@ -88,11 +88,6 @@ export class SqliteStore implements Store {
     this.identity = fileIdentity(file);
   }
 
-  /**
-   * The file at the store's path is still the one this process opened. Deleted or replaced (a
-   * restore, a mistaken `rm`), what this process reads is a store nobody else sees and what it
-   * writes is lost: asked by the console's health check and every claim of a worker.
-   */
   /** `checkStillThere` on the path of every commit: at most once a second (a stat is not free). */
   private checkStillThereNow(): void {
     const now = Date.now();
@@ -101,11 +96,16 @@ export class SqliteStore implements Store {
     this.lastIdentityCheck = now;
   }
 
+  /**
+   * The file at the store's path is still the one this process opened. Deleted or replaced (a
+   * restore, a mistaken `rm`), what this process reads is a store nobody else sees and what it
+   * writes is lost: asked by the console's health check and every claim of a worker.
+   */
   private checkStillThere(): void {
     if (!this.identity) return;
     const now = fileIdentity(this.file);
     if (now?.dev === this.identity.dev && now.ino === this.identity.ino) return;
-    throw new StoreError(`store ${this.file} was ${now ? "replaced by another file" : "deleted"} while this process had it open: what it reads and writes is no longer that store; restart this process`);
+    throw new StoreError(`store ${this.file} was ${now ? "replaced by another file" : "deleted"} while this process had it open: what it reads and writes is no longer that store; restart this process`, { gone: true });
   }
 
   /** The connection's settings as SQLite reports them (for diagnostics). */
