@@ -45,6 +45,19 @@ export class DurableCalls {
     }
   }
 
+  /**
+   * A node's attempt ended (killed and abandoned, failed, returned) with calls of it still marked
+   * running: nothing waits for them any more, so they end with it, canceled.
+   */
+  closeRunning(parentId: string, batch: Batch, reason: string, at: number): void {
+    for (const record of this.records.values()) {
+      if (record.parent !== parentId || record.status !== "running") continue;
+      const canceled = transitionTask(record, "canceled", { attempts: closeAttempt(record, "canceled", at, reason), endedAt: at });
+      this.records.set(canceled.id, canceled);
+      batch.task(canceled, this.host.events.task(canceled, "task.canceled", { node: record.node, reason, call: record.call! }));
+    }
+  }
+
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
     const id = `${task.id}/${key}`;
     let record = this.records.get(id) ?? this.fresh(task, key, id);
@@ -72,6 +85,8 @@ export class DurableCalls {
         const err = asError(error);
         const now = Date.now();
         if (signal.aborted) {
+          // Closed already with its node (see closeRunning).
+          if (this.records.get(id)?.status !== "running") throw err;
           record = transitionTask(record, "canceled", { endedAt: now, attempts: closeAttempt(record, "canceled", now, err.message) });
           await this.save(record, this.host.events.task(record, "task.canceled", { node: record.node, reason: err.message, call: key })).catch(() => undefined);
           throw err;

@@ -267,6 +267,7 @@ export class RunExecutor {
     const task = this.rs.tasks.get(taskId);
     if (!task || task.status !== "running" || this.stopping === "lease-lost") return;
     recordOutcome(this.rs, task, outcome);
+    this.calls.closeRunning(task.id, this.rs.batch, outcome.kind === "canceled" ? `its node was ${outcome.cause === "killed" ? "killed by operator" : outcome.cause}` : "its node ended before it", Date.now());
     // Results are made durable at once while siblings still run; the last one rides with the step.
     if (this.inflight.size > 0) await this.commit();
   }
