@@ -62,6 +62,15 @@ export function checkGraph(
           problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
         }
       }
+      // A rejection that goes on to the next node anyway is an approval that approves everything.
+      const onward = asList(node.next).filter((t) => t !== END);
+      if (!hasRoutes(node) && onward.length > 0 && (node.decisions as string[]).includes("reject")) {
+        problems.error(
+          [...path, "next"],
+          "REJECT_GOES_ON",
+          `approval "${name}" offers "reject" but has no routes, so every decision goes on to ${onward.map((t) => `"${t}"`).join(", ")}: give routes (e.g. { "approve": "${onward[0]}", "reject": "END" }) or leave "reject" out of its decisions`,
+        );
+      }
     }
     if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
     (node.waitFor ?? []).forEach((pred, i) => {

@@ -66,7 +66,7 @@ export function researchWorkflow() {
     .node("researcher-1", researcher("optics"), { next: "join" })
     .node("researcher-2", researcher("history"), { next: "join" })
     .node("researcher-3", researcher("physics"), { next: "review" })
-    .approval("review", { question: "Use the physics findings?", show: ["findings"], next: "join" })
+    .approval("review", { question: "Use the physics findings?", show: ["findings"], decisions: ["approve", "edit"], next: "join" })
     .node("researcher-4", researcher("biology"), { next: "join" })
     .node("researcher-5", researcher("art"), { next: "join" })
     .node("join", () => ({}), { next: "END", waitFor: ["researcher-1", "researcher-2", "review", "researcher-4", "researcher-5"] })

@@ -66,6 +66,8 @@ describe("workflow validation", () => {
     // An edge into a join from a node it does not wait for would never run it (the run "succeeded" without it).
     ["EDGE_NOT_AWAITED", "$.nodes.check.routes.YES", (d: any) => (d.nodes.check.routes.YES = "join")],
     ["EDGE_NOT_AWAITED", "$.nodes.fanout.next", (d: any) => (d.nodes.fanout.next = ["a", "b", "join"])],
+    // A rejection that goes on to the next node would approve everything.
+    ["REJECT_GOES_ON", "$.nodes.init.next", (d: any) => (d.nodes.init = { kind: "approval", question: "Go?", next: "work" })],
     // A start node that waits for anything never runs: the run ended after 0 steps.
     ["INVALID_FIELD", "$.nodes.init.waitFor", (d: any) => ((d.nodes.init.waitFor = ["work"]), (d.nodes.check.routes.NO = "init"))],
     ["INVALID_FIELD", "$.nodes.work.retry.maxAttempts", (d: any) => (d.nodes.work.retry.maxAttempts = 0)],
@@ -80,6 +82,13 @@ describe("workflow validation", () => {
   ])("reports %s at %s", (code, path, change) => {
     const problems = problemsOf(variant(change));
     expect(problems).toContainEqual(expect.objectContaining({ code, path, severity: "error" }));
+  });
+
+  it("takes an approval with next when it offers no reject, or when every decision ends the run", () => {
+    for (const approval of [{ decisions: ["approve", "edit"], next: "work" }, { next: "END" }, { routes: { approve: "work", reject: "END" } }]) {
+      const problems = problemsOf(variant((d: any) => (d.nodes.init = { kind: "approval", question: "Go?", ...approval })));
+      expect(problems.filter((p) => p.code === "REJECT_GOES_ON")).toEqual([]);
+    }
   });
 
   it("reports warnings for routes without a default and for nodes with no path to END", () => {
