@@ -1,5 +1,6 @@
 import { asError, errorCodeOf } from "../errors.js";
 import type { CompiledNode } from "../graph/model.js";
+import { hasRoutes } from "../graph/definition.js";
 import { isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
 import { AttemptContext, type AttemptServices } from "./context.js";
@@ -57,7 +58,7 @@ export function startAttempt(
       // that came back within its grace period (the work is done: running it again would repeat it).
       if (cause && cause !== "shutdown") return outcomeOfAbort(cause, node.name, options);
       if (ctx.raised) return pauseOutcome(ctx.raised);
-      return normalizeResult(node.name, result);
+      return normalizeResult(node, result);
     } catch (error) {
       if (cause) return outcomeOfAbort(cause, node.name, options);
       if (ctx.raised) return pauseOutcome(ctx.raised);
@@ -86,19 +87,28 @@ function pauseOutcome(raised: InterruptSignal | ParkSignal): AttemptOutcome {
   return raised instanceof InterruptSignal ? { kind: "interrupted", signal: raised } : { kind: "parked", wait: raised.wait };
 }
 
-/** `{ route, update }` chooses a route; any other object is the update itself. */
-function normalizeResult(node: string, result: unknown): AttemptOutcome {
+/**
+ * A node with routes chooses one with `{ route, update }`; any other object, and anything a node
+ * without routes returns, is the update itself. A key written `undefined` is not written (as in
+ * JSON, where it does not exist): `{ n: found ? 1 : undefined }` leaves `n` as it is.
+ */
+function normalizeResult(node: CompiledNode, result: unknown): AttemptOutcome {
   if (result === undefined || result === null) return { kind: "succeeded", update: {} };
   if (!isPlainObject(result)) {
-    return { kind: "failed", error: new Error(`node "${node}" returned ${typeof result}; a node returns an object of state updates`), code: "BAD_OUTPUT" };
+    const what = Array.isArray(result) ? "an array" : typeof result;
+    return { kind: "failed", error: new Error(`node "${node.name}" returned ${what}; a node returns an object of state updates`), code: "BAD_OUTPUT" };
   }
   const keys = Object.keys(result);
-  if (typeof result.route === "string" && keys.every((k) => k === "route" || k === "update")) {
+  if (hasRoutes(node.definition) && typeof result.route === "string" && keys.every((k) => k === "route" || k === "update")) {
     const update = result.update ?? {};
     if (!isPlainObject(update)) {
-      return { kind: "failed", error: new Error(`node "${node}" returned a non-object update`), code: "BAD_OUTPUT" };
+      return { kind: "failed", error: new Error(`node "${node.name}" returned a non-object update`), code: "BAD_OUTPUT" };
     }
-    return { kind: "succeeded", update, route: result.route };
+    return { kind: "succeeded", update: written(update), route: result.route };
   }
-  return { kind: "succeeded", update: result };
+  return { kind: "succeeded", update: written(result) };
+}
+
+function written(update: Record<string, unknown>): State {
+  return Object.values(update).includes(undefined) ? Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined)) : update;
 }

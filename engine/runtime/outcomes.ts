@@ -1,4 +1,5 @@
 import { errorMessage } from "../errors.js";
+import { asList, hasRoutes } from "../graph/definition.js";
 import { derivedId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
@@ -85,6 +86,10 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
 
 function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | undefined {
   if ("route" in update && !("route" in rs.workflow.definition.state)) {
+    const node = rs.nodeDefinition(task.node);
+    if (node && !hasRoutes(node)) {
+      return `node "${task.node}" returned a route, but it has no routes (it goes on to ${asList(node.next).join(", ") || "END"}); give it routes, or leave route out`;
+    }
     // `{ route: "X", n: 7 }`, `{ route: true }`: a route meant, in a shape that is an update.
     return `node "${task.node}" returned a route in an update: to choose a route and write state, return { route: "KEY", update: { ... } } (route a string, nothing else beside them)`;
   }

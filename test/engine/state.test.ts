@@ -137,6 +137,42 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     expect(task!.error!.message).toBe('node "a" returned a route in an update: to choose a route and write state, return { route: "KEY", update: { ... } } (route a string, nothing else beside them)');
   });
 
+  it("writes a state key named route from a node without routes, and says so when a node without routes returns a route", async () => {
+    const wf = workflow("route-key", { state: z.object({ route: z.string().default("none"), n: z.number().default(0) }) })
+      .node("a", () => ({ route: "via-sea" }), { next: "b" })
+      .node("b", (s) => ({ n: s.route === "via-sea" ? 1 : 2 }), { next: "END" })
+      .compile();
+    const stray = workflow("stray-route", { state: z.object({ n: z.number().default(0) }) })
+      .node("a", () => ({ route: "left" }) as never, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf, stray]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(await run.state()).toEqual({ route: "via-sea", n: 1 });
+    const strayRun = await engine.start(stray);
+    expect(await strayRun.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const [task] = await engine.store.listTasks(strayRun.id);
+    expect(task!.error!.message).toBe('node "a" returned a route, but it has no routes (it goes on to END); give it routes, or leave route out');
+  });
+
+  it("leaves a key a node writes as undefined as it was (as JSON does), and names an array returned", async () => {
+    const wf = workflow("undefined-write", { state: z.object({ n: z.number().default(5), name: z.string() }) })
+      .node("a", () => ({ n: undefined, name: "y" }), { next: "b" })
+      .node("b", (s) => ({ n: s.n + 1 }), { next: "END" })
+      .compile();
+    const list = workflow("array-result", { state: z.object({ n: z.number().default(0) }) })
+      .node("a", () => [1, 2] as never, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf, list]);
+    const run = await engine.start(wf, { name: "x" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(await run.state()).toEqual({ n: 6, name: "y" });
+    const listRun = await engine.start(list);
+    await listRun.wait();
+    const [task] = await engine.store.listTasks(listRun.id);
+    expect(task!.error!.message).toBe('node "a" returned an array; a node returns an object of state updates');
+  });
+
   it("checks what a custom reducer makes of a write against the schema", async () => {
     const wf = workflow("custom-reducer", { state: z.object({ total: z.number().default(0) }), reducers: { total: (current: unknown, update: unknown) => `${String(current)}${String(update)}` } })
       .node("a", () => ({ total: 5 }), { next: "END" })
