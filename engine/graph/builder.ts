@@ -145,8 +145,17 @@ export class WorkflowBuilder<S extends State> {
       let json: Record<string, unknown> = {};
       try {
         json = zodToKeySchema(schema as z.ZodType);
+        // A version is the hash of the definition: a default drawn anew at each compile would make
+        // every process compile another version, and none could resume the runs of another.
+        if (JSON.stringify(zodToKeySchema(schema as z.ZodType)) !== JSON.stringify(json)) {
+          problems.error(
+            ["state", key],
+            "BAD_STATE_SCHEMA",
+            `the default of "${key}" is a function giving another value each time: the workflow's version (the hash of its definition) would differ in every process, and no process could resume another's runs; give a fixed default, or set the value in the run's input or its first node`,
+          );
+        }
       } catch (error) {
-        problems.error(["state", key], "BAD_STATE_SCHEMA", `${errorMessage(error)}: state is stored as JSON (a time as z.string() or z.number(), a map as z.record())`);
+        problems.error(["state", key], "BAD_STATE_SCHEMA", errorMessage(error));
       }
       state[key] = {
         ...json,

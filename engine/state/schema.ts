@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ValidationError } from "../errors.js";
+import { ValidationError, errorMessage } from "../errors.js";
 import { describeIssues } from "./issues.js";
 
 /** The reducers a workflow written as data may name. Code workflows may also pass a function. */
@@ -125,7 +125,19 @@ function expandNullable(schema: unknown): unknown {
 export function zodToKeySchema(schema: z.ZodType): JsonSchema {
   // State is stored as JSON: a type JSON cannot hold (a Date, a Map) throws, rather than being
   // stored unchecked and coming back as something else after a restart.
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw" }) as JsonSchema;
+  let json: JsonSchema;
+  try {
+    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw" }) as JsonSchema;
+  } catch (error) {
+    throw new Error(`${errorMessage(error)}: state is stored as JSON (a time as z.string() or z.number(), a map as z.record())`);
+  }
+  try {
+    z.toJSONSchema(schema, { io: "output", unrepresentable: "throw" });
+  } catch {
+    // A run's input would be transformed, a node's write not: the state would hold both forms.
+    throw new Error("a transform changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it");
+  }
+  const { $schema: _ignored, ...rest } = json;
   // A key the state may lack: undefined passes, and stays undefined (a default would fill it in).
   const absent = schema.safeParse(undefined);
   return absent.success && absent.data === undefined ? { ...rest, optional: true } : rest;

@@ -169,6 +169,26 @@ describe("workflow validation", () => {
     }
   });
 
+  it("refuses a transform (input parsed, writes not) and a default drawn anew at each compile (every process another version)", () => {
+    const problemsOfState = (state: z.ZodObject) => {
+      try {
+        workflow("shaped", { state }).node("a", noop, { next: "END" }).compile();
+        return [];
+      } catch (error) {
+        return (error as WorkflowError).problems.map((p) => `${p.path} ${p.code} ${p.message}`);
+      }
+    };
+    expect(problemsOfState(z.object({ d: z.string().transform((s) => s.toUpperCase()) }))).toEqual([
+      "$.state.d BAD_STATE_SCHEMA a transform changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it",
+    ]);
+    let drawn = 0;
+    expect(problemsOfState(z.object({ id: z.string().default(() => `id-${drawn++}`) }))).toEqual([
+      `$.state.id BAD_STATE_SCHEMA the default of "id" is a function giving another value each time: the workflow's version (the hash of its definition) would differ in every process, and no process could resume another's runs; give a fixed default, or set the value in the run's input or its first node`,
+    ]);
+    // A function that gives the same value each time is a fixed default.
+    expect(problemsOfState(z.object({ list: z.array(z.string()).default(() => []) }))).toEqual([]);
+  });
+
   it("formats problems as the CLI prints them", () => {
     const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
     expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END)');
