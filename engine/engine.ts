@@ -160,10 +160,11 @@ export class RunHandle {
 
   /**
    * The run's events, live: past ones first (after `after`), then new ones as they happen; the
-   * iteration ends when the run ends (`signal` stops it sooner).
+   * iteration ends when the run ends or pauses for an operator, as `wait()` settles (`until:
+   * "end"`: only when it ends; `signal` stops it sooner).
    */
-  events(options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<EventRecord> {
-    return followRun(this.store, this.id, options);
+  events(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncIterable<EventRecord> {
+    return followRun(this.store, this.id, { ...options, until: options.until ?? "settled" });
   }
 }
 

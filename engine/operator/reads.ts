@@ -28,22 +28,25 @@ export async function diffCheckpoints(store: Store, from: CheckpointPlace | null
 const RUN_ENDS: readonly EventRecord["type"][] = ["run.succeeded", "run.failed", "run.canceled"];
 
 /**
- * A run's events after `after`, live, until the run ends: past events first, then new ones as
- * any process commits them. Once the run has ended, what its history holds after its end (an
- * operator's refused command, say) is read to its last event, and the iteration ends there.
+ * A run's events after `after`, live, until the run ends (or, `until: "settled"`, until it ends
+ * or pauses): past events first, then new ones as any process commits them. Once the run has
+ * stopped there, what its history holds after that (an operator's refused command, say) is read
+ * to its last event, and the iteration ends.
  */
-export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<EventRecord> {
+export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncGenerator<EventRecord> {
   let after = options.after ?? 0;
+  const settled = options.until === "settled";
+  const stops = settled ? [...RUN_ENDS, "run.paused"] : RUN_ENDS;
   const ended = async () => {
     const run = await store.getRun(runId);
-    return run !== undefined && TERMINAL_RUN_STATUSES.includes(run.status);
+    return run !== undefined && (TERMINAL_RUN_STATUSES.includes(run.status) || (settled && run.status === "paused"));
   };
   if (!(await ended())) {
     let endSeen = false;
     for await (const event of store.subscribe({ runId, after, ...(options.signal ? { signal: options.signal } : {}) })) {
       yield event;
       after = event.seq;
-      if (RUN_ENDS.includes(event.type) && (await ended())) {
+      if (stops.includes(event.type) && (await ended())) {
         endSeen = true;
         break;
       }

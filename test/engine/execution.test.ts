@@ -210,6 +210,24 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect((await run.state()).config).toEqual({ apiKey: "sk-live-456" });
   });
 
+  it("ends a run's event iteration when it pauses for an operator, as wait() settles, or only at its end when told", async () => {
+    const wf = workflow("events-pause", { state }).node("a", () => ({ out: "a" }), { next: "b" }).node("b", () => ({ out: "b" }), { next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, {}, { interruptBefore: ["b"] });
+    const types: string[] = [];
+    for await (const event of run.events()) types.push(event.type);
+    expect(types.at(-1)).toBe("run.paused");
+    const toEnd: string[] = [];
+    const after = await engine.store.lastEventSeq();
+    const following = (async () => {
+      for await (const event of run.events({ after, until: "end" })) toEnd.push(event.type);
+    })();
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await following;
+    expect(toEnd.at(-1)).toBe("run.succeeded");
+  });
+
   it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {
     const wf = workflow("events", { state })
       .node("a", () => ({ out: "a" }), { next: "b" })
