@@ -193,6 +193,7 @@ export class WorkflowBuilder<S extends State> {
       keySchemas,
       children: this.children,
       tool: (name) => tools.get(name),
+      toolsFrom: `among the tools of workflow ${this.name} (workflow(name, { tools }))`,
       ...(this.options.model ? { model: this.options.model } : {}),
     }) as CompiledWorkflow<S>;
   }

@@ -19,6 +19,8 @@ export interface Implementations {
   children: ReadonlyMap<string, CompiledWorkflow>;
   /** Tools of model nodes; absent when this process cannot tell (they are then looked up when a node runs). */
   tool?(name: string): BoundTool | undefined;
+  /** Where `tool` finds its tools, as a missing one's message names it (default: the loaded actions modules). */
+  toolsFrom?: string;
   /** The model of model nodes; absent: the environment's, looked up when a node first runs. */
   model?: ModelProvider;
 }
@@ -37,7 +39,7 @@ export function compileDefinition(definition: WorkflowDefinition, version: strin
       if (impl.tool && (def.kind === "tool" || def.kind === "agent")) {
         const names = def.kind === "tool" ? [def.tool] : def.tools;
         names.forEach((tool, i) => {
-          if (!impl.tool!(tool)) problems.error(["nodes", name, ...(def.kind === "tool" ? ["tool"] : ["tools", i])], "UNKNOWN_TOOL", `tool "${tool}" is not exported by any loaded actions module`);
+          if (!impl.tool!(tool)) problems.error(["nodes", name, ...(def.kind === "tool" ? ["tool"] : ["tools", i])], "UNKNOWN_TOOL", `tool "${tool}" is not ${impl.toolsFrom ?? "exported by any loaded actions module"}`);
         });
       }
       run = builtinNodeFunction(def, impl.children, definition.state, services);
@@ -72,5 +74,11 @@ export function compileDefinition(definition: WorkflowDefinition, version: strin
     children: impl.children,
     reducerOf: (key) => reducers.get(key) ?? "replace",
     initialState: (input) => validator.parseInput(input) as State,
+    withModel: (model) =>
+      compileDefinition(definition, version, {
+        ...impl,
+        model: impl.model ?? model,
+        children: new Map([...impl.children].map(([v, child]) => [v, child.withModel(model)])),
+      }),
   };
 }

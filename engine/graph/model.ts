@@ -113,6 +113,11 @@ export interface CompiledWorkflow<S extends State = State> {
   reducerOf(key: string): Reducer;
   /** Validates a run's input (a partial state) and fills in defaults. */
   initialState(input: unknown): S;
+  /**
+   * The same workflow (same version) whose model nodes, and its sub-workflows', use `model` when
+   * it was compiled without one of its own: the model of the engine or worker that runs it.
+   */
+  withModel(model: ModelProvider): CompiledWorkflow<S>;
   /** A marker for the state type only. */
   readonly __state?: S;
 }

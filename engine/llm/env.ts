@@ -28,5 +28,5 @@ export function modelFromEnv(env: NodeJS.ProcessEnv = process.env): ModelProvide
 
 /** Why a node cannot run without a model, in one line a person can act on. */
 export function noModelMessage(node: string): string {
-  return `node "${node}" needs a model: set ${MODEL_ENV.baseUrl} (and ${MODEL_ENV.apiKey}) for an OpenAI-compatible server, or ${MODEL_ENV.script} to replay a script, or compile the workflow with a \`model\` (createEngine or extendRegistry)`;
+  return `node "${node}" needs a model: set ${MODEL_ENV.baseUrl} (and ${MODEL_ENV.apiKey}) for an OpenAI-compatible server, or ${MODEL_ENV.script} to replay a script, or give a \`model\` (\`workflow(name, { model })\`, \`createEngine({ model })\` or \`extendRegistry\`)`;
 }

@@ -23,12 +23,23 @@ export class WorkflowRegistry {
     for (const workflow of workflows) this.register(workflow);
   }
 
+  /** Code workflows compiled without a model get the loaded one (`createEngine({ model })`). */
   register(workflow: CompiledWorkflow): void {
+    if (this.given.get(workflow.version) === workflow) return;
+    this.given.set(workflow.version, workflow);
+    const model = this.actions.model;
+    this.add(model ? workflow.withModel(model) : workflow);
+  }
+
+  private add(workflow: CompiledWorkflow): void {
     for (const w of workflowTree(workflow)) {
       this.compiled.set(w.version, w);
       this.unusable.delete(w.version);
     }
   }
+
+  /** What `register` was given last per version: registering it again changes nothing. */
+  private readonly given = new Map<string, CompiledWorkflow>();
 
   /** The latest registered code workflow with this name. */
   byName(name: string): CompiledWorkflow | undefined {
@@ -55,7 +66,7 @@ export class WorkflowRegistry {
       };
       await collect(record.definition);
       const workflow = compileWithChildren(record.definition, version, this.actions, children);
-      this.register(workflow);
+      this.add(workflow);
       return workflow;
     } catch (error) {
       this.unusable.set(version, errorMessage(error));

@@ -39,6 +39,37 @@ describe("model nodes written in code", () => {
     expect(await run.state()).toMatchObject({ reply: "Hello Ada", order: { found: true, orderId: "A-1" }, outcome: "found" });
   });
 
+  it("use the engine's model when compiled without one, sub-workflows too; a workflow's own model comes first", async () => {
+    const engineModel = new ScriptedProvider("engine-script.json", {
+      calls: [
+        { node: "greet", call: "model", answer: { content: "Hi from the engine" } },
+        { node: "draft", call: "model", answer: { content: "not this one" } },
+      ],
+    });
+    const child = workflow("greeting", { state: z.object({ reply: z.string().default("") }) })
+      .llm("greet", { prompt: "Say hi", output: "reply", next: "END" })
+      .compile();
+    const parent = workflow("greets", { state: z.object({ reply: z.string().default("") }) })
+      .subgraph("sub", child, { next: "END" })
+      .compile();
+    const own = build();
+    const engine = await harness.engine([parent, own], { model: engineModel });
+    const run = await engine.start(parent);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(await run.state()).toEqual({ reply: "Hi from the engine" });
+    const ownRun = await engine.start(own, { name: "Ada" });
+    expect((await ownRun.wait()).status).toBe("succeeded");
+    expect(await ownRun.state()).toMatchObject({ reply: "Hello Ada" });
+  });
+
+  it("say where a tool was looked for when a workflow in code lacks it", () => {
+    expect(() =>
+      workflow("toolless", { state: z.object({ order: z.unknown().optional() }) })
+        .tool("lookup", { tool: "lookupOrder", instruction: "Find it", output: "order", next: "END" })
+        .compile(),
+    ).toThrow('workflow toolless cannot run here: tool "lookupOrder" is not among the tools of workflow toolless (workflow(name, { tools }))');
+  });
+
   it("have the same canonical definition as the JSON form", () => {
     const json = {
       name: "triage-in-code",
