@@ -17,8 +17,10 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
       const problem = checkUpdate(rs, task, outcome.update);
       if (problem) return failTask(rs, task, new Error(problem), "BAD_OUTPUT", now);
       const writes = Object.entries(outcome.update);
+      // Its attempts keep the errors of the ones before; the task's own error is its outcome's.
       const done = transitionTask(task, "succeeded", {
         writes,
+        error: null,
         route: outcome.route ?? null,
         endedAt: now,
         attempts: closeAttempt(task, "succeeded", now),

@@ -61,10 +61,10 @@ export class RunState {
     this.interrupts.set(interrupt.id, interrupt);
   }
 
-  pause(reason: PauseReason, nodes: string[]): void {
+  pause(reason: PauseReason, nodes: string[], error?: RunError): void {
     const interrupts = this.pendingInterrupts().map((i) => i.id);
     // A paused run's current nodes are the ones it waits on: failed, killed, or asking.
-    this.batch.patchRun(runTransition(this.run, "paused", { reason, current: nodes }));
+    this.batch.patchRun(runTransition(this.run, "paused", { reason, current: nodes, ...(error ? { error } : {}) }));
     this.batch.event(this.events.run("run.paused", { reason, nodes, ...(interrupts.length > 0 ? { interrupts } : {}) }));
   }
 

@@ -2,7 +2,7 @@ import { errorMessage } from "../errors.js";
 import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
 import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
 import { jsonBytes } from "../state/snapshot.js";
-import type { CheckpointRecord, PauseReason, PlanControl, TaskRecord } from "../store/records.js";
+import type { CheckpointRecord, PauseReason, PlanControl, RunError, TaskRecord } from "../store/records.js";
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
 import { byNodeThenIndex, type RunState } from "./run-state.js";
@@ -220,20 +220,22 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
   );
 }
 
+function taskFailure(task: TaskRecord): RunError {
+  return { code: "TASK_FAILED", node: task.node, message: `node "${task.node}" failed after ${task.attempts.length} attempt(s): ${task.error?.message ?? "unknown error"}` };
+}
+
 /** Nothing can run and not everything succeeded: fail, pause for an operator, or park the run. */
 export function settle(rs: RunState, nextWake: number): void {
   const tasks = [...rs.tasks.values()];
   const failed = tasks.filter((t) => t.status === "failed");
   const fatal = failed.find((t) => retryPolicyOf(rs.nodeDefinition(t.node)?.retry).onExhausted === "fail");
-  if (fatal) {
-    rs.failRun({
-      code: "TASK_FAILED",
-      node: fatal.node,
-      message: `node "${fatal.node}" failed after ${fatal.attempts.length} attempt(s): ${fatal.error?.message ?? "unknown error"}`,
-    });
-    return;
+  if (fatal) return rs.failRun(taskFailure(fatal));
+  if (failed.length > 0) {
+    // Why it waits, on the run itself: `wait()` returns it, lists and `start --wait` show it.
+    const error = taskFailure(failed[0]!);
+    const more = failed.length > 1 ? ` (and ${failed.length - 1} more failed: ${failed.slice(1).map((t) => t.node).join(", ")})` : "";
+    return rs.pause("retries-exhausted", failed.map((t) => t.node), { ...error, message: error.message + more });
   }
-  if (failed.length > 0) return rs.pause("retries-exhausted", failed.map((t) => t.node));
   const waitingForPeople = tasks.filter((t) => t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
   if (waitingForPeople.length > 0 || rs.pendingInterrupts().length > 0) return rs.pause("interrupt", waitingForPeople.map((t) => t.node));
   const canceled = tasks.filter((t) => t.status === "canceled");

@@ -30,6 +30,7 @@ export interface RunRecord {
   version: string;
   status: RunStatus;
   reason: PauseReason | null;
+  /** Why it failed; or, paused as `retries-exhausted`, the failure it waits on (cleared when it goes on). */
   error: RunError | null;
   parentRunId: string | null;
   parentTaskId: string | null;

@@ -45,7 +45,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
     ["status", runStatus(run)],
   ];
-  if (run.error) rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
+  if (run.error && run.status !== "paused") rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
   // A paused run's failed tasks are why it waits: their errors whole, not cut in the task table.
   if (run.status === "paused") {
     for (const t of tasks) if (t.step === run.step + 1 && t.parent === null && t.status === "failed" && t.error) rows.push(["failed", `${t.node}: ${t.error.message}`]);

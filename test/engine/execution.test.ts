@@ -37,6 +37,7 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
       [2, "failed", "boom 2"],
       [3, "succeeded", null],
     ]);
+    expect(task!.error).toBeNull();
     const gap = task!.attempts[2]!.startedAt - task!.attempts[1]!.endedAt!;
     expect(gap).toBeGreaterThanOrEqual(75);
     const failures = await engine.store.readEvents({ runId: run.id, types: ["task.failed"] });
@@ -50,11 +51,20 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     const always = () => {
       throw new Flaky("always");
     };
-    const pausing = workflow("exhaust-pause", { state }).node("call", always, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" }).compile();
+    let calls = 0;
+    const twice = () => {
+      if (++calls <= 2) throw new Flaky("always");
+      return {};
+    };
+    const pausing = workflow("exhaust-pause", { state }).node("call", twice, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" }).compile();
     const failing = workflow("exhaust-fail", { state }).node("call", always, { retry: { maxAttempts: 2, backoffMs: 1, onExhausted: "fail" }, next: "END" }).compile();
     const engine = await harness.engine([pausing, failing]);
-    const paused = await (await engine.start(pausing)).wait();
-    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted", current: ["call"] });
+    const pausedRun = await engine.start(pausing);
+    const paused = await pausedRun.wait();
+    // Why it waits is on the run, as wait() returns it; it is cleared when the run goes on.
+    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted", current: ["call"], error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempt(s): always' } });
+    await engine.operator("ann").retry(pausedRun.id, "call");
+    expect(await pausedRun.wait()).toMatchObject({ status: "succeeded", error: null });
     const failed = await (await engine.start(failing)).wait();
     expect(failed).toMatchObject({ status: "failed", error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempt(s): always' } });
   });
