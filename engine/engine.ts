@@ -149,7 +149,10 @@ export class RunHandle {
       if (settled(links)) return run;
     }
     if (signal?.aborted) throw new PitwallError("RUN", `run ${this.id} did not settle within ${options.timeoutMs} ms (it is ${run.status})`);
-    return this.get();
+    // The subscription ended by itself: the store was closed under this wait.
+    run = await this.get();
+    if (settled(await chain(run))) return run;
+    throw new PitwallError("RUN", `run ${this.id} had not settled when its store was closed (it is ${run.status})`);
   }
 
   /** The run's current state (or at a checkpoint number). */

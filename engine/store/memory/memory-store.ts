@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import rfdc from "rfdc";
-import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
 import {
   RUN_STATUSES,
@@ -45,18 +45,22 @@ export class MemoryStore implements Store {
   private fenceCounter = 0;
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
+    this.mustBeOpen();
     if (!this.workflows.has(record.version)) this.workflows.set(record.version, copy(record));
   }
 
   async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
+    this.mustBeOpen();
     return copy(this.workflows.get(version));
   }
 
   async listWorkflows(): Promise<Omit<WorkflowRecord, "definition">[]> {
+    this.mustBeOpen();
     return [...this.workflows.values()].map(({ definition: _d, ...rest }) => ({ ...rest }));
   }
 
   async createRun(init: NewRun): Promise<CommitResult> {
+    this.mustBeOpen();
     if (this.runs.has(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
     const run = copy(init.run);
     run.head = init.checkpoint.id;
@@ -68,10 +72,12 @@ export class MemoryStore implements Store {
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
+    this.mustBeOpen();
     return copy(this.runs.get(id));
   }
 
   async listRuns(filter: RunFilter = {}): Promise<{ runs: RunRecord[]; nextCursor?: string }> {
+    this.mustBeOpen();
     const statuses = filter.status === undefined ? undefined : ([] as RunStatus[]).concat(filter.status);
     const cursor = filter.cursor ? decodeCursor(filter.cursor) : undefined;
     const limit = filter.limit ?? 100;
@@ -87,12 +93,14 @@ export class MemoryStore implements Store {
   }
 
   async countRuns(): Promise<Record<RunStatus, number>> {
+    this.mustBeOpen();
     const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
     for (const run of this.runs.values()) counts[run.status]++;
     return counts;
   }
 
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
+    this.mustBeOpen();
     const now = Date.now();
     const candidates = [...this.runs.values()].filter((run) =>
       claimable(run, now, options, (id) => this.runs.get(id)?.status),
@@ -107,12 +115,14 @@ export class MemoryStore implements Store {
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
+    this.mustBeOpen();
     const run = this.mustGetRun(runId);
     if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
     run.leaseUntil = Date.now() + leaseMs;
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
+    this.mustBeOpen();
     const run = this.mustGetRun(commit.runId);
     if (checkCommit(run, commit, (id) => this.interrupts.get(id)) === "duplicate") return { events: [] };
     for (const command of commit.submit ?? []) if (this.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
@@ -147,14 +157,17 @@ export class MemoryStore implements Store {
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
+    this.mustBeOpen();
     return copy(this.checkpointIndex.get(id));
   }
 
   async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
+    this.mustBeOpen();
     return copy(this.checkpointsOf(runId, options));
   }
 
   async listCheckpointSummaries(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointSummary[]> {
+    this.mustBeOpen();
     return copy(this.checkpointsOf(runId, options).map(summarizeCheckpoint));
   }
 
@@ -164,19 +177,23 @@ export class MemoryStore implements Store {
   }
 
   async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {
+    this.mustBeOpen();
     const all = this.checkpoints.get(runId) ?? [];
     return copy(ns.map((n) => all[n]).filter((c): c is CheckpointRecord => c !== undefined));
   }
 
   async checkpointRowRange(runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
+    this.mustBeOpen();
     return copy((this.checkpoints.get(runId) ?? []).slice(fromN + 1, toN + 1));
   }
 
   async getTask(id: string): Promise<TaskRecord | undefined> {
+    this.mustBeOpen();
     return copy(this.tasks.get(id));
   }
 
   async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
+    this.mustBeOpen();
     return copy(
       [...(this.tasksByRun.get(runId)?.values() ?? [])]
         .filter((t) => options.step === undefined || t.step === options.step)
@@ -185,10 +202,12 @@ export class MemoryStore implements Store {
   }
 
   async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
+    this.mustBeOpen();
     return copy(this.interrupts.get(id));
   }
 
   async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
+    this.mustBeOpen();
     const all = filter.runId === undefined ? this.interrupts : (this.interruptsByRun.get(filter.runId) ?? new Map<string, InterruptRecord>());
     const list = [...all.values()]
       .filter((i) => filter.status === undefined || i.status === filter.status)
@@ -197,6 +216,7 @@ export class MemoryStore implements Store {
   }
 
   async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
+    this.mustBeOpen();
     const run = this.mustGetRun(command.runId);
     if (this.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
     this.commands.set(command.id, copy(command));
@@ -204,6 +224,7 @@ export class MemoryStore implements Store {
   }
 
   async answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult> {
+    this.mustBeOpen();
     const command = this.commands.get(answer.id);
     if (!command) throw new NotFoundError("command", answer.id);
     if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
@@ -212,10 +233,12 @@ export class MemoryStore implements Store {
   }
 
   async getCommand(id: string): Promise<CommandRecord | undefined> {
+    this.mustBeOpen();
     return copy(this.commands.get(id));
   }
 
   async listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number } = {}): Promise<CommandRecord[]> {
+    this.mustBeOpen();
     const list = [...this.commands.values()]
       .filter((c) => (filter.runId === undefined || c.runId === filter.runId) && (filter.status === undefined || c.status === filter.status))
       .sort((a, b) => a.createdAt - b.createdAt);
@@ -223,6 +246,7 @@ export class MemoryStore implements Store {
   }
 
   async readEvents(query: EventQuery = {}): Promise<EventRecord[]> {
+    this.mustBeOpen();
     const events = query.runId === undefined ? this.events : (this.eventsByRun.get(query.runId) ?? []);
     const start = lowerBound(events, query.after ?? 0);
     const matches = (e: EventRecord) => !query.types || query.types.includes(e.type);
@@ -237,6 +261,7 @@ export class MemoryStore implements Store {
   }
 
   async lastEventSeq(): Promise<number> {
+    this.mustBeOpen();
     return this.lastSeq;
   }
 
@@ -245,6 +270,7 @@ export class MemoryStore implements Store {
   }
 
   async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
+    this.mustBeOpen();
     this.mustGetRun(runId);
     const sha256 = createHash("sha256").update(data).digest("hex");
     const existing = this.artifacts.get(sha256);
@@ -254,16 +280,19 @@ export class MemoryStore implements Store {
   }
 
   async getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined> {
+    this.mustBeOpen();
     const found = this.artifacts.get(sha256);
     return found ? { data: new Uint8Array(found.data), mediaType: found.mediaType } : undefined;
   }
 
   /** A memory store grows with the process; it cannot tell how far. */
   async room(): Promise<undefined> {
+    this.mustBeOpen();
     return undefined;
   }
 
   async runStorage(runId: string): Promise<RunStorage> {
+    this.mustBeOpen();
     this.mustGetRun(runId);
     const checkpoints = (this.checkpoints.get(runId) ?? []).reduce((sum, c) => sum + c.bytes, 0);
     const events = (this.eventsByRun.get(runId) ?? []).reduce((sum, e) => sum + JSON.stringify(e.payload).length + 64, 0);
@@ -272,6 +301,7 @@ export class MemoryStore implements Store {
   }
 
   async deleteRun(runId: string): Promise<string[]> {
+    this.mustBeOpen();
     const run = this.mustGetRun(runId);
     const tree = [run];
     for (let i = 0; i < tree.length; i++) for (const r of this.runs.values()) if (r.parentRunId === tree[i]!.id) tree.push(r);
@@ -299,8 +329,16 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.feed.close();
   }
+
+  /** Closed, it answers as a closed file store does: a process that closed it must not go on as if it had not. */
+  private mustBeOpen(): void {
+    if (this.closed) throw new StoreError("the memory store is closed");
+  }
+
+  private closed = false;
 
   private mustGetRun(id: string): RunRecord {
     const run = this.runs.get(id);
