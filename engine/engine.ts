@@ -158,6 +158,9 @@ export class RunHandle {
   /** The run's current state (or at a checkpoint number). */
   async state(checkpoint?: number): Promise<State> {
     const run = await this.get();
+    if (checkpoint !== undefined && !(Number.isInteger(checkpoint) && checkpoint >= 0 && checkpoint <= run.headN)) {
+      throw new NotFoundError("checkpoint", `${checkpoint} of run ${this.id} (its checkpoints are 0 to ${run.headN})`);
+    }
     return readState(this.store, this.id, checkpoint ?? run.headN);
   }
 

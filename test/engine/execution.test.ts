@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ValidationError, workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
+import { NotFoundError, ValidationError, workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
 import { engineHarness, sleep } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -228,6 +228,15 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     await engine.close();
     await expect(waiting).rejects.toThrow(/closed/);
     await expect(engine.start(wf)).rejects.toThrow(/closed/);
+  });
+
+  it("says which checkpoints a run has when asked for the state at one it lacks", async () => {
+    const wf = workflow("numbered", { state }).node("a", () => ({ out: "a" }), { next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const { headN } = await run.wait();
+    await expect(run.state(99)).rejects.toThrow(new NotFoundError("checkpoint", `99 of run ${run.id} (its checkpoints are 0 to ${headN})`));
+    expect(await run.state(0)).toEqual({ out: "", tries: 0 });
   });
 
   it("ends a run's event iteration when it pauses for an operator, as wait() settles, or only at its end when told", async () => {
