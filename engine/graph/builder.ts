@@ -41,7 +41,13 @@ export interface WorkflowOptions<Shape extends z.ZodRawShape> {
   tools?: Record<string, Tool>;
   /** The model of its llm, tool and agent nodes (default: the environment's, PITWALL_LLM_*). */
   model?: ModelProvider;
-  reducers?: { [K in keyof Shape]?: ReducerName | CustomReducer };
+  /**
+   * Per key: `append`, `merge`, or a function of the current value and a node's write (typed by
+   * the key's schema; the write may be of another type, such as one item of a list; what the
+   * function returns is checked against the schema when the node's write is).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  reducers?: { [K in keyof Shape]?: ReducerName | ((current: z.output<Shape[K]>, update: any) => unknown) };
   start?: string;
   limits?: Partial<Limits>;
   interruptBefore?: string[];
