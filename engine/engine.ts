@@ -67,6 +67,9 @@ export class Engine {
   }
 
   /** Stores the workflow's version and creates a queued run of it; the input is validated first. */
+  start<S extends State>(workflow: CompiledWorkflow<S>, input?: Partial<S>, options?: StartOptions): Promise<RunHandle<S>>;
+  /** A workflow by name: the last one registered in code, or a stored version. */
+  start(workflow: string, input?: unknown, options?: StartOptions): Promise<RunHandle>;
   async start(workflow: CompiledWorkflow | string, input: unknown = {}, options: StartOptions = {}): Promise<RunHandle> {
     const compiled = typeof workflow === "string" ? this.registry.byName(workflow) ?? (await this.registry.resolve(workflow)) : workflow;
     if (!compiled) throw new NotFoundError("workflow", String(workflow));
@@ -101,7 +104,7 @@ export class Engine {
 /** The longest wait a timer can hold (setTimeout's limit, about 24.8 days). */
 export const MAX_WAIT_MS = 2 ** 31 - 1;
 
-export class RunHandle {
+export class RunHandle<S extends State = State> {
   constructor(
     private readonly store: Store,
     readonly id: string,
@@ -156,12 +159,12 @@ export class RunHandle {
   }
 
   /** The run's current state (or at a checkpoint number). */
-  async state(checkpoint?: number): Promise<State> {
+  async state(checkpoint?: number): Promise<S> {
     const run = await this.get();
     if (checkpoint !== undefined && !(Number.isInteger(checkpoint) && checkpoint >= 0 && checkpoint <= run.headN)) {
       throw new NotFoundError("checkpoint", `${checkpoint} of run ${this.id} (its checkpoints are 0 to ${run.headN})`);
     }
-    return readState(this.store, this.id, checkpoint ?? run.headN);
+    return (await readState(this.store, this.id, checkpoint ?? run.headN)) as S;
   }
 
   /**
