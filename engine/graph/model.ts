@@ -7,13 +7,14 @@ import type { StateValidator } from "../state/schema.js";
 import type { NodeDefinition, WorkflowDefinition } from "./definition.js";
 
 /** What `ctx.interrupt` returns once an operator has answered. */
-export interface InterruptAnswer {
+/** `R`: the response's type, as the request's zod `responseSchema` gives it (checked when it is given). */
+export interface InterruptAnswer<R = unknown> {
   decision: string;
-  response?: unknown;
+  response?: R;
   actor: string;
 }
 
-export interface InterruptOptions {
+export interface InterruptOptions<R = unknown> {
   question?: string;
   show?: Record<string, unknown>;
   /** Decisions the operator may take; default `["approve", "reject"]`. */
@@ -22,7 +23,7 @@ export interface InterruptOptions {
    * A response given must match this schema (zod or JSON Schema); others are refused. A decision
    * may come without one (approve: as proposed), except `respond`, which needs one.
    */
-  responseSchema?: z.ZodType | Record<string, unknown>;
+  responseSchema?: z.ZodType<R> | Record<string, unknown>;
   data?: unknown;
 }
 
@@ -70,7 +71,7 @@ export interface NodeContext {
    * Pauses the run for a person. On resume the node runs again from its start and this call
    * returns the operator's answer. Do not catch the exception it throws to pause.
    */
-  interrupt(request: InterruptOptions): Promise<InterruptAnswer>;
+  interrupt<R = unknown>(request: InterruptOptions<R>): Promise<InterruptAnswer<R>>;
   /** Stores bytes or text as a content-addressed artifact of this run. */
   artifact(data: string | Uint8Array, mediaType?: string): Promise<ArtifactRef>;
   /**

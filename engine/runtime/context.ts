@@ -94,8 +94,9 @@ export class AttemptContext implements InternalContext {
     this.services.progress(fraction, message);
   }
 
-  interrupt(request: InterruptOptions): Promise<InterruptAnswer> {
-    return this.interruptAs("node", request);
+  interrupt<R = unknown>(request: InterruptOptions<R>): Promise<InterruptAnswer<R>> {
+    // The response was checked against the request's schema when the operator gave it.
+    return this.interruptAs("node", request as InterruptOptions) as Promise<InterruptAnswer<R>>;
   }
 
   /**

@@ -216,7 +216,8 @@ describe.each(storeFactories)("interrupts and resuming ($name store)", (factory)
     const wf = workflow("schema", { state: draftState })
       .node("ask", async (_s, ctx) => {
         const answer = await ctx.interrupt({ question: "How many?", decisions: ["respond"], responseSchema: z.object({ count: z.number().int().min(1) }) });
-        return { draft: String((answer.response as { count: number }).count) };
+        // The response is typed by the request's schema.
+        return { draft: String(answer.response!.count) };
       }, { next: "END" })
       .compile();
     const engine = await harness.engine([wf]);
