@@ -1,4 +1,5 @@
 import { errorMessage } from "../errors.js";
+import { hasRoutes, type NodeDefinition } from "../graph/definition.js";
 import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
 import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
 import { jsonBytes } from "../state/snapshot.js";
@@ -52,10 +53,30 @@ export function startTasks(rs: RunState, tasks: TaskRecord[]): void {
   }
 }
 
-/** An operator chose "skip" at the recovery interrupt of this task's last attempt. */
+/**
+ * An operator chose "skip" at the recovery interrupt of this task's last attempt, or at the
+ * before-interrupt or breakpoint its node was stopped at in this step.
+ */
 function skipRequested(rs: RunState, task: TaskRecord): boolean {
-  const interrupt = rs.interrupts.get(derivedId("int", task.id, "recovery", task.attempts.length));
-  return interrupt?.status === "resolved" && interrupt.resolution?.decision === "skip";
+  const ids = [
+    derivedId("int", task.id, "recovery", task.attempts.length),
+    ...GATES.map((kind) => derivedId("int", rs.run.id, task.step, task.node, kind)),
+  ];
+  return ids.some((id) => {
+    const interrupt = rs.interrupts.get(id);
+    return interrupt?.status === "resolved" && interrupt.resolution?.decision === "skip";
+  });
+}
+
+const GATES = ["before", "breakpoint"] as const;
+
+/**
+ * A node stopped before it runs may be skipped when where it goes next does not depend on its
+ * running: it has no routes, or a default, a `routeOn` key or a router reading the state.
+ */
+function skippable(node: NodeDefinition | undefined): boolean {
+  if (!node || node.kind === "approval") return false;
+  return !hasRoutes(node) || node.default !== undefined || node.routeOn !== undefined || node.router === true;
 }
 
 /**
@@ -107,7 +128,7 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
       kind,
       request: {
         question: kind === "breakpoint" ? `Breakpoint: continue into "${node}"?` : `About to run "${node}". Continue?`,
-        decisions: ["approve", "edit"],
+        decisions: ["approve", "edit", ...(skippable(rs.nodeDefinition(node)) ? ["skip"] : [])],
       },
       status: "pending",
       resolution: null,

@@ -49,7 +49,7 @@ export async function prepareCommand(command: CommandRecord, view: RunView): Pro
       case "resolve":
         return operatorActed(view, await prepareResolve(command, view, events));
       case "update":
-        return operatorActed(view, prepareUpdate(command, view, events));
+        return operatorActed(view, await prepareUpdate(command, view, events));
       case "retry":
         return operatorActed(view, prepareRetry(command, view, events));
       case "break":
@@ -133,11 +133,12 @@ async function prepareResolve(command: CommandRecord, view: RunView, events: Eve
   }
   const remaining = view.pending.filter((p) => !ids.includes(p.id));
   resumeIfPaused(view, remaining.length, batch, events, command.actor);
-  const effect = `resolved ${ids.join(", ")} with ${decision}${checkpoint ? ` and a state edit (checkpoint ${checkpoint.id})` : ""}`;
+  const skipped = decision === "skip" ? ` (${[...new Set(resolving.map((i) => i.node))].join(", ")} will not run)` : "";
+  const effect = `resolved ${ids.join(", ")} with ${decision}${checkpoint ? ` and a state edit (checkpoint ${checkpoint.id})` : ""}${skipped}`;
   return { ok: true, batch, effect, writesState: checkpoint !== undefined, ...(checkpoint ? { result: { checkpointId: checkpoint.id } } : {}) };
 }
 
-function prepareUpdate(command: CommandRecord, view: RunView, events: EventFactory): Prepared {
+async function prepareUpdate(command: CommandRecord, view: RunView, events: EventFactory): Promise<Prepared> {
   if (workerLost(view)) {
     const lost = view.tasks.filter((t) => t.status === "running").map((t) => t.node);
     return refuse(
@@ -159,7 +160,19 @@ function prepareUpdate(command: CommandRecord, view: RunView, events: EventFacto
   if (asNode !== undefined) {
     if (!(asNode in view.definition.nodes)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${asNode}"`));
     if (view.tasks.length > 0) {
-      return refuse(new ConflictError(`the next step of run ${view.run.id} is already planned; asNode applies only before planning`));
+      // Paused before the node: the edit is what it writes, and it is skipped (LangGraph's as_node).
+      const gate = view.pending.find((i) => (i.kind === "before" || i.kind === "breakpoint") && i.node === asNode);
+      if (gate?.request.decisions.includes("skip")) {
+        return prepareResolve({ ...command, args: { interruptIds: [gate.id], decision: "skip", patch: command.args.patch } }, view, events);
+      }
+      const planned = [...new Set(view.tasks.filter((t) => t.parent === null).map((t) => t.node))].sort().join(", ");
+      return refuse(
+        new ConflictError(
+          gate
+            ? `node "${asNode}" cannot be skipped (where it goes next depends on its running), so the edit cannot be made as its write; resolve interrupt ${gate.id} with an edit instead`
+            : `the next step of run ${view.run.id} is already planned (${planned}): asNode applies before planning, or names a node the run is paused before, which it skips`,
+        ),
+      );
     }
     control = { ...control, finished: [{ node: asNode }] };
   }

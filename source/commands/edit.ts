@@ -14,7 +14,7 @@ export const edit = defineCommand({
 --set path=value adds JSON Patch operations; --editor opens $EDITOR on the state as JSON and
 applies what you save (refused if someone changed the same values meanwhile).
 --as-node NODE records the edit as if NODE had written it: the run goes on along NODE's edges
-and routes (only before the next step is planned). The result is validated against the state
+and routes (before the next step is planned; or, paused before NODE, NODE is skipped). The result is validated against the state
 schema: if invalid, nothing is written (exit 2); an edit that changes nothing writes nothing.
 --json prints { "commandId", "effect", "checkpointId"? }.`,
   flags: {

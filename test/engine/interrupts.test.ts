@@ -21,7 +21,7 @@ describe.each(storeFactories)("interrupts and resuming ($name store)", (factory)
     const run = await engine.start(wf);
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt", pendingInterrupts: 1 });
     const [pending] = await engine.store.listInterrupts({ status: "pending" });
-    expect(pending).toMatchObject({ kind: "before", node: "send", runId: run.id, request: { decisions: ["approve", "edit"] } });
+    expect(pending).toMatchObject({ kind: "before", node: "send", runId: run.id, request: { decisions: ["approve", "edit", "skip"] } });
     expect((await run.state()).log).toEqual(["write"]);
     await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
     expect((await run.wait()).status).toBe("succeeded");

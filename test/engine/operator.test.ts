@@ -433,6 +433,52 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(await run.state()).toMatchObject({ note: "rewritten by hand", log: [] });
   });
 
+  it("skips a node the run is paused before: its interrupt's skip, or an edit made as that node (LangGraph's as_node)", async () => {
+    const ran: string[] = [];
+    const flow = workflow("skip-before", { state, reducers: { log: "append" }, interruptBefore: ["review", "choose"] })
+      .node("draft", () => (ran.push("draft"), { note: "draft" }), { next: "review" })
+      .node("review", () => (ran.push("review"), { log: ["reviewed"] }), { next: "choose" })
+      .node("choose", () => (ran.push("choose"), { route: "publish" }), { routes: { publish: "publish" } })
+      .node("publish", () => (ran.push("publish"), { log: ["published"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([flow]);
+    const op = engine.operator("ann");
+
+    const edited = await engine.start(flow);
+    await edited.wait();
+    const [before] = await pendingOf(engine, edited.id);
+    expect(before!.request.decisions).toEqual(["approve", "edit", "skip"]);
+    const outcome = await op.updateState(edited.id, { note: "reviewed by hand" }, { asNode: "review" });
+    expect(outcome.effect).toBe(`resolved ${before!.id} with skip and a state edit (checkpoint ${edited.id}:2) (review will not run)`);
+    expect(await edited.wait()).toMatchObject({ status: "paused", reason: "interrupt", current: ["choose"] });
+    expect(ran).toEqual(["draft"]);
+    expect(await edited.state()).toMatchObject({ note: "reviewed by hand", log: [] });
+    const review = (await engine.store.listTasks(edited.id)).find((t) => t.node === "review")!;
+    expect([review.status, review.writes ?? []]).toEqual(["succeeded", []]);
+
+    // A node whose own result chooses the route cannot be skipped: it is not offered, and asNode says why.
+    const [atChoose] = await pendingOf(engine, edited.id);
+    expect(atChoose!.request.decisions).toEqual(["approve", "edit"]);
+    await expect(op.updateState(edited.id, { note: "x" }, { asNode: "choose" })).rejects.toThrow(
+      new ConflictError(`node "choose" cannot be skipped (where it goes next depends on its running), so the edit cannot be made as its write; resolve interrupt ${atChoose!.id} with an edit instead`),
+    );
+    await expect(op.updateState(edited.id, { note: "x" }, { asNode: "publish" })).rejects.toThrow(
+      new ConflictError(`the next step of run ${edited.id} is already planned (choose): asNode applies before planning, or names a node the run is paused before, which it skips`),
+    );
+    await op.resolve(atChoose!.id, { decision: "approve" });
+    expect((await edited.wait()).status).toBe("succeeded");
+    expect(await edited.state()).toMatchObject({ note: "reviewed by hand", log: ["published"] });
+
+    // The skip decision alone, without an edit.
+    ran.length = 0;
+    const skipped = await engine.start(flow);
+    await skipped.wait();
+    const [gate] = await pendingOf(engine, skipped.id);
+    await op.resolve(gate!.id, { decision: "skip" });
+    expect(await skipped.wait()).toMatchObject({ status: "paused", current: ["choose"] });
+    expect(ran).toEqual(["draft"]);
+  });
+
   it("cancels a run: open tasks canceled, pending interrupts closed, no more work", async () => {
     const wf = workflow("cancel-me", { state })
       .node("ask", async (_s, ctx) => ((await ctx.interrupt({ question: "?" })), {}), { next: "END" })
