@@ -39,6 +39,8 @@ export interface ExecutorHost {
   childRun(parent: RunRecord, task: TaskRecord, child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   /** Cancels a child run of a canceled run (through a command, for its audit trail). */
   cancelChild(runId: string, actor: string, reason: string): Promise<void>;
+  /** Says what this process cannot do for now and keeps trying (a commit while the store is away). */
+  warn?(runId: string, message: string): void;
 }
 
 export interface ExecutionEnd {
@@ -116,9 +118,13 @@ export class RunExecutor {
 
   /** Graceful stop: running tasks are aborted and the run is released for another worker. */
   stop(): Promise<ExecutionEnd> {
+    // Read at once by a commit waiting for the store to answer: the loop cannot take messages then.
+    this.shutdownAsked = true;
     this.post({ kind: "stop", cause: "shutdown" });
     return this.done;
   }
+
+  private shutdownAsked = false;
 
   private post(message: Message): void {
     this.inbox.push(message);
@@ -407,10 +413,16 @@ export class RunExecutor {
     if (batch.checkpoint && (this.rs.run.lostInARow ?? 0) > 0) batch.patchRun({ lostInARow: 0 });
     // Unique without randomness: no two owners share a fence, and this owner counts its commits.
     const commit = batch.toCommit(this.rs.run.id, this.fence, expect, `c${this.fence}.${++this.commits}`);
+    // The store away for a while (locked, a disk error, Redis restarting) loses nothing: the commit
+    // is tried again until it lands (a commit that landed unseen is known by its id), or until
+    // another worker took the run over once the lease ran out (StaleFenceError), which then does
+    // the work again. Giving up sooner would throw away finished work and call its worker lost.
+    let warned = false;
     const deadline = Date.now() + this.options.leaseMs;
     for (let delay = 50; ; delay = Math.min(delay * 2, 2000)) {
       try {
         await this.host.store.commit(commit);
+        if (warned) this.host.warn?.(this.rs.run.id, "the store answers again: the commit went through");
         break;
       } catch (error) {
         if (error instanceof StaleFenceError) {
@@ -418,13 +430,16 @@ export class RunExecutor {
           await this.onStop("lease-lost");
           throw new Stopped();
         }
-        const retryable = !isPitwallError(error) || (error instanceof StoreError && error.transient);
-        if (error instanceof ConflictError || !retryable || Date.now() + delay > deadline) {
+        // Anything else unexpected is tried again within a lease, then the run is left to recovery.
+        const retryable = (error instanceof StoreError && !error.gone) || (!isPitwallError(error) && Date.now() + delay <= deadline);
+        if (error instanceof ConflictError || !retryable || this.shutdownAsked) {
           this.rs.launch = [];
           this.inflight.abortAll("lease-lost");
           this.finish(`commit failed: ${errorMessage(error)}`);
           throw new Stopped();
         }
+        if (!warned) this.host.warn?.(this.rs.run.id, `commit failed: ${errorMessage(error)}; trying again until the store answers`);
+        warned = true;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }

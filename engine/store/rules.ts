@@ -79,10 +79,11 @@ export function alreadyResolved(id: string, resolution: InterruptRecord["resolut
 export function claimable(
   run: Pick<RunRecord, "id" | "version" | "status" | "leaseUntil" | "wakeAt" | "waitingOn">,
   now: number,
-  options: Pick<ClaimOptions, "versions" | "runId">,
+  options: Pick<ClaimOptions, "versions" | "runId" | "exclude">,
   statusOf: (runId: string) => RunStatus | undefined,
 ): boolean {
   if (options.runId !== undefined && run.id !== options.runId) return false;
+  if (options.exclude?.includes(run.id)) return false;
   if (options.versions && !options.versions.includes(run.version)) return false;
   if (run.status === "running") return leaseRanOut(run, now);
   if (run.status !== "queued") return false;

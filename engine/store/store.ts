@@ -63,6 +63,12 @@ export interface ClaimOptions {
   versions?: readonly string[];
   /** Claim this run only (if it is claimable). */
   runId?: string;
+  /**
+   * Runs not to take over: those the claiming worker executes itself. Their lease may run out
+   * while the store is away, and claiming one would take it from under its own executor, which
+   * then runs its finished work again.
+   */
+  exclude?: readonly string[];
 }
 
 export interface Claim {

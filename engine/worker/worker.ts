@@ -180,7 +180,7 @@ export class Worker implements ExecutorHost {
         await this.store.lastEventSeq();
         return;
       }
-      const claim = await this.store.claimRun({ owner: this.id, leaseMs: this.options.leaseMs, versions });
+      const claim = await this.store.claimRun({ owner: this.id, leaseMs: this.options.leaseMs, versions, exclude: [...this.executors.keys()] });
       if (!claim) return;
       await this.execute(claim);
     }
@@ -272,6 +272,10 @@ export class Worker implements ExecutorHost {
     }
     this.nudge();
     return (await this.store.getRun(id))!;
+  }
+
+  warn(runId: string, message: string): void {
+    this.options.onError?.(`run ${runId}: ${message}`);
   }
 
   async cancelChild(runId: string, actor: string, reason: string): Promise<void> {

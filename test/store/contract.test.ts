@@ -159,7 +159,10 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       const old = await store.claimRun({ owner: "w1", leaseMs: 100 });
       await expect(store.claimRun({ owner: "w2", leaseMs: 1000 })).resolves.toBeUndefined();
       await new Promise((r) => setTimeout(r, 150));
-      const taken = await store.claimRun({ owner: "w2", leaseMs: 1000 });
+      // Not by a worker that names it as its own (it executes it still, the store having been away).
+      await expect(store.claimRun({ owner: "w2", leaseMs: 1000, exclude: [run.id] })).resolves.toBeUndefined();
+      await expect(store.claimRun({ owner: "w2", leaseMs: 1000, runId: run.id, exclude: [run.id] })).resolves.toBeUndefined();
+      const taken = await store.claimRun({ owner: "w2", leaseMs: 1000, exclude: ["run-other"] });
       expect(taken).toMatchObject({ recovered: true });
       expect(taken!.fence).toBeGreaterThan(old!.fence);
       expect((await store.getRun(run.id))?.recoveries).toBe(1);

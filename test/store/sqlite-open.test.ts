@@ -448,6 +448,39 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
+  it("a worker whose commit finds the store locked past its lease tries again until it answers: finished nodes never run twice", async () => {
+    const file = fresh("outage");
+    const runs: string[] = [];
+    let finishB: () => void = () => {};
+    const bMayFinish = new Promise<void>((resolve) => (finishB = resolve));
+    const wf = workflow("outage", { state: z.object({ log: z.array(z.string()).default([]) }), reducers: { log: "append" } })
+      .node("a", () => (runs.push("a"), { log: ["a"] }), { next: "b" })
+      .node("b", async () => (runs.push("b"), await bMayFinish, { log: ["b"] }), { next: "c" })
+      .node("c", () => (runs.push("c"), { log: ["c"] }), { next: "END" })
+      .compile();
+    const warnings: string[] = [];
+    const store = await openStore(`sqlite:${file}`, { busyTimeoutMs: 100 });
+    const engine = createEngine({ store, workflows: [wf], worker: { leaseMs: 400, pollMs: 50, onError: (m) => warnings.push(m) } });
+    try {
+      const run = await engine.start(wf);
+      for (const deadline = Date.now() + 5_000; !runs.includes("b"); ) {
+        if (Date.now() > deadline) throw new Error("b never started");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const holder = await lockHolder(file, "write");
+      finishB();
+      // Held well past the lease: the old worker gave up on its commit and ran b again once recovered.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await kill(holder);
+      expect(await run.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "succeeded" });
+      expect(runs).toEqual(["a", "b", "c"]);
+      expect(await run.state()).toEqual({ log: ["a", "b", "c"] });
+      expect(warnings.find((w) => w.includes(`run ${run.id}: commit failed`))).toMatch(/is locked by another process .*; trying again until the store answers$/);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("reports a store locked by another process past the busy timeout, and writes nothing", async () => {
     const file = fresh("locked");
     await storeWithRuns(file, 1);

@@ -188,7 +188,8 @@ export class RedisStore implements Store {
       "claim",
       this.args()
         .add(options.owner, options.leaseMs, newId("claim", 12), options.runId ?? "")
-        .strings(options.versions),
+        .strings(options.versions)
+        .strings(options.exclude ?? []),
     );
     if (reply[0] === "none") return undefined;
     if (reply[0] !== "claimed") throw refusal(reply);

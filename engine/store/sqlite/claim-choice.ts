@@ -30,7 +30,10 @@ export class ClaimChoice {
   /** The next run the last look found (`reuse`), or the first of a new look. */
   choose(options: ClaimOptions, now: number, reuse: boolean): ClaimCandidate | undefined {
     const key = JSON.stringify([options.versions ?? null, options.runId ?? null]);
-    if (reuse && now >= this.contendedUntil && this.ahead?.key === key && this.ahead.until > now && this.ahead.runs.length > 0) return this.ahead.runs.shift();
+    if (reuse && now >= this.contendedUntil && this.ahead?.key === key && this.ahead.until > now) {
+      // Runs the worker took since (now its own, excluded) are passed over.
+      for (let next = this.ahead.runs.shift(); next; next = this.ahead.runs.shift()) if (!options.exclude?.includes(next.id)) return next;
+    }
     const runs = this.q.claimCandidates(now, options.versions, options.runId, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
     runs.sort(claimOrder);
     this.ahead = { key, until: now + LOOK_AHEAD_MS, runs: runs.slice(1) };

@@ -5,7 +5,7 @@ import { LUA_SHA256 } from "./sha256.js";
  * run whose owner stopped renewing (XAUTOCLAIM on the lease streams, one at a time), then the
  * oldest fresh offer among the versions the worker can run. Due timers are offered first.
  * Arguments: owner, leaseMs, request id (a resent request gets the same answer), run id ('' for
- * any), versions (list, or absent for every version).
+ * any), versions (list, or absent for every version), runs not to take over (list).
  *
  * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list} | {'none'}
  */
@@ -20,6 +20,8 @@ if versions then
   allowed = {}
   for _, v in ipairs(versions) do allowed[v] = true end
 end
+local excluded = {}
+for _, id in ipairs(arg_strings()) do excluded[id] = true end
 
 local function reply(id, fence, recovered)
   return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id))}
@@ -33,6 +35,7 @@ if earlier then
 end
 
 local function claimable(id)
+  if excluded[id] then return false end
   local f = redis.call('HMGET', K.run(id), 'status', 'version', 'leaseUntil', 'wakeAt', 'waitingOn')
   if not f[1] then return false end
   if allowed and not allowed[f[2]] then return false end
