@@ -116,7 +116,18 @@ export class Operator {
   /** Ends a run as canceled; its running tasks are aborted and its child runs canceled. */
   async cancel(runId: string, options: { reason: string }): Promise<CommandOutcome> {
     if (!options?.reason?.trim()) throw new ValidationError("cancel needs a reason");
-    return this.submit(runId, "cancel", {}, options.reason);
+    const outcome = await this.submit(runId, "cancel", {}, options.reason);
+    // A worker that owned the run cancels its children; a run nobody owned (a parent waiting on a
+    // child holds no lease) has them canceled here.
+    const { runs: children } = await this.store.listRuns({ parentRunId: runId, status: ["queued", "running", "paused"] });
+    for (const child of children) {
+      try {
+        await this.cancel(child.id, { reason: `parent run ${runId} canceled` });
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    return outcome;
   }
 
   /** Pauses the run before `node` each time it is scheduled, until `clearBreakpoint`. */

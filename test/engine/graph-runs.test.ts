@@ -190,6 +190,14 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
     expect((await run.wait({ until: "end", timeoutMs: 10_000 })).status).toBe("succeeded");
     expect((await run.state()).notes).toEqual(["intro", "about owls"]);
+
+    // Canceling a parent that waits on its child (nobody holds the parent) cancels the child too.
+    const canceled = await engine.start(parent, { topic: "bats" });
+    const waiting = await canceled.wait({ timeoutMs: 10_000 });
+    await engine.operator("ann").cancel(canceled.id, { reason: "not needed" });
+    expect(await engine.store.getRun(waiting.waitingOn!)).toMatchObject({ status: "canceled" });
+    const [childCancel] = await engine.store.listCommands({ runId: waiting.waitingOn!, status: "accepted" });
+    expect(childCancel).toMatchObject({ type: "cancel", reason: `parent run ${canceled.id} canceled` });
   });
 
   it("an explicit mapping of an append key there and back adds only what the child added", async () => {
