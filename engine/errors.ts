@@ -68,11 +68,14 @@ export class StoreError extends PitwallError {
    * process does reaches it again, unlike a full disk or a lock, which may pass.
    */
   readonly gone: boolean;
-  constructor(message: string, options?: { cause?: unknown; transient?: boolean; notWritable?: boolean; gone?: boolean }) {
+  /** The store's file is damaged (not a database, or its pages corrupt): it must be restored. */
+  readonly damaged: boolean;
+  constructor(message: string, options?: { cause?: unknown; transient?: boolean; notWritable?: boolean; gone?: boolean; damaged?: boolean }) {
     super("STORE", message, options);
     this.transient = options?.transient ?? false;
     this.notWritable = options?.notWritable ?? false;
     this.gone = options?.gone ?? false;
+    this.damaged = options?.damaged ?? false;
   }
 }
 

@@ -431,7 +431,7 @@ export class RunExecutor {
           throw new Stopped();
         }
         // Anything else unexpected is tried again within a lease, then the run is left to recovery.
-        const retryable = (error instanceof StoreError && !error.gone) || (!isPitwallError(error) && Date.now() + delay <= deadline);
+        const retryable = (error instanceof StoreError && !error.gone && !error.damaged) || (!isPitwallError(error) && Date.now() + delay <= deadline);
         if (error instanceof ConflictError || !retryable || this.shutdownAsked) {
           this.rs.launch = [];
           this.inflight.abortAll("lease-lost");

@@ -34,9 +34,9 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" 
   /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
   onError?: (message: string) => void;
   /**
-   * Called once when the worker stops itself because its store is gone (the SQLite file deleted
-   * or replaced under it: `StoreError.gone`). It claims nothing more; the runs it held are left to
-   * their leases. Without it, `onError` hears of it.
+   * Called once when the worker stops itself because its store is gone or damaged (the SQLite
+   * file deleted, replaced or corrupt under it: `StoreError.gone`, `damaged`). It claims nothing
+   * more; the runs it held are left to their leases. Without it, `onError` hears of it.
    */
   onStoreGone?: (error: StoreError) => void;
 }
@@ -138,7 +138,7 @@ export class Worker implements ExecutorHost {
       try {
         await this.claimAvailable();
       } catch (error) {
-        if (error instanceof StoreError && error.gone) return this.storeGone(error);
+        if (error instanceof StoreError && (error.gone || error.damaged)) return this.storeGone(error);
         this.options.onError?.(`claiming failed: ${errorMessage(error)}`);
       }
       if (signal.aborted) break;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { SqliteStore, StoreError, createEngine, openStore, workflow, type EventRecord, type Store } from "../../engine/index.js";
+import { SqliteStore, StoreError, Worker, WorkflowRegistry, actionRegistry, createEngine, openStore, workflow, type EventRecord, type Store } from "../../engine/index.js";
 import { traceIdOf } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { batchDocs } from "../../engine/store/sqlite/event-rows.js";
@@ -347,6 +347,29 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     const before = fingerprint(file);
     expect(await storeError(openAndUse(file), file)).toMatch(/is corrupt \(.+\); restore it from a backup/);
     expect(fingerprint(file)).toEqual(before);
+
+    // A worker on a store whose claim index is damaged stops (asking again will not mend the
+    // file) instead of polling on.
+    const claims = fresh("corrupt-claims");
+    await storeWithRuns(claims, 20);
+    const raw3 = new Database(claims);
+    const indexRoot = raw3.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'runs_by_status'").pluck().get() as number;
+    raw3.close();
+    const damagedBytes = readFileSync(claims);
+    damagedBytes.fill(0xa5, (indexRoot - 1) * pageSize, indexRoot * pageSize);
+    writeFileSync(claims, damagedBytes);
+    const damaged = await openStore(`sqlite:${claims}`);
+    try {
+      const stopped = await new Promise<StoreError>((resolve, reject) => {
+        const wf = workflow("wf", { state: z.object({}) }).node("a", () => ({}), { next: "END" }).compile();
+        const w = new Worker(damaged, new WorkflowRegistry(damaged, actionRegistry({}), [wf]), { pollMs: 20, onStoreGone: (error) => void w.stop().then(() => resolve(error)) });
+        w.start();
+        setTimeout(() => reject(new Error("the worker did not stop")), 5_000);
+      });
+      expect([stopped.damaged, stopped.message]).toEqual([true, expect.stringMatching(/is corrupt/)]);
+    } finally {
+      await damaged.close();
+    }
 
     // Damage deep inside a table passes the checks at open and is reported when it is read.
     const later = fresh("corrupt-later");

@@ -11,7 +11,8 @@ export function storeFailure(file: string, error: unknown, busyTimeoutMs: number
   const why = typeof code === "string" ? explain(code, detail, busyTimeoutMs) : undefined;
   const transient = typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code);
   const notWritable = typeof code === "string" && /^(SQLITE_READONLY|SQLITE_PERM|EACCES|EPERM|EROFS)/.test(code);
-  if (why) return new StoreError(`store ${file} ${why}`, { cause: error, transient, notWritable });
+  const damaged = typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+  if (why) return new StoreError(`store ${file} ${why}`, { cause: error, transient, notWritable, damaged });
   // Rows are only ever written as JSON by the store: one that does not parse was damaged on disk.
   if (error instanceof SyntaxError) return new StoreError(`store ${file} is corrupt (a stored record is unreadable: ${detail}); restore it from a backup`, { cause: error });
   if (error instanceof TypeError && /not open/.test(detail ?? "")) return new StoreError(`store ${file} is closed`, { cause: error });
