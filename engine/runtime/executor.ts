@@ -360,10 +360,20 @@ export class RunExecutor {
     this.inflight.abortAll("shutdown");
   }
 
-  /** Hands the run back (queued) so another worker continues it. */
+  /**
+   * Hands the run back (queued) so another worker continues it; or, when nothing is left that a
+   * worker could run and a task waits for a person (an at-most-once node stopped part-way asks
+   * whether to run it again), pauses it for them, as any worker would at once.
+   */
   private async release(): Promise<void> {
-    this.rs.batch.patchRun(runTransition(this.rs.run, "queued"));
-    this.rs.batch.event(this.events.run("run.released", { status: "queued", why: "worker shutting down" }));
+    const tasks = [...this.rs.tasks.values()];
+    const blocked = (t: TaskRecord) => t.status === "failed" || t.status === "canceled" || (t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
+    if (!tasks.some((t) => t.status === "pending") && tasks.some(blocked)) {
+      settle(this.rs, Infinity);
+    } else {
+      this.rs.batch.patchRun(runTransition(this.rs.run, "queued"));
+      this.rs.batch.event(this.events.run("run.released", { status: "queued", why: "worker shutting down" }));
+    }
     await this.commit();
   }
 

@@ -576,6 +576,8 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const run = await first.start(wf);
     await until(() => runs === 1, 5_000, "charge running");
     await first.worker!.stop();
+    // Paused for the operator at once, not handed back as queued for a worker to find out.
+    expect(await first.store.getRun(run.id)).toMatchObject({ status: "paused", reason: "interrupt", current: ["charge"] });
     const next = await harness.engine([wf], { store: first.store });
     const paused = await next.run(run.id).wait({ timeoutMs: 5_000 });
     expect(paused).toMatchObject({ status: "paused", reason: "interrupt" });
