@@ -32,8 +32,13 @@ export function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 23);
 }
 
-/** `paused (interrupt)`: a paused run always says why, and a running one whose lease ran out says so. */
-export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil">, now = Date.now()): string {
+/**
+ * `paused (interrupt)`: a paused run always says why, a running one whose lease ran out says so,
+ * and a queued one says when it is parked on a timer or a sub-workflow rather than waiting for a worker.
+ */
+export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil" | "wakeAt" | "waitingOn">, now = Date.now()): string {
   if (leaseRanOut(run, now)) return "running (lease ran out)";
+  if (run.status === "queued" && run.waitingOn) return "queued (on a sub-workflow)";
+  if (run.status === "queued" && run.wakeAt !== null && run.wakeAt > now) return `queued (timer, wakes in ${age(now, run.wakeAt)})`;
   return run.status === "paused" && run.reason ? `paused (${run.reason})` : run.status;
 }

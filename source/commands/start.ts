@@ -80,7 +80,7 @@ config file) the workflow's actions are checked now.
     if (out.json) await settled(run);
     else {
       const held = await child(run);
-      out.note(`run ${run.id} ${runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`);
+      out.note(`run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`);
     }
     return run.status === "failed" || run.status === "canceled" ? EXIT.failed : EXIT.ok;
   },

@@ -185,4 +185,14 @@ describe("starting, running and inspecting runs from the command line", () => {
       "pitwall resolve: give exactly one of --approve, --reject, --respond, --edit, --decision",
     ]);
   });
+
+  it("runs and show say a queued run sleeps on a timer, and when it wakes", async () => {
+    const file = join(cli.dir, "nap.json");
+    writeFileSync(file, JSON.stringify({ name: "nap", state: {}, start: "nap", nodes: { nap: { kind: "wait", seconds: 3600, next: "END" } } }));
+    const { runId } = await cli.json<{ runId: string }>(["start", file]);
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    const listed = await cli.run(["runs", "--workflow", "nap"]);
+    expect(listed.stdout).toMatch(new RegExp(`^${runId} +nap +queued \\(timer, wakes in (59m|1h)\\) `, "m"));
+    expect((await cli.run(["show", runId])).stdout).toMatch(/^status +queued \(timer, wakes in (59m|1h)\)$/m);
+  });
 });
