@@ -256,7 +256,7 @@ function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventF
   if (TERMINAL_RUN_STATUSES.includes(view.run.status)) return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
   const running = view.tasks.filter((t) => t.status === "running" && (taskId === undefined || t.id === taskId));
   if (running.length === 0) {
-    return refuse(new ConflictError(taskId ? `task ${taskId} is not running` : `run ${view.run.id} has no running task`));
+    return refuse(new ConflictError(`${taskId ? `task ${taskId} is not running` : `run ${view.run.id} has no running task`}${parkedNote(view.tasks)}`));
   }
   const batch = new Batch();
   const at = Date.now();
@@ -271,6 +271,17 @@ function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventF
     batch.event(events.run("run.paused", { reason: "killed", nodes: running.map((t) => t.node) }));
   }
   return { ok: true, batch, effect: `killed ${running.map((t) => t.node).join(", ")}${lost ? ` (${leftRunningBy(view)} ${running.length > 1 ? "them" : "it"})` : ""}`, writesState: false };
+}
+
+/** What parked tasks wait for, as a refused kill says it: there is no process to kill. */
+function parkedNote(tasks: readonly TaskRecord[]): string {
+  const parked = tasks.filter((t) => t.parent === null && t.status === "interrupted" && t.waitingFor && t.waitingFor.kind !== "interrupt");
+  const notes = parked.map((t) =>
+    t.waitingFor!.kind === "time"
+      ? `${t.node} sleeps on a timer until ${new Date(t.waitingFor!.until).toISOString()}`
+      : `${t.node} waits for its sub-workflow run ${t.waitingFor!.kind === "run" ? t.waitingFor!.runId : "?"}, which can be killed or canceled itself`,
+  );
+  return notes.length > 0 ? ` (${notes.join("; ")}; cancel the run to stop it)` : "";
 }
 
 /**

@@ -194,5 +194,7 @@ describe("starting, running and inspecting runs from the command line", () => {
     const listed = await cli.run(["runs", "--workflow", "nap"]);
     expect(listed.stdout).toMatch(new RegExp(`^${runId} +nap +queued \\(timer, wakes in (59m|1h)\\) `, "m"));
     expect((await cli.run(["show", runId])).stdout).toMatch(/^status +queued \(timer, wakes in (59m|1h)\)$/m);
+    const kill = await cli.run(["kill", runId]);
+    expect([kill.code, kill.stderr]).toEqual([3, expect.stringMatching(new RegExp(`^pitwall kill: run ${runId} has no running task \\(nap sleeps on a timer until \\S+Z; cancel the run to stop it\\)\n$`))]);
   });
 });
