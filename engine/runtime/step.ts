@@ -45,7 +45,8 @@ export function startTasks(rs: RunState, tasks: TaskRecord[]): void {
     });
     const started = rs.events.task(running, "task.started", { node: task.node, attempt, ...(task.index !== null ? { index: task.index } : {}) });
     if (skipRequested(rs, task)) {
-      const skipped = transitionTask(running, "succeeded", { writes: [], route: null, endedAt: now, attempts: closeAttempt(running, "succeeded", now) });
+      // The attempt says so: it ended without running the node.
+      const skipped = transitionTask(running, "succeeded", { writes: [], route: null, endedAt: now, attempts: closeAttempt(running, "succeeded", now, "skipped by an operator", SKIPPED) });
       rs.setTask(skipped, started, rs.events.task(skipped, "task.succeeded", { node: task.node, attempt, durationMs: 0, keys: [], skipped: true }));
       continue;
     }
@@ -69,6 +70,9 @@ function skipRequested(rs: RunState, task: TaskRecord): boolean {
 }
 
 const GATES = ["before", "breakpoint"] as const;
+
+/** The code of the attempt of a task an operator chose to skip: it succeeded without running. */
+export const SKIPPED = "SKIPPED";
 
 /**
  * A node stopped before it runs may be skipped when where it goes next does not depend on its

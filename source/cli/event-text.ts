@@ -17,7 +17,7 @@ const describers: Describers = {
   "step.completed": (p) => `step ${p.step}: ${p.nodes.join(", ") || "-"} wrote ${p.keys.join(", ") || "nothing"}${p.next.length ? ` → ${p.next.join(", ")}` : ""}`,
   "task.scheduled": (p) => `${node(p.node, p.index)} (${p.why})`,
   "task.started": (p) => `${node(p.node, p.index)} attempt ${p.attempt}`,
-  "task.succeeded": (p) => `${p.node} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}${p.skipped ? " (kept from before)" : ""}`,
+  "task.succeeded": (p) => (p.skipped ? `${p.node} skipped by an operator: it did not run` : `${p.node} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}`),
   "task.failed": (p) => `${p.node} attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}`,
   "task.interrupted": (p) => `${p.node} waits for ${p.waitingFor.kind === "interrupt" ? `interrupt ${p.waitingFor.interruptId}` : p.waitingFor.kind}`,
   "task.canceled": (p) => `${p.node}: ${p.reason}`,

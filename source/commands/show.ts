@@ -1,4 +1,4 @@
-import { currentStep, type InterruptRecord, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, type InterruptRecord, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, clock, duration, plural, runStatus } from "../cli/format.js";
@@ -98,7 +98,7 @@ function printTasks(out: Output, all: TaskRecord[]): void {
     shown.map((t) => [
       String(t.step),
       taskLabel(t),
-      t.status,
+      t.attempts.at(-1)?.code === SKIPPED ? "skipped" : t.status,
       String(t.attempts.length),
       duration(taskTime(t)),
       (t.status === "failed" || t.status === "canceled") && t.error ? inline(t.error.message, 60) : t.waitingFor ? waiting(t.waitingFor) : "",

@@ -145,4 +145,17 @@ writeFileSync(file, JSON.stringify(state, null, 2));
     expect([ended.code, ended.stderr]).toEqual([3, `pitwall edit: run ${runId} has ended (canceled); fork it to change its state\n`]);
     expect(readFileSync(log, "utf8").trim().split("\n")).toHaveLength(2); // the editor did not open again
   });
+
+  it("edit --as-node on a run paused before that node skips it; show and events say it was skipped", async () => {
+    const file = join(cli.dir, "skippable.json");
+    writeFileSync(file, JSON.stringify({ name: "skippable", state: { note: { type: "string", default: "" } }, start: "a", nodes: { a: { kind: "wait", seconds: 0, next: "b" }, b: { kind: "wait", seconds: 3600, next: "END" } } }));
+    const runId = (await cli.run(["start", file, "--interrupt-before", "b"])).stdout.trim();
+    await cli.run(["worker", "--once"]);
+    const edited = await cli.run(["edit", runId, "--set", "note=by hand", "--as-node", "b"]);
+    expect([edited.code, edited.stdout]).toEqual([0, expect.stringMatching(/^resolved int-\S+ with skip and a state edit \(checkpoint \S+\) \(b will not run\)\n$/)]);
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    expect((await cli.run(["show", runId])).stdout).toMatch(/^\s*2 +b +skipped +1 /m);
+    expect((await cli.run(["events", runId, "--type", "task.succeeded"])).stdout).toMatch(/task\.succeeded .* b skipped by an operator: it did not run$/m);
+    expect(await cli.json(["state", runId])).toEqual({ note: "by hand" });
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, Operator, ValidationError, editPatch, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
+import { ConflictError, NotFoundError, Operator, SKIPPED, ValidationError, editPatch, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
@@ -454,7 +454,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(ran).toEqual(["draft"]);
     expect(await edited.state()).toMatchObject({ note: "reviewed by hand", log: [] });
     const review = (await engine.store.listTasks(edited.id)).find((t) => t.node === "review")!;
-    expect([review.status, review.writes ?? []]).toEqual(["succeeded", []]);
+    expect([review.status, review.writes ?? [], review.attempts.at(-1)?.code]).toEqual(["succeeded", [], SKIPPED]);
 
     // A node whose own result chooses the route cannot be skipped: it is not offered, and asNode says why.
     const [atChoose] = await pendingOf(engine, edited.id);
