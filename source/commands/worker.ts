@@ -1,8 +1,8 @@
 import { once } from "node:events";
-import { Worker, WorkflowRegistry, actionRegistry, type Store, type StoreError } from "../../engine/index.js";
+import { Worker, WorkflowRegistry, actionRegistry, leaseRanOut, type Store, type StoreError } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
-import { clock } from "../cli/format.js";
+import { clock, plural } from "../cli/format.js";
 import { clean, type Output } from "../cli/output.js";
 import { noteRoom } from "../cli/room.js";
 
@@ -59,6 +59,7 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     if (flags.once) {
       await w.drain();
       await noteLeftBehind(out, s, workflows);
+      await noteHeld(out, s, w.id);
       return EXIT.ok;
     }
     w.start();
@@ -73,6 +74,21 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     return EXIT.ok;
   },
 });
+
+/**
+ * Running runs another worker holds: it may be alive, or gone with its lease still running (then
+ * another `--once` after the lease takes them over). Ending quietly would hide them.
+ */
+async function noteHeld(out: Output, store: Store, self: string): Promise<void> {
+  const now = Date.now();
+  const { runs } = await store.listRuns({ status: ["running"], limit: 1000 });
+  const held = runs.filter((r) => r.owner !== self && r.owner !== null && !leaseRanOut(r, now));
+  if (held.length === 0) return;
+  const last = Math.max(...held.map((r) => r.leaseUntil ?? now));
+  out.note(
+    `${plural(held.length, "running run")} held by other workers (${held.slice(0, 3).map((r) => `${r.id} by ${r.owner}`).join(", ")}${held.length > 3 ? ", ..." : ""}): if those are gone, their leases run out within ${Math.ceil((last - now) / 1000)} s and a worker then takes them over`,
+  );
+}
 
 /** Queued runs this worker could not take, by workflow, with why: `--once` ending quietly would hide them. */
 async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry): Promise<void> {

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { EventRecord, InterruptRecord, RunRecord, TaskRecord } from "../../engine/index.js";
+import { openStore, type EventRecord, type InterruptRecord, type RunRecord, type TaskRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 import { until } from "../support/engine.js";
 
@@ -142,5 +142,20 @@ describe("operator commands on live runs, across processes", () => {
     expect(exited.stderr.trim().split("\n").at(-1)).toBe(
       `pitwall worker: store ${file} was deleted while this process had it open: what it reads and writes is no longer that store; restart this process`,
     );
+  });
+
+  it("worker --once says which running runs other workers hold, instead of ending quietly", async () => {
+    const file = join(cli.dir, "held.db");
+    const env = { PITWALL_STORE: `sqlite:${file}` };
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("long-compute")], env);
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      await store.claimRun({ owner: "gone-worker", leaseMs: 60_000, runId });
+    } finally {
+      await store.close();
+    }
+    const once = await cli.run(["worker", "--once", "--actions", actionsOf("long-compute")], env);
+    expect(once.code).toBe(0);
+    expect(once.stderr).toMatch(new RegExp(`^1 running run held by other workers \\(${runId} by gone-worker\\): if those are gone, their leases run out within (59|60) s and a worker then takes them over$`, "m"));
   });
 });
