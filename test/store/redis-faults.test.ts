@@ -39,6 +39,8 @@ describe("Redis store: connection faults", () => {
     const message = (error as Error).message;
     expect(message).toContain(`redis://ann:***@127.0.0.1:${closed.port}/0`);
     expect(message).toMatch(/ECONNREFUSED/);
+    // Refused now, it may answer later (a server restarting): scripts can tell from --json.
+    expect((error as StoreError).transient).toBe(true);
     expect(message).not.toContain("s3cret");
     expect(message).not.toContain("\n");
     // A process that cannot reach its store says so in one line and exits non-zero.

@@ -113,12 +113,22 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     await Promise.race([client.connect(), silence]);
   } catch (error) {
     client.disconnect();
-    throw new StoreError(`cannot connect to Redis at ${target.description}: ${reason(lastError ?? error)}`);
+    // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
+    const cause = lastError ?? error;
+    throw new StoreError(`cannot connect to Redis at ${target.description}: ${reason(cause)}`, { cause, transient: connectionDown(cause) || /no answer within|timed out/i.test(errorMessage(cause)) });
   } finally {
     clearTimeout(timer);
   }
   connected = true;
   return client;
+}
+
+/**
+ * Whether an error says the connection is down (the server stopped or unreachable), which may
+ * pass: ioredis's own wording for it is "Reached the max retries per request limit...".
+ */
+export function connectionDown(error: unknown): boolean {
+  return /max retries per request|Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN/.test(errorMessage(error));
 }
 
 function reason(error: unknown): string {

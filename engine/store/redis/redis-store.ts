@@ -22,7 +22,7 @@ import {
 } from "../records.js";
 import { checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
-import { connectRedis, memoryRoom, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
+import { connectRedis, connectionDown, memoryRoom, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
 import { RedisKeys } from "./keys.js";
 import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
@@ -98,7 +98,11 @@ export class RedisStore implements Store {
       const method = this[name] as (...args: unknown[]) => Promise<unknown>;
       (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
         method.apply(this, args).catch((error: unknown) => {
-          throw isPitwallError(error) ? error : new StoreError(`Redis at ${this.description} did not answer: ${errorMessage(error)}`, { cause: error, transient: true });
+          if (isPitwallError(error)) throw error;
+          // A command that timed out while the client reconnects met a stopped server, not a frozen one.
+          const down = connectionDown(error) || this.client.status !== "ready";
+          const what = down ? "cannot be reached: the connection is down (is the server running?)" : `did not answer: ${errorMessage(error)}`;
+          throw new StoreError(`Redis at ${this.description} ${what}`, { cause: error, transient: true });
         });
     }
   }
