@@ -91,6 +91,9 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   const controller = new AbortController();
   const onSignal = () => {
     // A second Ctrl-C, or one during a short command, leaves at once.
+    if (controller.signal.aborted && command.exitsWhenDone) {
+      process.stderr.write(`pitwall ${command.name}: stopping at once; the runs it held wait for their leases to run out before another worker takes them\n`);
+    }
     if (controller.signal.aborted || !command.stopsOnSignal) process.exit(130);
     controller.abort();
   };
@@ -146,6 +149,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     }
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    if (command.exitsWhenDone) abandoned = true;
   }
 }
 
@@ -195,7 +199,10 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-/** The store's connection was left open (it stopped answering): nothing else will end the process. */
+/**
+ * The store's connection was left open (it stopped answering), or user code may still run (a
+ * worker's abandoned nodes): nothing else would end the process.
+ */
 let abandoned = false;
 process.exitCode = await main(process.argv.slice(2));
 if (abandoned) process.exit();

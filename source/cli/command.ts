@@ -49,6 +49,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
   /** Handles Ctrl-C itself through `ctx.signal` (worker, events --follow); others exit at once. */
   stopsOnSignal?: boolean;
   /**
+   * Runs user code (actions): the process exits when the command ends, so that a node that
+   * ignored its abort signal (abandoned after the grace period) does not keep it alive.
+   */
+  exitsWhenDone?: boolean;
+  /**
    * Only reads the store, so it opens it read-only: it works on a file it may not write and
    * never creates, upgrades or changes a store.
    */

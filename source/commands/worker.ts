@@ -28,6 +28,7 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
   args: { min: 0, max: 0 },
   createsStore: true,
   stopsOnSignal: true,
+  exitsWhenDone: true,
   async run({ flags, out, store, actions, signal }) {
     const concurrency = countFlag("concurrency", flags.concurrency);
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);

@@ -158,4 +158,22 @@ describe("operator commands on live runs, across processes", () => {
     expect(once.code).toBe(0);
     expect(once.stderr).toMatch(new RegExp(`^1 running run held by other workers \\(${runId} by gone-worker\\): if those are gone, their leases run out within (59|60) s and a worker then takes them over$`, "m"));
   });
+
+  it("a worker stopped with Ctrl-C exits once its runs are released, also when a node ignores its abort signal", async () => {
+    const actions = join(cli.dir, "stubborn-actions.mjs");
+    const file = join(cli.dir, "stubborn.json");
+    writeFileSync(actions, "export default { stubborn: () => new Promise((resolve) => setTimeout(() => resolve({}), 30_000)) };\n");
+    writeFileSync(file, JSON.stringify({ name: "stubborn", state: {}, start: "s", nodes: { s: { action: "stubborn" } } }));
+    const env = { PITWALL_STORE: `sqlite:${join(cli.dir, "stubborn.db")}` };
+    const { runId } = await cli.json<{ runId: string }>(["start", file], env);
+    const worker = cli.spawn(["worker", "--actions", actions], env);
+    await until(async () => (await cli.json<RunRecord>(["show", runId], env)).status === "running", 15_000, "the node running");
+    const stoppedAt = Date.now();
+    worker.child.kill("SIGINT");
+    const exited = await worker.exited;
+    // The grace period (5 s), not the node's 30 s.
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000);
+    expect(exited.code).toBe(0);
+    expect((await cli.json<RunRecord>(["show", runId], env)).status).toBe("queued");
+  }, 30_000);
 });
