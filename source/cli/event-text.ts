@@ -16,11 +16,11 @@ const describers: Describers = {
   "run.canceled": (p) => p.reason,
   "step.completed": (p) => `step ${p.step}: ${p.nodes.join(", ") || "-"} wrote ${p.keys.join(", ") || "nothing"}${p.next.length ? ` → ${p.next.join(", ")}` : ""}`,
   "task.scheduled": (p) => `${node(p.node, p.index)} (${p.why})`,
-  "task.started": (p) => `${node(p.node, p.index)} attempt ${p.attempt}`,
-  "task.succeeded": (p) => (p.skipped ? `${p.node} skipped by an operator: it did not run` : `${p.node} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}`),
-  "task.failed": (p) => `${p.node} attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}`,
+  "task.started": (p) => `${node(p.node, p.index, p.call)} attempt ${p.attempt}`,
+  "task.succeeded": (p) => (p.skipped ? `${p.node} skipped by an operator: it did not run` : `${node(p.node, undefined, p.call)} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}`),
+  "task.failed": (p) => `${node(p.node, undefined, p.call)} attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}`,
   "task.interrupted": (p) => `${p.node} waits for ${p.waitingFor.kind === "interrupt" ? `interrupt ${p.waitingFor.interruptId}` : p.waitingFor.kind}`,
-  "task.canceled": (p) => `${p.node}: ${p.reason}`,
+  "task.canceled": (p) => `${node(p.node, undefined, p.call)}: ${p.reason}`,
   "interrupt.created": (p) => `${p.interruptId} ${p.kind} at ${p.node}${p.question ? `: ${p.question}` : ""}`,
   "interrupt.resolved": (p) => `${p.interruptId}: ${p.decision}${p.reason ? ` (${p.reason})` : ""}`,
   "state.edited": (p) => `checkpoint ${p.checkpointId}: ${p.diff.map((d) => diffLine(d)).join("; ")}${p.truncated ? " …" : ""}`,
@@ -31,8 +31,9 @@ const describers: Describers = {
   "node.log": (p) => `${p.node} ${p.level}: ${p.message}`,
 };
 
-function node(name: string, index?: number): string {
-  return index === undefined ? name : `${name}[${index}]`;
+/** `agent`, `items[2]`, and a durable call of a node as `agent · search` (as show names it). */
+function node(name: string, index?: number, call?: string): string {
+  return `${index === undefined ? name : `${name}[${index}]`}${call ? ` · ${call}` : ""}`;
 }
 
 /** One readable line about an event's payload; unknown types fall back to compact JSON. */
