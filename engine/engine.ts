@@ -6,9 +6,9 @@ import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
 import type { State } from "./state/ops.js";
 import { readState } from "./state/read.js";
 import { MemoryStore } from "./store/memory/memory-store.js";
-import { TERMINAL_RUN_STATUSES, type EventRecord, type RunRecord } from "./store/records.js";
+import { TERMINAL_RUN_STATUSES, type CheckpointSummary, type EventRecord, type RunRecord } from "./store/records.js";
 import type { Store } from "./store/store.js";
-import { Operator, defaultActor, type OperatorOptions } from "./operator/operator.js";
+import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
 import { followRun } from "./operator/reads.js";
 import { WorkflowRegistry } from "./worker/registry.js";
@@ -121,12 +121,14 @@ export class RunHandle<S extends State = State> {
    * itself, or the child run it waits on (a sub-workflow whose node asked a person), whose id its
    * `waitingOn` gives. A run waiting for a timer, or for a child run still going, is in progress.
    */
-  async wait(options: { until?: "settled" | "end"; timeoutMs?: number } = {}): Promise<RunRecord> {
+  async wait(options: { until?: "settled" | "end"; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<RunRecord> {
     const until = options.until ?? "settled";
     if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0 && options.timeoutMs <= MAX_WAIT_MS)) {
       throw new ValidationError(`timeoutMs ${options.timeoutMs}: give milliseconds from 0 to ${MAX_WAIT_MS}`);
     }
-    const signal = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
+    const timeout = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
+    const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
     /** The runs this one waits on, itself first: a chain of sub-workflows, each waiting on the next. */
     const chain = async (run: RunRecord) => {
@@ -151,11 +153,25 @@ export class RunHandle<S extends State = State> {
       links = await chain(run);
       if (settled(links)) return run;
     }
+    if (options.signal?.aborted) throw options.signal.reason;
     if (signal?.aborted) throw new PitwallError("RUN", `run ${this.id} did not settle within ${options.timeoutMs} ms (it is ${run.status})`);
     // The subscription ended by itself: the store was closed under this wait.
     run = await this.get();
     if (settled(await chain(run))) return run;
     throw new PitwallError("RUN", `run ${this.id} had not settled when its store was closed (it is ${run.status})`);
+  }
+
+  /**
+   * The run's checkpoints, oldest first (LangGraph's state history): what each step, edit or
+   * fork recorded, without the state itself — `state(n)` reads that.
+   */
+  checkpoints(options: { limit?: number; afterN?: number } = {}): Promise<CheckpointSummary[]> {
+    return this.store.listCheckpointSummaries(this.id, options);
+  }
+
+  /** Ends the run as canceled (an operator command, recorded with the reason). */
+  cancel(reason: string, actor?: string): Promise<CommandOutcome> {
+    return new Operator(this.store, actor ? { actor: defaultActor(actor) } : {}).cancel(this.id, { reason });
   }
 
   /** The run's current state (or at a checkpoint number). */

@@ -230,6 +230,25 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     await expect(engine.start(wf)).rejects.toThrow(/closed/);
   });
 
+  it("a run handle lists its checkpoints, cancels its run, and stops waiting when its signal aborts", async () => {
+    const wf = workflow("handled", { state }).node("a", () => ({ out: "a" }), { next: "b" }).node("b", () => ({ out: "b" }), { next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const done = await engine.start(wf);
+    await done.wait();
+    const history = await done.checkpoints();
+    expect(history.map((c) => [c.n, c.source, c.nodes])).toEqual([[0, "input", []], [1, "loop", ["a"]], [2, "loop", ["b"]]]);
+    expect(await done.state(history[1]!.n)).toMatchObject({ out: "a" });
+
+    const paused = await engine.start(wf, {}, { interruptBefore: ["b"] });
+    await paused.wait();
+    const controller = new AbortController();
+    const waiting = paused.wait({ until: "end", signal: controller.signal });
+    controller.abort(new Error("gave up waiting"));
+    await expect(waiting).rejects.toThrow("gave up waiting");
+    expect((await paused.cancel("not needed", "ann")).effect).toBe("run canceled");
+    expect(await paused.get()).toMatchObject({ status: "canceled" });
+  });
+
   it("says which checkpoints a run has when asked for the state at one it lacks", async () => {
     const wf = workflow("numbered", { state }).node("a", () => ({ out: "a" }), { next: "END" }).compile();
     const engine = await harness.engine([wf]);
