@@ -99,6 +99,7 @@ export class RedisStore implements Store {
       (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
         method.apply(this, args).catch((error: unknown) => {
           if (isPitwallError(error)) throw error;
+          if (this.closed) throw new StoreError(`store ${this.description} is closed`, { cause: error });
           // A command that timed out while the client reconnects met a stopped server, not a frozen one.
           const down = connectionDown(error) || this.client.status !== "ready";
           const what = down ? "cannot be reached: the connection is down (is the server running?)" : `did not answer: ${errorMessage(error)}`;
