@@ -13,7 +13,8 @@ import { ProblemList, formatProblem } from "./problems.js";
 /** Edges and execution settings shared by every node kind, as in the JSON form. */
 export interface EdgeOptions<S extends State> {
   next?: string | string[];
-  routes?: Record<string, string>;
+  /** Route key → a node, or a list of nodes that then run in parallel. */
+  routes?: Record<string, string | string[]>;
   default?: string;
   /** Route on this state key's value after the node's update. */
   routeOn?: keyof S & string;

@@ -25,8 +25,10 @@ export function checkGraph(
     asList(node.next).forEach((t, i) => {
       if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
     });
-    for (const [key, t] of Object.entries(node.routes ?? {})) {
-      if (!isTarget(t)) problems.error([...path, "routes", key], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
+    for (const [key, targets] of Object.entries(node.routes ?? {})) {
+      asList(targets).forEach((t, i) => {
+        if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
+      });
     }
     if (node.default !== undefined && !isTarget(node.default)) {
       problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)`);
@@ -138,7 +140,7 @@ function checkJoinEdges(name: string, waitFor: readonly string[], nodes: Record<
   if (name === start) problems.error(["nodes", name, "waitFor"], "INVALID_FIELD", `"${name}" is the start node, which runs first: it cannot wait for ${awaited}`);
   for (const [other, def] of Object.entries(nodes)) {
     if (broken.has(other) || waitFor.includes(other) || !nodeTargets(def).includes(name)) continue;
-    const route = Object.entries(def.routes ?? {}).find(([, target]) => target === name)?.[0];
+    const route = Object.entries(def.routes ?? {}).find(([, targets]) => asList(targets).includes(name))?.[0];
     const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : ["default"];
     problems.error(
       ["nodes", other, ...field],

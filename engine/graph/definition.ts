@@ -40,7 +40,8 @@ export type MapSpec = z.output<typeof mapSchema>;
 const commonFields = {
   description: z.string().optional(),
   next: z.union([nodeName, z.array(nodeName).min(1)]).optional(),
-  routes: z.record(z.string().min(1), nodeName).optional(),
+  /** Route key → a node, or a list of nodes that then run in parallel (a conditional fan-out). */
+  routes: z.record(z.string().min(1), z.union([nodeName, z.array(nodeName).min(1)])).optional(),
   default: nodeName.optional(),
   routeOn: z.string().min(1).optional(),
   /** Code workflows only: a router function chooses the route key. Marked here so the graph can say so. */
@@ -228,7 +229,7 @@ export interface WorkflowDefinition {
 export function nodeTargets(node: NodeDefinition): string[] {
   const targets = new Set<string>();
   for (const t of asList(node.next)) targets.add(t);
-  for (const t of Object.values(node.routes ?? {})) targets.add(t);
+  for (const t of Object.values(node.routes ?? {}).flatMap(asList)) targets.add(t);
   if (node.default !== undefined) targets.add(node.default);
   return [...targets];
 }

@@ -11,7 +11,7 @@ export function nodeOrder(definition: WorkflowDefinition): string[] {
     seen.add(name);
     order.push(name);
     const node = definition.nodes[name]!;
-    for (const t of [...asList(node.next), ...Object.values(node.routes ?? {}), ...(node.default ? [node.default] : [])]) queue.push(t);
+    for (const t of [...asList(node.next), ...Object.values(node.routes ?? {}).flatMap(asList), ...(node.default ? [node.default] : [])]) queue.push(t);
   }
   for (const name of Object.keys(definition.nodes)) if (!seen.has(name)) order.push(name);
   return order;
@@ -59,7 +59,7 @@ export function edgesOf(node: NodeDefinition): { label: string | null; target: s
     const next = asList(node.next);
     return (next.length > 0 ? next : [END]).map((target) => ({ label: null, target }));
   }
-  const edges = Object.entries(node.routes!).map(([label, target]) => ({ label, target }));
+  const edges = Object.entries(node.routes!).flatMap(([label, targets]) => asList(targets).map((target) => ({ label, target })));
   if (node.default !== undefined) edges.push({ label: "default", target: node.default });
   return edges;
 }
@@ -86,7 +86,8 @@ export function renderGraph(definition: WorkflowDefinition, version?: string): s
     const width = Math.max(0, ...edges.map((e) => (e.label ?? "").length));
     for (const edge of edges) {
       const label = edge.label === null ? "" : `[${edge.label}]`.padEnd(width + 2) + " ";
-      lines.push(`    ${label}→ ${edge.target}${edges.length > 1 && edge.label === null ? "   (parallel)" : ""}`);
+      const together = edges.filter((e) => e.label === edge.label).length > 1;
+      lines.push(`    ${label}→ ${edge.target}${together ? "   (parallel)" : ""}`);
     }
     if (how) lines.push(`   ${how}`);
   }

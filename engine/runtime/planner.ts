@@ -102,8 +102,8 @@ function outgoing(workflow: CompiledWorkflow, finished: { node: string; route?: 
       return { code: "ROUTER_FAILED", node: finished.node, message: `the router of node "${finished.node}" threw: ${errorMessage(error)}` };
     }
   }
-  if (key !== undefined && key in routes) return [routes[key]!];
-  if (def.kind === "approval" && key === "edit" && "approve" in routes) return [routes.approve!];
+  if (key !== undefined && key in routes) return asList(routes[key]);
+  if (def.kind === "approval" && key === "edit" && "approve" in routes) return asList(routes.approve);
   if (def.default !== undefined) return [def.default];
   const known = Object.keys(routes).join(", ");
   return {

@@ -43,6 +43,17 @@ describe("graph layout", () => {
     expect(bus.indexOf("┼")).toBe(rows[plan]!.indexOf("plan") + 1);
   });
 
+  it("draws a route that fans out as one labelled edge to each of its nodes", () => {
+    const definition = workflow("routed-fanout", { state: z.object({ n: z.number().default(0) }) })
+      .node("triage", noop, { routes: { both: ["a", "b"], one: "a" }, default: "a" })
+      .node("a", noop, { next: "END" })
+      .node("b", noop, { next: "END" })
+      .compile().definition;
+    const layering = layerGraph(definition);
+    expect(layering.edges.filter((e) => e.from === "triage").map((e) => [e.to, e.label])).toEqual([["a", "both/one/else"], ["b", "both"]]);
+    expect(layering.layers[1]!.filter((n) => !layering.isDummy(n)).sort()).toEqual(["a", "b"]);
+  });
+
   it("draws self-loops and unreachable nodes without losing them", () => {
     const compiled = workflow("odd", { state: z.object({ n: z.number().default(0) }) })
       .node("poll", noop, { routes: { again: "poll", done: "END" }, default: "poll" })

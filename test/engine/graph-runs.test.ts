@@ -51,6 +51,23 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(tasks.filter((t) => t.writes !== null).map((t) => t.node)).toEqual([]);
   });
 
+  it("fans out conditionally: a route may lead to several nodes, which run in parallel in the next step", async () => {
+    const wf = workflow("route-fanout", { state: listState, reducers: { log: "append" } })
+      .node("triage", (s) => ({ route: s.verdict }), { routes: { both: ["a", "b"], one: "a" } })
+      .node("a", mark("a"), { next: "END" })
+      .node("b", mark("b"), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const both = await engine.start(wf, { verdict: "both" });
+    expect((await both.wait()).status).toBe("succeeded");
+    expect(((await both.state()).log as string[]).sort()).toEqual(["a", "b"]);
+    const tasks = await engine.store.listTasks(both.id);
+    expect(tasks.filter((t) => t.node !== "triage").map((t) => [t.node, t.step]).sort()).toEqual([["a", 2], ["b", 2]]);
+    const one = await engine.start(wf, { verdict: "one" });
+    await one.wait();
+    expect((await one.state()).log).toEqual(["a"]);
+  });
+
   it("loops SuperAGI-style: check answers NO and loops back until it answers YES", async () => {
     const wf = workflow("yes-no", { state: listState, reducers: { log: "append" } })
       .node("work", (s) => ({ n: s.n + 1, log: [`work${s.n + 1}`] }), { next: "check" })

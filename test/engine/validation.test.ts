@@ -56,6 +56,7 @@ describe("workflow validation", () => {
     ["MISSING_START", "$.start", (d: any) => (d.start = "nope")],
     ["UNKNOWN_TARGET", "$.nodes.work.next", (d: any) => (d.nodes.work.next = "nowhere")],
     ["UNKNOWN_TARGET", "$.nodes.check.routes.YES", (d: any) => (d.nodes.check.routes.YES = "nowhere")],
+    ["UNKNOWN_TARGET", "$.nodes.check.routes.YES[1]", (d: any) => (d.nodes.check.routes.YES = ["fanout", "nowhere"])],
     ["UNREACHABLE_NODE", "$.nodes.orphan", (d: any) => (d.nodes.orphan = { action: "tasks.noop", next: "END" })],
     ["UNKNOWN_ACTION", "$.nodes.init.action", (d: any) => (d.nodes.init.action = "tasks.missing")],
     ["BAD_REDUCER", "$.state.tasks.reducer", (d: any) => (d.state.tasks.reducer = "concat")],
@@ -286,5 +287,11 @@ describe("one model for code and data", () => {
     expect(text).toMatch(/\[default\] → work/);
     expect(text).toContain("→ a   (parallel)");
     expect(text).toContain("waits for a + b");
+    // A route that fans out lists each of its targets, as parallel.
+    const fanout = structuredClone(TASK_QUEUE) as typeof TASK_QUEUE & { nodes: Record<string, unknown> };
+    fanout.nodes.check = { action: "tasks.check", routes: { YES: ["a", "b"], NO: "work" }, default: "work" };
+    delete fanout.nodes.fanout;
+    const routed = renderGraph(loadWorkflowText(JSON.stringify(fanout), actions).definition);
+    expect(routed).toMatch(/\[YES\]\s+→ a   \(parallel\)\n\s+\[YES\]\s+→ b   \(parallel\)\n\s+\[NO\]\s+→ work\n/);
   });
 });
