@@ -10,7 +10,9 @@ import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
 import type { State } from "../state/ops.js";
-import type { WorkflowDefinition } from "../graph/definition.js";
+import { END, type WorkflowDefinition } from "../graph/definition.js";
+import type { CompiledWorkflow } from "../graph/model.js";
+import { storeVersion, type WorkflowVersion } from "./start.js";
 import type { EventType } from "../runtime/events.js";
 import type { CheckpointRecord, CommandRecord, CommandType, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
@@ -141,16 +143,29 @@ export class Operator {
 
   /**
    * Starts a new run whose history begins at a checkpoint of another (optionally with a state
-   * patch). The source run is not changed. Returns the new run's id in `result.runId`.
+   * patch). The source run is not changed. Returns the new run's id in `result.runId`. With
+   * `workflow`, another version of the same workflow (a fixed one, say) runs the fork: the
+   * checkpoint's state must fit its schema (the patch is checked against it) and the nodes the
+   * run is at must still exist.
    */
-  async fork(runId: string, checkpoint: CheckpointRef, options: { patch?: unknown; reason?: string } = {}): Promise<CommandOutcome> {
+  async fork(
+    runId: string,
+    checkpoint: CheckpointRef,
+    options: { patch?: unknown; reason?: string; workflow?: CompiledWorkflow | WorkflowVersion } = {},
+  ): Promise<CommandOutcome> {
     const source = await this.mustGetRun(runId);
     const from = await this.checkpoint(runId, checkpoint);
+    const target = options.workflow;
+    if (target && target.definition.name !== source.workflow) {
+      throw new ValidationError(`run ${runId} is a run of workflow ${source.workflow}; a fork may move it to another version of that workflow, not to ${target.definition.name}`);
+    }
+    const version = target?.version ?? source.version;
+    if (target) checkNodesKept(target.definition, version, from, source);
     const command: CommandRecord = {
       id: newId("cmd"),
       runId: source.id,
       type: "fork",
-      args: { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}) },
+      args: { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}) },
       actor: this.actor,
       reason: options.reason ?? null,
       createdAt: Date.now(),
@@ -160,20 +175,22 @@ export class Operator {
     };
     await this.record(command);
     try {
-      const { definition, validator } = await this.workflow(source.version);
+      if (target) await storeVersion(this.store, target);
+      const { definition, validator } = await this.workflow(version);
       const sourceState = await readState(this.store, runId, from.n);
-      const state = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
-      const diff = options.patch === undefined ? [] : diffStates(sourceState, state);
+      const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
+      const state = target ? fitState(validator, patched, from, version) : patched;
+      const diff = diffStates(sourceState, state);
       const id = derivedId("run", command.id);
       await this.store.createRun(
         newRun({
           id,
-          workflow: { name: source.workflow, version: source.version },
+          workflow: { name: source.workflow, version },
           state,
           actor: this.actor,
           // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
           forkOf: { runId: source.id, checkpointId: from.id },
-          control: from.control,
+          control: target ? { ...from.control, visits: Object.fromEntries(Object.entries(from.control.visits).filter(([node]) => node in definition.nodes)) } : from.control,
           step: from.step,
           interruptBefore: source.interruptBefore,
           interruptAfter: source.interruptAfter,
@@ -182,7 +199,7 @@ export class Operator {
           ...(options.reason ? { reason: options.reason } : {}),
         }),
       );
-      return await this.accept(command, `forked from checkpoint ${from.id} as run ${id}`, { runId: id });
+      return await this.accept(command, `forked from checkpoint ${from.id} as run ${id}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id });
     } catch (error) {
       await this.refuse(command, error).catch(() => undefined);
       throw error;
@@ -409,6 +426,33 @@ export class Operator {
 
   private async mustGetRun(id: string): Promise<RunRecord> {
     return (await this.store.getRun(id)) ?? notFound("run", id);
+  }
+}
+
+/** A fork onto another version goes on from the same place: every node it is at must exist there. */
+function checkNodesKept(definition: WorkflowDefinition, version: string, from: CheckpointRecord, source: RunRecord): void {
+  const places = [
+    ...from.next,
+    ...from.control.finished.map((f) => f.node),
+    ...Object.entries(from.control.barriers).flatMap(([join, arrived]) => [join, ...arrived]),
+    ...(source.interruptBefore ?? []),
+    ...(source.interruptAfter ?? []),
+  ];
+  const missing = places.find((node) => node !== END && !(node in definition.nodes));
+  if (missing !== undefined) {
+    throw new ValidationError(
+      `version ${version.slice(0, 12)} of workflow ${definition.name} has no node "${missing}", which run ${source.id} is at in checkpoint ${from.n} (or interrupts at): fork from another checkpoint, or keep the node in the new version`,
+    );
+  }
+}
+
+/** The checkpoint's state under the new version's schema: its new keys' defaults filled in, and checked. */
+function fitState(validator: StateValidator, state: State, from: CheckpointRecord, version: string): State {
+  try {
+    return validator.parse(state, `the state of checkpoint ${from.n} under version ${version.slice(0, 12)}`);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new ValidationError(`${error.message}; a patch given with the fork is checked against the new version, so it can reshape the state to fit`, error.issues);
   }
 }
 

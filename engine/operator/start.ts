@@ -22,6 +22,14 @@ export interface StartRunOptions {
   interruptAfter?: string[] | null;
 }
 
+/** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */
+export async function storeVersion(store: Store, workflow: CompiledWorkflow | WorkflowVersion): Promise<void> {
+  if ("initialState" in workflow) return storeWorkflow(store, workflow);
+  for (const w of [workflow, ...(workflow.children?.values() ?? [])]) {
+    await store.putWorkflow({ version: w.version, name: w.definition.name, definition: w.definition, createdAt: Date.now() });
+  }
+}
+
 /**
  * Stores a workflow's version (and its sub-workflows') and creates a queued run of it, after
  * validating the input against its state schema. The run is executed by whichever worker can:
@@ -34,13 +42,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
     if (!(node in workflow.definition.nodes)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
   }
   const state = "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
-  if ("initialState" in workflow) {
-    await storeWorkflow(store, workflow);
-  } else {
-    for (const w of [workflow, ...(workflow.children?.values() ?? [])]) {
-      await store.putWorkflow({ version: w.version, name: w.definition.name, definition: w.definition, createdAt: Date.now() });
-    }
-  }
+  await storeVersion(store, workflow);
   await store.createRun(
     newRun({
       id,

@@ -158,4 +158,31 @@ writeFileSync(file, JSON.stringify(state, null, 2));
     expect((await cli.run(["events", runId, "--type", "task.succeeded"])).stdout).toMatch(/task\.succeeded .* b skipped by an operator: it did not run$/m);
     expect(await cli.json(["state", runId])).toEqual({ note: "by hand" });
   });
+
+  it("fork --workflow moves a run that failed on a bug onto the fixed version of its workflow", async () => {
+    const actions = join(cli.dir, "fixable-actions.mjs");
+    writeFileSync(actions, "export default { first: () => ({ log: ['a'] }), buggy: () => { throw new Error('bug'); }, fixed: () => ({ log: ['b'] }) };\n");
+    const version = (action: string, extra: Record<string, unknown> = {}) => ({
+      name: "fixable",
+      state: { log: { type: "array", items: { type: "string" }, reducer: "append", default: [] }, ...extra },
+      start: "a",
+      nodes: { a: { action: "first", next: "b" }, b: { action, next: "END" } },
+    });
+    const v1 = join(cli.dir, "fixable-v1.json");
+    const v2 = join(cli.dir, "fixable-v2.json");
+    writeFileSync(v1, JSON.stringify(version("buggy")));
+    writeFileSync(v2, JSON.stringify(version("fixed", { retried: { type: "boolean", default: true } })));
+    const runId = (await cli.run(["start", v1])).stdout.trim();
+    await cli.run(["worker", "--once", "--actions", actions]);
+    const forked = await cli.run(["fork", runId, "1", "--workflow", v2, "--reason", "bug fixed"]);
+    expect(forked.code).toBe(0);
+    expect(forked.stderr).toMatch(/^forked from checkpoint \S+:1 as run \S+ on version [0-9a-f]{12}$/m);
+    const forkId = forked.stdout.trim();
+    await cli.run(["worker", "--once", "--actions", actions]);
+    expect(await cli.json(["state", forkId])).toEqual({ log: ["a", "b"], retried: true });
+    const other = join(cli.dir, "other.json");
+    writeFileSync(other, JSON.stringify({ ...version("fixed"), name: "other" }));
+    const refused = await cli.run(["fork", runId, "1", "--workflow", other]);
+    expect([refused.code, refused.stderr]).toEqual([2, `pitwall fork: run ${runId} is a run of workflow fixable; a fork may move it to another version of that workflow, not to other\n`]);
+  });
 });

@@ -290,6 +290,43 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await expect(op.breakpoint(run.id, "nope")).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it("forks a run onto a fixed version of its workflow: new keys get defaults, and nodes it is at must still exist", async () => {
+    const buggy = workflow("fixable", { state, reducers: { log: "append" } })
+      .node("a", () => ({ log: ["a"] }), { next: "b" })
+      .node("b", () => {
+        throw new Error("bug in b");
+      }, { next: "END" })
+      .compile();
+    const fixedState = z.object({ ...state.shape, fixed: z.boolean().default(true) });
+    const fixed = workflow("fixable", { state: fixedState, reducers: { log: "append" } })
+      .node("a", () => ({ log: ["a"] }), { next: "b" })
+      .node("b", (s) => ({ log: [`b fixed=${s.fixed}`] }), { next: "END" })
+      .compile();
+    const renamed = workflow("fixable", { state, reducers: { log: "append" } })
+      .node("a", () => ({ log: ["a"] }), { next: "b2" })
+      .node("b2", () => ({}), { next: "END" })
+      .compile();
+    const other = workflow("another", { state }).node("a", () => ({}), { next: "END" }).compile();
+    const engine = await harness.engine([buggy, fixed]);
+    const run = await engine.start(buggy);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const op = engine.operator("ann");
+
+    await expect(op.fork(run.id, 1, { workflow: other })).rejects.toThrow(
+      new ValidationError(`run ${run.id} is a run of workflow fixable; a fork may move it to another version of that workflow, not to another`),
+    );
+    await expect(op.fork(run.id, 1, { workflow: renamed })).rejects.toThrow(
+      new ValidationError(`version ${renamed.version.slice(0, 12)} of workflow fixable has no node "b", which run ${run.id} is at in checkpoint 1 (or interrupts at): fork from another checkpoint, or keep the node in the new version`),
+    );
+    const outcome = await op.fork(run.id, 1, { workflow: fixed, reason: "b fixed" });
+    expect(outcome.effect).toBe(`forked from checkpoint ${run.id}:1 as run ${outcome.result.runId} on version ${fixed.version.slice(0, 12)}`);
+    const forked = engine.run(String(outcome.result.runId));
+    expect(await forked.wait()).toMatchObject({ status: "succeeded", version: fixed.version });
+    expect(await forked.state()).toEqual({ log: ["a", "b fixed=true"], n: 0, note: "", fixed: true });
+    // The source run is as it was.
+    expect(await run.get()).toMatchObject({ status: "paused", version: buggy.version });
+  });
+
   it("forks a run from a checkpoint, with a patch, leaving the source history unchanged", async () => {
     const wf = workflow("forkable", { state, reducers: { log: "append" } })
       .node("a", () => ({ log: ["a"], note: "from a" }), { next: "b" })

@@ -288,9 +288,8 @@ describe("one model for code and data", () => {
     expect(text).toContain("→ a   (parallel)");
     expect(text).toContain("waits for a + b");
     // A route that fans out lists each of its targets, as parallel.
-    const fanout = structuredClone(TASK_QUEUE) as typeof TASK_QUEUE & { nodes: Record<string, unknown> };
-    fanout.nodes.check = { action: "tasks.check", routes: { YES: ["a", "b"], NO: "work" }, default: "work" };
-    delete fanout.nodes.fanout;
+    const { fanout: _unused, ...nodes } = TASK_QUEUE.nodes;
+    const fanout = { ...TASK_QUEUE, nodes: { ...nodes, check: { action: "tasks.check", routes: { YES: ["a", "b"], NO: "work" }, default: "work" } } };
     const routed = renderGraph(loadWorkflowText(JSON.stringify(fanout), actions).definition);
     expect(routed).toMatch(/\[YES\]\s+→ a   \(parallel\)\n\s+\[YES\]\s+→ b   \(parallel\)\n\s+\[NO\]\s+→ work\n/);
   });
