@@ -331,34 +331,28 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
   });
 
   it("reports a corrupt file, whether the damage is found when opening or later", async () => {
-    const file = fresh("corrupt");
-    await storeWithRuns(file, 20);
-    const raw = new Database(file);
-    const rootOf = (name: string) => raw.prepare("SELECT rootpage FROM sqlite_schema WHERE name = ?").pluck().get(name) as number;
-    const runsRoot = rootOf("runs");
-    const pageSize = raw.pragma("page_size", { simple: true }) as number;
-    raw.close();
-    const damage = (page: number) => {
+    /** A store of 20 runs with the page `pageOf` finds overwritten with garbage. */
+    const damagedStore = async (name: string, pageOf: string) => {
+      const file = fresh(name);
+      await storeWithRuns(file, 20);
+      const raw = new Database(file);
+      const page = raw.prepare(pageOf).pluck().get() as number;
+      const pageSize = raw.pragma("page_size", { simple: true }) as number;
+      raw.close();
       const bytes = readFileSync(file);
       bytes.fill(0xa5, (page - 1) * pageSize, page * pageSize);
       writeFileSync(file, bytes);
+      return file;
     };
-    damage(runsRoot);
+    const rootOf = (name: string) => `SELECT rootpage FROM sqlite_schema WHERE name = '${name}'`;
+    const file = await damagedStore("corrupt", rootOf("runs"));
     const before = fingerprint(file);
     expect(await storeError(openAndUse(file), file)).toMatch(/is corrupt \(.+\); restore it from a backup/);
     expect(fingerprint(file)).toEqual(before);
 
     // A worker on a store whose claim index is damaged stops (asking again will not mend the
     // file) instead of polling on.
-    const claims = fresh("corrupt-claims");
-    await storeWithRuns(claims, 20);
-    const raw3 = new Database(claims);
-    const indexRoot = raw3.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'runs_by_status'").pluck().get() as number;
-    raw3.close();
-    const damagedBytes = readFileSync(claims);
-    damagedBytes.fill(0xa5, (indexRoot - 1) * pageSize, indexRoot * pageSize);
-    writeFileSync(claims, damagedBytes);
-    const damaged = await openStore(`sqlite:${claims}`);
+    const damaged = await openStore(`sqlite:${await damagedStore("corrupt-claims", rootOf("runs_by_status"))}`);
     try {
       const stopped = await new Promise<StoreError>((resolve, reject) => {
         const wf = workflow("wf", { state: z.object({}) }).node("a", () => ({}), { next: "END" }).compile();
@@ -372,14 +366,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
 
     // Damage deep inside a table passes the checks at open and is reported when it is read.
-    const later = fresh("corrupt-later");
-    await storeWithRuns(later, 20);
-    const raw2 = new Database(later);
-    const leaf = raw2.prepare("SELECT max(pageno) FROM dbstat WHERE name = 'checkpoints' AND pagetype = 'overflow'").pluck().get() as number;
-    raw2.close();
-    const bytes = readFileSync(later);
-    bytes.fill(0xa5, (leaf - 1) * pageSize, leaf * pageSize);
-    writeFileSync(later, bytes);
+    const later = await damagedStore("corrupt-later", "SELECT max(pageno) FROM dbstat WHERE name = 'checkpoints' AND pagetype = 'overflow'");
     const store = await openStore(`sqlite:${later}`);
     try {
       const message = await storeError(
