@@ -174,6 +174,19 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     expect(task!.error!.message).toBe('node "a" returned an array; a node returns an object of state updates');
   });
 
+  it("keeps keys a nested object's schema does not name, unless the schema is strict", async () => {
+    const wf = workflow("nested-keys", { state: z.object({ loose: z.object({ a: z.number() }).default({ a: 0 }), strict: z.strictObject({ a: z.number() }).default({ a: 0 }) }) })
+      .node("a", () => ({ loose: { a: 1, extra: 2 } as { a: number } }), { next: "b" })
+      .node("b", () => ({ strict: { a: 1, extra: 2 } as { a: number } }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", current: ["b"] });
+    expect((await run.state()).loose).toEqual({ a: 1, extra: 2 });
+    const b = (await engine.store.listTasks(run.id)).find((t) => t.node === "b")!;
+    expect(b.error!.message).toMatch(/^node "b" wrote an invalid update: \$\.strict: .*extra/);
+  });
+
   it("checks what a custom reducer makes of a write against the schema", async () => {
     const wf = workflow("custom-reducer", { state: z.object({ total: z.number().default(0) }), reducers: { total: (current: unknown, update: unknown) => `${String(current)}${String(update)}` } })
       .node("a", () => ({ total: 5 }), { next: "END" })
