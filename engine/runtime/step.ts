@@ -255,16 +255,18 @@ export function settle(rs: RunState, nextWake: number): void {
   const failed = tasks.filter((t) => t.status === "failed");
   const fatal = failed.find((t) => retryPolicyOf(rs.nodeDefinition(t.node)?.retry).onExhausted === "fail");
   if (fatal) return rs.failRun(taskFailure(fatal));
+  const waitingForPeople = tasks.filter((t) => t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
+  const canceled = tasks.filter((t) => t.status === "canceled");
+  // One reason (the first that applies), but every node the run waits on: failed, asking, killed.
+  const blocked = [...new Set([...failed, ...waitingForPeople, ...canceled].map((t) => t.node))];
   if (failed.length > 0) {
     // Why it waits, on the run itself: `wait()` returns it, lists and `start --wait` show it.
     const error = taskFailure(failed[0]!);
     const more = failed.length > 1 ? ` (and ${failed.length - 1} more failed: ${failed.slice(1).map((t) => t.node).join(", ")})` : "";
-    return rs.pause("retries-exhausted", failed.map((t) => t.node), { ...error, message: error.message + more });
+    return rs.pause("retries-exhausted", blocked, { ...error, message: error.message + more });
   }
-  const waitingForPeople = tasks.filter((t) => t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
-  if (waitingForPeople.length > 0 || rs.pendingInterrupts().length > 0) return rs.pause("interrupt", waitingForPeople.map((t) => t.node));
-  const canceled = tasks.filter((t) => t.status === "canceled");
-  if (canceled.length > 0) return rs.pause("killed", canceled.map((t) => t.node));
+  if (waitingForPeople.length > 0 || rs.pendingInterrupts().length > 0) return rs.pause("interrupt", blocked);
+  if (canceled.length > 0) return rs.pause("killed", blocked);
 
   // Parked on timers, child runs or a long backoff: release the run until then.
   const parked = tasks.filter((t) => t.status === "interrupted" && t.waitingFor && t.waitingFor.kind !== "interrupt");

@@ -516,6 +516,19 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(ran).toEqual(["draft"]);
   });
 
+  it("a run paused for several reasons names every node it waits on: the one asking and the one killed", async () => {
+    const wf = workflow("two-waits", { state })
+      .node("split", () => ({}), { next: ["ask", "slow"] })
+      .node("ask", async (_s, ctx) => ((await ctx.interrupt({ question: "ok?" })), {}), { next: "END" })
+      .node("slow", (_s, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => (await engine.store.listTasks(run.id)).some((t) => t.node === "slow" && t.status === "running") || undefined, 5_000, "slow running");
+    await engine.operator("ann").kill(run.id, { task: "slow" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt", current: ["ask", "slow"] });
+  });
+
   it("cancels a run: open tasks canceled, pending interrupts closed, no more work", async () => {
     const wf = workflow("cancel-me", { state })
       .node("ask", async (_s, ctx) => ((await ctx.interrupt({ question: "?" })), {}), { next: "END" })
