@@ -1,4 +1,4 @@
-import { RUN_STATUSES, currentStep, type RunStatus } from "../../engine/index.js";
+import { RUN_STATUSES, currentStep, leaseRanOut, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
@@ -7,14 +7,17 @@ import { noteRoom } from "../cli/room.js";
 
 export const runs = defineCommand({
   name: "runs",
-  usage: "runs [--status S ...] [--workflow NAME] [--limit N]",
+  usage: "runs [--status S ...] [--orphaned] [--workflow NAME] [--limit N]",
   summary: "list runs, most recently updated first",
   details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas).
+--orphaned lists the running runs whose lease ran out: their worker is gone or stalled, and no
+worker has taken them over yet.
 --json prints a JSON array of run records (id, workflow, version, status, reason, error,
 step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...).`,
   flags: {
     status: { type: "string", isMultiple: true },
     workflow: { type: "string" },
+    orphaned: { type: "boolean" },
     limit: { type: "number" },
   },
   args: { min: 0, max: 0 },
@@ -27,11 +30,15 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     const limit = countFlag("limit", flags.limit) ?? 50;
     const s = await store();
     await noteRoom(s, out);
-    const { runs: list } = await s.listRuns({
-      ...(statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
+    if (flags.orphaned && statuses.some((st) => st !== "running")) throw new UsageError("--orphaned lists running runs only: leave out --status, or give --status running");
+    const found = await s.listRuns({
+      ...(flags.orphaned ? { status: ["running"] as RunStatus[] } : statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
       ...(flags.workflow ? { workflow: flags.workflow } : {}),
-      limit,
+      // Orphans are picked out of every running run; the limit applies to what is left.
+      limit: flags.orphaned ? 10_000 : limit,
     });
+    const now = Date.now();
+    const list = flags.orphaned ? found.runs.filter((r) => leaseRanOut(r, now)).slice(0, limit) : found.runs;
     out.list(list, "no runs", ["RUN", "WORKFLOW", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,

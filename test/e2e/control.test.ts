@@ -157,6 +157,17 @@ describe("operator commands on live runs, across processes", () => {
     const once = await cli.run(["worker", "--once", "--actions", actionsOf("long-compute")], env);
     expect(once.code).toBe(0);
     expect(once.stderr).toMatch(new RegExp(`^1 running run held by other workers \\(${runId} by gone-worker\\): if those are gone, their leases run out within (59|60) s and a worker then takes them over$`, "m"));
+    // runs --orphaned lists those whose lease ran out: none yet, then this one.
+    expect((await cli.json<RunRecord[]>(["runs", "--orphaned"], env)).map((r) => r.id)).toEqual([]);
+    const store2 = await openStore(`sqlite:${file}`);
+    try {
+      await store2.commit({ id: "c-expire", runId, fence: (await store2.getRun(runId))!.fence, run: { leaseUntil: Date.now() - 1 } });
+    } finally {
+      await store2.close();
+    }
+    expect((await cli.json<RunRecord[]>(["runs", "--orphaned"], env)).map((r) => r.id)).toEqual([runId]);
+    const mixed = await cli.run(["runs", "--orphaned", "--status", "queued"], env);
+    expect([mixed.code, mixed.stderr]).toEqual([2, "pitwall runs: --orphaned lists running runs only: leave out --status, or give --status running\n"]);
   });
 
   it("a worker stopped with Ctrl-C exits once its runs are released, also when a node ignores its abort signal", async () => {
