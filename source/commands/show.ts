@@ -94,7 +94,7 @@ function printTasks(out: Output, all: TaskRecord[]): void {
   const shown = tasks.slice(-SHOWN_TASKS);
   out.line(tasks.length > shown.length ? `tasks (last ${shown.length} of ${tasks.length}; --json for all)` : "tasks");
   out.table(
-    ["STEP", "NODE", "STATUS", "ATTEMPTS", "TIME", "ERROR / WAITING"],
+    ["STEP", "NODE", "STATUS", "ATTEMPTS", "LAST TIME", "ERROR / WAITING"],
     shown.map((t) => [
       String(t.step),
       taskLabel(t),
@@ -106,10 +106,12 @@ function printTasks(out: Output, all: TaskRecord[]): void {
   );
 }
 
+/** How long its last attempt ran (or has been running): a retried task's backoffs and earlier attempts are not its time. */
 function taskTime(t: TaskRecord): number | null {
-  if (t.startedAt === null) return null;
-  if (t.endedAt !== null) return t.endedAt - t.startedAt;
-  return t.status === "running" ? Date.now() - t.startedAt : null;
+  const last = t.attempts.at(-1);
+  if (!last) return null;
+  if (last.endedAt !== null) return last.endedAt - last.startedAt;
+  return t.status === "running" ? Date.now() - last.startedAt : null;
 }
 
 function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
