@@ -167,6 +167,18 @@ describe("operator panel", () => {
     await ui.press("esc");
     await ui.waitFor("reject not confirmed; nothing sent");
 
+    // A reason typed, then Cancel chosen with tab: enter cancels (it does not move to the action).
+    await ui.press("r");
+    await ui.waitFor("Reject: Book this trip?");
+    await ui.type("too expensive");
+    await ui.press("tab");
+    await ui.waitFor("[Reject]");
+    await ui.press("tab");
+    await ui.waitFor("[Cancel]");
+    await ui.press("enter");
+    await ui.waitFor("reject not confirmed; nothing sent");
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
+
     // A reason typed while Cancel is focused: enter moves to the action (the reason is kept), enter again acts.
     await ui.press("r");
     await ui.waitFor("Reject: Book this trip?");

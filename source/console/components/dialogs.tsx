@@ -35,22 +35,28 @@ function editText(text: string, input: string, name: string): string {
 
 /**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
- * reason is typed directly, `tab` or the arrows move to the action button; enter after a reason
- * moves there too, and the next enter acts.
+ * reason is typed directly, `tab` or the arrows move between the buttons; enter after a reason,
+ * with the focus still where it started, moves to the action, and the next enter acts. Enter on
+ * a Cancel the operator chose cancels.
  */
 export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialog, { kind: "confirm" }>; width: number; height: number }) {
   const [reason, setReason, reasonNow] = useLiveState("");
   const [onAction, setOnAction, onActionNow] = useLiveState(false);
+  const [, setChosen, chosenNow] = useLiveState(false);
   const [warning, setWarning] = useState<string>();
   useKeys(
     PRIORITY.dialog,
     {
-      switch: () => setOnAction((v) => !v),
+      switch: () => {
+        setChosen(() => true);
+        setOnAction((v) => !v);
+      },
       dismiss: () => dialog.resolve({ ok: false, reason: "" }),
       submit: () => {
         if (!onActionNow.current) {
-          // A typed reason shows what the operator means to do: enter takes them to the action, not away.
-          if (reasonNow.current.trim()) return setOnAction(() => true);
+          // A typed reason shows what the operator means to do: enter takes them to the action, not
+          // away — unless they moved to Cancel themselves.
+          if (reasonNow.current.trim() && !chosenNow.current) return setOnAction(() => true);
           return dialog.resolve({ ok: false, reason: "" });
         }
         if (dialog.reason === "required" && !reasonNow.current.trim()) return setWarning("a reason is required");
