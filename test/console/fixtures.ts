@@ -75,11 +75,11 @@ export function researchWorkflow() {
 
 /** A node that asks the operator a question in the middle of its work and uses the answer. */
 export function askWorkflow() {
-  return workflow("ask", { state: z.object({ branch: z.string().default("") }) })
+  return workflow("ask", { state: z.object({ branch: z.string().default(""), question: z.string().default("Which branch should I deploy?") }) })
     .node(
       "choose",
-      async (_s, ctx) => {
-        const answer = await ctx.interrupt({ question: "Which branch should I deploy?", show: { default: "main" }, decisions: ["respond", "reject"] });
+      async (s, ctx) => {
+        const answer = await ctx.interrupt({ question: s.question, show: { default: "main" }, decisions: ["respond", "reject"] });
         return { branch: String(answer.response ?? "") };
       },
       { next: "END" },

@@ -42,6 +42,17 @@ async function openPanel(f: Fixture, options: { coalesceMs?: number; editorComma
 const pendingOf = async (f: Fixture, runId: string) => f.store.listInterrupts({ runId, status: "pending" });
 
 describe("operator panel", () => {
+  it("shows a long question whole, broken between words", async () => {
+    fx = fixture();
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`);
+    const run = await fx.engine.start("ask", { question: `${words.join(" ")}?` });
+    await run.wait();
+    ui = await openPanel(fx);
+    const frame = await ui.waitFor("word59?");
+    const text = frame.split("\n").join(" ");
+    for (const word of words) expect(text).toMatch(new RegExp(`\\b${word}\\b`));
+  });
+
   it("approves, goes back to the queue (a second key press decides nothing), and the runs finish", async () => {
     fx = fixture();
     const a = await settle(fx.engine, "travel-planner", { city: "Oslo" });

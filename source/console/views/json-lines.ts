@@ -1,5 +1,11 @@
+import wrapAnsi from "wrap-ansi";
 import { seg, type Line } from "../components/lines.js";
 import { clean, displayWidth, graphemes, isNarrow } from "../text.js";
+
+/** Clean prose in lines of at most `max` columns, broken between words (a word too long for a line is split). */
+export function wrapWords(text: string, max: number): string[] {
+  return wrapAnsi(text, Math.max(1, max), { hard: true, trim: true }).split("\n");
+}
 
 /** Splits clean text into pieces of at most `max` columns. */
 export function wrap(text: string, max: number): string[] {

@@ -8,7 +8,7 @@ import { useKeys } from "../hooks/use-keys.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
-import { jsonLines, wrap } from "./json-lines.js";
+import { jsonLines, wrapWords } from "./json-lines.js";
 
 /** Decisions with a key of their own; any other allowed decision goes through `x`. */
 const KEYED = new Set(["approve", "reject", "edit", "respond"]);
@@ -186,7 +186,8 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     ],
     [],
   ];
-  for (const part of wrap(clean(interrupt.request.question ?? `(${interrupt.kind} interrupt at ${interrupt.node})`), width - 4).slice(0, 3)) {
+  // The question whole (it is what is being decided), broken between words.
+  for (const part of wrapWords(clean(interrupt.request.question ?? `(${interrupt.kind} interrupt at ${interrupt.node})`), width - 4)) {
     lines.push([seg(`  ${part}`, { bold: true })]);
   }
   // Whether something was left out: the panel says so, and `v` shows it all.
@@ -195,20 +196,23 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     if (all.length > max) cut = true;
     return all.slice(0, max);
   };
+  // The values shown share the room the screen has (at least a few lines each), not a fixed few.
+  const room = Math.max(0, height - lines.length - 4);
   const shown = Object.entries(interrupt.request.show ?? {});
+  const hasData = interrupt.request.data !== undefined;
+  const share = Math.max(6, Math.floor(room / Math.max(1, shown.length + (hasData ? 1 : 0))));
   if (shown.length > 0) {
     lines.push([], [seg("  Shows", { color: MUTED })]);
-    if (shown.length > 6) cut = true;
-    for (const [key, value] of shown.slice(0, 6)) {
+    for (const [key, value] of shown) {
       const label = `    ${clean(key)}: `;
       const one = inline(value, false, 400);
-      // A value that does not fit on its line is shown as indented JSON, a few lines of it.
+      // A value that does not fit on its line is shown as indented JSON, as much as fits.
       if (one.length + label.length <= width || typeof value !== "object" || value === null) lines.push([seg(label, { color: ACCENT }), seg(one)]);
-      else lines.push([seg(label, { color: ACCENT })], ...upTo(jsonLines(value, width - 6), 8).map((l) => [seg("     "), ...l]));
+      else lines.push([seg(label, { color: ACCENT })], ...upTo(jsonLines(value, width - 6), share).map((l) => [seg("     "), ...l]));
     }
   }
-  if (interrupt.request.data !== undefined) {
-    lines.push([], [seg("  Data", { color: MUTED })], ...upTo(jsonLines(interrupt.request.data, width - 4), 6).map((l) => [seg("   "), ...l]));
+  if (hasData) {
+    lines.push([], [seg("  Data", { color: MUTED })], ...upTo(jsonLines(interrupt.request.data, width - 4), share).map((l) => [seg("   "), ...l]));
   }
   // What can be decided always shows, whatever had to be cut above it.
   const tail: Line[] = [[]];
