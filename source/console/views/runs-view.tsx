@@ -23,17 +23,18 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
       return orphaned ? `${run.current.length > 0 ? `${run.current.join(", ")} · ` : ""}lease ran out` : run.current.join(", ");
     case "paused": {
       const nodes = [...new Set([...run.current, ...waiting])];
-      return `${run.reason ?? "paused"}${nodes.length > 0 ? `: ${nodes.join(", ")}` : ""}`;
+      // A run waiting on a failure says which, where the operator looks first.
+      return `${run.reason ?? "paused"}${nodes.length > 0 ? `: ${nodes.join(", ")}` : ""}${run.error ? ` — ${run.error.message}` : ""}`;
     }
     case "failed":
       return run.error ? `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}` : "";
     case "queued":
       if (!run.waitingOn) {
-        if (run.wakeAt !== null && run.wakeAt > now) return "timer";
+        if (run.wakeAt !== null && run.wakeAt > now) return `timer, wakes in ${ago(now, run.wakeAt)}`;
         // No worker has taken it: none is running, or none has this workflow's actions.
         return now - run.updatedAt > UNCLAIMED_MS ? "no worker has taken it" : "";
       }
-      return `waiting for ${run.waitingOn}${child?.status === "paused" ? ", paused" : ""}`;
+      return `waiting for ${run.waitingOn}${child?.status === "paused" ? `, paused (${runActivity(child, now)})` : ""}`;
     default:
       return "";
   }
