@@ -7,7 +7,8 @@ import type { Store } from "./store.js";
 
 /** A store URL with any password replaced, safe to print. */
 export function describeStoreUrl(url: string): string {
-  return url.replace(/^(rediss?:\/\/)([^@/]*)@/, (_m, scheme: string, auth: string) => {
+  // The user info runs to the last "@" before the host (a password may hold an "@" of its own).
+  return url.replace(/^(rediss?:\/\/)([^/?#]*)@/, (_m, scheme: string, auth: string) => {
     const user = auth.includes(":") ? auth.slice(0, auth.indexOf(":")) : "";
     return `${scheme}${user ? `${user}:***` : "***"}@`;
   });
@@ -27,9 +28,9 @@ export interface OpenStoreOptions {
    */
   readOnly?: boolean;
   /**
-   * SQLite: creates the file when it is missing (default). False: a missing file is an error
-   * naming it, for tools that act on what a store already holds (a mistyped path must not leave a
-   * new, empty store behind).
+   * Creates the store when it is missing (default): a SQLite file, a Redis prefix's keys. False:
+   * a missing store is an error naming it, for tools that act on what a store already holds (a
+   * mistyped path, prefix or database must not read as an empty store, nor leave one behind).
    */
   create?: boolean;
 }
@@ -49,7 +50,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 async function openByKind(url: string, options: OpenStoreOptions): Promise<Store> {
   const readOnly = options.readOnly ?? false;
   if (url === "memory:" || url === "memory") return new MemoryStore();
-  if (/^rediss?:\/\//i.test(url)) return RedisStore.open(url, { readOnly, ...(options.durability ? { durability: options.durability } : {}) });
+  if (/^rediss?:\/\//i.test(url)) {
+    return RedisStore.open(url, { readOnly, ...(options.create !== undefined ? { create: options.create } : {}), ...(options.durability ? { durability: options.durability } : {}) });
+  }
   const file = sqliteFile(url);
   if (file === undefined) {
     throw new ValidationError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);

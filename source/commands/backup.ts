@@ -1,4 +1,4 @@
-import { SqliteStore } from "../../engine/index.js";
+import { SqliteStore, describeStoreUrl } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { bytes, plural } from "../cli/format.js";
@@ -16,14 +16,14 @@ and -shm files and put the copy in its place.
   flags: {},
   args: { min: 1, max: 1 },
   readsOnly: true,
-  async run({ args, out, store }) {
+  async run({ args, out, store, global }) {
     if (args[0]!.trim() === "") throw new UsageError("backup needs the name of a new file for the copy");
-    const opened = await store();
-    if (!(opened instanceof SqliteStore)) {
-      // The description, not the URL given: it has no password in it.
-      const instead = opened.description.startsWith("redis") ? ": back up Redis with its own persistence (BGSAVE, or the append-only file)" : "";
-      throw new UsageError(`backup copies SQLite stores, and ${opened.description} is not one${instead}`);
+    // Told from the URL, before connecting: a Redis store is refused whether it answers or not.
+    if (/^rediss?:\/\//i.test(global.store)) {
+      throw new UsageError(`backup copies SQLite stores, and ${describeStoreUrl(global.store)} is not one: back up Redis with its own persistence (BGSAVE, or the append-only file)`);
     }
+    const opened = await store();
+    if (!(opened instanceof SqliteStore)) throw new UsageError(`backup copies SQLite stores, and ${opened.description} is not one`);
     const result = await opened.backup(args[0]!);
     if (out.json) out.value(result);
     else out.line(`backed up ${opened.file} to ${result.file}: ${bytes(result.bytes)}, ${plural(result.runs, "run")}`);

@@ -34,8 +34,9 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
     const registry = (await actions(flags.actions)) ?? actionRegistry({});
-    if (registry.names().length === 0) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
     const s = await store();
+    // Said once the store answers: a store that does not is the one line to read.
+    if (registry.names().length === 0 && !out.json) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
     await noteRoom(s, out);
     const workflows = new WorkflowRegistry(s, registry);
     // A store gone from under the worker (its file deleted) never comes back: exit, do not poll on.

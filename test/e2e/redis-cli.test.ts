@@ -49,6 +49,7 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     const raw = new Redis({ port: server.port, lazyConnect: true });
     await raw.connect();
     const url = `${server.url}/0?prefix=room:`;
+    await (await openStore(url)).close();
     try {
       const setRoom = async (headroom: number) => {
         const used = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
@@ -92,7 +93,36 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(closed).toBe(true);
   });
 
+  it("refuses a database the server lacks, an unknown URL parameter and a store that is not there, instead of using another", async () => {
+    const [db, param, missing] = await Promise.all([
+      cli.run(["worker", "--once", "--store", `${server.url}/99`]),
+      cli.run(["runs", "--store", `${server.url}/0?prefx=app:`]),
+      cli.run(["runs", "--store", `${server.url}/0?prefix=typo:`]),
+    ]);
+    expect([db.code, db.stderr]).toEqual([1, expect.stringMatching(new RegExp(`^pitwall worker: Redis at ${server.url}/99 has no database 99 \\(.*out of range.*\\)\n$`))]);
+    expect([param.code, param.stderr]).toEqual([2, `pitwall runs: store URL ${server.url}/0?prefx=app:: unknown parameter "prefx" (known: prefix, retention)\n`]);
+    expect([missing.code, missing.stderr]).toEqual([
+      1,
+      `pitwall runs: there is no pitwall store under prefix "typo:" at ${server.url}/0?prefix=typo: (a mistyped --store, prefix or database?); nothing was written\n`,
+    ]);
+    const raw = new Redis({ port: server.port, lazyConnect: true });
+    await raw.connect();
+    try {
+      expect(await raw.keys("typo:*")).toEqual([]);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it("masks a password that holds an @ whole", async () => {
+    const r = await cli.run(["runs", "--store", `redis://app:top@secret%2342@127.0.0.1:1/0`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("redis://app:***@127.0.0.1:1/0");
+    expect(r.stderr).not.toContain("secret");
+  });
+
   it("Ctrl-C ends events --follow at once when Redis has gone away, cleanly", async () => {
+    await (await openStore(`${server.url}/0?prefix=gone:`)).close();
     const follower = cli.spawn(["events", "--follow", "--store", `${server.url}/0?prefix=gone:`]);
     // Following from now: it is attached once it has read the last sequence number.
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -104,4 +134,5 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
   });
+
 });

@@ -10,6 +10,8 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Opening writes nothing (a new store's layout marker is left for the first writer to set). */
   readOnly?: boolean;
+  /** False: no store under the prefix (no layout marker) is an error instead of a new store. */
+  create?: boolean;
   /**
    * How many of the most recent events the store-wide stream keeps (default 100 000; 0 keeps all).
    * It never drops an event of a run that has not ended, and each run's own stream keeps all of
@@ -48,6 +50,8 @@ const DEFAULT_RETENTION = 100_000;
  * Reads `redis://[user[:password]@]host[:port][/db][?prefix=...&retention=...]` (and `rediss://`
  * for TLS). Options given in code win over the URL's.
  */
+const URL_PARAMETERS = ["prefix", "retention"];
+
 export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): RedisTarget {
   const description = describeStoreUrl(url);
   let parsed: URL;
@@ -58,6 +62,9 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
   }
   const db = parsed.pathname.replace(/^\//, "");
   if (db !== "" && !/^\d+$/.test(db)) throw new ValidationError(`store URL ${description}: the database must be a number, not "${db}"`);
+  // A mistyped parameter would silently give the default: another namespace, another retention.
+  const unknown = [...parsed.searchParams.keys()].find((key) => !URL_PARAMETERS.includes(key));
+  if (unknown !== undefined) throw new ValidationError(`store URL ${description}: unknown parameter "${unknown}" (known: ${URL_PARAMETERS.join(", ")})`);
   const retentionText = parsed.searchParams.get("retention");
   const eventRetention = options.eventRetention ?? (retentionText === null ? DEFAULT_RETENTION : Number(retentionText));
   if (!Number.isInteger(eventRetention) || eventRetention < 0) {
@@ -120,6 +127,17 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     clearTimeout(timer);
   }
   connected = true;
+  // ioredis goes on in database 0 when its SELECT fails: an application meant for another would
+  // then share (and run) the runs of database 0.
+  const db = target.options.db ?? 0;
+  if (db !== 0) {
+    try {
+      await client.select(db);
+    } catch (error) {
+      client.disconnect();
+      throw new StoreError(`Redis at ${target.description} has no database ${db} (${errorMessage(error)}; see its \`databases\` setting)`, { cause: error });
+    }
+  }
   return client;
 }
 

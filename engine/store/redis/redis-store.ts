@@ -122,8 +122,11 @@ export class RedisStore implements Store {
       }
       const fsync = options.durability === "os" ? await osDurability(client, target.description) : undefined;
       const schemaKey = new RedisKeys(target.prefix).global("schema");
-      if (!options.readOnly) await client.set(schemaKey, SCHEMA, "NX");
+      if (!options.readOnly && options.create !== false) await client.set(schemaKey, SCHEMA, "NX");
       const schema = await client.get(schemaKey);
+      if (schema === null && options.create === false) {
+        throw new StoreError(`there is no pitwall store under prefix "${target.prefix}" at ${target.description} (a mistyped --store, prefix or database?); nothing was written`);
+      }
       if (schema !== SCHEMA && !(options.readOnly && schema === null)) {
         throw new StoreError(`the keys under "${target.prefix}" at ${target.description} have layout ${schema}; this pitwall reads layout ${SCHEMA}`);
       }
