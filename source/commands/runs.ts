@@ -10,6 +10,7 @@ export const runs = defineCommand({
   usage: "runs [--status S ...] [--orphaned] [--workflow NAME] [--limit N]",
   summary: "list runs, most recently updated first",
   details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas).
+At most --limit runs (default 50) are listed; a note on stderr says when there are more.
 --orphaned lists the running runs whose lease ran out: their worker is gone or stalled, and no
 worker has taken them over yet.
 --json prints a JSON array of run records (id, workflow, version, status, reason, error,
@@ -38,7 +39,10 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
       limit: flags.orphaned ? 10_000 : limit,
     });
     const now = Date.now();
-    const list = flags.orphaned ? found.runs.filter((r) => leaseRanOut(r, now)).slice(0, limit) : found.runs;
+    const matching = flags.orphaned ? found.runs.filter((r) => leaseRanOut(r, now)) : found.runs;
+    const list = matching.slice(0, limit);
+    // A list cut at the limit says so (on stderr, so that --json stays one array).
+    if (matching.length > limit || (!flags.orphaned && found.nextCursor !== undefined)) out.note(`showing the ${limit} most recently updated; there are more (--limit N shows more)`);
     out.list(list, "no runs", ["RUN", "WORKFLOW", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,

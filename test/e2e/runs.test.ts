@@ -186,6 +186,15 @@ describe("starting, running and inspecting runs from the command line", () => {
     ]);
   });
 
+  it("runs says when --limit left runs out", async () => {
+    const env = { PITWALL_STORE: `sqlite:${join(cli.dir, "many.db")}` };
+    for (let i = 0; i < 3; i++) await cli.json(["start", workflowOf("task-queue")], env);
+    const cut = await cli.run(["runs", "--limit", "2", "--json"], env);
+    expect((JSON.parse(cut.stdout) as unknown[]).length).toBe(2);
+    expect(cut.stderr).toBe("showing the 2 most recently updated; there are more (--limit N shows more)\n");
+    expect((await cli.run(["runs", "--limit", "3", "--json"], env)).stderr).toBe("");
+  });
+
   it("runs and show say a queued run sleeps on a timer, and when it wakes", async () => {
     const file = join(cli.dir, "nap.json");
     writeFileSync(file, JSON.stringify({ name: "nap", state: {}, start: "nap", nodes: { nap: { kind: "wait", seconds: 3600, next: "END" } } }));
