@@ -33,7 +33,14 @@ Lines of one run start with the event's number in the run, then #SEQ, its number
     const runId = args[0];
     if (runId !== undefined) await mustGetRun(s, runId);
     const wanted = (e: EventRecord) => types === undefined || types.includes(e.type);
-    const print = (e: EventRecord) => (out.json ? out.value(e) : out.line(eventLine(e, runId === undefined)));
+    // A reader resuming the store's log from a sequence number is told when what came right after
+    // it is gone (trimmed by a Redis store's retention, or deleted with its runs).
+    let first = runId === undefined && types === undefined && flags.after !== undefined && flags.after > 0;
+    const print = (e: EventRecord) => {
+      if (first && e.seq > flags.after! + 1) out.note(`events #${flags.after! + 1} to #${e.seq - 1} are no longer in the store (trimmed by its retention, or deleted with their runs): going on from #${e.seq}`);
+      first = false;
+      return out.json ? out.value(e) : out.line(eventLine(e, runId === undefined));
+    };
 
     if (!flags.follow) {
       for await (const e of readAllEvents(s, { after: flags.after ?? 0, ...(runId ? { runId } : {}), ...(types ? { types } : {}) })) print(e);

@@ -186,6 +186,19 @@ describe("starting, running and inspecting runs from the command line", () => {
     ]);
   });
 
+  it("events --after says when the events right after that number are gone (deleted with their runs)", async () => {
+    const env = { PITWALL_STORE: `sqlite:${join(cli.dir, "gone-events.db")}` };
+    const { runId: first } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")], env);
+    expect((await cli.run(["cancel", first, "--reason", "not needed"], env)).code).toBe(0);
+    const { runId: second } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")], env);
+    const secondSeq = (JSON.parse((await cli.run(["events", second, "--json"], env)).stdout.split("\n")[0]!) as { seq: number }).seq;
+    expect(secondSeq).toBeGreaterThan(2);
+    expect((await cli.run(["delete", first], env)).code).toBe(0);
+    expect((await cli.run(["events", "--after", "0"], env)).stderr).toBe("");
+    const resumed = await cli.run(["events", "--after", "1", "--json"], env);
+    expect(resumed.stderr).toBe(`events #2 to #${secondSeq - 1} are no longer in the store (trimmed by its retention, or deleted with their runs): going on from #${secondSeq}\n`);
+  });
+
   it("runs says when --limit left runs out", async () => {
     const env = { PITWALL_STORE: `sqlite:${join(cli.dir, "many.db")}` };
     for (let i = 0; i < 3; i++) await cli.json(["start", workflowOf("task-queue")], env);
