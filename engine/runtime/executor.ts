@@ -39,8 +39,10 @@ export interface ExecutorHost {
   childRun(parent: RunRecord, task: TaskRecord, child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   /** Cancels a child run of a canceled run (through a command, for its audit trail). */
   cancelChild(runId: string, actor: string, reason: string): Promise<void>;
-  /** Says what this process cannot do for now and keeps trying (a commit while the store is away). */
-  warn?(runId: string, message: string): void;
+  /** A commit of the run waits for the store to answer (it is tried again), and why. */
+  commitWaiting?(runId: string, error: string): void;
+  /** A commit that waited went through (`through`), or was given up (the worker stopping). */
+  commitSettled?(runId: string, through: boolean): void;
 }
 
 export interface ExecutionEnd {
@@ -432,7 +434,7 @@ export class RunExecutor {
     for (let delay = 50; ; delay = Math.min(delay * 2, 2000)) {
       try {
         await this.host.store.commit(commit);
-        if (warned) this.host.warn?.(this.rs.run.id, "the store answers again: the commit went through");
+        if (warned) this.host.commitSettled?.(this.rs.run.id, true);
         break;
       } catch (error) {
         if (error instanceof StaleFenceError) {
@@ -443,12 +445,13 @@ export class RunExecutor {
         // Anything else unexpected is tried again within a lease, then the run is left to recovery.
         const retryable = (error instanceof StoreError && !error.gone && !error.damaged) || (!isPitwallError(error) && Date.now() + delay <= deadline);
         if (error instanceof ConflictError || !retryable || this.shutdownAsked) {
+          if (warned) this.host.commitSettled?.(this.rs.run.id, false);
           this.rs.launch = [];
           this.inflight.abortAll("lease-lost");
           this.finish(`commit failed: ${errorMessage(error)}`);
           throw new Stopped();
         }
-        if (!warned) this.host.warn?.(this.rs.run.id, `commit failed: ${errorMessage(error)}; trying again until the store answers`);
+        if (!warned) this.host.commitWaiting?.(this.rs.run.id, errorMessage(error));
         warned = true;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }

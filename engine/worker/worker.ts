@@ -274,9 +274,21 @@ export class Worker implements ExecutorHost {
     return (await this.store.getRun(id))!;
   }
 
-  warn(runId: string, message: string): void {
-    this.options.onError?.(`run ${runId}: ${message}`);
+  /**
+   * One line when the store stops taking commits, and one when it takes them again: not one per
+   * run, which at a concurrency of 16 would be 32 lines for one outage.
+   */
+  commitWaiting(runId: string, error: string): void {
+    if (this.waitingCommits.size === 0) this.options.onError?.(`commit failed: ${error}; trying again until the store answers (run ${runId}, and any other that commits meanwhile)`);
+    this.waitingCommits.add(runId);
   }
+
+  commitSettled(runId: string, through: boolean): void {
+    if (!this.waitingCommits.delete(runId) || this.waitingCommits.size > 0 || !through) return;
+    this.options.onError?.("the store answers again: the commits that waited went through");
+  }
+
+  private readonly waitingCommits = new Set<string>();
 
   async cancelChild(runId: string, actor: string, reason: string): Promise<void> {
     try {
