@@ -6,7 +6,7 @@ import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 describe("pitwall backup", () => {
   const cli = cliHarness();
 
-  it("writes a copy that pitwall reads like the store; refuses an existing file (exit 1) and a store that is not SQLite (exit 2)", async () => {
+  it("writes a copy that pitwall reads like the store; refuses an existing file and a store that is not SQLite (exit 2)", async () => {
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto","nights":3}']);
     expect((await cli.run(["worker", "--once", "--actions", actionsOf("travel-planner")])).code).toBe(0);
 
@@ -21,8 +21,8 @@ describe("pitwall backup", () => {
     expect(await state(["--store", `sqlite:${join(cli.dir, "copy.db")}`])).toEqual(await state([]));
 
     const again = await cli.run(["backup", "copy.db", "--json"]);
-    expect(again).toMatchObject({ code: 1, stdout: "" });
-    expect(JSON.parse(again.stderr)).toEqual({ error: { command: "backup", code: "STORE", message: "backup copy.db already exists: name a new file (nothing was written)", exitCode: 1, transient: false } });
+    expect(again).toMatchObject({ code: 2, stdout: "" });
+    expect(JSON.parse(again.stderr)).toEqual({ error: { command: "backup", code: "VALIDATION", message: "backup copy.db already exists: name a new file (nothing was written)", exitCode: 2 } });
     const memory = await cli.run(["backup", "other.db", "--store", "memory:"]);
     expect(memory).toMatchObject({ code: 2, stderr: "pitwall backup: backup copies SQLite stores, and memory: is not one\n" });
     const json = await cli.json<{ file: string; bytes: number; runs: number }>(["backup", "second.db"]);

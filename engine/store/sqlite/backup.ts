@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, linkSync, openSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { StoreError, errorMessage } from "../../errors.js";
+import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { statOrUndefined } from "./connect.js";
 import { APPLICATION_ID } from "./schema.js";
 
@@ -25,9 +25,10 @@ export function backupStore(db: Database.Database, file: string): BackupResult {
   const folder = dirname(target);
   const prefix = `.${basename(target)}.partial-`;
   const partial = join(folder, `${prefix}${process.pid}-${randomBytes(4).toString("hex")}`);
+  // A name that cannot be used is a mistake in what was asked (exit 2), not a store failure.
+  if (statOrUndefined(target)) throw new ValidationError(`backup ${file} already exists: name a new file (nothing was written)`);
+  if (!statOrUndefined(folder)?.isDirectory()) throw new ValidationError(`backup ${file} cannot be created: folder ${folder} does not exist (nothing was written)`);
   try {
-    if (statOrUndefined(target)) throw new StoreError("already exists: name a new file");
-    if (!statOrUndefined(folder)?.isDirectory()) throw new StoreError(`cannot be created: folder ${folder} does not exist`);
     removeAbandoned(folder, prefix);
     closeSync(openSync(partial, "wx", 0o600));
     db.prepare("VACUUM INTO ?").run(partial);
