@@ -111,7 +111,8 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const config = loadConfig(flags.config as string | undefined);
     const durability = (flags.durability as string | undefined) ?? (process.env.PITWALL_DURABILITY || undefined) ?? config.durability;
     if (durability !== undefined && durability !== "process" && durability !== "os") {
-      throw new UsageError(`--durability ${JSON.stringify(durability)}: use process (survives a process crash) or os (survives power loss)`);
+      const from = flags.durability !== undefined ? "--durability" : process.env.PITWALL_DURABILITY ? "PITWALL_DURABILITY" : "durability in the config file";
+      throw new UsageError(`${from} ${JSON.stringify(durability)}: use process (survives a process crash) or os (survives power loss)`);
     }
     const global: GlobalOptions = {
       store: (flags.store as string | undefined) ?? (process.env.PITWALL_STORE || undefined) ?? config.store ?? DEFAULT_STORE,

@@ -61,6 +61,9 @@ describe("pitwall: usage, errors and exit codes", () => {
     ];
     const results = await Promise.all(cases.map(([args]) => cli.run(args)));
     expect(results.map((r) => [r.code, r.stderr])).toEqual(cases.map(([, message]) => [2, `${message}\n`]));
+    // A setting from the environment is named as such, not as a flag nobody gave.
+    const fromEnv = await cli.run(["runs"], { PITWALL_DURABILITY: "bogus" });
+    expect([fromEnv.code, fromEnv.stderr]).toEqual([2, 'pitwall runs: PITWALL_DURABILITY "bogus": use process (survives a process crash) or os (survives power loss)\n']);
   });
 
   it("a store URL that names no store is bad input (exit 2); one that cannot be opened is a failed operation (exit 1); --debug adds the stack", async () => {
