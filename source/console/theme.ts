@@ -16,8 +16,11 @@ export const RUN_LOOK: Record<RunStatus, Look> = {
   canceled: { glyph: "⊘", color: "gray", dim: true },
 };
 
-/** How a node of the graph looks: its latest task's status, or `idle` if it has not run. */
-export type NodeStatus = TaskStatus | "waiting" | "idle";
+/**
+ * How a node of the graph looks: its latest task's status, or `idle` if it has not run; `parked`
+ * on a timer or a sub-workflow (no person is asked), `skipped` by an operator (it did not run).
+ */
+export type NodeStatus = TaskStatus | "waiting" | "idle" | "parked" | "skipped";
 
 export const NODE_LOOK: Record<NodeStatus, Look> = {
   idle: { glyph: "○", color: "gray" },
@@ -27,6 +30,8 @@ export const NODE_LOOK: Record<NodeStatus, Look> = {
   failed: { glyph: "✗", color: "red" },
   interrupted: { glyph: "◆", color: "magenta" },
   waiting: { glyph: "◆", color: "magenta" },
+  parked: { glyph: "◷", color: "blue" },
+  skipped: { glyph: "↷", color: "gray" },
   canceled: { glyph: "⊘", color: "gray", dim: true },
 };
 

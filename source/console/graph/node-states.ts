@@ -1,4 +1,4 @@
-import { END, type InterruptRecord, type TaskRecord } from "../../../engine/index.js";
+import { END, SKIPPED, type InterruptRecord, type TaskRecord } from "../../../engine/index.js";
 import type { RunDetail } from "../hooks/use-run-detail.js";
 import type { NodeStatus } from "../theme.js";
 import type { GraphEdge } from "./layers.js";
@@ -35,6 +35,8 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
     // A node with visits but no task here ran before this run's history began: a fork's source ran it.
     const ranBefore = own.length === 0 && (visits[node] ?? 0) > 0;
     let status: NodeStatus = own.length === 0 ? (ranBefore ? "succeeded" : "idle") : PRIORITY.find((p) => own.some((t) => t.status === p)) ?? "succeeded";
+    if (status === "interrupted" && own.every((t) => t.status !== "interrupted" || (t.waitingFor !== null && t.waitingFor.kind !== "interrupt"))) status = "parked";
+    if (status === "succeeded" && own.length > 0 && own.every((t) => t.attempts.at(-1)?.code === SKIPPED)) status = "skipped";
     if (interrupt) status = "waiting";
     if (node === END) status = run.status === "succeeded" ? "succeeded" : "idle";
     const inStep = own.some((t) => t.step === run.step + 1 && t.status !== "succeeded");

@@ -1,5 +1,5 @@
 import { useMemo } from "react";
-import { END, describeNode, type WorkflowDefinition } from "../../../engine/index.js";
+import { END, describeNode, type TaskRecord, type WorkflowDefinition } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { drawLayers, type NodeLabel } from "../graph/draw.js";
 import { layerGraph } from "../graph/layers.js";
@@ -28,7 +28,9 @@ const LEGEND: Line = [
   seg("✓ done ", { color: "green" }),
   seg("● running ", { color: "yellow" }),
   seg("◆ waiting ", { color: "magenta" }),
+  seg("◷ timer ", { color: "blue" }),
   seg("✗ failed ", { color: "red" }),
+  seg("↷ skip ", { color: MUTED }),
   seg("◌ next ○ idle ", { color: MUTED }),
   seg("⊘ cancel ", { color: MUTED, dim: true }),
   seg("▶ now ◉ break ", { color: MUTED }),
@@ -113,6 +115,14 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   return <Lines lines={lines} width={width} height={height} />;
 }
 
+/** What a parked node waits for: its timer's wake time, or its sub-workflow run. */
+function parkedOn(tasks: readonly TaskRecord[]): string {
+  const wait = tasks.find((t) => t.waitingFor && t.waitingFor.kind !== "interrupt")?.waitingFor;
+  if (wait?.kind === "time") return `sleeping until ${new Date(wait.until).toISOString().slice(11, 19)} UTC`;
+  if (wait?.kind === "run") return `waiting for its sub-workflow run ${wait.runId}`;
+  return "parked";
+}
+
 function nodeDetail(name: string | undefined, definition: WorkflowDefinition, state: NodeState | undefined): Line {
   if (!name) return [];
   const node = definition.nodes[name];
@@ -121,7 +131,8 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
   if (tasks.length > 0) {
     const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
     const ms = tasks.reduce((n, t) => n + t.attempts.reduce((m, a) => m + ((a.endedAt ?? Date.now()) - a.startedAt), 0), 0);
-    parts.push(seg(` · step ${tasks[0]!.step}: ${state!.status}, ${attempts} attempt${attempts === 1 ? "" : "s"}, ${span(ms)}`));
+    const status = state!.status === "skipped" ? "skipped by an operator (it did not run)" : state!.status === "parked" ? parkedOn(tasks) : state!.status;
+    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${attempts} attempt${attempts === 1 ? "" : "s"}, ${span(ms)}`));
     const error = tasks.find((t) => t.error)?.error?.message;
     if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
   } else parts.push(seg(" · has not run", { color: MUTED }));

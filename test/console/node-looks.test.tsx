@@ -1,0 +1,36 @@
+import { afterEach, expect, it } from "vitest";
+import { z } from "zod";
+import { createEngine, MemoryStore, workflow, type Engine } from "../../engine/index.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+let ui: ConsoleHarness | undefined;
+let engine: Engine | undefined;
+afterEach(async () => {
+  ui?.unmount();
+  ui = undefined;
+  await engine?.close();
+  engine = undefined;
+});
+
+it("draws a node sleeping on a timer as parked, with when it wakes, and a skipped node as skipped, not as run", async () => {
+  const wf = workflow("nap-then-skip", { state: z.object({ n: z.number().default(0) }), interruptBefore: ["review"] })
+    .node("review", () => ({ n: 1 }), { next: "nap" })
+    .wait("nap", { seconds: 600, next: "END" })
+    .compile();
+  const store = new MemoryStore();
+  engine = createEngine({ store, workflows: [wf], worker: { pollMs: 20 } });
+  const run = await engine.start(wf);
+  await run.wait();
+  const [gate] = await store.listInterrupts({ runId: run.id, status: "pending" });
+  await engine.operator("ann").resolve(gate!.id, { decision: "skip" });
+  for (const deadline = Date.now() + 5_000; (await run.get()).wakeAt === null; ) {
+    if (Date.now() > deadline) throw new Error("the run never parked");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  ui = await openConsole({ store, initial: { kind: "run", runId: run.id } });
+  let frame = await ui.waitFor("◷ nap");
+  expect(frame).toContain("↷ review");
+  expect(frame).toMatch(/nap · step 2: sleeping until \d\d:\d\d:\d\d UTC/);
+  await ui.press("k");
+  frame = await ui.waitFor("review · step 1: skipped by an operator (it did not run)");
+});
