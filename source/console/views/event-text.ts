@@ -3,6 +3,11 @@ import { inline, span } from "../text.js";
 
 type Payload = Record<string, unknown>;
 
+/** A node's durable call an event is about (`search · `), as the node column does not say it. */
+function call(p: Payload): string {
+  return typeof p.call === "string" ? `${inline(p.call, true, 40)} · ` : "";
+}
+
 /** The node an event is about, if any. */
 export function eventNode(event: EventRecord): string | undefined {
   const p = event.payload as Payload;
@@ -15,15 +20,16 @@ export function eventSummary(event: EventRecord): string {
   const s = (v: unknown) => inline(v, true, 300);
   switch (event.type) {
     case "task.started":
-      return `attempt ${p.attempt}`;
+      return `${call(p)}attempt ${p.attempt}`;
     case "task.succeeded":
-      return `attempt ${p.attempt} in ${span(Number(p.durationMs))}${p.route ? ` → ${s(p.route)}` : ""}${Array.isArray(p.keys) && p.keys.length ? ` wrote ${s(p.keys.join(", "))}` : ""}`;
+      if (p.skipped) return "skipped by an operator: it did not run";
+      return `${call(p)}attempt ${p.attempt} in ${span(Number(p.durationMs))}${p.route ? ` → ${s(p.route)}` : ""}${Array.isArray(p.keys) && p.keys.length ? ` wrote ${s(p.keys.join(", "))}` : ""}`;
     case "task.failed":
-      return `attempt ${p.attempt}: ${s(p.error)}${p.willRetry ? ` (retry in ${span(Number(p.retryInMs ?? 0))})` : ""}`;
+      return `${call(p)}attempt ${p.attempt}: ${s(p.error)}${p.willRetry ? ` (retry in ${span(Number(p.retryInMs ?? 0))})` : ""}`;
     case "task.scheduled":
       return `${s(p.why)}`;
     case "task.canceled":
-      return s(p.reason);
+      return `${call(p)}${s(p.reason)}`;
     case "task.interrupted":
       return `waiting for ${s((p.waitingFor as Payload | undefined)?.kind)}`;
     case "step.completed":
@@ -40,6 +46,14 @@ export function eventSummary(event: EventRecord): string {
       return s(p.reason);
     case "run.released":
       return `${s(p.status)}: ${s(p.why)}`;
+    case "run.created":
+      return `${s(p.workflow)}${p.forkOf ? ` forked from ${s((p.forkOf as Payload).checkpointId)}` : p.parentRunId ? ` child of ${s(p.parentRunId)}` : ""}${p.reason ? ` — ${s(p.reason)}` : ""}`;
+    case "run.claimed":
+      return `by ${s(p.worker)}${p.recovered ? " (taken over: its worker was lost)" : ""}`;
+    case "run.resumed":
+      return `by ${s(p.by)}`;
+    case "run.succeeded":
+      return `after ${p.steps} steps`;
     case "operator.requested":
       return `${s(p.command)}${p.reason ? ` — ${s(p.reason)}` : ""}`;
     case "operator.accepted":
