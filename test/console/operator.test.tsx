@@ -42,6 +42,23 @@ async function openPanel(f: Fixture, options: { coalesceMs?: number; editorComma
 const pendingOf = async (f: Fixture, runId: string) => f.store.listInterrupts({ runId, status: "pending" });
 
 describe("operator panel", () => {
+  it("takes another decision (x) only after a confirmation that says what it does: skip at a before-interrupt", async () => {
+    fx = fixture();
+    const run = await fx.engine.start("task-queue", {}, { interruptBefore: ["work"] });
+    await run.wait();
+    ui = await openPanel(fx);
+    await ui.waitFor("x skip");
+    await ui.press("x");
+    await ui.waitFor("Decision:");
+    await ui.type("skip");
+    await ui.press("enter");
+    const frame = await ui.waitFor("Skip: About to run");
+    expect(frame.replace(/\s*\n\s*▌ /g, " ")).toContain('"work" will not run: the run goes on along its edges as if it had written nothing.');
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
+    await ui.press("tab", "enter");
+    await ui.waitFor(/resolved int-\S+ with skip \(work will not run\)/);
+  });
+
   it("shows a long question whole, broken between words", async () => {
     fx = fixture();
     const words = Array.from({ length: 60 }, (_, i) => `word${i}`);

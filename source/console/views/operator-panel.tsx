@@ -64,6 +64,19 @@ function parseResponse(text: string, interrupt: InterruptRecord): unknown {
  * interrupt: a key pressed twice must not decide one nobody has read. If someone answered first,
  * the panel says who and when, and sends nothing.
  */
+/** What a decision does at this interrupt, in one line, for its confirmation. */
+export function decisionMeaning(interrupt: InterruptRecord, decision: string): string {
+  const node = `"${clean(interrupt.node)}"`;
+  if (decision === "skip") {
+    return interrupt.kind === "recovery"
+      ? `${node} will not run again: what it may have done stays done, and it writes nothing.`
+      : `${node} will not run: the run goes on along its edges as if it had written nothing.`;
+  }
+  if (decision === "retry") return `${node} runs again, though it runs at most once: it may have done part of its work already.`;
+  if (decision === "reject" && interrupt.kind === "approval") return `Run ${interrupt.runId} goes on along the approval's reject route.`;
+  return `${node} gets the answer "${decision}" when it runs again, and goes on from there.`;
+}
+
 export function OperatorPanel({ interruptId, width, height }: { interruptId: string; width: number; height: number }) {
   const services = useServices();
   const { store, nav, ui, operator } = services;
@@ -109,7 +122,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
       (async () => {
         const answer = await ui.confirm({
           title: `Reject: ${clean(interrupt!.request.question ?? interrupt!.node)}`,
-          body: [[seg(`Run ${interrupt!.runId} goes on along its reject route (or stops if it has none).`, { color: MUTED })]],
+          body: wrapWords(decisionMeaning(interrupt!, "reject"), width - 4).map((l) => [seg(l, { color: MUTED })]),
           action: "Reject",
           reason: "required",
         });
@@ -163,8 +176,18 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
       (async () => {
         const text = await ui.prompt({ title: "Decision:", complete: (t) => others.filter((d) => d.startsWith(t) && d !== t), hint: `one of ${others.join(", ")} — tab completes` });
         if (text === undefined) return;
-        if (!others.includes(text.trim())) return ui.report({ tone: "error", text: `"${clean(text)}" is not one of ${others.join(", ")}; nothing sent` });
-        await send(text.trim(), {});
+        const decision = text.trim();
+        if (!others.includes(decision)) return ui.report({ tone: "error", text: `"${clean(text)}" is not one of ${others.join(", ")}; nothing sent` });
+        // The same keys mean different things at different interrupts: say what this one does first.
+        const named = `${decision[0]!.toUpperCase()}${decision.slice(1)}`;
+        const answer = await ui.confirm({
+          title: `${named}: ${clean(interrupt!.request.question ?? interrupt!.node)}`,
+          body: wrapWords(decisionMeaning(interrupt!, decision), width - 4).map((l) => [seg(l, { color: MUTED })]),
+          action: named,
+          reason: "optional",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: `${decision} not confirmed; nothing sent` });
+        await send(decision, answer.reason ? { reason: answer.reason } : {});
       }),
     next: interrupts.length > 1 && (() => step(1)),
     prev: interrupts.length > 1 && (() => step(-1)),
