@@ -72,6 +72,11 @@ it("retries a node its lost worker left running (R), saying so before it sends a
   await sleep(5);
   ui = await openConsole({ store, initial: { kind: "run", runId: "run-lost" } });
   await ui.waitFor("lease ran out");
+  // Kill says there is no process left to stop.
+  await ui.press("ctrl-k");
+  await ui.waitFor("Its worker was lost: nothing runs it any more.");
+  await ui.press("esc");
+  await ui.waitFor("kill canceled; nothing sent");
   await ui.press("R");
   await ui.waitFor("Retry crunch (task run-lost:1:crunch, left running by a lost worker)?");
   await ui.press("tab", "enter");

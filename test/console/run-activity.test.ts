@@ -2,7 +2,7 @@ import { expect, it } from "vitest";
 import { newRun } from "../../engine/runtime/new-run.js";
 import type { EventRecord, RunRecord } from "../../engine/index.js";
 import { eventSummary } from "../../source/console/views/event-text.js";
-import { runActivity } from "../../source/console/views/runs-view.js";
+import { runActivity, runDuration } from "../../source/console/views/runs-view.js";
 
 const base = newRun({ id: "run-1", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }).run;
 const run = (patch: Partial<RunRecord>): RunRecord => ({ ...base, ...patch });
@@ -24,4 +24,11 @@ it("puts events in words in the events tab, as the CLI does: who claimed or resu
   expect(eventSummary(event("run.succeeded", { steps: 3 }))).toBe("after 3 steps");
   expect(eventSummary(event("task.succeeded", { node: "review", attempt: 1, durationMs: 0, keys: [], skipped: true }))).toBe("skipped by an operator: it did not run");
   expect(eventSummary(event("task.started", { node: "agent", attempt: 1, call: "search" }))).toBe("search · attempt 1");
+});
+
+it("counts a paused run's time up to its pause: waiting for a person is not running", () => {
+  const now = Date.now();
+  const paused = run({ status: "paused", reason: "interrupt", startedAt: now - 600_000, updatedAt: now - 599_000 });
+  expect(runDuration(paused, now)).toBe(runDuration(run({ status: "succeeded", startedAt: now - 600_000, endedAt: now - 599_000 }), now));
+  expect(runDuration(run({ status: "running", startedAt: now - 5_000 }), now)).toBe(runDuration(run({ status: "succeeded", startedAt: now - 5_000, endedAt: now }), now));
 });

@@ -43,7 +43,16 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
       (async () => {
         const answer = await ui.confirm({
           title: `Kill ${running.node} (task ${running.id})?`,
-          body: [[seg("Its signal is aborted; after a grace period its late result is refused. The run pauses; R retries it.", { color: MUTED })]],
+          body: [
+            [
+              seg(
+                lost
+                  ? "Its worker was lost: nothing runs it any more. It is marked canceled and the run pauses; R retries it."
+                  : "Its signal is aborted; after a grace period its late result is refused. The run pauses; R retries it.",
+                { color: MUTED },
+              ),
+            ],
+          ],
           action: "Kill task",
           reason: "optional",
         });

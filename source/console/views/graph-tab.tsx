@@ -130,9 +130,12 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
   const tasks = state?.tasks ?? [];
   if (tasks.length > 0) {
     const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
-    const ms = tasks.reduce((n, t) => n + t.attempts.reduce((m, a) => m + ((a.endedAt ?? Date.now()) - a.startedAt), 0), 0);
+    // From its first attempt's start to its last one's end: a mapped node's items run side by side.
+    const all = tasks.flatMap((t) => t.attempts);
+    const ms = Math.max(...all.map((a) => a.endedAt ?? Date.now())) - Math.min(...all.map((a) => a.startedAt));
     const status = state!.status === "skipped" ? "skipped by an operator (it did not run)" : state!.status === "parked" ? parkedOn(tasks) : state!.status;
-    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${attempts} attempt${attempts === 1 ? "" : "s"}, ${span(ms)}`));
+    const items = tasks.length > 1 ? `${tasks.length} items, ` : "";
+    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${items}${attempts} attempt${attempts === 1 ? "" : "s"}, ${span(all.length > 0 ? ms : 0)}`));
     const error = tasks.find((t) => t.error)?.error?.message;
     if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
   } else parts.push(seg(" · has not run", { color: MUTED }));

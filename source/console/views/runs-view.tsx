@@ -55,8 +55,11 @@ function descendants(runs: Iterable<RunRecord>, runId: string): RunRecord[] {
   return found;
 }
 
+/** How long a run has run: to its end, or, paused, to when it paused (waiting for a person is not running). */
 export function runDuration(run: RunRecord, now: number): string {
-  return run.startedAt === null ? "" : span((run.endedAt ?? now) - run.startedAt);
+  if (run.startedAt === null) return "";
+  const until = run.endedAt ?? (run.status === "paused" ? run.updatedAt : now);
+  return span(Math.max(0, until - run.startedAt));
 }
 
 interface Columns {
