@@ -34,3 +34,20 @@ it("draws a node sleeping on a timer as parked, with when it wakes, and a skippe
   await ui.press("k");
   frame = await ui.waitFor("review · step 1: skipped by an operator (it did not run)");
 });
+
+it("selects, at first, the node that holds the run up rather than a sibling that finished", async () => {
+  const wf = workflow("sibling-naps", { state: z.object({ n: z.number().default(0) }) })
+    .node("split", () => ({}), { next: ["left", "nap"] })
+    .node("left", () => ({ n: 1 }), { next: "END" })
+    .wait("nap", { seconds: 600, next: "END" })
+    .compile();
+  const store = new MemoryStore();
+  engine = createEngine({ store, workflows: [wf], worker: { pollMs: 20 } });
+  const run = await engine.start(wf);
+  for (const deadline = Date.now() + 5_000; (await run.get()).wakeAt === null; ) {
+    if (Date.now() > deadline) throw new Error("the run never parked");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  ui = await openConsole({ store, initial: { kind: "run", runId: run.id } });
+  await ui.waitFor(/nap · step 2: sleeping until/);
+});

@@ -46,7 +46,9 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const { nav } = useServices();
   const snap = useSnapshot();
   const [selectedName, setSelectedName] = useRemembered<string | undefined>("graph-node", undefined);
-  const selectedIndex = Math.max(0, selectable.indexOf(selectedName ?? [...states].find(([, s]) => s.current)?.[0] ?? ""));
+  // Unless one was chosen: the node that holds the run up (asking, failed, running, parked), else a current one.
+  const holding = [...states].find(([, s]) => s.current && ["waiting", "failed", "running", "parked", "interrupted"].includes(s.status));
+  const selectedIndex = Math.max(0, selectable.indexOf(selectedName ?? holding?.[0] ?? [...states].find(([, s]) => s.current)?.[0] ?? ""));
   const selected = selectable[selectedIndex];
 
   const screen = Math.max(20, width - 2);
