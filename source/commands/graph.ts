@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { renderGraph, type WorkflowDefinition } from "../../engine/index.js";
+import { PitwallError, renderGraph, type WorkflowDefinition } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { checkWorkflowFile, errorsOf, problemLines } from "../cli/workflow-file.js";
@@ -28,7 +28,8 @@ export const graph = defineCommand({
     } else {
       const s = await store();
       const run = await s.getRun(ref);
-      if (!run) throw new UsageError(`run ${ref} not found (to draw a workflow file, give its path)`);
+      // NOT_FOUND, as every other command says of an unknown run (exit 2 all the same).
+      if (!run) throw new PitwallError("NOT_FOUND", `run ${ref} not found (to draw a workflow file, give its path)`);
       const record = await s.getWorkflow(run.version);
       if (!record) throw new UsageError(`workflow version ${run.version} of run ${ref} is not in the store`);
       drawn = record;

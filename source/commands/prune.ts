@@ -35,12 +35,14 @@ child runs have not all ended is kept and named. --dry-run lists the runs and de
       ...(statuses.length > 0 ? { statuses: statuses as RunStatus[] } : {}),
     });
     const when = new Date(before).toISOString();
+    // What "no run" means names every filter given, not only the time.
+    const which = `${statuses.length > 0 ? `${statuses.join(" or ")} ` : ""}run${flags.workflow ? ` of ${flags.workflow}` : ""}`;
     if (out.json) {
       out.value({ before: when, dryRun, runs: result.runs.map((r) => r.id), childRuns: result.childRuns, kept: result.kept });
       return EXIT.ok;
     }
     if (dryRun) {
-      out.list(result.runs, `no run ended before ${when}`, ["RUN", "WORKFLOW", "STATUS", "ENDED"], (r) => [r.id, r.workflow, r.status, age(r.endedAt ?? r.updatedAt)]);
+      out.list(result.runs, `no ${which} ended before ${when}`, ["RUN", "WORKFLOW", "STATUS", "ENDED"], (r) => [r.id, r.workflow, r.status, age(r.endedAt ?? r.updatedAt)]);
       if (result.runs.length > 0) out.line(`would delete ${plural(result.runs.length, "run")} that ended before ${when}, with their child runs (--dry-run: nothing was deleted)`);
     } else {
       const children = result.childRuns > 0 ? ` and ${plural(result.childRuns, "child run")}` : "";

@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
-import { createEngine, MemoryStore, workflow, type Engine } from "../../engine/index.js";
+import { createEngine, MemoryStore, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
+import { until } from "../support/engine.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
 let ui: ConsoleHarness | undefined;
@@ -12,21 +13,23 @@ afterEach(async () => {
   engine = undefined;
 });
 
+/** A run of `wf` on a fresh memory store with an in-process worker. */
+async function started(wf: CompiledWorkflow) {
+  const store = new MemoryStore();
+  engine = createEngine({ store, workflows: [wf], worker: { pollMs: 20 } });
+  return { store, run: await engine.start(wf) };
+}
+
 it("draws a node sleeping on a timer as parked, with when it wakes, and a skipped node as skipped, not as run", async () => {
   const wf = workflow("nap-then-skip", { state: z.object({ n: z.number().default(0) }), interruptBefore: ["review"] })
     .node("review", () => ({ n: 1 }), { next: "nap" })
     .wait("nap", { seconds: 600, next: "END" })
     .compile();
-  const store = new MemoryStore();
-  engine = createEngine({ store, workflows: [wf], worker: { pollMs: 20 } });
-  const run = await engine.start(wf);
+  const { store, run } = await started(wf);
   await run.wait();
   const [gate] = await store.listInterrupts({ runId: run.id, status: "pending" });
-  await engine.operator("ann").resolve(gate!.id, { decision: "skip" });
-  for (const deadline = Date.now() + 5_000; (await run.get()).wakeAt === null; ) {
-    if (Date.now() > deadline) throw new Error("the run never parked");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await engine!.operator("ann").resolve(gate!.id, { decision: "skip" });
+  await until(async () => (await run.get()).wakeAt !== null || undefined, 5_000, "the run parked on its timer");
   ui = await openConsole({ store, initial: { kind: "run", runId: run.id } });
   let frame = await ui.waitFor("◷ nap");
   expect(frame).toContain("↷ review");
@@ -41,13 +44,8 @@ it("selects, at first, the node that holds the run up rather than a sibling that
     .node("left", () => ({ n: 1 }), { next: "END" })
     .wait("nap", { seconds: 600, next: "END" })
     .compile();
-  const store = new MemoryStore();
-  engine = createEngine({ store, workflows: [wf], worker: { pollMs: 20 } });
-  const run = await engine.start(wf);
-  for (const deadline = Date.now() + 5_000; (await run.get()).wakeAt === null; ) {
-    if (Date.now() > deadline) throw new Error("the run never parked");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const { store, run } = await started(wf);
+  await until(async () => (await run.get()).wakeAt !== null || undefined, 5_000, "the run parked on its timer");
   ui = await openConsole({ store, initial: { kind: "run", runId: run.id } });
   await ui.waitFor(/nap · step 2: sleeping until/);
 });

@@ -19,6 +19,9 @@ describe("pitwall prune and delete", () => {
     expect(dry.stdout).toMatch(/^RUN +WORKFLOW +STATUS +ENDED$/m);
     for (const id of ended) expect(dry.stdout).toMatch(new RegExp(`^${id} +task-queue +succeeded +\\d+s$`, "m"));
     expect(dry.stdout).toMatch(/^would delete 2 runs that ended before \S+Z, with their child runs \(--dry-run: nothing was deleted\)$/m);
+    // Finding none, it names the filters it was given.
+    const noFailed = await cli.run(["prune", "--ended-before", "0s", "--status", "failed", "--workflow", "task-queue", "--dry-run"]);
+    expect(noFailed.stderr).toMatch(/^no failed run of task-queue ended before \S+Z\n$/);
     expect((await cli.json<RunRecord[]>(["runs"])).length).toBe(3);
 
     const pruned = await cli.json<{ before: string; dryRun: boolean; runs: string[]; childRuns: number; kept: unknown[] }>(["prune", "--ended-before", "0s", "--workflow", "task-queue"]);

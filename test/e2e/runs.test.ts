@@ -184,6 +184,9 @@ describe("starting, running and inspecting runs from the command line", () => {
       `pitwall diff: checkpoint nope of run ${runId} not found`,
       "pitwall resolve: give exactly one of --approve, --reject, --respond, --edit, --decision",
     ]);
+    // Scripts read the same code for an unknown run from every command.
+    const graphed = await cli.run(["graph", "run-nope", "--json"]);
+    expect([graphed.code, (JSON.parse(graphed.stderr) as { error: { code: string } }).error.code]).toEqual([2, "NOT_FOUND"]);
   });
 
   it("events --after says when the events right after that number are gone (deleted with their runs)", async () => {
