@@ -82,6 +82,9 @@ config file) the workflow's actions are checked now.
       const held = await child(run);
       out.note(`run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`);
     }
-    return run.status === "failed" || run.status === "canceled" ? EXIT.failed : EXIT.ok;
+    // Paused on a failure (retries spent, workers lost) is a failure an operator must look at:
+    // `start --wait && deploy` must not go on. Paused for a person's answer is the run at work.
+    const failedPause = run.status === "paused" && (run.reason === "retries-exhausted" || run.reason === "poison");
+    return run.status === "failed" || run.status === "canceled" || failedPause ? EXIT.failed : EXIT.ok;
   },
 });

@@ -98,12 +98,16 @@ describe("operator commands on live runs, across processes", () => {
 
   it("start --wait waits for a worker in another process to end or pause the run, or gives up after --timeout", async () => {
     const worker = cli.spawn(["worker", "--actions", actionsOf("task-queue"), "--actions", actionsOf("sensitive-operation")]);
-    const [done, paused] = await Promise.all([
+    const [done, paused, stuck] = await Promise.all([
       cli.json<{ runId: string; status: string }>(["start", workflowOf("task-queue"), "--wait"]),
       cli.json<{ runId: string; status: string; reason: string }>(["start", workflowOf("sensitive-operation"), "--wait"]),
+      cli.run(["start", workflowOf("task-queue"), "--input", '{"failures":3}', "--wait", "--json"]),
     ]);
     expect(done).toMatchObject({ status: "succeeded", error: null });
     expect(paused).toMatchObject({ status: "paused", reason: "interrupt" });
+    // Paused on a failure is a failure for a script (`start --wait && deploy` must stop there).
+    expect(stuck.code).toBe(1);
+    expect(JSON.parse(stuck.stdout.trim().split("\n").at(-1)!)).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { code: "TASK_FAILED" } });
     // `ps` names the process by its command (and `pkill -f "pitwall worker"` finds it).
     expect(readFileSync(`/proc/${worker.child.pid}/cmdline`, "utf8").replace(/\0/g, " ").trim()).toBe("pitwall worker");
     worker.child.kill("SIGINT");
