@@ -438,6 +438,7 @@ export class RunExecutor {
         break;
       } catch (error) {
         if (error instanceof StaleFenceError) {
+          if (warned) this.host.commitSettled?.(this.rs.run.id, false);
           this.rs.launch = [];
           await this.onStop("lease-lost");
           throw new Stopped();
