@@ -46,12 +46,13 @@ export interface RedisTarget {
 
 const DEFAULT_RETENTION = 100_000;
 
+/** The query parameters a store URL may have; any other is refused. */
+const URL_PARAMETERS = ["prefix", "retention"];
+
 /**
  * Reads `redis://[user[:password]@]host[:port][/db][?prefix=...&retention=...]` (and `rediss://`
  * for TLS). Options given in code win over the URL's.
  */
-const URL_PARAMETERS = ["prefix", "retention"];
-
 export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): RedisTarget {
   const description = describeStoreUrl(url);
   let parsed: URL;
