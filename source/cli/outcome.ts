@@ -1,6 +1,7 @@
 import type { CommandOutcome } from "../../engine/index.js";
 import { EXIT, type ExitCode } from "./errors.js";
-import { clean, type Output } from "./output.js";
+import type { Output } from "./output.js";
+import { clean } from "../text/plain.js";
 
 /**
  * What every operator command prints when accepted: the effect for people; for scripts

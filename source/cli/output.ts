@@ -1,5 +1,5 @@
 import stringWidth from "string-width";
-import stripAnsi from "strip-ansi";
+import { clean } from "../text/plain.js";
 
 /**
  * Where a command writes its result. Human output is text whose values are stripped of terminal
@@ -54,12 +54,6 @@ export function json(value: unknown, indent?: number): string {
   return (JSON.stringify(value, null, indent) ?? "null").replace(/[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** Text from state, events or errors, made safe to print: no escape sequences or control characters. */
-export function clean(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return stripAnsi(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").replace(/\n/g, " ⏎ ");
-}
-
 /** Columns padded to their widest cell; the last column is not padded. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const all = [headers, ...rows].map((row) => row.map((cell) => clean(cell)));
@@ -72,12 +66,3 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   );
 }
 
-/** A value shown inline: strings as they are, anything else as compact JSON, cut to `max` characters. */
-export function inline(value: unknown, max = 80): string {
-  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "undefined");
-  const safe = clean(text);
-  if (safe.length <= max) return safe;
-  // By code point: cutting between the halves of a surrogate pair would print "�".
-  const points = Array.from(safe);
-  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : safe;
-}

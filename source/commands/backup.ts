@@ -1,7 +1,8 @@
 import { SqliteStore, describeStoreUrl } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { bytes, plural } from "../cli/format.js";
+import { bytes } from "../cli/format.js";
+import { plural } from "../text/plain.js";
 
 export const backup = defineCommand({
   name: "backup",

@@ -1,6 +1,6 @@
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { plural } from "../cli/format.js";
+import { plural } from "../text/plain.js";
 
 export const deleteRun = defineCommand({
   name: "delete",

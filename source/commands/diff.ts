@@ -1,7 +1,7 @@
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { mustGetRun } from "../cli/lookup.js";
-import { diffLine } from "../cli/diff-text.js";
+import { diffLine } from "../text/diff-text.js";
 
 export const diff = defineCommand({
   name: "diff",

@@ -2,7 +2,7 @@ import { EVENT_TYPES, followRun, readAllEvents, type EventRecord, type EventType
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
-import { describeEvent } from "../cli/event-text.js";
+import { describeEvent } from "../text/event-text.js";
 import { clock } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 

@@ -2,7 +2,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { age } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
-import { inline } from "../cli/output.js";
+import { inline } from "../text/plain.js";
 
 const STATUSES = ["pending", "resolved", "all"] as const;
 

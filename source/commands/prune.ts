@@ -1,7 +1,8 @@
 import { TERMINAL_RUN_STATUSES, pruneRuns, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { age, plural } from "../cli/format.js";
+import { age } from "../cli/format.js";
+import { plural } from "../text/plain.js";
 import { listFlag, pastMoment } from "../cli/inputs.js";
 
 export const prune = defineCommand({

@@ -1,10 +1,11 @@
 import { SKIPPED, currentStep, type InterruptRecord, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { age, bytes, clock, duration, plural, runStatus } from "../cli/format.js";
+import { age, bytes, clock, runStatus } from "../cli/format.js";
+import { duration, inline, plural } from "../text/plain.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { noteRoom } from "../cli/room.js";
-import { inline, type Output } from "../cli/output.js";
+import type { Output } from "../cli/output.js";
 
 const SHOWN_TASKS = 20;
 

@@ -1,6 +1,6 @@
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { plural } from "../cli/format.js";
+import { plural } from "../text/plain.js";
 import { checkWorkflowFile, errorsOf, problemLines } from "../cli/workflow-file.js";
 
 export const validate = defineCommand({

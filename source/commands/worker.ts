@@ -2,8 +2,10 @@ import { once } from "node:events";
 import { Worker, WorkflowRegistry, actionRegistry, leaseRanOut, type Store, type StoreError } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
-import { clock, plural } from "../cli/format.js";
-import { clean, type Output } from "../cli/output.js";
+import { clock } from "../cli/format.js";
+import { plural } from "../text/plain.js";
+import type { Output } from "../cli/output.js";
+import { clean } from "../text/plain.js";
 import { noteRoom } from "../cli/room.js";
 
 export const worker = defineCommand({

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord } from "../../engine/index.js";
-import { inline } from "../../source/cli/output.js";
+import { inline } from "../../source/text/plain.js";
 import { cliHarness, workflowOf } from "../support/cli.js";
 
 /** A node that asks for a JSON answer with ctx.interrupt and stores it; its description is hostile text. */

@@ -1,7 +1,6 @@
 import { expect, it } from "vitest";
 import { newRun } from "../../engine/runtime/new-run.js";
-import type { EventRecord, RunRecord } from "../../engine/index.js";
-import { eventSummary } from "../../source/console/views/event-text.js";
+import type { RunRecord } from "../../engine/index.js";
 import { runActivity, runDuration } from "../../source/console/views/runs-view.js";
 
 const base = newRun({ id: "run-1", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }).run;
@@ -15,15 +14,6 @@ it("says what a run waits on in a few words: the failure it paused on, when its 
   expect(runActivity(run({ status: "queued", waitingOn: "run-child" }), now, [], false, { ...failed, id: "run-child" })).toBe(
     'waiting for run-child, paused (retries-exhausted: charge — node "charge" failed after 2 attempt(s): upstream 503)',
   );
-});
-
-it("puts events in words in the events tab, as the CLI does: who claimed or resumed, a skip, a node's call", () => {
-  const event = (type: string, payload: Record<string, unknown>) => ({ type, payload }) as unknown as EventRecord;
-  expect(eventSummary(event("run.claimed", { worker: "w1", fence: 3, recovered: true }))).toBe("by w1 (taken over: its worker was lost)");
-  expect(eventSummary(event("run.resumed", { by: "operator:ann" }))).toBe("by operator:ann");
-  expect(eventSummary(event("run.succeeded", { steps: 3 }))).toBe("after 3 steps");
-  expect(eventSummary(event("task.succeeded", { node: "review", attempt: 1, durationMs: 0, keys: [], skipped: true }))).toBe("skipped by an operator: it did not run");
-  expect(eventSummary(event("task.started", { node: "agent", attempt: 1, call: "search" }))).toBe("search · attempt 1");
 });
 
 it("counts a paused run's time up to its pause: waiting for a person is not running", () => {

@@ -9,7 +9,8 @@ import { PRIORITY } from "../key-router.js";
 import { clean, clock, fit } from "../text.js";
 import { MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
-import { eventColor, eventNode, eventSummary } from "./event-text.js";
+import { eventText } from "../../text/event-text.js";
+import { eventColor } from "./event-text.js";
 
 /** How many of a run's most recent events the tab keeps. */
 const KEEP = 5_000;
@@ -73,7 +74,7 @@ export function EventsTab({ runId, width, height }: { runId: string; width: numb
   const shown = useMemo(() => {
     const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
     if (words.length === 0) return events;
-    return events.filter((e) => words.every((w) => `${e.type} ${eventNode(e) ?? ""} ${e.actor}`.toLowerCase().includes(w)));
+    return events.filter((e) => words.every((w) => `${e.type} ${eventText(e).subject ?? ""} ${e.actor}`.toLowerCase().includes(w)));
   }, [events, filter]);
   const pickedAt = pickedSeq === undefined ? -1 : shown.findIndex((e) => e.seq >= pickedSeq);
   const index = follow || pickedAt < 0 ? shown.length - 1 : pickedAt;
@@ -121,13 +122,14 @@ export function EventsTab({ runId, width, height }: { runId: string; width: numb
     const e = shown[i]!;
     const base = i === index ? { inverse: true } : {};
     const color = eventColor(e);
+    const { subject, text } = eventText(e, 300);
     lines.push([
       seg(` ${fit(String(e.runSeq), seqWidth, "right")} ${clock(e.time)} `, { ...base, color: MUTED }),
       seg(fit(e.type, typeWidth), { ...base, ...(color ? { color } : {}) }),
       seg(" ", base),
-      seg(fit(clean(eventNode(e) ?? ""), nodeWidth), { ...base, bold: true }),
+      seg(fit(subject ?? "", nodeWidth), { ...base, bold: true }),
       seg(" ", base),
-      seg(eventSummary(e), base),
+      seg(text, base),
     ]);
   }
   return <Lines lines={lines} width={width} height={height} />;

@@ -1,6 +1,5 @@
 import type { DiffEntry } from "../../engine/index.js";
-import { plural } from "./format.js";
-import { inline } from "./output.js";
+import { inline, plural } from "./plain.js";
 
 /** One change of a state diff on one line: `+ path: value`, `- path: old`, `~ path: old → new`, `+ path: +N items`. */
 export function diffLine(entry: DiffEntry): string {
