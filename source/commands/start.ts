@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, RunHandle, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
+import { MAX_WAIT_MS, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
@@ -10,18 +10,21 @@ const UNCLAIMED_NOTE_MS = 30_000;
 
 export const start = defineCommand({
   name: "start",
-  usage: "start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--wait [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
+  usage: "start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
   summary: "store a workflow and start a run of it; prints the run id",
   details: `The input is a partial state, validated against the workflow's state schema.
 A worker (pitwall worker, or the demo) executes the run; with --actions (or actions in the
 config file) the workflow's actions are checked now.
---wait waits until the run ends or pauses for an operator; exit 1 if it failed or was canceled.
+--wait waits until the run ends or pauses for an operator; exit 1 if it failed, was canceled or
+paused on a failure. --until end waits on through pauses until the run ends (an operator answers,
+retries or cancels it meanwhile).
 --json prints { "runId" } (with --wait also "status", "reason", "error").`,
   flags: {
     input: { type: "string" },
     actions: { type: "string", isMultiple: true },
     wait: { type: "boolean" },
     timeout: { type: "number" },
+    until: { type: "string" },
     interruptBefore: { type: "string", isMultiple: true },
     interruptAfter: { type: "string", isMultiple: true },
   },
@@ -34,6 +37,8 @@ config file) the workflow's actions are checked now.
     const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
+    if (flags.until !== undefined && !flags.wait) throw new UsageError("--until goes with --wait");
+    if (flags.until !== undefined && flags.until !== "settled" && flags.until !== "end") throw new UsageError(`--until ${flags.until}: give settled (the default: until it ends or pauses) or end`);
     const interruptBefore = listFlag("interrupt-before", flags.interruptBefore);
     const interruptAfter = listFlag("interrupt-after", flags.interruptAfter);
     if (flags.timeout !== undefined && !(flags.timeout > 0 && flags.timeout * 1000 <= MAX_WAIT_MS)) {
@@ -58,6 +63,10 @@ config file) the workflow's actions are checked now.
       const held = await child(run);
       out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
     };
+    const settledText = async (run: RunRecord) => {
+      const held = await child(run);
+      return `run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`;
+    };
     // Nobody may be running a worker: say so once, rather than wait in silence.
     const unclaimed = out.json
       ? undefined
@@ -68,7 +77,14 @@ config file) the workflow's actions are checked now.
         }, UNCLAIMED_NOTE_MS);
     let run: RunRecord;
     try {
-      run = await handle.wait(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {});
+      const deadline = flags.timeout !== undefined ? Date.now() + flags.timeout * 1000 : undefined;
+      const budget = () => (deadline !== undefined ? { timeoutMs: Math.max(1, deadline - Date.now()) } : {});
+      run = await handle.wait(budget());
+      if (flags.until === "end" && !TERMINAL_RUN_STATUSES.includes(run.status)) {
+        // Waiting on in silence would look like a hang: say once what the run waits for.
+        if (!out.json) out.note(`${await settledText(run)}; waiting for it to end`);
+        run = await handle.wait({ ...budget(), until: "end" });
+      }
     } catch (error) {
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = out.json ? await opened.getRun(runId) : undefined;
@@ -78,10 +94,7 @@ config file) the workflow's actions are checked now.
       clearTimeout(unclaimed);
     }
     if (out.json) await settled(run);
-    else {
-      const held = await child(run);
-      out.note(`run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`);
-    }
+    else out.note(await settledText(run));
     // Paused on a failure (retries spent, workers lost) is a failure an operator must look at:
     // `start --wait && deploy` must not go on. Paused for a person's answer is the run at work.
     const failedPause = run.status === "paused" && (run.reason === "retries-exhausted" || run.reason === "poison");

@@ -118,6 +118,29 @@ describe("operator commands on live runs, across processes", () => {
     expect(waited.stderr).toMatch(/^pitwall start: run \S+ did not settle within 500 ms \(it is queued\)\n$/);
   });
 
+  it("start --wait --until end waits through a pause for a person, says so once, and exits as the run ends", async () => {
+    const worker = cli.spawn(["worker", "--actions", actionsOf("sensitive-operation")]);
+    const waiting = cli.spawn(["start", workflowOf("sensitive-operation"), "--wait", "--until", "end"]);
+    const runId = (await waiting.waitForLine((l) => l.startsWith("run-"))).trim();
+    const [ask] = await until(async () => {
+      const pending = (await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).filter((i) => i.status === "pending");
+      return pending.length > 0 ? pending : undefined;
+    }, 20_000, "the run's interrupt");
+    await until(() => waiting.stderr.includes("waiting for it to end"), 10_000, "the note that start waits on");
+    expect(waiting.stderr).toMatch(new RegExp(`^run ${runId} paused \\(interrupt\\)[^\\n]*; waiting for it to end\\n$`));
+    expect((await cli.run(["resolve", ask!.id, "--reject", "--reason", "not today"])).code).toBe(0);
+    const ended = await waiting.exited;
+    worker.child.kill("SIGINT");
+    await worker.exited;
+    const shown = await cli.json<{ status: string }>(["show", runId]);
+    expect([ended.code, ended.stderr.trim().split("\n").at(-1)]).toEqual([shown.status === "succeeded" ? 0 : 1, expect.stringMatching(new RegExp(`^run ${runId} ${shown.status}`))]);
+
+    const refused = await cli.run(["start", workflowOf("task-queue"), "--until", "end"]);
+    expect([refused.code, refused.stderr]).toEqual([2, "pitwall start: --until goes with --wait\n"]);
+    const unknown = await cli.run(["start", workflowOf("task-queue"), "--wait", "--until", "done"]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, "pitwall start: --until done: give settled (the default: until it ends or pauses) or end\n"]);
+  });
+
   it("events --follow prints, live, events that other processes commit", async () => {
     const backlog = await cli.run(["events", "--json"]);
     const lastSeq = backlog.stdout.trim() ? (JSON.parse(backlog.stdout.trim().split("\n").at(-1)!) as EventRecord).seq : 0;
