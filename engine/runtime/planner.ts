@@ -29,13 +29,14 @@ export function planNextStep(workflow: CompiledWorkflow, state: State, control: 
   const triggered = new Set<string>();
   const tasks: PlannedTask[] = [];
   let queue = [...control.finished];
+  const writtenByOperator = new Set(control.finished.filter((f) => f.asNode).map((f) => f.node));
 
   while (queue.length > 0) {
     for (const finished of queue) {
       const targets = finished.node === START ? [workflow.definition.start] : outgoing(workflow, finished, state);
       if (!Array.isArray(targets)) return { kind: "error", error: targets };
       for (const target of targets) {
-        if (target === END) continue;
+        if (target === END || (writtenByOperator.has(target) && !finished.asNode)) continue;
         const waitFor = workflow.definition.nodes[target]?.waitFor;
         if (!waitFor) {
           triggered.add(target);

@@ -98,8 +98,13 @@ export type RunPatch = Partial<
 
 /** What the next step's planning needs to remember from the steps before it. */
 export interface PlanControl {
-  /** Nodes whose outgoing edges have not been followed yet, with the route key their result chose. */
-  finished: { node: string; route?: string }[];
+  /**
+   * Nodes whose outgoing edges have not been followed yet, with the route key their result chose.
+   * `asNode` marks an operator's write made as that node (`updateState` with `asNode`): the node
+   * counts as having run, so the other finished nodes do not lead to it this time (LangGraph's
+   * `as_node`), while its own edges are followed.
+   */
+  finished: { node: string; route?: string; asNode?: true }[];
   /** Fan-in nodes: the predecessors that have arrived since each last ran. */
   barriers: Record<string, string[]>;
   /** How many times each node has run, for loops. */

@@ -174,7 +174,9 @@ async function prepareUpdate(command: CommandRecord, view: RunView, events: Even
         ),
       );
     }
-    control = { ...control, finished: [{ node: asNode }] };
+    // The edit stands in for the node's write, in place of a write of it not yet followed; the
+    // other finished nodes still lead on (a parallel step's siblings still fill their join).
+    control = { ...control, finished: [...control.finished.filter((f) => f.node !== asNode), { node: asNode, asNode: true }] };
   }
   const batch = new Batch();
   const checkpoint = editCheckpoint(view, command.args.patch, command.actor, asNode ? [asNode] : [], control, batch, events, asNode);

@@ -462,12 +462,47 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await expect(op.updateState(run.id, { note: "x" }, { asNode: "ghost" })).rejects.toThrow('workflow as-node has no node "ghost"');
     await op.updateState(run.id, { note: "rewritten by hand" }, { asNode: "publish" });
     const head = (await engine.store.listCheckpoints(run.id)).at(-1)!;
-    expect(head).toMatchObject({ source: "update", nodes: ["publish"], control: { finished: [{ node: "publish" }] } });
+    expect(head).toMatchObject({ source: "update", nodes: ["publish"], control: { finished: [{ node: "draft" }, { node: "publish", asNode: true }] } });
     const [pending] = await pendingOf(engine, run.id);
     await op.resolve(pending!.id, { decision: "approve" });
     expect((await run.wait()).status).toBe("succeeded");
     // Planned from "publish" (which goes to END), so publish itself did not run again.
     expect(await run.state()).toMatchObject({ note: "rewritten by hand", log: [] });
+  });
+
+  it("an edit made as one node of a parallel step still lets its siblings fill their join; one made as a looping node loops", async () => {
+    const ran: string[] = [];
+    const flow = workflow("as-node-fan-out", { state, reducers: { log: "append" }, interruptAfter: ["left"] })
+      .node("split", () => ({}), { next: ["left", "right"] })
+      .node("left", () => (ran.push("left"), { log: ["left"] }), { next: "join" })
+      .node("right", () => (ran.push("right"), { log: ["right"] }), { next: "join" })
+      .node("join", () => (ran.push("join"), { note: "joined" }), { waitFor: ["left", "right"], next: "END" })
+      .compile();
+    const engine = await harness.engine([flow]);
+    const run = await engine.start(flow);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const op = engine.operator("ann");
+    await op.updateState(run.id, { log: ["right, corrected by hand"] }, { asNode: "right" });
+    const [after] = await pendingOf(engine, run.id);
+    await op.resolve(after!.id, { decision: "approve" });
+    expect(await run.wait()).toMatchObject({ status: "succeeded" });
+    expect(ran.sort()).toEqual(["join", "left", "right"]);
+    expect(await run.state()).toMatchObject({ note: "joined", log: expect.arrayContaining(["right, corrected by hand"]) });
+
+    let turns = 0;
+    const loop = workflow("as-node-loop", { state, reducers: { log: "append" }, interruptAfter: ["work"] })
+      .node("work", () => ({ n: ++turns }), { route: (s) => (s.n >= 2 ? "done" : "again"), routes: { again: "work", done: "END" } })
+      .compile();
+    const loopEngine = await harness.engine([loop]);
+    const looping = await loopEngine.start(loop);
+    expect(await looping.wait()).toMatchObject({ status: "paused" });
+    await loopEngine.operator("ann").updateState(looping.id, { note: "as work" }, { asNode: "work" });
+    // Its own edge back to itself is followed: the edit does not stop the loop.
+    while ((await looping.wait()).status === "paused") {
+      const [pending] = await pendingOf(loopEngine, looping.id);
+      await loopEngine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    }
+    expect([(await looping.wait()).status, turns]).toEqual(["succeeded", 2]);
   });
 
   it("skips a node the run is paused before: its interrupt's skip, or an edit made as that node (LangGraph's as_node)", async () => {
