@@ -41,6 +41,8 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
   let base = options.value;
   let body = JSON.stringify(base, null, 2);
   let problem: string | undefined;
+  /** The refusal `problem` says, kept so that giving up reports it as what it is (a VALIDATION error with its issues, say). */
+  let refusal: Error | undefined;
   try {
     for (;;) {
       const shown = [...options.header, ...(problem ? ["", `ERROR: ${problem}`, "Fix it and save, or save an empty file to cancel."] : [])];
@@ -51,11 +53,17 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
       }
       const saved = withoutComments(readFileSync(file, "utf8"));
       if (saved.trim() === "") return { kind: "unchanged" };
-      if (problem !== undefined && saved.trim() === body.trim()) throw new UsageError(`${problem} (the file was saved unchanged; nothing was applied)`);
+      if (problem !== undefined && saved.trim() === body.trim()) {
+        const given = `${problem} (the file was saved unchanged; nothing was applied)`;
+        if (!refusal) throw new UsageError(given);
+        refusal.message = given;
+        throw refusal;
+      }
       body = saved.trim();
       const parsed = parseJsonText(saved, { comments: true });
       if (parsed.error !== undefined) {
         problem = `not valid JSON at ${parsed.error}`;
+        refusal = undefined;
         continue;
       }
       const edited = parsed.value;
@@ -65,6 +73,7 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
       } catch (error) {
         if (!options.retry(error)) throw error;
         problem = describeError(error);
+        refusal = error instanceof Error ? error : undefined;
         const now = await options.reread?.(error);
         if (now !== undefined) {
           base = now;

@@ -51,6 +51,10 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ interruptId, runId, decision: "edit", checkpointId: expect.any(String) });
     const [first, second] = ed.shown();
     expect(ed.shown()).toHaveLength(2);
+    // For a script it is the validation error it is, with its issues, as --set would give.
+    const asJson = await cli.run(["resolve", interruptId, "--edit", "--json"], editor("stubborn").env);
+    expect(asJson.code).toBe(2);
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: "VALIDATION", issues: [expect.objectContaining({ path: "$.operation.limit" })] } });
     expect(first).toMatch(new RegExp(`^// State of run ${runId}, paused at execute`));
     expect(first).toContain('"limit": 500');
     expect(second).toMatch(/\/\/ ERROR: edited state is invalid at \$\.operation\.limit: /);
