@@ -94,20 +94,28 @@ async function noteHeld(out: Output, store: Store, self: string): Promise<void> 
   );
 }
 
-/** Queued runs this worker could not take, by workflow, with why: `--once` ending quietly would hide them. */
+/**
+ * Runs this worker could not take, by workflow, with why: queued ones, and running ones whose
+ * worker is gone (lease ran out). `--once` ending quietly would hide them.
+ */
 async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry): Promise<void> {
-  const { runs } = await store.listRuns({ status: ["queued"], limit: 1000 });
-  if (runs.length === 0) return;
+  const now = Date.now();
+  const { runs } = await store.listRuns({ status: ["queued", "running"], limit: 1000 });
+  const waiting = runs.filter((r) => r.status === "queued" || leaseRanOut(r, now));
+  if (waiting.length === 0) return;
   await workflows.runnableVersions(0);
-  const left = new Map<string, { workflow: string; count: number; why: string }>();
-  for (const run of runs) {
+  const left = new Map<string, { workflow: string; status: string; count: number; why: string }>();
+  for (const run of waiting) {
     const why = workflows.whyUnusable(run.version);
     if (why === undefined) continue;
-    const entry = left.get(run.version) ?? { workflow: run.workflow, count: 0, why };
+    const status = run.status === "queued" ? "queued" : "orphaned";
+    const key = `${run.version} ${status}`;
+    const entry = left.get(key) ?? { workflow: run.workflow, status, count: 0, why };
     entry.count++;
-    left.set(run.version, entry);
+    left.set(key, entry);
   }
-  for (const { workflow, count, why } of left.values()) {
-    out.note(`${count} queued run${count === 1 ? "" : "s"} of ${workflow} left for a worker that can run ${count === 1 ? "it" : "them"}: ${clean(why)}`);
+  for (const { workflow, status, count, why } of left.values()) {
+    const what = status === "queued" ? plural(count, "queued run") : `${plural(count, "running run")} whose worker is gone (lease ran out)`;
+    out.note(`${what} of ${workflow} left for a worker that can run ${count === 1 ? "it" : "them"}: ${clean(why)}`);
   }
 }

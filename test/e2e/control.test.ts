@@ -171,7 +171,7 @@ describe("operator commands on live runs, across processes", () => {
     );
   });
 
-  it("worker --once says which running runs other workers hold, instead of ending quietly", async () => {
+  it("worker --once says which running runs other workers hold, and which orphaned runs it cannot run, instead of ending quietly", async () => {
     const file = join(cli.dir, "held.db");
     const env = { PITWALL_STORE: `sqlite:${file}` };
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("long-compute")], env);
@@ -193,6 +193,10 @@ describe("operator commands on live runs, across processes", () => {
       await store2.close();
     }
     expect((await cli.json<RunRecord[]>(["runs", "--orphaned"], env)).map((r) => r.id)).toEqual([runId]);
+    // A worker that cannot run it (not its actions) names it rather than ending quietly.
+    writeFileSync(join(cli.dir, "other.mjs"), "export default { other: () => ({}) };\n");
+    const unable = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")], env);
+    expect([unable.code, unable.stderr]).toEqual([0, expect.stringMatching(/^1 running run whose worker is gone \(lease ran out\) of long-compute left for a worker that can run it: .+$/m)]);
     const mixed = await cli.run(["runs", "--orphaned", "--status", "queued"], env);
     expect([mixed.code, mixed.stderr]).toEqual([2, "pitwall runs: --orphaned lists running runs only: leave out --status, or give --status running\n"]);
   });
