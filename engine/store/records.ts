@@ -282,6 +282,15 @@ export interface EventRecord<T extends EventType = EventType> {
 /** An event as the runtime hands it to a commit; the store numbers it. */
 export type NewEvent = Omit<EventRecord, "seq" | "runSeq">;
 
+/**
+ * An event as its store numbered it, its fields in one order whichever store holds it: scripts
+ * compare `events --json` lines as text.
+ */
+export function numberedEvent(event: NewEvent, seq: number, runSeq: number): EventRecord {
+  const { runId, taskId, traceId, spanId, type, actor, payload, time } = event;
+  return { seq, runId, runSeq, taskId, traceId, spanId, type, actor, payload, time } as EventRecord;
+}
+
 export interface WorkflowRecord {
   version: string;
   name: string;

@@ -367,6 +367,9 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
         expect(mine.map((e) => e.runSeq)).toEqual(mine.map((_, i) => i + 1));
       }
       expect(await store.lastEventSeq()).toBe(all[all.length - 1]!.seq);
+      // Fields in one order in every store (and as committed, to subscribers): scripts compare `events --json` lines.
+      const fields = ["seq", "runId", "runSeq", "taskId", "traceId", "spanId", "type", "actor", "payload", "time"];
+      for (const e of all) expect(Object.keys(e)).toEqual(fields);
       const tail = await store.readEvents({ after: all[3]!.seq, limit: 3 });
       expect(tail.map((e) => e.seq)).toEqual(all.slice(4, 7).map((e) => e.seq));
       expect((await store.readEvents({ types: ["run.claimed"] })).length).toBe(2);
@@ -546,9 +549,11 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       const { fence } = await claimed(store, run.id);
       const controller = new AbortController();
       const seen: string[] = [];
+      const layouts = new Set<string>();
       const done = (async () => {
         for await (const e of store.subscribe({ after: 0, runId: run.id, signal: controller.signal })) {
           seen.push(e.type);
+          layouts.add(Object.keys(e).join(" "));
           if (seen.length === 4) controller.abort();
         }
       })();
@@ -558,6 +563,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       await store.commit({ id: commitId(), runId: run.id, fence, events: [event(run.id, "run.resumed", { by: "x" })] });
       await done;
       expect(seen).toEqual(["run.created", "run.claimed", "run.paused", "run.resumed"]);
+      expect([...layouts]).toEqual(["seq runId runSeq taskId traceId spanId type actor payload time"]);
     });
 
     it("starts from now by default and ends when aborted", async () => {

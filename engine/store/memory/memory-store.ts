@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../..
 import type { ChainRow } from "../../state/read.js";
 import {
   RUN_STATUSES,
+  numberedEvent,
   type ArtifactRef,
   type CheckpointRecord,
   type CheckpointSummary,
@@ -356,7 +357,7 @@ export class MemoryStore implements Store {
   private appendEvents(run: RunRecord, events: readonly NewEvent[]): EventRecord[] {
     const out: EventRecord[] = [];
     for (const event of events) {
-      const record = { ...copy(event), seq: ++this.lastSeq, runSeq: ++run.eventCount } as EventRecord;
+      const record = numberedEvent(copy(event), ++this.lastSeq, ++run.eventCount);
       this.events.push(record);
       const ofRun = this.eventsByRun.get(run.id);
       if (ofRun) ofRun.push(record);

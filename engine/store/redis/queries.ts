@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { decodeCursor, encodeCursor } from "../rules.js";
-import type { EventRecord, RunRecord, RunStatus } from "../records.js";
+import { numberedEvent, type EventRecord, type NewEvent, type RunRecord, type RunStatus } from "../records.js";
 import type { EventQuery, RunFilter } from "../store.js";
 import type { RedisKeys, RunPart } from "./keys.js";
 import { decodeRun } from "./run-codec.js";
@@ -15,7 +15,7 @@ export function decodeEvent([id, fields]: StreamEntry): EventRecord {
     if (fields[i] === "r") runSeq = Number(fields[i + 1]);
     else if (fields[i] === "e") json = fields[i + 1]!;
   }
-  return { ...(JSON.parse(json) as Omit<EventRecord, "seq" | "runSeq">), seq: Number(id.slice(0, id.indexOf("-"))), runSeq };
+  return numberedEvent(JSON.parse(json) as NewEvent, Number(id.slice(0, id.indexOf("-"))), runSeq);
 }
 
 /** Events after a sequence number: a run's own stream, or the store-wide one. */

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
-import type { CheckpointRecord, EventRecord, InterruptRecord, NewEvent, RunStatus } from "../records.js";
+import { numberedEvent, type CheckpointRecord, type EventRecord, type InterruptRecord, type NewEvent, type RunStatus } from "../records.js";
 import { alreadyResolved, checkpointGap, headMoved, missingInterrupt, unexpectedStatus } from "../rules.js";
 import type { Commit } from "../store.js";
 import type { ScriptArgs, ScriptReply } from "./lua/scripts.js";
@@ -31,7 +31,7 @@ export function checkpointRow(checkpoint: CheckpointRecord): (string | number)[]
 /** The committed events, numbered as the script numbered them (`{seq, runSeq, ...}`). */
 export function numbered(events: readonly NewEvent[], numbers: unknown): EventRecord[] {
   const list = numbers as number[];
-  return events.map((event, i) => ({ ...event, seq: list[2 * i]!, runSeq: list[2 * i + 1]! }) as EventRecord);
+  return events.map((event, i) => numberedEvent(event, list[2 * i]!, list[2 * i + 1]!));
 }
 
 /** What a refused script call means, as the typed error the memory store would throw. */

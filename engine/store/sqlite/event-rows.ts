@@ -1,5 +1,5 @@
 import { traceIdOf } from "../../ids.js";
-import type { EventRecord, NewEvent } from "../records.js";
+import { numberedEvent, type EventRecord, type NewEvent } from "../records.js";
 import { packJson, unpackJson } from "./packed-json.js";
 
 /** A commit's events, stored as one row: `seq` is the last one's store-wide number, `run_seq` the first one's number within the run. */
@@ -63,7 +63,7 @@ export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: numbe
 export function eventRecords(row: EventBatchRow): EventRecord[] {
   const first = row.seq - row.count + 1;
   const runTrace = traceIdOf(row.run_id);
-  const record = (i: number, e: Omit<EventRecord, "seq" | "runId" | "runSeq">): EventRecord => ({ seq: first + i, runId: row.run_id, runSeq: row.run_seq + i, ...e });
+  const record = (i: number, e: Omit<NewEvent, "runId">): EventRecord => numberedEvent({ runId: row.run_id, ...e } as NewEvent, first + i, row.run_seq + i);
   const parsed = unpackJson<StoredBatch | LegacyEvent[]>(row.events);
   if (Array.isArray(parsed)) {
     return parsed.map(([type, taskId, traceId, spanId, actor, time, payload], i) =>

@@ -1,6 +1,6 @@
 import { parseCheckpointId, parseTaskId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
-import type { CheckpointRecord, CheckpointSummary, EventRecord, NewEvent, RunStorage, TaskRecord } from "../records.js";
+import { numberedEvent, type CheckpointRecord, type CheckpointSummary, type EventRecord, type NewEvent, type RunStorage, type TaskRecord } from "../records.js";
 import type { EventQuery } from "../store.js";
 import { batchDocs, eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
 import { docReference, readDocReference, unpackJson, unpackText } from "./packed-json.js";
@@ -141,7 +141,7 @@ export class HistoryQueries {
     this.s.sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (:seq, ${RUN_KEY}, :run_seq, :count, :events)`).run(
       eventBatchRow(runId, runSeq, seq, events, docs),
     );
-    return events.map((event, i) => ({ seq: first + i, runSeq: runSeq + i, ...event }));
+    return events.map((event, i) => numberedEvent(event, first + i, runSeq + i));
   }
 
   /**
