@@ -126,16 +126,31 @@ export function zodToKeySchema(schema: z.ZodType): JsonSchema {
   // State is stored as JSON: a type JSON cannot hold (a Date, a Map) throws, rather than being
   // stored unchecked and coming back as something else after a restart.
   let json: JsonSchema;
+  let preprocessed = false;
   try {
-    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw" }) as JsonSchema;
+    json = z.toJSONSchema(schema, {
+      io: "input",
+      unrepresentable: "throw",
+      // z.preprocess() is a pipe from a transform, which the input form skips over silently.
+      override: ({ zodSchema }) => {
+        const def = zodSchema._zod.def;
+        if (def.type === "pipe" && def.in._zod.def.type === "transform") preprocessed = true;
+      },
+    }) as JsonSchema;
   } catch (error) {
     throw new Error(`${errorMessage(error)}: state is stored as JSON (a time as z.string() or z.number(), a map as z.record())`);
   }
+  let transformed = preprocessed;
   try {
     z.toJSONSchema(schema, { io: "output", unrepresentable: "throw" });
   } catch {
+    transformed = true;
+  }
+  if (transformed) {
     // A run's input would be transformed, a node's write not: the state would hold both forms.
-    throw new Error("a transform changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it");
+    throw new Error(
+      `a ${preprocessed ? "preprocess" : "transform"} changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it`,
+    );
   }
   const { $schema: _ignored, ...rest } = json;
   // A key the state may lack: undefined passes, and stays undefined (a default would fill it in).

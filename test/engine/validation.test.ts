@@ -170,7 +170,7 @@ describe("workflow validation", () => {
     }
   });
 
-  it("refuses a transform (input parsed, writes not) and a default drawn anew at each compile (every process another version)", () => {
+  it("refuses a transform or preprocess (input parsed, writes not) and a default drawn anew at each compile (every process another version)", () => {
     const problemsOfState = (state: z.ZodObject) => {
       try {
         workflow("shaped", { state }).node("a", noop, { next: "END" }).compile();
@@ -182,6 +182,12 @@ describe("workflow validation", () => {
     expect(problemsOfState(z.object({ d: z.string().transform((s) => s.toUpperCase()) }))).toEqual([
       "$.state.d BAD_STATE_SCHEMA a transform changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it",
     ]);
+    expect(problemsOfState(z.object({ d: z.preprocess((x) => String(x).toUpperCase(), z.string()), nested: z.object({ n: z.preprocess(Number, z.number()) }) }))).toEqual([
+      "$.state.d BAD_STATE_SCHEMA a preprocess changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it",
+      "$.state.nested BAD_STATE_SCHEMA a preprocess changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it",
+    ]);
+    // A pipe into a narrower check changes nothing: it stays allowed.
+    expect(problemsOfState(z.object({ code: z.string().pipe(z.string().length(3)) }))).toEqual([]);
     let drawn = 0;
     expect(problemsOfState(z.object({ id: z.string().default(() => `id-${drawn++}`) }))).toEqual([
       `$.state.id BAD_STATE_SCHEMA the default of "id" is a function giving another value each time: the workflow's version (the hash of its definition) would differ in every process, and no process could resume another's runs; give a fixed default, or set the value in the run's input or its first node`,
