@@ -46,8 +46,32 @@ const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
       nullable: z.boolean().optional(),
       anyOf: z.array(subsetSchema).min(1).optional(),
     })
-    .strict(),
+    .strict()
+    .superRefine((schema, ctx) => {
+      if (schema.type !== undefined) return;
+      for (const [keyword, type] of Object.entries(TYPED_KEYWORDS)) {
+        if (schema[keyword as keyof typeof schema] === undefined) continue;
+        ctx.addIssue({ code: "custom", path: [keyword], message: `${keyword} needs a "type" beside it to be enforced: add "type": "${type}"` });
+      }
+    }),
 );
+
+/**
+ * Keywords that constrain values of one JSON type. A schema without `type` would leave them
+ * unenforced (zod builds "any value" for it), so they need one.
+ */
+const TYPED_KEYWORDS = {
+  minLength: "string",
+  maxLength: "string",
+  minimum: "number",
+  maximum: "number",
+  items: "array",
+  minItems: "array",
+  maxItems: "array",
+  properties: "object",
+  required: "object",
+  additionalProperties: "object",
+} as const;
 
 export interface SchemaProblem {
   /** Path relative to the state key, e.g. `items.type`. Empty for the key itself. */

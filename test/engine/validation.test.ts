@@ -63,6 +63,9 @@ describe("workflow validation", () => {
     ["BAD_REDUCER", "$.state.done.reducer", (d: any) => (d.state.done.reducer = "append")],
     ["BAD_STATE_SCHEMA", "$.state.done.type", (d: any) => (d.state.done.type = "flag")],
     ["BAD_STATE_SCHEMA", "$.state.done.default", (d: any) => (d.state.done.default = "yes")],
+    // A limit for one type without a type constrains nothing (zod would build "any value").
+    ["BAD_STATE_SCHEMA", "$.state.extra.maxItems", (d: any) => (d.state.extra = { maxItems: 2 })],
+    ["BAD_STATE_SCHEMA", "$.state.extra.properties.name.minLength", (d: any) => (d.state.extra = { type: "object", properties: { name: { minLength: 3 } }, default: {} })],
     ["WAITFOR_NOT_PREDECESSOR", "$.nodes.join.waitFor[0]", (d: any) => (d.nodes.join.waitFor = ["init", "b"])],
     // An edge into a join from a node it does not wait for would never run it (the run "succeeded" without it).
     ["EDGE_NOT_AWAITED", "$.nodes.check.routes.YES", (d: any) => (d.nodes.check.routes.YES = "join")],
