@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { UsageError, describeError } from "./errors.js";
+import { withoutCommentLines } from "../text/plain.js";
 import { parseJsonText } from "../../engine/index.js";
 
 export interface EditOptions<T> {
@@ -51,7 +52,8 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
       if (ran.error || ran.status !== 0) {
         throw new UsageError(`editor "${editor}" ${ran.error ? `could not start: ${ran.error.message}` : `exited with code ${ran.status}`}; nothing was changed`);
       }
-      const saved = withoutComments(readFileSync(file, "utf8"));
+      const text = readFileSync(file, "utf8");
+      const saved = withoutCommentLines(text);
       if (saved.trim() === "") return { kind: "unchanged" };
       if (problem !== undefined && saved.trim() === body.trim()) {
         const given = `${problem} (the file was saved unchanged; nothing was applied)`;
@@ -60,7 +62,8 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
         throw refusal;
       }
       body = saved.trim();
-      const parsed = parseJsonText(saved, { comments: true });
+      // Parsed with its comments, so that an error's line and column are those of the file as saved.
+      const parsed = parseJsonText(text, { comments: true });
       if (parsed.error !== undefined) {
         problem = `not valid JSON at ${parsed.error}`;
         refusal = undefined;
@@ -85,12 +88,4 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** Drops the `//` header lines this editor wrote (and any a person added on their own lines). */
-function withoutComments(text: string): string {
-  return text
-    .split("\n")
-    .filter((line) => !line.trimStart().startsWith("//"))
-    .join("\n");
 }

@@ -28,3 +28,11 @@ export function duration(ms: number | null): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
+
+/** A file opened in $EDITOR without its `//` lines: the header written above the JSON, and any a person added on their own lines. */
+export function withoutCommentLines(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("//"))
+    .join("\n");
+}

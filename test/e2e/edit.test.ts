@@ -17,6 +17,7 @@ appendFileSync(process.env.EDIT_LOG, JSON.stringify(text) + "\\n");
 const mode = process.env.EDIT_MODE;
 if (mode === "fail") process.exit(1);
 if (mode === "empty") { writeFileSync(file, ""); process.exit(0); }
+if (mode === "broken") { writeFileSync(file, text.replace(/}\\s*$/, "")); process.exit(0); }
 const state = JSON.parse(text.split("\\n").filter((l) => !l.startsWith("//")).join("\\n"));
 state.operation.limit = mode === "fix" && text.includes("ERROR:") ? 20 : 0;
 writeFileSync(file, JSON.stringify(state, null, 2));
@@ -51,10 +52,6 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ interruptId, runId, decision: "edit", checkpointId: expect.any(String) });
     const [first, second] = ed.shown();
     expect(ed.shown()).toHaveLength(2);
-    // For a script it is the validation error it is, with its issues, as --set would give.
-    const asJson = await cli.run(["resolve", interruptId, "--edit", "--json"], editor("stubborn").env);
-    expect(asJson.code).toBe(2);
-    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: "VALIDATION", issues: [expect.objectContaining({ path: "$.operation.limit" })] } });
     expect(first).toMatch(new RegExp(`^// State of run ${runId}, paused at execute`));
     expect(first).toContain('"limit": 500');
     expect(second).toMatch(/\/\/ ERROR: edited state is invalid at \$\.operation\.limit: /);
@@ -80,6 +77,15 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^pitwall resolve: edited state is invalid at \$\.operation\.limit: .*saved unchanged; nothing was applied\)\n$/);
     expect(ed.shown()).toHaveLength(2);
+    // For a script it is the validation error it is, with its issues, as --set would give.
+    const asJson = await cli.run(["resolve", interruptId, "--edit", "--json"], editor("stubborn").env);
+    expect(asJson.code).toBe(2);
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: "VALIDATION", issues: [expect.objectContaining({ path: "$.operation.limit" })] } });
+    // A JSON error names the line of the file as saved, header lines counted.
+    const broken = editor("broken");
+    const cut = await cli.run(["resolve", interruptId, "--edit"], broken.env);
+    const lines = broken.shown()[0]!.replace(/}\s*$/, "").split("\n").length;
+    expect([cut.code, cut.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^pitwall resolve: not valid JSON at line ${lines}, `))]);
 
     const failed = await cli.run(["resolve", interruptId, "--edit"], editor("fail").env);
     expect(failed.code).toBe(2);

@@ -4,6 +4,7 @@ import { act, useServices } from "../context.js";
 import { clean } from "../text.js";
 import { MUTED } from "../theme.js";
 import { diffLines } from "../views/diff-lines.js";
+import { withoutCommentLines } from "../../text/plain.js";
 
 export interface EditRequest {
   /** Where the edit goes, for the file's header and the dialogs. */
@@ -48,13 +49,6 @@ function fileText(request: EditRequest, body: string, problem?: string): string 
   return `${header.join("\n")}\n${body}`;
 }
 
-function stripHeader(text: string): string {
-  return text
-    .split("\n")
-    .filter((l) => !l.startsWith("//"))
-    .join("\n");
-}
-
 /**
  * Editing JSON like `kubectl edit`: it opens in $EDITOR; on save it is parsed and validated (a
  * refusal names the failing path and offers to edit again), the diff is shown and confirmed
@@ -70,8 +64,9 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       const result = editor.edit(fileText(request, body, problem), "state");
       if (result.status === "failed") return ui.report({ tone: "error", text: clean(result.message) });
       if (result.status === "unchanged") return ui.report({ tone: "info", text: "edit closed without changes; nothing sent" });
-      body = stripHeader(result.text);
-      const checked = checkEdit(body, request.validate);
+      body = withoutCommentLines(result.text);
+      // Checked with its header, so that an error's line and column are those of the file as saved.
+      const checked = checkEdit(result.text, request.validate);
       if (!checked.ok) {
         problem = checked.problem;
         ui.report({ tone: "error", text: clean(`edit refused: ${problem}`) });
