@@ -17,6 +17,17 @@ export const RUN_LOOK: Record<RunStatus, Look> = {
 };
 
 /**
+ * A running run whose lease ran out (its worker died or stalled, nobody took it over): still
+ * `running` in the store, but nothing runs it, so it must not look like one that runs.
+ */
+export const ORPHANED_LOOK: Look = { glyph: "⚠", color: "red" };
+
+/** How a run looks in a list or its header: its status, or orphaned. */
+export function runLook(status: RunStatus, orphaned: boolean): Look & { word: string } {
+  return orphaned ? { ...ORPHANED_LOOK, word: "orphaned" } : { ...RUN_LOOK[status], word: status };
+}
+
+/**
  * How a node of the graph looks: its latest task's status, or `idle` if it has not run; `parked`
  * on a timer or a sub-workflow (no person is asked), `skipped` by an operator (it did not run).
  */

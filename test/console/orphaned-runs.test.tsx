@@ -1,5 +1,8 @@
-import { afterEach, expect, it } from "vitest";
-import { MemoryStore } from "../../engine/index.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, expect, it } from "vitest";
+import { MemoryStore, openStore, type Store } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { storeWorkflow } from "../../engine/operator/workflows.js";
@@ -14,10 +17,12 @@ afterEach(() => {
   ui?.unmount();
   ui = undefined;
 });
+const dir = mkdtempSync(join(tmpdir(), "pitwall-console-orphans-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function runningRun(store: MemoryStore, id: string, owner: string, leaseMs: number) {
+async function runningRun(store: Store, id: string, owner: string, leaseMs: number) {
   await store.createRun(newRun({ id, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
   return (await store.claimRun({ owner, leaseMs, runId: id }))!;
 }
@@ -29,8 +34,44 @@ it("marks a running run whose lease ran out: its worker is gone or stalled", asy
   await sleep(5);
   ui = await openConsole({ store });
   await ui.waitFor("run-orphan");
-  expect(ui.lines().find((l) => l.includes("run-orphan"))).toMatch(/● run-orphan +wf +0 lease ran out /);
+  expect(ui.lines().find((l) => l.includes("run-orphan"))).toMatch(/⚠ run-orphan +wf +0 lease ran out /);
   expect(ui.lines().find((l) => l.includes("run-alive"))).not.toContain("lease ran out");
+});
+
+it("shows an orphaned run as such at any width: its row's status, the header's count, its run view's first words", async () => {
+  const store = await openStore(`sqlite:${join(dir, "orphans.db")}`);
+  try {
+    // Its worker was running many nodes with long names: what it was doing fills the NOW column.
+    const { fence } = await runningRun(store, "run-orphan", "vanished", 1);
+    const nodes = Array.from({ length: 8 }, (_, i) => `summarize-the-customer-history-${i}`);
+    await store.commit({ id: "c-1", runId: "run-orphan", fence, run: { current: nodes } });
+    await runningRun(store, "run-alive", "busy", 60_000);
+    await sleep(5);
+    ui = await openConsole({ store, columns: 80 });
+    await ui.waitFor("run-orphan");
+    // Narrow: the status is a glyph, and it is not the running one; the header counts it apart.
+    expect(ui.lines().find((l) => l.includes("run-orphan"))).toMatch(/^.⚠ run-orphan /);
+    expect(ui.lines()[0]).toMatch(/⚠ 1 orphaned .*●1 /);
+    // Wide: the status says the word, before the NOW column that ends cut.
+    await ui.resize(130, 24);
+    await ui.waitFor("⚠ 1 orphaned");
+    expect(ui.lines().find((l) => l.includes("run-orphan"))).toMatch(/^.⚠ orphaned +run-orphan .* lease ran out · summarize/);
+    expect(ui.lines().find((l) => l.includes("run-alive"))).toMatch(/^.● running +run-alive /);
+    expect(ui.lines()[0]).toMatch(/⚠ 1 orphaned .*● 1 running /);
+    // At 40 columns the badge stays when counts give way.
+    await ui.resize(40, 20);
+    expect((await ui.waitFor((f) => !f.split("\n")[0]!.includes("operator:"))).split("\n")[0]).toContain("⚠ 1 orphaned");
+    await ui.resize(60, 20);
+    while (!(ui.lines().find((l) => l.startsWith("›")) ?? "").includes("run-orphan")) await ui.press("j");
+    await ui.press("enter");
+    const view = await ui.waitFor("1 Graph");
+    expect(view.split("\n")[1]).toMatch(/^ ⚠ orphaned {2}run-orphan/);
+    expect(view.split("\n")[2]).toMatch(/^ lease ran out · summarize/);
+  } finally {
+    ui?.unmount();
+    ui = undefined;
+    await store.close();
+  }
 });
 
 it("tells a lease renewed without an event from a worker that is gone, and drops the mark when another worker takes the run over", async () => {

@@ -3,7 +3,7 @@ import { useServices, useSnapshot, type Message } from "../context.js";
 import { useAvailableKeys } from "../hooks/use-keys.js";
 import { keyLabel, type Binding } from "../keymap.js";
 import { bytes, clean, displayWidth, elideStart } from "../text.js";
-import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
+import { ACCENT, MUTED, ORPHANED_LOOK, RUN_LOOK } from "../theme.js";
 import { Lines, fitLine, lineWidth, padLine, seg, type Line, type Seg } from "./lines.js";
 
 /** One line: where the console is attached, as whom, the interrupt badge and counts by status. */
@@ -21,11 +21,15 @@ export function Header({ width }: { width: number }) {
   }
   const pending = snap.interrupts.length;
   if (pending > 0) line.push(seg("  "), seg(` ⚑ ${pending} pending `, { bold: true, color: "black", bg: "magenta" }));
+  // Runs nothing runs any more are counted apart from the running ones, as a badge: it stays
+  // when counts give way on a narrow terminal.
+  const orphaned = snap.orphans.size;
+  if (orphaned > 0) line.push(seg("  "), seg(` ${ORPHANED_LOOK.glyph} ${orphaned} orphaned `, { bold: true, color: "black", bg: ORPHANED_LOOK.color }));
   line.push(seg("  "));
   const words = width >= 120;
   const counts: Seg[] = [];
   for (const status of RUN_STATUSES) {
-    const n = snap.counts[status];
+    const n = status === "running" ? Math.max(0, snap.counts.running - orphaned) : snap.counts[status];
     if (n === 0 && status !== "running" && status !== "paused") continue;
     const look = RUN_LOOK[status];
     const count = seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 });

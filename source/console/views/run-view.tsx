@@ -10,7 +10,7 @@ import { useRunActions } from "../hooks/use-run-actions.js";
 import { useRunDetail, type RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean } from "../text.js";
-import { ACCENT, MUTED, RUN_LOOK } from "../theme.js";
+import { ACCENT, MUTED, runLook } from "../theme.js";
 import { CheckpointsTab } from "./checkpoints-tab.js";
 import { EventsTab } from "./events-tab.js";
 import { GraphTab } from "./graph-tab.js";
@@ -23,9 +23,10 @@ export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as c
 function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined): Line[] {
   const { run } = detail;
   const pending = detail.interrupts.filter((i) => i.status === "pending");
-  const look = RUN_LOOK[run.status];
+  const look = runLook(run.status, orphaned);
   const first: Line = [
-    seg(` ${look.glyph} ${run.status}`, { color: look.color, bold: true }),
+    // First on the line (a narrow terminal cuts its end): an orphaned run says so before anything.
+    seg(` ${look.glyph} ${look.word}`, { color: look.color, bold: true }),
     seg(`  ${run.id}`, { bold: true }),
     seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
     seg(`  step ${currentStep(run)}`),
@@ -34,7 +35,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
   ];
   const second: Line = [];
   const activity = runActivity(run, now, pending.map((i) => i.node), orphaned, child);
-  if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : orphaned ? "yellow" : look.color }));
+  if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));
   else if (run.parentRunId) second.push(seg(`  child of ${run.parentRunId} — p opens it`, { color: MUTED }));

@@ -8,7 +8,7 @@ import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
-import { MUTED, RUN_LOOK } from "../theme.js";
+import { MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
 import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
 
 const FLASH_MS = 800;
@@ -20,7 +20,8 @@ const UNCLAIMED_MS = 30_000;
 export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord): string {
   switch (run.status) {
     case "running":
-      return orphaned ? `${run.current.length > 0 ? `${run.current.join(", ")} · ` : ""}lease ran out` : run.current.join(", ");
+      // The lease first: a narrow NOW column must not cut what tells this run from a running one.
+      return orphaned ? `lease ran out${run.current.length > 0 ? ` · ${run.current.join(", ")}` : ""}` : run.current.join(", ");
     case "paused": {
       const nodes = [...new Set([...run.current, ...waiting])];
       // A run waiting on a failure says which, where the operator looks first.
@@ -108,11 +109,11 @@ function idLabel(row: RunRow): string {
 
 function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined, orphaned: boolean, child: RunRecord | undefined): Line {
   const { run } = row;
-  const look = RUN_LOOK[run.status];
+  const look = runLook(run.status, orphaned);
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
   return [
     seg(selected ? "›" : " ", base),
-    seg(fit(c.status > 1 ? `${look.glyph} ${run.status}` : look.glyph, c.status), { ...base, color: look.color, ...(look.dim && !selected ? { dim: true } : {}) }),
+    seg(fit(c.status > 1 ? `${look.glyph} ${look.word}` : look.glyph, c.status), { ...base, color: look.color, ...(orphaned ? { bold: true } : {}), ...(look.dim && !selected ? { dim: true } : {}) }),
     seg(" ", base),
     seg(fit(idLabel(row), c.id), base),
     seg(" ", base),
@@ -120,7 +121,7 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
     seg(" ", base),
     seg(fit(String(currentStep(run)), c.step, "right"), base),
     seg(" ", base),
-    seg(fit(clean(runActivity(run, now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: "yellow" } : {}) }),
+    seg(fit(clean(runActivity(run, now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
     seg(" ", base),
     seg(fit(ago(run.createdAt, now), c.age, "right"), base),
     seg(" ", base),
