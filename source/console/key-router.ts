@@ -23,8 +23,11 @@ interface Pending {
   text?: string;
 }
 
+/** ctrl and a letter, as a terminal sends it; not tab, enter, line feed or backspace (ctrl-i, -m, -j, -h). */
+const CTRL_LETTER = /^[\x01-\x07\x0b\x0c\x0e-\x1a]$/;
+
 /**
- * A chunk taken apart: tabs and backspaces are keys of their own; an enter is one only as the
+ * A chunk taken apart: tabs, backspaces and ctrl keys are keys of their own; an enter is one only as the
  * chunk's last character (inside a paste it is a space); the rest is text.
  */
 function splitChunk(input: string, key: Key): Pending[] {
@@ -43,6 +46,10 @@ function splitChunk(input: string, key: Key): Pending[] {
     } else if (c === "\x7f" || c === "\b") {
       flushText();
       parts.push({ input: "", key: { ...plain, backspace: true } });
+    } else if (CTRL_LETTER.test(c)) {
+      // ctrl-u typed right after text arrives with it: it is the key, never a character of the text.
+      flushText();
+      parts.push({ input: String.fromCharCode(c.charCodeAt(0) + 96), key: { ...plain, ctrl: true } });
     } else if ((c === "\r" || c === "\n") && i === chars.length - 1) {
       flushText();
       parts.push({ input: "\r", key: { ...plain, return: true } });

@@ -84,6 +84,8 @@ export const KEYMAP = [
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
   { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the reason and the buttons", group: "Dialogs" },
   { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command", group: "Dialogs" },
+  { id: "clearText", keys: ["ctrl-u"], label: "clear", help: "in a text field (a filter, the palette, a reason): clear it", group: "Dialogs", quiet: true },
+  { id: "deleteWord", keys: ["ctrl-w"], label: "delete word", help: "in a text field: delete the last word", group: "Dialogs", quiet: true },
 ] as const satisfies readonly BindingSpec[];
 
 export type ActionId = (typeof KEYMAP)[number]["id"];

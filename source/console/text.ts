@@ -22,6 +22,14 @@ export function clean(text: string, maxChars = 4096): string {
     .replace(CONTROL, (c) => (c === "\u001b" ? "␛" : c.charCodeAt(0) < 0x20 ? String.fromCharCode(0x2400 + c.charCodeAt(0)) : "·"));
 }
 
+/**
+ * Typed or pasted text as a text field takes it: escape sequences and control characters are
+ * left out rather than shown as symbols — a field holds only what can be typed.
+ */
+export function printable(text: string): string {
+  return stripAnsi(text).replace(/\r?\n|\t/g, " ").replace(CONTROL, "");
+}
+
 /** Display width in terminal columns (CJK and emoji count as two). */
 export function displayWidth(text: string): number {
   if (isNarrow(text)) return text.length;

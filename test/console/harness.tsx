@@ -19,6 +19,8 @@ const KEYS: Record<string, string> = {
   pgdn: "\u001b[6~",
   pgup: "\u001b[5~",
   "ctrl-k": "\u000b",
+  "ctrl-u": "\u0015",
+  "ctrl-w": "\u0017",
   "ctrl-c": "\u0003",
 };
 

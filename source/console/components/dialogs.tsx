@@ -1,8 +1,8 @@
-import { useRef, useState } from "react";
+import { useState } from "react";
 import type { Dialog } from "../context.js";
 import { PRIORITY } from "../key-router.js";
 import { useKeys } from "../hooks/use-keys.js";
-import { clean } from "../text.js";
+import { useLiveState, useTextField } from "../hooks/use-text-field.js";
 import { ACCENT, MUTED } from "../theme.js";
 import { Lines, seg, type Line } from "./lines.js";
 
@@ -13,40 +13,27 @@ export function dialogHeight(dialog: Dialog, maxBody: number): number {
 }
 
 /**
- * State whose latest value handlers can read at once: keys typed ahead are replayed into a
- * dialog faster than it redraws, and `enter` must see every character typed before it.
- */
-function useLiveState<T>(initial: T): [T, (update: (value: T) => T) => void, { readonly current: T }] {
-  const ref = useRef(initial);
-  const [, redraw] = useState(0);
-  const set = (update: (value: T) => T) => {
-    ref.current = update(ref.current);
-    redraw((n) => n + 1);
-  };
-  return [ref.current, set, ref];
-}
-
-/** Text typed into a dialog: printable keys append, backspace removes the last character. */
-function editText(text: string, input: string, name: string): string {
-  if (name === "backspace") return [...text].slice(0, -1).join("");
-  if (input.length === 0 || name.startsWith("ctrl-")) return text;
-  return text + clean(input, 1000);
-}
-
-/**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
  * reason is typed directly, `tab` or the arrows move between the buttons; enter after a reason,
  * with the focus still where it started, moves to the action, and the next enter acts. Enter on
  * a Cancel the operator chose cancels.
  */
 export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialog, { kind: "confirm" }>; width: number; height: number }) {
-  const [reason, setReason, reasonNow] = useLiveState("");
+  const [warning, setWarning] = useState<string>();
+  const reasonField = useTextField(
+    "",
+    (text) => {
+      if (text.trim()) setWarning(undefined);
+    },
+    dialog.reason !== "none",
+  );
+  const reasonNow = reasonField.now;
   const [onAction, setOnAction, onActionNow] = useLiveState(false);
   const [, setChosen, chosenNow] = useLiveState(false);
-  const [warning, setWarning] = useState<string>();
   useKeys(
     PRIORITY.dialog,
     {
+      ...reasonField.handlers,
       switch: () => {
         setChosen(() => true);
         setOnAction((v) => !v);
@@ -63,14 +50,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
         dialog.resolve({ ok: true, reason: reasonNow.current.trim() });
       },
     },
-    {
-      modal: true,
-      text: (input, name) => {
-        if (dialog.reason === "none") return;
-        setReason((r) => editText(r, input, name));
-        if (reasonNow.current.trim()) setWarning(undefined);
-      },
-    },
+    { modal: true, text: reasonField.type },
   );
   const bodyRows = Math.max(0, height - 3 - (dialog.reason === "none" ? 0 : 1));
   // The focused button is bracketed as well as reversed, so it reads without colour too.
@@ -83,7 +63,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
     lines.push([
       seg("▌ ", { color: "yellow" }),
       seg(`Reason${dialog.reason === "required" ? "" : " (optional)"}: `, { color: MUTED }),
-      seg(reason),
+      seg(reasonField.text),
       seg("█", { color: ACCENT }),
     ]);
   }
@@ -100,28 +80,23 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
 
 /** One line of text: the filter, the command palette, a reason or a response. */
 export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "prompt" }>; width: number }) {
-  const [text, setText, textNow] = useLiveState(dialog.initial ?? "");
+  const field = useTextField(dialog.initial ?? "", dialog.onChange);
+  const { text } = field;
   const suggestions = dialog.complete ? dialog.complete(text).slice(0, 3) : [];
   useKeys(
     PRIORITY.dialog,
     {
-      submit: () => dialog.resolve(textNow.current),
+      ...field.handlers,
+      submit: () => dialog.resolve(field.now.current),
       dismiss: () => dialog.resolve(undefined),
       complete:
         !!dialog.complete &&
         (() => {
-          const first = dialog.complete?.(textNow.current)[0];
-          if (first) setText(() => first);
-          if (first) dialog.onChange?.(first);
+          const first = dialog.complete?.(field.now.current)[0];
+          if (first) field.set(first);
         }),
     },
-    {
-      modal: true,
-      text: (input, name) => {
-        setText((t) => editText(t, input, name));
-        dialog.onChange?.(textNow.current);
-      },
-    },
+    { modal: true, text: field.type },
   );
   const lines: Line[] = [
     [seg(`${dialog.title} `, { bold: true, color: ACCENT }), seg(text), seg("█", { color: ACCENT })],
