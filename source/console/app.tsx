@@ -35,6 +35,8 @@ export interface ConsoleProps {
   initial?: ViewEntry;
   /** How long store events are gathered before the screen is updated. */
   coalesceMs?: number;
+  /** How often the counts are read again, to notice runs deleted by another process (default 5 s). */
+  recountMs?: number;
 }
 
 const MIN = { columns: 40, rows: 10 };
@@ -66,7 +68,7 @@ export function Console(props: ConsoleProps) {
     return {
       store: props.store,
       feed,
-      data: new ConsoleData(props.store, feed),
+      data: new ConsoleData(props.store, feed, undefined, props.recountMs),
       actor,
       readOnly: props.readOnly,
       storeLabel: props.storeLabel,
@@ -88,6 +90,8 @@ export function Console(props: ConsoleProps) {
           }),
         pop: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
         replace: (view) => setStack((s) => (forgetFrom(memory.current, s.length), [...s.slice(0, -1), view])),
+        // The runs list keeps its filter and selection; the views stacked on it are forgotten.
+        home: () => setStack((forgetFrom(memory.current, 1), [{ kind: "runs" }])),
         quit: () => {
           closing.current = true;
           exit();
@@ -149,7 +153,7 @@ export function Console(props: ConsoleProps) {
         if (command.kind === "error") return ui.report({ tone: "error", text: command.message });
         if (command.kind === "quit") return nav.quit();
         if (command.kind === "help") return nav.push({ kind: "text", title: "Keys", lines: helpLines(router.bindings) });
-        if (command.kind === "runs") return setStack((forgetFrom(memory.current, 1), [{ kind: "runs" }]));
+        if (command.kind === "runs") return nav.home();
         // A run the list does not hold is looked for in the store before its view is opened.
         const { view } = command;
         if (view.kind === "run" && !services.data.snapshot().runs.has(view.runId)) {

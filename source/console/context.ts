@@ -52,6 +52,8 @@ export interface Nav {
   push(view: ViewEntry): void;
   pop(): void;
   replace(view: ViewEntry): void;
+  /** Back to the runs list alone (`:runs`). */
+  home(): void;
   quit(): void;
 }
 

@@ -58,6 +58,8 @@ export interface HarnessOptions {
   initial?: ViewEntry;
   /** How long store events are gathered before the screen updates (default 20 ms). */
   coalesceMs?: number;
+  /** How often the counts are read again, noticing runs another process deleted (default 5 s). */
+  recountMs?: number;
   /** What the header names the store (default memory:test). */
   storeLabel?: string;
 }
@@ -77,6 +79,7 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
       editor={options.editor ?? systemEditor(options.editorCommand ?? "false", (fn) => fn())}
       clipboard={(text) => copied.push(text)}
       coalesceMs={options.coalesceMs ?? 20}
+      {...(options.recountMs ? { recountMs: options.recountMs } : {})}
       {...(options.initial ? { initial: options.initial } : {})}
     />,
   );

@@ -1,6 +1,5 @@
 import { useEffect, useRef } from "react";
 import {
-  NotFoundError,
   type EventPayloads,
   type EventRecord,
   errorMessage,
@@ -34,10 +33,11 @@ const STEPWISE_LIMIT = 20;
 /**
  * Reads what the run view shows, again whenever the live feed reports a change to the run.
  * Only what can have changed is read: new checkpoints, and the tasks of the steps since.
+ * Undefined: the run is not in the store (deleted).
  */
-export async function readRunDetail(store: Store, data: ConsoleData, runId: string, previous?: RunDetail): Promise<RunDetail> {
+export async function readRunDetail(store: Store, data: ConsoleData, runId: string, previous?: RunDetail): Promise<RunDetail | undefined> {
   const run = await store.getRun(runId);
-  if (!run) throw new NotFoundError("run", runId);
+  if (!run) return undefined;
   const lastN = previous?.checkpoints[previous.checkpoints.length - 1]?.n;
   const fromStep = previous ? previous.run.step + 1 : undefined;
   const stepwise = fromStep !== undefined && run.step + 1 - fromStep < STEPWISE_LIMIT && run.step + 1 >= fromStep;
@@ -79,10 +79,17 @@ async function readSteps(store: Store, runId: string, from: number, to: number, 
   return [...kept.filter((t) => t.step < from), ...fresh.flat()];
 }
 
-export function useRunDetail(runId: string): { detail?: RunDetail; error?: string } {
+export interface RunDetailState {
+  detail?: RunDetail;
+  error?: string;
+  /** The run is no longer in the store: deleted by another process (`pitwall delete`, `prune`). */
+  deleted?: true;
+}
+
+export function useRunDetail(runId: string): RunDetailState {
   const { store, feed, data } = useServices();
   // Kept while a page is stacked on the view: coming back shows it at once, then brings it up to date.
-  const [state, setState] = useRemembered<{ detail?: RunDetail; error?: string }>(`run-detail:${runId}`, {});
+  const [state, setState] = useRemembered<RunDetailState>(`run-detail:${runId}`, {});
   const kept = useRef(state.detail);
   useEffect(() => {
     let alive = true;
@@ -98,7 +105,12 @@ export function useRunDetail(runId: string): { detail?: RunDetail; error?: strin
       try {
         do {
           again = false;
-          detail = await readRunDetail(store, data, runId, detail);
+          const read = await readRunDetail(store, data, runId, detail);
+          if (!read) {
+            if (alive) setState((s) => ({ ...s, deleted: true }));
+            return;
+          }
+          detail = read;
           if (alive) setState({ detail });
         } while (again && alive);
       } catch (error) {
@@ -122,9 +134,18 @@ export function useRunDetail(runId: string): { detail?: RunDetail; error?: strin
       }
       void load();
     });
+    // Deleting writes no event: a run that leaves the console's list (read again at its recount)
+    // is looked for in the store, to tell a deletion from a list that is only capped.
+    let listed = data.snapshot().runs.has(runId);
+    const stopWatching = data.subscribe(() => {
+      const now = data.snapshot().runs.has(runId);
+      if (listed && !now) void load();
+      listed = now;
+    });
     return () => {
       alive = false;
       stop();
+      stopWatching();
     };
   }, [store, feed, data, runId]);
   return state;

@@ -1,5 +1,5 @@
 import { Box } from "ink";
-import { useSyncExternalStore } from "react";
+import { useEffect, useSyncExternalStore } from "react";
 import { currentStep, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
@@ -59,8 +59,14 @@ function tabBar(active: number): Line {
 
 /** One run: a summary, then tabs (Graph · Events · State · Checkpoints · Timeline). */
 export function RunView({ runId, initialTab, width, height }: { runId: string; initialTab: number; width: number; height: number }) {
-  const { nav, data, copy } = useServices();
-  const { detail, error } = useRunDetail(runId);
+  const { nav, ui, data, copy } = useServices();
+  const { detail, error, deleted } = useRunDetail(runId);
+  // What it showed is gone from the store: nothing here is true any more (k9s goes back too).
+  useEffect(() => {
+    if (!deleted) return;
+    ui.report({ tone: "error", text: `run ${runId} was deleted by another process (pitwall delete or prune); back to the runs list` });
+    nav.home();
+  }, [deleted]);
   // A boolean, so that other runs' changes do not draw this view again.
   const orphaned = useSyncExternalStore(data.subscribe, () => data.snapshot().orphans.has(runId));
   // The child run it waits on, as listed: whether it paused for an operator.
