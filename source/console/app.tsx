@@ -56,7 +56,16 @@ export function Console(props: ConsoleProps) {
   const size = useTerminalSize();
   const [stack, setStack] = useState<ViewEntry[]>([props.initial ?? { kind: "runs" }]);
   const [dialog, setDialog] = useState<Dialog>();
-  const [message, setMessage] = useState<Message>();
+  // Each message carries the number of keys pressed before it: news from before the key that moved
+  // to another view is about the view that was left.
+  const [shown, setShown] = useState<{ message: Message; key: number }>();
+  const keysPressed = useRef(0);
+  const setMessage = (update: Message | undefined | ((m: Message | undefined) => Message | undefined)) =>
+    setShown((s) => {
+      const message = typeof update === "function" ? update(s?.message) : update;
+      return message === s?.message ? s : message && { message, key: keysPressed.current };
+    });
+  const message = shown?.message;
   const [feedError, setFeedError] = useState<string>();
   const closing = useRef(false);
   const memory = useRef(new Map<string, unknown>());
@@ -99,6 +108,7 @@ export function Console(props: ConsoleProps) {
       },
       ui: {
         report: setMessage,
+        moved: () => setShown((s) => (s && s.message.tone !== "busy" && s.key < keysPressed.current ? undefined : s)),
         // A dialog is a new question: the outcome of the last action no longer stands beside it.
         confirm: (request) =>
           new Promise((resolve) => (router.holdForDialog(), setMessage((m) => (m?.tone === "busy" ? m : undefined)),
@@ -115,9 +125,11 @@ export function Console(props: ConsoleProps) {
   // The outcome of an action is news for a while, not a label of every view after it (k9s's flash).
   useEffect(() => {
     if (!message || message.tone === "busy") return;
-    const timer = setTimeout(() => setMessage((shown) => (shown === message ? undefined : shown)), MESSAGE_MS[message.tone]);
+    const timer = setTimeout(() => setMessage((current) => (current === message ? undefined : current)), MESSAGE_MS[message.tone]);
     return () => clearTimeout(timer);
   }, [message]);
+  // Nor of the views moved to after it.
+  useEffect(() => services.ui.moved(), [stack, services]);
 
   useEffect(() => {
     const { feed, data } = services;
@@ -131,6 +143,7 @@ export function Console(props: ConsoleProps) {
   }, [services]);
 
   useInput((input, key) => {
+    keysPressed.current++;
     if (closing.current || router.dispatch(input, key)) return;
     // An action key that applies to nothing on screen (kill on a node that is not running, retry on
     // one that succeeded) says so rather than doing nothing in silence.

@@ -44,6 +44,11 @@ export type Dialog =
 
 export interface Ui {
   report(message: Message | undefined): void;
+  /**
+   * The operator moved to another view or tab: a message reported before the key that moved
+   * is about what was left, and goes (one reported since, an action's outcome that moved, stays).
+   */
+  moved(): void;
   confirm(request: ConfirmRequest): Promise<{ ok: boolean; reason: string }>;
   prompt(request: PromptRequest): Promise<string | undefined>;
 }

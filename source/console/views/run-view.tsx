@@ -76,6 +76,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     return child ? `${child.id}:${child.status}` : "";
   });
   const [tab, setTab] = useRemembered("tab", initialTab);
+  useEffect(() => ui.moved(), [tab]);
   const now = useClock(detail ? [detail.run.createdAt, detail.run.endedAt === null ? detail.run.startedAt : null] : []);
   const runActions = useRunActions(detail, {});
   const pending = detail?.interrupts.find((i) => i.status === "pending");
