@@ -62,8 +62,8 @@ export const KEYMAP = [
 
   { id: "edit", keys: ["e"], label: "edit", help: "edit the state in $EDITOR: validated, diff shown before sending (state tab, operator panel)", group: "State", writes: true },
 
-  { id: "mark", keys: ["space"], label: "mark", help: "mark a checkpoint (mark two, then d)", group: "Checkpoints" },
-  { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints", group: "Checkpoints" },
+  { id: "mark", keys: ["space"], label: "mark", help: "mark a checkpoint (then d diffs it against the selected one, or against a second marked one)", group: "Checkpoints" },
+  { id: "diff", keys: ["d"], label: "diff marked", help: "diff the two marked checkpoints, or the one marked against the selected one", group: "Checkpoints" },
   { id: "fork", keys: ["F"], label: "fork", help: "fork a new run from the selected checkpoint", group: "Checkpoints", writes: true },
   { id: "forkEdited", keys: ["E"], label: "fork edited", help: "fork from it with its state edited in $EDITOR first (validated, diff shown)", group: "Checkpoints", writes: true, quiet: true },
 

@@ -280,6 +280,24 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(ui.frame()).not.toContain("…");
   });
 
+  it("d with fewer than two checkpoints marked says what is missing, and diffs one marked against the selected one", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openRun(run.id, 3);
+    await ui.waitFor("4 checkpoints");
+    await ui.press("d");
+    await ui.waitFor("mark a checkpoint with space, then d diffs it with the selected one");
+    await ui.press("g", "space");
+    await ui.waitFor("mark (0)");
+    await ui.press("d");
+    await ui.waitFor("select another checkpoint to diff with 0 (or mark a second with space)");
+    expect(ui.frame()).not.toContain("nothing here it applies to");
+    await ui.press("j", "j");
+    await ui.press("d");
+    await ui.waitFor("checkpoint 0 → 2");
+    expect(ui.frame()).toContain("+ $.notes +4 items");
+  });
+
   it("draws a waterfall of attempts: the retry, its wait, outcomes and durations", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

@@ -16,7 +16,7 @@ const SNAPSHOT = "■";
 
 const SOURCE_COLOR: Record<CheckpointSummary["source"], string> = { input: "blue", loop: "white", update: "yellow", fork: "magenta" };
 
-/** Every checkpoint of the run: `enter` diffs one against its parent, `space` marks two for `d`, `F` forks. */
+/** Every checkpoint of the run: `enter` diffs one against its parent, `space` marks for `d` (two, or one and the selected), `F` forks. */
 export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
   const { store, nav, ui, operator } = useServices();
   const { run, checkpoints } = detail;
@@ -51,10 +51,16 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
         await showDiff(parent, selected, `checkpoint ${selected.n} against its parent ${name}`);
       }),
     mark: selected && (() => setMarked((m) => (m.includes(selected.n) ? m.filter((n) => n !== selected.n) : [...m, selected.n].slice(-2)))),
+    // Two marked are compared; one marked, with the selected one. Otherwise `d` says what is missing.
     diff:
-      marked.length === 2 &&
+      selected &&
       (() => {
-        const [a, b] = [...marked].sort((x, y) => x - y).map((n) => checkpoints.find((c) => c.n === n)!);
+        const pair = marked.length === 2 ? marked : marked.length === 1 && marked[0] !== selected.n ? [marked[0]!, selected.n] : undefined;
+        if (!pair) {
+          const text = marked.length === 0 ? "mark a checkpoint with space, then d diffs it with the selected one" : `select another checkpoint to diff with ${marked[0]} (or mark a second with space)`;
+          return ui.report({ tone: "info", text });
+        }
+        const [a, b] = [...pair].sort((x, y) => x - y).map((n) => checkpoints.find((c) => c.n === n)!);
         void showDiff(a!, b!, `checkpoint ${a!.n} → ${b!.n}`);
       }),
     fork:
