@@ -4,6 +4,17 @@ import type { StateKeyDefinition } from "../state/schema.js";
 /** The name of the graph's end; a route or `next` may point at it. */
 export const END = "END";
 
+/**
+ * Names JavaScript objects hold already (`constructor`, `toString`, and `__proto__`, which sets an
+ * object's prototype instead of adding a key): a node, state key or route named so would be
+ * mistaken for them.
+ */
+export function reservedName(name: string): boolean {
+  return Object.hasOwn(Object.prototype, name);
+}
+
+export const RESERVED_NAME_PROBLEM = "is a name JavaScript objects hold already (like constructor, toString, __proto__): choose another";
+
 export const DECISIONS = ["approve", "reject", "edit"] as const;
 export type ApprovalDecision = (typeof DECISIONS)[number];
 

@@ -126,6 +126,20 @@ describe("workflow validation", () => {
     expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1") }));
   });
 
+  it("refuses names JavaScript objects hold already (__proto__, constructor, toString) for nodes, state keys and routes", () => {
+    const text = JSON.stringify({
+      name: "x",
+      state: { n: { type: "integer", default: 0 }, toString: { type: "string", default: "" } },
+      start: "a",
+      nodes: { a: { action: "tasks.noop", next: "constructor" }, constructor: { action: "tasks.noop", next: "END" }, b: { action: "tasks.noop", routes: { valueOf: "END" }, default: "END" } },
+    }).replace('"nodes":{', '"nodes":{"__proto__":{"action":"tasks.noop","next":"END"},');
+    const found = checkWorkflowText(text, { actions }).problems.map((p) => `${p.path} ${p.code}`);
+    expect(found).toEqual(
+      expect.arrayContaining(["$.nodes.__proto__ INVALID_FIELD", "$.nodes.constructor INVALID_FIELD", "$.state.toString BAD_STATE_SCHEMA", "$.nodes.b.routes.valueOf INVALID_FIELD"]),
+    );
+    expect(() => workflow("proto", { state: z.object({}) }).node("toString", noop, { next: "END" }).compile()).toThrow(/"toString" is a name JavaScript objects hold already/);
+  });
+
   it("reports a node added twice in code", () => {
     const build = () =>
       workflow("dup", { state: z.object({}) })
