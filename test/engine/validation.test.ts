@@ -171,6 +171,9 @@ describe("workflow validation", () => {
   it("reports only the bad field of a node, not problems elsewhere that follow from dropping it", () => {
     const problems = (patch: (d: any) => void) => problemsOf(variant(patch)).filter((p) => p.severity === "error").map((p) => `${p.path} ${p.code}`);
     expect(problems((d) => (d.nodes.work.timeoutMs = 0))).toEqual(["$.nodes.work.timeoutMs INVALID_FIELD"]);
+    // Longer than a timer holds, it would fire at once: the node would time out as it starts.
+    expect(problems((d) => (d.nodes.work.timeoutMs = 3_000_000_000))).toEqual(["$.nodes.work.timeoutMs INVALID_FIELD"]);
+    expect(problems((d) => (d.nodes.work.retry.maxBackoffMs = 3_000_000_000))).toEqual(["$.nodes.work.retry.maxBackoffMs INVALID_FIELD"]);
     expect(problems((d) => (d.nodes[d.start].retry = { maxAttempts: "3" }))).toEqual([expect.stringMatching(/^\$\.nodes\.\w+\.retry\.maxAttempts INVALID_FIELD$/)]);
     expect(problemsOf(variant((d: any) => (d.nodes.work.timeoutMs = 0))).map((p) => p.code)).not.toContain("NO_PATH_TO_END");
   });
