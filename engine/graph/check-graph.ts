@@ -1,4 +1,4 @@
-import { END, asList, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { CheckedChild } from "./check.js";
 import type { ProblemList } from "./problems.js";
 import { templateKeys } from "../llm/template.js";
@@ -26,6 +26,7 @@ export function checkGraph(
       if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
     });
     for (const [key, targets] of Object.entries(node.routes ?? {})) {
+      if (reservedName(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `route key "${key}" ${RESERVED_NAME_PROBLEM}`);
       asList(targets).forEach((t, i) => {
         if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
       });
@@ -44,7 +45,7 @@ export function checkGraph(
     if (hasRoutes(node) && node.default === undefined && !routesCovered(node)) {
       problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
     }
-    if (node.routeOn !== undefined && !(node.routeOn in state)) {
+    if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
       problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
     }
     if (node.map) {
@@ -57,7 +58,7 @@ export function checkGraph(
     if (node.kind === "approval") {
       (node.show ?? []).forEach((p, i) => {
         const head = p.split(".")[0]!;
-        if (!(head in state)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
+        if (!Object.hasOwn(state, head)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
       });
       for (const key of Object.keys(node.routes ?? {})) {
         if (!(node.decisions as string[]).includes(key)) {
@@ -116,13 +117,13 @@ export function checkSubgraphMappings(nodes: Record<string, NodeDefinition>, sta
     const childName = child.definition.name;
     for (const [childKey, parentKey] of Object.entries(node.input ?? {})) {
       if (!(childKey in childState)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
-      if (!(parentKey in state)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
+      if (!Object.hasOwn(state, parentKey)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
     }
     for (const [parentKey, childKey] of Object.entries(node.output ?? {})) {
-      if (!(parentKey in state)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
+      if (!Object.hasOwn(state, parentKey)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
       if (!(childKey in childState)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
     }
-    const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => k in state));
+    const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => Object.hasOwn(state, k)));
     for (const [key, definition] of Object.entries(childState)) {
       if (!given.has(key) && definition.default === undefined && definition.optional !== true) {
         problems.error(["nodes", name, node.input ? "input" : "workflow"], "BAD_SUBGRAPH", `the sub-workflow ${childName} needs state key "${key}" (it has no default), and ${node.input ? "`input` does not map it" : "the parent has no key of that name"}`);
@@ -158,10 +159,10 @@ function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<str
   ];
   for (const [field, template] of templates) {
     for (const key of templateKeys(template ?? "")) {
-      if (!(key in state)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
+      if (!Object.hasOwn(state, key)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
     }
   }
-  if (node.output !== undefined && !(node.output in state)) {
+  if (node.output !== undefined && !Object.hasOwn(state, node.output)) {
     problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
   } else if (node.output !== undefined && node.kind !== "tool" && !node.schema) {
     const types = schemaTypes(state[node.output]!);
@@ -196,7 +197,7 @@ function routesCovered(node: NodeDefinition): boolean {
   if (node.kind === "tool") return (node.outputOptions ?? []).every((o) => o in (node.routes ?? {})) && node.outputOptions !== undefined;
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
-  return node.decisions.every((d) => d in routes || (d === "edit" && "approve" in routes));
+  return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
 }
 
 function walk(from: string[], next: (node: string) => string[]): Set<string> {
