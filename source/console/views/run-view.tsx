@@ -64,7 +64,8 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   // What it showed is gone from the store: nothing here is true any more (k9s goes back too).
   useEffect(() => {
     if (!deleted) return;
-    ui.report({ tone: "error", text: `run ${runId} was deleted by another process (pitwall delete or prune); back to the runs list` });
+    const what = detail ? "was deleted by another process (pitwall delete or prune)" : "not found";
+    ui.report({ tone: "error", text: `run ${runId} ${what}; back to the runs list` });
     nav.home();
   }, [deleted]);
   // A boolean, so that other runs' changes do not draw this view again.
