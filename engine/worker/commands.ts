@@ -314,7 +314,12 @@ function prepareCancel(command: CommandRecord, view: RunView, events: EventFacto
     return refuse(new ConflictError(`run ${view.run.id} has already ended (${view.run.status})`));
   }
   const batch = cancelBatch(view.run, view.tasks, view.pending, command.actor, command.reason ?? "canceled by operator", events);
-  return { ok: true, batch, effect: "run canceled", writesState: false };
+  return { ok: true, batch, effect: canceledEffect(view.run.id), writesState: false };
+}
+
+/** What a cancel did, in the same words whichever process applied it. */
+export function canceledEffect(runId: string): string {
+  return `run ${runId} canceled`;
 }
 
 /** The answer to an accepted command and its `operator.accepted` event. */
