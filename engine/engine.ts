@@ -3,6 +3,7 @@ import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
 import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
+import { MAX_TIMER_MS } from "./graph/definition.js";
 import type { State } from "./state/ops.js";
 import { readState } from "./state/read.js";
 import { MemoryStore } from "./store/memory/memory-store.js";
@@ -102,7 +103,7 @@ export class Engine {
 }
 
 /** The longest wait a timer can hold (setTimeout's limit, about 24.8 days). */
-export const MAX_WAIT_MS = 2 ** 31 - 1;
+export const MAX_WAIT_MS = MAX_TIMER_MS;
 
 export class RunHandle<S extends State = State> {
   constructor(

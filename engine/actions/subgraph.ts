@@ -54,8 +54,7 @@ export function subgraphNode(
       if (!def.output && isDeepStrictEqual(value, start)) continue;
       // An append key gets only what the child added to the value it started with, when that
       // value came from this very key or from the child's default: the parent has it, or never had it.
-      const cameFrom = inputMap[childKey];
-      const startedHere = childKey in input ? cameFrom === parentKey : true;
+      const startedHere = Object.hasOwn(input, childKey) ? inputMap[childKey] === parentKey : true;
       if (parentState[parentKey]?.reducer === "append" && startedHere && Array.isArray(value) && Array.isArray(start) && isDeepStrictEqual(value.slice(0, start.length), start)) {
         value = value.slice(start.length);
       }

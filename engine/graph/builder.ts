@@ -78,7 +78,7 @@ export class WorkflowBuilder<S extends State> {
     const { action = name, ...rest } = options;
     const existing = this.actions.get(action);
     // A node defined twice is reported with every other problem at compile (DUPLICATE_NODE).
-    if (existing && existing !== fn && !(name in this.nodes && action === name)) {
+    if (existing && existing !== fn && !(Object.hasOwn(this.nodes, name) && action === name)) {
       throw new WorkflowError(`action name "${action}" is used for two different functions`);
     }
     this.actions.set(action, fn as NodeFunction);
@@ -206,7 +206,7 @@ export class WorkflowBuilder<S extends State> {
   }
 
   private add(name: string, body: Record<string, unknown>, options: EdgeOptions<S>): this {
-    if (name in this.nodes) this.duplicates.push(name);
+    if (Object.hasOwn(this.nodes, name)) this.duplicates.push(name);
     this.first ??= name;
     const { route, ...edges } = options;
     if (route) this.routers.set(name, route as Router);

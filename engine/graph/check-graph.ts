@@ -1,4 +1,4 @@
-import { END, asList, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { templateKeys } from "../llm/template.js";
 import { schemaTypes, type StateKeyDefinition } from "../state/schema.js";
@@ -25,6 +25,7 @@ export function checkGraph(
       if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
     });
     for (const [key, targets] of Object.entries(node.routes ?? {})) {
+      if (reservedName(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `route key "${key}" ${RESERVED_NAME_PROBLEM}`);
       asList(targets).forEach((t, i) => {
         if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
       });
@@ -43,7 +44,7 @@ export function checkGraph(
     if (hasRoutes(node) && node.default === undefined && !routesCovered(node)) {
       problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
     }
-    if (node.routeOn !== undefined && !(node.routeOn in state)) {
+    if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
       problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
     }
     if (node.map) {
@@ -59,7 +60,7 @@ export function checkGraph(
     if (node.kind === "approval") {
       (node.show ?? []).forEach((p, i) => {
         const head = p.split(".")[0]!;
-        if (!(head in state)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
+        if (!Object.hasOwn(state, head)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
       });
       for (const key of Object.keys(node.routes ?? {})) {
         if (!(node.decisions as string[]).includes(key)) {
@@ -131,10 +132,10 @@ function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<str
   ];
   for (const [field, template] of templates) {
     for (const key of templateKeys(template ?? "")) {
-      if (!(key in state)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
+      if (!Object.hasOwn(state, key)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
     }
   }
-  if (node.output !== undefined && !(node.output in state)) {
+  if (node.output !== undefined && !Object.hasOwn(state, node.output)) {
     problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
   } else if (node.output !== undefined && node.kind !== "tool" && !node.schema) {
     const types = schemaTypes(state[node.output]!);
@@ -169,7 +170,7 @@ function routesCovered(node: NodeDefinition): boolean {
   if (node.kind === "tool") return (node.outputOptions ?? []).every((o) => o in (node.routes ?? {})) && node.outputOptions !== undefined;
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
-  return node.decisions.every((d) => d in routes || (d === "edit" && "approve" in routes));
+  return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
 }
 
 function walk(from: string[], next: (node: string) => string[]): Set<string> {

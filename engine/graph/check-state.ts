@@ -10,6 +10,7 @@ import {
   type StateKeyDefinition,
 } from "../state/schema.js";
 import { isPlainObject } from "../state/ops.js";
+import { RESERVED_NAME_PROBLEM, reservedName } from "./definition.js";
 import type { ProblemList } from "./problems.js";
 
 type Path = (string | number)[];
@@ -33,6 +34,10 @@ export function checkState(
   const out: Record<string, StateKeyDefinition> = {};
   for (const [key, spec] of Object.entries(value)) {
     const path: Path = ["state", key];
+    if (reservedName(key)) {
+      problems.error(path, "BAD_STATE_SCHEMA", `"${key}" ${RESERVED_NAME_PROBLEM}`);
+      continue;
+    }
     if (!isPlainObject(spec)) {
       problems.error(path, "BAD_STATE_SCHEMA", "a state key needs a schema object such as { \"type\": \"string\" }");
       out[key] = {};

@@ -27,37 +27,37 @@ function checkMappings(name: string, node: SubgraphNodeDefinition, state: Record
   const itemKey = node.map ? (node.map.as ?? "item") : undefined;
   for (const [childKey, parentKey] of Object.entries(node.input ?? {})) {
     const path = ["nodes", name, "input", childKey];
-    if (!(childKey in childState)) problems.error(path, "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
-    if (!(parentKey in state)) problems.error(path, "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
-    if (childKey in childState && parentKey in state && childKey !== itemKey) fits.input(path, parentKey, childKey, state[parentKey]!, childState[childKey]!);
+    if (!Object.hasOwn(childState, childKey)) problems.error(path, "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
+    if (!Object.hasOwn(state, parentKey)) problems.error(path, "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
+    if (Object.hasOwn(childState, childKey) && Object.hasOwn(state, parentKey) && childKey !== itemKey) fits.input(path, parentKey, childKey, state[parentKey]!, childState[childKey]!);
   }
   for (const [parentKey, childKey] of Object.entries(node.output ?? {})) {
     const path = ["nodes", name, "output", parentKey];
-    if (!(parentKey in state)) problems.error(path, "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
-    if (!(childKey in childState)) problems.error(path, "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
-    if (childKey in childState && parentKey in state) fits.output(path, parentKey, childKey, childState[childKey]!, state[parentKey]!);
+    if (!Object.hasOwn(state, parentKey)) problems.error(path, "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
+    if (!Object.hasOwn(childState, childKey)) problems.error(path, "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
+    if (Object.hasOwn(childState, childKey) && Object.hasOwn(state, parentKey)) fits.output(path, parentKey, childKey, childState[childKey]!, state[parentKey]!);
   }
   // Keys both states have are mapped by name, both ways, unless `input` / `output` says otherwise.
-  for (const key of Object.keys(childState).filter((k) => k in state)) {
+  for (const key of Object.keys(childState).filter((k) => Object.hasOwn(state, k))) {
     const path = ["nodes", name, "workflow"];
     const refused = !node.input && key !== itemKey && fits.input(path, key, key, state[key]!, childState[key]!, "by name");
     // A pair of types that cannot meet is said once, for the way in.
     if (!node.output && refused !== "error") fits.output(path, key, key, childState[key]!, state[key]!, "by name");
   }
 
-  const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => k in state));
+  const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => Object.hasOwn(state, k)));
   if (node.map && itemKey !== undefined) {
     const path = ["nodes", name, "map", ...(node.map.as !== undefined ? ["as"] : [])];
-    if (!(itemKey in childState)) {
+    if (!Object.hasOwn(childState, itemKey)) {
       problems.error(
         path,
         "BAD_SUBGRAPH",
         `each item of "${node.map.over}" goes into the sub-workflow's state key "${itemKey}", which ${childName} does not have: declare "${itemKey}" in its state, or name the key that receives the item with map.as`,
       );
-    } else if (node.input && itemKey in node.input) {
+    } else if (node.input && Object.hasOwn(node.input, itemKey)) {
       problems.error(["nodes", name, "input", itemKey], "BAD_SUBGRAPH", `"${itemKey}" receives each item of "${node.map.over}" (map.as), so \`input\` cannot also map it`);
     } else {
-      const items = state[node.map.over]?.items;
+      const items = Object.hasOwn(state, node.map.over) ? state[node.map.over]!.items : undefined;
       if (isPlainObject(items)) fits.item(path, node.map.over, itemKey, items, childState[itemKey]!);
     }
     given.add(itemKey);

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { END, NODE_KINDS, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
+import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
 import { ProblemList, type Problem } from "./problems.js";
 import { describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
@@ -78,7 +78,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const start = value.start;
   if (typeof start !== "string" || start.length === 0) {
     problems.error(["start"], "MISSING_START", "`start` must name the first node");
-  } else if (nodes && !(start in nodes) && !broken.has(start)) {
+  } else if (nodes && !Object.hasOwn(nodes, start) && !broken.has(start)) {
     problems.error(["start"], "MISSING_START", `start node "${start}" is not defined in nodes`);
   }
   const known = nodes ? new Set([...Object.keys(nodes), ...broken]) : undefined;
@@ -122,6 +122,10 @@ function checkNodes(
     }
     if (name.trim() === "") {
       problems.error(path, "INVALID_FIELD", "a node needs a name that is not empty");
+      continue;
+    }
+    if (reservedName(name)) {
+      problems.error(path, "INVALID_FIELD", `"${name}" ${RESERVED_NAME_PROBLEM}`);
       continue;
     }
     if (!isPlainObject(raw)) {

@@ -4,17 +4,32 @@ import type { StateKeyDefinition } from "../state/schema.js";
 /** The name of the graph's end; a route or `next` may point at it. */
 export const END = "END";
 
+/**
+ * Names JavaScript objects hold already (`constructor`, `toString`, and `__proto__`, which sets an
+ * object's prototype instead of adding a key): a node, state key or route named so would be
+ * mistaken for them.
+ */
+export function reservedName(name: string): boolean {
+  return Object.hasOwn(Object.prototype, name);
+}
+
+export const RESERVED_NAME_PROBLEM = "is a name JavaScript objects hold already (like constructor, toString, __proto__): choose another";
+
 export const DECISIONS = ["approve", "reject", "edit"] as const;
 export type ApprovalDecision = (typeof DECISIONS)[number];
 
 const nodeName = z.string().min(1);
 
+/** The longest delay a timer can hold (setTimeout's limit, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const timerMs = (what: string) => z.number().max(MAX_TIMER_MS, `${what} is at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
+
 export const retryPolicySchema = z
   .object({
     maxAttempts: z.number().int().min(1).default(1),
-    backoffMs: z.number().min(0).default(200),
+    backoffMs: timerMs("backoffMs").min(0).default(200),
     factor: z.number().min(1).default(2),
-    maxBackoffMs: z.number().min(0).default(30_000),
+    maxBackoffMs: timerMs("maxBackoffMs").min(0).default(30_000),
     jitter: z.number().min(0).max(1).default(0.2),
     /** Error names or codes that are retried; empty or absent means every error. */
     retryOn: z.array(z.string()).optional(),
@@ -48,7 +63,7 @@ const commonFields = {
   router: z.boolean().optional(),
   waitFor: z.array(nodeName).min(1).optional(),
   retry: retryPolicySchema.optional(),
-  timeoutMs: z.number().int().min(1).optional(),
+  timeoutMs: timerMs("timeoutMs").int().min(1).optional(),
   atMostOnce: z.boolean().optional(),
   map: mapSchema.optional(),
 };

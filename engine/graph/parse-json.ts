@@ -1,4 +1,5 @@
 import { parse, printParseErrorCode, visit, type ParseError } from "jsonc-parser";
+import { RESERVED_NAME_PROBLEM } from "./definition.js";
 import { ProblemList } from "./problems.js";
 
 /** JSON text parsed, or its first syntax error in words, with its line and column. */
@@ -13,7 +14,8 @@ export function parseJsonText(text: string, options: { comments?: boolean; trail
 
 /**
  * Parses a workflow file's text. Syntax errors are reported with line and column; a node name
- * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE.
+ * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE, and a
+ * `__proto__` key (which parsing turns into the object's prototype) as INVALID_FIELD.
  */
 export function parseWorkflowText(text: string, problems: ProblemList): unknown {
   const parsed = parseJsonText(text);
@@ -21,11 +23,12 @@ export function parseWorkflowText(text: string, problems: ProblemList): unknown 
     problems.error([], "BAD_JSON", parsed.error);
     return undefined;
   }
-  findDuplicateKeys(text, problems);
+  findLostKeys(text, problems);
   return parsed.value;
 }
 
-function findDuplicateKeys(text: string, problems: ProblemList): void {
+/** Keys the parsed value cannot hold as written: one written twice (the last wins), and `__proto__` (it sets the object's prototype). */
+function findLostKeys(text: string, problems: ProblemList): void {
   const seen: Set<string>[] = [];
   visit(text, {
     onObjectBegin: () => {
@@ -37,6 +40,7 @@ function findDuplicateKeys(text: string, problems: ProblemList): void {
     onObjectProperty: (property, offset, _length, _line, _char, pathSupplier) => {
       const keys = seen[seen.length - 1];
       if (!keys) return;
+      if (property === "__proto__") problems.error([...pathSupplier(), property], "INVALID_FIELD", `"${property}" ${RESERVED_NAME_PROBLEM}`);
       if (keys.has(property)) {
         const path = [...pathSupplier(), property];
         const { line, column } = lineColumn(text, offset);

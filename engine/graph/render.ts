@@ -7,7 +7,7 @@ export function nodeOrder(definition: WorkflowDefinition): string[] {
   const queue = [definition.start];
   while (queue.length > 0) {
     const name = queue.shift()!;
-    if (seen.has(name) || !(name in definition.nodes)) continue;
+    if (seen.has(name) || !Object.hasOwn(definition.nodes, name)) continue;
     seen.add(name);
     order.push(name);
     const node = definition.nodes[name]!;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WorkflowError } from "../errors.js";
-import type { RetryPolicyInput } from "../graph/definition.js";
+import { MAX_TIMER_MS, retryPolicySchema, type RetryPolicyInput } from "../graph/definition.js";
 import type { CallContext, NodeContext } from "../graph/model.js";
 import type { ToolSpec } from "./types.js";
 
@@ -81,6 +81,11 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
     throw bad(`has parameters that cannot be used: ${(error as Error).message}`);
   }
   if (parameters.type !== "object") throw bad('must take an object of arguments (parameters of "type": "object")');
+  if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TIMER_MS)) {
+    throw bad(`has timeoutMs ${tool.timeoutMs}: give whole milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`);
+  }
+  const retry = retryPolicySchema.safeParse(tool.retry ?? {});
+  if (!retry.success) throw bad(`has a retry policy that cannot be used: ${retry.error.issues.map((i) => `${i.path.join(".") || "retry"}: ${i.message}`).join("; ")}`);
   return { name, tool: tool as Tool, spec: { name, description: tool.description, parameters }, validator };
 }
 

@@ -15,7 +15,7 @@ export function checkNodesKept(definition: WorkflowDefinition, version: string, 
     ...(source.interruptBefore ?? []),
     ...(source.interruptAfter ?? []),
   ];
-  const missing = places.find((node) => node !== END && !(node in definition.nodes));
+  const missing = places.find((node) => node !== END && !Object.hasOwn(definition.nodes, node));
   if (missing !== undefined) {
     throw new ValidationError(
       `version ${version.slice(0, 12)} of workflow ${definition.name} has no node "${missing}", which run ${source.id} is at in checkpoint ${from.n} (or interrupts at): fork from another checkpoint, or keep the node in the new version`,

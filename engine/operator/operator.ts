@@ -191,7 +191,7 @@ export class Operator {
           actor: this.actor,
           // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
           forkOf: { runId: source.id, checkpointId: from.id },
-          control: target ? { ...from.control, visits: Object.fromEntries(Object.entries(from.control.visits).filter(([node]) => node in definition.nodes)) } : from.control,
+          control: target ? { ...from.control, visits: Object.fromEntries(Object.entries(from.control.visits).filter(([node]) => Object.hasOwn(definition.nodes, node))) } : from.control,
           step: from.step,
           interruptBefore: source.interruptBefore,
           interruptAfter: source.interruptAfter,
@@ -414,7 +414,7 @@ export class Operator {
         throw new ConflictError(`task ${ref} (${task.node}) is ${task.status} in step ${task.step}, and the run is at step ${run.step + 1}: it has moved on (another operator acted first?)`);
       }
       const { definition } = await this.workflow(run.version);
-      if (!(ref in definition.nodes)) throw new ValidationError(`workflow ${definition.name} has no node "${ref}" (nor is it a task of the current step)`);
+      if (!Object.hasOwn(definition.nodes, ref)) throw new ValidationError(`workflow ${definition.name} has no node "${ref}" (nor is it a task of the current step)`);
       const current = [...new Set(tasks.map((t) => t.node))].sort();
       throw new ConflictError(`node "${ref}" has no task in the current step (step ${run.step + 1}) of run ${runId}${current.length > 0 ? `, which runs ${current.join(", ")}` : ""}; only tasks of that step can be ${prefer.includes("running") ? "killed" : "retried"}`);
     }

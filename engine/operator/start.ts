@@ -39,7 +39,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
   const id = options.id ?? newId("run");
   if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
   for (const node of [...(options.interruptBefore ?? []), ...(options.interruptAfter ?? [])]) {
-    if (!(node in workflow.definition.nodes)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
+    if (!Object.hasOwn(workflow.definition.nodes, node)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
   }
   const state = "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
   await storeVersion(store, workflow);

@@ -1,5 +1,6 @@
 import { ConflictError, StaleFenceError, StoreError, errorMessage, isPitwallError } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
+import { MAX_TIMER_MS } from "../graph/definition.js";
 import type { State } from "../state/ops.js";
 import { loadStateChain } from "../state/read.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
@@ -401,11 +402,13 @@ export class RunExecutor {
   private tickAt(time: number): void {
     if (this.tickTimes.has(time)) return;
     this.tickTimes.add(time);
+    // A time further off than a timer reaches wakes the loop then, which sets the next one.
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, time - Date.now()));
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.tickTimes.delete(time);
       this.post({ kind: "tick" });
-    }, Math.max(0, time - Date.now()));
+    }, delay);
     this.timers.add(timer);
   }
 

@@ -103,7 +103,7 @@ function outgoing(workflow: CompiledWorkflow, finished: { node: string; route?: 
       return { code: "ROUTER_FAILED", node: finished.node, message: `the router of node "${finished.node}" threw: ${errorMessage(error)}` };
     }
   }
-  if (key !== undefined && key in routes) return asList(routes[key]);
+  if (key !== undefined && Object.hasOwn(routes, key)) return asList(routes[key]);
   if (def.kind === "approval" && key === "edit" && "approve" in routes) return asList(routes.approve);
   if (def.default !== undefined) return [def.default];
   const known = Object.keys(routes).join(", ");

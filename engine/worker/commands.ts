@@ -158,7 +158,7 @@ async function prepareUpdate(command: CommandRecord, view: RunView, events: Even
   const asNode = command.args.asNode as string | undefined;
   let control: PlanControl = view.head.control;
   if (asNode !== undefined) {
-    if (!(asNode in view.definition.nodes)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${asNode}"`));
+    if (!Object.hasOwn(view.definition.nodes, asNode)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${asNode}"`));
     if (view.tasks.length > 0) {
       // Paused before the node: the edit is what it writes, and it is skipped (LangGraph's as_node).
       const gate = view.pending.find((i) => (i.kind === "before" || i.kind === "breakpoint") && i.node === asNode);
@@ -235,7 +235,7 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
 
 function prepareBreak(command: CommandRecord, view: RunView): Prepared {
   const node = command.args.node as string;
-  if (!(node in view.definition.nodes)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${node}"`));
+  if (!Object.hasOwn(view.definition.nodes, node)) return refuse(new ValidationError(`workflow ${view.definition.name} has no node "${node}"`));
   if (view.run.status === "succeeded" || view.run.status === "failed" || view.run.status === "canceled") {
     return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
   }

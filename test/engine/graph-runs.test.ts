@@ -109,6 +109,13 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(end.error).toEqual({ code: "ROUTE_NO_MATCH", node: "check", message: 'node "check" chose route "MAYBE", which matches none of YES, NO, and it has no default' });
     const failed = await engine.store.readEvents({ runId: run.id, types: ["run.failed"] });
     expect(failed).toHaveLength(1);
+    // A key every JavaScript object holds (toString) is no route either.
+    const odd = workflow("no-match-odd", { state: listState })
+      .node("check", () => ({ route: "toString" }), { routes: { YES: "END" } })
+      .compile();
+    const oddEngine = await harness.engine([odd]);
+    const oddEnd = await (await oddEngine.start(odd)).wait();
+    expect([oddEnd.status, oddEnd.error?.code]).toEqual(["failed", "ROUTE_NO_MATCH"]);
   });
 
   it("fails the run, naming the node, when its router function throws", async () => {

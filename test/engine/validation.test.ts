@@ -126,6 +126,20 @@ describe("workflow validation", () => {
     expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1") }));
   });
 
+  it("refuses names JavaScript objects hold already (__proto__, constructor, toString) for nodes, state keys and routes", () => {
+    const text = JSON.stringify({
+      name: "x",
+      state: { n: { type: "integer", default: 0 }, toString: { type: "string", default: "" } },
+      start: "a",
+      nodes: { a: { action: "tasks.noop", next: "constructor" }, constructor: { action: "tasks.noop", next: "END" }, b: { action: "tasks.noop", routes: { valueOf: "END" }, default: "END" } },
+    }).replace('"nodes":{', '"nodes":{"__proto__":{"action":"tasks.noop","next":"END"},');
+    const found = checkWorkflowText(text, { actions }).problems.map((p) => `${p.path} ${p.code}`);
+    expect(found).toEqual(
+      expect.arrayContaining(["$.nodes.__proto__ INVALID_FIELD", "$.nodes.constructor INVALID_FIELD", "$.state.toString BAD_STATE_SCHEMA", "$.nodes.b.routes.valueOf INVALID_FIELD"]),
+    );
+    expect(() => workflow("proto", { state: z.object({}) }).node("toString", noop, { next: "END" }).compile()).toThrow(/"toString" is a name JavaScript objects hold already/);
+  });
+
   it("reports a node added twice in code", () => {
     const build = () =>
       workflow("dup", { state: z.object({}) })
@@ -157,6 +171,9 @@ describe("workflow validation", () => {
   it("reports only the bad field of a node, not problems elsewhere that follow from dropping it", () => {
     const problems = (patch: (d: any) => void) => problemsOf(variant(patch)).filter((p) => p.severity === "error").map((p) => `${p.path} ${p.code}`);
     expect(problems((d) => (d.nodes.work.timeoutMs = 0))).toEqual(["$.nodes.work.timeoutMs INVALID_FIELD"]);
+    // Longer than a timer holds, it would fire at once: the node would time out as it starts.
+    expect(problems((d) => (d.nodes.work.timeoutMs = 3_000_000_000))).toEqual(["$.nodes.work.timeoutMs INVALID_FIELD"]);
+    expect(problems((d) => (d.nodes.work.retry.maxBackoffMs = 3_000_000_000))).toEqual(["$.nodes.work.retry.maxBackoffMs INVALID_FIELD"]);
     expect(problems((d) => (d.nodes[d.start].retry = { maxAttempts: "3" }))).toEqual([expect.stringMatching(/^\$\.nodes\.\w+\.retry\.maxAttempts INVALID_FIELD$/)]);
     expect(problemsOf(variant((d: any) => (d.nodes.work.timeoutMs = 0))).map((p) => p.code)).not.toContain("NO_PATH_TO_END");
   });
