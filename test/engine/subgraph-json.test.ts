@@ -31,15 +31,20 @@ function child(state: Record<string, unknown>, action: string) {
 describe("JSON sub-workflows (sqlite store)", () => {
   const harness = engineHarness(sqlite);
 
+  /** Runs the workflow to its end and gives its final state. */
+  async function finalState(wf: ReturnType<typeof parent>, input?: Record<string, unknown>) {
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, input);
+    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    return run.state();
+  }
+
   it("maps a sub-workflow over a list: each item goes into the child's `item` key, which needs no default", async () => {
     const wf = parent(
       { items: { type: "array", items: { type: "string" } }, found },
       { workflow: child({ item: { type: "string" }, found }, "t.shout"), map: { over: "items" } },
     );
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf, { items: ["a", "b", "c"] });
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect((await run.state()).found).toEqual(["A", "B", "C"]);
+    expect((await finalState(wf, { items: ["a", "b", "c"] })).found).toEqual(["A", "B", "C"]);
   });
 
   it("puts each item into the child key that map.as names", async () => {
@@ -47,10 +52,7 @@ describe("JSON sub-workflows (sqlite store)", () => {
       { items: { type: "array", items: { type: "string" } }, found },
       { workflow: child({ topic: { type: "string" }, found }, "t.shoutTopic"), map: { over: "items", as: "topic" } },
     );
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf, { items: ["owl", "bat"] });
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect((await run.state()).found).toEqual(["OWL", "BAT"]);
+    expect((await finalState(wf, { items: ["owl", "bat"] })).found).toEqual(["OWL", "BAT"]);
   });
 
   const parentState = { summary: { type: "string", default: "PARENT VALUE" }, n: { type: "integer", default: 7 } };
@@ -58,42 +60,27 @@ describe("JSON sub-workflows (sqlite store)", () => {
 
   it("keeps the parent's values of shared keys the child only started with from its defaults", async () => {
     const wf = parent(parentState, { input: {}, workflow: child(childState, "t.nothing") });
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf);
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect(await run.state()).toEqual({ summary: "PARENT VALUE", n: 7 });
+    expect(await finalState(wf)).toEqual({ summary: "PARENT VALUE", n: 7 });
   });
 
   it("brings back the shared keys the child changed, and only those", async () => {
     const wf = parent(parentState, { input: {}, workflow: child(childState, "t.summarize") });
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf);
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect(await run.state()).toEqual({ summary: "child summary", n: 7 });
+    expect(await finalState(wf)).toEqual({ summary: "child summary", n: 7 });
   });
 
   it("compares with the value the child started with, given by the parent", async () => {
     // Given n = 7 and summary, the child writes 0 and "": both differ from what it started with.
     const wf = parent(parentState, { workflow: child(childState, "t.reset") });
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf);
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect(await run.state()).toEqual({ summary: "", n: 0 });
+    expect(await finalState(wf)).toEqual({ summary: "", n: 0 });
   });
 
   it("an explicit output copies the child's value even when the child did not change it", async () => {
     const wf = parent(parentState, { input: {}, output: { summary: "summary" }, workflow: child(childState, "t.nothing") });
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf);
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect(await run.state()).toEqual({ summary: "", n: 7 });
+    expect(await finalState(wf)).toEqual({ summary: "", n: 7 });
   });
 
   it("an append key the child started from its own default gets only what the child added", async () => {
     const wf = parent({ found }, { input: {}, workflow: child({ found: { ...found, default: ["seed"] } }, "t.note") });
-    const engine = await harness.engine([wf]);
-    const run = await engine.start(wf);
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    expect((await run.state()).found).toEqual(["noted"]);
+    expect((await finalState(wf)).found).toEqual(["noted"]);
   });
 });
