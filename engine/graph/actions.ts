@@ -75,11 +75,22 @@ export async function loadActionModules(paths: readonly string[]): Promise<Actio
 
 /** Why importing a module failed, in one line that says where when the error knows. */
 function whyNotLoaded(error: unknown, path: string): string {
-  if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") return "file not found";
+  if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") return whatIsMissing(errorMessage(error), path);
   const lines = errorMessage(error).split("\n").filter((line) => line.trim() !== "");
   // TypeScript compiled on the fly: "Transform failed with 1 error:" then "<file>:3:7: ERROR: Unexpected ...".
   if (/^Transform failed with \d+ errors?:$/.test(lines[0] ?? "") && lines[1]) return `syntax error at ${lines[1].replace(": ERROR:", ":")}`;
   // Node's message for JavaScript does not say where; its checker does.
   if (error instanceof SyntaxError) return `syntax error: ${lines[0]} (node --check ${path} shows where)`;
   return lines[0] ?? String(error);
+}
+
+/** The module itself, or something it imports (a package not installed, a file of its own). */
+function whatIsMissing(message: string, path: string): string {
+  const found = /Cannot find (package|module) '([^']+)'(?: imported from (\S+))?/.exec(message);
+  if (!found || resolve(found[2]!) === resolve(path)) return "file not found";
+  const [, kind, missing, importer] = found;
+  const from = importer !== undefined && resolve(importer) !== resolve(path) ? ` (from ${importer})` : "";
+  return kind === "package"
+    ? `it imports package "${missing}"${from}, which is not installed where the module can find it (npm install it beside the module)`
+    : `it imports ${missing}${from}, which does not exist`;
 }

@@ -1,5 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { END, type WorkflowDefinition } from "../graph/definition.js";
+import { START } from "../runtime/planner.js";
 import type { State } from "../state/ops.js";
 import type { StateValidator } from "../state/schema.js";
 import type { CheckpointRecord, RunRecord } from "../store/records.js";
@@ -8,17 +9,21 @@ import type { CheckpointRecord, RunRecord } from "../store/records.js";
 
 /** A fork onto another version goes on from the same place: every node it is at must exist there. */
 export function checkNodesKept(definition: WorkflowDefinition, version: string, from: CheckpointRecord, source: RunRecord): void {
-  const places = [
-    ...from.next,
-    ...from.control.finished.map((f) => f.node),
-    ...Object.entries(from.control.barriers).flatMap(([join, arrived]) => [join, ...arrived]),
-    ...(source.interruptBefore ?? []),
-    ...(source.interruptAfter ?? []),
+  const at = `checkpoint ${from.n}`;
+  const places: [node: string, role: string][] = [
+    ...from.next.map((node): [string, string] => [node, `which run ${source.id} runs next from ${at}`]),
+    ...from.control.finished.map((f): [string, string] => [f.node, `whose edges run ${source.id} follows next from ${at}`]),
+    ...Object.entries(from.control.barriers).flatMap(([join, arrived]): [string, string][] => [
+      [join, `which waits for its predecessors in run ${source.id} at ${at}`],
+      ...arrived.map((node): [string, string] => [node, `which join ${join} counts as arrived in run ${source.id} at ${at}`]),
+    ]),
+    ...[...(source.interruptBefore ?? []), ...(source.interruptAfter ?? [])].map((node): [string, string] => [node, `which run ${source.id} interrupts at`]),
   ];
-  const missing = places.find((node) => node !== END && !Object.hasOwn(definition.nodes, node));
+  // START stands for the run's input: the new version's own start node follows it.
+  const missing = places.find(([node]) => node !== END && node !== START && !Object.hasOwn(definition.nodes, node));
   if (missing !== undefined) {
     throw new ValidationError(
-      `version ${version.slice(0, 12)} of workflow ${definition.name} has no node "${missing}", which run ${source.id} is at in checkpoint ${from.n} (or interrupts at): fork from another checkpoint, or keep the node in the new version`,
+      `version ${version.slice(0, 12)} of workflow ${definition.name} has no node "${missing[0]}", ${missing[1]}: fork from another checkpoint, or keep the node in the new version`,
     );
   }
 }

@@ -85,6 +85,15 @@ describe("pitwall validate", () => {
     expect(noFile.stderr).toMatch(/^pitwall validate: cannot read workflow .*absent\.json: no such file\n$/);
     expect(noModule.code).toBe(2);
     expect(noModule.stderr).toMatch(/^pitwall validate: cannot load actions module .*absent\.ts: file not found\n$/);
+
+    // A module that is there, but imports what is not: said as such (a package not installed, a file of its own).
+    writeFileSync(join(cli.dir, "needs-package.mjs"), 'import x from "not-installed-pkg";\nexport default { a: () => x };\n');
+    writeFileSync(join(cli.dir, "needs-file.mjs"), 'import { y } from "./helpers-gone.mjs";\nexport default { a: () => y };\n');
+    const [noPackage, noHelper] = await Promise.all(
+      ["needs-package.mjs", "needs-file.mjs"].map((m) => cli.run(["validate", workflowOf("task-queue"), "--actions", join(cli.dir, m)])),
+    );
+    expect([noPackage!.code, noPackage!.stderr]).toEqual([2, expect.stringMatching(/needs-package\.mjs: it imports package "not-installed-pkg", which is not installed where the module can find it/)]);
+    expect([noHelper!.code, noHelper!.stderr]).toEqual([2, expect.stringMatching(/needs-file\.mjs: it imports \S*helpers-gone\.mjs, which does not exist\n$/)]);
   });
 
   it("a workflow nested thousands of levels deep is one problem, not a stack overflow", async () => {

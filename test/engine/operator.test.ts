@@ -316,7 +316,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       new ValidationError(`run ${run.id} is a run of workflow fixable; a fork may move it to another version of that workflow, not to another`),
     );
     await expect(op.fork(run.id, 1, { workflow: renamed })).rejects.toThrow(
-      new ValidationError(`version ${renamed.version.slice(0, 12)} of workflow fixable has no node "b", which run ${run.id} is at in checkpoint 1 (or interrupts at): fork from another checkpoint, or keep the node in the new version`),
+      new ValidationError(`version ${renamed.version.slice(0, 12)} of workflow fixable has no node "b", which run ${run.id} runs next from checkpoint 1: fork from another checkpoint, or keep the node in the new version`),
     );
     const outcome = await op.fork(run.id, 1, { workflow: fixed, reason: "b fixed" });
     expect(outcome.effect).toBe(`forked from checkpoint ${run.id}:1 as run ${outcome.result.runId} on version ${fixed.version.slice(0, 12)}`);
@@ -325,6 +325,9 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(await forked.state()).toEqual({ log: ["a", "b fixed=true"], n: 0, note: "", fixed: true });
     // The source run is as it was.
     expect(await run.get()).toMatchObject({ status: "paused", version: buggy.version });
+    // From its input (checkpoint 0), the new version starts at its own start node.
+    const fromInput = await op.fork(run.id, 0, { workflow: fixed });
+    expect(await engine.run(String(fromInput.result.runId)).wait()).toMatchObject({ status: "succeeded", version: fixed.version });
   });
 
   it("forks a run from a checkpoint, with a patch, leaving the source history unchanged", async () => {
