@@ -490,6 +490,7 @@ export class RunExecutor {
 function endedWhy(run: RunRecord): string {
   if (run.status === "failed" && run.error) return `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}`;
   if (run.status === "paused") return `${run.reason ?? "paused"}${run.current.length > 0 ? ` at ${run.current.join(", ")}` : ""}`;
-  if (run.status === "queued") return run.waitingOn ? `waiting for child run ${run.waitingOn}` : run.wakeAt ? `waiting until ${new Date(run.wakeAt).toISOString()}` : "queued";
-  return run.status;
+  if (run.status === "queued") return run.waitingOn ? `waiting for child run ${run.waitingOn}` : run.wakeAt ? `waiting until ${new Date(run.wakeAt).toISOString()}` : "for another worker";
+  if (run.status === "succeeded") return `after ${run.step} step${run.step === 1 ? "" : "s"}`;
+  return "by an operator";
 }

@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
@@ -86,10 +86,11 @@ retries or cancels it meanwhile).
         run = await handle.wait({ ...budget(), until: "end" });
       }
     } catch (error) {
+      if (!(error instanceof PitwallError && error.code === "RUN" && error.message.includes(" did not settle within "))) throw error;
       // A script still learns which run it started (and how far it got) when the wait times out.
-      const now = out.json ? await opened.getRun(runId) : undefined;
-      if (now) await settled(now);
-      throw error;
+      const now = await opened.getRun(runId);
+      if (out.json && now) await settled(now);
+      throw new PitwallError("RUN", `run ${runId} did not ${flags.until === "end" ? "end" : "settle"} within ${flags.timeout} s (it is ${now ? runStatus(now) : "gone"})`);
     } finally {
       clearTimeout(unclaimed);
     }

@@ -62,7 +62,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const file = join(cli.dir, "bom.json");
     writeFileSync(file, `\uFEFF${JSON.stringify(ASK_WORKFLOW)}`);
     const validated = await cli.run(["validate", file]);
-    expect([validated.code, validated.stderr]).toEqual([0, expect.stringContaining("valid workflow ask-json (version")]);
+    expect([validated.code, validated.stdout]).toEqual([0, expect.stringContaining("valid workflow ask-json (version")]);
   });
 
   it("graph prints a workflow's text without the terminal control sequences it contains", async () => {
@@ -86,7 +86,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const r = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.2", "--json"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ runId: expect.stringMatching(/^run-/), status: "queued" });
-    expect(JSON.parse(r.stderr)).toMatchObject({ error: { command: "start", code: "RUN", message: expect.stringMatching(/^run run-\w+ did not settle within 200 ms \(it is queued\)$/), exitCode: 1 } });
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { command: "start", code: "RUN", message: expect.stringMatching(/^run run-\w+ did not settle within 0.2 s \(it is queued\)$/), exitCode: 1 } });
   });
 
   it("worker --once says which queued runs it left behind and why", async () => {

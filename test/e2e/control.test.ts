@@ -115,7 +115,7 @@ describe("operator commands on live runs, across processes", () => {
 
     const waited = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.5"]);
     expect(waited.code).toBe(1);
-    expect(waited.stderr).toMatch(/^pitwall start: run \S+ did not settle within 500 ms \(it is queued\)\n$/);
+    expect(waited.stderr).toMatch(/^pitwall start: run \S+ did not settle within 0.5 s \(it is queued\)\n$/);
   });
 
   it("start --wait --until end waits through a pause for a person, says so once, and exits as the run ends", async () => {
