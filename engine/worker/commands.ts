@@ -240,8 +240,13 @@ function prepareBreak(command: CommandRecord, view: RunView): Prepared {
     return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
   }
   const set = new Set(view.run.breakpoints);
+  // Setting one that is set, or removing one that is not, is done already (a script may ensure either).
+  if (command.type === "break" ? set.has(node) : !set.has(node)) {
+    const effect = command.type === "break" ? `breakpoint before "${node}" was set already` : `run ${view.run.id} has no breakpoint on "${node}"; nothing to remove`;
+    return { ok: true, batch: new Batch(), effect, writesState: false };
+  }
   if (command.type === "break") set.add(node);
-  else if (!set.delete(node)) return refuse(new ConflictError(`run ${view.run.id} has no breakpoint on "${node}"`));
+  else set.delete(node);
   const batch = new Batch().patchRun({ breakpoints: [...set].sort() });
   // A run already paused at the breakpoint stays so (as in a debugger): its interrupt says go on.
   const stoppedHere = view.pending.find((i) => i.kind === "breakpoint" && i.node === node);
