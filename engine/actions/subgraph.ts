@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { SubgraphNodeDefinition } from "../graph/definition.js";
 import type { CompiledWorkflow, NodeFunction } from "../graph/model.js";
 import type { InternalContext } from "../runtime/context.js";
@@ -41,15 +42,21 @@ export function subgraphNode(
     if (run.status !== "succeeded") return internal.park({ kind: "run", runId: run.id });
 
     const final = await internal.childState(run);
+    // Checkpoint 0 of the child holds the state it started with: its input, defaults filled in.
+    const initial = await internal.childState({ ...run, headN: 0 });
     const update: State = {};
     for (const [parentKey, childKey] of Object.entries(outputMap)) {
       let value = final[childKey];
       if (value === undefined) continue;
-      const given = input[childKey];
-      // An append key handed to the child comes back, into the key it came from, with the child's
-      // additions at its end: only those are new to the parent (the mapping given or the default).
-      if (parentState[parentKey]?.reducer === "append" && inputMap[childKey] === parentKey && Array.isArray(value) && Array.isArray(given)) {
-        value = value.slice(given.length);
+      const start = initial[childKey];
+      // Shared keys (no `output` given) flow back only when the child's run changed them: a value
+      // it merely started with (its own default, or what the parent gave it) would overwrite the parent's.
+      if (!def.output && isDeepStrictEqual(value, start)) continue;
+      // An append key gets only what the child added to the value it started with, when that
+      // value came from this very key or from the child's default: the parent has it, or never had it.
+      const startedHere = Object.hasOwn(input, childKey) ? inputMap[childKey] === parentKey : true;
+      if (parentState[parentKey]?.reducer === "append" && startedHere && Array.isArray(value) && Array.isArray(start) && isDeepStrictEqual(value.slice(0, start.length), start)) {
+        value = value.slice(start.length);
       }
       update[parentKey] = value;
     }

@@ -1,5 +1,4 @@
 import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
-import type { CheckedChild } from "./check.js";
 import type { ProblemList } from "./problems.js";
 import { templateKeys } from "../llm/template.js";
 import { schemaTypes, type StateKeyDefinition } from "../state/schema.js";
@@ -9,7 +8,7 @@ type Path = (string | number)[];
 /**
  * The checks of a workflow as a graph, once its nodes' own fields are known good: edges and
  * routes, joins, reachability, model nodes' templates and answers (sub-workflow mappings are
- * checked by `checkSubgraphMappings`, below, once the children are loaded).
+ * checked by `checkSubgraphMappings`, in check-subgraph.ts, once the children are loaded).
  */
 export function checkGraph(
   nodes: Record<string, NodeDefinition>,
@@ -53,6 +52,9 @@ export function checkGraph(
       if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
       else if (!schemaTypes(key).includes("array")) {
         problems.error([...path, "map", "over"], "INVALID_FIELD", `state key "${node.map.over}" is not an array`);
+      }
+      if (node.map.as !== undefined && node.kind !== "subgraph") {
+        problems.error([...path, "map", "as"], "INVALID_FIELD", "`map.as` names the sub-workflow's state key that receives each item: only a subgraph node has it (other nodes read the item as ctx.item)");
       }
     }
     if (node.kind === "approval") {
@@ -100,35 +102,6 @@ export function checkGraph(
   const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
   for (const name of reachable) {
     if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
-  }
-}
-
-/**
- * A sub-workflow's `input` maps child keys from parent keys and its `output` parent keys from
- * child keys: each name must be a key of the state it names (a wrong one failed the child run's
- * input, or was dropped, only at run time), and a child key without a default must be given.
- */
-export function checkSubgraphMappings(nodes: Record<string, NodeDefinition>, state: Record<string, StateKeyDefinition>, children: ReadonlyMap<string, CheckedChild>, problems: ProblemList): void {
-  for (const [name, node] of Object.entries(nodes)) {
-    if (node.kind !== "subgraph" || typeof node.workflow !== "string") continue;
-    const child = children.get(node.workflow);
-    if (!child) continue;
-    const childState = child.definition.state;
-    const childName = child.definition.name;
-    for (const [childKey, parentKey] of Object.entries(node.input ?? {})) {
-      if (!(childKey in childState)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
-      if (!Object.hasOwn(state, parentKey)) problems.error(["nodes", name, "input", childKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to give the sub-workflow`);
-    }
-    for (const [parentKey, childKey] of Object.entries(node.output ?? {})) {
-      if (!Object.hasOwn(state, parentKey)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `state has no key "${parentKey}" to receive the sub-workflow's "${childKey}"`);
-      if (!(childKey in childState)) problems.error(["nodes", name, "output", parentKey], "UNKNOWN_STATE_KEY", `the sub-workflow ${childName} has no state key "${childKey}"`);
-    }
-    const given = node.input ? new Set(Object.keys(node.input)) : new Set(Object.keys(childState).filter((k) => Object.hasOwn(state, k)));
-    for (const [key, definition] of Object.entries(childState)) {
-      if (!given.has(key) && definition.default === undefined && definition.optional !== true) {
-        problems.error(["nodes", name, node.input ? "input" : "workflow"], "BAD_SUBGRAPH", `the sub-workflow ${childName} needs state key "${key}" (it has no default), and ${node.input ? "`input` does not map it" : "the parent has no key of that name"}`);
-      }
-    }
   }
 }
 

@@ -5,7 +5,8 @@ import { describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
 import { keyValidator } from "../state/schema.js";
 import { checkState } from "./check-state.js";
-import { checkGraph, checkSubgraphMappings } from "./check-graph.js";
+import { checkGraph } from "./check-graph.js";
+import { checkSubgraphMappings } from "./check-subgraph.js";
 import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];

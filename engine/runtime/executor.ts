@@ -6,7 +6,7 @@ import { loadStateChain } from "../state/read.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
 import type { CommandRecord, RunRecord, RunStatus, TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
-import { acceptance, cancelBatch, prepareCommand, refusal, type RunView } from "../worker/commands.js";
+import { acceptance, cancelBatch, canceledEffect, prepareCommand, refusal, type RunView } from "../worker/commands.js";
 import type { AttemptOutcome } from "./attempt.js";
 import { InflightTasks } from "./inflight.js";
 import { Batch } from "./batch.js";
@@ -336,7 +336,7 @@ export class RunExecutor {
     const pending = this.rs.pendingInterrupts();
     const batch = cancelBatch(this.rs.run, [...this.rs.tasks.values()], pending, command.actor, command.reason ?? "canceled by operator", new EventFactory(this.rs.run.id, command.actor));
     this.rs.batch.absorb(batch);
-    const accepted = acceptance(command, "run canceled", {}, command.actor);
+    const accepted = acceptance(command, canceledEffect(this.rs.run.id), {}, command.actor);
     this.rs.batch.commands.push(accepted.answer);
     this.rs.batch.event(accepted.event);
     this.cancelRequest = undefined;
@@ -490,6 +490,7 @@ export class RunExecutor {
 function endedWhy(run: RunRecord): string {
   if (run.status === "failed" && run.error) return `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}`;
   if (run.status === "paused") return `${run.reason ?? "paused"}${run.current.length > 0 ? ` at ${run.current.join(", ")}` : ""}`;
-  if (run.status === "queued") return run.waitingOn ? `waiting for child run ${run.waitingOn}` : run.wakeAt ? `waiting until ${new Date(run.wakeAt).toISOString()}` : "queued";
-  return run.status;
+  if (run.status === "queued") return run.waitingOn ? `waiting for child run ${run.waitingOn}` : run.wakeAt ? `waiting until ${new Date(run.wakeAt).toISOString()}` : "for another worker";
+  if (run.status === "succeeded") return `after ${run.step} step${run.step === 1 ? "" : "s"}`;
+  return "by an operator";
 }

@@ -84,7 +84,7 @@ export function applyStatePatch(
         [failure = null] = applyPatch(copy, [op]);
       } catch (error) {
         // rfc6902 throws, rather than reports, when a path goes through a value that is not a container.
-        failure = new Error(`a value on the way to ${op.path} is not an object or an array that can hold it (${errorMessage(error)})`);
+        failure = new Error(blockedPath(copy, op.path) ?? `a value on the way to ${op.path} is not an object or an array that can hold it (${errorMessage(error)})`);
       }
       if (failure) {
         const why = patchFailure(op, failure);
@@ -104,4 +104,18 @@ export function applyStatePatch(
   }
   const validated = validator.parse(next, "edited state");
   return { state: validated, ops: opsBetween(state, validated) };
+}
+
+/** Where a JSON Pointer runs into a value that holds nothing (a string, a number): `/request holds a string, which cannot hold "x"`. */
+function blockedPath(doc: unknown, pointer: string): string | undefined {
+  const tokens = pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  let value = doc;
+  for (let i = 0; i < tokens.length - 1; i++) {
+    value = (value as Record<string, unknown>)[tokens[i]!];
+    if (value === null || typeof value !== "object") {
+      const at = `/${tokens.slice(0, i + 1).join("/")}`;
+      return value === undefined ? `nothing exists at ${at}` : `${at} holds ${value === null ? "null" : `a ${typeof value}`}, which cannot hold "${tokens[i + 1]}"`;
+    }
+  }
+  return undefined;
 }

@@ -146,7 +146,7 @@ function expandNullable(schema: unknown): unknown {
  * The JSON-Schema form of a zod schema, normalized so that the same schema written in code or
  * as data gives the same canonical text (and so the same workflow version).
  */
-export function zodToKeySchema(schema: z.ZodType): JsonSchema {
+export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "code"): JsonSchema {
   // State is stored as JSON: a type JSON cannot hold (a Date, a Map) throws, rather than being
   // stored unchecked and coming back as something else after a restart.
   let json: JsonSchema;
@@ -155,10 +155,11 @@ export function zodToKeySchema(schema: z.ZodType): JsonSchema {
     json = z.toJSONSchema(schema, {
       io: "input",
       unrepresentable: "throw",
-      // z.preprocess() is a pipe from a transform, which the input form skips over silently.
+      // z.preprocess() is a pipe from a transform, which the input form skips over silently. (Zod
+      // builds such pipes itself from JSON Schema, e.g. for `propertyNames`: those are not the user's.)
       override: ({ zodSchema }) => {
         const def = zodSchema._zod.def;
-        if (def.type === "pipe" && def.in._zod.def.type === "transform") preprocessed = true;
+        if (origin === "code" && def.type === "pipe" && def.in._zod.def.type === "transform") preprocessed = true;
       },
     }) as JsonSchema;
   } catch (error) {
@@ -184,7 +185,7 @@ export function zodToKeySchema(schema: z.ZodType): JsonSchema {
 
 export function normalizeKeySchema(definition: JsonSchema): JsonSchema {
   const { reducer, optional } = definition;
-  const normalized = zodToKeySchema(keyValidator(keySchema(definition)));
+  const normalized = zodToKeySchema(keyValidator(keySchema(definition)), "json");
   return { ...normalized, ...(optional === true ? { optional } : {}), ...(reducer === undefined || reducer === "replace" ? {} : { reducer }) };
 }
 

@@ -240,8 +240,13 @@ function prepareBreak(command: CommandRecord, view: RunView): Prepared {
     return refuse(new ConflictError(`run ${view.run.id} has ended (${view.run.status})`));
   }
   const set = new Set(view.run.breakpoints);
+  // Setting one that is set, or removing one that is not, is done already (a script may ensure either).
+  if (command.type === "break" ? set.has(node) : !set.has(node)) {
+    const effect = command.type === "break" ? `breakpoint before "${node}" was set already` : `run ${view.run.id} has no breakpoint on "${node}"; nothing to remove`;
+    return { ok: true, batch: new Batch(), effect, writesState: false };
+  }
   if (command.type === "break") set.add(node);
-  else if (!set.delete(node)) return refuse(new ConflictError(`run ${view.run.id} has no breakpoint on "${node}"`));
+  else set.delete(node);
   const batch = new Batch().patchRun({ breakpoints: [...set].sort() });
   // A run already paused at the breakpoint stays so (as in a debugger): its interrupt says go on.
   const stoppedHere = view.pending.find((i) => i.kind === "breakpoint" && i.node === node);
@@ -314,7 +319,12 @@ function prepareCancel(command: CommandRecord, view: RunView, events: EventFacto
     return refuse(new ConflictError(`run ${view.run.id} has already ended (${view.run.status})`));
   }
   const batch = cancelBatch(view.run, view.tasks, view.pending, command.actor, command.reason ?? "canceled by operator", events);
-  return { ok: true, batch, effect: "run canceled", writesState: false };
+  return { ok: true, batch, effect: canceledEffect(view.run.id), writesState: false };
+}
+
+/** What a cancel did, in the same words whichever process applied it. */
+export function canceledEffect(runId: string): string {
+  return `run ${runId} canceled`;
 }
 
 /** The answer to an accepted command and its `operator.accepted` event. */

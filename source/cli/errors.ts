@@ -50,7 +50,8 @@ export function exitCodeOf(error: unknown): ExitCode {
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const issues = (error as { issues?: readonly { path: string; message: string }[] }).issues ?? [];
-  const extra = issues.filter((i) => !error.message.includes(i.path)).map((i) => `${i.path}: ${i.message}`);
+  // Issues the message says already (by their path, or in their words) are not said twice.
+  const extra = issues.filter((i) => !error.message.includes(i.path) && !error.message.includes(i.message)).map((i) => `${i.path}: ${i.message}`);
   const message = error.message.split("\n")[0]!;
   return extra.length > 0 ? `${message} (${extra.join("; ")})` : message;
 }

@@ -23,7 +23,7 @@ modules do not export are UNKNOWN_ACTION errors.
       for (const line of problemLines(checked.problems)) out.line(line);
       if (valid) {
         const nodes = Object.keys(checked.definition?.nodes ?? {}).length;
-        out.note(`${file}: valid workflow ${checked.definition?.name} (version ${checked.version}, ${plural(nodes, "node")})`);
+        out.line(`${file}: valid workflow ${checked.definition?.name} (version ${checked.version}, ${plural(nodes, "node")})`);
       }
     }
     return valid ? EXIT.ok : EXIT.usage;

@@ -62,7 +62,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const file = join(cli.dir, "bom.json");
     writeFileSync(file, `\uFEFF${JSON.stringify(ASK_WORKFLOW)}`);
     const validated = await cli.run(["validate", file]);
-    expect([validated.code, validated.stderr]).toEqual([0, expect.stringContaining("valid workflow ask-json (version")]);
+    expect([validated.code, validated.stdout]).toEqual([0, expect.stringContaining("valid workflow ask-json (version")]);
   });
 
   it("graph prints a workflow's text without the terminal control sequences it contains", async () => {

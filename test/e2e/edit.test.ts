@@ -102,8 +102,13 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
       cli.run(["edit", runId]),
       cli.run(["edit", "run-nope", "--set", "operation.limit=1"]),
       cli.run(["edit", runId, "--set", "operation.limit=1", "--editor"]),
+      cli.run(["edit", runId, "--patch", '[{"op":"bogus","path":"/a"}]']),
+      cli.run(["edit", runId, "--set", "request.x=1"]),
     ]);
-    expect(bad.map((r) => [r.code, r.stderr.split("\n").length])).toEqual([[2, 2], [2, 2], [2, 2], [2, 2]]);
+    expect(bad.map((r) => [r.code, r.stderr.split("\n").length])).toEqual([[2, 2], [2, 2], [2, 2], [2, 2], [2, 2], [2, 2]]);
+    // Said once, in words (not twice, nor in JavaScript's words).
+    expect(bad[4]!.stderr).toBe('pitwall edit: patch operation 0 has op "bogus": use one of add, remove, replace, move, copy, test\n');
+    expect(bad[5]!.stderr).toBe('pitwall edit: patch operation 0 (add /request/x) cannot be applied: /request holds a string, which cannot hold "x"\n');
     expect(bad[0]!.stderr).toMatch(/^pitwall edit: edited state is invalid at \$\.operation\.limit/);
     expect(bad[2]!.stderr).toBe("pitwall edit: run run-nope not found\n");
     expect(await cli.json(["checkpoints", runId])).toEqual(before);

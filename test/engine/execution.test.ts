@@ -245,7 +245,7 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     const waiting = paused.wait({ until: "end", signal: controller.signal });
     controller.abort(new Error("gave up waiting"));
     await expect(waiting).rejects.toThrow("gave up waiting");
-    expect((await paused.cancel("not needed", "ann")).effect).toBe("run canceled");
+    expect((await paused.cancel("not needed", "ann")).effect).toBe(`run ${paused.id} canceled`);
     expect(await paused.get()).toMatchObject({ status: "canceled" });
   });
 
