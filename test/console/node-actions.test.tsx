@@ -75,7 +75,7 @@ describe("node actions", () => {
     await ui.waitFor("a reason is required");
     await ui.type("not needed");
     await ui.press("enter");
-    await ui.waitFor("run canceled");
+    await ui.waitFor(`run ${handle.id} canceled`);
     expect((await until(fx, handle.id, (r) => r.status === "canceled")).status).toBe("canceled");
     await ui.waitFor("⊘ canceled");
     const commands = await fx.store.listCommands({ runId: handle.id });
