@@ -93,14 +93,19 @@ export function useSnapshot(): ConsoleSnapshot {
 
 /**
  * Runs an operator command without blocking the screen: the footer says it is under way,
- * then what it did or why it was refused (the engine's own one-line message).
+ * then what it did or why it was refused (the engine's own one-line message). A refusal
+ * `explains` takes (returns true for) is the caller's to put in words.
  */
-export async function act(ui: Ui, label: string, command: () => Promise<string>): Promise<boolean> {
+export async function act(ui: Ui, label: string, command: () => Promise<string>, explains?: (error: unknown) => boolean): Promise<boolean> {
   ui.report({ tone: "busy", text: `${label}…` });
   try {
     ui.report({ tone: "ok", text: clean(await command()) });
     return true;
   } catch (error) {
+    if (explains?.(error)) {
+      ui.report(undefined);
+      return false;
+    }
     // The engine refusing a command is not the same as a store that could not be reached.
     const refused = isPitwallError(error) && error.code !== "STORE";
     ui.report({ tone: "error", text: clean(`${label} ${refused ? "refused" : "failed"}: ${errorMessage(error)}`) });

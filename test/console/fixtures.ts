@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MemoryStore, createEngine, workflow, type Engine, type RunRecord } from "../../engine/index.js";
+import { MemoryStore, createEngine, workflow, type Engine, type RunRecord, type Store } from "../../engine/index.js";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -169,15 +169,19 @@ export function failingWorkflow() {
     .compile();
 }
 
-export interface Fixture {
-  store: MemoryStore;
+export interface Fixture<S extends Store = MemoryStore> {
+  store: S;
   engine: Engine;
   close(): Promise<void>;
 }
 
 /** A memory store with an in-process worker running the fixture workflows. */
 export function fixture(): Fixture {
-  const store = new MemoryStore();
+  return fixtureOn(new MemoryStore());
+}
+
+/** `store` (a SQLite file other processes can open too) with an in-process worker running the fixture workflows. */
+export function fixtureOn<S extends Store>(store: S): Fixture<S> {
   const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow()]});
   return { store, engine, close: () => engine.close() };
 }

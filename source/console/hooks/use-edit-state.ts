@@ -1,7 +1,7 @@
-import { StateValidator, diffStates, errorMessage, parseJsonText, type State, type WorkflowDefinition } from "../../../engine/index.js";
+import { StateValidator, diffStates, errorMessage, isStaleEdit, parseJsonText, readState, type State, type EventRecord, type Store, type WorkflowDefinition } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
-import { clean } from "../text.js";
+import { clean, clock } from "../text.js";
 import { MUTED } from "../theme.js";
 import { diffLines } from "../views/diff-lines.js";
 import { withoutCommentLines } from "../../text/plain.js";
@@ -15,8 +15,29 @@ export interface EditRequest {
   validate(value: unknown): State;
   /** The confirmation's action button. */
   action: string;
-  /** Sends the validated value; returns what the engine says it did. */
-  send(value: State, reason: string): Promise<string>;
+  /** Sends the validated value, edited from `base` (the value the editor opened on); returns what the engine says it did. */
+  send(value: State, reason: string, base: State): Promise<string>;
+  /**
+   * The value as it is now, for an edit refused because someone changed it meanwhile: the editor
+   * reopens on it (the operator's change is to be made again), as `pitwall edit` does.
+   */
+  reread?(): Promise<Reread>;
+}
+
+export interface Reread {
+  value: State;
+  /** Who changed it last and when ("operator:alice at 15:36:54"), when an operator's edit did. */
+  by?: string;
+}
+
+/** A run's state at its head, and who made that head when an operator's edit did. */
+export async function rereadState(store: Store, runId: string): Promise<Reread> {
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} no longer exists`);
+  const value = await readState(store, runId, run.headN);
+  const [edited] = await store.readEvents({ runId, types: ["state.edited"], last: 1 });
+  const byEdit = edited !== undefined && (edited as EventRecord<"state.edited">).payload.checkpointId === run.head;
+  return { value, ...(byEdit ? { by: `${clean(edited.actor)} at ${clock(edited.time)}` } : {}) };
 }
 
 /** A run's state, validated as a worker would validate it. */
@@ -39,12 +60,16 @@ export function checkEdit(text: string, validate: (value: unknown) => State): Ch
   }
 }
 
-function fileText(request: EditRequest, body: string, problem?: string): string {
+/** What the file says above the value: an error to fix, or a note (the value changed under the last edit). */
+type Notice = { error: string } | { note: string };
+
+function fileText(request: EditRequest, body: string, notice?: Notice): string {
   const header = [
     `// ${request.what}.`,
     "// Save and quit to continue: the edit is validated and its diff shown before anything is sent.",
     "// Quit without saving to cancel. Lines starting with // are ignored.",
-    ...(problem ? ["//", `// ERROR: ${problem}`, "// Fix it, or quit without saving to cancel."] : []),
+    ...(notice && "error" in notice ? ["//", `// ERROR: ${notice.error}`, "// Fix it, or quit without saving to cancel."] : []),
+    ...(notice && "note" in notice ? ["//", `// NOTE: ${notice.note}`] : []),
   ];
   return `${header.join("\n")}\n${body}`;
 }
@@ -52,23 +77,26 @@ function fileText(request: EditRequest, body: string, problem?: string): string 
 /**
  * Editing JSON like `kubectl edit`: it opens in $EDITOR; on save it is parsed and validated (a
  * refusal names the failing path and offers to edit again), the diff is shown and confirmed
- * (default Cancel), and only then is it sent.
+ * (default Cancel), and only then is it sent. Refused because someone changed the value
+ * meanwhile, it says so and offers to edit again on the value as it is now.
  */
 export function useEditState(): ((request: EditRequest) => Promise<void>) | undefined {
   const { editor, ui, operator } = useServices();
   if (!operator) return undefined;
   return async (request) => {
-    let body = JSON.stringify(request.value, null, 2);
-    let problem: string | undefined;
+    let base = request.value;
+    let body = JSON.stringify(base, null, 2);
+    let notice: Notice | undefined;
     for (;;) {
-      const result = editor.edit(fileText(request, body, problem), "state");
+      const result = editor.edit(fileText(request, body, notice), "state");
       if (result.status === "failed") return ui.report({ tone: "error", text: clean(result.message) });
       if (result.status === "unchanged") return ui.report({ tone: "info", text: "edit closed without changes; nothing sent" });
       body = withoutCommentLines(result.text);
       // Checked with its header, so that an error's line and column are those of the file as saved.
       const checked = checkEdit(result.text, request.validate);
       if (!checked.ok) {
-        problem = checked.problem;
+        const problem = checked.problem;
+        notice = { error: problem };
         ui.report({ tone: "error", text: clean(`edit refused: ${problem}`) });
         const again = await ui.confirm({
           title: "The edit is not valid; nothing was sent",
@@ -79,15 +107,37 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         if (!again.ok) return;
         continue;
       }
-      const diff = diffStates(request.value, checked.value);
+      const diff = diffStates(base, checked.value);
       if (diff.length === 0) return ui.report({ tone: "info", text: "the edit changes nothing; nothing sent" });
-      const lines: Line[] = diffLines(diff);
-      const shown = lines.slice(0, 6);
-      if (lines.length > shown.length) shown.push([seg(` … and ${lines.length - shown.length} more change${lines.length - shown.length === 1 ? "" : "s"}`, { color: MUTED })]);
-      const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...shown], action: request.action, reason: "optional" });
+      const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...someOf(diffLines(diff), 6)], action: request.action, reason: "optional" });
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
-      await act(ui, request.action, () => request.send(checked.value, answer.reason));
-      return;
+      const reread = request.reread;
+      let stale = false;
+      await act(ui, request.action, () => request.send(checked.value, answer.reason, base), (error) => (stale = !!reread && isStaleEdit(error)));
+      if (!stale || !reread) return;
+      const now = await reread();
+      const again = await ui.confirm({
+        title: "Someone changed the state meanwhile; your edit was not sent",
+        body: [
+          [seg(now.by ? `While you edited, ${now.by} changed it:` : "While you edited, it changed:", { color: MUTED })],
+          ...someOf(diffLines(diffStates(base, now.value)), 4),
+          [seg("Edit again on the state as it is now, and make your change again?", { color: MUTED })],
+        ],
+        action: "Edit again",
+        reason: "none",
+      });
+      if (!again.ok) return ui.report({ tone: "info", text: "the state changed meanwhile; your edit was not sent" });
+      base = now.value;
+      body = JSON.stringify(base, null, 2);
+      notice = { note: `someone${now.by ? ` (${now.by})` : ""} changed the state while you edited it: this is the state now; make your change again.` };
     }
   };
+}
+
+/** The first `max` lines, and how many more there are. */
+function someOf(lines: Line[], max: number): Line[] {
+  const shown = lines.slice(0, max);
+  const more = lines.length - shown.length;
+  if (more > 0) shown.push([seg(` … and ${more} more change${more === 1 ? "" : "s"}`, { color: MUTED })]);
+  return shown;
 }

@@ -4,7 +4,7 @@ import { act, useServices } from "../context.js";
 import type { Handlers } from "../keymap.js";
 import { clean } from "../text.js";
 import { MUTED } from "../theme.js";
-import { stateValidation, useEditState } from "./use-edit-state.js";
+import { rereadState, stateValidation, useEditState } from "./use-edit-state.js";
 import type { RunDetail } from "./use-run-detail.js";
 
 /** Tasks of the step in progress (the head's step + 1), where kill and retry apply. */
@@ -91,8 +91,9 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           value: state,
           validate: stateValidation(detail.definition!),
           action: "Retry",
-          send: async (edited, reason) => {
-            const outcome = await operator.retry(run.id, retryable.id, { patch: editPatch(state, edited), ...(reason ? { reason } : {}) });
+          reread: () => rereadState(store, run.id),
+          send: async (edited, reason, base) => {
+            const outcome = await operator.retry(run.id, retryable.id, { patch: editPatch(base, edited), ...(reason ? { reason } : {}) });
             const willRun = outcome.result.willRun as string[] | undefined;
             return willRun ? `retrying with the edited state; will run again: ${willRun.join(", ")}` : outcome.effect;
           },

@@ -3,7 +3,7 @@ import { checkJson, editPatch, errorMessage, readState, type InterruptRecord, ty
 import { Lines, seg, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
-import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
+import { rereadState, stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
@@ -160,7 +160,8 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           value: state,
           validate: stateValidation(definition),
           action: "Edit and resolve",
-          send: (edited, reason) => resolveWith({ patch: editPatch(state, edited) }, reason),
+          send: (edited, reason, base) => resolveWith({ patch: editPatch(base, edited) }, reason),
+          reread: () => rereadState(store, run.id),
         });
       }),
     respond:

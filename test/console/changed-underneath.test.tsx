@@ -1,0 +1,74 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, expect, it } from "vitest";
+import { openStore, readState, type Store } from "../../engine/index.js";
+import { BIN } from "../support/cli.js";
+import { fixtureOn, type Fixture } from "./fixtures.js";
+import { openConsole, type ConsoleHarness } from "./harness.js";
+
+// What another operator does from the CLI while a dialog or an editor is open in the console.
+const dir = mkdtempSync(join(tmpdir(), "pitwall-console-underneath-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fx: Fixture<Store> | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => {
+  ui?.unmount();
+  ui = undefined;
+  await fx?.close();
+  fx = undefined;
+});
+
+let stores = 0;
+async function sqliteFixture(): Promise<{ fx: Fixture<Store>; url: string }> {
+  const url = `sqlite:${join(dir, `store-${++stores}.db`)}`;
+  return { fx: fixtureOn(await openStore(url)), url };
+}
+
+/** A shell script in `dir`, used as $EDITOR. */
+function script(name: string, body: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, `#!/bin/sh\n${body}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+it("offers to edit again on the state as it is now when someone edited it while $EDITOR was open", async () => {
+  const made = await sqliteFixture();
+  fx = made.fx;
+  const handle = await fx.engine.start("travel-planner", {});
+  const run = await handle.wait({ timeoutMs: 10_000 });
+  // The first time, alice sets the budget from the CLI while the editor is open, then the operator saves 250 over 1200.
+  // The second time (the file notes the change) the operator makes the change again on 100.
+  const editor = script(
+    "edit-over-alice.sh",
+    `if grep -q "^// NOTE: someone .*changed the state" "$1"; then sed -i 's/"budget": 100,/"budget": 250,/' "$1"; else
+  node ${JSON.stringify(BIN)} edit ${run.id} --set budget=100 --as alice --store ${JSON.stringify(made.url)} >/dev/null || exit 1
+  sed -i 's/"budget": 1200/"budget": 250/' "$1"; fi`,
+  );
+  const [pending] = await fx.store.listInterrupts({ runId: run.id, status: "pending" });
+  ui = await openConsole({ store: fx.store, editorCommand: editor });
+  await ui.waitFor("⚑");
+  await ui.press("i");
+  await ui.waitFor("pending, oldest first");
+  await ui.press("enter");
+  await ui.waitFor("e edit the state");
+  await ui.press("e");
+  await ui.waitFor("~ $.budget 1200 → 250", 15_000);
+  await ui.press("tab", "enter");
+  let frame = await ui.waitFor("Someone changed the state meanwhile");
+  expect(frame).toContain("Someone changed the state meanwhile; your edit was not sent");
+  expect(frame).toMatch(/While you edited, operator:alice at \d\d:\d\d:\d\d changed it:/);
+  expect(frame).toContain("~ $.budget 1200 → 100");
+  expect(frame).not.toContain("patch operation");
+  await ui.press("tab", "enter"); // Edit again
+  frame = await ui.waitFor("Apply this change?");
+  expect(frame).toContain("~ $.budget 100 → 250");
+  await ui.press("tab", "enter");
+  await ui.waitFor(/resolved int-\S+ with edit and a state edit/);
+  // Sent on the state as it is now: alice's budget is the base the operator's 250 replaced.
+  const resolved = await fx.store.getInterrupt(pending!.id);
+  expect(resolved!.resolution).toMatchObject({ decision: "edit", actor: "operator:tester" });
+  const head = (await fx.store.getRun(run.id))!.headN;
+  expect(await readState(fx.store, run.id, head)).toMatchObject({ budget: 250 });
+});
