@@ -3,6 +3,7 @@ import {
   RUN_STATUSES,
   errorMessage,
   leaseRanOut,
+  type EventRecord,
   type InterruptRecord,
   type RunRecord,
   type RunStatus,
@@ -29,6 +30,11 @@ export interface ConsoleSnapshot {
    * is gone or stalled, and nobody has taken them over yet.
    */
   orphans: ReadonlySet<string>;
+  /**
+   * When each paused run paused (its latest run.paused event): what it ran is counted to then.
+   * Not `updatedAt`, which an operator's edit or breakpoint on the paused run moves.
+   */
+  pausedAt: ReadonlyMap<string, number>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
   room?: StoreRoom | undefined;
   error?: string;
@@ -53,7 +59,7 @@ const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrup
  * Reads never block the screen: it draws whatever the last completed read gave.
  */
 export class ConsoleData {
-  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set() };
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set(), pausedAt: new Map() };
   private readonly listeners = new Set<() => void>();
   private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
   private pending: Change[] = [];
@@ -71,7 +77,7 @@ export class ConsoleData {
   async start(): Promise<void> {
     this.stopListening = this.feed.listen((change) => this.enqueue(change));
     const runs = await this.relist(true);
-    this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined) });
+    this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined), pausedAt: await this.pausedTimes(runs.runs!, []) });
     this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
     this.recount.unref?.();
   }
@@ -123,9 +129,13 @@ export class ConsoleData {
         this.pending = [];
         const ids = new Set<string>();
         let interrupts = false;
+        const events: EventRecord[] = [];
+        const cut = new Set<string>();
         for (const change of batch) {
           for (const id of change.runs) ids.add(id);
           interrupts ||= change.interrupts;
+          events.push(...change.events);
+          if (change.overflow) for (const id of change.runs) cut.add(id);
         }
         // Renewing a lease writes no event: a run whose lease seems to have run out is read again,
         // to tell a renewed lease from a worker that is gone.
@@ -142,6 +152,7 @@ export class ConsoleData {
             relisted = true;
           }
           const orphans = this.orphans(runs.runs ?? this.snap.runs, relisted ? undefined : ids);
+          const pausedAt = runs.runs ? await this.pausedTimes(runs.runs, events, cut) : this.snap.pausedAt;
           // A quiet recount changes nothing: no new snapshot, no redraw.
           const same =
             !runs.runs &&
@@ -150,7 +161,7 @@ export class ConsoleData {
             isDeepStrictEqual(orphans, this.snap.orphans) &&
             sameRoom(side.room, this.snap.room) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
-          if (!same) this.set({ ...runs, ...side, orphans, error: undefined });
+          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
@@ -218,6 +229,28 @@ export class ConsoleData {
     for (const id of read ?? runs.keys()) if (ranOut(id)) orphans.add(id);
     if (read) for (const id of this.snap.orphans) if (!read.has(id) && ranOut(id)) orphans.add(id);
     return orphans;
+  }
+
+  /**
+   * When each paused run of `runs` paused: from the window's run.paused events (the newest kept,
+   * so the latest), else as known from before while it stayed paused (unless events of it were
+   * `cut`: it may have paused again), else read (its latest run.paused event).
+   */
+  private async pausedTimes(runs: ReadonlyMap<string, RunRecord>, events: readonly EventRecord[], cut: ReadonlySet<string> = new Set()): Promise<Map<string, number>> {
+    const seen = new Map<string, number>();
+    for (const event of events) if (event.type === "run.paused") seen.set(event.runId, event.time);
+    const pausedAt = new Map<string, number>();
+    const unknown: string[] = [];
+    for (const run of runs.values()) {
+      if (run.status !== "paused") continue;
+      const wasPaused = this.snap.runs.get(run.id)?.status === "paused" && !cut.has(run.id);
+      const at = seen.get(run.id) ?? (wasPaused ? this.snap.pausedAt.get(run.id) : undefined);
+      if (at === undefined) unknown.push(run.id);
+      else pausedAt.set(run.id, at);
+    }
+    const read = await Promise.all(unknown.map((runId) => this.store.readEvents({ runId, types: ["run.paused"], last: 1 })));
+    read.forEach(([event], i) => event && pausedAt.set(unknown[i]!, event.time));
+    return pausedAt;
   }
 
   private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room">> {

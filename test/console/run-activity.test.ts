@@ -16,9 +16,11 @@ it("says what a run waits on in a few words: the failure it paused on, when its 
   );
 });
 
-it("counts a paused run's time up to its pause: waiting for a person is not running", () => {
+it("counts a paused run's time up to its pause: waiting for a person is not running, nor is an operator's edit since", () => {
   const now = Date.now();
-  const paused = run({ status: "paused", reason: "interrupt", startedAt: now - 600_000, updatedAt: now - 599_000 });
-  expect(runDuration(paused, now)).toBe(runDuration(run({ status: "succeeded", startedAt: now - 600_000, endedAt: now - 599_000 }), now));
-  expect(runDuration(run({ status: "running", startedAt: now - 5_000 }), now)).toBe(runDuration(run({ status: "succeeded", startedAt: now - 5_000, endedAt: now }), now));
+  const paused = run({ status: "paused", reason: "interrupt", startedAt: now - 600_000, updatedAt: now - 1_000 });
+  expect(runDuration(paused, now, now - 599_000)).toBe(runDuration(run({ status: "succeeded", startedAt: now - 600_000, endedAt: now - 599_000 }), now, undefined));
+  expect(runDuration(run({ status: "running", startedAt: now - 5_000 }), now, undefined)).toBe(
+    runDuration(run({ status: "succeeded", startedAt: now - 5_000, endedAt: now }), now, undefined),
+  );
 });

@@ -67,8 +67,18 @@ export function sortLabel(sort: RunSort): string {
   return SORT_LABELS[sort.key][sort.reversed ? 1 : 0];
 }
 
+/**
+ * How long a run has run, in ms: to its end, or, paused, to when it paused (`pausedAt`, from its
+ * run.paused event; waiting for a person is not running). Undefined before it started.
+ */
+export function ranMs(run: RunRecord, now: number, pausedAt: number | undefined): number | undefined {
+  if (run.startedAt === null) return undefined;
+  const until = run.endedAt ?? (run.status === "paused" ? (pausedAt ?? run.updatedAt) : now);
+  return Math.max(0, until - run.startedAt);
+}
+
 /** The key a run sorts by, smallest first; ties go to the most recent activity. */
-function sortValue(run: RunRecord, key: RunSortKey, now: number, pending: number): number | string {
+function sortValue(run: RunRecord, key: RunSortKey, now: number, pending: number, pausedAt: ReadonlyMap<string, number>): number | string {
   switch (key) {
     case "activity":
       return -run.updatedAt;
@@ -79,7 +89,7 @@ function sortValue(run: RunRecord, key: RunSortKey, now: number, pending: number
     case "workflow":
       return run.workflow.toLowerCase();
     case "duration":
-      return run.startedAt === null ? 0 : -((run.endedAt ?? now) - run.startedAt);
+      return -(ranMs(run, now, pausedAt.get(run.id)) ?? 0);
     case "pending":
       return -pending;
   }
@@ -104,7 +114,14 @@ export interface RunRow {
  * sub-workflow and forked runs (oldest first) as a tree that can be folded. With a filter,
  * matching runs are shown with the ancestors that place them in their tree.
  */
-export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: ReadonlySet<string>, sort: RunSort = DEFAULT_SORT, now = Date.now()): RunRow[] {
+export function runRows(
+  all: Iterable<RunRecord>,
+  filter: RunFilter,
+  folded: ReadonlySet<string>,
+  sort: RunSort = DEFAULT_SORT,
+  now = Date.now(),
+  pausedAt: ReadonlyMap<string, number> = new Map(),
+): RunRow[] {
   const byId = new Map<string, RunRecord>();
   for (const run of all) byId.set(run.id, run);
   const parentOf = (run: RunRecord) => {
@@ -135,7 +152,7 @@ export function runRows(all: Iterable<RunRecord>, filter: RunFilter, folded: Rea
   }
   const pendingUnder = (id: string, depth = 0): number =>
     depth > 64 ? 0 : (children.get(id) ?? []).reduce((sum, kid) => sum + kid.pendingInterrupts + pendingUnder(kid.id, depth + 1), 0);
-  const keyOf = new Map(roots.map((run) => [run.id, sortValue(run, sort.key, now, run.pendingInterrupts + pendingUnder(run.id))]));
+  const keyOf = new Map(roots.map((run) => [run.id, sortValue(run, sort.key, now, run.pendingInterrupts + pendingUnder(run.id), pausedAt)]));
   const direction = sort.reversed ? -1 : 1;
   roots.sort((a, b) => {
     const [x, y] = [keyOf.get(a.id)!, keyOf.get(b.id)!];

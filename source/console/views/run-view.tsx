@@ -20,7 +20,7 @@ import { TimelineTab } from "./timeline-tab.js";
 
 export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as const;
 
-function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined): Line[] {
+function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined, pausedAt: number | undefined): Line[] {
   const { run } = detail;
   const pending = detail.interrupts.filter((i) => i.status === "pending");
   const look = runLook(run.status, orphaned);
@@ -31,7 +31,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
     seg(`  step ${currentStep(run)}`),
     ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length}`, { color: "magenta", bold: true })] : []),
-    seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now)}` : ""}`, { color: MUTED }),
+    seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now, pausedAt)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
   const activity = runActivity(run, now, pending.map((i) => i.node), orphaned, child);
@@ -70,6 +70,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   }, [deleted]);
   // A boolean, so that other runs' changes do not draw this view again.
   const orphaned = useSyncExternalStore(data.subscribe, () => data.snapshot().orphans.has(runId));
+  const pausedAt = useSyncExternalStore(data.subscribe, () => data.snapshot().pausedAt.get(runId));
   // The child run it waits on, as listed: whether it paused for an operator.
   const waitingOn = useSyncExternalStore(data.subscribe, () => {
     const snap = data.snapshot();
@@ -96,7 +97,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : ` reading run ${runId}…`, { color: error ? "red" : MUTED })]]} width={width} height={height} />;
   }
   const child = waitingOn ? data.snapshot().runs.get(waitingOn.slice(0, waitingOn.lastIndexOf(":"))) : undefined;
-  const head = [...summary(detail, now, orphaned, child), tabBar(tab)];
+  const head = [...summary(detail, now, orphaned, child, pausedAt), tabBar(tab)];
   const body = height - head.length;
   return (
     <Box flexDirection="column" height={height}>

@@ -9,7 +9,7 @@ import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
 import { MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
-import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
+import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, ranMs, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
 
 const FLASH_MS = 800;
 
@@ -56,11 +56,10 @@ function descendants(runs: Iterable<RunRecord>, runId: string): RunRecord[] {
   return found;
 }
 
-/** How long a run has run: to its end, or, paused, to when it paused (waiting for a person is not running). */
-export function runDuration(run: RunRecord, now: number): string {
-  if (run.startedAt === null) return "";
-  const until = run.endedAt ?? (run.status === "paused" ? run.updatedAt : now);
-  return span(Math.max(0, until - run.startedAt));
+/** How long a run has run, as the DUR column shows it (and `s` sorts it). */
+export function runDuration(run: RunRecord, now: number, pausedAt: number | undefined): string {
+  const ms = ranMs(run, now, pausedAt);
+  return ms === undefined ? "" : span(ms);
 }
 
 interface Columns {
@@ -107,7 +106,17 @@ function idLabel(row: RunRow): string {
   return `${row.prefix}${fold}${row.run.id}`;
 }
 
-function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, waiting: readonly string[] | undefined, orphaned: boolean, child: RunRecord | undefined): Line {
+function rowLine(
+  row: RunRow,
+  c: Columns,
+  now: number,
+  selected: boolean,
+  flashing: boolean,
+  waiting: readonly string[] | undefined,
+  orphaned: boolean,
+  child: RunRecord | undefined,
+  pausedAt: number | undefined,
+): Line {
   const { run } = row;
   const look = runLook(run.status, orphaned);
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
@@ -125,7 +134,7 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
     seg(" ", base),
     seg(fit(ago(run.createdAt, now), c.age, "right"), base),
     seg(" ", base),
-    seg(fit(runDuration(run, now), c.duration, "right"), base),
+    seg(fit(runDuration(run, now, pausedAt), c.duration, "right"), base),
     seg(" ", base),
     seg(fit(pendingLabel(run.pendingInterrupts, row.pendingBelow), c.pending, "right"), { ...base, color: "magenta", bold: true }),
   ];
@@ -142,7 +151,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const lastIndex = useRef(0);
 
   const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
-  const rows = useMemo(() => runRows(snap.runs.values(), filter, folded, sort), [snap.runs, filter, folded, sort]);
+  const rows = useMemo(() => runRows(snap.runs.values(), filter, folded, sort, Date.now(), snap.pausedAt), [snap.runs, snap.pausedAt, filter, folded, sort]);
   let index = selectedId === undefined ? -1 : rows.findIndex((r) => r.run.id === selectedId);
   if (index < 0) index = Math.min(lastIndex.current, rows.length - 1);
   lastIndex.current = Math.max(0, index);
@@ -249,7 +258,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   for (let i = start; i < shownTo; i++) {
     const { run } = rows[i]!;
     const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child));
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child, snap.pausedAt.get(run.id)));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }
