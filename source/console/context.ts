@@ -26,6 +26,15 @@ export interface ConfirmRequest {
   action: string;
   /** A reason is asked for; `required` keeps the action button refused until one is typed. */
   reason: "required" | "optional" | "none";
+  /** The run the action is on: if it ends while the dialog is open, the dialog closes and says how it ended. */
+  runId?: string;
+}
+
+export interface ConfirmResult {
+  ok: boolean;
+  reason: string;
+  /** The dialog closed itself (its run ended), and the footer says why: the caller has nothing to add. */
+  closed?: boolean;
 }
 
 export interface PromptRequest {
@@ -39,7 +48,7 @@ export interface PromptRequest {
 }
 
 export type Dialog =
-  | ({ kind: "confirm"; id: number; resolve: (result: { ok: boolean; reason: string }) => void } & ConfirmRequest)
+  | ({ kind: "confirm"; id: number; resolve: (result: ConfirmResult) => void } & ConfirmRequest)
   | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest);
 
 export interface Ui {
@@ -49,7 +58,7 @@ export interface Ui {
    * is about what was left, and goes (one reported since, an action's outcome that moved, stays).
    */
   moved(): void;
-  confirm(request: ConfirmRequest): Promise<{ ok: boolean; reason: string }>;
+  confirm(request: ConfirmRequest): Promise<ConfirmResult>;
   prompt(request: PromptRequest): Promise<string | undefined>;
 }
 

@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,3 +74,27 @@ it("offers to edit again on the state as it is now when someone edited it while 
   const head = (await fx.store.getRun(run.id))!.headN;
   expect(await readState(fx.store, run.id, head)).toMatchObject({ budget: 250 });
 });
+
+for (const [what, key, title] of [
+  ["cancel (C)", "C", "Cancel run"],
+  ["kill (ctrl-k)", "ctrl-k", "Kill crunch"],
+] as const) {
+  it(`closes a ${what} dialog when its run is ended from the CLI meanwhile, saying who ended it and when`, async () => {
+    const made = await sqliteFixture();
+    fx = made.fx;
+    const handle = await fx.engine.start("slow", {});
+    ui = await openConsole({ store: fx.store, columns: 140, initial: { kind: "run", runId: handle.id } });
+    await ui.waitFor("▶● crunch");
+    await ui.press(key);
+    await ui.waitFor(title);
+    await ui.type("half a reason");
+    // Not a blocking call: this process's worker owns the run and applies the cancel.
+    await promisify(execFile)(process.execPath, [BIN, "cancel", handle.id, "--reason", "wrong inputs", "--as", "alice", "--store", made.url]);
+    const frame = await ui.waitFor(`meanwhile run ${handle.id} ended`);
+    expect(frame).not.toContain(title);
+    expect(ui.lines().at(-1)).toMatch(new RegExp(`meanwhile run ${handle.id} ended: canceled by operator:alice at \\d\\d:\\d\\d:\\d\\d \\(wrong inputs\\); nothing sent`));
+    // The keys go to the view again, not to a dialog still listening.
+    await ui.press("2");
+    await ui.waitFor("run.canceled");
+  });
+}

@@ -1,5 +1,7 @@
-import { useState } from "react";
-import type { Dialog } from "../context.js";
+import { useEffect, useState } from "react";
+import { errorMessage } from "../../../engine/index.js";
+import { useServices, type Dialog } from "../context.js";
+import { hasEnded, howRunEnded } from "../run-end.js";
 import { PRIORITY } from "../key-router.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { useLiveState, useTextField } from "../hooks/use-text-field.js";
@@ -29,6 +31,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
   );
   const reasonNow = reasonField.now;
   const [onAction, setOnAction, onActionNow] = useLiveState(false);
+  useClosedWhenRunEnds(dialog);
   const [, setChosen, chosenNow] = useLiveState(false);
   useKeys(
     PRIORITY.dialog,
@@ -76,6 +79,43 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
   ]);
   lines.push(warning ? [seg("▌ ", { color: "yellow" }), seg(warning, { color: "red", bold: true })] : []);
   return <Lines lines={lines.slice(0, height)} width={width} />;
+}
+
+/**
+ * A dialog about a run closes when that run ends while it is open (another operator canceled it, say),
+ * saying who ended it and when, rather than leaving a question whose answer would be refused.
+ */
+function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): void {
+  const { store, feed, ui } = useServices();
+  const { runId } = dialog;
+  useEffect(() => {
+    if (runId === undefined) return;
+    let open = true;
+    // A run that had ended when the dialog opened (a failed run to retry) closes it by ending again.
+    let endedBefore: number | null | undefined; // undefined: not read yet
+    const check = async () => {
+      try {
+        const run = await store.getRun(runId);
+        if (!open || !run) return;
+        const ended = hasEnded(run) ? run.endedAt : null;
+        if (endedBefore === undefined) endedBefore = ended;
+        if (ended === null || ended === endedBefore) return;
+        const how = await howRunEnded(store, run);
+        if (!open) return;
+        open = false;
+        dialog.resolve({ ok: false, reason: "", closed: true });
+        ui.report({ tone: "error", text: `meanwhile run ${runId} ended: ${how}; nothing sent` });
+      } catch (error) {
+        if (open) ui.report({ tone: "error", text: `cannot read run ${runId}: ${errorMessage(error)}` });
+      }
+    };
+    void check();
+    const stop = feed.listen((change) => change.runs.has(runId) && void check());
+    return () => {
+      open = false;
+      stop();
+    };
+  }, [runId]);
 }
 
 /** One line of text: the filter, the command palette, a reason or a response. */

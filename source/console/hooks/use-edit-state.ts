@@ -13,6 +13,8 @@ export interface EditRequest {
   value: State;
   /** Returns the value as it will be used, or throws naming what is wrong (as the engine would). */
   validate(value: unknown): State;
+  /** The run edited: the confirmation closes if it ends meanwhile. */
+  runId?: string;
   /** The confirmation's action button. */
   action: string;
   /** Sends the validated value, edited from `base` (the value the editor opened on); returns what the engine says it did. */
@@ -109,7 +111,14 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       }
       const diff = diffStates(base, checked.value);
       if (diff.length === 0) return ui.report({ tone: "info", text: "the edit changes nothing; nothing sent" });
-      const answer = await ui.confirm({ title: "Apply this change?", body: [[seg(request.what, { color: MUTED })], ...someOf(diffLines(diff), 6)], action: request.action, reason: "optional" });
+      const answer = await ui.confirm({
+        title: "Apply this change?",
+        body: [[seg(request.what, { color: MUTED })], ...someOf(diffLines(diff), 6)],
+        action: request.action,
+        reason: "optional",
+        ...(request.runId ? { runId: request.runId } : {}),
+      });
+      if (answer.closed) return;
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
       const reread = request.reread;
       let stale = false;
@@ -125,7 +134,9 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         ],
         action: "Edit again",
         reason: "none",
+        ...(request.runId ? { runId: request.runId } : {}),
       });
+      if (again.closed) return;
       if (!again.ok) return ui.report({ tone: "info", text: "the state changed meanwhile; your edit was not sent" });
       base = now.value;
       body = JSON.stringify(base, null, 2);

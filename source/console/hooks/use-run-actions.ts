@@ -1,7 +1,8 @@
-import { TERMINAL_RUN_STATUSES, editPatch, leaseRanOut, nodesRunOnRetry, readState, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { editPatch, leaseRanOut, nodesRunOnRetry, readState, type TaskRecord } from "../../../engine/index.js";
 import { seg } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import type { Handlers } from "../keymap.js";
+import { hasEnded } from "../run-end.js";
 import { clean } from "../text.js";
 import { MUTED } from "../theme.js";
 import { rereadState, stateValidation, useEditState } from "./use-edit-state.js";
@@ -17,8 +18,6 @@ export function willRunAgain(detail: RunDetail, task: TaskRecord): string[] {
   return nodesRunOnRetry(currentTasks(detail), task);
 }
 
-const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
-
 /**
  * Kill, retry (as it was, or with the state edited) and breakpoint on one node (or one task, from the timeline), and cancel on the
  * run. Handlers exist only when the action applies and the console may write.
@@ -33,7 +32,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
   // A task a lost worker left running (its lease ran out) can be retried as a failed one.
   const lost = leaseRanOut(run, Date.now());
   const retryable =
-    ended(run) && run.status !== "failed" ? undefined : step.find((t) => t.status === "failed" || t.status === "canceled" || (lost && t.status === "running"));
+    hasEnded(run) && run.status !== "failed" ? undefined : step.find((t) => t.status === "failed" || t.status === "canceled" || (lost && t.status === "running"));
   const retryWhat = retryable && `${retryable.node} (task ${retryable.id}, ${retryable.status === "running" ? "left running by a lost worker" : retryable.status})`;
   const node = target.node ?? step[0]?.node;
 
@@ -55,7 +54,9 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           ],
           action: "Kill task",
           reason: "optional",
+          runId: run.id,
         });
+        if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: "kill canceled; nothing sent" });
         await act(ui, `kill ${running.node}`, async () => (await operator.kill(run.id, { task: running.id, ...(answer.reason ? { reason: answer.reason } : {}) })).effect);
       }),
@@ -71,7 +72,9 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           ],
           action: "Retry",
           reason: "optional",
+          runId: run.id,
         });
+        if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: "retry canceled; nothing sent" });
         await act(ui, `retry ${retryable.node}`, async () => {
           const outcome = await operator.retry(run.id, retryable.id, answer.reason ? { reason: answer.reason } : {});
@@ -90,6 +93,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           what: `Retrying ${retryWhat} of run ${run.id} from this state (checkpoint ${run.headN}); runs again: ${willRunAgain(detail, retryable).join(", ")}`,
           value: state,
           validate: stateValidation(detail.definition!),
+          runId: run.id,
           action: "Retry",
           reread: () => rereadState(store, run.id),
           send: async (edited, reason, base) => {
@@ -101,7 +105,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
       }),
     breakpoint:
       node !== undefined &&
-      !ended(run) &&
+      !hasEnded(run) &&
       (() => {
         const set = run.breakpoints.includes(node);
         void act(ui, set ? `clear breakpoint on ${node}` : `breakpoint on ${node}`, async () =>
@@ -109,14 +113,16 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
         );
       }),
     cancelRun:
-      !ended(run) &&
+      !hasEnded(run) &&
       (async () => {
         const answer = await ui.confirm({
           title: `Cancel run ${run.id} (${clean(run.workflow)})?`,
           body: [[seg("Running tasks are aborted, pending interrupts closed, child runs canceled. This cannot be undone.", { color: MUTED })]],
           action: "Cancel run",
           reason: "required",
+          runId: run.id,
         });
+        if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: "cancel not confirmed; nothing sent" });
         await act(ui, `cancel ${run.id}`, async () => (await operator.cancel(run.id, { reason: answer.reason })).effect);
       }),

@@ -125,7 +125,9 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           body: wrapWords(decisionMeaning(interrupt!, "reject"), width - 4).map((l) => [seg(l, { color: MUTED })]),
           action: "Reject",
           reason: "required",
+          runId: interrupt!.runId,
         });
+        if (answer.closed) return;
         if (answer.ok) await send("reject", { reason: answer.reason });
         else ui.report({ tone: "info", text: "reject not confirmed; nothing sent" });
       }),
@@ -148,6 +150,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
             what: `Editing the proposal of interrupt ${interrupt!.id} (run ${interrupt!.runId}, node ${interrupt!.node})`,
             value: (proposed ?? {}) as State,
             validate: (value) => checkJson(schema, value, "the edited proposal") as State,
+            runId: interrupt!.runId,
             action: "Edit and resolve",
             send: (value, reason) => resolveWith({ response: value }, reason),
           });
@@ -159,6 +162,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           what: `Editing the state of run ${run.id} (${run.workflow}) to resolve interrupt ${interrupt!.id} with "edit"`,
           value: state,
           validate: stateValidation(definition),
+          runId: run.id,
           action: "Edit and resolve",
           send: (edited, reason, base) => resolveWith({ patch: editPatch(base, edited) }, reason),
           reread: () => rereadState(store, run.id),
@@ -186,7 +190,9 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           body: wrapWords(decisionMeaning(interrupt!, decision), width - 4).map((l) => [seg(l, { color: MUTED })]),
           action: named,
           reason: "optional",
+          runId: interrupt!.runId,
         });
+        if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: `${decision} not confirmed; nothing sent` });
         await send(decision, answer.reason ? { reason: answer.reason } : {});
       }),
