@@ -222,7 +222,8 @@ export class KeyRouter {
     const out: Binding[] = [];
     for (const layer of this.active()) {
       for (const binding of this.bindings) {
-        if (seen.has(binding.id) || !layer.handlers[binding.id]) continue;
+        const handler = layer.handlers[binding.id];
+        if (seen.has(binding.id) || !handler || handler.explains) continue;
         const free = binding.keys.filter((k) => !takenKeys.has(k));
         if (free.length === 0) continue;
         seen.add(binding.id);

@@ -82,7 +82,7 @@ export const KEYMAP = [
 
   { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
-  { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the reason and the buttons", group: "Dialogs" },
+  { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the buttons (left and right only where there is no text field: there they do nothing)", group: "Dialogs" },
   { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command", group: "Dialogs" },
   { id: "clearText", keys: ["ctrl-u"], label: "clear", help: "in a text field (a filter, the palette, a reason): clear it", group: "Dialogs", quiet: true },
   { id: "deleteWord", keys: ["ctrl-w"], label: "delete word", help: "in a text field: delete the last word", group: "Dialogs", quiet: true },
@@ -94,7 +94,13 @@ export interface Binding extends BindingSpec {
   readonly id: ActionId;
 }
 
-export type Handler = (key: string) => void;
+/** `explains`: the key does not apply here and the handler only says why, so the footer does not offer it. */
+export type Handler = ((key: string) => void) & { readonly explains?: true };
+
+/** A handler for a key that does not apply here, which says why instead of a generic "nothing here". */
+export function explain(say: () => void): Handler {
+  return Object.assign(() => say(), { explains: true as const });
+}
 export type Handlers = Partial<Record<ActionId, Handler | undefined | null | false>>;
 
 /** The table a console uses: without writing actions when read-only. */

@@ -138,7 +138,7 @@ describe("node actions", () => {
     await ui.press("E");
     const frame = await ui.waitFor("Apply this change?");
     expect(frame).toContain('~ $.tasks[0] "draft" → "edited draft"');
-    await ui.press("right", "enter");
+    await ui.press("tab", "enter");
     await ui.waitFor(`fork of ${run.id}:2`);
     const [forked] = (await fx.store.listRuns({})).runs.filter((r) => r.forkOf?.runId === run.id);
     const ended = await fx.engine.run(forked!.id).wait({ until: "end", timeoutMs: 5_000 });
@@ -156,7 +156,7 @@ describe("node actions", () => {
     await ui.press("E");
     const frame = await ui.waitFor("Apply this change?");
     expect(frame).toContain('~ $.lang "ja" → "fr"');
-    await ui.press("right", "enter");
+    await ui.press("tab", "enter");
     await ui.waitFor("retrying with the edited state; will run again: call");
     const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
     expect(ended.status).toBe("succeeded");

@@ -248,7 +248,7 @@ describe("operator panel", () => {
     expect(frame).toContain('~ $.city "Lisbon" → "Porto"');
     expect(frame).toContain("~ $.budget 1200 → 900");
     expect(await pendingOf(fx, run.id)).toHaveLength(1); // nothing sent before the confirmation
-    await ui.press("right", "enter");
+    await ui.press("tab", "enter");
     await ui.waitFor(/resolved int-\S+ with edit and a state edit/);
     const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
     const state = await readState(fx.store, run.id, ended.headN);
@@ -269,10 +269,10 @@ describe("operator panel", () => {
     await ui.press("e");
     let frame = await ui.waitFor("The edit is not valid; nothing was sent");
     expect(frame).toMatch(/the edited proposal is invalid at \$\.amount/);
-    await ui.press("right", "enter");
+    await ui.press("tab", "enter");
     frame = await ui.waitFor("Apply this change?");
     expect(frame).toContain("~ $.amount 18 → 15");
-    await ui.press("right", "enter");
+    await ui.press("tab", "enter");
     await ui.waitFor(/resolved int-\S+ with edit/);
     const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
     expect((await readState(fx.store, run.id, ended.headN)).refunded).toBe(15);

@@ -16,7 +16,8 @@ export function dialogHeight(dialog: Dialog, maxBody: number): number {
 
 /**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
- * reason is typed directly, `tab` or the arrows move between the buttons; enter after a reason,
+ * reason is typed directly, `tab` moves between the buttons (the arrows too, with no reason
+ * field); enter after a reason,
  * with the focus still where it started, moves to the action, and the next enter acts. Enter on
  * a Cancel the operator chose cancels.
  */
@@ -37,7 +38,9 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
     PRIORITY.dialog,
     {
       ...reasonField.handlers,
-      switch: () => {
+      switch: (key) => {
+        // In a text field the arrows are the field's: they never move the focus onto the action.
+        if (key !== "tab" && dialog.reason !== "none") return;
         setChosen(() => true);
         setOnAction((v) => !v);
       },

@@ -5,6 +5,7 @@ import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { rereadState, stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
+import { explain } from "../keymap.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
@@ -114,11 +115,21 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     }
   };
 
+  // A decision key that does not apply to this interrupt says why (answered already, and by whom).
+  const whyNot = (key: string, notHere: string) => {
+    if (!interrupt || !operator) return undefined;
+    const text =
+      interrupt.status !== "pending"
+        ? `interrupt ${interrupt.id} ${resolvedBy(interrupt)}; nothing sent`
+        : `${key}: ${key === "t" && !textAnswers ? "this interrupt's answer is a JSON object, not text: e edits it" : `${notHere}; its decisions are ${decisions.join(", ")}`}`;
+    return explain(() => ui.report({ tone: interrupt.status !== "pending" ? "error" : "info", text }));
+  };
+
   useKeys(PRIORITY.view, {
-    approve: allows("approve") && (() => void send("approve", {})),
+    approve: (allows("approve") && (() => void send("approve", {}))) || whyNot("a", "approve is not one of this interrupt's decisions"),
     copy: () => services.copy(interruptId),
     reject:
-      allows("reject") &&
+      (allows("reject") &&
       (async () => {
         const answer = await ui.confirm({
           title: `Reject: ${clean(interrupt!.request.question ?? interrupt!.node)}`,
@@ -130,9 +141,10 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
         if (answer.closed) return;
         if (answer.ok) await send("reject", { reason: answer.reason });
         else ui.report({ tone: "info", text: "reject not confirmed; nothing sent" });
-      }),
+      })) ||
+      whyNot("r", "reject is not one of this interrupt's decisions"),
     edit:
-      allows("edit") &&
+      (allows("edit") &&
       !!edit &&
       (async () => {
         const resolveWith = async (input: { patch?: unknown; response?: unknown }, reason: string) => {
@@ -167,17 +179,19 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           send: (edited, reason, base) => resolveWith({ patch: editPatch(base, edited) }, reason),
           reread: () => rereadState(store, run.id),
         });
-      }),
+      })) ||
+      whyNot("e", "edit is not one of this interrupt's decisions"),
     respond:
-      respondAs !== undefined &&
+      (respondAs !== undefined &&
       allows(respondAs) &&
       (async () => {
         const text = await ui.prompt({ title: "Response:", hint: "enter sends · esc cancels" });
         if (text === undefined) return ui.report({ tone: "info", text: "no response sent" });
         await send(respondAs, { response: parseResponse(text, interrupt!) });
-      }),
+      })) ||
+      whyNot("t", "this interrupt takes no text answer"),
     decide:
-      others.some(allows) &&
+      (others.some(allows) &&
       (async () => {
         const text = await ui.prompt({ title: "Decision:", complete: (t) => others.filter((d) => d.startsWith(t) && d !== t), hint: `one of ${others.join(", ")} — tab completes` });
         if (text === undefined) return;
@@ -195,7 +209,8 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
         if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: `${decision} not confirmed; nothing sent` });
         await send(decision, answer.reason ? { reason: answer.reason } : {});
-      }),
+      })) ||
+      whyNot("x", "no other decision here"),
     next: interrupts.length > 1 && (() => step(1)),
     prev: interrupts.length > 1 && (() => step(-1)),
     open: interrupt && (() => nav.push({ kind: "run", runId: interrupt.runId })),

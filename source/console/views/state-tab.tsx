@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from "react";
 import { editPatch, errorMessage, readState, type State } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
-import { stateValidation, useEditState } from "../hooks/use-edit-state.js";
+import { rereadState, stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
@@ -32,7 +32,7 @@ export function useStateAt(runId: string, n: number): { state?: State; error?: s
 
 /** The run's current state as a folded JSON tree; long values open whole with `enter`; `e` edits. */
 export function StateTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
-  const { nav, operator } = useServices();
+  const { nav, operator, store } = useServices();
   const { run, definition } = detail;
   const { state, error } = useStateAt(run.id, run.headN);
   const [toggled, setToggled] = useRemembered<ReadonlySet<string>>("state-toggled", new Set());
@@ -69,7 +69,9 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
           value: state!,
           validate: stateValidation(definition!),
           action: "Apply edit",
-          send: async (edited, reason) => (await operator!.updateState(run.id, editPatch(state!, edited), reason ? { reason } : {})).effect,
+          runId: run.id,
+          send: async (edited, reason, base) => (await operator!.updateState(run.id, editPatch(base, edited), reason ? { reason } : {})).effect,
+          reread: () => rereadState(store, run.id),
         })),
   });
 
