@@ -16,7 +16,7 @@ import { bindingsFor, keyLabel, keyName, type Handlers } from "./keymap.js";
 import { LiveFeed } from "./live.js";
 import { paletteCommand, paletteSuggestions } from "./palette.js";
 import { clean } from "./text.js";
-import { helpLines } from "./views/help.js";
+import { helpPage } from "./views/help.js";
 import { InterruptsView } from "./views/interrupts-view.js";
 import { OperatorPanel } from "./views/operator-panel.js";
 import { RunView } from "./views/run-view.js";
@@ -157,7 +157,7 @@ export function Console(props: ConsoleProps) {
   const appKeys: Handlers = {
     quit: nav.quit,
     back: stack.length > 1 && nav.pop,
-    help: () => nav.push({ kind: "text", title: "Keys", lines: helpLines(router.bindings) }),
+    help: () => nav.push(helpPage(router.bindings)),
     interrupts: top.kind !== "interrupts" && (() => nav.push({ kind: "interrupts" })),
     palette: () =>
       void ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · run <id> · help · q — tab completes" }).then((text) => {
@@ -165,7 +165,7 @@ export function Console(props: ConsoleProps) {
         const command = paletteCommand(text, services.data.snapshot());
         if (command.kind === "error") return ui.report({ tone: "error", text: command.message });
         if (command.kind === "quit") return nav.quit();
-        if (command.kind === "help") return nav.push({ kind: "text", title: "Keys", lines: helpLines(router.bindings) });
+        if (command.kind === "help") return nav.push(helpPage(router.bindings));
         if (command.kind === "runs") return nav.home();
         // A run the list does not hold is looked for in the store before its view is opened.
         const { view } = command;
@@ -224,7 +224,7 @@ function View({ entry, width, height }: { entry: ViewEntry; width: number; heigh
     case "operator":
       return <OperatorPanel interruptId={entry.interruptId} width={width} height={height} />;
     case "text":
-      return <TextView title={entry.title} lines={entry.lines} width={width} height={height} />;
+      return <TextView title={entry.title} lines={entry.lines} indent={entry.indent} width={width} height={height} />;
   }
 }
 

@@ -12,7 +12,7 @@ export type ViewEntry =
   | { kind: "run"; runId: string; tab?: number }
   | { kind: "interrupts" }
   | { kind: "operator"; interruptId: string }
-  | { kind: "text"; title: string; lines: Line[] };
+  | { kind: "text"; title: string; lines: Line[]; /** Where a wrapped line's later rows start (default 2 columns in). */ indent?: number };
 
 export interface Message {
   tone: "ok" | "error" | "info" | "busy";

@@ -2,7 +2,7 @@ import stringWidth from "string-width";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryStore, createEngine, workflow, type Engine } from "../../engine/index.js";
-import { wrap } from "../../source/console/views/json-lines.js";
+import { seg, wrapLine } from "../../source/console/components/lines.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 
 /** 100 KB of model output: ASCII, CJK, emoji families, combining accents and escape codes. */
@@ -27,7 +27,7 @@ afterEach(async () => {
 describe("console with odd data", () => {
   it("wraps a long line of mixed-width text into rows of at most the width, losing nothing", () => {
     const text = BIG.replace(/\u001b/g, "␛");
-    const rows = wrap(text, 78);
+    const rows = wrapLine([seg(text)], 78, "").map((row) => row.map((s) => s.text).join(""));
     expect(rows.join("")).toBe(text);
     expect(Math.max(...rows.map((r) => stringWidth(r)))).toBeLessThanOrEqual(78);
   });

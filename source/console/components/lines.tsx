@@ -1,5 +1,5 @@
 import { Box, Text } from "ink";
-import { truncate, displayWidth } from "../text.js";
+import { displayWidth, graphemes, isNarrow, truncate } from "../text.js";
 
 /** A run of text drawn in one style. Text in a segment must already be clean (see `clean`). */
 export interface Seg {
@@ -34,33 +34,96 @@ export function fitLine(line: Line, max: number): Line {
 }
 
 /**
- * A line too wide for `width` columns as several rows, each segment keeping its style: a long
- * value in a diff or a payload is read whole instead of ending in "…". Rows after the first
- * start with `indent`.
+ * The console's one way of breaking text into rows: a line too wide for `width` columns as
+ * several rows, broken between words (a word longer than a row is split), each segment keeping
+ * its style. Rows after the first start with `indent` (a hanging indent, so that they read as
+ * the same entry); the spaces where a row breaks are dropped.
  */
 export function wrapLine(line: Line, width: number, indent = "  "): Line[] {
-  if (lineWidth(line) <= width || width <= indent.length + 1) return [line];
-  const rows: Line[] = [];
-  let row: Line = [];
+  if (lineWidth(line) <= width) return [line];
+  const hang = displayWidth(indent) < width / 2 ? indent : "";
+  const text = line.map((s) => s.text).join("");
+  return rowSpans(text, width, width - displayWidth(hang)).map(([from, to], i) => [...(i > 0 && hang ? [{ text: hang }] : []), ...sliceLine(line, from, to)]);
+}
+
+/** Prose in rows of at most `max` columns, broken between words (see `wrapLine`). */
+export function wrapWords(text: string, max: number): string[] {
+  return wrapLine([seg(text)], max, "").map((row) => row.map((s) => s.text).join(""));
+}
+
+/**
+ * Where each row of `text` starts and ends: the first row `first` columns wide, the others
+ * `rest`. Greedy and linear (a 100 KB value is one pass): leading spaces of the text are kept
+ * (a JSON line's indentation), spaces at a break dropped, and a word wider than a row is split
+ * between graphemes over rows of its own.
+ */
+function rowSpans(text: string, first: number, rest: number): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let row: [number, number] | undefined;
   let used = 0;
-  for (const s of line) {
-    let text = "";
-    for (const char of s.text) {
-      const w = displayWidth(char);
-      if (used + w > width) {
-        if (text) row.push({ ...s, text });
-        rows.push(row);
-        row = [{ text: indent }];
-        used = indent.length;
-        text = "";
-      }
-      text += char;
-      used += w;
+  let gap = 0;
+  const limit = () => (spans.length === 0 ? first : rest);
+  const close = () => {
+    if (row) spans.push(row);
+    row = undefined;
+    used = 0;
+    gap = 0;
+  };
+  for (const match of text.matchAll(/\s+|\S+/g)) {
+    const token = match[0];
+    const at = match.index;
+    const w = displayWidth(token);
+    if (/^\s/.test(token)) {
+      if (row) gap += w;
+      else if (at === 0 && w < first) [row, used] = [[0, token.length], w];
+      continue;
     }
-    if (text) row.push({ ...s, text });
+    if (row && used + gap + w <= limit()) {
+      row[1] = at + token.length;
+      used += gap + w;
+      gap = 0;
+      continue;
+    }
+    if (row && (w <= rest || used + gap >= limit())) close();
+    if (w <= limit() - used - gap) {
+      row = row ? [row[0], at + token.length] : [at, at + token.length];
+      used += gap + w;
+      gap = 0;
+      continue;
+    }
+    // Too wide for a row: split between graphemes, filling the row it starts on first.
+    let from = at;
+    let offset = at;
+    if (row) used += gap;
+    gap = 0;
+    for (const piece of isNarrow(token) ? token : graphemes(token)) {
+      const pw = displayWidth(piece);
+      if (used + pw > limit() && (row || offset > from)) {
+        spans.push(row ? [row[0], offset] : [from, offset]);
+        row = undefined;
+        used = 0;
+        from = offset;
+      }
+      offset += piece.length;
+      used += pw;
+    }
+    row = [row ? row[0] : from, offset];
   }
-  rows.push(row);
-  return rows;
+  close();
+  return spans.length > 0 ? spans : [[0, 0]];
+}
+
+/** The part of a line between two offsets of its text, each segment keeping its style. */
+function sliceLine(line: Line, from: number, to: number): Line {
+  const out: Line = [];
+  let at = 0;
+  for (const s of line) {
+    const end = at + s.text.length;
+    const text = s.text.slice(Math.max(0, from - at), Math.max(0, to - at));
+    if (text && end > from && at < to) out.push({ ...s, text });
+    at = end;
+  }
+  return out;
 }
 
 export function lineWidth(line: Line): number {

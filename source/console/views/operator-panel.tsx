@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { checkJson, editPatch, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
-import { Lines, seg, type Line } from "../components/lines.js";
+import { Lines, seg, wrapWords, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { rereadState, stateValidation, useEditState } from "../hooks/use-edit-state.js";
@@ -9,7 +9,7 @@ import { explain } from "../keymap.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
-import { jsonLines, wrapWords } from "./json-lines.js";
+import { jsonLines } from "./json-lines.js";
 
 /** Decisions with a key of their own; any other allowed decision goes through `x`. */
 const KEYED = new Set(["approve", "reject", "edit", "respond"]);

@@ -8,8 +8,8 @@ import { PRIORITY } from "../key-router.js";
 import { MUTED } from "../theme.js";
 
 /** A scrollable page of lines, long ones wrapped: help, an event's payload, a value shown whole, a diff. */
-export function TextView({ title, lines: given, width, height }: { title: string; lines: Line[]; width: number; height: number }) {
-  const lines = useMemo(() => given.flatMap((line) => wrapLine(line, width)), [given, width]);
+export function TextView({ title, lines: given, indent = 2, width, height }: { title: string; lines: Line[]; indent?: number | undefined; width: number; height: number }) {
+  const lines = useMemo(() => given.flatMap((line) => wrapLine(line, width, " ".repeat(indent))), [given, width, indent]);
   const [top, setTop] = useRemembered("top", 0);
   const page = Math.max(1, height - 1);
   const last = Math.max(0, lines.length - page);
