@@ -11,6 +11,7 @@ import {
   type StoreRoom,
   type WorkflowDefinition,
 } from "../../engine/index.js";
+import { doneInStep } from "./current-nodes.js";
 import type { Change, LiveFeed } from "./live.js";
 
 export interface ConsoleSnapshot {
@@ -35,6 +36,8 @@ export interface ConsoleSnapshot {
    * Not `updatedAt`, which an operator's edit or breakpoint on the paused run moves.
    */
   pausedAt: ReadonlyMap<string, number>;
+  /** For running runs with parallel nodes: those of the step in progress that already succeeded (not "now"). */
+  doneInStep: ReadonlyMap<string, ReadonlySet<string>>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
   room?: StoreRoom | undefined;
   error?: string;
@@ -59,7 +62,7 @@ const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrup
  * Reads never block the screen: it draws whatever the last completed read gave.
  */
 export class ConsoleData {
-  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set(), pausedAt: new Map() };
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map() };
   private readonly listeners = new Set<() => void>();
   private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
   private pending: Change[] = [];
@@ -77,7 +80,10 @@ export class ConsoleData {
   async start(): Promise<void> {
     this.stopListening = this.feed.listen((change) => this.enqueue(change));
     const runs = await this.relist(true);
-    this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined), pausedAt: await this.pausedTimes(runs.runs!, []) });
+    this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined),
+      pausedAt: await this.pausedTimes(runs.runs!, []),
+      doneInStep: await this.stepsDone(runs.runs!, undefined),
+    });
     this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
     this.recount.unref?.();
   }
@@ -153,6 +159,7 @@ export class ConsoleData {
           }
           const orphans = this.orphans(runs.runs ?? this.snap.runs, relisted ? undefined : ids);
           const pausedAt = runs.runs ? await this.pausedTimes(runs.runs, events, cut) : this.snap.pausedAt;
+          const doneInStep = runs.runs ? await this.stepsDone(runs.runs, relisted ? undefined : ids) : this.snap.doneInStep;
           // A quiet recount changes nothing: no new snapshot, no redraw.
           const same =
             !runs.runs &&
@@ -161,7 +168,7 @@ export class ConsoleData {
             isDeepStrictEqual(orphans, this.snap.orphans) &&
             sameRoom(side.room, this.snap.room) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
-          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, error: undefined });
+          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
@@ -251,6 +258,21 @@ export class ConsoleData {
     const read = await Promise.all(unknown.map((runId) => this.store.readEvents({ runId, types: ["run.paused"], last: 1 })));
     read.forEach(([event], i) => event && pausedAt.set(unknown[i]!, event.time));
     return pausedAt;
+  }
+
+  /** `doneInStep` for the running runs of `runs` with parallel nodes: those just `read` (all after a listing) read again. */
+  private async stepsDone(runs: ReadonlyMap<string, RunRecord>, read: ReadonlySet<string> | undefined): Promise<Map<string, ReadonlySet<string>>> {
+    const done = new Map<string, ReadonlySet<string>>();
+    const toRead: RunRecord[] = [];
+    for (const run of runs.values()) {
+      if (run.status !== "running" || run.current.length < 2) continue;
+      const known = this.snap.doneInStep.get(run.id);
+      if (read && !read.has(run.id) && known) done.set(run.id, known);
+      else toRead.push(run);
+    }
+    const tasks = await Promise.all(toRead.map((run) => this.store.listTasks(run.id, { step: run.step + 1 })));
+    toRead.forEach((run, i) => done.set(run.id, doneInStep(run, tasks[i]!)));
+    return done;
   }
 
   private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room">> {

@@ -1,4 +1,5 @@
 import { END, SKIPPED, type InterruptRecord, type TaskRecord } from "../../../engine/index.js";
+import { doneInStep } from "../current-nodes.js";
 import type { RunDetail } from "../hooks/use-run-detail.js";
 import type { NodeStatus } from "../theme.js";
 import type { GraphEdge } from "./layers.js";
@@ -29,6 +30,7 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
   const visits = checkpoints[checkpoints.length - 1]?.control.visits ?? {};
   const pending = new Map(interrupts.filter((i) => i.status === "pending").map((i) => [i.node, i]));
   const states = new Map<string, NodeState>();
+  const done = doneInStep(run, tasks);
   for (const node of nodes) {
     const own = latest.get(node) ?? [];
     const interrupt = pending.get(node);
@@ -40,11 +42,13 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
     if (interrupt) status = "waiting";
     if (node === END) status = run.status === "succeeded" ? "succeeded" : "idle";
     const inStep = own.some((t) => t.step === run.step + 1 && t.status !== "succeeded");
+    // Listed in the step in progress until the whole step commits, a node done there is not "now".
+    const doneHere = done.has(node);
     states.set(node, {
       status,
       tasks: own,
       visits: visits[node] ?? 0,
-      current: run.current.includes(node) || inStep || interrupt !== undefined,
+      current: (run.current.includes(node) && !doneHere) || inStep || interrupt !== undefined,
       breakpoint: run.breakpoints.includes(node),
       ...(interrupt ? { interrupt } : {}),
     });

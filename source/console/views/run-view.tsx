@@ -14,6 +14,7 @@ import { ACCENT, MUTED, runLook } from "../theme.js";
 import { CheckpointsTab } from "./checkpoints-tab.js";
 import { EventsTab } from "./events-tab.js";
 import { GraphTab } from "./graph-tab.js";
+import { doneInStep, withoutDone } from "../current-nodes.js";
 import { runActivity, runDuration } from "./runs-view.js";
 import { StateTab } from "./state-tab.js";
 import { TimelineTab } from "./timeline-tab.js";
@@ -34,7 +35,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now, pausedAt)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
-  const activity = runActivity(run, now, pending.map((i) => i.node), orphaned, child);
+  const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child);
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
+import { withoutDone } from "../current-nodes.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -116,6 +117,7 @@ function rowLine(
   orphaned: boolean,
   child: RunRecord | undefined,
   pausedAt: number | undefined,
+  done: ReadonlySet<string> | undefined,
 ): Line {
   const { run } = row;
   const look = runLook(run.status, orphaned);
@@ -130,7 +132,7 @@ function rowLine(
     seg(" ", base),
     seg(fit(String(currentStep(run)), c.step, "right"), base),
     seg(" ", base),
-    seg(fit(clean(runActivity(run, now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
+    seg(fit(clean(runActivity(withoutDone(run, done), now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
     seg(" ", base),
     seg(fit(ago(run.createdAt, now), c.age, "right"), base),
     seg(" ", base),
@@ -258,7 +260,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   for (let i = start; i < shownTo; i++) {
     const { run } = rows[i]!;
     const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child, snap.pausedAt.get(run.id)));
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child, snap.pausedAt.get(run.id), snap.doneInStep.get(run.id)));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }
