@@ -47,3 +47,27 @@ export default {
     await worker.exited;
   });
 });
+
+describe("a workflow file edited while runs of it are unfinished", () => {
+  const cli = cliHarness();
+
+  it("start says those runs keep their version, and runs lists each run's version", async () => {
+    const file = join(cli.dir, "evolving.json");
+    const write = (next: string) =>
+      writeFileSync(file, JSON.stringify({ name: "evolving", start: "a", nodes: { a: { action: "quick", next }, ...(next === "b" ? { b: { action: "quick", next: "END" } } : {}) } }));
+    write("END");
+    const first = await cli.run(["start", file]);
+    expect(first.stderr).toBe("");
+    write("b");
+    const second = await cli.run(["start", file]);
+    expect(second.stderr).toMatch(/^1 unfinished run of evolving is on another version \(\w{8}\) and keeps it; this run is on \w{8} \(pitwall fork --workflow moves a run onto it\)\n$/);
+    const listed = await cli.run(["runs"]);
+    const versions = listed.stdout
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((line) => line.split(/\s+/)[2]);
+    expect(new Set(versions).size).toBe(2);
+    expect(listed.stdout.split("\n")[0]).toMatch(/^RUN +WORKFLOW +VERSION +STATUS/);
+  });
+});
