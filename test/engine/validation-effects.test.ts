@@ -57,6 +57,7 @@ describe("fields that do nothing, and settings that contradict each other", () =
 
   it.each<[string, (d: Doc) => void, string]>([
     ["a repeated interruptBefore entry", (d) => (d.interruptBefore = ["b", "c", "b"]), '$.interruptBefore[2]: INVALID_FIELD (warning): "b" is listed more than once: pausing there once is the same'],
+    ["a repeated waitFor entry", (d) => ((d.nodes.b!.next = "j"), (d.nodes.c!.next = "j"), (d.nodes.j = { action: "noop", waitFor: ["b", "c", "c"], next: "END" })), '$.nodes.j.waitFor[2]: INVALID_FIELD (warning): "c" is listed more than once: waiting for it once is the same'],
     ["a repeated interruptAfter entry", (d) => (d.interruptAfter = ["c", "c"]), '$.interruptAfter[1]: INVALID_FIELD (warning): "c" is listed more than once'],
   ])("warns about %s", (_what, change, expected) => {
     const found = problems(change);
