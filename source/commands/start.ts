@@ -1,4 +1,6 @@
-import { MAX_WAIT_MS, PitwallError, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import type { Output } from "../cli/output.js";
+import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
@@ -50,6 +52,7 @@ retries or cancels it meanwhile).
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
     });
+    await noteOtherVersions(out, opened, workflow.definition.name, workflow.version);
     const handle = new RunHandle(opened, runId);
     if (!flags.wait) {
       if (out.json) out.value({ runId: handle.id });
@@ -102,3 +105,17 @@ retries or cancels it meanwhile).
     return run.status === "failed" || run.status === "canceled" || failedPause ? EXIT.failed : EXIT.ok;
   },
 });
+
+/**
+ * Runs keep the version they started on: when the file was edited since runs of it started, say
+ * that those go on as they were (a person editing a workflow to fix a bug expects to be told).
+ */
+async function noteOtherVersions(out: Output, store: Store, workflow: string, version: string): Promise<void> {
+  const { runs } = await store.listRuns({ workflow, status: ["queued", "running", "paused"], limit: 1000 });
+  const others = runs.filter((r) => r.version !== version);
+  if (others.length === 0) return;
+  const versions = new Set(others.map((r) => r.version.slice(0, 8)));
+  out.note(
+    `${plural(others.length, "unfinished run")} of ${workflow} ${others.length === 1 ? "is" : "are"} on ${versions.size === 1 ? "another version" : "other versions"} (${[...versions].join(", ")}) and ${others.length === 1 ? "keeps it" : "keep theirs"}; this run is on ${version.slice(0, 8)} (pitwall fork --workflow moves a run onto it)`,
+  );
+}
