@@ -38,6 +38,8 @@ retries or cancels it meanwhile).
     // without, only its definition is needed here: the workers load the code.
     const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
+    // The engine takes null for "no input"; written out on a command line it is a mistake.
+    if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
     if (flags.until !== undefined && !flags.wait) throw new UsageError("--until goes with --wait");
     if (flags.until !== undefined && flags.until !== "settled" && flags.until !== "end") throw new UsageError(`--until ${flags.until}: give settled (the default: until it ends or pauses) or end`);
