@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, PitwallError, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, RunHandle, checkStart, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -48,6 +48,8 @@ retries or cancels it meanwhile).
     if (flags.timeout !== undefined && !(flags.timeout > 0 && flags.timeout * 1000 <= MAX_WAIT_MS)) {
       throw new UsageError(`--timeout ${flags.timeout}: give seconds, more than 0 and at most ${MAX_WAIT_MS / 1000}`);
     }
+    // Checked before the store is opened: a refused start creates no store file.
+    checkStart(workflow, input, { ...(interruptBefore.length ? { interruptBefore } : {}), ...(interruptAfter.length ? { interruptAfter } : {}) });
     const opened = await store();
     const runId = await startRun(opened, workflow, input, {
       actor: global.actor,
