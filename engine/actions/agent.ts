@@ -2,6 +2,7 @@ import type { AgentNodeDefinition } from "../graph/definition.js";
 import type { NodeContext, NodeFunction } from "../graph/model.js";
 import { ask } from "../llm/ask.js";
 import { acceptAnswer, answerValidator, baseRequest, openingMessages } from "../llm/prompt.js";
+import { templateScope } from "../llm/template.js";
 import type { ModelServices } from "../llm/services.js";
 import { callTool, checkArguments, parseArguments, type BoundTool } from "../llm/tools.js";
 import type { ChatMessage, ToolCall } from "../llm/types.js";
@@ -26,7 +27,7 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
   return async (state, ctx) => {
     const provider = services.model(ctx.node);
     const tools = new Map(def.tools.map((name) => [name, services.tool(name, ctx.node)]));
-    const messages: ChatMessage[] = openingMessages(def, state, def.prompt, def.schema);
+    const messages: ChatMessage[] = openingMessages(def, templateScope(def.map !== undefined, state, ctx), def.prompt, def.schema);
     for (let turn = 1; turn <= def.maxTurns; turn++) {
       const { response, value } = await ask(ctx, provider, {
         key: `model-${turn}`,

@@ -3,7 +3,7 @@ import type { NodeFunction } from "../graph/model.js";
 import { UnusableAnswer, ask, parseJsonAnswer } from "../llm/ask.js";
 import { baseRequest, openingMessages, systemMessage } from "../llm/prompt.js";
 import type { ModelServices } from "../llm/services.js";
-import { renderTemplate } from "../llm/template.js";
+import { renderTemplate, templateScope } from "../llm/template.js";
 import { callTool, checkArguments, parseArguments, type BoundTool } from "../llm/tools.js";
 import type { ModelResponse } from "../llm/types.js";
 
@@ -15,13 +15,14 @@ import type { ModelResponse } from "../llm/types.js";
  */
 export function toolNode(def: ToolNodeDefinition, services: ModelServices): NodeFunction {
   return async (state, ctx) => {
+    const scope = templateScope(def.map !== undefined, state, ctx);
     const provider = services.model(ctx.node);
     const tool = services.tool(def.tool, ctx.node);
     const { value: args } = await ask(ctx, provider, {
       key: "arguments",
       request: {
         ...baseRequest(def),
-        messages: openingMessages(def, state, `${def.instruction}\n\nCall the tool ${tool.name} with the arguments this needs.`),
+        messages: openingMessages(def, scope, `${def.instruction}\n\nCall the tool ${tool.name} with the arguments this needs.`),
         tools: [tool.spec],
         toolChoice: { name: tool.name },
       },
@@ -34,7 +35,7 @@ export function toolNode(def: ToolNodeDefinition, services: ModelServices): Node
     if (!options) return update;
 
     const question = [
-      `Task: ${renderTemplate(def.instruction, state)}`,
+      `Task: ${renderTemplate(def.instruction, scope)}`,
       `The tool ${tool.name} was called with ${JSON.stringify(args)} and returned:`,
       JSON.stringify(result, null, 2),
       "",
@@ -43,7 +44,7 @@ export function toolNode(def: ToolNodeDefinition, services: ModelServices): Node
     ].join("\n");
     const { value: route } = await ask(ctx, provider, {
       key: "classify",
-      request: { ...baseRequest(def), messages: [...systemMessage(def, state), { role: "user", content: question }] },
+      request: { ...baseRequest(def), messages: [...systemMessage(def, scope), { role: "user", content: question }] },
       accept: (response) => acceptOption(response, options),
       attempts: def.modelAttempts,
     });

@@ -1,7 +1,9 @@
 import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { ProblemList } from "./problems.js";
-import { templateKeys } from "../llm/template.js";
-import { schemaTypes, type StateKeyDefinition } from "../state/schema.js";
+import { checkTemplates } from "./check-templates.js";
+import { typeMisfit, valueTypes } from "./check-subgraph.js";
+import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
+import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
 
@@ -41,7 +43,7 @@ export function checkGraph(
     } else if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
       problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
     }
-    if (hasRoutes(node) && node.default === undefined && !routesCovered(node)) {
+    if (hasRoutes(node) && node.default === undefined && !routesCovered(node) && !routeOnCovered(node, state)) {
       problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
     }
     if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
@@ -77,6 +79,7 @@ export function checkGraph(
         );
       }
     }
+    checkTemplates(node, path, state, problems);
     if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
     (node.waitFor ?? []).forEach((pred, i) => {
       if (broken.has(pred)) return;
@@ -124,24 +127,12 @@ function checkJoinEdges(name: string, waitFor: readonly string[], nodes: Record<
   }
 }
 
-/** Templates read existing state keys, answers go to existing keys, routes match the options. */
+/** Answers go to existing keys of their type, routes match the options. */
 function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<string, StateKeyDefinition>, problems: ProblemList): void {
-  const templates: [string, string | undefined][] = [
-    ["system", node.system],
-    node.kind === "tool" ? ["instruction", node.instruction] : ["prompt", node.prompt],
-  ];
-  for (const [field, template] of templates) {
-    for (const key of templateKeys(template ?? "")) {
-      if (!Object.hasOwn(state, key)) problems.error([...path, field], "UNKNOWN_STATE_KEY", `the template reads {{${key}}}, but state has no key "${key}"`);
-    }
-  }
   if (node.output !== undefined && !Object.hasOwn(state, node.output)) {
     problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
-  } else if (node.output !== undefined && node.kind !== "tool" && !node.schema) {
-    const types = schemaTypes(state[node.output]!);
-    if (types.length > 0 && !types.includes("string")) {
-      problems.error([...path, "output"], "INVALID_FIELD", `the answer is text, but state key "${node.output}" holds ${types.join("|")}; give the node a \`schema\` for a JSON answer`);
-    }
+  } else if (node.output !== undefined && node.kind !== "tool") {
+    checkAnswerType(node.schema, node.output, state[node.output]!, path, problems);
   }
   if (node.kind === "tool") {
     const options = node.outputOptions;
@@ -163,6 +154,30 @@ function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<str
 }
 
 /**
+ * The answer of an llm or agent node (text, or JSON by its `schema`) must be a value of its output
+ * key, or of the key's items when the key appends (an array answer then adds its items): a value
+ * of another type failed the node at run time, after its retries (`wrote an invalid update`).
+ */
+function checkAnswerType(schema: JsonSchema | undefined, output: string, key: StateKeyDefinition, path: Path, problems: ProblemList): void {
+  const appended = key.reducer === "append";
+  const into: JsonSchema = appended ? (isPlainObject(key.items) ? key.items : {}) : key;
+  const where = appended ? `state key "${output}" appends ${valueTypes(into).join("|") || "anything"}` : `state key "${output}" holds ${valueTypes(into).join("|")}`;
+  if (!schema) {
+    const types = valueTypes(into);
+    if (types.length > 0 && !types.includes("string")) {
+      problems.error([...path, "output"], "INVALID_FIELD", `the answer is text, but ${where}; give the node a \`schema\` for a JSON answer`);
+    }
+    return;
+  }
+  const answer = appended && valueTypes(schema).includes("array") ? (isPlainObject(schema.items) ? schema.items : {}) : schema;
+  const misfit = typeMisfit(answer, into);
+  if (!misfit) return;
+  const what = `${answer === schema ? "the answer is" : "the answer's items are"} ${misfit.from.join("|")} (by \`schema\`), but ${where}`;
+  if (misfit.severity === "error") problems.error([...path, "schema"], "INVALID_FIELD", `${what}: writing it would fail the node at run time`);
+  else problems.warning([...path, "schema"], "INVALID_FIELD", `${what}: ${misfit.which} would fail the node at run time`);
+}
+
+/**
  * An approval whose routes cover every decision needs no default (edit falls back to approve);
  * nor does a tool node whose routes cover all its outputOptions.
  */
@@ -171,6 +186,29 @@ function routesCovered(node: NodeDefinition): boolean {
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
   return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
+}
+
+/**
+ * A `routeOn` key that always holds one of a few values, each with a route, needs no default: a
+ * boolean with routes `true` and `false`, an enum with a route per value (read as the route key
+ * the run reads: a string as it is, anything else as JSON). A key that may be absent or null
+ * chooses no route.
+ */
+function routeOnCovered(node: NodeDefinition, state: Record<string, StateKeyDefinition>): boolean {
+  const key = node.routeOn !== undefined ? state[node.routeOn] : undefined;
+  if (!key || (key.optional === true && key.default === undefined)) return false;
+  const values = fixedValues(key);
+  if (!values || values.includes(null) || valueTypes(key).includes("null")) return false;
+  return values.every((v) => Object.hasOwn(node.routes!, typeof v === "string" ? v : JSON.stringify(v)));
+}
+
+/** The values a key can hold when they are few: a boolean's, an enum's (normalized enums of numbers are `const` branches). */
+function fixedValues(key: JsonSchema): unknown[] | undefined {
+  if (Array.isArray(key.enum)) return key.enum;
+  const branches = key.anyOf ?? key.oneOf;
+  if (Array.isArray(branches) && branches.length > 0 && branches.every((b) => isPlainObject(b) && "const" in b)) return branches.map((b) => (b as JsonSchema).const);
+  const types = valueTypes(key);
+  return types.length === 1 && types[0] === "boolean" ? [true, false] : undefined;
 }
 
 function walk(from: string[], next: (node: string) => string[]): Set<string> {

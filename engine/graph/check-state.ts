@@ -12,6 +12,7 @@ import {
 import { isPlainObject } from "../state/ops.js";
 import { RESERVED_NAME_PROBLEM, reservedName } from "./definition.js";
 import type { ProblemList } from "./problems.js";
+import { checkSchemaBounds } from "./check-fields.js";
 
 type Path = (string | number)[];
 
@@ -65,6 +66,7 @@ export function checkState(
       problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);
     }
     if (schemaProblems.length > 0) continue;
+    checkSchemaBounds(spec, path, "BAD_STATE_SCHEMA", problems);
     let validator: z.ZodType;
     try {
       validator = keyValidator(spec);

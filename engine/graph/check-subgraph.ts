@@ -72,10 +72,9 @@ function checkMappings(name: string, node: SubgraphNodeDefinition, state: Record
 type Severity = "error" | "warning";
 
 /**
- * Whether values of one key can be values of the key they are mapped to, by their JSON-Schema
- * `type`s: an integer is a number, a number fits an integer only when whole (a warning), and a key
- * without a `type` takes and gives anything. A value the child's input or the parent's update
- * would refuse failed the sub-workflow node only at run time, after its retries.
+ * Whether values of one key can be values of the key they are mapped to (`typeMisfit`): a value
+ * the child's input or the parent's update would refuse failed the sub-workflow node only at run
+ * time, after its retries.
  */
 class FitCheck {
   constructor(
@@ -98,28 +97,46 @@ class FitCheck {
   }
 
   private report(path: Path, fromSchema: JsonSchema, toSchema: JsonSchema, template: string, refuser: string): Severity | undefined {
-    const from = valueTypes(fromSchema);
-    const to = valueTypes(toSchema);
-    if (from.length === 0 || to.length === 0) return undefined;
-    const misfits = from.filter((t) => !(to.includes(t) || (t === "integer" && to.includes("number"))));
-    if (misfits.length === 0) return undefined;
-    const what = template.replace("%from", from.join("|")).replace("%to", to.join("|"));
-    const meets = misfits.length < from.length || (misfits.includes("number") && to.includes("integer"));
-    if (!meets) {
-      this.problems.error(path, "BAD_SUBGRAPH", `${what}: ${refuser} would be refused at run time`);
-      return "error";
-    }
-    const which = misfits.map((t) => (t === "number" && to.includes("integer") ? "a number that is not whole" : `${/^[aeiou]/.test(t) ? "an" : "a"} ${t}`)).join(" or ");
-    this.problems.warning(path, "BAD_SUBGRAPH", `${what}: ${which} would be refused by ${refuser} at run time`);
-    return "warning";
+    const misfit = typeMisfit(fromSchema, toSchema);
+    if (!misfit) return undefined;
+    const what = template.replace("%from", misfit.from.join("|")).replace("%to", misfit.to.join("|"));
+    if (misfit.severity === "error") this.problems.error(path, "BAD_SUBGRAPH", `${what}: ${refuser} would be refused at run time`);
+    else this.problems.warning(path, "BAD_SUBGRAPH", `${what}: ${misfit.which} would be refused by ${refuser} at run time`);
+    return misfit.severity;
   }
+}
+
+export interface TypeMisfit {
+  /** The JSON types each side's values may have. */
+  from: string[];
+  to: string[];
+  /** An error when no value of `from` fits `to`, a warning when some do. */
+  severity: Severity;
+  /** The values that do not fit, in words ("a string or a number that is not whole"). */
+  which: string;
+}
+
+/**
+ * Whether values of one schema can be values of another, by their JSON-Schema `type`s: an integer
+ * is a number, a number fits an integer only when whole (a warning), and a schema without a
+ * `type` takes and gives anything.
+ */
+export function typeMisfit(fromSchema: JsonSchema, toSchema: JsonSchema): TypeMisfit | undefined {
+  const from = valueTypes(fromSchema);
+  const to = valueTypes(toSchema);
+  if (from.length === 0 || to.length === 0) return undefined;
+  const misfits = from.filter((t) => !(to.includes(t) || (t === "integer" && to.includes("number"))));
+  if (misfits.length === 0) return undefined;
+  const meets = misfits.length < from.length || (misfits.includes("number") && to.includes("integer"));
+  const which = misfits.map((t) => (t === "number" && to.includes("integer") ? "a number that is not whole" : `${/^[aeiou]/.test(t) ? "an" : "a"} ${t}`)).join(" or ");
+  return { from, to, severity: meets ? "warning" : "error", which };
 }
 
 /**
  * The JSON types a key's values may have; none when its schema names no `type` (anything goes).
  * Normalized schemas spell a list of types, or a nullable type, as `anyOf` branches.
  */
-function valueTypes(schema: JsonSchema): string[] {
+export function valueTypes(schema: JsonSchema): string[] {
   const branches = schema.anyOf ?? schema.oneOf;
   if (schemaTypes(schema).length === 0 && Array.isArray(branches)) {
     const each = branches.map((b) => (isPlainObject(b) ? valueTypes(b) : []));

@@ -7,6 +7,7 @@ import { keyValidator } from "../state/schema.js";
 import { checkState } from "./check-state.js";
 import { checkGraph } from "./check-graph.js";
 import { checkSubgraphMappings } from "./check-subgraph.js";
+import { checkNodeFields, checkSchemaBounds, repeatedEntries } from "./check-fields.js";
 import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
@@ -146,6 +147,7 @@ function checkNodes(
       continue;
     }
     const node = parsed.data as NodeDefinition;
+    checkNodeFields(node, raw, path, problems);
     if (node.kind === "action" && options.hasAction && !options.hasAction(node.action)) {
       problems.error([...path, "action"], "UNKNOWN_ACTION", `action "${node.action}" is not exported by the actions module`);
     }
@@ -158,6 +160,7 @@ function checkNodes(
       });
     }
     if ((node.kind === "llm" || node.kind === "agent") && node.schema) {
+      checkSchemaBounds(node.schema, [...path, "schema"], "INVALID_FIELD", problems);
       try {
         keyValidator(node.schema);
       } catch (error) {
@@ -194,6 +197,7 @@ function checkNodeList(value: unknown, path: Path, nodes: ReadonlySet<string> | 
     problems.error(path, "INVALID_FIELD", "expected a list of node names");
     return [];
   }
+  repeatedEntries(value as string[], path, problems, "pausing there once is the same");
   const list = [...new Set(value as string[])].sort();
   if (nodes) {
     list.forEach((name, i) => {

@@ -3,6 +3,7 @@ import type { WorkflowDefinition } from "../graph/definition.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { RUN_ID_PATTERN, newId } from "../ids.js";
 import { newRun } from "../runtime/new-run.js";
+import type { State } from "../state/ops.js";
 import { StateValidator } from "../state/schema.js";
 import type { Store } from "../store/store.js";
 import { storeWorkflow } from "./workflows.js";
@@ -31,17 +32,28 @@ export async function storeVersion(store: Store, workflow: CompiledWorkflow | Wo
 }
 
 /**
+ * What `startRun` checks before it writes anything — the run id, the nodes to interrupt at, the
+ * input against the state schema — with the starting state it makes of the input. A command that
+ * would create a store file to start a run checks first, so that a refused start leaves nothing.
+ */
+export function checkStart(workflow: CompiledWorkflow | WorkflowVersion, input: unknown, options: Omit<StartRunOptions, "actor">): State {
+  if (options.id !== undefined && !RUN_ID_PATTERN.test(options.id)) {
+    throw new ValidationError(`run id ${JSON.stringify(options.id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
+  }
+  for (const node of [...(options.interruptBefore ?? []), ...(options.interruptAfter ?? [])]) {
+    if (!Object.hasOwn(workflow.definition.nodes, node)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
+  }
+  return "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
+}
+
+/**
  * Stores a workflow's version (and its sub-workflows') and creates a queued run of it, after
  * validating the input against its state schema. The run is executed by whichever worker can:
  * a JSON workflow needs no code here, only in the workers that load its actions.
  */
 export async function startRun(store: Store, workflow: CompiledWorkflow | WorkflowVersion, input: unknown, options: StartRunOptions): Promise<string> {
   const id = options.id ?? newId("run");
-  if (!RUN_ID_PATTERN.test(id)) throw new ValidationError(`run id ${JSON.stringify(id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
-  for (const node of [...(options.interruptBefore ?? []), ...(options.interruptAfter ?? [])]) {
-    if (!Object.hasOwn(workflow.definition.nodes, node)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
-  }
-  const state = "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
+  const state = checkStart(workflow, input, { ...options, id });
   await storeVersion(store, workflow);
   await store.createRun(
     newRun({

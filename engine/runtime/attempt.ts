@@ -1,4 +1,4 @@
-import { asError, errorCodeOf } from "../errors.js";
+import { asError, errorCodeOf, errorMessage } from "../errors.js";
 import type { CompiledNode } from "../graph/model.js";
 import { hasRoutes } from "../graph/definition.js";
 import { isPlainObject, type State } from "../state/ops.js";
@@ -62,7 +62,7 @@ export function startAttempt(
     } catch (error) {
       if (cause) return outcomeOfAbort(cause, node.name, options);
       if (ctx.raised) return pauseOutcome(ctx.raised);
-      const err = asError(error);
+      const err = explained(asError(error));
       const code = errorCodeOf(err);
       return { kind: "failed", error: err, ...(code ? { code } : {}) };
     }
@@ -110,5 +110,18 @@ function normalizeResult(node: CompiledNode, result: unknown): AttemptOutcome {
 }
 
 function written(update: Record<string, unknown>): State {
-  return Object.values(update).includes(undefined) ? Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined)) : update;
+  const defined = Object.values(update).includes(undefined) ? Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined)) : update;
+  // A copy: the node may go on changing the objects it returned, which become the state's.
+  try {
+    return structuredClone(defined);
+  } catch (error) {
+    throw Object.assign(new Error(`the node returned a value state cannot hold (${errorMessage(error)}): state is JSON`), { code: "BAD_OUTPUT" });
+  }
+}
+
+/** A node that changed the (read-only) state it was given in place is told how to write instead. */
+function explained(error: Error): Error {
+  if (!(error instanceof TypeError) || !/read.only property|not extensible|Cannot delete property/.test(error.message)) return error;
+  error.message = `${error.message}: the state a node is given is read-only; return the change instead (e.g. { items: [item] } for a key with the append reducer)`;
+  return error;
 }

@@ -59,6 +59,8 @@ export function startTasks(rs: RunState, tasks: TaskRecord[]): void {
  * before-interrupt or breakpoint its node was stopped at in this step.
  */
 function skipRequested(rs: RunState, task: TaskRecord): boolean {
+  // Nearly every task starts in a run with no interrupt at all: no ids to derive (a hash each).
+  if (rs.interrupts.size === 0) return false;
   const ids = [
     derivedId("int", task.id, "recovery", task.attempts.length),
     ...GATES.map((kind) => derivedId("int", rs.run.id, task.step, task.node, kind)),

@@ -105,6 +105,18 @@ export function opsBetween(before: State, after: State): ChannelOp[] {
   return ops;
 }
 
+/**
+ * Makes a value read-only all the way down (what is frozen already is not walked again). The
+ * state a node is given is: changed in place, it would differ from what the store holds, and a
+ * run resumed elsewhere would see another state than the one that went on in memory.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) deepFreeze(inner);
+  return value;
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,4 @@
-import { applyOps, type ChannelOp, type State } from "./ops.js";
+import { applyOps, deepFreeze, type ChannelOp, type State } from "./ops.js";
 import { StateChain, decodeSnapshot, jsonBytes, segmentsOf, type Snapshot, type SnapshotPolicy } from "./snapshot.js";
 
 /** What reading a state needs of a stored checkpoint. */
@@ -47,7 +47,8 @@ export async function readState(reader: ChainReader, runId: string, n: number): 
 /** The in-memory chain an executor continues from, positioned at checkpoint `n`. */
 export async function loadStateChain(reader: ChainReader, runId: string, n: number, policy: SnapshotPolicy): Promise<StateChain> {
   const { base, baseState, deltas } = await load(reader, runId, n);
-  const chain = new StateChain(policy, { n: base.n, snapshot: base.snapshot, state: baseState, bytes: jsonBytes(baseState) });
+  // Read from the store, so the executor's own: read-only from here on (StateChain keeps it so).
+  const chain = new StateChain(policy, { n: base.n, snapshot: base.snapshot, state: deepFreeze(baseState), bytes: jsonBytes(baseState) });
   chain.replay(deltas);
   return chain;
 }

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { applyOps, type ChannelOp, type State } from "./ops.js";
+import { applyOps, deepFreeze, type ChannelOp, type State } from "./ops.js";
 
 /**
  * How one key is held in a snapshot. Arrays (the keys that grow by appending) are stored as a
@@ -151,6 +151,9 @@ export class StateChain {
       }
     }
     this.current = next ?? applyOps(this.current, ops);
+    // What the ops changed is read-only too (the rest was already): nodes are handed this state.
+    for (const [key] of ops) deepFreeze(this.current[key]);
+    Object.freeze(this.current);
     this.deltasSince++;
     this.deltaBytesSince += bytes;
   }

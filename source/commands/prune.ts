@@ -39,7 +39,7 @@ child runs have not all ended is kept and named. --dry-run lists the runs and de
     // What "no run" means names every filter given, not only the time.
     const which = `${statuses.length > 0 ? `${statuses.join(" or ")} ` : ""}run${flags.workflow ? ` of ${flags.workflow}` : ""}`;
     if (out.json) {
-      out.value({ before: when, dryRun, runs: result.runs.map((r) => r.id), childRuns: result.childRuns, kept: result.kept });
+      out.value({ before, dryRun, runs: result.runs.map((r) => r.id), childRuns: result.childRuns, kept: result.kept });
       return EXIT.ok;
     }
     if (dryRun) {

@@ -43,9 +43,11 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     const list = matching.slice(0, limit);
     // A list cut at the limit says so (on stderr, so that --json stays one array).
     if (matching.length > limit || (!flags.orphaned && found.nextCursor !== undefined)) out.note(`showing the ${limit} most recently updated; there are more (--limit N shows more)`);
-    out.list(list, "no runs", ["RUN", "WORKFLOW", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
+    out.list(list, "no runs", ["RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,
+      // Runs keep the version they started on: which one tells apart runs of an edited workflow.
+      r.version.slice(0, 8),
       runStatus(r),
       String(currentStep(r)),
       r.current.join(",") || "-",

@@ -51,7 +51,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   if (run.status === "paused") {
     for (const t of tasks) if (t.step === run.step + 1 && t.parent === null && t.status === "failed" && t.error) rows.push(["failed", `${t.node}: ${t.error.message}`]);
   }
-  rows.push(["step", `${currentStep(run)} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${CURRENT[run.status]} ${run.current.join(", ")}` : ""}`]);
+  rows.push(["step", `${currentStep(run)} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${currentNodes(run, tasks)}` : ""}`]);
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
@@ -70,6 +70,18 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
 function leaseState(leaseUntil: number, now: number): string {
   if (leaseUntil > now) return `lease ${duration(leaseUntil - now)} left`;
   return `lease expired ${age(leaseUntil)} ago: the worker is gone or stalled; the next worker to claim the run takes it over`;
+}
+
+/** The nodes of the step in progress, what they are to the run; those of them done already said apart. */
+function currentNodes(run: RunRecord, tasks: readonly TaskRecord[]): string {
+  const stepTasks = tasks.filter((t) => t.step === run.step + 1 && t.parent === null);
+  const done = run.current.filter((node) => {
+    const mine = stepTasks.filter((t) => t.node === node);
+    return mine.length > 0 && mine.every((t) => t.status === "succeeded");
+  });
+  const left = run.current.filter((node) => !done.includes(node));
+  if (left.length === 0 || done.length === 0) return `${CURRENT[run.status]} ${run.current.join(", ")}`;
+  return `${CURRENT[run.status]} ${left.join(", ")} (done: ${done.join(", ")})`;
 }
 
 /** What a run's current nodes are to it. */

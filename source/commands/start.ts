@@ -1,4 +1,6 @@
-import { MAX_WAIT_MS, PitwallError, RunHandle, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, RunHandle, checkStart, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import type { Output } from "../cli/output.js";
+import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { runStatus } from "../cli/format.js";
@@ -36,6 +38,8 @@ retries or cancels it meanwhile).
     // without, only its definition is needed here: the workers load the code.
     const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
+    // The engine takes null for "no input"; written out on a command line it is a mistake.
+    if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
     if (flags.until !== undefined && !flags.wait) throw new UsageError("--until goes with --wait");
     if (flags.until !== undefined && flags.until !== "settled" && flags.until !== "end") throw new UsageError(`--until ${flags.until}: give settled (the default: until it ends or pauses) or end`);
@@ -44,12 +48,15 @@ retries or cancels it meanwhile).
     if (flags.timeout !== undefined && !(flags.timeout > 0 && flags.timeout * 1000 <= MAX_WAIT_MS)) {
       throw new UsageError(`--timeout ${flags.timeout}: give seconds, more than 0 and at most ${MAX_WAIT_MS / 1000}`);
     }
+    // Checked before the store is opened: a refused start creates no store file.
+    checkStart(workflow, input, { ...(interruptBefore.length ? { interruptBefore } : {}), ...(interruptAfter.length ? { interruptAfter } : {}) });
     const opened = await store();
     const runId = await startRun(opened, workflow, input, {
       actor: global.actor,
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
     });
+    await noteOtherVersions(out, opened, workflow.definition.name, workflow.version);
     const handle = new RunHandle(opened, runId);
     if (!flags.wait) {
       if (out.json) out.value({ runId: handle.id });
@@ -102,3 +109,17 @@ retries or cancels it meanwhile).
     return run.status === "failed" || run.status === "canceled" || failedPause ? EXIT.failed : EXIT.ok;
   },
 });
+
+/**
+ * Runs keep the version they started on: when the file was edited since runs of it started, say
+ * that those go on as they were (a person editing a workflow to fix a bug expects to be told).
+ */
+async function noteOtherVersions(out: Output, store: Store, workflow: string, version: string): Promise<void> {
+  const { runs } = await store.listRuns({ workflow, status: ["queued", "running", "paused"], limit: 1000 });
+  const others = runs.filter((r) => r.version !== version);
+  if (others.length === 0) return;
+  const versions = new Set(others.map((r) => r.version.slice(0, 8)));
+  out.note(
+    `${plural(others.length, "unfinished run")} of ${workflow} ${others.length === 1 ? "is" : "are"} on ${versions.size === 1 ? "another version" : "other versions"} (${[...versions].join(", ")}) and ${others.length === 1 ? "keeps it" : "keep theirs"}; this run is on ${version.slice(0, 8)} (pitwall fork --workflow moves a run onto it)`,
+  );
+}

@@ -8,6 +8,10 @@ import type { Output } from "../cli/output.js";
 import { clean } from "../text/plain.js";
 import { noteRoom } from "../cli/room.js";
 
+/** When a running worker first says which runs it cannot take, then how often it looks for new ones. */
+const LEFT_BEHIND_FIRST_MS = 2_000;
+const LEFT_BEHIND_EVERY_MS = 30_000;
+
 export const worker = defineCommand({
   name: "worker",
   usage: "worker [--actions MODULE ...] [--concurrency N] [--snapshot-every N] [--once] [--id NAME]",
@@ -68,7 +72,14 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     }
     w.start();
     if (!out.json) out.note(`worker ${w.id} on ${s.description} (Ctrl-C to stop)`);
+    // A run it cannot take (a misspelled action, a module not loaded) would wait without a word.
+    const told = new Set<string>();
+    const tellLeftBehind = () => void noteLeftBehind(out, s, workflows, told).catch(() => undefined);
+    const firstLook = setTimeout(tellLeftBehind, LEFT_BEHIND_FIRST_MS);
+    const lookAgain = setInterval(tellLeftBehind, LEFT_BEHIND_EVERY_MS);
     const gone = await Promise.race([storeGone, signal.aborted ? undefined : once(signal, "abort").then(() => undefined)]);
+    clearTimeout(firstLook);
+    clearInterval(lookAgain);
     if (gone) {
       await w.stop();
       throw gone;
@@ -96,9 +107,10 @@ async function noteHeld(out: Output, store: Store, self: string): Promise<void> 
 
 /**
  * Runs this worker could not take, by workflow, with why: queued ones, and running ones whose
- * worker is gone (lease ran out). `--once` ending quietly would hide them.
+ * worker is gone (lease ran out). `--once` ending quietly would hide them, and so would a worker
+ * that runs on: it says so once per workflow version (`told` keeps which it said).
  */
-async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry): Promise<void> {
+async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry, told?: Set<string>): Promise<void> {
   const now = Date.now();
   const { runs } = await store.listRuns({ status: ["queued", "running"], limit: 1000 });
   const waiting = runs.filter((r) => r.status === "queued" || leaseRanOut(r, now));
@@ -114,8 +126,10 @@ async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegi
     entry.count++;
     left.set(key, entry);
   }
-  for (const { workflow, status, count, why } of left.values()) {
+  for (const [key, { workflow, status, count, why }] of left) {
+    if (told?.has(key)) continue;
+    told?.add(key);
     const what = status === "queued" ? plural(count, "queued run") : `${plural(count, "running run")} whose worker is gone (lease ran out)`;
-    out.note(`${what} of ${workflow} left for a worker that can run ${count === 1 ? "it" : "them"}: ${clean(why)}`);
+    out.note(`${told ? `${clock(Date.now())} ` : ""}${what} of ${workflow} left for a worker that can run ${count === 1 ? "it" : "them"}: ${clean(why)}`);
   }
 }

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord } from "../../engine/index.js";
@@ -97,6 +97,32 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     const worker = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")]);
     expect(worker.code).toBe(0);
     expect(worker.stderr).toMatch(/^\d+ queued runs? of ask-json left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
+  });
+
+  it("a start refused for its input or its interrupt nodes creates no store file", async () => {
+    const file = join(cli.dir, "never-created.db");
+    const refused = await Promise.all([
+      cli.run(["start", workflowOf("task-queue"), "--input", '{"nope": 1}'], { PITWALL_STORE: `sqlite:${file}` }),
+      cli.run(["start", workflowOf("task-queue"), "--interrupt-before", "ghost"], { PITWALL_STORE: `sqlite:${file}` }),
+    ]);
+    expect(refused.map((r) => r.code)).toEqual([2, 2]);
+    expect(refused[0]!.stderr).toBe("pitwall start: run input is invalid at $: unknown key nope\n");
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("a worker that runs on says once which queued runs it cannot take and why, rather than leaving them waiting without a word", async () => {
+    const file = join(cli.dir, "ask-left.json");
+    writeFileSync(file, JSON.stringify({ ...ASK_WORKFLOW, name: "ask-left" }));
+    writeFileSync(join(cli.dir, "other.mjs"), "export default { other: { x: () => ({}) } };\n");
+    await cli.run(["start", file]);
+    const worker = cli.spawn(["worker", "--actions", join(cli.dir, "other.mjs")]);
+    const deadline = Date.now() + 15_000;
+    while (!/left for a worker/.test(worker.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    worker.child.kill("SIGINT");
+    const { code, stderr } = await worker.exited;
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/^\S+ 1 queued run of ask-left left for a worker that can run it: .*action "ask\.ask" is not exported/m);
+    expect(stderr.match(/of ask-left left for a worker/g)).toHaveLength(1);
   });
 
   it("a worker's line for a run that stopped says why: the failed node's error, what a paused run waits on", async () => {

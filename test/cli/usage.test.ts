@@ -58,6 +58,7 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["runs", "--limit", "1e400"], "pitwall runs: --limit needs a number"],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--wait", "--timeout", "-1"], "pitwall start: --timeout -1: give seconds, more than 0 and at most 2147483.647"],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--interrupt-before", "nope"], 'pitwall start: workflow task-queue has no node "nope" to interrupt at'],
+      [["start", `${FIXTURES}/task-queue/workflow.json`, "--input", "null"], "pitwall start: --input null: give a JSON object, the run's starting state (or leave --input out)"],
     ];
     const results = await Promise.all(cases.map(([args]) => cli.run(args)));
     expect(results.map((r) => [r.code, r.stderr])).toEqual(cases.map(([, message]) => [2, `${message}\n`]));

@@ -159,7 +159,7 @@ describe("starting, running and inspecting runs from the command line", () => {
     const shown = await cli.run(["show", runId]);
     expect(shown.stdout).toMatch(/^status +running \(lease ran out\)$/m);
     expect(shown.stdout).toMatch(/^owner +worker:vanished \(lease expired \d+s ago: the worker is gone or stalled; the next worker to claim the run takes it over\)$/m);
-    expect((await cli.run(["runs"])).stdout).toMatch(new RegExp(`^${runId} +task-queue +running \\(lease ran out\\) `, "m"));
+    expect((await cli.run(["runs"])).stdout).toMatch(new RegExp(`^${runId} +task-queue +[0-9a-f]{8} +running \\(lease ran out\\) `, "m"));
     // A worker takes it over and runs it to the end.
     expect((await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")])).code).toBe(0);
     const recovered = await cli.run(["show", runId]);
@@ -217,7 +217,7 @@ describe("starting, running and inspecting runs from the command line", () => {
     const { runId } = await cli.json<{ runId: string }>(["start", file]);
     expect((await cli.run(["worker", "--once"])).code).toBe(0);
     const listed = await cli.run(["runs", "--workflow", "nap"]);
-    expect(listed.stdout).toMatch(new RegExp(`^${runId} +nap +queued \\(timer, wakes in (59m|1h)\\) `, "m"));
+    expect(listed.stdout).toMatch(new RegExp(`^${runId} +nap +[0-9a-f]{8} +queued \\(timer, wakes in (59m|1h)\\) `, "m"));
     expect((await cli.run(["show", runId])).stdout).toMatch(/^status +queued \(timer, wakes in (59m|1h)\)$/m);
     const kill = await cli.run(["kill", runId]);
     expect([kill.code, kill.stderr]).toEqual([3, expect.stringMatching(new RegExp(`^pitwall kill: run ${runId} has no running task \\(nap sleeps on a timer until \\S+Z; cancel the run to stop it\\)\n$`))]);

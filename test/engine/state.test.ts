@@ -127,6 +127,32 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: 'node "a" wrote an invalid update: $.tags[+1]: expected string, got number 7' });
   });
 
+  it("gives nodes a read-only state (a change in place would not be stored) and keeps no reference to what a node returned", async () => {
+    const returned: { items: string[]; notes: string[] } = { items: ["first"], notes: ["kept"] };
+    const wf = workflow("in-place", {
+      state: z.object({ items: z.array(z.string()).default([]), notes: z.array(z.string()).default([]), n: z.number().default(0) }),
+      reducers: { items: "append" },
+    })
+      .node("a", () => returned, { next: "b" })
+      .node("b", () => {
+        // The list a node returned is still its own to change: the state keeps what was returned.
+        returned.notes.push("changed afterwards");
+        return { n: 1 };
+      }, { next: "c" })
+      .node("c", (s) => {
+        s.items.push("pushed in place");
+        return {};
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    const tasks = await engine.store.listTasks(run.id);
+    expect(tasks.find((t) => t.node === "b")!.status).toBe("succeeded");
+    expect(tasks.find((t) => t.node === "c")!.error!.message).toMatch(/object is not extensible: the state a node is given is read-only; return the change instead/);
+    expect(await run.state()).toEqual({ items: ["first"], notes: ["kept"], n: 1 });
+  });
+
   it("says how to route and write when a node returns a route beside its update", async () => {
     const wf = workflow("route-and-write", { state: z.object({ n: z.number().default(0) }) })
       .node("a", () => ({ route: "done", n: 7 }) as never, { routes: { done: "END" }, default: "END" })

@@ -1,0 +1,121 @@
+import { END, type NodeDefinition, type NodeKind } from "./definition.js";
+import type { ProblemCode, ProblemList } from "./problems.js";
+import { isPlainObject } from "../state/ops.js";
+
+type Path = (string | number)[];
+
+/**
+ * Fields a node kind accepts but does not honour, and why: the run would go on as if they were
+ * not written. A subgraph node's attempt only starts its child run and parks; an approval's only
+ * asks a person, and a wait's only parks the run until its time.
+ */
+const NO_EFFECT: Partial<Record<NodeKind, Partial<Record<"retry" | "timeoutMs" | "atMostOnce", string>>>> = {
+  subgraph: {
+    timeoutMs: "a subgraph node only starts its child run and waits for it without a limit, so the child is not timed (give the child's own nodes a timeoutMs)",
+  },
+  approval: {
+    retry: "an approval only asks a person: there is no failure to retry",
+    timeoutMs: "an approval only asks a person, and the run then waits for the answer without a limit: nothing is timed",
+    atMostOnce: "an approval has no side effect a crash could repeat (asking again is safe), so there is nothing to run at most once",
+  },
+  wait: {
+    retry: "a wait node only parks the run until its time: there is no failure to retry",
+    timeoutMs: "a wait is a durable timer, not work: timeoutMs neither shortens nor limits it (use `seconds` or `until`)",
+    atMostOnce: "a wait node has no side effect a crash could repeat, so there is nothing to run at most once",
+  },
+};
+
+/**
+ * A node's own fields that are valid one by one but do nothing, or contradict each other: fields
+ * its kind ignores, targets listed twice, END beside nodes, a backoff cap below the backoff.
+ * `raw` is the node as written (before defaults), to tell a given field from a defaulted one.
+ */
+export function checkNodeFields(node: NodeDefinition, raw: Record<string, unknown>, path: Path, problems: ProblemList): void {
+  for (const [field, why] of Object.entries(NO_EFFECT[node.kind] ?? {})) {
+    if (raw[field] !== undefined) problems.error([...path, field], "INVALID_FIELD", `\`${field}\` has no effect on a ${node.kind} node: ${why}`);
+  }
+  checkTargetList(node.next, [...path, "next"], problems);
+  for (const [key, targets] of Object.entries(node.routes ?? {})) checkTargetList(targets, [...path, "routes", key], problems);
+  repeatedEntries(node.waitFor, [...path, "waitFor"], problems, "waiting for it once is the same");
+  if (node.retry && isPlainObject(raw.retry)) {
+    const { backoffMs, maxBackoffMs } = node.retry;
+    if (maxBackoffMs < backoffMs) {
+      const given = raw.retry.maxBackoffMs !== undefined;
+      problems.error(
+        [...path, "retry", given ? "maxBackoffMs" : "backoffMs"],
+        "INVALID_FIELD",
+        `maxBackoffMs ${maxBackoffMs}${given ? "" : " (the default)"} is below backoffMs ${backoffMs}: every wait would be ${maxBackoffMs} ms, not ${backoffMs}; ${given ? "raise maxBackoffMs or lower backoffMs" : "give maxBackoffMs too"}`,
+      );
+    }
+  }
+}
+
+/** A list of targets runs each node once, whatever the list repeats; END beside nodes ends nothing. */
+function checkTargetList(targets: string | string[] | undefined, path: Path, problems: ProblemList): void {
+  if (!Array.isArray(targets) || targets.length < 2) return;
+  repeatedEntries(targets, path, problems, "a node runs once per step however often it is listed (`map: { over }` runs it once per item)", "error");
+  const nodes = [...new Set(targets.filter((t) => t !== END))];
+  if (targets.includes(END) && nodes.length > 0) {
+    problems.error(
+      [...path, targets.indexOf(END)],
+      "INVALID_FIELD",
+      `END beside ${nodes.map((t) => `"${t}"`).join(", ")} does nothing: ${nodes.length > 1 ? "they" : "it"} still run${nodes.length > 1 ? "" : "s"}, and the run ends when no node is left to run; leave END out`,
+    );
+  }
+}
+
+/** Each entry a list repeats, at the repetition's index. */
+export function repeatedEntries(list: readonly string[] | undefined, path: Path, problems: ProblemList, why: string, severity: "error" | "warning" = "warning", code: ProblemCode = "INVALID_FIELD"): void {
+  (list ?? []).forEach((entry, i) => {
+    if (list!.indexOf(entry) !== i) problems[severity]([...path, i], code, `"${entry}" is listed more than once: ${why}`);
+  });
+}
+
+/** Keywords that bound a value from below and from above, as JSON Schema pairs them. */
+const BOUNDS = [
+  ["minimum", "maximum"],
+  ["minLength", "maxLength"],
+  ["minItems", "maxItems"],
+  ["minProperties", "maxProperties"],
+] as const;
+
+/**
+ * Bounds no value can meet (`minimum` above `maximum`, an exclusive bound equal to the other),
+ * in a schema and every schema nested in it: such a key or answer refuses every value.
+ */
+export function checkSchemaBounds(schema: unknown, path: Path, code: ProblemCode, problems: ProblemList): void {
+  if (Array.isArray(schema)) {
+    schema.forEach((s, i) => checkSchemaBounds(s, [...path, i], code, problems));
+    return;
+  }
+  if (!isPlainObject(schema)) return;
+  for (const [low, high] of BOUNDS) {
+    const lo = schema[low];
+    const hi = schema[high];
+    if (typeof lo === "number" && typeof hi === "number" && lo > hi) {
+      problems.error([...path, low], code, `${low} ${lo} is above ${high} ${hi}: no value can match`);
+    }
+  }
+  const crossed = typeof schema.minimum === "number" && typeof schema.maximum === "number" && schema.minimum > schema.maximum;
+  const lower = crossed ? undefined : bound(schema, "minimum", "exclusiveMinimum");
+  const upper = bound(schema, "maximum", "exclusiveMaximum");
+  if (lower && upper && (lower.exclusive || upper.exclusive) && lower.value >= upper.value) {
+    problems.error([...path, lower.keyword], code, `${lower.keyword} ${lower.value} leaves no number below ${upper.keyword} ${upper.value}: no value can match`);
+  }
+  for (const nested of ["items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"]) {
+    if (nested in schema) checkSchemaBounds(schema[nested], [...path, nested], code, problems);
+  }
+  if (isPlainObject(schema.properties)) {
+    for (const [key, value] of Object.entries(schema.properties)) checkSchemaBounds(value, [...path, "properties", key], code, problems);
+  }
+}
+
+/** The tighter of an inclusive and an exclusive numeric bound, when either is given. */
+function bound(schema: Record<string, unknown>, inclusive: string, exclusive: string): { value: number; exclusive: boolean; keyword: string } | undefined {
+  const inc = typeof schema[inclusive] === "number" ? (schema[inclusive] as number) : undefined;
+  const exc = typeof schema[exclusive] === "number" ? (schema[exclusive] as number) : undefined;
+  if (exc === undefined) return inc === undefined ? undefined : { value: inc, exclusive: false, keyword: inclusive };
+  const lower = inclusive === "minimum";
+  const excTighter = inc === undefined || (lower ? exc >= inc : exc <= inc);
+  return excTighter ? { value: exc, exclusive: true, keyword: exclusive } : { value: inc!, exclusive: false, keyword: inclusive };
+}

@@ -1,0 +1,73 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { TaskRecord } from "../../engine/index.js";
+import { cliHarness } from "../support/cli.js";
+import { until } from "../support/engine.js";
+
+describe("pitwall show on a run part-way through a parallel step", () => {
+  const cli = cliHarness();
+
+  it("says which of the step's nodes are still running and which are done", async () => {
+    const flag = join(cli.dir, "release-slow");
+    const file = join(cli.dir, "parallel.json");
+    const actions = join(cli.dir, "parallel.mjs");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: "parallel",
+        start: "split",
+        nodes: {
+          split: { action: "quick", next: ["fast", "slow"] },
+          fast: { action: "quick", next: "join" },
+          slow: { action: "slow", next: "join" },
+          join: { action: "quick", waitFor: ["fast", "slow"], next: "END" },
+        },
+      }),
+    );
+    writeFileSync(
+      actions,
+      `import { existsSync } from "node:fs";
+export default {
+  quick: () => ({}),
+  slow: async () => { while (!existsSync(${JSON.stringify(flag)})) await new Promise((r) => setTimeout(r, 20)); return {}; },
+};\n`,
+    );
+    const { runId } = await cli.json<{ runId: string }>(["start", file]);
+    const worker = cli.spawn(["worker", "--actions", actions]);
+    await until(async () => {
+      const { tasks } = await cli.json<{ tasks: TaskRecord[] }>(["show", runId]);
+      return tasks.some((t) => t.node === "fast" && t.status === "succeeded");
+    }, 20_000, "fast to finish");
+    const shown = await cli.run(["show", runId]);
+    expect(shown.stdout).toMatch(/^step +2 · checkpoint \d+ · \d+ events · running slow \(done: fast\)$/m);
+    writeFileSync(flag, "");
+    await until(async () => (await cli.json<{ status: string }>(["show", runId])).status === "succeeded", 20_000, "the run to end");
+    worker.child.kill("SIGINT");
+    await worker.exited;
+  });
+});
+
+describe("a workflow file edited while runs of it are unfinished", () => {
+  const cli = cliHarness();
+
+  it("start says those runs keep their version, and runs lists each run's version", async () => {
+    const file = join(cli.dir, "evolving.json");
+    const write = (next: string) =>
+      writeFileSync(file, JSON.stringify({ name: "evolving", start: "a", nodes: { a: { action: "quick", next }, ...(next === "b" ? { b: { action: "quick", next: "END" } } : {}) } }));
+    write("END");
+    const first = await cli.run(["start", file]);
+    expect(first.stderr).toBe("");
+    write("b");
+    const second = await cli.run(["start", file]);
+    expect(second.stderr).toMatch(/^1 unfinished run of evolving is on another version \(\w{8}\) and keeps it; this run is on \w{8} \(pitwall fork --workflow moves a run onto it\)\n$/);
+    const listed = await cli.run(["runs"]);
+    const versions = listed.stdout
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((line) => line.split(/\s+/)[2]);
+    expect(new Set(versions).size).toBe(2);
+    expect(listed.stdout.split("\n")[0]).toMatch(/^RUN +WORKFLOW +VERSION +STATUS/);
+  });
+});
