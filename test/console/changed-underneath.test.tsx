@@ -1,43 +1,27 @@
 import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, expect, it } from "vitest";
-import { openStore, readState, type Store } from "../../engine/index.js";
+import { promisify } from "node:util";
+import { expect, it } from "vitest";
+import { readState } from "../../engine/index.js";
 import { BIN } from "../support/cli.js";
-import { fixtureOn, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { openConsole } from "./harness.js";
+import { sqliteFixtures } from "./sqlite-fixture.js";
 
 // What another operator does from the CLI while a dialog or an editor is open in the console.
-const dir = mkdtempSync(join(tmpdir(), "pitwall-console-underneath-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let fx: Fixture<Store> | undefined;
-let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
-
-let stores = 0;
-async function sqliteFixture(): Promise<{ fx: Fixture<Store>; url: string }> {
-  const url = `sqlite:${join(dir, `store-${++stores}.db`)}`;
-  return { fx: fixtureOn(await openStore(url)), url };
-}
+const sqlite = sqliteFixtures("underneath");
 
 /** A shell script in `dir`, used as $EDITOR. */
 function script(name: string, body: string): string {
-  const file = join(dir, name);
+  const file = join(sqlite.dir, name);
   writeFileSync(file, `#!/bin/sh\n${body}\n`);
   chmodSync(file, 0o755);
   return file;
 }
 
 it("offers to edit again on the state as it is now when someone edited it while $EDITOR was open", async () => {
-  const made = await sqliteFixture();
-  fx = made.fx;
+  const made = await sqlite.open();
+  const { fx } = made;
   const handle = await fx.engine.start("travel-planner", {});
   const run = await handle.wait({ timeoutMs: 10_000 });
   // The first time, alice sets the budget from the CLI while the editor is open, then the operator saves 250 over 1200.
@@ -49,7 +33,7 @@ it("offers to edit again on the state as it is now when someone edited it while 
   sed -i 's/"budget": 1200/"budget": 250/' "$1"; fi`,
   );
   const [pending] = await fx.store.listInterrupts({ runId: run.id, status: "pending" });
-  ui = await openConsole({ store: fx.store, editorCommand: editor });
+  const ui = sqlite.console(await openConsole({ store: fx.store, editorCommand: editor }));
   await ui.waitFor("⚑");
   await ui.press("i");
   await ui.waitFor("pending, oldest first");
@@ -80,10 +64,10 @@ for (const [what, key, title] of [
   ["kill (ctrl-k)", "ctrl-k", "Kill crunch"],
 ] as const) {
   it(`closes a ${what} dialog when its run is ended from the CLI meanwhile, saying who ended it and when`, async () => {
-    const made = await sqliteFixture();
-    fx = made.fx;
+    const made = await sqlite.open();
+    const { fx } = made;
     const handle = await fx.engine.start("slow", {});
-    ui = await openConsole({ store: fx.store, columns: 140, initial: { kind: "run", runId: handle.id } });
+    const ui = sqlite.console(await openConsole({ store: fx.store, columns: 140, initial: { kind: "run", runId: handle.id } }));
     await ui.waitFor("▶● crunch");
     await ui.press(key);
     await ui.waitFor(title);

@@ -1,40 +1,26 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, expect, it } from "vitest";
-import { Operator, openStore, type Store } from "../../engine/index.js";
-import { fixtureOn, type Fixture } from "./fixtures.js";
+import { expect, it } from "vitest";
+import { Operator, type Store } from "../../engine/index.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
+import { sqliteFixtures } from "./sqlite-fixture.js";
 
-const dir = mkdtempSync(join(tmpdir(), "pitwall-console-dialog-keys-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let fx: Fixture<Store> | undefined;
-let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
-let stores = 0;
-
+const sqlite = sqliteFixtures("dialog-keys");
 /** The operator panel on the first pending interrupt of a run of `workflow`, on a SQLite store. */
-async function panelOn(workflow: string): Promise<{ ui: ConsoleHarness; runId: string }> {
-  fx = fixtureOn(await openStore(`sqlite:${join(dir, `keys-${++stores}.db`)}`));
+async function panelOn(workflow: string): Promise<{ ui: ConsoleHarness; runId: string; store: Store }> {
+  const { fx } = await sqlite.open();
   const run = await (await fx.engine.start(workflow, {})).wait({ timeoutMs: 10_000 });
-  ui = await openConsole({ store: fx.store, columns: 120 });
+  const ui = sqlite.console(await openConsole({ store: fx.store, columns: 120 }));
   await ui.waitFor("⚑");
   await ui.press("i");
   await ui.waitFor("pending, oldest first");
   await ui.press("enter");
   await ui.waitFor(/Interrupt \d of \d/);
-  return { ui, runId: run.id };
+  return { ui, runId: run.id, store: fx.store };
 }
 
 const footer = (ui: ConsoleHarness) => ui.lines().at(-1) ?? "";
 
 it("keeps left and right in a reason field: focus moves to the action only with tab, Cancel stays the default", async () => {
-  const { ui, runId } = await panelOn("travel-planner");
+  const { ui, runId, store } = await panelOn("travel-planner");
   await ui.press("r");
   await ui.waitFor("Reason:");
   await ui.type("over budget");
@@ -45,18 +31,18 @@ it("keeps left and right in a reason field: focus moves to the action only with 
   // Enter after a reason moves to the action; it does not act at once.
   await ui.press("enter");
   frame = await ui.waitFor("[Reject]");
-  expect((await fx!.store.listInterrupts({ runId, status: "pending" })).length).toBe(1);
+  expect((await store.listInterrupts({ runId, status: "pending" })).length).toBe(1);
   await ui.press("tab");
   await ui.waitFor("[Cancel]");
   await ui.press("enter");
   await ui.waitFor("reject not confirmed; nothing sent");
-  expect((await fx!.store.listInterrupts({ runId, status: "pending" })).length).toBe(1);
+  expect((await store.listInterrupts({ runId, status: "pending" })).length).toBe(1);
 });
 
 it("says an interrupt was answered already, by whom, when a decision key is pressed on it", async () => {
-  const { ui, runId } = await panelOn("travel-planner");
-  const [pending] = await fx!.store.listInterrupts({ runId, status: "pending" });
-  await new Operator(fx!.store, { actor: "operator:alice" }).resolve(pending!.id, { decision: "approve" });
+  const { ui, runId, store } = await panelOn("travel-planner");
+  const [pending] = await store.listInterrupts({ runId, status: "pending" });
+  await new Operator(store, { actor: "operator:alice" }).resolve(pending!.id, { decision: "approve" });
   await ui.waitFor("already resolved by operator:alice");
   await ui.press("a");
   await ui.waitFor(() => footer(ui).includes("nothing sent"));

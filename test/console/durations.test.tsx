@@ -1,21 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, expect, it } from "vitest";
-import { Operator, openStore, type Store } from "../../engine/index.js";
-import { fixtureOn, type Fixture } from "./fixtures.js";
+import { expect, it } from "vitest";
+import { Operator } from "../../engine/index.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
+import { sqliteFixtures } from "./sqlite-fixture.js";
 
-const dir = mkdtempSync(join(tmpdir(), "pitwall-console-durations-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let fx: Fixture<Store> | undefined;
-let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+const sqlite = sqliteFixtures("durations");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The DUR column of a run's row (the last but one column at 120 wide: before the pending count). */
@@ -26,7 +14,7 @@ const durOf = (ui: ConsoleHarness, runId: string) => {
 const ms = (text: string | undefined) => (text === undefined ? NaN : text.endsWith("ms") ? Number(text.slice(0, -2)) : text.endsWith("m") ? Number(text.slice(0, -1)) * 60_000 : Number(text.slice(0, -1)) * 1000);
 
 it("counts a paused run's time to its pause, not to an operator's later edit, and sorts by longest as DUR shows", async () => {
-  fx = fixtureOn(await openStore(`sqlite:${join(dir, "durations.db")}`));
+  const { fx } = await sqlite.open();
   // Paused at its approval after well under a second of work.
   const paused = await (await fx.engine.start("travel-planner", {})).wait({ timeoutMs: 10_000 });
   await sleep(400);
@@ -34,7 +22,7 @@ it("counts a paused run's time to its pause, not to an operator's later edit, an
   const running = await fx.engine.start("quiet", {});
   await sleep(1_300);
   await new Operator(fx.store, { actor: "alice" }).updateState(paused.id, [{ op: "replace", path: "/budget", value: 100 }]);
-  ui = await openConsole({ store: fx.store, columns: 120 });
+  const ui = sqlite.console(await openConsole({ store: fx.store, columns: 120 }));
   await ui.waitFor(running.id);
   expect(ms(durOf(ui, paused.id))).toBeLessThan(1_000);
   await ui.press("s", "s", "s", "s");
