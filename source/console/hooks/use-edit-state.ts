@@ -124,7 +124,12 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       let stale = false;
       await act(ui, request.action, () => request.send(checked.value, answer.reason, base), (error) => (stale = !!reread && isStaleEdit(error)));
       if (!stale || !reread) return;
-      const now = await reread();
+      let now: Reread;
+      try {
+        now = await reread();
+      } catch (error) {
+        return ui.report({ tone: "error", text: clean(`someone changed the state meanwhile, and it cannot be read again: ${errorMessage(error)}; your edit was not sent`) });
+      }
       const again = await ui.confirm({
         title: "Someone changed the state meanwhile; your edit was not sent",
         body: [
