@@ -1,5 +1,6 @@
 import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { ProblemList } from "./problems.js";
+import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
 import { typeMisfit, valueTypes } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
@@ -106,6 +107,7 @@ export function checkGraph(
   for (const name of reachable) {
     if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
   }
+  checkJoinChoices(nodes, start, problems);
 }
 
 /**
