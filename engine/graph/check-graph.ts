@@ -91,8 +91,10 @@ export function checkGraph(
     });
     if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, start, broken, problems);
   }
-  // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too.
-  if (start === undefined || !names.has(start) || broken.size > 0) return;
+  // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too. So
+  // it is when an edge goes to no node: "no path to END" would only repeat that error.
+  const edgeToNowhere = Object.values(nodes).some((node) => nodeTargets(node).some((t) => !isTarget(t)));
+  if (start === undefined || !names.has(start) || broken.size > 0 || edgeToNowhere) return;
 
   const reachable = walk([start], (n) => nodeTargets(nodes[n]!).filter((t) => names.has(t)));
   for (const name of names) {
