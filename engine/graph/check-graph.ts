@@ -1,5 +1,6 @@
 import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { ProblemList } from "./problems.js";
+import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
 import { typeMisfit, valueTypes } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
@@ -90,8 +91,10 @@ export function checkGraph(
     });
     if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, start, broken, problems);
   }
-  // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too.
-  if (start === undefined || !names.has(start) || broken.size > 0) return;
+  // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too. So
+  // it is when an edge goes to no node: "no path to END" would only repeat that error.
+  const edgeToNowhere = Object.values(nodes).some((node) => nodeTargets(node).some((t) => !isTarget(t)));
+  if (start === undefined || !names.has(start) || broken.size > 0 || edgeToNowhere) return;
 
   const reachable = walk([start], (n) => nodeTargets(nodes[n]!).filter((t) => names.has(t)));
   for (const name of names) {
@@ -106,6 +109,7 @@ export function checkGraph(
   for (const name of reachable) {
     if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
   }
+  checkJoinChoices(nodes, start, problems);
 }
 
 /**

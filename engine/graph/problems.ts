@@ -18,6 +18,7 @@ export const PROBLEM_CODES = [
   "EDGE_NOT_AWAITED",
   "REJECT_GOES_ON",
   "NO_PATH_TO_END",
+  "JOIN_MAY_STICK",
   "BAD_SUBGRAPH",
   "UNKNOWN_TOOL",
 ] as const;

@@ -23,7 +23,7 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
     case "invalid_type":
       return {
         path,
-        message: input === undefined ? `missing (expected ${issue.expected})` : `expected ${issue.expected}, got ${kindOf(input)}`,
+        message: input === undefined ? `missing (expected ${typeName(issue.expected)})` : `expected ${typeName(issue.expected)}, got ${kindOf(input)}`,
       };
     case "invalid_value":
       return { path, message: `${shown(input)} is not one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}` };
@@ -35,13 +35,18 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
       const deep = branches.filter((branch) => branch.some((i) => i.path.length > 0 || i.code !== "invalid_type"));
       const chosen = deep.sort((a, b) => depth(b) - depth(a))[0];
       if (chosen) return describeIssue(chosen[0]!, path);
-      const expected = [...new Set(branches.flatMap((b) => b.flatMap((i) => (i.code === "invalid_type" ? [i.expected] : []))))];
+      const expected = [...new Set(branches.flatMap((b) => b.flatMap((i) => (i.code === "invalid_type" ? [typeName(i.expected)] : []))))];
       if (expected.length === 0) return { path, message: issue.message };
       return { path, message: input === undefined ? `missing (expected ${expected.join(" or ")})` : `expected ${expected.join(" or ")}, got ${kindOf(input)}` };
     }
     default:
       return { path, message: issue.message };
   }
+}
+
+/** Zod's names for types, in JSON Schema's words (the words a workflow's state is written in). */
+function typeName(expected: string): string {
+  return ({ int: "integer", record: "object", map: "object", tuple: "array" } as Record<string, string>)[expected] ?? expected;
 }
 
 function depth(branch: readonly z.core.$ZodIssue[]): number {

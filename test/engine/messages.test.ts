@@ -25,6 +25,10 @@ describe("messages about bad input", () => {
     const nullable = new StateValidator({ note: { type: "string", nullable: true } });
     expect(() => nullable.parse({})).toThrow("state is invalid at $.note: missing (expected string or null)");
     expect(() => wf.initialState({ nights: 1e400 })).toThrow("run input is invalid at $.nights: expected number, got Infinity (not a finite number)");
+    // Types in the words the schema is written in (JSON Schema's), not zod's.
+    const typed = new StateValidator({ n: { type: "integer" }, scores: { type: "object", additionalProperties: { type: "number" } } });
+    expect(() => typed.parse({ n: 1.5, scores: {} })).toThrow("state is invalid at $.n: expected integer, got number 1.5");
+    expect(() => typed.parse({ n: 1, scores: 5 })).toThrow("state is invalid at $.scores: expected object, got number 5");
   });
 
   it("says in words why a JSON Patch operation cannot be applied", () => {

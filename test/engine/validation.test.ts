@@ -168,6 +168,10 @@ describe("workflow validation", () => {
     }
   });
 
+  it("reports an edge to no node once, without the missing paths to END that follow from it", () => {
+    expect(problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere"))).map((p) => `${p.path} ${p.code}`)).toEqual(["$.nodes.work.next UNKNOWN_TARGET"]);
+  });
+
   it("reports only the bad field of a node, not problems elsewhere that follow from dropping it", () => {
     const problems = (patch: (d: any) => void) => problemsOf(variant(patch)).filter((p) => p.severity === "error").map((p) => `${p.path} ${p.code}`);
     expect(problems((d) => (d.nodes.work.timeoutMs = 0))).toEqual(["$.nodes.work.timeoutMs INVALID_FIELD"]);
