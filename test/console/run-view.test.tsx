@@ -280,6 +280,28 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(ui.frame()).not.toContain("…");
   });
 
+  it("compares two checkpoints side by side where the screen has room: each changed path, its value before and after", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    await fx.engine.operator("ann").updateState(run.id, { budget: 999 });
+    ui = await openRun(run.id, 3, { columns: 140, rows: 40 });
+    await ui.waitFor("5 checkpoints");
+    await ui.press("G", "enter");
+    await ui.waitFor("checkpoint 4 against its parent 3");
+    const heading = lineWith(ui, "checkpoint 3 · step 3 · loop by worker:", "checkpoint 4 · step 3 · update by operator:ann")!;
+    expect(heading.indexOf("│")).toBeGreaterThan(60);
+    expect(ui.frame()).toContain("~ $.budget");
+    // Before on the left, after on the right, on the same row.
+    expect(lineWith(ui, "1200", "│")).toMatch(/^ 1200 +│ 999 *$/);
+    await ui.press("esc");
+    await ui.waitFor("5 checkpoints");
+    await ui.press("g", "space", "j", "j", "j", "space", "d");
+    await ui.waitFor("checkpoint 0 → 3");
+    expect(lineWith(ui, "(the list as it was)", "│")).toMatch(/│ \+5 items:$/);
+    expect(ui.frame()).toContain('│   "itinerary ready"');
+    expect(ui.lines().every((l) => l.length <= 140)).toBe(true);
+  });
+
   it("d with fewer than two checkpoints marked says what is missing, and diffs one marked against the selected one", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

@@ -9,7 +9,7 @@ import type { RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { bytes, clean, clock, fit } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
-import { diffLines } from "./diff-lines.js";
+import { SIDE_BY_SIDE_WIDTH, diffLines, sideBySideLines } from "./diff-lines.js";
 
 /** Marks a checkpoint that stores a snapshot (the whole state), not only its step's delta. */
 const SNAPSHOT = "■";
@@ -28,12 +28,14 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
   const start = useWindow(checkpoints.length, Math.max(0, index), rows);
   const edit = useEditState();
 
-  const showDiff = async (from: Pick<CheckpointSummary, "runId" | "n"> | null, to: CheckpointSummary, title: string) => {
+  const showDiff = async (from: Labelled | null, to: Labelled, title: string) => {
     ui.report({ tone: "busy", text: `reading checkpoints ${from?.n ?? "∅"} and ${to.n}…` });
     try {
       const diff = await diffCheckpoints(store, from, to);
       ui.report(undefined);
-      nav.push({ kind: "text", title, lines: diffLines(diff) });
+      // Side by side where the screen has room for two values, else one change a line.
+      const lines = width >= SIDE_BY_SIDE_WIDTH ? sideBySideLines(diff, width, from ? checkpointLabel(from, run.id) : "(the input)", checkpointLabel(to, run.id)) : diffLines(diff);
+      nav.push({ kind: "text", title, lines });
     } catch (error) {
       ui.report({ tone: "error", text: clean(String(error)) });
     }
@@ -124,4 +126,11 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
     lines.push(i === index ? highlight(line, width) : line);
   }
   return <Lines lines={lines} width={width} height={height} />;
+}
+
+type Labelled = Pick<CheckpointSummary, "id" | "runId" | "n" | "step" | "source" | "actor">;
+
+/** A checkpoint as a column heading: `checkpoint 3 · step 2 · update by operator:ann`. */
+function checkpointLabel(c: Labelled, runId: string): string {
+  return `${c.runId === runId ? `checkpoint ${c.n}` : c.id} · step ${c.step} · ${c.source} by ${c.actor}`;
 }
