@@ -40,6 +40,22 @@ describe("runs view", () => {
     expect(frame.split("\n")[0]).toMatch(/⚑ 1 pending .*‖1 .*✓1/);
   });
 
+  it("on a narrow screen gives up the names' width, then age, duration and step, before what a run is doing and what waits for a person", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    ui = await openConsole({ store: fx.store, columns: 60, rows: 20 });
+    await ui.waitFor("NOW");
+    const at60 = ui.lines().find((l) => l.includes("‖ run-"))!;
+    expect(at60).toMatch(/^.‖ run-\S+ +travel-pl… +\d+ interrupt: approve +\S+ +1$/);
+    expect(ui.lines().find((l) => l.includes("NOW"))).not.toContain("AGE");
+    await ui.resize(45, 15);
+    await ui.waitFor((f) => f.split("\n").some((l) => /^.‖ run-\S* .*interrupt/.test(l) && / 1$/.test(l)));
+    const at45 = ui.lines().find((l) => /^.‖ run-/.test(l))!;
+    expect(at45).toMatch(/interrupt: appr/);
+    expect(at45).not.toContain(paused.id.slice(-3)); // the id gave way (the run view shows it whole)
+    expect(ui.lines().every((l) => l.length <= 45)).toBe(true);
+  });
+
   it("deletes the selected run that has ended after asking (enter alone keeps it); a run still going offers no delete", async () => {
     fx = fixture();
     const paused = await settle(fx.engine, "travel-planner");

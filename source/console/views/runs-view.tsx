@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RunRecord } from "../../../engine/index.js";
-import { Lines, seg, type Line } from "../components/lines.js";
+import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { withoutDone } from "../current-nodes.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -78,23 +78,39 @@ interface Columns {
 function columns(width: number, idWidth: number, workflowWidth: number): Columns {
   // Narrow terminals show the status as its glyph only: the NOW column needs the room.
   const wide = width >= 120;
-  const fixed = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: Math.min(wide ? 28 : 19, Math.max(8, workflowWidth)), step: 4, age: 4, duration: 5, pending: 2 };
-  const used = Object.values(fixed).reduce((a, b) => a + b, 0) + 8;
-  return { ...fixed, activity: Math.max(6, width - 1 - used) };
+  const c: Columns = { status: width >= 100 ? 11 : 1, id: Math.min(32, Math.max(wide ? 24 : 15, idWidth)), workflow: Math.min(wide ? 28 : 19, Math.max(8, workflowWidth)), step: 4, activity: 0, age: 4, duration: 5, pending: 2 };
+  // The selection mark and the status, then each shown column after a space.
+  const room = () => width - 1 - c.status - Object.entries(c).reduce((sum, [key, w]) => (key === "status" || key === "activity" || w === 0 ? sum : sum + w + 1), 0) - 1;
+  // What gives way first on a narrow screen: the names shrink (the run view shows them whole),
+  // then age, duration and step go, before what a run is doing and what waits for a person.
+  const giveWay = [() => (c.workflow = Math.min(c.workflow, 10)), () => (c.id = Math.min(c.id, 12)), () => (c.age = 0), () => (c.duration = 0), () => (c.step = 0), () => (c.workflow = 0)];
+  for (const shrink of giveWay) {
+    if (room() >= MIN_NOW) break;
+    shrink();
+  }
+  return { ...c, activity: Math.max(6, room()) };
+}
+
+/** The narrowest NOW column worth keeping other columns out for: a reason in a few words. */
+const MIN_NOW = 16;
+
+/** One column of a row after a space, or nothing when the screen has no room for it. */
+function cell(text: string, width: number, style: Omit<Seg, "text">, align: "left" | "right" = "left"): Seg[] {
+  return width > 0 ? [seg(" ", style), seg(fit(text, width, align), style)] : [];
 }
 
 function headerLine(c: Columns): Line {
-  const text = [
-    fit(c.status > 1 ? "STATUS" : "", c.status),
-    fit("RUN", c.id),
-    fit("WORKFLOW", c.workflow),
-    fit("STEP", c.step, "right"),
-    fit("NOW", c.activity),
-    fit("AGE", c.age, "right"),
-    fit("DUR", c.duration, "right"),
-    fit("⚑", c.pending, "right"),
-  ].join(" ");
-  return [seg(` ${text}`, { color: MUTED, bold: true })];
+  const style = { color: MUTED, bold: true };
+  return [
+    seg(` ${fit(c.status > 1 ? "STATUS" : "", c.status)}`, style),
+    ...cell("RUN", c.id, style),
+    ...cell("WORKFLOW", c.workflow, style),
+    ...cell("STEP", c.step, style, "right"),
+    ...cell("NOW", c.activity, style),
+    ...cell("AGE", c.age, style, "right"),
+    ...cell("DUR", c.duration, style, "right"),
+    ...cell("⚑", c.pending, style, "right"),
+  ];
 }
 
 /** A run's pending interrupts, with those of the runs folded under it (a paused sub-workflow's question). */
@@ -125,20 +141,13 @@ function rowLine(
   return [
     seg(selected ? "›" : " ", base),
     seg(fit(c.status > 1 ? `${look.glyph} ${look.word}` : look.glyph, c.status), { ...base, color: look.color, ...(orphaned ? { bold: true } : {}), ...(look.dim && !selected ? { dim: true } : {}) }),
-    seg(" ", base),
-    seg(fit(idLabel(row), c.id), base),
-    seg(" ", base),
-    seg(fit(clean(run.workflow), c.workflow), base),
-    seg(" ", base),
-    seg(fit(String(currentStep(run)), c.step, "right"), base),
-    seg(" ", base),
-    seg(fit(clean(runActivity(withoutDone(run, done), now, waiting, orphaned, child)), c.activity), { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
-    seg(" ", base),
-    seg(fit(ago(run.createdAt, now), c.age, "right"), base),
-    seg(" ", base),
-    seg(fit(runDuration(run, now, pausedAt), c.duration, "right"), base),
-    seg(" ", base),
-    seg(fit(pendingLabel(run.pendingInterrupts, row.pendingBelow), c.pending, "right"), { ...base, color: "magenta", bold: true }),
+    ...cell(idLabel(row), c.id, base),
+    ...cell(clean(run.workflow), c.workflow, base),
+    ...cell(String(currentStep(run)), c.step, base, "right"),
+    ...cell(clean(runActivity(withoutDone(run, done), now, waiting, orphaned, child)), c.activity, { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
+    ...cell(ago(run.createdAt, now), c.age, base, "right"),
+    ...cell(runDuration(run, now, pausedAt), c.duration, base, "right"),
+    ...cell(pendingLabel(run.pendingInterrupts, row.pendingBelow), c.pending, { ...base, color: "magenta", bold: true }, "right"),
   ];
 }
 
