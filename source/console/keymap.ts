@@ -83,7 +83,7 @@ export const KEYMAP = [
   { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
   { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the buttons (left and right only where there is no text field: there they do nothing)", group: "Dialogs" },
-  { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command", group: "Dialogs" },
+  { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command or run id (as much as the matches share)", group: "Dialogs" },
   { id: "clearText", keys: ["ctrl-u"], label: "clear", help: "in a text field (a filter, the palette, a reason): clear it", group: "Dialogs", quiet: true },
   { id: "deleteWord", keys: ["ctrl-w"], label: "delete word", help: "in a text field: delete the last word", group: "Dialogs", quiet: true },
 ] as const satisfies readonly BindingSpec[];

@@ -57,7 +57,7 @@ export function paletteSuggestions(text: string, snap: ConsoleSnapshot): string[
   const typed = text.trimStart();
   if (typed.startsWith("run ")) {
     const ref = typed.slice(4).trim();
-    return [...snap.runs.keys()].filter((id) => id.startsWith(ref)).slice(0, 3).map((id) => `run ${id}`);
+    return [...snap.runs.keys()].filter((id) => id.startsWith(ref)).map((id) => `run ${id}`);
   }
   return WORDS.filter((w) => w.startsWith(typed) && w !== typed);
 }

@@ -209,6 +209,21 @@ describe("console qualities", () => {
     await ui.waitFor(`✓ succeeded  ${run.id}`);
   });
 
+  it("says how many more runs the palette's :run matches than it lists, and tab completes only what they share", async () => {
+    fx = fixture();
+    const runs = [];
+    for (let i = 0; i < 5; i++) runs.push(await settle(fx.engine, "task-queue"));
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(runs[4]!.id);
+    await ui.press(":");
+    await ui.type("run run-");
+    await ui.waitFor("… 2 more: type more to narrow them");
+    // Five ids share only "run-": tab leaves the text as it is rather than taking the first.
+    await ui.press("tab");
+    await ui.press("enter");
+    await ui.waitFor(/"run-" matches 5 runs/);
+  });
+
   it("prints help generated from the key table", async () => {
     fx = fixture();
     ui = await openConsole({ store: fx.store, rows: 80, columns: 120 });

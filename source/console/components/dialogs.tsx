@@ -10,7 +10,7 @@ import { Lines, seg, type Line } from "./lines.js";
 
 /** Lines a dialog takes at the bottom of the screen, so that the view above can shrink by that much. */
 export function dialogHeight(dialog: Dialog, maxBody: number): number {
-  if (dialog.kind === "prompt") return 2 + (dialog.complete ? 3 : 0);
+  if (dialog.kind === "prompt") return 2 + (dialog.complete ? SHOWN_SUGGESTIONS + 1 : 0);
   return 3 + Math.min(dialog.body.length, maxBody) + (dialog.reason === "none" ? 0 : 1);
 }
 
@@ -121,11 +121,21 @@ function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): voi
   }, [runId]);
 }
 
+const SHOWN_SUGGESTIONS = 3;
+
+/** The longest text every one of `words` starts with. */
+function sharedStart(words: readonly string[]): string {
+  if (words.length === 0) return "";
+  let shared = words[0]!;
+  for (const w of words) while (!w.startsWith(shared)) shared = shared.slice(0, -1);
+  return shared;
+}
+
 /** One line of text: the filter, the command palette, a reason or a response. */
 export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "prompt" }>; width: number }) {
   const field = useTextField(dialog.initial ?? "", dialog.onChange);
   const { text } = field;
-  const suggestions = dialog.complete ? dialog.complete(text).slice(0, 3) : [];
+  const suggestions = dialog.complete ? dialog.complete(text) : [];
   useKeys(
     PRIORITY.dialog,
     {
@@ -135,15 +145,17 @@ export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind
       complete:
         !!dialog.complete &&
         (() => {
-          const first = dialog.complete?.(field.now.current)[0];
-          if (first) field.set(first);
+          // As a shell does: the one match whole, or as much as all the matches share.
+          const shared = sharedStart(dialog.complete?.(field.now.current) ?? []);
+          if (shared.length > field.now.current.length) field.set(shared);
         }),
     },
     { modal: true, text: field.type },
   );
   const lines: Line[] = [
     [seg(`${dialog.title} `, { bold: true, color: ACCENT }), seg(text), seg("█", { color: ACCENT })],
-    ...suggestions.map((s) => [seg("  ↹ ", { color: MUTED }), seg(s, { color: MUTED })]),
+    ...suggestions.slice(0, SHOWN_SUGGESTIONS).map((s) => [seg("  ↹ ", { color: MUTED }), seg(s, { color: MUTED })]),
+    ...(suggestions.length > SHOWN_SUGGESTIONS ? [[seg(`  … ${suggestions.length - SHOWN_SUGGESTIONS} more: type more to narrow them`, { color: MUTED })]] : []),
     [seg(dialog.hint ?? "enter ok · esc cancel", { color: MUTED })],
   ];
   return <Lines lines={lines} width={width} />;
