@@ -256,7 +256,9 @@ export class ConsoleData {
       else pausedAt.set(run.id, at);
     }
     const read = await Promise.all(unknown.map((runId) => this.store.readEvents({ runId, types: ["run.paused"], last: 1 })));
-    read.forEach(([event], i) => event && pausedAt.set(unknown[i]!, event.time));
+    // A run whose run.paused event is gone (trimmed, or never written by an older release) counts
+    // to its last update, and is not read again at every refresh while it stays paused.
+    read.forEach(([event], i) => pausedAt.set(unknown[i]!, event?.time ?? runs.get(unknown[i]!)!.updatedAt));
     return pausedAt;
   }
 

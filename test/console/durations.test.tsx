@@ -36,3 +36,29 @@ it("counts a paused run's time to its pause, not to an operator's later edit, an
   const frame = await ui.waitFor("1 Graph");
   expect(ms(frame.match(/ran (\S+)/)?.[1])).toBeLessThan(1_000);
 });
+
+it("reads the pause of a paused run whose run.paused event is gone once, not at every refresh", async () => {
+  const { fx } = await sqlite.open();
+  const paused = await (await fx.engine.start("travel-planner", {})).wait({ timeoutMs: 10_000 });
+  const running = await fx.engine.start("quiet", {});
+  let pauseReads = 0;
+  // The store as the console sees it, answering as if the run's run.paused event had been trimmed.
+  const trimmed = new Proxy(fx.store, {
+    get(target, key, receiver) {
+      if (key !== "readEvents") return Reflect.get(target, key, receiver) as unknown;
+      return async (query: { runId?: string; types?: string[] }) => {
+        if (query.runId === paused.id && query.types?.includes("run.paused")) {
+          pauseReads++;
+          return [];
+        }
+        return target.readEvents(query as never);
+      };
+    },
+  });
+  const ui = sqlite.console(await openConsole({ store: trimmed, columns: 120 }));
+  await ui.waitFor(paused.id);
+  // The running run's events make the console list the runs again, several times.
+  await sleep(1_500);
+  expect(ui.frame()).toContain(running.id);
+  expect(pauseReads).toBe(1);
+});
