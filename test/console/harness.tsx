@@ -133,3 +133,10 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
   await resize(options.columns ?? 80, options.rows ?? 24);
   return harness;
 }
+
+/** After a test: its console unmounted and what it ran on closed (either may be unset), both to be forgotten. */
+export async function closeAll(ui: ConsoleHarness | undefined, ranOn: { close(): Promise<unknown> } | undefined): Promise<[undefined, undefined]> {
+  ui?.unmount();
+  await ranOn?.close();
+  return [undefined, undefined];
+}

@@ -4,16 +4,11 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { readState, type RunRecord } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let fx: Fixture | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
 const scripts = mkdtempSync(join(tmpdir(), "pitwall-node-editors-"));
 afterAll(() => rmSync(scripts, { recursive: true, force: true }));

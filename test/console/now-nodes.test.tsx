@@ -5,18 +5,13 @@ import { afterAll, afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { createEngine, openStore, workflow, type Engine } from "../../engine/index.js";
 import { until } from "../support/engine.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pitwall-console-now-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let engine: Engine | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await engine?.close();
-  engine = undefined;
-});
+afterEach(async () => ([ui, engine] = await closeAll(ui, engine)));
 
 /** Two parallel branches: one done at once, one working until it is aborted. */
 function branches() {

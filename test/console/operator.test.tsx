@@ -4,17 +4,12 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readState, type RunRecord } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let fx: Fixture | undefined;
 let ui: ConsoleHarness | undefined;
 let scripts: string;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
 /** An $EDITOR that is a script: it edits the file it is given like a person would, then exits. */
 function editorScript(name: string, body: string): string {

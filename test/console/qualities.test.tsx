@@ -3,16 +3,11 @@ import stringWidth from "string-width";
 import { afterEach, describe, expect, it } from "vitest";
 import { KEYMAP } from "../../source/console/keymap.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let fx: Fixture | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
 /** The line of the open text field: after its title, up to the cursor. */
 const fieldText = (frame: string, title: string) => {

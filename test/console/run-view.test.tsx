@@ -2,16 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryStore, createEngine, workflow } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let fx: Fixture | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
 async function openRun(runId: string, tab = 0, size = { columns: 80, rows: 24 }): Promise<ConsoleHarness> {
   ui = await openConsole({ store: fx!.store, initial: { kind: "run", runId, tab }, ...size });

@@ -3,16 +3,11 @@ import type { RunRecord } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { terminalClipboard } from "../../source/console/clipboard.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let fx: Fixture | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
 /** Runs on the memory store start and end within a millisecond: this keeps their times apart. */
 const apart = () => new Promise((resolve) => setTimeout(resolve, 5));

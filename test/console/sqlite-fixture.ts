@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach } from "vitest";
 import { openStore, type Store } from "../../engine/index.js";
 import { fixtureOn, type Fixture } from "./fixtures.js";
-import type { ConsoleHarness } from "./harness.js";
+import { closeAll, type ConsoleHarness } from "./harness.js";
 
 export interface SqliteFixtures {
   /** A folder for this file's stores and scripts, removed after its tests. */
@@ -21,12 +21,7 @@ export function sqliteFixtures(name: string): SqliteFixtures {
   let stores = 0;
   let fx: Fixture<Store> | undefined;
   let ui: ConsoleHarness | undefined;
-  afterEach(async () => {
-    ui?.unmount();
-    ui = undefined;
-    await fx?.close();
-    fx = undefined;
-  });
+  afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return {
     dir,

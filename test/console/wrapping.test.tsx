@@ -4,16 +4,11 @@ import { wrapLine } from "../../source/console/components/lines.js";
 import { KEYMAP } from "../../source/console/keymap.js";
 import { diffLines } from "../../source/console/views/diff-lines.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let fx: Fixture | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await fx?.close();
-  fx = undefined;
-});
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
 /** Every row of a page of text, paging down to its end. */
 async function wholePage(ui: ConsoleHarness): Promise<string[]> {
