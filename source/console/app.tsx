@@ -185,9 +185,9 @@ export function Console(props: ConsoleProps) {
   }
   // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
   const bodyHeight = size.rows - 1 - 3;
-  const dialogRows = dialog ? Math.min(dialogHeight(dialog, 8), bodyHeight - 3) : 0;
-  const viewHeight = bodyHeight - dialogRows;
   const width = size.columns;
+  const dialogRows = dialog ? Math.min(dialogHeight(dialog, 8, width), bodyHeight - 3) : 0;
+  const viewHeight = bodyHeight - dialogRows;
   return (
     <ServicesContext.Provider value={services}>
       <KeyRouterContext.Provider value={router}>

@@ -66,6 +66,8 @@ describe("node actions", () => {
 
     await ui.press("C");
     await ui.waitFor(`Cancel run ${handle.id}`);
+    // The explanation is wider than the screen: broken between words, not cut.
+    expect(ui.frame()).toContain("child runs canceled.\n▌   This cannot be undone.");
     await ui.press("tab", "enter");
     await ui.waitFor("a reason is required");
     await ui.type("not needed");

@@ -6,13 +6,20 @@ import { PRIORITY } from "../key-router.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { useLiveState, useTextField } from "../hooks/use-text-field.js";
 import { ACCENT, MUTED } from "../theme.js";
-import { Lines, seg, type Line } from "./lines.js";
+import { Lines, seg, wrapLine, type Line } from "./lines.js";
 
 /** Lines a dialog takes at the bottom of the screen, so that the view above can shrink by that much. */
-export function dialogHeight(dialog: Dialog, maxBody: number): number {
+export function dialogHeight(dialog: Dialog, maxBody: number, width: number): number {
   if (dialog.kind === "prompt") return 2 + (dialog.complete ? SHOWN_SUGGESTIONS + 1 : 0);
-  return 3 + Math.min(dialog.body.length, maxBody) + (dialog.reason === "none" ? 0 : 1);
+  return 3 + Math.min(bodyRows(dialog, width).length, maxBody) + (dialog.reason === "none" ? 0 : 1);
 }
+
+/** A confirmation's explanation as it fits beside its margin: long lines broken between words. */
+function bodyRows(dialog: Extract<Dialog, { kind: "confirm" }>, width: number): Line[] {
+  return dialog.body.flatMap((line) => wrapLine(line, Math.max(10, width - MARGIN.length)));
+}
+
+const MARGIN = "▌ ";
 
 /**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
@@ -58,12 +65,14 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
     },
     { modal: true, text: reasonField.type },
   );
-  const bodyRows = Math.max(0, height - 3 - (dialog.reason === "none" ? 0 : 1));
+  const shownRows = Math.max(0, height - 3 - (dialog.reason === "none" ? 0 : 1));
   // The focused button is bracketed as well as reversed, so it reads without colour too.
   const button = (label: string, focused: boolean): Line => [seg(focused ? `[${label}]` : ` ${label} `, focused ? { inverse: true, bold: true } : { color: MUTED })];
   const lines: Line[] = [
     [seg("▌ ", { color: "yellow" }), seg(dialog.title, { bold: true })],
-    ...dialog.body.slice(0, bodyRows).map((l) => [seg("▌ ", { color: "yellow" }), ...l]),
+    ...bodyRows(dialog, width)
+      .slice(0, shownRows)
+      .map((l) => [seg(MARGIN, { color: "yellow" }), ...l]),
   ];
   if (dialog.reason !== "none") {
     lines.push([
