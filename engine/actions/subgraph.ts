@@ -43,7 +43,7 @@ export function subgraphNode(
 
     const final = await internal.childState(run);
     // Checkpoint 0 of the child holds the state it started with: its input, defaults filled in.
-    const initial = await internal.childState({ ...run, headN: 0 });
+    const initial = await internal.childState(run, 0);
     const update: State = {};
     for (const [parentKey, childKey] of Object.entries(outputMap)) {
       let value = final[childKey];

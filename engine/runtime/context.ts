@@ -19,7 +19,8 @@ export interface AttemptServices {
   artifact(data: Uint8Array, mediaType: string): Promise<ArtifactRef>;
   /** The child run of this task for `generation` (created on first call), for sub-workflow nodes. */
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
-  childState(run: RunRecord): Promise<State>;
+  /** A child run's state at checkpoint `n` (its head when not given). */
+  childState(run: RunRecord, n?: number): Promise<State>;
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
 }
 
@@ -40,7 +41,7 @@ export interface InternalContext extends NodeContext {
   interruptAs(kind: InterruptKind, request: InterruptOptions): Promise<InterruptAnswer>;
   park(wait: TaskWait): never;
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
-  childState(run: RunRecord): Promise<State>;
+  childState(run: RunRecord, n?: number): Promise<State>;
 }
 
 export class AttemptContext implements InternalContext {
@@ -143,8 +144,8 @@ export class AttemptContext implements InternalContext {
     return this.services.childRun(child, input, generation);
   }
 
-  childState(run: RunRecord): Promise<State> {
-    return this.services.childState(run);
+  childState(run: RunRecord, n?: number): Promise<State> {
+    return this.services.childState(run, n);
   }
 }
 

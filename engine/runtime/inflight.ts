@@ -66,7 +66,7 @@ export class InflightTasks {
         log: (level, message, data) => void this.log(task, level, message, data),
         artifact: (data, mediaType) => host.store.putArtifact(rs.run.id, data, mediaType),
         childRun: (child, input, generation) => host.childRun(rs.run, task, child, input, generation),
-        childState: (child) => readState(host.store, child.id, child.headN),
+        childState: (child, n) => readState(host.store, child.id, n ?? child.headN),
         call: (key, fn, callOptions, signal) => calls.run(task, key, fn, callOptions, signal),
       },
       { ...(node.definition.timeoutMs !== undefined ? { timeoutMs: node.definition.timeoutMs } : {}), graceMs: options.killGraceMs },

@@ -2,16 +2,11 @@ import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { createEngine, MemoryStore, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
 import { until } from "../support/engine.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let ui: ConsoleHarness | undefined;
 let engine: Engine | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await engine?.close();
-  engine = undefined;
-});
+afterEach(async () => ([ui, engine] = await closeAll(ui, engine)));
 
 /** A run of `wf` on a fresh memory store with an in-process worker. */
 async function started(wf: CompiledWorkflow) {

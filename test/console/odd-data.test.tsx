@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryStore, createEngine, workflow, type Engine } from "../../engine/index.js";
 import { seg, wrapLine } from "../../source/console/components/lines.js";
-import { openConsole, type ConsoleHarness } from "./harness.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 /** 100 KB of model output: ASCII, CJK, emoji families, combining accents and escape codes. */
 const BIG = `${"x".repeat(50_000)}${"中".repeat(20_000)}${"👨‍👩‍👧‍👦e\u0301".repeat(1000)}\u001b[31mend`;
@@ -17,12 +17,7 @@ function oddWorkflow() {
 
 let engine: Engine | undefined;
 let ui: ConsoleHarness | undefined;
-afterEach(async () => {
-  ui?.unmount();
-  ui = undefined;
-  await engine?.close();
-  engine = undefined;
-});
+afterEach(async () => ([ui, engine] = await closeAll(ui, engine)));
 
 describe("console with odd data", () => {
   it("wraps a long line of mixed-width text into rows of at most the width, losing nothing", () => {
