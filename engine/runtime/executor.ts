@@ -4,7 +4,7 @@ import { MAX_TIMER_MS } from "../graph/definition.js";
 import type { State } from "../state/ops.js";
 import { loadStateChain } from "../state/read.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
-import type { CommandRecord, RunRecord, RunStatus, TaskRecord } from "../store/records.js";
+import { headFields, type CommandRecord, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { acceptance, cancelBatch, canceledEffect, prepareCommand, refusal, type RunView } from "../worker/commands.js";
 import type { AttemptOutcome } from "./attempt.js";
@@ -461,6 +461,7 @@ export class RunExecutor {
       }
     }
     if (batch.run) Object.assign(this.rs.run, batch.run);
+    if (batch.checkpoint) Object.assign(this.rs.run, headFields(batch.checkpoint));
     for (const interrupt of batch.interrupts.values()) this.rs.interrupts.set(interrupt.id, interrupt);
     if (this.rs.run.status !== "running") {
       this.rs.launch = [];

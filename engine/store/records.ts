@@ -138,6 +138,11 @@ export interface CheckpointRecord {
  */
 export type CheckpointSummary = Omit<CheckpointRecord, "delta" | "snapshot"> & { hasSnapshot: boolean };
 
+/** What a run's record says of its head checkpoint, as every store and the executor set it. */
+export function headFields(checkpoint: Pick<CheckpointRecord, "id" | "n" | "step">): Pick<RunRecord, "head" | "headN" | "step"> {
+  return { head: checkpoint.id, headN: checkpoint.n, step: checkpoint.step };
+}
+
 export function summarizeCheckpoint({ delta: _delta, snapshot, ...rest }: CheckpointRecord): CheckpointSummary {
   return { ...rest, hasSnapshot: snapshot !== undefined };
 }

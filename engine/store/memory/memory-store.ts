@@ -9,6 +9,7 @@ import {
   type CheckpointRecord,
   type CheckpointSummary,
   summarizeCheckpoint,
+  headFields,
   type CommandRecord,
   type EventRecord,
   type InterruptRecord,
@@ -64,9 +65,7 @@ export class MemoryStore implements Store {
     this.mustBeOpen();
     if (this.runs.has(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
     const run = copy(init.run);
-    run.head = init.checkpoint.id;
-    run.headN = init.checkpoint.n;
-    run.step = init.checkpoint.step;
+    Object.assign(run, headFields(init.checkpoint));
     this.runs.set(run.id, run);
     this.insertCheckpoint(copy(init.checkpoint));
     return { events: this.appendEvents(run, init.events) };
@@ -134,9 +133,7 @@ export class MemoryStore implements Store {
     if (commit.checkpoint) {
       const checkpoint = copy(commit.checkpoint);
       this.insertCheckpoint(checkpoint);
-      run.head = checkpoint.id;
-      run.headN = checkpoint.n;
-      run.step = checkpoint.step;
+      Object.assign(run, headFields(checkpoint));
     }
     for (const task of commit.tasks ?? []) keep(this.tasks, this.tasksByRun, copy(task));
     for (const interrupt of commit.interrupts ?? []) keep(this.interrupts, this.interruptsByRun, copy(interrupt));

@@ -8,6 +8,7 @@ import type { ChainRow } from "../../state/read.js";
 import { EventFeed } from "../event-feed.js";
 import {
   RUN_STATUSES,
+  headFields,
   type ArtifactRef,
   type CheckpointRecord,
   type CheckpointSummary,
@@ -132,7 +133,7 @@ export class SqliteStore implements Store {
   async createRun(init: NewRun): Promise<CommitResult> {
     return this.writes.write(() => {
       if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
-      const run: RunRecord = { ...init.run, head: init.checkpoint.id, headN: init.checkpoint.n, step: init.checkpoint.step };
+      const run: RunRecord = { ...init.run, ...headFields(init.checkpoint) };
       // The run row first, since the checkpoint and event rows refer to its key; it already
       // counts the events appended below.
       this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
@@ -213,11 +214,7 @@ export class SqliteStore implements Store {
       const active = movesUpdatedAt(run.status, commit);
       run.lastCommit = commit.id;
       if (commit.run) Object.assign(run, commit.run);
-      if (commit.checkpoint) {
-        run.head = commit.checkpoint.id;
-        run.headN = commit.checkpoint.n;
-        run.step = commit.checkpoint.step;
-      }
+      if (commit.checkpoint) Object.assign(run, headFields(commit.checkpoint));
       for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
       for (const command of commit.submit ?? []) this.q.insertCommand(command);
       for (const answer of commit.commands ?? []) {
