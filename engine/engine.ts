@@ -1,4 +1,4 @@
-import { NotFoundError, PitwallError, ValidationError } from "./errors.js";
+import { NotFoundError } from "./errors.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
@@ -7,11 +7,12 @@ import { MAX_TIMER_MS } from "./graph/definition.js";
 import type { State } from "./state/ops.js";
 import { readState } from "./state/read.js";
 import { MemoryStore } from "./store/memory/memory-store.js";
-import { TERMINAL_RUN_STATUSES, type CheckpointSummary, type EventRecord, type RunRecord } from "./store/records.js";
+import type { CheckpointSummary, EventRecord, InterruptRecord, RunRecord } from "./store/records.js";
 import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
 import { followRun } from "./operator/reads.js";
+import { pendingInterruptsOf, waitForRun, type WaitOptions } from "./operator/run-wait.js";
 import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -122,44 +123,13 @@ export class RunHandle<S extends State = State> {
    * itself, or the child run it waits on (a sub-workflow whose node asked a person), whose id its
    * `waitingOn` gives. A run waiting for a timer, or for a child run still going, is in progress.
    */
-  async wait(options: { until?: "settled" | "end"; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<RunRecord> {
-    const until = options.until ?? "settled";
-    if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0 && options.timeoutMs <= MAX_WAIT_MS)) {
-      throw new ValidationError(`timeoutMs ${options.timeoutMs}: give milliseconds from 0 to ${MAX_WAIT_MS}`);
-    }
-    const timeout = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
-    const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    const ended = (run: RunRecord) => TERMINAL_RUN_STATUSES.includes(run.status);
-    /** The runs this one waits on, itself first: a chain of sub-workflows, each waiting on the next. */
-    const chain = async (run: RunRecord) => {
-      const runs = [run];
-      for (let next = run.waitingOn; next !== null && runs.length < 64; ) {
-        const child = await this.store.getRun(next);
-        if (!child) break;
-        runs.push(child);
-        next = child.waitingOn;
-      }
-      return runs;
-    };
-    const settled = (links: RunRecord[]) => ended(links[0]!) || (until === "settled" && links.some((r) => r.status === "paused"));
-    const after = await this.store.lastEventSeq();
-    let run = await this.get();
-    let links = await chain(run);
-    if (settled(links)) return run;
-    // The whole store's events: a child's pause is in its own history, not in this run's.
-    for await (const event of this.store.subscribe({ after, ...(signal ? { signal } : {}) })) {
-      if (!links.some((r) => r.id === event.runId)) continue;
-      run = await this.get();
-      links = await chain(run);
-      if (settled(links)) return run;
-    }
-    if (options.signal?.aborted) throw options.signal.reason;
-    if (signal?.aborted) throw new PitwallError("RUN", `run ${this.id} did not settle within ${options.timeoutMs} ms (it is ${run.status})`);
-    // The subscription ended by itself: the store was closed under this wait.
-    run = await this.get();
-    if (settled(await chain(run))) return run;
-    throw new PitwallError("RUN", `run ${this.id} had not settled when its store was closed (it is ${run.status})`);
+  wait(options: WaitOptions = {}): Promise<RunRecord> {
+    return waitForRun(this.store, this.id, options);
+  }
+
+  /** The interrupts the run waits on people for: its own, and those of the sub-workflow runs it waits on. */
+  pendingInterrupts(): Promise<InterruptRecord[]> {
+    return pendingInterruptsOf(this.store, this.id);
   }
 
   /**

@@ -2,6 +2,7 @@ import { NotFoundError } from "../errors.js";
 import { diffStates, type DiffEntry } from "../state/diff.js";
 import { readState } from "../state/read.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord, type RunRecord } from "../store/records.js";
+import { waitForRun, type WaitUntil } from "./run-wait.js";
 import type { EventQuery, Store } from "../store/store.js";
 
 export type CheckpointRef = string | number;
@@ -24,35 +25,34 @@ export async function diffCheckpoints(store: Store, from: CheckpointPlace | null
   return diffStates(before, await readState(store, to.runId, to.n));
 }
 
-/** The events that end a run (it may start again later: a failed run retried by an operator). */
-const RUN_ENDS: readonly EventRecord["type"][] = ["run.succeeded", "run.failed", "run.canceled"];
-
 /**
  * A run's events after `after`, live, until the run ends (or, `until: "settled"`, until it ends
- * or pauses): past events first, then new ones as any process commits them. Once the run has
- * stopped there, what its history holds after that (an operator's refused command, say) is read
- * to its last event, and the iteration ends.
+ * or pauses for an operator, itself or a sub-workflow it waits on — as `waitForRun` returns):
+ * past events first, then new ones as any process commits them. Once the run has stopped there,
+ * what its history holds after that (an operator's refused command, say) is read to its last
+ * event, and the iteration ends.
  */
-export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncGenerator<EventRecord> {
+export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal; until?: WaitUntil } = {}): AsyncGenerator<EventRecord> {
   let after = options.after ?? 0;
-  const settled = options.until === "settled";
-  const stops = settled ? [...RUN_ENDS, "run.paused"] : RUN_ENDS;
-  const ended = async () => {
-    const run = await store.getRun(runId);
-    return run !== undefined && (TERMINAL_RUN_STATUSES.includes(run.status) || (settled && run.status === "paused"));
-  };
-  if (!(await ended())) {
-    let endSeen = false;
-    for await (const event of store.subscribe({ runId, after, ...(options.signal ? { signal: options.signal } : {}) })) {
+  if (!(await store.getRun(runId))) throw new NotFoundError("run", runId);
+  // Whether the run has stopped may show in another run's history (a child pausing), so a wait
+  // for it, not the run's own events, ends the live part.
+  const stopped = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stopped.signal]) : stopped.signal;
+  const waiting = waitForRun(store, runId, { until: options.until ?? "end", signal }).then(
+    () => stopped.abort(),
+    () => undefined,
+  );
+  try {
+    for await (const event of store.subscribe({ runId, after, signal })) {
       yield event;
       after = event.seq;
-      if (stops.includes(event.type) && (await ended())) {
-        endSeen = true;
-        break;
-      }
     }
-    if (!endSeen) return;
+  } finally {
+    stopped.abort();
+    await waiting;
   }
+  if (options.signal?.aborted) return;
   yield* readAllEvents(store, { runId, after });
 }
 

@@ -93,7 +93,7 @@ retries or cancels it meanwhile).
         run = await handle.wait({ ...budget(), until: "end" });
       }
     } catch (error) {
-      if (!(error instanceof PitwallError && error.code === "RUN" && error.message.includes(" did not settle within "))) throw error;
+      if (!(error instanceof PitwallError && error.code === "RUN" && / did not (settle|end) within /.test(error.message))) throw error;
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = await opened.getRun(runId);
       if (out.json && now) await settled(now);

@@ -258,6 +258,25 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(await run.state(0)).toEqual({ out: "", tries: 0 });
   });
 
+  it("a handle on a run that does not exist says so from every method, its events included", async () => {
+    const engine = await harness.engine([]);
+    const ghost = engine.run("run-typo");
+    const iterate = async () => {
+      for await (const _event of ghost.events()) break;
+    };
+    for (const call of [() => ghost.get(), () => ghost.wait(), () => ghost.state(), iterate, () => ghost.pendingInterrupts()]) {
+      await expect(call()).rejects.toThrow(new NotFoundError("run", "run-typo"));
+    }
+  });
+
+  it("a wait for a run's end that times out says the run did not end, and how it is", async () => {
+    const wf = workflow("ending", { state }).node("a", () => ({ out: "a" }), { next: "END" }).compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    await expect(run.wait({ until: "end", timeoutMs: 50 })).rejects.toThrow(`run ${run.id} did not end within 50 ms (it is queued)`);
+    await expect(run.wait({ timeoutMs: 50 })).rejects.toThrow(`run ${run.id} did not settle within 50 ms (it is queued)`);
+  });
+
   it("ends a run's event iteration when it pauses for an operator, as wait() settles, or only at its end when told", async () => {
     const wf = workflow("events-pause", { state }).node("a", () => ({ out: "a" }), { next: "b" }).node("b", () => ({ out: "b" }), { next: "END" }).compile();
     const engine = await harness.engine([wf]);

@@ -206,11 +206,16 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
       .compile();
     const engine = await harness.engine([parent]);
     const run = await engine.start(parent, { topic: "owls" });
+    // Its events end there too, as its wait settles: the pause is in the child's history.
+    const types: string[] = [];
+    for await (const event of run.events()) types.push(event.type);
+    expect(types.at(-1)).toBe("run.released");
     const settled = await run.wait({ timeoutMs: 10_000 });
     expect(settled.status).toBe("queued");
     const childRun = await engine.store.getRun(settled.waitingOn!);
     expect(childRun).toMatchObject({ status: "paused", parentRunId: run.id });
-    const [pending] = await engine.store.listInterrupts({ runId: childRun!.id, status: "pending" });
+    const [pending, ...more] = await run.pendingInterrupts();
+    expect([pending?.runId, pending?.node, more]).toEqual([childRun!.id, "research", []]);
     await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
     expect((await run.wait({ until: "end", timeoutMs: 10_000 })).status).toBe("succeeded");
     expect((await run.state()).notes).toEqual(["intro", "about owls"]);
