@@ -12,7 +12,7 @@ import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
 import { followRun } from "./operator/reads.js";
-import { pendingInterruptsOf, waitForRun, type WaitOptions } from "./operator/run-wait.js";
+import { pendingInterruptsOf, waitForRun, type Diagnosis, type WaitOptions } from "./operator/run-wait.js";
 import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -88,7 +88,13 @@ export class Engine {
 
   /** A handle on an existing run. */
   run(id: string): RunHandle {
-    return new RunHandle(this.store, id);
+    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run));
+  }
+
+  /** A queued run that the worker of this engine cannot run: the version it cannot, and why. */
+  private async whyNotRunning(run: RunRecord): Promise<string | undefined> {
+    if (!this.worker || run.status !== "queued" || run.waitingOn !== null || (await this.registry.resolve(run.version))) return undefined;
+    return `this engine's worker cannot run it: ${this.registry.whyUnusable(run.version) ?? `version ${run.version} is not in the store`}; register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow }))`;
   }
 
   /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
@@ -110,6 +116,7 @@ export class RunHandle<S extends State = State> {
   constructor(
     private readonly store: Store,
     readonly id: string,
+    private readonly diagnose?: Diagnosis,
   ) {}
 
   async get(): Promise<RunRecord> {
@@ -124,7 +131,7 @@ export class RunHandle<S extends State = State> {
    * `waitingOn` gives. A run waiting for a timer, or for a child run still going, is in progress.
    */
   wait(options: WaitOptions = {}): Promise<RunRecord> {
-    return waitForRun(this.store, this.id, options);
+    return waitForRun(this.store, this.id, options, this.diagnose);
   }
 
   /** The interrupts the run waits on people for: its own, and those of the sub-workflow runs it waits on. */

@@ -56,6 +56,7 @@ export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun 
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
 export { checkDeletion, leaseRanOut } from "./store/rules.js";
+export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";
