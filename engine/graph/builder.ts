@@ -204,6 +204,7 @@ export class WorkflowBuilder<S extends State> {
       children: this.children,
       tool: (name) => tools.get(name),
       toolsFrom: `among the tools of workflow ${this.name} (workflow(name, { tools }))`,
+      warnings: result.problems.filter((p) => p.severity === "warning"),
       ...(this.options.model ? { model: this.options.model } : {}),
     }) as CompiledWorkflow<S>;
   }
@@ -213,7 +214,8 @@ export class WorkflowBuilder<S extends State> {
     this.first ??= name;
     const { route, ...edges } = options;
     if (route) this.routers.set(name, route as Router);
-    this.nodes[name] = { ...body, ...stripUndefined(edges), ...(route ? { router: true } : {}) };
+    // Defined, not assigned: a node named "__proto__" would replace the object's prototype and vanish.
+    Object.defineProperty(this.nodes, name, { value: { ...body, ...stripUndefined(edges), ...(route ? { router: true } : {}) }, enumerable: true, writable: true, configurable: true });
     return this;
   }
 }

@@ -10,6 +10,7 @@ import {
   checkWorkflowText,
   formatProblem,
   loadWorkflowText,
+  loadWorkflowValue,
   renderGraph,
   workflow,
   type Problem,
@@ -139,6 +140,20 @@ describe("workflow validation", () => {
       expect.arrayContaining(["$.nodes.__proto__ INVALID_FIELD", "$.nodes.constructor INVALID_FIELD", "$.state.toString BAD_STATE_SCHEMA", "$.nodes.b.routes.valueOf INVALID_FIELD"]),
     );
     expect(() => workflow("proto", { state: z.object({}) }).node("toString", noop, { next: "END" }).compile()).toThrow(/"toString" is a name JavaScript objects hold already/);
+    expect(() => workflow("proto", { state: z.object({}) }).node("__proto__", noop, { next: "END" }).compile()).toThrow(/"__proto__" is a name JavaScript objects hold already/);
+  });
+
+  it("keeps what checking warned of on the compiled workflow, built in code or loaded from JSON", () => {
+    const routed = workflow("warned", { state: z.object({ mode: z.string().default("x") }) })
+      .node("a", noop, { routeOn: "mode", routes: { x: "b" }, default: "END" })
+      .node("b", noop, { routeOn: "mode", routes: { x: "END" } })
+      .compile();
+    expect(routed.warnings.map((p) => `${p.path} ${p.code}`)).toEqual(["$.nodes.b.routes ROUTES_WITHOUT_DEFAULT"]);
+    expect(routed.warnings.every((p) => p.severity === "warning")).toBe(true);
+    const clean = workflow("clean", { state: z.object({}) }).node("a", noop, { next: "END" }).compile();
+    expect(clean.warnings).toEqual([]);
+    const loaded = loadWorkflowValue({ name: "j", state: { mode: { type: "string", default: "x" } }, start: "a", nodes: { a: { action: "tasks.noop", routeOn: "mode", routes: { x: "END" } } } }, actions);
+    expect(loaded.warnings.map((p) => p.code)).toContain("ROUTES_WITHOUT_DEFAULT");
   });
 
   it("reports a node added twice in code", () => {
