@@ -143,6 +143,14 @@ describe("workflow validation", () => {
     expect(() => workflow("proto", { state: z.object({}) }).node("__proto__", noop, { next: "END" }).compile()).toThrow(/"__proto__" is a name JavaScript objects hold already/);
   });
 
+  it("refuses a node that routes both by routeOn and by a route function", () => {
+    const build = () =>
+      workflow("both", { state: z.object({ k: z.string().default("x") }) })
+        .node("a", noop, { routeOn: "k", route: () => "y", routes: { x: "END", y: "END" } })
+        .compile();
+    expect(build).toThrow("$.nodes.a.routeOn: INVALID_FIELD: a node chooses its route by `routeOn` or by its route function, not both: the function's choice would be ignored");
+  });
+
   it("keeps what checking warned of on the compiled workflow, built in code or loaded from JSON", () => {
     const routed = workflow("warned", { state: z.object({ mode: z.string().default("x") }) })
       .node("a", noop, { routeOn: "mode", routes: { x: "b" }, default: "END" })
