@@ -13,7 +13,7 @@ export type {
   NodeResult,
   Router,
 } from "./graph/model.js";
-export { actionRegistry, extendRegistry, loadActionModules } from "./graph/actions.js";
+export { actionRegistry, defineActions, extendRegistry, loadActionModules, type Actions } from "./graph/actions.js";
 export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
 export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
 export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
