@@ -320,6 +320,8 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
       return out;
     };
     expect((await collect(run.events())).map((e) => e.type)).toEqual(live.map((e) => e.type));
+    // An event's type narrows its payload's type.
+    expect(live.flatMap((e) => (e.type === "step.completed" ? [e.payload.nodes] : []))).toEqual([["a"], ["b"]]);
     expect(await collect(run.events({ after: live.at(-1)!.seq }))).toEqual([]);
     // What the history holds after the end (a refused command) is followed to its last event.
     const endedAt = (await run.get()).updatedAt;

@@ -28,7 +28,7 @@ describe("an embedded engine and runs of a version it cannot run", () => {
 
     // Forked onto the version it has, the run goes on.
     const { result } = await engine.operator("ann").fork(run.id, 0, { workflow: after });
-    expect((await engine.run(String(result.runId)).wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect((await engine.run(result.runId).wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
   });
 });
 
