@@ -1,4 +1,5 @@
 import { NotFoundError } from "./errors.js";
+import { parseCheckpointId } from "./ids.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
@@ -112,6 +113,15 @@ export class Engine {
 /** The longest wait a timer can hold (setTimeout's limit, about 24.8 days). */
 export const MAX_WAIT_MS = MAX_TIMER_MS;
 
+/** A run's state at one of its checkpoints, as `RunHandle.values()` gives it. */
+export interface StateAt<S extends State = State> {
+  checkpointId: string;
+  n: number;
+  /** The nodes whose writes the checkpoint holds (none for the input; the node an edit was made as). */
+  nodes: string[];
+  state: S;
+}
+
 export class RunHandle<S extends State = State> {
   constructor(
     private readonly store: Store,
@@ -168,6 +178,27 @@ export class RunHandle<S extends State = State> {
    */
   events(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncIterable<EventRecord> {
     return followRun(this.store, this.id, { ...options, until: options.until ?? "settled" });
+  }
+
+  /**
+   * The run's state at each checkpoint it records (LangGraph's `streamMode: "values"`): its input
+   * (checkpoint 0), then after each step and each operator's edit, live, with the nodes whose
+   * writes it holds. Takes the options of `events()` and ends as it does.
+   */
+  async *values(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncGenerator<StateAt<S>> {
+    for await (const event of this.events(options)) {
+      const at =
+        event.type === "step.completed"
+          ? { id: event.payload.checkpointId, nodes: event.payload.nodes }
+          : event.type === "state.edited"
+            ? { id: event.payload.checkpointId, nodes: event.payload.asNode ? [event.payload.asNode] : [] }
+            : event.type === "run.created"
+              ? { id: `${this.id}:0`, nodes: [] }
+              : undefined;
+      const n = at && parseCheckpointId(at.id)?.n;
+      if (at === undefined || n === undefined) continue;
+      yield { checkpointId: at.id, n, nodes: at.nodes, state: (await readState(this.store, this.id, n)) as S };
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // The public API of pitwall's engine. The console and the CLI use nothing else.
-export { createEngine, Engine, MAX_WAIT_MS, RunHandle, type EngineOptions, type StartOptions } from "./engine.js";
+export { createEngine, Engine, MAX_WAIT_MS, RunHandle, type EngineOptions, type StartOptions, type StateAt } from "./engine.js";
 export { workflow, WorkflowBuilder, type NodeOptions, type EdgeOptions, type WorkflowOptions } from "./graph/builder.js";
 export { END, DECISIONS, NODE_KINDS, nodeTargets, asList, type WorkflowDefinition, type NodeDefinition, type RetryPolicy } from "./graph/definition.js";
 export type {

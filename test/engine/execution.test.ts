@@ -295,6 +295,26 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(toEnd.at(-1)).toBe("run.succeeded");
   });
 
+  it("streams the state at each checkpoint, live: the input, each step's, an operator's edit", async () => {
+    const wf = workflow("values", { state }).node("a", () => ({ out: "a" }), { next: "b" }).node("b", (s) => ({ out: `${s.out}b` }), { next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, {}, { interruptBefore: ["b"] });
+    const seen: string[] = [];
+    for await (const at of run.values()) seen.push(`${at.n} [${at.nodes.join(",")}] ${at.state.out}`);
+    expect(seen).toEqual(["0 [] ", "1 [a] a"]);
+    const after = await engine.store.lastEventSeq();
+    const later: string[] = [];
+    const following = (async () => {
+      for await (const at of run.values({ after, until: "end" })) later.push(`${at.n} [${at.nodes.join(",")}] ${at.state.out}`);
+    })();
+    const op = engine.operator("ann");
+    await op.updateState(run.id, { out: "edited " });
+    const [pending] = await run.pendingInterrupts();
+    await op.resolve(pending!.id, { decision: "approve" });
+    await following;
+    expect(later).toEqual(["2 [] edited ", "3 [b] edited b"]);
+  });
+
   it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {
     const wf = workflow("events", { state })
       .node("a", () => ({ out: "a" }), { next: "b" })
