@@ -36,15 +36,16 @@ describe("two workflows built in code with the same graph", () => {
   const harness = engineHarness(memory);
 
   it("are refused together when their code differs (they share a version; a run would run the code registered last)", async () => {
-    const build = (who: string) => workflow("same", { state }).node("a", () => ({ log: [who] }), { next: "END" }).compile();
-    const a = build("A");
-    const b = build("B");
+    const a = workflow("same", { state }).node("a", () => ({ log: ["A"] }), { next: "END" }).compile();
+    const b = workflow("same", { state }).node("a", () => ({ log: ["B"] }), { next: "END" }).compile();
     expect(a.version).toBe(b.version);
     const refusal = `workflow same version ${a.version} is already registered with other code (node a's function differs): two workflows with the same graph have the same version, so a run of either would run whichever was registered last; give them different names, or register one`;
     expect(() => createEngine({ workflows: [a, b], worker: false })).toThrow(refusal);
     const engine = await harness.engine([a]);
     await expect(engine.start(b)).rejects.toThrow(refusal);
-    // The same workflow again is no conflict.
+    // The same workflow again is no conflict, nor is one factory's workflow built twice (as a sub-workflow, say).
     expect((await (await engine.start(a)).wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    const build = () => workflow("built", { state }).node("a", () => ({ log: ["built"] }), { next: "END" }).compile();
+    expect(() => createEngine({ workflows: [build(), build()], worker: false })).not.toThrow();
   });
 });
