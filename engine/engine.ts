@@ -1,4 +1,4 @@
-import { NotFoundError } from "./errors.js";
+import { NotFoundError, RunExistsError, ValidationError } from "./errors.js";
 import { parseCheckpointId } from "./ids.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
@@ -13,7 +13,7 @@ import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
 import { followRun } from "./operator/reads.js";
-import { pendingInterruptsOf, waitForRun, type Diagnosis, type WaitOptions } from "./operator/run-wait.js";
+import { pausedOnFailure, pendingInterruptsOf, waitForRun, type Diagnosis, type WaitOptions } from "./operator/run-wait.js";
 import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -38,7 +38,19 @@ export interface EngineOptions {
 }
 
 export interface StartOptions {
+  /**
+   * The run's id (letters, digits, '.', '_' and '-', at most 128; default: a random `run-…`): a key
+   * of the caller's (an order number) that makes a retried start safe. A second start with an id
+   * a run has throws `RunExistsError`.
+   */
   id?: string;
+  /**
+   * With `id`: "reuse" takes a run that has the id already as this start when it is the same
+   * start (same workflow name, input and interrupt lists: `RunExistsError.sameStart`) and returns
+   * its handle, as a start retried after a lost reply expects; another run with that id still
+   * throws. Default "error".
+   */
+  ifExists?: "error" | "reuse";
   /** Per-run overrides of the workflow's interrupt lists. */
   interruptBefore?: string[];
   interruptAfter?: string[];
@@ -77,12 +89,21 @@ export class Engine {
     const compiled = typeof workflow === "string" ? this.registry.byName(workflow) ?? (await this.registry.resolve(workflow)) : workflow;
     if (!compiled) throw new NotFoundError("workflow", String(workflow));
     this.registry.register(compiled);
-    const id = await startRun(this.store, compiled, input, {
-      actor: options.actor ?? this.actor,
-      ...(options.id ? { id: options.id } : {}),
-      interruptBefore: options.interruptBefore ?? null,
-      interruptAfter: options.interruptAfter ?? null,
-    });
+    if (options.ifExists !== undefined && options.ifExists !== "error" && options.ifExists !== "reuse") {
+      throw new ValidationError(`ifExists ${JSON.stringify(options.ifExists)}: give "error" or "reuse"`);
+    }
+    let id: string;
+    try {
+      id = await startRun(this.store, compiled, input, {
+        actor: options.actor ?? this.actor,
+        ...(options.id !== undefined ? { id: options.id } : {}),
+        interruptBefore: options.interruptBefore ?? null,
+        interruptAfter: options.interruptAfter ?? null,
+      });
+    } catch (error) {
+      if (!(options.ifExists === "reuse" && error instanceof RunExistsError && error.sameStart)) throw error;
+      id = error.run.id;
+    }
     this.worker?.nudge();
     return this.run(id);
   }
@@ -142,6 +163,15 @@ export class RunHandle<S extends State = State> {
    */
   wait(options: WaitOptions = {}): Promise<RunRecord> {
     return waitForRun(this.store, this.id, options, this.diagnose);
+  }
+
+  /**
+   * The run, or the sub-workflow run it waits on, when it is paused on a failure an operator must
+   * repair (retries exhausted, poison, a node killed, an at-most-once node's recovery interrupt),
+   * with why; undefined when it is not (a pause for a person's answer is not a failure).
+   */
+  async pausedOnFailure(): Promise<{ run: RunRecord; why: string } | undefined> {
+    return pausedOnFailure(this.store, await this.get());
   }
 
   /** The interrupts the run waits on people for: its own, and those of the sub-workflow runs it waits on. */

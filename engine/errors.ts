@@ -1,3 +1,5 @@
+import type { RunRecord } from "./store/records.js";
+
 /**
  * Every error pitwall raises on purpose is a PitwallError with a stable `code`, so that callers
  * (the CLI's exit codes, the console's footer) can react without parsing messages.
@@ -34,6 +36,23 @@ export class ValidationError extends PitwallError {
 export class ConflictError extends PitwallError {
   constructor(message: string) {
     super("CONFLICT", message);
+  }
+}
+
+/**
+ * A start given an id that a run already has. `sameStart` says whether that run is a start of the
+ * same workflow (by name) from the same input with the same interrupt lists: a start retried
+ * after its reply was lost, which a caller may take as done (`engine.start(..., { id, ifExists:
+ * "reuse" })`, `pitwall start --id`). Otherwise the id names another request, and the message says
+ * how that run differs.
+ */
+export class RunExistsError extends ConflictError {
+  constructor(
+    readonly run: RunRecord,
+    readonly sameStart: boolean,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

@@ -30,6 +30,7 @@ export {
   PitwallError,
   ValidationError,
   ConflictError,
+  RunExistsError,
   StaleFenceError,
   NotFoundError,
   StoreError,
@@ -43,6 +44,7 @@ export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } fro
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
+export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
 export { nodesRunOnRetry } from "./worker/commands.js";

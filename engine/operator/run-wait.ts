@@ -1,6 +1,6 @@
 import { NotFoundError, PitwallError, ValidationError } from "../errors.js";
 import { MAX_TIMER_MS } from "../graph/definition.js";
-import { TERMINAL_RUN_STATUSES, type InterruptRecord, type RunRecord } from "../store/records.js";
+import { TERMINAL_RUN_STATUSES, type InterruptKind, type InterruptRecord, type PauseReason, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 
 /** Settled: ended, or paused for an operator (itself or a sub-workflow it waits on). End: ended. */
@@ -78,4 +78,48 @@ export async function pendingInterruptsOf(store: Store, runId: string): Promise<
   const links = await waitingChain(store, await mustGetRun(store, runId));
   const lists = await Promise.all(links.map((r) => store.listInterrupts({ runId: r.id, status: "pending" })));
   return lists.flat();
+}
+
+/**
+ * Which pauses are failures — the run stopped on something that went wrong, and an operator must
+ * repair it before it goes on as meant — and which are questions the run asks a person by design.
+ * `start --wait` exits 1 on a failure (`start --wait && deploy` stops there) and 0 on a question.
+ * Every pause reason and interrupt kind is classed here, so that a new one must be.
+ */
+export const PAUSE_IS_FAILURE: Readonly<Record<Exclude<PauseReason, "interrupt">, boolean>> = {
+  // An operator's breakpoint: they stopped it to look.
+  breakpoint: false,
+  // An operator stopped a node: its work did not finish.
+  killed: true,
+  "retries-exhausted": true,
+  poison: true,
+};
+
+/** For a run paused as `interrupt`: which kinds of interrupt are failures (see PAUSE_IS_FAILURE). */
+export const INTERRUPT_IS_FAILURE: Readonly<Record<InterruptKind, boolean>> = {
+  before: false,
+  after: false,
+  node: false,
+  approval: false,
+  breakpoint: false,
+  // An at-most-once node whose worker died or shut down while it ran: it may have done part of its work.
+  recovery: true,
+};
+
+/**
+ * The run, or the sub-workflow run it waits on, that is paused on a failure (PAUSE_IS_FAILURE,
+ * INTERRUPT_IS_FAILURE), with why in words; undefined when none is (running, ended, or paused for
+ * a person's answer).
+ */
+export async function pausedOnFailure(store: Store, run: RunRecord): Promise<{ run: RunRecord; why: string } | undefined> {
+  for (const link of await waitingChain(store, run)) {
+    if (link.status !== "paused" || link.reason === null) continue;
+    if (link.reason !== "interrupt") {
+      if (PAUSE_IS_FAILURE[link.reason]) return { run: link, why: link.reason };
+      continue;
+    }
+    const failed = (await store.listInterrupts({ runId: link.id, status: "pending" })).filter((i) => INTERRUPT_IS_FAILURE[i.kind]);
+    if (failed.length > 0) return { run: link, why: failed.map((i) => `${i.kind} interrupt ${i.id} at ${i.node} (${i.request.decisions.join(" or ")})`).join(", ") };
+  }
+  return undefined;
 }

@@ -1,10 +1,13 @@
-import { ValidationError } from "../errors.js";
+import { ConflictError, RunExistsError, ValidationError } from "../errors.js";
+import { canonicalJson } from "../graph/canonical.js";
 import type { WorkflowDefinition } from "../graph/definition.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { RUN_ID_PATTERN, newId } from "../ids.js";
 import { newRun } from "../runtime/new-run.js";
 import type { State } from "../state/ops.js";
+import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
+import type { RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { storeWorkflow } from "./workflows.js";
 
@@ -55,16 +58,36 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
   const id = options.id ?? newId("run");
   const state = checkStart(workflow, input, { ...options, id });
   await storeVersion(store, workflow);
-  await store.createRun(
-    newRun({
-      id,
-      workflow: { name: workflow.definition.name, version: workflow.version },
-      state,
-      actor: options.actor,
-      interruptBefore: options.interruptBefore ?? null,
-      interruptAfter: options.interruptAfter ?? null,
-      next: [workflow.definition.start],
-    }),
-  );
+  const interruptBefore = options.interruptBefore ?? null;
+  const interruptAfter = options.interruptAfter ?? null;
+  try {
+    await store.createRun(
+      newRun({ id, workflow: { name: workflow.definition.name, version: workflow.version }, state, actor: options.actor, interruptBefore, interruptAfter, next: [workflow.definition.start] }),
+    );
+  } catch (error) {
+    const existing = error instanceof ConflictError && options.id !== undefined ? await store.getRun(id) : undefined;
+    if (!existing) throw error;
+    const differs = await howItDiffers(store, existing, { workflow: workflow.definition.name, state, interruptBefore, interruptAfter });
+    throw new RunExistsError(existing, differs === undefined, `run ${id} already exists${differs ? `, ${differs}: give another id` : ": started before with this workflow and input"}`);
+  }
   return id;
+}
+
+/**
+ * How a run differs from a start that would have made it: of another workflow, from another
+ * input (its checkpoint 0), or with other interrupt lists. Undefined when it is the same start,
+ * retried. The version is not compared: a run keeps the version it started on, and a retry after
+ * the workflow's file was fixed is still the same request (the caller is told the run's version).
+ */
+async function howItDiffers(
+  store: Store,
+  run: RunRecord,
+  start: { workflow: string; state: State; interruptBefore: string[] | null; interruptAfter: string[] | null },
+): Promise<string | undefined> {
+  if (run.workflow !== start.workflow) return `a run of workflow ${run.workflow}, not ${start.workflow}`;
+  if (run.parentRunId !== null || run.forkOf !== null) return `a ${run.forkOf ? `fork of run ${run.forkOf.runId}` : `sub-workflow run of run ${run.parentRunId}`}, not a start`;
+  const lists = (list: string[] | null) => canonicalJson(list && list.length > 0 ? list : null);
+  if (lists(run.interruptBefore) !== lists(start.interruptBefore) || lists(run.interruptAfter) !== lists(start.interruptAfter)) return "started with other interrupt lists";
+  if (canonicalJson(await readState(store, run.id, 0)) !== canonicalJson(start.state)) return "started from another input";
+  return undefined;
 }

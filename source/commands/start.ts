@@ -1,9 +1,9 @@
-import { MAX_WAIT_MS, PitwallError, RunHandle, checkStart, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, RunExistsError, RunHandle, checkStart, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { runStatus } from "../cli/format.js";
+import { age, runStatus } from "../cli/format.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
@@ -12,16 +12,23 @@ const UNCLAIMED_NOTE_MS = 30_000;
 
 export const start = defineCommand({
   name: "start",
-  usage: "start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
+  usage: "start <workflow.json> [--id ID] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
   summary: "store a workflow and start a run of it; prints the run id",
   details: `The input is a partial state, validated against the workflow's state schema.
 A worker (pitwall worker, or the demo) executes the run; with --actions (or actions in the
 config file) the workflow's actions are checked now.
 --wait waits until the run ends or pauses for an operator; exit 1 if it failed, was canceled or
-paused on a failure. --until end waits on through pauses until the run ends (an operator answers,
+paused on a failure (retries-exhausted, poison, killed, or an at-most-once node's recovery
+interrupt); exit 0 if it paused for a person's answer (an approval, interrupt or breakpoint). --until end waits on through pauses until the run ends (an operator answers,
 retries or cancels it meanwhile).
---json prints { "runId" } (with --wait also "status", "reason", "error").`,
+--id ID names the run (letters, digits, '.', '_' and '-', at most 128), so that a start whose
+reply was lost can be run again: when a run with that id exists and is a start of the same
+workflow (by name) from the same input and interrupt lists, it is taken as this start (exit 0, a
+note on stderr, --wait waits for it); a run with that id of another workflow or input is a
+conflict (exit 3).
+--json prints { "runId" } (with --id also "existed"; with --wait also "status", "reason", "error").`,
   flags: {
+    id: { type: "string" },
     input: { type: "string" },
     actions: { type: "string", isMultiple: true },
     wait: { type: "boolean" },
@@ -49,17 +56,31 @@ retries or cancels it meanwhile).
       throw new UsageError(`--timeout ${flags.timeout}: give seconds, more than 0 and at most ${MAX_WAIT_MS / 1000}`);
     }
     // Checked before the store is opened: a refused start creates no store file.
-    checkStart(workflow, input, { ...(interruptBefore.length ? { interruptBefore } : {}), ...(interruptAfter.length ? { interruptAfter } : {}) });
-    const opened = await store();
-    const runId = await startRun(opened, workflow, input, {
-      actor: global.actor,
+    const options = {
+      ...(flags.id !== undefined ? { id: flags.id } : {}),
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
-    });
-    await noteOtherVersions(out, opened, workflow.definition.name, workflow.version);
+    };
+    checkStart(workflow, input, options);
+    const opened = await store();
+    let runId: string;
+    let existed: RunRecord | undefined;
+    try {
+      runId = await startRun(opened, workflow, input, { actor: global.actor, ...options });
+    } catch (error) {
+      // A start retried after its reply was lost finds its own run: done already, not a conflict.
+      if (!(error instanceof RunExistsError && error.sameStart)) throw error;
+      existed = error.run;
+      runId = existed.id;
+      const version = existed.version === workflow.version ? "" : `; it is on version ${existed.version.slice(0, 8)}, not this file's ${workflow.version.slice(0, 8)}, and keeps it`;
+      out.note(`run ${runId} was started before (${age(existed.createdAt)} ago, now ${runStatus(existed)}): not started again${version}`);
+    }
+    if (!existed) await noteOtherVersions(out, opened, workflow.definition.name, workflow.version);
+    // With --id a script learns whether this start made the run.
+    const made = flags.id !== undefined ? { existed: existed !== undefined } : {};
     const handle = new RunHandle(opened, runId);
     if (!flags.wait) {
-      if (out.json) out.value({ runId: handle.id });
+      if (out.json) out.value({ runId: handle.id, ...made });
       else out.line(handle.id);
       return EXIT.ok;
     }
@@ -68,7 +89,7 @@ retries or cancels it meanwhile).
     const child = async (run: RunRecord) => (run.waitingOn ? await opened.getRun(run.waitingOn) : undefined);
     const settled = async (run: RunRecord) => {
       const held = await child(run);
-      out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
+      out.value({ runId: run.id, ...made, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
     };
     const settledText = async (run: RunRecord) => {
       const held = await child(run);
@@ -101,11 +122,12 @@ retries or cancels it meanwhile).
     } finally {
       clearTimeout(unclaimed);
     }
+    // Paused on a failure (retries spent, workers lost, a node killed, an at-most-once node cut
+    // off) is a failure an operator must look at: `start --wait && deploy` must not go on. Paused
+    // for a person's answer is the run at work. The engine's PAUSE_IS_FAILURE decides which.
+    const failedPause = await handle.pausedOnFailure();
     if (out.json) await settled(run);
-    else out.note(await settledText(run));
-    // Paused on a failure (retries spent, workers lost) is a failure an operator must look at:
-    // `start --wait && deploy` must not go on. Paused for a person's answer is the run at work.
-    const failedPause = run.status === "paused" && (run.reason === "retries-exhausted" || run.reason === "poison");
+    else out.note(`${await settledText(run)}${failedPause && failedPause.why !== failedPause.run.reason ? `: ${failedPause.why}` : ""}`);
     return run.status === "failed" || run.status === "canceled" || failedPause ? EXIT.failed : EXIT.ok;
   },
 });
