@@ -68,6 +68,7 @@ export { valueAtPath } from "./state/paths.js";
 export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";
 export { SKIPPED } from "./runtime/step.js";
+export { nextRetry, type RetryWait } from "./runtime/retry.js";
 export type { State, ChannelOp } from "./state/ops.js";
 export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";

@@ -1,4 +1,4 @@
-import { retryPolicySchema, type RetryPolicy, type RetryPolicyInput } from "../graph/definition.js";
+import { retryPolicySchema, type RetryPolicy, type RetryPolicyInput, type WorkflowDefinition } from "../graph/definition.js";
 import type { TaskRecord } from "../store/records.js";
 
 const NO_RETRY = retryPolicySchema.parse({});
@@ -39,4 +39,37 @@ export function retryDecision(
   const base = Math.min(policy.maxBackoffMs, policy.backoffMs * policy.factor ** (failures - 1));
   const jitter = base * policy.jitter * (random() * 2 - 1);
   return { retry: true, delayMs: Math.max(0, Math.round(base + jitter)) };
+}
+
+/** A task waiting out the backoff before its next attempt, as listings show it. */
+export interface RetryWait {
+  node: string;
+  /** When it may run again. */
+  at: number;
+  /** The attempt it will be, counted as its retry policy counts them (an operator's retry starts again at 1)... */
+  attempt: number;
+  /** ...of how many the policy allows (unknown without the workflow's definition). */
+  maxAttempts?: number;
+  /** Why the last attempt failed. */
+  error?: string;
+}
+
+/**
+ * The retry a run waits for: of its tasks, the one due soonest that failed and waits out its
+ * backoff (`notBefore`, set only for a retry; a wait node's timer parks its task instead).
+ * Undefined when no task does. Durable calls retry inside their node's attempt and are left out.
+ */
+export function nextRetry(tasks: readonly TaskRecord[], definition?: Pick<WorkflowDefinition, "nodes">, now = Date.now()): RetryWait | undefined {
+  const waiting = tasks.filter((t) => t.parent === null && t.status === "pending" && t.notBefore !== null && t.notBefore > now);
+  const task = waiting.sort((a, b) => a.notBefore! - b.notBefore!)[0];
+  if (!task) return undefined;
+  const node = definition?.nodes[task.node];
+  const error = task.attempts.at(-1)?.error;
+  return {
+    node: task.node,
+    at: task.notBefore!,
+    attempt: failuresCounted(task) + 1,
+    ...(node ? { maxAttempts: retryPolicyOf(node.retry).maxAttempts } : {}),
+    ...(error !== undefined ? { error } : {}),
+  };
 }

@@ -1,4 +1,4 @@
-import { leaseRanOut, type RunRecord } from "../../engine/index.js";
+import { leaseRanOut, nextRetry, type RetryWait, type RunRecord, type Store, type TaskRecord } from "../../engine/index.js";
 
 export function age(at: number | null, now = Date.now()): string {
   if (at === null) return "-";
@@ -22,11 +22,26 @@ export function clock(at: number): string {
 
 /**
  * `paused (interrupt)`: a paused run always says why, a running one whose lease ran out says so,
- * and a queued one says when it is parked on a timer or a sub-workflow rather than waiting for a worker.
+ * and a queued one says when it is parked on a timer, a retry's backoff or a sub-workflow rather
+ * than waiting for a worker. `retry` (retryWaitOf) is the failed node it waits to run again.
  */
-export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil" | "wakeAt" | "waitingOn">, now = Date.now()): string {
+export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil" | "wakeAt" | "waitingOn">, retry?: RetryWait, now = Date.now()): string {
   if (leaseRanOut(run, now)) return "running (lease ran out)";
   if (run.status === "queued" && run.waitingOn) return "queued (on a sub-workflow)";
+  // A worker holding a run through a short backoff keeps it running; a longer one releases it until then.
+  const retrying = retry && retry.at > now && (run.status === "running" || (run.status === "queued" && run.wakeAt !== null && retry.at <= run.wakeAt));
+  if (retrying) return `${run.status} (retry of ${retry.node} in ${age(now, retry.at)}, attempt ${retry.attempt}${retry.maxAttempts ? ` of ${retry.maxAttempts}` : ""})`;
   if (run.status === "queued" && run.wakeAt !== null && run.wakeAt > now) return `queued (timer, wakes in ${age(now, run.wakeAt)})`;
   return run.status === "paused" && run.reason ? `paused (${run.reason})` : run.status;
+}
+
+/**
+ * The retry a queued or running run waits out, from the tasks of its step in progress (read
+ * unless given) and its workflow's retry policy; undefined for any other run.
+ */
+export async function retryWaitOf(store: Store, run: RunRecord, tasks?: readonly TaskRecord[]): Promise<RetryWait | undefined> {
+  if (run.status !== "running" && !(run.status === "queued" && run.wakeAt !== null)) return undefined;
+  const stepTasks = (tasks ?? (await store.listTasks(run.id, { step: run.step + 1 }))).filter((t) => t.step === run.step + 1);
+  if (!nextRetry(stepTasks)) return undefined;
+  return nextRetry(stepTasks, (await store.getWorkflow(run.version))?.definition);
 }

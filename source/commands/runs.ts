@@ -2,7 +2,7 @@ import { RUN_STATUSES, currentStep, leaseRanOut, type RunStatus } from "../../en
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
-import { age, runStatus } from "../cli/format.js";
+import { age, retryWaitOf, runStatus } from "../cli/format.js";
 import { noteRoom } from "../cli/room.js";
 
 export const runs = defineCommand({
@@ -43,12 +43,14 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     const list = matching.slice(0, limit);
     // A list cut at the limit says so (on stderr, so that --json stays one array).
     if (matching.length > limit || (!flags.orphaned && found.nextCursor !== undefined)) out.note(`showing the ${limit} most recently updated; there are more (--limit N shows more)`);
+    // A queued run parked until a time may wait out a failed node's backoff, not a timer: say which.
+    const retries = out.json ? new Map() : new Map(await Promise.all(list.filter((r) => r.status === "queued" && r.wakeAt !== null).map(async (r) => [r.id, await retryWaitOf(s, r)] as const)));
     out.list(list, "no runs", ["RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,
       // Runs keep the version they started on: which one tells apart runs of an edited workflow.
       r.version.slice(0, 8),
-      runStatus(r),
+      runStatus(r, retries.get(r.id)),
       String(currentStep(r)),
       r.current.join(",") || "-",
       r.pendingInterrupts > 0 ? String(r.pendingInterrupts) : "-",

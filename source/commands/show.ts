@@ -1,7 +1,7 @@
-import { SKIPPED, currentStep, type InterruptRecord, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { age, bytes, clock, runStatus } from "../cli/format.js";
+import { age, bytes, clock, retryWaitOf, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { noteRoom } from "../cli/room.js";
@@ -32,7 +32,7 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
       out.value({ ...run, tasks, interrupts, storage });
       return EXIT.ok;
     }
-    printRun(out, run, child, tasks);
+    printRun(out, run, child, tasks, await retryWaitOf(s, run, tasks));
     printTasks(out, tasks);
     printInterrupts(out, interrupts);
     out.line();
@@ -41,10 +41,10 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
   },
 });
 
-function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[]): void {
+function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], retry: RetryWait | undefined): void {
   const rows: [string, string][] = [
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
-    ["status", runStatus(run)],
+    ["status", runStatus(run, retry)],
   ];
   if (run.error && run.status !== "paused") rows.push(["error", `${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""}: ${inline(run.error.message, 200)}`]);
   // A paused run's failed tasks are why it waits: their errors whole, not cut in the task table.
@@ -72,16 +72,24 @@ function leaseState(leaseUntil: number, now: number): string {
   return `lease expired ${age(leaseUntil)} ago: the worker is gone or stalled; the next worker to claim the run takes it over`;
 }
 
-/** The nodes of the step in progress, what they are to the run; those of them done already said apart. */
+/**
+ * The nodes of the step in progress, what they are to the run; those of them done already, and
+ * those waiting out a retry's backoff (not running, though the run is), said apart.
+ */
 function currentNodes(run: RunRecord, tasks: readonly TaskRecord[]): string {
+  const now = Date.now();
   const stepTasks = tasks.filter((t) => t.step === run.step + 1 && t.parent === null);
-  const done = run.current.filter((node) => {
-    const mine = stepTasks.filter((t) => t.node === node);
-    return mine.length > 0 && mine.every((t) => t.status === "succeeded");
-  });
-  const left = run.current.filter((node) => !done.includes(node));
-  if (left.length === 0 || done.length === 0) return `${CURRENT[run.status]} ${run.current.join(", ")}`;
-  return `${CURRENT[run.status]} ${left.join(", ")} (done: ${done.join(", ")})`;
+  const of = (node: string) => stepTasks.filter((t) => t.node === node);
+  const done = run.current.filter((node) => of(node).length > 0 && of(node).every((t) => t.status === "succeeded"));
+  const backingOff = (node: string) => of(node).some((t) => t.status === "pending" && t.notBefore !== null && t.notBefore > now) && !of(node).some((t) => t.status === "running");
+  const retrying = run.status === "running" ? run.current.filter((node) => !done.includes(node) && backingOff(node)) : [];
+  const left = run.current.filter((node) => !done.includes(node) && !retrying.includes(node));
+  const parts = [
+    ...(left.length > 0 ? [`${CURRENT[run.status]} ${left.join(", ")}`] : []),
+    ...(retrying.length > 0 ? [`waiting to retry ${retrying.join(", ")}`] : []),
+  ];
+  if (parts.length === 0 || (done.length === 0 && retrying.length === 0)) return `${CURRENT[run.status]} ${run.current.join(", ")}`;
+  return `${parts.join(", ")}${done.length > 0 ? ` (done: ${done.join(", ")})` : ""}`;
 }
 
 /** What a run's current nodes are to it. */
@@ -114,7 +122,7 @@ function printTasks(out: Output, all: TaskRecord[]): void {
       t.attempts.at(-1)?.code === SKIPPED ? "skipped" : t.status,
       String(t.attempts.length),
       duration(taskTime(t)),
-      (t.status === "failed" || t.status === "canceled") && t.error ? inline(t.error.message, 60) : t.waitingFor ? waiting(t.waitingFor) : "",
+      errorOrWait(t),
     ]),
   );
 }
@@ -125,6 +133,16 @@ function taskTime(t: TaskRecord): number | null {
   if (!last) return null;
   if (last.endedAt !== null) return last.endedAt - last.startedAt;
   return t.status === "running" ? Date.now() - last.startedAt : null;
+}
+
+/** Why a task stopped or what it waits for: a pending retry shows the error it retries after. */
+function errorOrWait(t: TaskRecord): string {
+  if ((t.status === "failed" || t.status === "canceled") && t.error) return inline(t.error.message, 60);
+  const last = t.attempts.at(-1);
+  if (t.status === "pending" && t.notBefore !== null && last?.error) {
+    return `${t.notBefore > Date.now() ? `retry in ${age(Date.now(), t.notBefore)}` : "retry due"}: ${inline(last.error, 60)}`;
+  }
+  return t.waitingFor ? waiting(t.waitingFor) : "";
 }
 
 function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
