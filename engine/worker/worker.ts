@@ -15,6 +15,7 @@ import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { storeWorkflow } from "../operator/workflows.js";
 import type { WorkflowRegistry } from "./registry.js";
+import { FailureReport } from "./failure-report.js";
 import { leftBehindKey, leftBehindText, runsLeftBehind, type LeftBehind } from "./left-behind.js";
 
 export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" | "snapshotPolicy">> {
@@ -170,12 +171,14 @@ export class Worker implements ExecutorHost {
   }
 
   private async claimLoop(signal: AbortSignal): Promise<void> {
+    const report = new FailureReport("claiming", (message) => this.options.onError?.(message));
     while (!signal.aborted) {
       try {
         await this.claimAvailable();
+        report.succeeded();
       } catch (error) {
         if (error instanceof StoreError && (error.gone || error.damaged)) return this.storeGone(error);
-        this.options.onError?.(`claiming failed: ${errorMessage(error)}`);
+        report.failed(error);
       }
       if (signal.aborted) break;
       await this.sleep(this.options.pollMs);

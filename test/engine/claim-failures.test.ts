@@ -1,0 +1,50 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { MemoryStore, StoreError, Worker, WorkflowRegistry, actionRegistry, createEngine, workflow, type Store } from "../../engine/index.js";
+
+const wf = workflow("tick", { state: z.object({ n: z.number().default(0) }) }).node("a", (s) => ({ n: s.n + 1 }), { next: "END" }).compile();
+
+/** A store whose claimRun fails (as SQLite does on a file it cannot grow) while `failing` is set. */
+function failingClaims(store: Store): { store: Store; failing: { on: boolean } } {
+  const failing = { on: true };
+  const wrapped = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === "claimRun") {
+        return async (...args: Parameters<Store["claimRun"]>) => {
+          if (failing.on) throw new StoreError("store ./f4.db could not be read or written (SQLITE_IOERR_WRITE)");
+          return target.claimRun(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store: wrapped, failing };
+}
+
+describe("a worker whose store keeps failing its claims", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("says so once, again once a minute with how long, and once when claiming works again (then runs the run)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
+    const memory = new MemoryStore();
+    const run = await createEngine({ store: memory, workflows: [wf], worker: false }).start(wf);
+    const { store, failing } = failingClaims(memory);
+    const said: string[] = [];
+    const worker = new Worker(store, new WorkflowRegistry(store, actionRegistry({}), [wf]), { pollMs: 1_000, onError: (m) => said.push(m) });
+    worker.start();
+    const claiming = () => said.filter((m) => m.startsWith("claiming"));
+
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(claiming()).toEqual(["claiming failed: store ./f4.db could not be read or written (SQLITE_IOERR_WRITE); trying again (said again each minute it goes on)"]);
+    await vi.advanceTimersByTimeAsync(31_000);
+    expect(claiming().slice(1)).toEqual(["claiming still failing after 1 min: store ./f4.db could not be read or written (SQLITE_IOERR_WRITE)"]);
+
+    failing.on = false;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(claiming().slice(2)).toEqual([expect.stringMatching(/^claiming works again, after failing for 1 min [0-6] s$/)]);
+    expect((await memory.getRun(run.id))?.status).toBe("succeeded");
+    await worker.stop();
+    expect(claiming()).toHaveLength(3);
+  });
+});
