@@ -41,6 +41,7 @@ export {
   type ErrorCode,
 } from "./errors.js";
 export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";
+export type { OwnerWaiting } from "./operator/owner-watch.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";

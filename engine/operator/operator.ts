@@ -18,6 +18,7 @@ import type { EventType } from "../runtime/events.js";
 import type { CheckpointRecord, CommandRecord, CommandType, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance, prepareCommand, refusal, type RunView } from "../worker/commands.js";
+import { watchOwner, type OwnerWaiting } from "./owner-watch.js";
 
 export interface OperatorOptions {
   /** Recorded on every command, e.g. `operator:alice`. Default: `operator:<OS user>`. */
@@ -27,15 +28,13 @@ export interface OperatorOptions {
   /** How long a command may stay unanswered in all before the call gives up (the command stays queued). */
   totalTimeoutMs?: number;
   /**
-   * Called once when a command has waited a moment (1 s) for the worker that owns its run: a
-   * worker that died holds the run until its lease runs out, and a person should know why
-   * nothing happens.
+   * Called when a command has waited a moment (1 s) for the worker that owns its run, and once
+   * more if its lease then shows more (`worker`: alive and stopping nodes, or not renewing): a
+   * worker that died holds the run until its lease runs out, one stopping a node that ignores its
+   * signal waits out its grace period, and a person should know why nothing happens.
    */
-  onWaiting?: (waiting: { runId: string; owner: string; leaseUntil: number | null; commandId: string }) => void;
+  onWaiting?: (waiting: OwnerWaiting) => void;
 }
-
-/** How long a command waits for a run's owner before `onWaiting` says so. */
-const WAITING_NOTICE_MS = 1_000;
 
 /** What an accepted command did: its effect in words, and what it made (`result`, e.g. a fork's `runId`). */
 export interface CommandOutcome<R extends Record<string, unknown> = Record<string, unknown>> {
@@ -281,16 +280,18 @@ export class Operator {
    * `run` was read just before the command was stored.
    */
   private async settle(command: CommandRecord, submittedTo: RunRecord, seq: number): Promise<CommandOutcome> {
-    let owner = submittedTo;
-    const told = setTimeout(() => this.onWaiting?.({ runId: owner.id, owner: owner.owner ?? "?", leaseUntil: owner.leaseUntil, commandId: command.id }), WAITING_NOTICE_MS);
+    const watching = new AbortController();
+    const onWaiting = this.onWaiting;
+    // Telling is a courtesy: a store error here is the command's own to report.
+    if (onWaiting) void watchOwner(this.store, command, submittedTo, watching.signal, onWaiting).catch(() => undefined);
     try {
-      return await this.settleOwned(command, submittedTo, seq, (run) => (owner = run));
+      return await this.settleOwned(command, submittedTo, seq);
     } finally {
-      clearTimeout(told);
+      watching.abort();
     }
   }
 
-  private async settleOwned(command: CommandRecord, submittedTo: RunRecord, seq: number, seen: (run: RunRecord) => void): Promise<CommandOutcome> {
+  private async settleOwned(command: CommandRecord, submittedTo: RunRecord, seq: number): Promise<CommandOutcome> {
     const deadline = Date.now() + this.totalTimeoutMs;
     let conflicts = 0;
     let known: RunRecord | undefined = submittedTo;
@@ -301,7 +302,6 @@ export class Operator {
       }
       const run: RunRecord = known ?? (await this.mustGetRun(command.runId));
       known = undefined;
-      seen(run);
       if (!isOwned(run)) {
         try {
           return await this.applyHere(command, run, false);

@@ -1,5 +1,5 @@
 import type { AnyFlags, TypedFlags } from "meow";
-import { Operator, loadActionModules, openStore, type ActionRegistry, type Store } from "../../engine/index.js";
+import { Operator, loadActionModules, openStore, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
 import { enableTypeScript } from "./typescript.js";
 import type { ExitCode } from "./errors.js";
@@ -126,8 +126,13 @@ export class Resources {
   }
 }
 
-/** What a command waiting on a run's owner says while it waits. */
-export function waitingNote({ runId, owner, leaseUntil }: { runId: string; owner: string; leaseUntil: number | null }): string {
-  const left = leaseUntil === null ? undefined : Math.max(0, Math.ceil((leaseUntil - Date.now()) / 1000));
-  return `run ${runId} is held by ${owner}: waiting for it to take the command${left === undefined ? "" : ` (if it is gone, its lease runs out in ${left} s and the command is applied here)`}`;
+/**
+ * What a command waiting on a run's owner says while it waits: that the worker may be gone only
+ * when its lease shows it did not renew it in time.
+ */
+export function waitingNote({ runId, owner, leaseUntil, worker, stopping }: OwnerWaiting): string {
+  if (stopping.length > 0) return `run ${runId}: ${owner} is stopping ${stopping.join(", ")} (a node that ignores its signal is abandoned after the grace period)`;
+  if (worker !== "not-renewing" || leaseUntil === null) return `run ${runId} is held by ${owner}: waiting for it to take the command`;
+  const left = Math.max(0, Math.ceil((leaseUntil - Date.now()) / 1000));
+  return `run ${runId} is held by ${owner}, which has not renewed its lease: if it is gone, the lease runs out in ${left} s and the command is applied here`;
 }
