@@ -47,7 +47,7 @@ export function startAttempt(
     if (cause) return;
     cause = why;
     controller.abort(new TaskAbortedError(why, why === "timeout" ? `node "${node.name}" timed out after ${options.timeoutMs} ms` : undefined));
-    graceTimer = setTimeout(() => abandon(outcomeOfAbort(why, node.name, options)), options.graceMs);
+    graceTimer = setTimeout(() => abandon(outcomeOfAbort(why, node.name, options, true)), options.graceMs);
   };
   const timeout = options.timeoutMs !== undefined ? setTimeout(() => abort("timeout"), options.timeoutMs) : undefined;
 
@@ -75,12 +75,19 @@ export function startAttempt(
   return { done, abort };
 }
 
-function outcomeOfAbort(cause: AbortCause, node: string, options: AttemptOptions): AttemptOutcome {
+/** `abandoned`: the node ignored its signal through the grace period, and was left running. */
+function outcomeOfAbort(cause: AbortCause, node: string, options: AttemptOptions, abandoned = false): AttemptOutcome {
   if (cause === "timeout") {
-    const error = new TaskAbortedError("timeout", `node "${node}" timed out after ${options.timeoutMs} ms`);
+    // The attempt's time then runs to the abandonment, not to the timeout: say why.
+    const left = abandoned ? `; abandoned ${seconds(options.graceMs)} later (it ignored its signal), its result discarded` : "";
+    const error = new TaskAbortedError("timeout", `node "${node}" timed out after ${options.timeoutMs} ms${left}`);
     return { kind: "failed", error, code: "TIMEOUT" };
   }
   return { kind: "canceled", cause };
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 function pauseOutcome(raised: InterruptSignal | ParkSignal): AttemptOutcome {
