@@ -44,6 +44,7 @@ export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents,
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
+export { continueRun } from "./operator/continue-run.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";
