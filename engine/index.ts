@@ -47,6 +47,7 @@ export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
+export { continueRun } from "./operator/continue-run.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";

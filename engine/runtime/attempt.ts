@@ -4,6 +4,7 @@ import { hasRoutes } from "../graph/definition.js";
 import { isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
 import { AttemptContext, type AttemptServices } from "./context.js";
+import { TIMED_OUT } from "./retry.js";
 import { InterruptSignal, ParkSignal, TaskAbortedError, type AbortCause } from "./signals.js";
 
 /** How one attempt of a task ended. */
@@ -81,7 +82,7 @@ function outcomeOfAbort(cause: AbortCause, node: string, options: AttemptOptions
     // The attempt's time then runs to the abandonment, not to the timeout: say why.
     const left = abandoned ? `; abandoned ${seconds(options.graceMs)} later (it ignored its signal), its result discarded` : "";
     const error = new TaskAbortedError("timeout", `node "${node}" timed out after ${options.timeoutMs} ms${left}`);
-    return { kind: "failed", error, code: "TIMEOUT" };
+    return { kind: "failed", error, code: TIMED_OUT };
   }
   return { kind: "canceled", cause };
 }

@@ -44,7 +44,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     // A list cut at the limit says so (on stderr, so that --json stays one array).
     if (matching.length > limit || (!flags.orphaned && found.nextCursor !== undefined)) out.note(`showing the ${limit} most recently updated; there are more (--limit N shows more)`);
     // A queued run parked until a time may wait out a failed node's backoff, not a timer: say which.
-    const retries = out.json ? new Map() : new Map(await Promise.all(list.filter((r) => r.status === "queued" && r.wakeAt !== null).map(async (r) => [r.id, await retryWaitOf(s, r)] as const)));
+    const retries = new Map(out.json ? [] : await Promise.all(list.filter((r) => r.status === "queued" && r.wakeAt !== null).map(async (r) => [r.id, await retryWaitOf(s, r)] as const)));
     out.list(list, "no runs", ["RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,

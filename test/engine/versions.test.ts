@@ -49,3 +49,30 @@ describe("two workflows built in code with the same graph", () => {
     expect(() => createEngine({ workflows: [build(), build()], worker: false })).not.toThrow();
   });
 });
+
+describe("a node that holds the event loop past its worker's lease", () => {
+  const harness = engineHarness(memory);
+
+  it("ends that worker's execution saying the loop was held past the lease, and what to do", async () => {
+    const ends: string[] = [];
+    const holder = workflow("holder", { state })
+      .node(
+        "crunch",
+        async (_s, ctx) => {
+          const until = Date.now() + 400;
+          while (Date.now() < until); // computes without awaiting: no timer of this process fires
+          // Meanwhile another worker took the run over, its lease having run out.
+          await engine.store.claimRun({ owner: "other", leaseMs: 60_000, runId: ctx.runId });
+          return { log: ["crunched"] };
+        },
+        { next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([holder], { worker: { leaseMs: 150, onRunEnd: (_id, end) => ends.push("why" in end ? end.why : end.error) } });
+    await engine.start(holder);
+    await until(() => ends.length > 0, 5_000, "the execution to end");
+    expect(ends[0]).toMatch(
+      /^lease lost: this process's event loop was held for \d+\.\d s, past the 0\.15 s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease \(pitwall worker --lease, WorkerOptions\.leaseMs\)$/,
+    );
+  });
+});
