@@ -2,6 +2,7 @@ import { asError, errorCodeOf } from "../errors.js";
 import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
+import { boundedValue } from "./bounded.js";
 import type { EventFactory } from "./event-factory.js";
 import { WORKER_LOST, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
@@ -63,8 +64,10 @@ export class DurableCalls {
     let record = this.records.get(id) ?? this.fresh(task, key, id);
     if (record.status === "succeeded") return record.output;
     const policy = retryPolicyOf(options.retry);
+    // What it is called with, for people: kept from its first attempt, as it may be running a while.
+    const input = options.input === undefined ? undefined : boundedValue(this.host.events.redact(normalize(options.input)));
     // Each run of the node gives its calls a fresh retry budget.
-    record = await this.toPending(record, { retriesFrom: record.attempts.length });
+    record = await this.toPending(record, { retriesFrom: record.attempts.length, ...(input !== undefined ? { input } : {}) });
     for (;;) {
       if (signal.aborted) throw signal.reason ?? new TaskAbortedError("canceled");
       const attempt = record.attempts.length + 1;
