@@ -183,7 +183,7 @@ export function countTokens(events: Iterable<EventRecord>, tokens: RunTokens = e
   return tokens;
 }
 
-/** The calls among a run's tasks, in the order they were made, with the tokens the events counted. */
+/** The calls among a run's tasks (in the order stores list them: as they were made), with the tokens the events counted. */
 export function runCalls(tasks: readonly TaskRecord[], tokens?: RunTokens): CallView[] {
   const calls: CallView[] = [];
   for (const task of tasks) {
@@ -192,5 +192,5 @@ export function runCalls(tasks: readonly TaskRecord[], tokens?: RunTokens): Call
     const counted = tokens?.byCall[view.id];
     calls.push(counted ? { ...view, tokens: { ...counted } } : view);
   }
-  return calls.sort((a, b) => a.step - b.step || (a.startedAt ?? Infinity) - (b.startedAt ?? Infinity));
+  return calls;
 }

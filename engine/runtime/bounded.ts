@@ -9,16 +9,21 @@ export interface CutValue {
   bytes: number;
 }
 
+/** Strings are not cut shorter than this: past it, the JSON text is. */
+const MIN_STRING_CHARS = 64;
+
 /**
- * `value` as a record for people keeps it, at most `maxBytes` of JSON: first each string longer
- * than a quarter of that is cut, saying how much it lost (a prompt with a long document in it
- * keeps its other messages whole); if the whole is still too large, its JSON text is cut.
+ * `value` as a record for people keeps it, at most `maxBytes` of JSON: its long strings are cut,
+ * each saying how much it lost, to a quarter of that, then shorter until it fits (a prompt with a
+ * long document in it keeps its other messages whole, its shape always); a value still too large
+ * (thousands of short strings) keeps the start of its JSON text.
  */
 export function boundedValue(value: unknown, maxBytes = CALL_INPUT_MAX_BYTES): unknown {
   if (jsonBytes(value) <= maxBytes) return value;
-  const shortened = cutStrings(value, Math.floor(maxBytes / 4), 0);
-  const bytes = jsonBytes(shortened);
-  if (bytes <= maxBytes) return shortened;
+  for (let chars = Math.floor(maxBytes / 4); chars >= MIN_STRING_CHARS; chars = Math.floor(chars / 2)) {
+    const shortened = cutStrings(value, chars, 0);
+    if (jsonBytes(shortened) <= maxBytes) return shortened;
+  }
   const text = Buffer.from(JSON.stringify(value) ?? "null");
   // A character cut in two at the end is left out.
   return { cut: `${text.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, "")}…`, bytes: text.byteLength } satisfies CutValue;

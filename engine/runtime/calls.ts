@@ -23,6 +23,7 @@ export interface CallHost {
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
+  private lastCreated = 0;
 
   constructor(private readonly host: CallHost) {}
 
@@ -121,7 +122,11 @@ export class DurableCalls {
   }
 
   private fresh(task: TaskRecord, key: string, id: string): TaskRecord {
-    return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key });
+    // Stores list a step's tasks by creation time: a call made within the millisecond of the one
+    // before it (a fast tool, then the model's next turn) is still listed after it.
+    const createdAt = Math.max(Date.now(), this.lastCreated + 1);
+    this.lastCreated = createdAt;
+    return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key, createdAt });
   }
 
   private async toPending(record: TaskRecord, patch: Partial<TaskRecord>): Promise<TaskRecord> {

@@ -58,7 +58,7 @@ export function tokenTotal(tokens: TokenCount): string {
 }
 
 /** A recorded message's text: its content, and the tools an assistant message called. */
-export function messageText(message: RecordedMessage): string {
+function messageText(message: RecordedMessage): string {
   const calls = (message.toolCalls ?? []).map((c) => `→ ${c.name} ${c.arguments}`);
   return [message.content ?? "", ...calls].filter(Boolean).join(" ");
 }
