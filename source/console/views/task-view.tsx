@@ -137,6 +137,6 @@ function rowLine(row: Row, c: Columns, selected: boolean): Line {
     seg(` ${fit(clean(callTarget(call)), c.target)}`, { color: ACCENT }),
     seg(` ${fit(tokenText(call.tokens), c.tokens, "right")}`, { color: MUTED }),
     seg(`  ${fit(clean(sentExcerpt(call, c.sent)), c.sent)}`),
-    seg(`  ${fit(clean(answerExcerpt(call, c.answer)), c.answer)}`, { color: call.error ? "red" : undefined }),
+    seg(`  ${fit(clean(answerExcerpt(call, c.answer)), c.answer)}`, call.error ? { color: "red" } : {}),
   ];
 }
