@@ -114,7 +114,8 @@ interface Columns {
 function rowColumns(width: number, rows: readonly Row[]): Columns {
   const calls = rows.flatMap((r) => (r.kind === "call" ? [r.call] : []));
   const widest = (texts: string[], min: number, max: number) => Math.min(max, Math.max(min, ...texts.map((t) => t.length)));
-  const fixed = { call: widest(calls.map((c) => c.call), 8, 24), target: widest(calls.map(callTarget), 8, 24), tokens: 9 };
+  // On a narrow screen the names give way first: what was sent and answered is what is read.
+  const fixed = { call: widest(calls.map((c) => c.call), 8, Math.min(24, Math.floor(width / 5))), target: widest(calls.map(callTarget), 8, Math.min(24, Math.floor(width / 7))), tokens: 9 };
   const rest = Math.max(20, width - 4 - fixed.call - fixed.target - fixed.tokens - 8);
   return { ...fixed, sent: Math.floor(rest * 0.45), answer: rest - Math.floor(rest * 0.45) };
 }
