@@ -39,6 +39,11 @@ export interface CallOptions {
   /** Retries of this call, within one attempt of its node. */
   retry?: import("./definition.js").RetryPolicyInput;
   timeoutMs?: number;
+  /**
+   * What the call is made with (a model's prompt, a tool's arguments), kept on its record for
+   * people to read, never to replay: secret-looking keys hidden as in events, long text cut.
+   */
+  input?: unknown;
 }
 
 /** What the function of a durable call receives. */
