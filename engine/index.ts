@@ -15,6 +15,19 @@ export type {
 } from "./graph/model.js";
 export { actionRegistry, defineActions, extendRegistry, loadActionModules, type Actions } from "./graph/actions.js";
 export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
+export {
+  countTokens,
+  describeCall,
+  emptyTokens,
+  runCalls,
+  type CallView,
+  type ModelCallInput,
+  type RecordedMessage,
+  type RunTokens,
+  type TokenCount,
+  type ToolCallInput,
+} from "./llm/call-record.js";
+export { readRunCalls } from "./operator/run-calls.js";
 export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
 export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
 export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";

@@ -1,4 +1,5 @@
 import { leaseRanOut, nextRetry, type RetryWait, type RunRecord, type Store, type TaskRecord } from "../../engine/index.js";
+import { inline } from "../text/plain.js";
 
 export function age(at: number | null, now = Date.now()): string {
   if (at === null) return "-";
@@ -44,4 +45,31 @@ export async function retryWaitOf(store: Store, run: RunRecord, tasks?: readonly
   const stepTasks = (tasks ?? (await store.listTasks(run.id, { step: run.step + 1 }))).filter((t) => t.step === run.step + 1);
   if (!nextRetry(stepTasks)) return undefined;
   return nextRetry(stepTasks, (await store.getWorkflow(run.version))?.definition);
+}
+
+/**
+ * A child run as its parent waits on it (`show`, `start --wait`): its status and, paused, what
+ * gets it going again — an answer for a question, a retry or a cancel for a failure.
+ */
+export function childRunState(child: RunRecord): string {
+  const status = runStatus(child);
+  if (child.status !== "paused") return status;
+  const fix = `retry it (${retryCommands(child)}) or cancel it (pitwall cancel ${child.id} --reason TEXT)`;
+  switch (child.reason) {
+    case "interrupt":
+    case "breakpoint":
+    case null:
+      return `${status}: answer its pending interrupts (pitwall interrupts --run ${child.id})`;
+    case "retries-exhausted":
+      return `${status}${child.error ? `: ${inline(child.error.message, 100)}` : ""}; once the cause is fixed, ${fix}`;
+    case "killed":
+      return `${status}: an operator killed its task; ${fix}`;
+    case "poison":
+      return `${status}: workers kept dying while they ran it; once the cause is fixed, ${fix}`;
+  }
+}
+
+function retryCommands(run: RunRecord): string {
+  const nodes = run.error?.node ? [run.error.node] : run.current;
+  return nodes.length === 0 ? `pitwall retry ${run.id} NODE` : nodes.map((node) => `pitwall retry ${run.id} ${node}`).join("; ");
 }

@@ -179,6 +179,20 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(tasks.map((t) => [t.index, t.input])).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]);
   });
 
+  it("lets a node write what its key's reducer takes (typed): one item of an append list, a custom reducer's update", async () => {
+    const wf = workflow("writes", {
+      state: z.object({ log: z.array(z.string()).default([]), total: z.number().default(0) }),
+      reducers: { log: "append", total: (sum: number, add: { by: number }) => sum + add.by },
+    })
+      .node("a", () => ({ log: "one", total: { by: 2 } }), { next: "b" })
+      .node("b", () => ({ log: ["two", "three"], total: { by: 3 } }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect(await run.state()).toEqual({ log: ["one", "two", "three"], total: 5 });
+  });
+
   it("goes on from an ended run with new input: its final state, the input through the reducers, from the start node (a conversation's next turn)", async () => {
     const chat = workflow("chat", { state: z.object({ messages: z.array(z.string()).default([]), turns: z.number().default(0) }), reducers: { messages: "append" } })
       .node("reply", (s) => ({ messages: [`echo: ${s.messages.at(-1)}`], turns: s.turns + 1 }), { next: "END" })
