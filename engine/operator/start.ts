@@ -60,14 +60,23 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
   await storeVersion(store, workflow);
   const interruptBefore = options.interruptBefore ?? null;
   const interruptAfter = options.interruptAfter ?? null;
+  const start = { workflow: workflow.definition.name, state, interruptBefore, interruptAfter };
+  let existing: RunRecord | undefined;
   try {
-    await store.createRun(
-      newRun({ id, workflow: { name: workflow.definition.name, version: workflow.version }, state, actor: options.actor, interruptBefore, interruptAfter, next: [workflow.definition.start] }),
+    const { events } = await store.createRun(
+      newRun({ id, workflow: { name: start.workflow, version: workflow.version }, state, actor: options.actor, interruptBefore, interruptAfter, next: [workflow.definition.start] }),
     );
+    // No events: the store took this as a write sent again after its reply was lost. Redis knows
+    // that by the input checkpoint alone, which another start with this id and input has too when
+    // made in the same millisecond: a run that is not this start's is one that existed.
+    const run = events.length === 0 && options.id !== undefined ? await store.getRun(id) : undefined;
+    if (run && (run.version !== workflow.version || (await howItDiffers(store, run, start)) !== undefined)) existing = run;
   } catch (error) {
-    const existing = error instanceof ConflictError && options.id !== undefined ? await store.getRun(id) : undefined;
+    existing = error instanceof ConflictError && options.id !== undefined ? await store.getRun(id) : undefined;
     if (!existing) throw error;
-    const differs = await howItDiffers(store, existing, { workflow: workflow.definition.name, state, interruptBefore, interruptAfter });
+  }
+  if (existing) {
+    const differs = await howItDiffers(store, existing, start);
     throw new RunExistsError(existing, differs === undefined, `run ${id} already exists${differs ? `, ${differs}: give another id` : ": started before with this workflow and input"}`);
   }
   return id;
