@@ -3,7 +3,7 @@ import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import type { EventFactory } from "./event-factory.js";
-import { WORKER_LOST, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
+import { WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
 import { closeAttempt, newTaskRecord, transitionTask } from "./transitions.js";
 
@@ -17,8 +17,10 @@ export interface CallHost {
 /**
  * Durable calls made inside nodes (`ctx.call`): each is a child task of the node's task, with
  * its own attempts and events. A succeeded call's output is recorded, so a node that runs again
- * gets the recorded output back instead of repeating the call — the agent loop's tool calls
- * survive a crash this way.
+ * after an interrupt, a shutdown, a kill or a lost worker gets the recorded output back instead
+ * of repeating the call — the agent loop's tool calls survive a crash this way. After an attempt
+ * of the node that failed, the next one calls again (same key, same idempotency key): replaying
+ * what led to the failure would only repeat it.
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
@@ -60,8 +62,9 @@ export class DurableCalls {
 
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
     const id = `${task.id}/${key}`;
-    let record = this.records.get(id) ?? this.fresh(task, key, id);
-    if (record.status === "succeeded") return record.output;
+    const known = this.records.get(id);
+    if (known?.status === "succeeded" && (known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task))) return known.output;
+    let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     const policy = retryPolicyOf(options.retry);
     // Each run of the node gives its calls a fresh retry budget.
     record = await this.toPending(record, { retriesFrom: record.attempts.length });
@@ -73,6 +76,7 @@ export class DurableCalls {
         attempts: [...record.attempts, { n: attempt, worker: this.host.workerId, startedAt, endedAt: null, outcome: null }],
         startedAt: record.startedAt ?? startedAt,
         worker: this.host.workerId,
+        parentAttempt: task.attempts.length,
       });
       await this.save(record, this.host.events.task(record, "task.started", { node: record.node, attempt, call: key }));
       try {
@@ -97,7 +101,7 @@ export class DurableCalls {
           error: { message: err.message, name: err.name, ...(code ? { code } : {}) },
           attempts: closeAttempt(record, "failed", now, err.message, code),
         });
-        const decision = retryDecision(policy, failuresCounted(record), { name: err.name, ...(code ? { code } : {}) });
+        const decision = retryDecision(policy, failuresCounted(record), failureOf(err, code));
         await this.save(
           record,
           this.host.events.task(record, "task.failed", {
@@ -119,6 +123,12 @@ export class DurableCalls {
 
   private fresh(task: TaskRecord, key: string, id: string): TaskRecord {
     return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key });
+  }
+
+  /** A succeeded call asked again by a later attempt of its node: a new call under the same key, its earlier attempts kept. */
+  private again(record: TaskRecord): TaskRecord {
+    const { id, runId, step, node, index, parent, call, createdAt, attempts } = record;
+    return newTaskRecord({ id, runId, step, node, index, parent, call, createdAt, attempts });
   }
 
   private async toPending(record: TaskRecord, patch: Partial<TaskRecord>): Promise<TaskRecord> {

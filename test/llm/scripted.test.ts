@@ -75,6 +75,6 @@ describe("choosing the model from the environment", () => {
     expect(modelFromEnv({ PITWALL_LLM_API_KEY: "sk-only-a-key" })!.description).toBe("openai-compatible https://api.openai.com/v1");
     expect(modelFromEnv({ PITWALL_LLM_SCRIPT: script })!.description).toBe("scripted env.json");
     expect(modelFromEnv({ PITWALL_LLM_BASE_URL: " ", PITWALL_LLM_SCRIPT: "" })).toBeUndefined();
-    expect(() => modelFromEnv({ PITWALL_LLM_BASE_URL: "localhost:11434" })).toThrow(/must use http or https/);
+    expect(() => modelFromEnv({ PITWALL_LLM_BASE_URL: "localhost:11434" })).toThrow(/does not start with http:\/\/ or https:\/\//);
   });
 });
