@@ -70,8 +70,12 @@ describe("the scripted provider", () => {
 describe("choosing the model from the environment", () => {
   const script = scriptFile("env.json", { calls: [{ node: "a", call: "model", answer: { content: "hi" } }] });
 
-  it("prefers an OpenAI-compatible server, then a script, else none", () => {
-    expect(modelFromEnv({ PITWALL_LLM_BASE_URL: "http://localhost:11434/v1", PITWALL_LLM_SCRIPT: script })!.description).toBe("openai-compatible http://localhost:11434/v1");
+  it("takes an OpenAI-compatible server or a script, refuses both, else none", () => {
+    expect(modelFromEnv({ PITWALL_LLM_BASE_URL: "http://localhost:11434/v1" })!.description).toBe("openai-compatible http://localhost:11434/v1");
+    expect(() => modelFromEnv({ PITWALL_LLM_BASE_URL: "http://localhost:11434/v1", PITWALL_LLM_SCRIPT: script })).toThrow(
+      "both PITWALL_LLM_SCRIPT (a script of recorded answers) and PITWALL_LLM_BASE_URL (a model server) are set: unset one of them",
+    );
+    expect(() => modelFromEnv({ PITWALL_LLM_API_KEY: "sk-key", PITWALL_LLM_SCRIPT: script })).toThrow(/^both PITWALL_LLM_SCRIPT .* and PITWALL_LLM_API_KEY \(a model server\)/);
     expect(modelFromEnv({ PITWALL_LLM_API_KEY: "sk-only-a-key" })!.description).toBe("openai-compatible https://api.openai.com/v1");
     expect(modelFromEnv({ PITWALL_LLM_SCRIPT: script })!.description).toBe("scripted env.json");
     expect(modelFromEnv({ PITWALL_LLM_BASE_URL: " ", PITWALL_LLM_SCRIPT: "" })).toBeUndefined();
