@@ -24,7 +24,7 @@ export function modelFromEnv(env: NodeJS.ProcessEnv = process.env): ModelProvide
   const script = env[MODEL_ENV.script]?.trim();
   if (script && (baseUrl || apiKey)) {
     const server = [baseUrl ? MODEL_ENV.baseUrl : undefined, apiKey ? MODEL_ENV.apiKey : undefined].filter(Boolean).join(" and ");
-    throw new ModelError("NO_MODEL", `both ${MODEL_ENV.script} (a script of recorded answers) and ${server} (a model server) are set: unset one of them`);
+    throw new ModelError("NO_MODEL", `${MODEL_ENV.script} (a script of recorded answers) is set together with ${server} (a model server): unset one or the other`);
   }
   if (baseUrl || apiKey) {
     return new OpenAICompatibleProvider({ ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), ...(model ? { model } : {}) });

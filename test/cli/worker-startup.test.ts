@@ -49,7 +49,7 @@ describe("what a worker says when it starts", () => {
     [
       "a script and a server at once",
       { PITWALL_LLM_SCRIPT: "script.json", PITWALL_LLM_API_KEY: "sk-SECRETKEY123456" },
-      "both PITWALL_LLM_SCRIPT (a script of recorded answers) and PITWALL_LLM_API_KEY (a model server) are set: unset one of them",
+      "PITWALL_LLM_SCRIPT (a script of recorded answers) is set together with PITWALL_LLM_API_KEY (a model server): unset one or the other",
     ],
     ["a script that does not exist", { PITWALL_LLM_SCRIPT: "/nonexistent.json" }, "cannot read the model script /nonexistent.json: no such file"],
     ["a script that is not JSON", { PITWALL_LLM_SCRIPT: "@bad.json" }, "is not valid JSON"],
