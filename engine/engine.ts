@@ -1,4 +1,5 @@
 import { NotFoundError } from "./errors.js";
+import { parseCheckpointId } from "./ids.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
@@ -12,7 +13,7 @@ import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
 import { followRun } from "./operator/reads.js";
-import { pendingInterruptsOf, waitForRun, type WaitOptions } from "./operator/run-wait.js";
+import { pendingInterruptsOf, waitForRun, type Diagnosis, type WaitOptions } from "./operator/run-wait.js";
 import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -88,7 +89,13 @@ export class Engine {
 
   /** A handle on an existing run. */
   run(id: string): RunHandle {
-    return new RunHandle(this.store, id);
+    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run));
+  }
+
+  /** A queued run that the worker of this engine cannot run: the version it cannot, and why. */
+  private async whyNotRunning(run: RunRecord): Promise<string | undefined> {
+    if (!this.worker || run.status !== "queued" || run.waitingOn !== null || (await this.registry.resolve(run.version))) return undefined;
+    return `this engine's worker cannot run it: ${this.registry.whyUnusable(run.version) ?? `version ${run.version} is not in the store`}; register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow }))`;
   }
 
   /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
@@ -106,10 +113,20 @@ export class Engine {
 /** The longest wait a timer can hold (setTimeout's limit, about 24.8 days). */
 export const MAX_WAIT_MS = MAX_TIMER_MS;
 
+/** A run's state at one of its checkpoints, as `RunHandle.values()` gives it. */
+export interface StateAt<S extends State = State> {
+  checkpointId: string;
+  n: number;
+  /** The nodes whose writes the checkpoint holds (none for the input; the node an edit was made as). */
+  nodes: string[];
+  state: S;
+}
+
 export class RunHandle<S extends State = State> {
   constructor(
     private readonly store: Store,
     readonly id: string,
+    private readonly diagnose?: Diagnosis,
   ) {}
 
   async get(): Promise<RunRecord> {
@@ -124,7 +141,7 @@ export class RunHandle<S extends State = State> {
    * `waitingOn` gives. A run waiting for a timer, or for a child run still going, is in progress.
    */
   wait(options: WaitOptions = {}): Promise<RunRecord> {
-    return waitForRun(this.store, this.id, options);
+    return waitForRun(this.store, this.id, options, this.diagnose);
   }
 
   /** The interrupts the run waits on people for: its own, and those of the sub-workflow runs it waits on. */
@@ -161,6 +178,27 @@ export class RunHandle<S extends State = State> {
    */
   events(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncIterable<EventRecord> {
     return followRun(this.store, this.id, { ...options, until: options.until ?? "settled" });
+  }
+
+  /**
+   * The run's state at each checkpoint it records (LangGraph's `streamMode: "values"`): its input
+   * (checkpoint 0), then after each step and each operator's edit, live, with the nodes whose
+   * writes it holds. Takes the options of `events()` and ends as it does.
+   */
+  async *values(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncGenerator<StateAt<S>> {
+    for await (const event of this.events(options)) {
+      const at =
+        event.type === "step.completed"
+          ? { id: event.payload.checkpointId, nodes: event.payload.nodes }
+          : event.type === "state.edited"
+            ? { id: event.payload.checkpointId, nodes: event.payload.asNode ? [event.payload.asNode] : [] }
+            : event.type === "run.created"
+              ? { id: `${this.id}:0`, nodes: [] }
+              : undefined;
+      const n = at && parseCheckpointId(at.id)?.n;
+      if (at === undefined || n === undefined) continue;
+      yield { checkpointId: at.id, n, nodes: at.nodes, state: (await readState(this.store, this.id, n)) as S };
+    }
   }
 }
 

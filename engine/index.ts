@@ -1,5 +1,5 @@
 // The public API of pitwall's engine. The console and the CLI use nothing else.
-export { createEngine, Engine, MAX_WAIT_MS, RunHandle, type EngineOptions, type StartOptions } from "./engine.js";
+export { createEngine, Engine, MAX_WAIT_MS, RunHandle, type EngineOptions, type StartOptions, type StateAt } from "./engine.js";
 export { workflow, WorkflowBuilder, type NodeOptions, type EdgeOptions, type WorkflowOptions } from "./graph/builder.js";
 export { END, DECISIONS, NODE_KINDS, nodeTargets, asList, type WorkflowDefinition, type NodeDefinition, type RetryPolicy } from "./graph/definition.js";
 export type {
@@ -13,7 +13,7 @@ export type {
   NodeResult,
   Router,
 } from "./graph/model.js";
-export { actionRegistry, extendRegistry, loadActionModules } from "./graph/actions.js";
+export { actionRegistry, defineActions, extendRegistry, loadActionModules, type Actions } from "./graph/actions.js";
 export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
 export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
 export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
@@ -56,6 +56,7 @@ export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun 
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
 export { checkDeletion, leaseRanOut } from "./store/rules.js";
+export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";

@@ -4,6 +4,20 @@ import { WorkflowError, errorMessage } from "../errors.js";
 import { bindTools, type BoundTool } from "../llm/tools.js";
 import type { ModelProvider } from "../llm/types.js";
 import type { ActionRegistry, NodeFunction } from "./model.js";
+import type { State } from "../state/ops.js";
+
+/** An actions module's default export: actions by name, in groups at any depth ("triage.close"). */
+export interface Actions {
+  [name: string]: NodeFunction<State> | Actions;
+}
+
+/**
+ * Types an actions module's default export without changing it: each action gets the run's state
+ * (JSON values, read-only) and its context, so that strict TypeScript takes `(state) => ...`.
+ */
+export function defineActions<const A extends Actions>(actions: A): A {
+  return actions;
+}
 
 /**
  * Actions by name. A module's default export maps names to functions; nested objects are

@@ -145,7 +145,10 @@ export class WorkflowBuilder<S extends State> {
     const keySchemas = new Map<string, z.ZodType>();
     const state: Record<string, Record<string, unknown>> = {};
     const problems = new ProblemList();
-    for (const [key, schema] of Object.entries(this.options.state.shape)) {
+    // A zod 3 schema (a project on zod 3, or "zod/v3") has the same shape and none of zod 4's internals.
+    const zod4 = typeof this.options.state === "object" && this.options.state !== null && "_zod" in this.options.state;
+    if (!zod4) problems.error(["state"], "BAD_STATE_SCHEMA", 'the state is not a zod 4 object schema (zod 3 and "zod/v3" schemas are not supported): import { z } from "zod" with zod 4 installed');
+    for (const [key, schema] of Object.entries(zod4 ? this.options.state.shape : {})) {
       const reducer = this.options.reducers?.[key];
       if (typeof reducer === "function") reducers.set(key, reducer);
       keySchemas.set(key, schema as z.ZodType);
@@ -201,6 +204,7 @@ export class WorkflowBuilder<S extends State> {
       children: this.children,
       tool: (name) => tools.get(name),
       toolsFrom: `among the tools of workflow ${this.name} (workflow(name, { tools }))`,
+      warnings: result.problems.filter((p) => p.severity === "warning"),
       ...(this.options.model ? { model: this.options.model } : {}),
     }) as CompiledWorkflow<S>;
   }
@@ -210,7 +214,8 @@ export class WorkflowBuilder<S extends State> {
     this.first ??= name;
     const { route, ...edges } = options;
     if (route) this.routers.set(name, route as Router);
-    this.nodes[name] = { ...body, ...stripUndefined(edges), ...(route ? { router: true } : {}) };
+    // Defined, not assigned: a node named "__proto__" would replace the object's prototype and vanish.
+    Object.defineProperty(this.nodes, name, { value: { ...body, ...stripUndefined(edges), ...(route ? { router: true } : {}) }, enumerable: true, writable: true, configurable: true });
     return this;
   }
 }

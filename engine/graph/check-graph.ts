@@ -47,6 +47,9 @@ export function checkGraph(
     if (hasRoutes(node) && node.default === undefined && !routesCovered(node) && !routeOnCovered(node, state)) {
       problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
     }
+    if (node.routeOn !== undefined && node.router) {
+      problems.error([...path, "routeOn"], "INVALID_FIELD", "a node chooses its route by `routeOn` or by its route function, not both: the function's choice would be ignored");
+    }
     if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
       problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
     }

@@ -8,19 +8,21 @@ import type { CustomReducer, Reducer, State } from "../state/ops.js";
 import { StateValidator } from "../state/schema.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { CompiledNode, CompiledWorkflow, NodeFunction, Router } from "./model.js";
-import { ProblemList } from "./problems.js";
+import { ProblemList, type Problem } from "./problems.js";
 
 export interface Implementations {
   action(name: string): NodeFunction | undefined;
   routers?: ReadonlyMap<string, Router>;
   reducers?: ReadonlyMap<string, CustomReducer>;
-  /** Code workflows keep their own zod schema per key (refinements included). */
+  /** Code workflows keep their own zod schema per key (and its messages). */
   keySchemas?: ReadonlyMap<string, z.ZodType>;
   children: ReadonlyMap<string, CompiledWorkflow>;
   /** Tools of model nodes; absent when this process cannot tell (they are then looked up when a node runs). */
   tool?(name: string): BoundTool | undefined;
   /** Where `tool` finds its tools, as a missing one's message names it (default: the loaded actions modules). */
   toolsFrom?: string;
+  /** What checking the definition warned of (kept on the compiled workflow for its author). */
+  warnings?: readonly Problem[];
   /** The model of model nodes; absent: the environment's, looked up when a node first runs. */
   model?: ModelProvider;
 }
@@ -72,6 +74,7 @@ export function compileDefinition(definition: WorkflowDefinition, version: strin
     validator,
     nodes,
     children: impl.children,
+    warnings: impl.warnings ?? [],
     reducerOf: (key) => reducers.get(key) ?? "replace",
     initialState: (input) => validator.parseInput(input) as State,
     withModel: (model) =>

@@ -129,7 +129,7 @@ export function loadWorkflowValue(value: unknown, actions: ActionRegistry, optio
 function compileChecked(result: CheckResult, actions: ActionRegistry, label: string): CompiledWorkflow {
   const errors = result.problems.filter((p) => p.severity === "error");
   if (errors.length > 0 || !result.definition || !result.version) throw invalid(label, errors);
-  return compileWithChildren(result.definition, result.version, actions, result.children);
+  return compileWithChildren(result.definition, result.version, actions, result.children, result.problems.filter((p) => p.severity === "warning"));
 }
 
 /**
@@ -141,6 +141,7 @@ export function compileWithChildren(
   version: string,
   actions: ActionRegistry,
   children: ReadonlyMap<string, CheckedChild>,
+  warnings: readonly Problem[] = [],
 ): CompiledWorkflow {
   const compiled = new Map<string, CompiledWorkflow>();
   const build = (def: WorkflowDefinition, v: string): CompiledWorkflow => {
@@ -158,6 +159,7 @@ export function compileWithChildren(
       children: mine,
       ...(actions.tool ? { tool: (name: string) => actions.tool!(name) } : {}),
       ...(actions.model ? { model: actions.model } : {}),
+      ...(v === version ? { warnings } : {}),
     });
     compiled.set(v, result);
     return result;

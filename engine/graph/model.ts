@@ -5,6 +5,7 @@ import type { ArtifactRef } from "../store/records.js";
 import type { Reducer, State } from "../state/ops.js";
 import type { StateValidator } from "../state/schema.js";
 import type { NodeDefinition, WorkflowDefinition } from "./definition.js";
+import type { Problem } from "./problems.js";
 
 /** What `ctx.interrupt` returns once an operator has answered. */
 /** `R`: the response's type, as the request's zod `responseSchema` gives it (checked when it is given). */
@@ -113,6 +114,11 @@ export interface CompiledWorkflow<S extends State = State> {
   readonly nodes: ReadonlyMap<string, CompiledNode>;
   /** Sub-workflows, by version. */
   readonly children: ReadonlyMap<string, CompiledWorkflow>;
+  /**
+   * What checking it warned of (a join a route can leave short, routes without a default...):
+   * the warnings `pitwall validate` prints, which compiling does not throw for.
+   */
+  readonly warnings: readonly Problem[];
   reducerOf(key: string): Reducer;
   /** Validates a run's input (a partial state) and fills in defaults. */
   initialState(input: unknown): S;

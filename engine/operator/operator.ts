@@ -37,10 +37,11 @@ export interface OperatorOptions {
 /** How long a command waits for a run's owner before `onWaiting` says so. */
 const WAITING_NOTICE_MS = 1_000;
 
-export interface CommandOutcome {
+/** What an accepted command did: its effect in words, and what it made (`result`, e.g. a fork's `runId`). */
+export interface CommandOutcome<R extends Record<string, unknown> = Record<string, unknown>> {
   command: CommandRecord;
   effect: string;
-  result: Record<string, unknown>;
+  result: R;
 }
 
 
@@ -153,7 +154,7 @@ export class Operator {
     runId: string,
     checkpoint: CheckpointRef,
     options: { patch?: unknown; reason?: string; workflow?: CompiledWorkflow | WorkflowVersion } = {},
-  ): Promise<CommandOutcome> {
+  ): Promise<CommandOutcome<{ runId: string }>> {
     const source = await this.mustGetRun(runId);
     const from = await this.checkpoint(runId, checkpoint);
     const target = options.workflow;
@@ -200,7 +201,7 @@ export class Operator {
           ...(options.reason ? { reason: options.reason } : {}),
         }),
       );
-      return await this.accept(command, `forked from checkpoint ${from.id} as run ${id}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id });
+      return (await this.accept(command, `forked from checkpoint ${from.id} as run ${id}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id })) as CommandOutcome<{ runId: string }>;
     } catch (error) {
       await this.refuse(command, error).catch(() => undefined);
       throw error;

@@ -12,6 +12,9 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+/** Why a run may not be moving, as the process waiting knows it (its worker cannot run it, say). */
+export type Diagnosis = (run: RunRecord) => Promise<string | undefined>;
+
 /** The runs `run` waits on, itself first: a chain of sub-workflows, each waiting on the next. */
 export async function waitingChain(store: Store, run: RunRecord): Promise<RunRecord[]> {
   const runs = [run];
@@ -39,7 +42,7 @@ async function mustGetRun(store: Store, runId: string): Promise<RunRecord> {
  * itself, or a child run it waits on (a sub-workflow whose node asked a person). A run waiting
  * for a timer, or for a child run still going, is in progress.
  */
-export async function waitForRun(store: Store, runId: string, options: WaitOptions = {}): Promise<RunRecord> {
+export async function waitForRun(store: Store, runId: string, options: WaitOptions = {}, diagnose?: Diagnosis): Promise<RunRecord> {
   const until = options.until ?? "settled";
   if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0 && options.timeoutMs <= MAX_TIMER_MS)) {
     throw new ValidationError(`timeoutMs ${options.timeoutMs}: give milliseconds from 0 to ${MAX_TIMER_MS}`);
@@ -60,7 +63,10 @@ export async function waitForRun(store: Store, runId: string, options: WaitOptio
   }
   if (options.signal?.aborted) throw options.signal.reason;
   const goal = until === "end" ? "end" : "settle";
-  if (signal?.aborted) throw new PitwallError("RUN", `run ${runId} did not ${goal} within ${options.timeoutMs} ms (it is ${run.status})`);
+  if (signal?.aborted) {
+    const why = await diagnose?.(run);
+    throw new PitwallError("RUN", `run ${runId} did not ${goal} within ${options.timeoutMs} ms (it is ${run.status}${why ? `; ${why}` : ""})`);
+  }
   // The subscription ended by itself: the store was closed under this wait.
   run = await mustGetRun(store, runId);
   if (settledChain(await waitingChain(store, run), until)) return run;

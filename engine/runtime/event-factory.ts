@@ -48,9 +48,9 @@ export class EventFactory {
       spanId,
       type,
       actor,
-      payload: redactPayload(type, payload, this.secretKeys) as NewEvent["payload"],
+      payload: redactPayload(type, payload, this.secretKeys),
       time: Date.now(),
-    };
+    } as NewEvent;
   }
 }
 

@@ -39,6 +39,13 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
       if (expected.length === 0) return { path, message: issue.message };
       return { path, message: input === undefined ? `missing (expected ${expected.join(" or ")})` : `expected ${expected.join(" or ")}, got ${kindOf(input)}` };
     }
+    case "invalid_format":
+      if (issue.format === "regex" && issue.pattern !== undefined) {
+        // A format's pattern (an email address's) runs to hundreds of characters.
+        const pattern = issue.pattern.length > 60 ? `${issue.pattern.slice(0, 59)}…` : issue.pattern;
+        return { path, message: `${shown(input)} does not match the pattern ${pattern}` };
+      }
+      return { path, message: issue.message };
     default:
       return { path, message: issue.message };
   }

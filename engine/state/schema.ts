@@ -111,6 +111,11 @@ function enforceable(schema: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) out[key] = key === "default" || key === "enum" ? value : enforceable(value);
   if ((out.minItems !== undefined || out.maxItems !== undefined) && out.items === undefined) out.items = {};
+  // zod enforces a keyword of one type only beside that type: a string format (email, uuid) comes
+  // back from its JSON form as `allOf` patterns without one, which would check nothing.
+  if (Array.isArray(out.allOf) && out.type !== undefined) {
+    out.allOf = out.allOf.map((member: unknown) => (member !== null && typeof member === "object" && !("type" in member) ? { type: out.type, ...member } : member));
+  }
   if (Array.isArray(out.required)) {
     const properties = { ...((out.properties as Record<string, unknown> | undefined) ?? {}) };
     for (const key of out.required as string[]) {
@@ -151,6 +156,7 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
   // stored unchecked and coming back as something else after a restart.
   let json: JsonSchema;
   let preprocessed = false;
+  let refined = false;
   try {
     json = z.toJSONSchema(schema, {
       io: "input",
@@ -160,6 +166,7 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
       override: ({ zodSchema }) => {
         const def = zodSchema._zod.def;
         if (origin === "code" && def.type === "pipe" && def.in._zod.def.type === "transform") preprocessed = true;
+        if (origin === "code" && def.checks?.some((check) => check._zod.def.check === "custom")) refined = true;
       },
     }) as JsonSchema;
   } catch (error) {
@@ -175,6 +182,13 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
     // A run's input would be transformed, a node's write not: the state would hold both forms.
     throw new Error(
       `a ${preprocessed ? "preprocess" : "transform"} changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it`,
+    );
+  }
+  if (refined) {
+    // Kept with the workflow is its JSON form: an operator's edit, checked against it in any
+    // process, would pass what the function refuses, and the run would go on with it.
+    throw new Error(
+      "a refinement (.refine, .superRefine, .check) is code, and the state's checks are stored as JSON Schema, which operators' edits are checked against too: give the rule as a schema (.min, .max, .regex, z.enum, ...), or check the value in the node that writes it",
     );
   }
   const { $schema: _ignored, ...rest } = json;

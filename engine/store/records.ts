@@ -276,7 +276,13 @@ export interface CommandRecord {
   answeredAt: number | null;
 }
 
-export interface EventRecord<T extends EventType = EventType> {
+/**
+ * An event; `EventRecord` alone is the union of every type's, so that testing `type` narrows
+ * `payload` (`if (e.type === "step.completed") e.payload.keys`).
+ */
+export type EventRecord<T extends EventType = EventType> = { [K in T]: EventOf<K> }[T];
+
+interface EventOf<T extends EventType> {
   /** Store-wide, strictly increasing. */
   seq: number;
   runId: string;
@@ -292,7 +298,7 @@ export interface EventRecord<T extends EventType = EventType> {
 }
 
 /** An event as the runtime hands it to a commit; the store numbers it. */
-export type NewEvent = Omit<EventRecord, "seq" | "runSeq">;
+export type NewEvent<T extends EventType = EventType> = { [K in T]: Omit<EventOf<K>, "seq" | "runSeq"> }[T];
 
 /**
  * An event as its store numbered it, its fields in one order whichever store holds it: scripts

@@ -1,4 +1,4 @@
-import { errorMessage } from "../errors.js";
+import { ValidationError, errorMessage } from "../errors.js";
 import type { CheckedChild } from "../graph/check.js";
 import { compileWithChildren, workflowTree } from "../graph/load.js";
 import type { ActionRegistry, CompiledWorkflow } from "../graph/model.js";
@@ -25,7 +25,15 @@ export class WorkflowRegistry {
 
   /** Code workflows compiled without a model get the loaded one (`createEngine({ model })`). */
   register(workflow: CompiledWorkflow): void {
-    if (this.given.get(workflow.version) === workflow) return;
+    const known = this.given.get(workflow.version);
+    if (known === workflow) return;
+    const differs = known && codeDifference(known, workflow);
+    if (differs) {
+      // The version is the hash of the graph, not of the code: a run would take whichever came last.
+      throw new ValidationError(
+        `workflow ${workflow.name} version ${workflow.version} is already registered with other code (${differs}): two workflows with the same graph have the same version, so a run of either would run whichever was registered last; give them different names, or register one`,
+      );
+    }
     this.given.set(workflow.version, workflow);
     const model = this.actions.model;
     this.add(model ? workflow.withModel(model) : workflow);
@@ -37,6 +45,9 @@ export class WorkflowRegistry {
       this.unusable.delete(w.version);
     }
   }
+
+  /** The names of stored versions looked at. */
+  private readonly storedName = new Map<string, string>();
 
   /** What `register` was given last per version: registering it again changes nothing. */
   private readonly given = new Map<string, CompiledWorkflow>();
@@ -54,6 +65,7 @@ export class WorkflowRegistry {
     try {
       const record = await this.store.getWorkflow(version);
       if (!record) return undefined;
+      this.storedName.set(version, record.name);
       const children = new Map<string, CheckedChild>();
       const collect = async (definition: typeof record.definition) => {
         for (const node of Object.values(definition.nodes)) {
@@ -69,9 +81,21 @@ export class WorkflowRegistry {
       this.add(workflow);
       return workflow;
     } catch (error) {
-      this.unusable.set(version, errorMessage(error));
+      this.unusable.set(version, this.otherVersionNote(version, errorMessage(error)));
       return undefined;
     }
+  }
+
+  /**
+   * A workflow registered in code under the same name, in another version, is the likely cause:
+   * its graph changed since the runs of this version started.
+   */
+  private otherVersionNote(version: string, why: string): string {
+    // What the stored version lacks (an action by a node's name) only follows from that.
+    const name = [...this.given.values()].find((w) => w.version !== version && this.storedName.get(version) === w.name)?.name;
+    if (name === undefined) return why;
+    const registered = [...this.given.values()].filter((w) => w.name === name).map((w) => w.version);
+    return `this process has workflow ${name} only in version ${registered.join(", ")}: its graph changed since runs of version ${version} started`;
   }
 
   /** Whether this version was already looked at (runnable or not). */
@@ -99,4 +123,15 @@ export class WorkflowRegistry {
   invalidate(): void {
     this.listedAt = 0;
   }
+}
+
+/** Where two compiled workflows of one version run different functions, if they do. */
+function codeDifference(a: CompiledWorkflow, b: CompiledWorkflow): string | undefined {
+  for (const [name, node] of a.nodes) {
+    const other = b.nodes.get(name);
+    // Model, tool and sub-workflow nodes are built from their definitions: only actions and routers are the user's code.
+    if (node.definition.kind === "action" && other?.run !== node.run) return `node ${name}'s function differs`;
+    if (node.router !== other?.router) return `node ${name}'s router differs`;
+  }
+  return undefined;
 }

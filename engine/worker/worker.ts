@@ -15,6 +15,7 @@ import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { storeWorkflow } from "../operator/workflows.js";
 import type { WorkflowRegistry } from "./registry.js";
+import { leftBehindKey, leftBehindText, runsLeftBehind, type LeftBehind } from "./left-behind.js";
 
 export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" | "snapshotPolicy">> {
   /**
@@ -39,7 +40,17 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" 
    * more; the runs it held are left to their leases. Without it, `onError` hears of it.
    */
   onStoreGone?: (error: StoreError) => void;
+  /**
+   * Called once per workflow version (and per queued/orphaned) whose waiting runs this worker
+   * cannot take, with why (an action no module exports, code changed since the run started):
+   * looked for soon after `start()` and every 30 s. Without it, `onError` hears of it.
+   */
+  onLeftBehind?: (left: LeftBehind) => void;
 }
+
+/** When a running worker first looks for runs it cannot take, then how often. */
+const LEFT_BEHIND_FIRST_MS = 2_000;
+const LEFT_BEHIND_EVERY_MS = 30_000;
 
 /** Events after which there may be a run to claim. */
 const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
@@ -65,8 +76,10 @@ export class Worker implements ExecutorHost {
   private readonly executors = new Map<string, RunExecutor>();
   /** Settles when an executor has ended and left `executors`. */
   private readonly finished = new Set<Promise<void>>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onStoreGone" | "snapshotPolicy">> &
-    Pick<WorkerOptions, "onRunEnd" | "onError" | "onStoreGone"> & { snapshotPolicy: SnapshotPolicy };
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onStoreGone" | "onLeftBehind" | "snapshotPolicy">> &
+    Pick<WorkerOptions, "onRunEnd" | "onError" | "onStoreGone" | "onLeftBehind"> & { snapshotPolicy: SnapshotPolicy };
+  /** Versions (and statuses) whose left-behind runs were reported. */
+  private readonly toldLeftBehind = new Set<string>();
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
@@ -96,6 +109,29 @@ export class Worker implements ExecutorHost {
     this.abort = new AbortController();
     void this.watch(this.abort.signal);
     this.loop = this.claimLoop(this.abort.signal);
+    this.lookForLeftBehind(this.abort.signal);
+  }
+
+  private lookForLeftBehind(signal: AbortSignal): void {
+    const report = this.options.onLeftBehind ?? (this.options.onError && ((left: LeftBehind) => this.options.onError!(leftBehindText(left))));
+    if (!report) return;
+    const look = async () => {
+      try {
+        for (const left of await runsLeftBehind(this.store, this.registry)) {
+          const key = leftBehindKey(left);
+          if (this.toldLeftBehind.has(key) || signal.aborted) continue;
+          this.toldLeftBehind.add(key);
+          report(left);
+        }
+      } catch {
+        // The claim loop reports a failing store; this look is only a courtesy.
+      }
+    };
+    const first = setTimeout(look, LEFT_BEHIND_FIRST_MS);
+    const again = setInterval(look, LEFT_BEHIND_EVERY_MS);
+    first.unref();
+    again.unref();
+    signal.addEventListener("abort", () => (clearTimeout(first), clearInterval(again)), { once: true });
   }
 
   /** Wakes the claim loop now (a run was just started or resumed in this process). */

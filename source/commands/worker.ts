@@ -6,7 +6,9 @@ import {
   actionRegistry,
   extendRegistry,
   leaseRanOut,
+  leftBehindText,
   modelFromEnv,
+  runsLeftBehind,
   type ModelProvider,
   type Store,
   type StoreError,
@@ -18,10 +20,6 @@ import { plural } from "../text/plain.js";
 import type { Output } from "../cli/output.js";
 import { clean } from "../text/plain.js";
 import { noteRoom } from "../cli/room.js";
-
-/** When a running worker first says which runs it cannot take, then how often it looks for new ones. */
-const LEFT_BEHIND_FIRST_MS = 2_000;
-const LEFT_BEHIND_EVERY_MS = 30_000;
 
 export const worker = defineCommand({
   name: "worker",
@@ -75,6 +73,8 @@ or a script that cannot be read, is refused). Prints one line per run execution 
       ...(flags.id ? { id: flags.id } : {}),
       // The store failing between runs (Redis frozen or gone, SQLite locked): said, not swallowed.
       onError: (message) => (out.json ? out.value({ runId: null, error: message }) : out.note(`${clock(Date.now())} ${clean(message)}`)),
+      // A run it cannot take (a misspelled action, a module not loaded) would wait without a word.
+      onLeftBehind: (left) => out.note(`${clock(Date.now())} ${clean(leftBehindText(left))}`),
       onRunEnd: (runId, end) => {
         if ("error" in end) {
           // Not a run's end: the worker could not claim or follow events (the store went away...).
@@ -92,14 +92,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     }
     w.start();
     if (!out.json) out.note(`worker ${w.id} on ${s.description} (Ctrl-C to stop)`);
-    // A run it cannot take (a misspelled action, a module not loaded) would wait without a word.
-    const told = new Set<string>();
-    const tellLeftBehind = () => void noteLeftBehind(out, s, workflows, told).catch(() => undefined);
-    const firstLook = setTimeout(tellLeftBehind, LEFT_BEHIND_FIRST_MS);
-    const lookAgain = setInterval(tellLeftBehind, LEFT_BEHIND_EVERY_MS);
     const gone = await Promise.race([storeGone, signal.aborted ? undefined : once(signal, "abort").then(() => undefined)]);
-    clearTimeout(firstLook);
-    clearInterval(lookAgain);
     if (gone) {
       await w.stop();
       throw gone;
@@ -142,31 +135,7 @@ async function noteHeld(out: Output, store: Store, self: string): Promise<void> 
   );
 }
 
-/**
- * Runs this worker could not take, by workflow, with why: queued ones, and running ones whose
- * worker is gone (lease ran out). `--once` ending quietly would hide them, and so would a worker
- * that runs on: it says so once per workflow version (`told` keeps which it said).
- */
-async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry, told?: Set<string>): Promise<void> {
-  const now = Date.now();
-  const { runs } = await store.listRuns({ status: ["queued", "running"], limit: 1000 });
-  const waiting = runs.filter((r) => r.status === "queued" || leaseRanOut(r, now));
-  if (waiting.length === 0) return;
-  await workflows.runnableVersions(0);
-  const left = new Map<string, { workflow: string; status: string; count: number; why: string }>();
-  for (const run of waiting) {
-    const why = workflows.whyUnusable(run.version);
-    if (why === undefined) continue;
-    const status = run.status === "queued" ? "queued" : "orphaned";
-    const key = `${run.version} ${status}`;
-    const entry = left.get(key) ?? { workflow: run.workflow, status, count: 0, why };
-    entry.count++;
-    left.set(key, entry);
-  }
-  for (const [key, { workflow, status, count, why }] of left) {
-    if (told?.has(key)) continue;
-    told?.add(key);
-    const what = status === "queued" ? plural(count, "queued run") : `${plural(count, "running run")} whose worker is gone (lease ran out)`;
-    out.note(`${told ? `${clock(Date.now())} ` : ""}${what} of ${workflow} left for a worker that can run ${count === 1 ? "it" : "them"}: ${clean(why)}`);
-  }
+/** Runs this worker could not take, by workflow version, with why: `--once` ending quietly would hide them. */
+async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry): Promise<void> {
+  for (const left of await runsLeftBehind(store, workflows)) out.note(leftBehindText(left));
 }

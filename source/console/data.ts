@@ -40,7 +40,7 @@ export interface ConsoleSnapshot {
   doneInStep: ReadonlyMap<string, ReadonlySet<string>>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
   room?: StoreRoom | undefined;
-  error?: string;
+  error?: string | undefined;
 }
 
 const PAGE = 500;

@@ -6,9 +6,9 @@ export interface KeyLayer {
   priority: number;
   handlers: Handlers;
   /** Layers below a modal one receive nothing while it is mounted. */
-  modal?: boolean;
+  modal?: boolean | undefined;
   /** Receives keys no binding of this layer took (text entry). */
-  text?: (input: string, name: string) => void;
+  text?: ((input: string, name: string) => void) | undefined;
 }
 
 export const PRIORITY = { app: 0, view: 1, pane: 2, overlay: 3, dialog: 4 } as const;

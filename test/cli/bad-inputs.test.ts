@@ -96,7 +96,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     writeFileSync(join(cli.dir, "other.mjs"), "export default { other: { x: () => ({}) } };\n");
     const worker = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")]);
     expect(worker.code).toBe(0);
-    expect(worker.stderr).toMatch(/^\d+ queued runs? of ask-json left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
+    expect(worker.stderr).toMatch(/^\d+ queued runs? of ask-json \(version \w+\) left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
   });
 
   it("a start refused for its input or its interrupt nodes creates no store file", async () => {
@@ -121,8 +121,8 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     worker.child.kill("SIGINT");
     const { code, stderr } = await worker.exited;
     expect(code).toBe(0);
-    expect(stderr).toMatch(/^\S+ 1 queued run of ask-left left for a worker that can run it: .*action "ask\.ask" is not exported/m);
-    expect(stderr.match(/of ask-left left for a worker/g)).toHaveLength(1);
+    expect(stderr).toMatch(/^\S+ 1 queued run of ask-left \(version \w+\) left for a worker that can run it: .*action "ask\.ask" is not exported/m);
+    expect(stderr.match(/of ask-left \(version \w+\) left for a worker/g)).toHaveLength(1);
   });
 
   it("a worker's line for a run that stopped says why: the failed node's error, what a paused run waits on", async () => {

@@ -199,7 +199,7 @@ describe("operator commands on live runs, across processes", () => {
     // A worker that cannot run it (not its actions) names it rather than ending quietly.
     writeFileSync(join(cli.dir, "other.mjs"), "export default { other: () => ({}) };\n");
     const unable = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")], env);
-    expect([unable.code, unable.stderr]).toEqual([0, expect.stringMatching(/^1 running run whose worker is gone \(lease ran out\) of long-compute left for a worker that can run it: .+$/m)]);
+    expect([unable.code, unable.stderr]).toEqual([0, expect.stringMatching(/^1 running run whose worker is gone \(lease ran out\) of long-compute \(version \w+\) left for a worker that can run it: .+$/m)]);
     const mixed = await cli.run(["runs", "--orphaned", "--status", "queued"], env);
     expect([mixed.code, mixed.stderr]).toEqual([2, "pitwall runs: --orphaned lists running runs only: leave out --status, or give --status running\n"]);
   });

@@ -295,6 +295,26 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(toEnd.at(-1)).toBe("run.succeeded");
   });
 
+  it("streams the state at each checkpoint, live: the input, each step's, an operator's edit", async () => {
+    const wf = workflow("values", { state }).node("a", () => ({ out: "a" }), { next: "b" }).node("b", (s) => ({ out: `${s.out}b` }), { next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, {}, { interruptBefore: ["b"] });
+    const seen: string[] = [];
+    for await (const at of run.values()) seen.push(`${at.n} [${at.nodes.join(",")}] ${at.state.out}`);
+    expect(seen).toEqual(["0 [] ", "1 [a] a"]);
+    const after = await engine.store.lastEventSeq();
+    const later: string[] = [];
+    const following = (async () => {
+      for await (const at of run.values({ after, until: "end" })) later.push(`${at.n} [${at.nodes.join(",")}] ${at.state.out}`);
+    })();
+    const op = engine.operator("ann");
+    await op.updateState(run.id, { out: "edited " });
+    const [pending] = await run.pendingInterrupts();
+    await op.resolve(pending!.id, { decision: "approve" });
+    await following;
+    expect(later).toEqual(["2 [] edited ", "3 [b] edited b"]);
+  });
+
   it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {
     const wf = workflow("events", { state })
       .node("a", () => ({ out: "a" }), { next: "b" })
@@ -320,6 +340,8 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
       return out;
     };
     expect((await collect(run.events())).map((e) => e.type)).toEqual(live.map((e) => e.type));
+    // An event's type narrows its payload's type.
+    expect(live.flatMap((e) => (e.type === "step.completed" ? [e.payload.nodes] : []))).toEqual([["a"], ["b"]]);
     expect(await collect(run.events({ after: live.at(-1)!.seq }))).toEqual([]);
     // What the history holds after the end (a refused command) is followed to its last event.
     const endedAt = (await run.get()).updatedAt;

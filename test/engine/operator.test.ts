@@ -120,6 +120,19 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(quiet).toEqual([]);
   });
 
+  it("checks an edit against the state's formats as a node's write is checked (an email address, a uuid, a pattern)", async () => {
+    const formatted = z.object({ mail: z.email().default("a@b.co"), id: z.uuid().optional(), code: z.string().regex(/^[A-Z]{3}$/).default("ABC") });
+    const wf = workflow("formats", { state: formatted }).node("a", () => ({}), { next: "END" }).compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf, {}, { interruptBefore: ["a"] });
+    const op = new Operator(engine.store, { actor: "ann" });
+    await expect(op.updateState(run.id, { mail: "not-an-email" })).rejects.toThrow(/\$\.mail: "not-an-email" does not match the pattern \/\^/);
+    await expect(op.updateState(run.id, { id: "nope" })).rejects.toThrow(/\$\.id: "nope" does not match the pattern/);
+    await expect(op.updateState(run.id, { code: "abc" })).rejects.toThrow('edited state is invalid at $.code: "abc" does not match the pattern /^[A-Z]{3}$/');
+    await op.updateState(run.id, { mail: "b@c.org", id: "123e4567-e89b-12d3-a456-426614174000", code: "XYZ" });
+    expect(await engine.run(run.id).state()).toEqual({ mail: "b@c.org", id: "123e4567-e89b-12d3-a456-426614174000", code: "XYZ" });
+  });
+
   it("a node its dead worker left running is retried (at-most-once too), killed or its run edited, saying the worker was lost", async () => {
     let runs = 0;
     const wf = workflow("orphan", { state })

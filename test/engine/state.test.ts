@@ -184,7 +184,7 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
 
   it("leaves a key a node writes as undefined as it was (as JSON does), and names an array returned", async () => {
     const wf = workflow("undefined-write", { state: z.object({ n: z.number().default(5), name: z.string() }) })
-      .node("a", () => ({ n: undefined, name: "y" }), { next: "b" })
+      .node("a", () => ({ n: undefined as unknown as number, name: "y" }), { next: "b" })
       .node("b", (s) => ({ n: s.n + 1 }), { next: "END" })
       .compile();
     const list = workflow("array-result", { state: z.object({ n: z.number().default(0) }) })

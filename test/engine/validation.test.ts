@@ -3,12 +3,14 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { z as z3 } from "zod/v3";
 import {
   WorkflowError,
   actionRegistry,
   checkWorkflowText,
   formatProblem,
   loadWorkflowText,
+  loadWorkflowValue,
   renderGraph,
   workflow,
   type Problem,
@@ -138,6 +140,28 @@ describe("workflow validation", () => {
       expect.arrayContaining(["$.nodes.__proto__ INVALID_FIELD", "$.nodes.constructor INVALID_FIELD", "$.state.toString BAD_STATE_SCHEMA", "$.nodes.b.routes.valueOf INVALID_FIELD"]),
     );
     expect(() => workflow("proto", { state: z.object({}) }).node("toString", noop, { next: "END" }).compile()).toThrow(/"toString" is a name JavaScript objects hold already/);
+    expect(() => workflow("proto", { state: z.object({}) }).node("__proto__", noop, { next: "END" }).compile()).toThrow(/"__proto__" is a name JavaScript objects hold already/);
+  });
+
+  it("refuses a node that routes both by routeOn and by a route function", () => {
+    const build = () =>
+      workflow("both", { state: z.object({ k: z.string().default("x") }) })
+        .node("a", noop, { routeOn: "k", route: () => "y", routes: { x: "END", y: "END" } })
+        .compile();
+    expect(build).toThrow("$.nodes.a.routeOn: INVALID_FIELD: a node chooses its route by `routeOn` or by its route function, not both: the function's choice would be ignored");
+  });
+
+  it("keeps what checking warned of on the compiled workflow, built in code or loaded from JSON", () => {
+    const routed = workflow("warned", { state: z.object({ mode: z.string().default("x") }) })
+      .node("a", noop, { routeOn: "mode", routes: { x: "b" }, default: "END" })
+      .node("b", noop, { routeOn: "mode", routes: { x: "END" } })
+      .compile();
+    expect(routed.warnings.map((p) => `${p.path} ${p.code}`)).toEqual(["$.nodes.b.routes ROUTES_WITHOUT_DEFAULT"]);
+    expect(routed.warnings.every((p) => p.severity === "warning")).toBe(true);
+    const clean = workflow("clean", { state: z.object({}) }).node("a", noop, { next: "END" }).compile();
+    expect(clean.warnings).toEqual([]);
+    const loaded = loadWorkflowValue({ name: "j", state: { mode: { type: "string", default: "x" } }, start: "a", nodes: { a: { action: "tasks.noop", routeOn: "mode", routes: { x: "END" } } } }, actions);
+    expect(loaded.warnings.map((p) => p.code)).toContain("ROUTES_WITHOUT_DEFAULT");
   });
 
   it("reports a node added twice in code", () => {
@@ -218,6 +242,28 @@ describe("workflow validation", () => {
     ]);
     // A function that gives the same value each time is a fixed default.
     expect(problemsOfState(z.object({ list: z.array(z.string()).default(() => []) }))).toEqual([]);
+  });
+
+  it("refuses a refinement, which the state's stored checks (what operators' edits are checked against) cannot hold", () => {
+    const refused = (state: z.ZodObject) => {
+      try {
+        workflow("refined", { state }).node("a", noop, { next: "END" }).compile();
+        return [];
+      } catch (error) {
+        return (error as WorkflowError).problems.map((p) => `${p.path} ${p.code}`);
+      }
+    };
+    expect(refused(z.object({ even: z.number().refine((n) => n % 2 === 0).default(0) }))).toEqual(["$.state.even BAD_STATE_SCHEMA"]);
+    expect(refused(z.object({ range: z.object({ lo: z.number(), hi: z.number() }).superRefine(() => {}).optional() }))).toEqual(["$.state.range BAD_STATE_SCHEMA"]);
+    expect(() => workflow("refined", { state: z.object({ even: z.number().refine((n) => n % 2 === 0) }) }).node("a", noop, { next: "END" }).compile()).toThrow(
+      /a refinement \(\.refine, \.superRefine, \.check\) is code, and the state's checks are stored as JSON Schema/,
+    );
+    // A zod 3 schema says so, not what zod 4's internals lacked in it.
+    expect(() => workflow("three", { state: z3.object({ n: z3.number() }) as never }).node("a", noop, { next: "END" }).compile()).toThrow(
+      '$.state: BAD_STATE_SCHEMA: the state is not a zod 4 object schema (zod 3 and "zod/v3" schemas are not supported): import { z } from "zod" with zod 4 installed',
+    );
+    // What JSON Schema says (a format, a pattern, bounds) stays allowed.
+    expect(refused(z.object({ mail: z.email().optional(), id: z.uuid().optional(), n: z.number().min(1).optional(), code: z.string().regex(/^[A-Z]{3}$/).optional() }))).toEqual([]);
   });
 
   it("formats problems as the CLI prints them", () => {

@@ -84,7 +84,7 @@ describe("fixtures/support-triage", () => {
 
     it("runs the whole ticket through the endpoint", async () => {
       const script = JSON.parse(readFileSync(SCRIPT, "utf8")) as { calls: { answer: { content?: string; toolCalls?: { name: string; arguments: unknown }[] } }[] };
-      for (const { answer } of script.calls) server.reply({ kind: "json", body: completion({ content: answer.content ?? null, toolCalls: answer.toolCalls }) });
+      for (const { answer } of script.calls) server.reply({ kind: "json", body: completion({ content: answer.content ?? null, ...(answer.toolCalls ? { toolCalls: answer.toolCalls } : {}) }) });
       const { workflow } = await load(endpoint());
       const engine = await harness.engine([workflow]);
       const run = await engine.start(workflow, {});

@@ -24,7 +24,7 @@ import { storeFactories } from "../support/stores.js";
 const WF = { name: "contract", version: "v-contract" };
 
 function event(runId: string, type: NewEvent["type"] = "node.log", payload: Record<string, unknown> = { node: "x", level: "info", message: "hi" }): NewEvent {
-  return { runId, taskId: null, traceId: "t", spanId: null, type, actor: "engine", payload: payload as NewEvent["payload"], time: Date.now() };
+  return { runId, taskId: null, traceId: "t", spanId: null, type, actor: "engine", payload, time: Date.now() } as NewEvent;
 }
 
 function task(runId: string, step: number, node: string, patch: Partial<TaskRecord> = {}): TaskRecord {

@@ -83,7 +83,7 @@ export function eventRecords(row: EventBatchRow): EventRecord[] {
   );
 }
 
-function storedTaskId(runId: string, taskId: string | null): StoredEvent[2] {
+function storedTaskId(runId: string, taskId: string | null): string | [string] | null {
   if (taskId === null) return null;
   if (taskId.startsWith(`${runId}:`)) return taskId.slice(runId.length);
   return taskId.startsWith(":") ? [taskId] : taskId;

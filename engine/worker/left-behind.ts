@@ -1,0 +1,47 @@
+import { leaseRanOut } from "../store/rules.js";
+import type { Store } from "../store/store.js";
+import type { WorkflowRegistry } from "./registry.js";
+
+/** Runs of one workflow version that a worker cannot take, and why (a missing action, say). */
+export interface LeftBehind {
+  workflow: string;
+  version: string;
+  /** Queued, or running with the lease of their gone worker run out. */
+  status: "queued" | "orphaned";
+  count: number;
+  why: string;
+}
+
+/**
+ * The runs waiting for a worker (queued ones, and running ones whose worker is gone) that the
+ * workflows of `registry` cannot run, by version: without a word they would wait for ever.
+ */
+export async function runsLeftBehind(store: Store, registry: WorkflowRegistry): Promise<LeftBehind[]> {
+  const now = Date.now();
+  const { runs } = await store.listRuns({ status: ["queued", "running"], limit: 1000 });
+  const waiting = runs.filter((r) => r.status === "queued" || leaseRanOut(r, now));
+  if (waiting.length === 0) return [];
+  await registry.runnableVersions(0);
+  const left = new Map<string, LeftBehind>();
+  for (const run of waiting) {
+    const why = registry.whyUnusable(run.version);
+    if (why === undefined) continue;
+    const status = run.status === "queued" ? "queued" : "orphaned";
+    const key = leftBehindKey({ version: run.version, status });
+    const entry = left.get(key) ?? { workflow: run.workflow, version: run.version, status, count: 0, why };
+    entry.count++;
+    left.set(key, entry);
+  }
+  return [...left.values()];
+}
+
+/** What is said once per version and status. */
+export function leftBehindKey(entry: Pick<LeftBehind, "version" | "status">): string {
+  return `${entry.version} ${entry.status}`;
+}
+
+export function leftBehindText({ workflow, version, status, count, why }: LeftBehind): string {
+  const runs = `${count} ${status === "queued" ? "queued run" : "running run"}${count === 1 ? "" : "s"}`;
+  const what = status === "queued" ? runs : `${runs} whose worker is gone (lease ran out)`;
+  return `${what} of ${workflow} (version ${version}) left for a worker that can run ${count === 1 ? "it" : "them"}: ${why}`;
+}
