@@ -4,6 +4,7 @@ import { hasRoutes } from "../graph/definition.js";
 import { isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
 import { AttemptContext, type AttemptServices } from "./context.js";
+import { TIMED_OUT } from "./retry.js";
 import { InterruptSignal, ParkSignal, TaskAbortedError, type AbortCause } from "./signals.js";
 
 /** How one attempt of a task ended. */
@@ -78,7 +79,7 @@ export function startAttempt(
 function outcomeOfAbort(cause: AbortCause, node: string, options: AttemptOptions): AttemptOutcome {
   if (cause === "timeout") {
     const error = new TaskAbortedError("timeout", `node "${node}" timed out after ${options.timeoutMs} ms`);
-    return { kind: "failed", error, code: "TIMEOUT" };
+    return { kind: "failed", error, code: TIMED_OUT };
   }
   return { kind: "canceled", cause };
 }

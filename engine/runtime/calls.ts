@@ -3,7 +3,7 @@ import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import type { EventFactory } from "./event-factory.js";
-import { WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
+import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
 import { closeAttempt, newTaskRecord, transitionTask } from "./transitions.js";
 
@@ -158,7 +158,7 @@ async function withTimeout<T>(value: T | Promise<T>, timeoutMs: number | undefin
   if (timeoutMs === undefined) return value;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`call "${key}" timed out after ${timeoutMs} ms`), { code: "TIMEOUT" })), timeoutMs);
+    timer = setTimeout(() => reject(Object.assign(new Error(`call "${key}" timed out after ${timeoutMs} ms`), { code: TIMED_OUT })), timeoutMs);
   });
   const onAbort = () => clearTimeout(timer);
   signal.addEventListener("abort", onAbort, { once: true });

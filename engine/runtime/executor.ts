@@ -75,6 +75,10 @@ export class RunExecutor {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly tickTimes = new Set<number>();
   private leaseTimer: NodeJS.Timeout | undefined;
+  /** When the lease timer last fired: a gap longer than the lease means the event loop was held. */
+  private leaseTick = 0;
+  /** The longest such gap seen, in ms (a node computing without awaiting holds the whole worker). */
+  private heldMs = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private commits = 0;
   private cancelRequest: CommandRecord | undefined;
@@ -137,6 +141,7 @@ export class RunExecutor {
   }
 
   private async execute(recovered: boolean): Promise<ExecutionEnd> {
+    this.leaseTick = Date.now();
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.max(50, this.options.leaseMs / 3));
     try {
       await this.load(this.rs.run);
@@ -353,11 +358,22 @@ export class RunExecutor {
 
   // ---------------------------------------------------------------- stopping
 
+  /** The lease timer fires every third of the lease unless the event loop is held: a longer gap says it was. */
+  private noteHeldLoop(): void {
+    const gap = Date.now() - this.leaseTick;
+    if (gap > this.options.leaseMs) this.heldMs = Math.max(this.heldMs, gap);
+  }
+
   private async onStop(cause: "shutdown" | "lease-lost"): Promise<void> {
     this.stopping = cause;
     if (cause === "lease-lost") {
+      this.noteHeldLoop();
       this.inflight.abortAll("lease-lost");
-      this.finish("lease lost: it ran out before it was renewed, and the run was claimed again (by another worker, or by this one once it could)");
+      this.finish(
+        this.heldMs > 0
+          ? `lease lost: this process's event loop was held for ${(this.heldMs / 1000).toFixed(1)} s, past the ${this.options.leaseMs / 1000} s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`
+          : "lease lost: it ran out before it was renewed, and the run was claimed again (by another worker, or by this one once it could)",
+      );
       return;
     }
     this.inflight.abortAll("shutdown");
@@ -478,6 +494,8 @@ export class RunExecutor {
   }
 
   private async renewLease(): Promise<void> {
+    this.noteHeldLoop();
+    this.leaseTick = Date.now();
     if (this.end) return;
     try {
       await this.host.store.renewLease(this.rs.run.id, this.options.workerId, this.fence, this.options.leaseMs);

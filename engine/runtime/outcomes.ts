@@ -4,7 +4,7 @@ import { derivedId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
-import { WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
+import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
 
@@ -118,6 +118,13 @@ function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | un
 /** A failed attempt: back to pending with a backoff when the policy retries it, else left failed. */
 export function failTask(rs: RunState, task: TaskRecord, error: Error, code: string | undefined, now: number): void {
   const attempt = task.attempts.length;
+  // Out of time, an at-most-once node may have done part of its work (its result, if one comes,
+  // is discarded): as after a crash, an operator decides, whatever its retry policy says.
+  if (code === TIMED_OUT && rs.nodeDefinition(task.node)?.atMostOnce) {
+    const attempts = closeAttempt(task, "interrupted", now, error.message, code);
+    askAboutAtMostOnce(rs, { ...task, attempts }, now, `its attempt ${attempt} ran out of time (${error.message})`);
+    return;
+  }
   const failed = transitionTask(task, "failed", {
     attempts: closeAttempt(task, "failed", now, error.message, code),
     error: { message: error.message, name: error.name, ...(code ? { code } : {}), ...(error.stack ? { stack: error.stack } : {}) },

@@ -14,6 +14,9 @@ const NEVER_RETRIED = new Set(["WRITE_CONFLICT"]);
 /** The code of an attempt that its worker was lost during (it died, or stalled past its lease). */
 export const WORKER_LOST = "WORKER_LOST";
 
+/** The code of an attempt (or a durable call in it) that ran out of its time. */
+export const TIMED_OUT = "TIMEOUT";
+
 /**
  * How many of a task's attempts count against its retry policy: the failed ones since an
  * operator last retried it. Attempts that paused for a person, parked on a timer or were

@@ -125,13 +125,18 @@ export class WorkflowRegistry {
   }
 }
 
-/** Where two compiled workflows of one version run different functions, if they do. */
+/**
+ * Where two compiled workflows of one version run functions of different source, if they do. The
+ * same factory called twice (a workflow that is also another's sub-workflow) gives functions of
+ * the same source, which are taken as the same code.
+ */
 function codeDifference(a: CompiledWorkflow, b: CompiledWorkflow): string | undefined {
+  const differ = (f?: unknown, g?: unknown) => f !== g && String(f) !== String(g);
   for (const [name, node] of a.nodes) {
     const other = b.nodes.get(name);
     // Model, tool and sub-workflow nodes are built from their definitions: only actions and routers are the user's code.
-    if (node.definition.kind === "action" && other?.run !== node.run) return `node ${name}'s function differs`;
-    if (node.router !== other?.router) return `node ${name}'s router differs`;
+    if (node.definition.kind === "action" && differ(node.run, other?.run)) return `node ${name}'s function differs`;
+    if (differ(node.router, other?.router)) return `node ${name}'s router differs`;
   }
   return undefined;
 }

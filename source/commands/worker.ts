@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import {
+  MAX_WAIT_MS,
   ModelError,
   Worker,
   WorkflowRegistry,
@@ -23,13 +24,15 @@ import { noteRoom } from "../cli/room.js";
 
 export const worker = defineCommand({
   name: "worker",
-  usage: "worker [--actions MODULE ...] [--concurrency N] [--snapshot-every N] [--once] [--id NAME]",
+  usage: "worker [--actions MODULE ...] [--concurrency N] [--lease SECONDS] [--snapshot-every N] [--once] [--id NAME]",
   summary: "execute runs from the store (Ctrl-C stops it cleanly)",
   details: `Runs every stored workflow whose actions the loaded modules export. Any number of workers,
 in any number of processes, can share a store: each run is leased to one of them.
 --once executes what is runnable now and exits when nothing is (paused runs wait for you).
 --concurrency N runs up to N runs at once in this process (default 16).
 --id NAME names this worker in leases, events and the console (default: host name and process id).
+--lease SECONDS is how long a run stays this worker's without a renewal (default 15); renewed every
+third of it, so a node that computes without awaiting for longer loses its run to another worker.
 --snapshot-every N stores a full snapshot of the state every N checkpoints (default 64): reading
 any checkpoint's state then folds at most N deltas; a smaller N reads faster and stores more.
 Says first which actions and tools it loaded and, when PITWALL_LLM_BASE_URL, PITWALL_LLM_API_KEY or
@@ -39,6 +42,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
   flags: {
     actions: { type: "string", isMultiple: true },
     concurrency: { type: "number" },
+    lease: { type: "number" },
     snapshotEvery: { type: "number" },
     once: { type: "boolean" },
     id: { type: "string" },
@@ -51,6 +55,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     const concurrency = countFlag("concurrency", flags.concurrency);
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
+    if (flags.lease !== undefined && !(flags.lease >= 1 && flags.lease * 1000 <= MAX_WAIT_MS)) throw new UsageError(`--lease ${flags.lease}: give seconds from 1 to ${Math.floor(MAX_WAIT_MS / 1000)}`);
     const loaded = await actions(flags.actions);
     // Before the store is opened (or made): a worker that would call the wrong model, or none, does not start.
     const model = modelOfEnvironment();
@@ -69,6 +74,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     const w = new Worker(s, workflows, {
       onStoreGone: (error) => onStoreGone(error),
       ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(flags.lease !== undefined ? { leaseMs: Math.round(flags.lease * 1000) } : {}),
       ...(snapshotEvery !== undefined ? { snapshotPolicy: { every: snapshotEvery } } : {}),
       ...(flags.id ? { id: flags.id } : {}),
       // The store failing between runs (Redis frozen or gone, SQLite locked): said, not swallowed.

@@ -43,6 +43,7 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["runs", "--limit", "0"], "pitwall runs: --limit must be a whole number of at least 1"],
       [["worker", "--concurrency", "2.5"], "pitwall worker: --concurrency must be a whole number of at least 1"],
       [["worker", "--snapshot-every", "-4"], "pitwall worker: --snapshot-every must be a whole number of at least 1"],
+      [["worker", "--lease", "0.5"], "pitwall worker: --lease 0.5: give seconds from 1 to 2147483"],
       [["runs", "--status", "sleeping"], "pitwall runs: --status sleeping: not a run status (queued, running, paused, succeeded, failed, canceled)"],
       [["events", "--type", "task.exploded"], "pitwall events: --type task.exploded: no such event type (for example run.created, run.claimed, run.released, run.paused, or a family like task)"],
       [["runs", "--as", "bad name"], 'pitwall runs: --as "bad name": use letters, digits, \'.\', \'_\', \'@\' or \'-\''],

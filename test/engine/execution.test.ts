@@ -134,6 +134,31 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(task!.attempts[0]).toMatchObject({ outcome: "failed", code: "TIMEOUT", error: 'node "slow" timed out after 50 ms' });
   });
 
+  it("asks an operator, not its retry policy, about an at-most-once node that ran out of time (it may have done part of its work)", async () => {
+    let charges = 0;
+    const wf = workflow("charge-once", { state })
+      .node(
+        "charge",
+        async (_s, ctx) => {
+          charges++;
+          if (ctx.attempt === 1) await new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+          return { out: `charged on attempt ${ctx.attempt}` };
+        },
+        { atMostOnce: true, timeoutMs: 50, retry: { maxAttempts: 3, backoffMs: 1 }, next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait({ timeoutMs: 5_000 })).toMatchObject({ status: "paused", reason: "interrupt" });
+    expect(charges).toBe(1);
+    const [ask, ...more] = await run.pendingInterrupts();
+    expect([ask?.kind, ask?.request.decisions, more]).toEqual(["recovery", ["retry", "skip"], []]);
+    expect(ask!.request.question).toBe('Node "charge" runs at most once, and its attempt 1 ran out of time (node "charge" timed out after 50 ms). It may have done part of its work. Run it again, or skip it?');
+    await engine.operator("ann").resolve(ask!.id, { decision: "retry" });
+    expect((await run.wait({ until: "end", timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect([charges, (await run.state()).out]).toEqual([2, "charged on attempt 2"]);
+  });
+
   it("abandons a node that ignores its signal after the grace period and discards its late result", async () => {
     let finishedLate = false;
     const wf = workflow("stubborn", { state })

@@ -36,15 +36,43 @@ describe("two workflows built in code with the same graph", () => {
   const harness = engineHarness(memory);
 
   it("are refused together when their code differs (they share a version; a run would run the code registered last)", async () => {
-    const build = (who: string) => workflow("same", { state }).node("a", () => ({ log: [who] }), { next: "END" }).compile();
-    const a = build("A");
-    const b = build("B");
+    const a = workflow("same", { state }).node("a", () => ({ log: ["A"] }), { next: "END" }).compile();
+    const b = workflow("same", { state }).node("a", () => ({ log: ["B"] }), { next: "END" }).compile();
     expect(a.version).toBe(b.version);
     const refusal = `workflow same version ${a.version} is already registered with other code (node a's function differs): two workflows with the same graph have the same version, so a run of either would run whichever was registered last; give them different names, or register one`;
     expect(() => createEngine({ workflows: [a, b], worker: false })).toThrow(refusal);
     const engine = await harness.engine([a]);
     await expect(engine.start(b)).rejects.toThrow(refusal);
-    // The same workflow again is no conflict.
+    // The same workflow again is no conflict, nor is one factory's workflow built twice (as a sub-workflow, say).
     expect((await (await engine.start(a)).wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    const build = () => workflow("built", { state }).node("a", () => ({ log: ["built"] }), { next: "END" }).compile();
+    expect(() => createEngine({ workflows: [build(), build()], worker: false })).not.toThrow();
+  });
+});
+
+describe("a node that holds the event loop past its worker's lease", () => {
+  const harness = engineHarness(memory);
+
+  it("ends that worker's execution saying the loop was held past the lease, and what to do", async () => {
+    const ends: string[] = [];
+    const holder = workflow("holder", { state })
+      .node(
+        "crunch",
+        async (_s, ctx) => {
+          const until = Date.now() + 400;
+          while (Date.now() < until); // computes without awaiting: no timer of this process fires
+          // Meanwhile another worker took the run over, its lease having run out.
+          await engine.store.claimRun({ owner: "other", leaseMs: 60_000, runId: ctx.runId });
+          return { log: ["crunched"] };
+        },
+        { next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([holder], { worker: { leaseMs: 150, onRunEnd: (_id, end) => ends.push("why" in end ? end.why : end.error) } });
+    await engine.start(holder);
+    await until(() => ends.length > 0, 5_000, "the execution to end");
+    expect(ends[0]).toMatch(
+      /^lease lost: this process's event loop was held for \d+\.\d s, past the 0\.15 s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease \(pitwall worker --lease, WorkerOptions\.leaseMs\)$/,
+    );
   });
 });

@@ -88,6 +88,29 @@ describe("Redis store: connection faults", () => {
     }
   });
 
+  it("says the store is gone, and writes nothing, once the server has lost its keys (restarted without its data, flushed)", async () => {
+    const url = `${server.url}/3?prefix=emptied:`;
+    const store = await RedisStore.open(url);
+    const raw = new Redis(server.port, "127.0.0.1", { db: 3, lazyConnect: true });
+    try {
+      await raw.connect();
+      const init = newRun({ id: "run-emptied", workflow: WF, state: {}, actor: "test" });
+      await store.createRun(init);
+      const claim = await store.claimRun({ owner: "w", leaseMs: 5_000 });
+      expect(claim?.run.id).toBe("run-emptied");
+      await raw.flushdb();
+      const gone = `the pitwall store at ${server.url}/3?prefix=emptied: is gone (its keys were deleted: the server restarted without its data, or was flushed); nothing was written: restore it, or start over on a new store`;
+      for (const write of [() => store.claimRun({ owner: "w", leaseMs: 5_000 }), () => store.commit({ id: newId("c"), runId: "run-emptied", fence: claim!.fence, events: [log("run-emptied")] }), () => store.createRun(newRun({ id: "run-new", workflow: WF, state: {}, actor: "test" }))]) {
+        const error = await write().catch((e: unknown) => e);
+        expect([error instanceof StoreError && error.gone, (error as Error).message]).toEqual([true, gone]);
+      }
+      expect(await raw.dbsize()).toBe(0);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+
   it("refuses bad URLs with a clear message", async () => {
     await expect(openStore(`${server.url}/zero`)).rejects.toThrow(/database must be a number/);
     await expect(openStore(`${server.url}?retention=-1`)).rejects.toThrow(/retention must be a whole number/);

@@ -442,6 +442,12 @@ export class RedisStore implements Store {
   /** Runs a write script; with `durability: "os"` on Redis 7.2+, waits until it is fsynced. */
   private async write(name: ScriptName, args: ScriptArgs): Promise<ScriptReply> {
     const reply = await callScript(this.client, name, args);
+    if (reply[0] === "gone") {
+      throw new StoreError(
+        `the pitwall store at ${this.description} is gone (its keys were deleted: the server restarted without its data, or was flushed); nothing was written: restore it, or start over on a new store`,
+        { gone: true },
+      );
+    }
     await this.fsync();
     return reply;
   }

@@ -58,7 +58,13 @@ export class ScriptArgs {
   }
 }
 
-const sources = Object.fromEntries(Object.entries(BODIES).map(([name, body]) => [name, `${LUA_LIB}\n${body}`])) as Record<ScriptName, string>;
+/**
+ * Every write first checks that the store is still there: a server restarted without its data (or
+ * flushed) has lost its runs, and writing on would start a new store that knows none of them.
+ */
+const STORE_THERE = `if redis.call('EXISTS', K.g('schema')) == 0 then return {'gone'} end`;
+
+const sources = Object.fromEntries(Object.entries(BODIES).map(([name, body]) => [name, `${LUA_LIB}\n${STORE_THERE}\n${body}`])) as Record<ScriptName, string>;
 const digests = Object.fromEntries(
   Object.entries(sources).map(([name, source]) => [name, createHash("sha1").update(source).digest("hex")]),
 ) as Record<ScriptName, string>;
