@@ -1,4 +1,4 @@
-import { NotFoundError } from "./errors.js";
+import { NotFoundError, ValidationError } from "./errors.js";
 import { parseCheckpointId } from "./ids.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
@@ -12,6 +12,7 @@ import type { CheckpointSummary, EventRecord, InterruptRecord, RunRecord } from 
 import type { Store } from "./store/store.js";
 import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
+import { continueRun } from "./operator/continue-run.js";
 import { followRun } from "./operator/reads.js";
 import { pendingInterruptsOf, waitForRun, type Diagnosis, type WaitOptions } from "./operator/run-wait.js";
 import { WorkflowRegistry } from "./worker/registry.js";
@@ -39,6 +40,13 @@ export interface EngineOptions {
 
 export interface StartOptions {
   id?: string;
+  /**
+   * A run that has ended: the new run goes on from its final state, with the input applied as an
+   * update through the reducers (a message appended to a list), and runs the workflow from its
+   * start node — a new turn of a conversation (LangGraph's thread invoked again). Recorded as a
+   * fork of the ended run's last checkpoint.
+   */
+  from?: string;
   /** Per-run overrides of the workflow's interrupt lists. */
   interruptBefore?: string[];
   interruptAfter?: string[];
@@ -77,6 +85,7 @@ export class Engine {
     const compiled = typeof workflow === "string" ? this.registry.byName(workflow) ?? (await this.registry.resolve(workflow)) : workflow;
     if (!compiled) throw new NotFoundError("workflow", String(workflow));
     this.registry.register(compiled);
+    if (options.from !== undefined) return this.goOn(compiled, options.from, input, options);
     const id = await startRun(this.store, compiled, input, {
       actor: options.actor ?? this.actor,
       ...(options.id ? { id: options.id } : {}),
@@ -85,6 +94,15 @@ export class Engine {
     });
     this.worker?.nudge();
     return this.run(id);
+  }
+
+  private async goOn(workflow: CompiledWorkflow, from: string, input: unknown, options: StartOptions): Promise<RunHandle> {
+    if (options.id !== undefined || options.interruptBefore || options.interruptAfter) {
+      throw new ValidationError("a run started from another keeps its interrupt lists and gets its id from the fork: give `from` alone");
+    }
+    const runId = await continueRun(this.store, workflow, from, input, options.actor ?? this.actor);
+    this.worker?.nudge();
+    return this.run(runId);
   }
 
   /** A handle on an existing run. */

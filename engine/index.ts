@@ -15,6 +15,19 @@ export type {
 } from "./graph/model.js";
 export { actionRegistry, defineActions, extendRegistry, loadActionModules, type Actions } from "./graph/actions.js";
 export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";
+export {
+  countTokens,
+  describeCall,
+  emptyTokens,
+  runCalls,
+  type CallView,
+  type ModelCallInput,
+  type RecordedMessage,
+  type RunTokens,
+  type TokenCount,
+  type ToolCallInput,
+} from "./llm/call-record.js";
+export { readRunCalls } from "./operator/run-calls.js";
 export type { ChatMessage, ModelCallInfo, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from "./llm/types.js";
 export { OpenAICompatibleProvider, DEFAULT_BASE_URL, DEFAULT_MODEL, type OpenAICompatibleOptions } from "./llm/openai.js";
 export { ScriptedProvider, type ModelScript } from "./llm/scripted.js";
@@ -44,6 +57,7 @@ export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents,
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
+export { continueRun } from "./operator/continue-run.js";
 export { Worker, type WorkerOptions } from "./worker/worker.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";

@@ -60,7 +60,13 @@ export interface WorkflowOptions<Shape extends z.ZodRawShape> {
  * Builds a workflow in code. Every call mirrors a field of the JSON form, so the same graph
  * written either way has the same canonical definition and version.
  */
-export class WorkflowBuilder<S extends State> {
+/** What a reducer takes as a write to a key of type `T`. */
+type UpdateOf<R, T> = R extends (current: never, update: infer U) => unknown ? U : R extends "append" ? (T extends readonly (infer I)[] ? T | I : T) : T;
+
+/** What nodes may write to each key of `S`, given the workflow's reducers `R`. */
+export type WritesOf<S extends State, R> = [R] extends [object] ? { [K in keyof S]: K extends keyof R ? UpdateOf<R[K], S[K]> : S[K] } : S;
+
+export class WorkflowBuilder<S extends State, W extends State = S> {
   private readonly nodes: Record<string, Record<string, unknown>> = {};
   private readonly actions = new Map<string, NodeFunction>();
   private readonly routers = new Map<string, Router>();
@@ -74,7 +80,7 @@ export class WorkflowBuilder<S extends State> {
   ) {}
 
   /** A node that runs `fn(state, ctx)` and returns a partial state (or `{ route, update }`). */
-  node(name: string, fn: NodeFunction<S>, options: NodeOptions<S> = {}): this {
+  node(name: string, fn: NodeFunction<S, W>, options: NodeOptions<S> = {}): this {
     const { action = name, ...rest } = options;
     const existing = this.actions.get(action);
     // A node defined twice is reported with every other problem at compile (DUPLICATE_NODE).
@@ -221,10 +227,10 @@ export class WorkflowBuilder<S extends State> {
 }
 
 /** Starts a workflow in code: `workflow("name", { state: z.object({...}) }).node(...).compile()`. */
-export function workflow<Shape extends z.ZodRawShape>(
+export function workflow<Shape extends z.ZodRawShape, R extends WorkflowOptions<Shape>["reducers"] = undefined>(
   name: string,
-  options: WorkflowOptions<Shape>,
-): WorkflowBuilder<z.output<z.ZodObject<Shape>>> {
+  options: WorkflowOptions<Shape> & { reducers?: R },
+): WorkflowBuilder<z.output<z.ZodObject<Shape>>, WritesOf<z.output<z.ZodObject<Shape>>, R>> {
   return new WorkflowBuilder(name, options as unknown as WorkflowOptions<z.ZodRawShape>);
 }
 

@@ -41,6 +41,11 @@ export interface CallOptions {
   /** Retries of this call, within one attempt of its node. */
   retry?: import("./definition.js").RetryPolicyInput;
   timeoutMs?: number;
+  /**
+   * What the call is made with (a model's prompt, a tool's arguments), kept on its record for
+   * people to read, never to replay: secret-looking keys hidden as in events, long text cut.
+   */
+  input?: unknown;
 }
 
 /** What the function of a durable call receives. */
@@ -87,11 +92,14 @@ export interface NodeContext {
 }
 
 /** A node may return a partial state, or `{ route, update }` to choose its route (SuperAGI style). */
-export type NodeResult<S extends State = State> = Partial<S> | { route: string; update?: Partial<S> } | void | undefined;
+export type NodeResult<S extends State = State, W extends State = S> = Partial<W> | { route: string; update?: Partial<W> } | void | undefined;
 
 // `any` state keeps node functions written for a specific state assignable to the generic form.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type NodeFunction<S extends State = any> = (state: Readonly<S>, ctx: NodeContext) => NodeResult<S> | Promise<NodeResult<S>>;
+// `W`: what a node may write per key — the key's type, or what its reducer takes (an item of an
+// `append` list, a custom reducer's update).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type NodeFunction<S extends State = any, W extends State = S> = (state: Readonly<S>, ctx: NodeContext) => NodeResult<S, W> | Promise<NodeResult<S, W>>;
 
 export type Router<S extends State = State> = (state: Readonly<S>) => string | undefined;
 

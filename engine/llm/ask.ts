@@ -1,4 +1,5 @@
 import type { NodeContext } from "../graph/model.js";
+import { modelCallInput } from "./call-record.js";
 import { ModelError } from "./errors.js";
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
@@ -75,7 +76,7 @@ export async function ask<T>(ctx: NodeContext, provider: ModelProvider, question
         throw new ModelError("INVALID_MODEL_OUTPUT", `${error.message} (answer ${call.attempt} of ${question.attempts})`);
       }
     },
-    { retry: { maxAttempts: question.attempts, backoffMs: 0, jitter: 0, retryOn: ["INVALID_MODEL_OUTPUT"] } },
+    { retry: { maxAttempts: question.attempts, backoffMs: 0, jitter: 0, retryOn: ["INVALID_MODEL_OUTPUT"] }, input: modelCallInput(question.request) },
   ) as Promise<Answer<T>>;
 }
 

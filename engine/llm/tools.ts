@@ -2,6 +2,7 @@ import { z } from "zod";
 import { WorkflowError } from "../errors.js";
 import { MAX_TIMER_MS, retryPolicySchema, type RetryPolicyInput } from "../graph/definition.js";
 import type { CallContext, NodeContext } from "../graph/model.js";
+import { toolCallInput } from "./call-record.js";
 import type { ToolSpec } from "./types.js";
 
 /** What a tool's function receives beside its arguments. */
@@ -114,6 +115,6 @@ export function callTool(ctx: NodeContext, tool: BoundTool, args: unknown, key: 
   return ctx.call(
     key,
     (call) => tool.tool.run(args, { signal: call.signal, attempt: call.attempt, idempotencyKey: call.idempotencyKey, runId: ctx.runId, node: ctx.node }),
-    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input: toolCallInput(tool.name, args) },
   );
 }

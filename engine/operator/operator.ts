@@ -148,12 +148,13 @@ export class Operator {
    * patch). The source run is not changed. Returns the new run's id in `result.runId`. With
    * `workflow`, another version of the same workflow (a fixed one, say) runs the fork: the
    * checkpoint's state must fit its schema (the patch is checked against it) and the nodes the
-   * run is at must still exist.
+   * run is at must still exist. With `restart`, the fork runs the workflow again from its start
+   * node on that state (a new turn of a conversation), instead of going on where the checkpoint was.
    */
   async fork(
     runId: string,
     checkpoint: CheckpointRef,
-    options: { patch?: unknown; reason?: string; workflow?: CompiledWorkflow | WorkflowVersion } = {},
+    options: { patch?: unknown; reason?: string; workflow?: CompiledWorkflow | WorkflowVersion; restart?: boolean } = {},
   ): Promise<CommandOutcome<{ runId: string }>> {
     const source = await this.mustGetRun(runId);
     const from = await this.checkpoint(runId, checkpoint);
@@ -162,12 +163,12 @@ export class Operator {
       throw new ValidationError(`run ${runId} is a run of workflow ${source.workflow}; a fork may move it to another version of that workflow, not to ${target.definition.name}`);
     }
     const version = target?.version ?? source.version;
-    if (target) checkNodesKept(target.definition, version, from, source);
+    if (target && !options.restart) checkNodesKept(target.definition, version, from, source);
     const command: CommandRecord = {
       id: newId("cmd"),
       runId: source.id,
       type: "fork",
-      args: { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}) },
+      args: { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
       actor: this.actor,
       reason: options.reason ?? null,
       createdAt: Date.now(),
@@ -192,16 +193,22 @@ export class Operator {
           actor: this.actor,
           // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
           forkOf: { runId: source.id, checkpointId: from.id },
-          control: target ? { ...from.control, visits: Object.fromEntries(Object.entries(from.control.visits).filter(([node]) => Object.hasOwn(definition.nodes, node))) } : from.control,
+          // Restarted, it plans from the start node (newRun's own plan); its steps count on.
+          ...(options.restart
+            ? { next: [definition.start] }
+            : {
+                control: target ? { ...from.control, visits: Object.fromEntries(Object.entries(from.control.visits).filter(([node]) => Object.hasOwn(definition.nodes, node))) } : from.control,
+                next: from.next,
+              }),
           step: from.step,
           interruptBefore: source.interruptBefore,
           interruptAfter: source.interruptAfter,
-          next: from.next,
           ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),
           ...(options.reason ? { reason: options.reason } : {}),
         }),
       );
-      return (await this.accept(command, `forked from checkpoint ${from.id} as run ${id}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id })) as CommandOutcome<{ runId: string }>;
+      const how = options.restart ? `continued from checkpoint ${from.id} as run ${id}, from the start node` : `forked from checkpoint ${from.id} as run ${id}`;
+      return (await this.accept(command, `${how}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id })) as CommandOutcome<{ runId: string }>;
     } catch (error) {
       await this.refuse(command, error).catch(() => undefined);
       throw error;

@@ -2,6 +2,7 @@ import { asError, errorCodeOf } from "../errors.js";
 import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
+import { boundedValue } from "./bounded.js";
 import type { EventFactory } from "./event-factory.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
@@ -24,6 +25,7 @@ export interface CallHost {
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
+  private lastCreated = 0;
 
   constructor(private readonly host: CallHost) {}
 
@@ -66,8 +68,10 @@ export class DurableCalls {
     if (known?.status === "succeeded" && (known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task))) return known.output;
     let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     const policy = retryPolicyOf(options.retry);
+    // What it is called with, for people: kept from its first attempt, as it may be running a while.
+    const input = options.input === undefined ? undefined : boundedValue(this.host.events.redact(normalize(options.input)));
     // Each run of the node gives its calls a fresh retry budget.
-    record = await this.toPending(record, { retriesFrom: record.attempts.length });
+    record = await this.toPending(record, { retriesFrom: record.attempts.length, ...(input !== undefined ? { input } : {}) });
     for (;;) {
       if (signal.aborted) throw signal.reason ?? new TaskAbortedError("canceled");
       const attempt = record.attempts.length + 1;
@@ -122,7 +126,11 @@ export class DurableCalls {
   }
 
   private fresh(task: TaskRecord, key: string, id: string): TaskRecord {
-    return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key });
+    // Stores list a step's tasks by creation time: a call made within the millisecond of the one
+    // before it (a fast tool, then the model's next turn) is still listed after it.
+    const createdAt = Math.max(Date.now(), this.lastCreated + 1);
+    this.lastCreated = createdAt;
+    return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key, createdAt });
   }
 
   /** A succeeded call asked again by a later attempt of its node: a new call under the same key, its earlier attempts kept. */

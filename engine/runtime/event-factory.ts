@@ -26,6 +26,11 @@ export class EventFactory {
     return this.make(type, payload, task.id, this.spanId(task.id, task.attempts.length), actor);
   }
 
+  /** Data a node supplied, for a record people read (a durable call's input): hidden as in events. */
+  redact(value: unknown): unknown {
+    return redact(value, this.secretKeys);
+  }
+
   /** A task attempt emits several events; its span id is hashed once. */
   private spanId(taskId: string, attempt: number): string {
     const key = `${taskId}:${attempt}`;

@@ -177,7 +177,10 @@ export interface TaskRecord {
   node: string;
   /** Position in a dynamic fan-out (map); null for ordinary tasks. */
   index: number | null;
-  /** The item a mapped task works on. */
+  /**
+   * The item a mapped task works on; for a durable call, what it was called with, as its node
+   * described it for people (a model's prompt, a tool's arguments; bounded, secrets hidden).
+   */
   input?: unknown;
   status: TaskStatus;
   attempts: AttemptRecord[];

@@ -1,4 +1,5 @@
 import { leaseRanOut, type RunRecord } from "../../engine/index.js";
+import { inline } from "../text/plain.js";
 
 export function age(at: number | null, now = Date.now()): string {
   if (at === null) return "-";
@@ -29,4 +30,31 @@ export function runStatus(run: Pick<RunRecord, "status" | "reason" | "leaseUntil
   if (run.status === "queued" && run.waitingOn) return "queued (on a sub-workflow)";
   if (run.status === "queued" && run.wakeAt !== null && run.wakeAt > now) return `queued (timer, wakes in ${age(now, run.wakeAt)})`;
   return run.status === "paused" && run.reason ? `paused (${run.reason})` : run.status;
+}
+
+/**
+ * A child run as its parent waits on it (`show`, `start --wait`): its status and, paused, what
+ * gets it going again — an answer for a question, a retry or a cancel for a failure.
+ */
+export function childRunState(child: RunRecord): string {
+  const status = runStatus(child);
+  if (child.status !== "paused") return status;
+  const fix = `retry it (${retryCommands(child)}) or cancel it (pitwall cancel ${child.id} --reason TEXT)`;
+  switch (child.reason) {
+    case "interrupt":
+    case "breakpoint":
+    case null:
+      return `${status}: answer its pending interrupts (pitwall interrupts --run ${child.id})`;
+    case "retries-exhausted":
+      return `${status}${child.error ? `: ${inline(child.error.message, 100)}` : ""}; once the cause is fixed, ${fix}`;
+    case "killed":
+      return `${status}: an operator killed its task; ${fix}`;
+    case "poison":
+      return `${status}: workers kept dying while they ran it; once the cause is fixed, ${fix}`;
+  }
+}
+
+function retryCommands(run: RunRecord): string {
+  const nodes = run.error?.node ? [run.error.node] : run.current;
+  return nodes.length === 0 ? `pitwall retry ${run.id} NODE` : nodes.map((node) => `pitwall retry ${run.id} ${node}`).join("; ");
 }

@@ -2,6 +2,8 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { age } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
+import type { InterruptRecord, Store } from "../../engine/index.js";
+import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { inline } from "../text/plain.js";
 
 const STATUSES = ["pending", "resolved", "all"] as const;
@@ -11,7 +13,8 @@ export const interrupts = defineCommand({
   usage: "interrupts [--run RUN] [--status pending|resolved|all]",
   summary: "the pending interrupts (approvals, questions, breakpoints), oldest first; or the decisions taken",
   details: `--status resolved lists the interrupts already answered, with who decided what, when and why
-(all: both).
+(all: both). DETAILS shows what a pending interrupt puts before you: the tool call an agent asks
+to make, with its arguments, or the data or values it shows (one line; --json for all of it).
 --json prints a JSON array of { "id", "runId", "taskId", "node", "step", "kind", "request":
 { "question", "show", "decisions", "responseSchema", "data" }, "status", "resolution"
 ({ "decision", "actor", "reason"?, "at", "response"?, "checkpointId"? } or null), "createdAt" }.`,
@@ -24,22 +27,26 @@ export const interrupts = defineCommand({
     const s = await store();
     if (flags.run !== undefined) await mustGetRun(s, flags.run);
     const list = await s.listInterrupts({ ...(status === "all" ? {} : { status }), ...(flags.run !== undefined ? { runId: flags.run } : {}) });
+    // A mapped node's items ask the same question: the item tells their lines apart.
+    const indexes = out.json ? new Map<string, number | null>() : await taskIndexes(s, list);
+    const node = (i: InterruptRecord) => nodeLabel(i.node, i.taskId === null ? null : indexes.get(i.taskId));
     if (status === "pending") {
-      out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", "QUESTION"], (i) => [
+      out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", "QUESTION", "DETAILS"], (i) => [
         i.id,
         i.runId,
-        i.node,
+        node(i),
         i.kind,
         age(i.createdAt),
         i.request.decisions.join("/"),
         inline(i.request.question ?? "", 70),
+        interruptDetails(i.request),
       ]);
       return EXIT.ok;
     }
     out.list(list, status === "resolved" ? "no interrupt has been answered" : "no interrupts", ["INTERRUPT", "RUN", "NODE", "ASKED", "DECISION", "BY", "AGO", "REASON", "QUESTION"], (i) => [
       i.id,
       i.runId,
-      i.node,
+      node(i),
       age(i.createdAt),
       i.resolution?.decision ?? "(pending)",
       i.resolution?.actor ?? "",
@@ -50,3 +57,10 @@ export const interrupts = defineCommand({
     return EXIT.ok;
   },
 });
+
+/** The map item of each interrupt's task, by task id. */
+async function taskIndexes(store: Store, interrupts: readonly InterruptRecord[]): Promise<Map<string, number | null>> {
+  const ids = [...new Set(interrupts.flatMap((i) => (i.taskId === null ? [] : [i.taskId])))];
+  const tasks = await Promise.all(ids.map((id) => store.getTask(id)));
+  return new Map(ids.map((id, n) => [id, tasks[n]?.index ?? null]));
+}

@@ -1,20 +1,27 @@
-import { SKIPPED, currentStep, type InterruptRecord, type RunRecord, type RunStatus, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, type CallView, type InterruptRecord, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
-import { age, bytes, clock, runStatus } from "../cli/format.js";
+import { age, bytes, childRunState, clock, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
+import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
+import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { noteRoom } from "../cli/room.js";
 import type { Output } from "../cli/output.js";
 
 const SHOWN_TASKS = 20;
+const SHOWN_CALLS = 20;
 
 export const show = defineCommand({
   name: "show",
   usage: "show <run>",
   summary: "a run: status and why it waits, tasks, pending interrupts, storage",
-  details: `--json prints the run record with "tasks" (every task of the run), "interrupts" (its pending
-interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`,
+  details: `Model and tool calls are listed with what each was sent and what came back (one line each),
+and the tokens the run's models used, in all and by node.
+--json prints the run record with "tasks" (every task of the run), "interrupts" (its pending
+interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "call", "status",
+"tokens", and a model's "prompt" and "answer" or a tool's "arguments" and "result"), "tokens"
+({ prompt, completion, byNode }) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`,
   flags: {},
   args: { min: 1, max: 1 },
   readsOnly: true,
@@ -28,20 +35,23 @@ interrupts) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`
       s.runStorage(run.id),
       run.waitingOn ? s.getRun(run.waitingOn) : undefined,
     ]);
+    const { calls, tokens } = await readRunCalls(s, run.id, tasks);
     if (out.json) {
-      out.value({ ...run, tasks, interrupts, storage });
+      const { byCall: _byCall, ...totals } = tokens;
+      out.value({ ...run, tasks, interrupts, calls, tokens: totals, storage });
       return EXIT.ok;
     }
-    printRun(out, run, child, tasks);
+    printRun(out, run, child, tasks, tokens);
     printTasks(out, tasks);
-    printInterrupts(out, interrupts);
+    printCalls(out, calls);
+    printInterrupts(out, interrupts, tasks);
     out.line();
     out.line(`storage   checkpoints ${bytes(storage.checkpoints)} · events ${bytes(storage.events)} · artifacts ${bytes(storage.artifacts)} · total ${bytes(storage.total)}`);
     return EXIT.ok;
   },
 });
 
-function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[]): void {
+function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], tokens: RunTokens): void {
   const rows: [string, string][] = [
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
     ["status", runStatus(run)],
@@ -59,11 +69,13 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
   if (run.waitingOn) {
     // A child paused for an operator holds this run up: say so here, where the operator looks.
-    const held = child ? `, ${runStatus(child)}${child.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : "";
+    const held = child ? `, ${childRunState(child)}` : "";
     rows.push(["waiting", `for child run ${run.waitingOn}${held}`]);
   }
+  const byNode = Object.entries(tokens.byNode);
+  if (byNode.length > 0) rows.push(["tokens", `${tokenTotal(tokens)}${byNode.length > 1 ? ` (${byNode.map(([node, t]) => `${node} ${tokenText(t)}`).join(" · ")})` : ""}`]);
   if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);
-  for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 300)}`);
+  for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 400)}`);
 }
 
 /** A lease that ran out means its worker is gone or stalled: say so, and what happens next. */
@@ -96,8 +108,7 @@ function ordered(tasks: readonly TaskRecord[]): TaskRecord[] {
 }
 
 function taskLabel(t: TaskRecord): string {
-  if (t.call !== null) return `${t.node} · ${t.call}`;
-  return t.index === null ? t.node : `${t.node}[${t.index}]`;
+  return t.call !== null ? `${t.node} · ${t.call}` : nodeLabel(t.node, t.index);
 }
 
 function printTasks(out: Output, all: TaskRecord[]): void {
@@ -138,12 +149,39 @@ function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
   }
 }
 
-function printInterrupts(out: Output, interrupts: InterruptRecord[]): void {
+/** Each model and tool call: what it was sent and what came back, on one line each. */
+function printCalls(out: Output, all: readonly CallView[]): void {
+  const calls = all.filter((c) => c.kind !== "call");
+  if (calls.length === 0) return;
+  out.line();
+  const shown = calls.slice(-SHOWN_CALLS);
+  out.line(calls.length > shown.length ? `model and tool calls (last ${shown.length} of ${calls.length}; --json for all)` : "model and tool calls");
+  out.table(
+    ["STEP", "NODE", "CALL", "MODEL / TOOL", "STATUS", "TOKENS", "SENT", "ANSWER / RESULT"],
+    shown.map((c) => [
+      String(c.step),
+      nodeLabel(c.node, c.index),
+      c.call,
+      callTarget(c),
+      c.attempts > 1 ? `${c.status} (${c.attempts} tries)` : c.status,
+      tokenText(c.tokens),
+      sentExcerpt(c),
+      answerExcerpt(c),
+    ]),
+  );
+}
+
+/** A mapped node's items ask the same question: the item tells their lines apart. */
+function interruptNode(interrupt: InterruptRecord, tasks: readonly TaskRecord[]): string {
+  return nodeLabel(interrupt.node, tasks.find((t) => t.id === interrupt.taskId)?.index);
+}
+
+function printInterrupts(out: Output, interrupts: InterruptRecord[], tasks: readonly TaskRecord[]): void {
   if (interrupts.length === 0) return;
   out.line();
   out.line("pending interrupts");
   out.table(
-    ["INTERRUPT", "NODE", "KIND", "DECISIONS", "QUESTION"],
-    interrupts.map((i) => [i.id, i.node, i.kind, i.request.decisions.join("/"), inline(i.request.question ?? "", 80)]),
+    ["INTERRUPT", "NODE", "KIND", "DECISIONS", "QUESTION", "DETAILS"],
+    interrupts.map((i) => [i.id, interruptNode(i, tasks), i.kind, i.request.decisions.join("/"), inline(i.request.question ?? "", 80), interruptDetails(i.request)]),
   );
 }

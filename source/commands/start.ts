@@ -3,7 +3,7 @@ import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { runStatus } from "../cli/format.js";
+import { childRunState, runStatus } from "../cli/format.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
@@ -66,14 +66,10 @@ retries or cancels it meanwhile).
     if (!out.json) out.line(handle.id);
     // A run waiting on a sub-workflow that paused for an operator has settled too: say on what.
     const child = async (run: RunRecord) => (run.waitingOn ? await opened.getRun(run.waitingOn) : undefined);
-    const settled = async (run: RunRecord) => {
-      const held = await child(run);
+    const settled = (run: RunRecord, held: RunRecord | undefined) =>
       out.value({ runId: run.id, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
-    };
-    const settledText = async (run: RunRecord) => {
-      const held = await child(run);
-      return `run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${runStatus(held)}${held.status === "paused" ? ": answer its pending interrupts (pitwall interrupts)" : ""}` : ""}`;
-    };
+    const settledText = (run: RunRecord, held: RunRecord | undefined) =>
+      `run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${childRunState(held)}` : ""}`;
     // Nobody may be running a worker: say so once, rather than wait in silence.
     const unclaimed = out.json
       ? undefined
@@ -89,26 +85,31 @@ retries or cancels it meanwhile).
       run = await handle.wait(budget());
       if (flags.until === "end" && !TERMINAL_RUN_STATUSES.includes(run.status)) {
         // Waiting on in silence would look like a hang: say once what the run waits for.
-        if (!out.json) out.note(`${await settledText(run)}; waiting for it to end`);
+        if (!out.json) out.note(`${settledText(run, await child(run))}; waiting for it to end`);
         run = await handle.wait({ ...budget(), until: "end" });
       }
     } catch (error) {
       if (!(error instanceof PitwallError && error.code === "RUN" && / did not (settle|end) within /.test(error.message))) throw error;
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = await opened.getRun(runId);
-      if (out.json && now) await settled(now);
+      if (out.json && now) settled(now, await child(now));
       throw new PitwallError("RUN", `run ${runId} did not ${flags.until === "end" ? "end" : "settle"} within ${flags.timeout} s (it is ${now ? runStatus(now) : "gone"})`);
     } finally {
       clearTimeout(unclaimed);
     }
-    if (out.json) await settled(run);
-    else out.note(await settledText(run));
-    // Paused on a failure (retries spent, workers lost) is a failure an operator must look at:
-    // `start --wait && deploy` must not go on. Paused for a person's answer is the run at work.
-    const failedPause = run.status === "paused" && (run.reason === "retries-exhausted" || run.reason === "poison");
-    return run.status === "failed" || run.status === "canceled" || failedPause ? EXIT.failed : EXIT.ok;
+    const held = await child(run);
+    if (out.json) settled(run, held);
+    else out.note(settledText(run, held));
+    // Paused on a failure (retries spent, workers lost), or held up by a child run paused so, is a
+    // failure an operator must look at: `start --wait && deploy` must not go on. Paused for a
+    // person's answer is the run at work.
+    return run.status === "failed" || run.status === "canceled" || pausedOnFailure(run) || (held !== undefined && pausedOnFailure(held)) ? EXIT.failed : EXIT.ok;
   },
 });
+
+function pausedOnFailure(run: RunRecord): boolean {
+  return run.status === "paused" && (run.reason === "retries-exhausted" || run.reason === "poison");
+}
 
 /**
  * Runs keep the version they started on: when the file was edited since runs of it started, say

@@ -21,6 +21,7 @@ import { InterruptsView } from "./views/interrupts-view.js";
 import { OperatorPanel } from "./views/operator-panel.js";
 import { RunView } from "./views/run-view.js";
 import { RunsView } from "./views/runs-view.js";
+import { TaskView } from "./views/task-view.js";
 import { TextView } from "./views/text-view.js";
 
 export interface ConsoleProps {
@@ -225,6 +226,8 @@ function View({ entry, width, height }: { entry: ViewEntry; width: number; heigh
       return <OperatorPanel interruptId={entry.interruptId} width={width} height={height} />;
     case "text":
       return <TextView title={entry.title} lines={entry.lines} indent={entry.indent} width={width} height={height} />;
+    case "task":
+      return <TaskView target={entry} width={width} height={height} />;
   }
 }
 
@@ -238,6 +241,8 @@ function sameView(a: ViewEntry | undefined, b: ViewEntry): boolean {
       return a.kind === "operator" && a.interruptId === b.interruptId;
     case "text":
       return a.kind === "text" && a.title === b.title;
+    case "task":
+      return a.kind === "task" && a.runId === b.runId && a.node === b.node && a.taskId === b.taskId;
     default:
       return true;
   }

@@ -4,6 +4,7 @@ import type { Line } from "./components/lines.js";
 import type { ConsoleData, ConsoleSnapshot } from "./data.js";
 import type { Editor } from "./editor.js";
 import type { LiveFeed } from "./live.js";
+import type { TaskTarget } from "./views/task-view.js";
 import { clean } from "./text.js";
 
 /** Where the operator is: views on a stack, `esc` pops. */
@@ -12,6 +13,7 @@ export type ViewEntry =
   | { kind: "run"; runId: string; tab?: number }
   | { kind: "interrupts" }
   | { kind: "operator"; interruptId: string }
+  | ({ kind: "task" } & TaskTarget)
   | { kind: "text"; title: string; lines: Line[]; /** Where a wrapped line's later rows start (default 2 columns in). */ indent?: number };
 
 export interface Message {

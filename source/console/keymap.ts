@@ -36,7 +36,7 @@ export const KEYMAP = [
   { id: "pageUp", keys: ["pgup", "ctrl-u"], label: "page up", help: "page up", group: "Lists" },
   { id: "top", keys: ["g", "home"], label: "top", help: "first row", group: "Lists" },
   { id: "bottom", keys: ["G", "end"], label: "bottom", help: "last row", group: "Lists" },
-  { id: "open", keys: ["enter"], label: "open", help: "open the selected item", group: "Lists" },
+  { id: "open", keys: ["enter"], label: "open", help: "open the selected item (in the graph or timeline: the node's task with its model and tool calls)", group: "Lists" },
   { id: "filter", keys: ["/"], label: "filter", help: "filter (runs: text, status:paused, workflow:NAME; events: type or node)", group: "Lists" },
 
   { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry (a run's child runs, a key of the state)", group: "Lists" },

@@ -37,7 +37,7 @@ const describers: Describers = {
       ? about(p.node, "skipped by an operator: it did not run")
       : about(p.node, `attempt ${p.attempt} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}${p.keys.length ? `, wrote ${p.keys.join(", ")}` : ""}`, undefined, p.call),
   "task.failed": (p) => about(p.node, `attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}`, undefined, p.call),
-  "task.interrupted": (p) => about(p.node, `waits for ${p.waitingFor.kind === "interrupt" ? `interrupt ${p.waitingFor.interruptId}` : p.waitingFor.kind}`),
+  "task.interrupted": (p) => about(p.node, `waits for ${waitText(p.waitingFor)}`),
   "task.canceled": (p) => about(p.node, `canceled: ${p.reason}`, undefined, p.call),
   "interrupt.created": (p) => about(p.node, `${p.kind} ${p.interruptId}${p.question ? `: ${p.question}` : ""}`),
   "interrupt.resolved": (p) => `${p.interruptId}: ${p.decision}${p.reason ? ` (${p.reason})` : ""}`,
@@ -48,6 +48,17 @@ const describers: Describers = {
   "node.progress": (p) => about(p.node, [p.fraction !== undefined ? `${Math.round(p.fraction * 100)}%` : "", p.message ?? ""].filter(Boolean).join(" ")),
   "node.log": (p) => about(p.node, `${p.level}: ${p.message}`),
 };
+
+function waitText(wait: EventPayloads["task.interrupted"]["waitingFor"]): string {
+  switch (wait.kind) {
+    case "interrupt":
+      return `interrupt ${wait.interruptId}`;
+    case "run":
+      return `run ${wait.runId}`;
+    case "time":
+      return `its timer, until ${new Date(wait.until).toISOString()}`;
+  }
+}
 
 /** What an event says, at most `max` characters; an unknown type or payload shows as compact JSON. */
 export function eventText(event: EventRecord, max = 160): EventText {

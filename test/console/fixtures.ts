@@ -32,13 +32,13 @@ export function travelWorkflow() {
     .compile();
 }
 
-/** A run whose sub-workflow is the travel planner, which pauses at its approval. */
-export function tripParentWorkflow() {
+/** A run whose sub-workflow is the travel planner (the same one, which an engine takes once), which pauses at its approval. */
+export function tripParentWorkflow(travel = travelWorkflow()) {
   return workflow("trip-parent", {
     state: z.object({ city: z.string().default("Oslo"), notes: z.array(z.string()).default([]), booked: z.boolean().default(false) }),
     reducers: { notes: "append" },
   })
-    .subgraph("trip", travelWorkflow(), { next: "END" })
+    .subgraph("trip", travel, { next: "END" })
     .compile();
 }
 
@@ -182,7 +182,8 @@ export function fixture(): Fixture {
 
 /** `store` (a SQLite file other processes can open too) with an in-process worker running the fixture workflows. */
 export function fixtureOn<S extends Store>(store: S): Fixture<S> {
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travelWorkflow(), taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow()]});
+  const travel = travelWorkflow();
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travel, taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow(travel)]});
   return { store, engine, close: () => engine.close() };
 }
 

@@ -343,6 +343,6 @@ describe("run view: events, state, checkpoints, timeline", () => {
     const run = await settle(fx.engine, "travel-planner");
     await openRun(run.id, 0, { columns: 70, rows: 24 });
     await ui!.waitFor("o answer");
-    expect(lineWith(ui!, "? help")!.trimEnd()).toBe("j/k move  b breakpoint  1-5 tabs  o answer  … ? help  q quit");
+    expect(lineWith(ui!, "? help")!.trimEnd()).toBe("j/k move  ⏎ open  b breakpoint  1-5 tabs  o answer  … ? help  q quit");
   });
 });

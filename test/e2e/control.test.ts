@@ -57,9 +57,30 @@ describe("operator commands on live runs, across processes", () => {
     await worker.exited;
     const settled = JSON.parse(waited.stdout) as { runId: string; status: string; waitingFor: { runId: string; status: string; reason: string } };
     expect([waited.code, settled.status, settled.waitingFor]).toEqual([0, "queued", { runId: expect.stringMatching(/^run-/), status: "paused", reason: "interrupt" }]);
-    expect(waitedText.stderr).toMatch(/^run run-\S+ queued, waiting for its sub-workflow run run-\S+, paused \(interrupt\): answer its pending interrupts \(pitwall interrupts\)\n$/);
+    expect(waitedText.stderr).toMatch(/^run run-\S+ queued, waiting for its sub-workflow run run-\S+, paused \(interrupt\): answer its pending interrupts \(pitwall interrupts --run run-\S+\)\n$/);
     const shown = await cli.run(["show", settled.runId]);
-    expect(shown.stdout).toMatch(/^waiting +for child run (run-\S+), paused \(interrupt\): answer its pending interrupts \(pitwall interrupts\)$/m);
+    expect(shown.stdout).toMatch(/^waiting +for child run (run-\S+), paused \(interrupt\): answer its pending interrupts \(pitwall interrupts --run \1\)$/m);
+  });
+
+  it("show and start --wait say to retry or cancel a child run that paused on a failure (it has nothing to answer)", async () => {
+    const actions = join(cli.dir, "failing-child-actions.mjs");
+    const file = join(cli.dir, "failing-parent.json");
+    writeFileSync(actions, "export default { charge: () => { throw new Error('the card was declined'); } };\n");
+    const child = { name: "failing-child", state: { n: { type: "number", default: 0 } }, start: "charge", nodes: { charge: { action: "charge", retry: { maxAttempts: 1 } } } };
+    writeFileSync(file, JSON.stringify({ name: "failing-parent", state: child.state, start: "sub", nodes: { sub: { kind: "subgraph", workflow: child } } }));
+    const worker = cli.spawn(["worker", "--actions", actions]);
+    const waited = await cli.run(["start", file, "--wait"]);
+    worker.child.kill("SIGINT");
+    await worker.exited;
+    // Held up by a failure: a script must not go on as if the run were at work.
+    expect(waited.code).toBe(1);
+    const parentId = waited.stdout.trim();
+    const shown = await cli.run(["show", parentId]);
+    const childId = /^waiting +for child run (run-\S+),/m.exec(shown.stdout)![1]!;
+    const what = `paused (retries-exhausted): node "charge" failed after 1 attempt(s): the card was declined; once the cause is fixed, retry it (pitwall retry ${childId} charge) or cancel it (pitwall cancel ${childId} --reason TEXT)`;
+    expect(waited.stderr).toBe(`run ${parentId} queued, waiting for its sub-workflow run ${childId}, ${what}\n`);
+    expect(shown.stdout).toContain(`waiting   for child run ${childId}, ${what}\n`);
+    expect((await cli.run(["interrupts", "--run", childId])).stderr).toBe("no pending interrupts\n");
   });
 
   it("break pauses before a node; fork starts a new run from a checkpoint; unbreak and cancel", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { actionRegistry, loadWorkflowText, workflow, type NodeFunction } from "../../engine/index.js";
+import { NotFoundError, actionRegistry, loadWorkflowText, workflow, type NodeFunction } from "../../engine/index.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -177,6 +177,47 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect(peak).toBe(2);
     const tasks = await engine.store.listTasks(run.id);
     expect(tasks.map((t) => [t.index, t.input])).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]);
+  });
+
+  it("lets a node write what its key's reducer takes (typed): one item of an append list, a custom reducer's update", async () => {
+    const wf = workflow("writes", {
+      state: z.object({ log: z.array(z.string()).default([]), total: z.number().default(0) }),
+      reducers: { log: "append", total: (sum: number, add: { by: number }) => sum + add.by },
+    })
+      .node("a", () => ({ log: "one", total: { by: 2 } }), { next: "b" })
+      .node("b", () => ({ log: ["two", "three"], total: { by: 3 } }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect(await run.state()).toEqual({ log: ["one", "two", "three"], total: 5 });
+  });
+
+  it("goes on from an ended run with new input: its final state, the input through the reducers, from the start node (a conversation's next turn)", async () => {
+    const chat = workflow("chat", { state: z.object({ messages: z.array(z.string()).default([]), turns: z.number().default(0) }), reducers: { messages: "append" } })
+      .node("reply", (s) => ({ messages: [`echo: ${s.messages.at(-1)}`], turns: s.turns + 1 }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([chat]);
+    const first = await engine.start(chat, { messages: ["hi"] });
+    await first.wait({ timeoutMs: 5_000 });
+    const second = await engine.start(chat, { messages: ["how are you?"] }, { from: first.id });
+    expect((await second.wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+    expect(await second.state()).toEqual({ messages: ["hi", "echo: hi", "how are you?", "echo: how are you?"], turns: 2 });
+    expect(await second.get()).toMatchObject({ forkOf: { runId: first.id, checkpointId: `${first.id}:1` } });
+    // Its checkpoint 0 holds the input applied; its log says where it came from and what the input changed.
+    expect((await second.state(0)).messages).toEqual(["hi", "echo: hi", "how are you?"]);
+    const created = (await engine.store.readEvents({ runId: second.id, types: ["run.created"] }))[0]!;
+    expect(created.payload).toMatchObject({ reason: `continues run ${first.id} with new input` });
+    expect((await engine.store.listCommands({ runId: first.id }))[0]).toMatchObject({ type: "fork", status: "accepted", args: { restart: true } });
+
+    // Only a run that has ended goes on, and the input is checked as an edit is.
+    const paused = await engine.start(chat, {}, { interruptBefore: ["reply"] });
+    await paused.wait({ timeoutMs: 5_000 });
+    await expect(engine.start(chat, { messages: ["x"] }, { from: paused.id })).rejects.toThrow(
+      `run ${paused.id} has not ended (it is paused): a run goes on from another once that has ended; answer, retry or cancel it first`,
+    );
+    await expect(engine.start(chat, { turns: "many" as unknown as number }, { from: second.id })).rejects.toThrow(/\$\.turns: expected number, got string/);
+    await expect(engine.start(chat, {}, { from: "run-nope" })).rejects.toThrow(new NotFoundError("run", "run-nope"));
   });
 
   it("runs a sub-workflow as a child run with a parent link and maps its result back", async () => {

@@ -24,6 +24,14 @@ describe("events in words, as `pitwall events` prints them and the console's eve
     expect(describeEvent(event("task.succeeded", { node: "review", attempt: 1, durationMs: 0, keys: [], skipped: true }))).toBe("review skipped by an operator: it did not run");
   });
 
+  it("says what a node waits for: the interrupt, the child run (by id), or the timer", () => {
+    expect(describeEvent(event("task.interrupted", { node: "ask", waitingFor: { kind: "interrupt", interruptId: "int-1" } }))).toBe("ask waits for interrupt int-1");
+    expect(describeEvent(event("task.interrupted", { node: "research", waitingFor: { kind: "run", runId: "run-7k2m9q4x1z" } }))).toBe("research waits for run run-7k2m9q4x1z");
+    expect(describeEvent(event("task.interrupted", { node: "nap", waitingFor: { kind: "time", until: Date.UTC(2030, 0, 2, 3, 4, 5) } }))).toBe(
+      "nap waits for its timer, until 2030-01-02T03:04:05.000Z",
+    );
+  });
+
   it("keeps the node apart for the console's node column", () => {
     expect(eventText(event("interrupt.created", { interruptId: "int-1", kind: "approval", node: "ship", question: "Ship it?" }))).toEqual({
       subject: "ship",

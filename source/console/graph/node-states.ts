@@ -6,8 +6,10 @@ import type { GraphEdge } from "./layers.js";
 
 export interface NodeState {
   status: NodeStatus;
-  /** The node's tasks in the latest step it ran in (several for a mapped node). */
+  /** The node's tasks in the latest step it ran in (several for a mapped node: one per item). */
   tasks: TaskRecord[];
+  /** The durable calls those tasks made (an agent's model and tool calls): not items of the node. */
+  calls: TaskRecord[];
   /** Times the node has run (from the head checkpoint). */
   visits: number;
   /** Part of the step in progress, or waiting on an interrupt. */
@@ -22,7 +24,12 @@ const PRIORITY: NodeStatus[] = ["running", "waiting", "interrupted", "failed", "
 export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<string, NodeState> {
   const { run, tasks, checkpoints, interrupts } = detail;
   const latest = new Map<string, TaskRecord[]>();
+  const calls = new Map<string, TaskRecord[]>();
   for (const task of tasks) {
+    if (task.parent !== null) {
+      calls.set(task.parent, [...(calls.get(task.parent) ?? []), task]);
+      continue;
+    }
     const kept = latest.get(task.node);
     if (!kept || kept[0]!.step < task.step) latest.set(task.node, [task]);
     else if (kept[0]!.step === task.step) kept.push(task);
@@ -47,6 +54,7 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
     states.set(node, {
       status,
       tasks: own,
+      calls: own.flatMap((t) => calls.get(t.id) ?? []),
       visits: visits[node] ?? 0,
       current: (run.current.includes(node) && !doneHere) || inStep || interrupt !== undefined,
       breakpoint: run.breakpoints.includes(node),

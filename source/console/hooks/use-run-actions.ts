@@ -8,9 +8,12 @@ import { MUTED } from "../theme.js";
 import { rereadState, stateValidation, useEditState } from "./use-edit-state.js";
 import type { RunDetail } from "./use-run-detail.js";
 
-/** Tasks of the step in progress (the head's step + 1), where kill and retry apply. */
+/**
+ * Tasks of the step in progress (the head's step + 1), where kill and retry apply: the nodes'
+ * tasks, not their durable calls (a failed model call fails its node, which is what runs again).
+ */
 export function currentTasks(detail: RunDetail): TaskRecord[] {
-  return detail.tasks.filter((t) => t.step === detail.run.step + 1);
+  return detail.tasks.filter((t) => t.step === detail.run.step + 1 && t.parent === null);
 }
 
 /** What retrying `task` runs again, as the engine decides it. */

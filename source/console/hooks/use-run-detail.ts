@@ -11,6 +11,7 @@ import {
   type WorkflowDefinition,
 } from "../../../engine/index.js";
 import { useServices } from "../context.js";
+import { serialLoad } from "./serial-load.js";
 import { useRemembered } from "./use-remembered.js";
 import type { ConsoleData } from "../data.js";
 
@@ -93,33 +94,21 @@ export function useRunDetail(runId: string): RunDetailState {
   const kept = useRef(state.detail);
   useEffect(() => {
     let alive = true;
-    let busy = false;
-    let again = false;
     let detail: RunDetail | undefined = kept.current;
-    const load = async () => {
-      if (busy) {
-        again = true;
-        return;
-      }
-      busy = true;
-      try {
-        do {
-          again = false;
-          const read = await readRunDetail(store, data, runId, detail);
-          if (!read) {
-            if (alive) setState((s) => ({ ...s, deleted: true }));
-            return;
-          }
-          detail = read;
-          if (alive) setState({ detail });
-        } while (again && alive);
-      } catch (error) {
-        if (alive) setState((s) => ({ ...s, error: errorMessage(error) }));
-      } finally {
-        busy = false;
-      }
-    };
-    void load();
+    const load = serialLoad(
+      async () => {
+        const read = await readRunDetail(store, data, runId, detail);
+        if (!read) {
+          if (alive) setState((s) => ({ ...s, deleted: true }));
+          return false;
+        }
+        detail = read;
+        if (alive) setState({ detail });
+      },
+      (error) => setState((s) => ({ ...s, error: errorMessage(error) })),
+      () => alive,
+    );
+    load();
     const stop = feed.listen((change) => {
       if (!change.runs.has(runId)) return;
       if (detail) {
@@ -132,14 +121,14 @@ export function useRunDetail(runId: string): RunDetailState {
         }
         detail = { ...detail, progress };
       }
-      void load();
+      load();
     });
     // Deleting writes no event: a run that leaves the console's list (read again at its recount)
     // is looked for in the store, to tell a deletion from a list that is only capped.
     let listed = data.snapshot().runs.has(runId);
     const stopWatching = data.subscribe(() => {
       const now = data.snapshot().runs.has(runId);
-      if (listed && !now) void load();
+      if (listed && !now) load();
       listed = now;
     });
     return () => {

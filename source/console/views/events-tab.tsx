@@ -5,6 +5,7 @@ import { useServices } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
+import { loadOnChange } from "../hooks/serial-load.js";
 import { PRIORITY } from "../key-router.js";
 import { clean, clock, fit } from "../text.js";
 import { MUTED } from "../theme.js";
@@ -23,42 +24,27 @@ function useRunEvents(runId: string): { events: EventRecord[]; error?: string } 
   const [state, setState] = useRemembered<{ events: EventRecord[]; error?: string }>(`run-events:${runId}`, { events: [] });
   const kept = useRef(state.events);
   useEffect(() => {
-    let alive = true;
-    let busy = false;
-    let again = false;
     let events: EventRecord[] = kept.current;
-    const load = async () => {
-      if (busy) return void (again = true);
-      busy = true;
-      try {
-        do {
-          again = false;
-          if (events.length === 0) {
-            // Open on the run's tail: a long run's whole log is never read.
-            events = await store.readEvents({ runId, last: KEEP });
-          }
-          for (;;) {
-            const after = events[events.length - 1]?.seq ?? 0;
-            const page = await store.readEvents({ runId, after, limit: PAGE });
-            if (page.length === 0) break;
-            events = events.concat(page);
-            if (events.length > KEEP) events = events.slice(-KEEP);
-            if (page.length < PAGE) break;
-          }
-          if (alive) setState({ events });
-        } while (again && alive);
-      } catch (error) {
-        if (alive) setState({ events, error: errorMessage(error) });
-      } finally {
-        busy = false;
-      }
-    };
-    void load();
-    const stop = feed.listen((change) => change.runs.has(runId) && void load());
-    return () => {
-      alive = false;
-      stop();
-    };
+    return loadOnChange(
+      feed,
+      runId,
+      async (alive) => {
+        if (events.length === 0) {
+          // Open on the run's tail: a long run's whole log is never read.
+          events = await store.readEvents({ runId, last: KEEP });
+        }
+        for (;;) {
+          const after = events[events.length - 1]?.seq ?? 0;
+          const page = await store.readEvents({ runId, after, limit: PAGE });
+          if (page.length === 0) break;
+          events = events.concat(page);
+          if (events.length > KEEP) events = events.slice(-KEEP);
+          if (page.length < PAGE) break;
+        }
+        if (alive()) setState({ events });
+      },
+      (error) => setState({ events, error: errorMessage(error) }),
+    );
   }, [store, feed, runId]);
   return state;
 }

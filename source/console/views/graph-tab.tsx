@@ -67,8 +67,10 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
     const tasks = new Set(detail.tasks.filter((t) => t.node === selected).map((t) => t.id));
     return [...snap.runs.values()].filter((r) => r.parentRunId === detail.run.id && r.parentTaskId !== null && tasks.has(r.parentTaskId)).sort((a, b) => b.createdAt - a.createdAt)[0];
   }, [selected, definition, detail, snap.runs]);
+  // Any other node that ran opens its task: its attempts, and its model and tool calls.
+  const ran = selected !== undefined && (states.get(selected)?.tasks.length ?? 0) > 0;
   useKeys(PRIORITY.pane, {
-    open: childRun && (() => nav.push({ kind: "run", runId: childRun.id })),
+    open: childRun ? () => nav.push({ kind: "run", runId: childRun.id }) : ran && (() => nav.push({ kind: "task", runId: detail.run.id, node: selected })),
     ...listHandlers(selectable.length, selectedIndex, 5, (i) => setSelectedName(selectable[i])),
     kill: actions.kill,
     retry: actions.retry,
@@ -106,7 +108,7 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
           drawing.rows.length > graphRows ? ` rows ${start + 1}-${Math.min(drawing.rows.length, start + graphRows)} of ${drawing.rows.length}` : "",
           wide ? ` ${left > 0 ? "◀ " : ""}columns ${left + 1}-${left + screen} of ${drawing.width}${left + screen < drawing.width ? " ▶" : ""}` : "",
           ` j/k select ${drawing.rows.length > graphRows || wide ? "nodes (the view follows)" : "a node"}`,
-          childRun ? ` ⏎ opens its run ${childRun.id}` : "",
+          childRun ? ` ⏎ opens its run ${childRun.id}` : ran ? ` ⏎ its task${callsOf(states.get(selected))}` : "",
         ]
           .filter(Boolean)
           .join(" ·"),
@@ -115,6 +117,12 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
     ],
   );
   return <Lines lines={lines} width={width} height={height} />;
+}
+
+/** What `enter` shows of a node beside its task: its model and tool calls, counted. */
+function callsOf(state: NodeState | undefined): string {
+  const n = state?.calls.length ?? 0;
+  return n === 0 ? "" : ` and its ${n} model/tool call${n === 1 ? "" : "s"}`;
 }
 
 /** What a parked node waits for: its timer's wake time, or its sub-workflow run. */

@@ -1,6 +1,6 @@
 import type { AttemptRecord, TaskRecord } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
-import { clean, fit, span } from "../text.js";
+import { clean, displayWidth, fit, span, truncate } from "../text.js";
 import { MUTED, OUTCOME_COLOR } from "../theme.js";
 
 export interface AttemptRow {
@@ -27,8 +27,18 @@ export function timeRange(rows: readonly AttemptRow[], now: number, from: number
   return Number.isFinite(start) ? { start, end } : { start: now, end: now + 1 };
 }
 
-export function rowLabel(row: AttemptRow): string {
-  return `s${row.task.step} ${clean(row.task.node)}${row.task.index !== null ? `[${row.task.index}]` : ""} #${row.attempt.n}`;
+/**
+ * `s2 draft #1`; a durable call by its id (`s1 act · tool-1-getWeather #1`), told apart from its
+ * node's attempts and from its other calls. Past `max` columns the node's name is cut, not the
+ * call or the attempt.
+ */
+export function rowLabel(row: AttemptRow, max = Infinity): string {
+  const { task } = row;
+  const head = `s${task.step} `;
+  const tail = `${task.index !== null ? `[${task.index}]` : ""}${task.call !== null ? ` · ${clean(task.call)}` : ""} #${row.attempt.n}`;
+  const node = clean(task.node);
+  const room = max - head.length - displayWidth(tail);
+  return `${head}${displayWidth(node) > room ? truncate(node, Math.max(1, room)) : node}${tail}`;
 }
 
 /**

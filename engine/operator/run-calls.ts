@@ -1,0 +1,19 @@
+import { countTokens, runCalls, type CallView, type RunTokens } from "../llm/call-record.js";
+import type { TaskRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import { readAllEvents } from "./reads.js";
+
+/**
+ * A run's model and tool calls (what each was sent and answered) and the tokens its models used,
+ * in all and by node. `tasks`: the run's tasks, when the caller has read them already.
+ */
+export async function readRunCalls(store: Store, runId: string, tasks?: readonly TaskRecord[]): Promise<{ calls: CallView[]; tokens: RunTokens }> {
+  const [all, tokens] = await Promise.all([tasks ?? store.listTasks(runId), tallyTokens(store, runId)]);
+  return { calls: runCalls(all, tokens), tokens };
+}
+
+async function tallyTokens(store: Store, runId: string): Promise<RunTokens> {
+  const tokens = countTokens([]);
+  for await (const event of readAllEvents(store, { runId, types: ["node.log"] })) countTokens([event], tokens);
+  return tokens;
+}
