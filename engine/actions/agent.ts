@@ -19,7 +19,8 @@ export class AgentTurnsError extends Error {
  * The agent loop: the model picks tools until it answers. Every answer (`model-<turn>`) and
  * every tool call (`tool-<turn>-<name>`) is a durable call, so a node that runs again — after a
  * crash, or after an operator answered an approval — replays what was recorded up to the last
- * finished call and goes on from there, never running a finished tool twice.
+ * finished call and goes on from there, never running a finished tool twice. A retry after a
+ * failed attempt starts the conversation over (see DurableCalls).
  */
 export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
   const validator = answerValidator(def.schema);
@@ -51,8 +52,8 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
 
 /**
  * One tool call the model asked for, as the text the model reads back. Mistakes the model can
- * fix (an unknown tool, bad arguments) and an operator's rejection are told to it; a tool that
- * fails past its retries fails the node.
+ * fix (an unknown tool, bad arguments) and an operator's rejection or edit, with their reason,
+ * are told to it; a tool that fails past its retries fails the node.
  */
 async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string> {
   const tool = tools.get(call.name);
@@ -68,15 +69,16 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
       decisions: ["approve", "reject", "edit"],
       responseSchema: tool.spec.parameters,
     });
+    const because = answer.reason ? ` Reason: ${answer.reason}` : "";
     if (answer.decision === "reject") {
       ctx.log.info(`${answer.actor} rejected ${tool.name}`, { call: key, tool: tool.name });
-      return `Not run: ${answer.actor} rejected this call.`;
+      return `Not run: ${answer.actor} rejected this call.${because}`;
     }
     // Arguments given with the answer are what runs, whether the decision was `edit` or `approve`.
     if (answer.response !== undefined) {
       const edited = checkArguments(tool, answer.response);
       if (!edited.ok) throw Object.assign(new Error(`the arguments ${answer.actor} gave for ${tool.name} are invalid: ${edited.problem}`), { code: "BAD_EDIT" });
-      if (JSON.stringify(edited.value) !== JSON.stringify(args)) note = `(${answer.actor} changed the arguments to ${JSON.stringify(edited.value)} before it ran.) `;
+      if (JSON.stringify(edited.value) !== JSON.stringify(args)) note = `(${answer.actor} changed the arguments to ${JSON.stringify(edited.value)} before it ran.${because}) `;
       args = edited.value;
     }
   }

@@ -141,8 +141,18 @@ function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<str
   } else if (node.output !== undefined && node.kind !== "tool") {
     checkAnswerType(node.schema, node.output, state[node.output]!, path, problems);
   }
+  if (node.kind !== "tool" && hasRoutes(node) && node.routeOn === undefined && !node.router) {
+    problems.error(
+      [...path, "routes"],
+      "INVALID_FIELD",
+      `an ${node.kind} node returns its answer, never a route key: add \`routeOn: "${node.output}"\` to route on the answer in its output key (or on another state key), or use \`next\``,
+    );
+  }
   if (node.kind === "tool") {
     const options = node.outputOptions;
+    if (node.classify !== undefined && !options) {
+      problems.error([...path, "classify"], "INVALID_FIELD", "`classify` is what the model decides when it chooses one of `outputOptions`: without outputOptions it is never asked; add outputOptions (and routes), or leave classify out");
+    }
     if (options && new Set(options).size !== options.length) problems.error([...path, "outputOptions"], "INVALID_FIELD", "outputOptions must not repeat an option");
     if (options && !hasRoutes(node)) problems.error([...path, "outputOptions"], "INVALID_FIELD", "outputOptions choose a route: add `routes` (e.g. { \"FOUND\": \"next\" })");
     if (!options && hasRoutes(node) && node.routeOn === undefined && !node.router) {

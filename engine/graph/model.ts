@@ -13,6 +13,8 @@ export interface InterruptAnswer<R = unknown> {
   decision: string;
   response?: R;
   actor: string;
+  /** Why, in the operator's words, when they gave a reason (`resolve --reason`). */
+  reason?: string;
 }
 
 export interface InterruptOptions<R = unknown> {

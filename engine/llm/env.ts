@@ -1,3 +1,4 @@
+import { ModelError } from "./errors.js";
 import { OpenAICompatibleProvider } from "./openai.js";
 import { ScriptedProvider } from "./scripted.js";
 import type { ModelProvider } from "./types.js";
@@ -13,16 +14,21 @@ export const MODEL_ENV = {
 /**
  * The model provider the environment configures, if any: an OpenAI-compatible server when
  * `PITWALL_LLM_BASE_URL` or `PITWALL_LLM_API_KEY` is set (a key alone means api.openai.com),
- * otherwise the scripted provider when `PITWALL_LLM_SCRIPT` names a script file.
+ * the scripted provider when `PITWALL_LLM_SCRIPT` names a script file. Both at once is refused:
+ * whichever won, someone expecting the other would be surprised — by a bill, or by canned answers.
  */
 export function modelFromEnv(env: NodeJS.ProcessEnv = process.env): ModelProvider | undefined {
   const baseUrl = env[MODEL_ENV.baseUrl]?.trim();
   const apiKey = env[MODEL_ENV.apiKey]?.trim();
   const model = env[MODEL_ENV.model]?.trim();
+  const script = env[MODEL_ENV.script]?.trim();
+  if (script && (baseUrl || apiKey)) {
+    const server = [baseUrl ? MODEL_ENV.baseUrl : undefined, apiKey ? MODEL_ENV.apiKey : undefined].filter(Boolean).join(" and ");
+    throw new ModelError("NO_MODEL", `${MODEL_ENV.script} (a script of recorded answers) is set together with ${server} (a model server): unset one or the other`);
+  }
   if (baseUrl || apiKey) {
     return new OpenAICompatibleProvider({ ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), ...(model ? { model } : {}) });
   }
-  const script = env[MODEL_ENV.script]?.trim();
   return script ? new ScriptedProvider(script) : undefined;
 }
 

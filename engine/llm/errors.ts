@@ -14,6 +14,11 @@ export class ModelError extends Error {
     readonly code: ModelErrorCode,
     message: string,
     readonly status?: number,
+    /**
+     * How long the server asked to be left alone (`Retry-After`): a node retried after this
+     * error waits at least this long, whatever its own backoff says.
+     */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "ModelError";

@@ -73,7 +73,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
       }
       if (attempt > this.options.maxRetries) throw retry.error;
       if (retry.delayMs > this.options.maxRetryAfterMs) {
-        throw new ModelError(retry.error.code, `${retry.error.message}; the server asks to wait ${Math.ceil(retry.delayMs / 1000)} s, longer than the ${Math.round(this.options.maxRetryAfterMs / 1000)} s this provider waits`, retry.error.status);
+        const { code, message, status, retryAfterMs } = retry.error;
+        throw new ModelError(code, `${message}; the server asks to wait ${Math.ceil(retry.delayMs / 1000)} s, longer than the ${Math.round(this.options.maxRetryAfterMs / 1000)} s this provider waits`, status, retryAfterMs);
       }
       info.onRetry?.({ attempt, delayMs: retry.delayMs, why: retry.why });
       await sleep(retry.delayMs, info.signal);
@@ -98,7 +99,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
           signal,
         });
       } catch (error) {
-        throw this.networkFailure(error, idle, attempt);
+        throw this.networkFailure(error, idle, attempt, false);
       }
       idle.touch();
       if (!response.ok) throw await this.httpFailure(response, attempt);
@@ -108,7 +109,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
         return this.readJson(await response.text(), model);
       } catch (error) {
         if (error instanceof ModelError) throw error;
-        throw this.networkFailure(error, idle, attempt);
+        throw this.networkFailure(error, idle, attempt, true);
       }
     } finally {
       idle.stop();
@@ -124,15 +125,21 @@ export class OpenAICompatibleProvider implements ModelProvider {
 
   private async readStream(body: ReadableStream<Uint8Array>, model: string, info: ModelCallInfo, idle: IdleTimer): Promise<ModelResponse> {
     const answer = new StreamAssembler();
+    let done = false;
     for await (const data of sseData(body)) {
       idle.touch();
-      if (data.trim() === "[DONE]") break;
+      if (data.trim() === "[DONE]") {
+        done = true;
+        break;
+      }
       const value = this.parseJson(data);
       const error = wireError(value);
       if (error !== undefined) throw new ModelError("MODEL_HTTP", `the model server reported an error while streaming: ${this.clean(error)}`);
       const text = answer.push(value);
       if (text) info.onToken?.(text);
     }
+    // A stream closed before it said the answer was over is a dropped connection, not a short answer.
+    if (!done && !answer.finished) throw new StreamCut();
     return answer.result(model);
   }
 
@@ -146,21 +153,24 @@ export class OpenAICompatibleProvider implements ModelProvider {
 
   private async httpFailure(response: Response, attempt: number): Promise<Error> {
     const text = await response.text().catch(() => "");
-    let detail = text.trim();
+    let detail: string;
     try {
-      detail = wireError(JSON.parse(text)) ?? detail;
+      detail = wireError(JSON.parse(text)) ?? text;
     } catch {
-      // Not JSON: the text itself is the detail.
+      // Not JSON: the text itself is the detail (a proxy's HTML page, as its words).
+      detail = /^\s*</.test(text) ? htmlText(text) : text;
     }
-    detail = this.clean(detail).slice(0, 300);
+    detail = excerpt(this.clean(detail), 200);
     const status = response.status;
-    const error = new ModelError("MODEL_HTTP", `the model server at ${this.where} answered ${status}${response.statusText ? ` ${response.statusText}` : ""}${detail ? `: ${detail}` : ""}`, status);
-    if (status !== 429 && status < 500) return error;
-    const delayMs = retryAfterMs(response.headers) ?? this.backoff(attempt);
-    return new Retryable(error, `the server answered ${status}`, delayMs);
+    const retryable = status === 429 || status >= 500;
+    const asked = retryable ? retryAfterMs(response.headers) : undefined;
+    const error = new ModelError("MODEL_HTTP", `the model server at ${this.where} answered ${status}${response.statusText ? ` ${response.statusText}` : ""}${detail ? `: ${detail}` : ""}`, status, asked);
+    if (!retryable) return error;
+    return new Retryable(error, `the server answered ${status}`, asked ?? this.backoff(attempt));
   }
 
-  private networkFailure(error: unknown, idle: IdleTimer, attempt: number): Error {
+  /** A request that failed on the way: before the server answered (`answering` false) or while it did. */
+  private networkFailure(error: unknown, idle: IdleTimer, attempt: number, answering: boolean): Error {
     if (idle.fired) {
       const ms = this.options.idleTimeoutMs;
       const why = `no data for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
@@ -168,7 +178,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
     }
     const cause = (error as { cause?: unknown }).cause;
     const why = this.clean(cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error));
-    return new Retryable(new ModelError("MODEL_NETWORK", `cannot reach the model server at ${this.where}: ${why}`), why, this.backoff(attempt));
+    const message = answering ? `the model server at ${this.where} dropped the connection mid-answer (${why})` : `cannot reach the model server at ${this.where}: ${why}`;
+    return new Retryable(new ModelError("MODEL_NETWORK", message), answering ? `the connection was dropped mid-answer (${why})` : why, this.backoff(attempt));
   }
 
   private backoff(attempt: number): number {
@@ -191,6 +202,30 @@ class Retryable extends Error {
   ) {
     super(error.message);
   }
+}
+
+/** A stream that ended with neither a finish_reason nor `[DONE]`: the answer may be cut short. */
+class StreamCut extends Error {
+  constructor() {
+    super("the stream ended before the answer did: no finish_reason, no [DONE]");
+  }
+}
+
+/** The words of an HTML page, tags and scripts left out. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/&nbsp;/g, " ")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+}
+
+/** One line of at most `max` characters. */
+function excerpt(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 /** Aborts when nothing arrived for `ms`; `touch` on every piece of data. */
@@ -232,14 +267,19 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/**
+ * A value that is not an http(s) URL is not echoed: it may be a key put in the wrong variable,
+ * and this message goes into run errors, events and logs.
+ */
 function parseBaseUrl(value: string): URL {
+  const refused = (why: string) => new ModelError("NO_MODEL", `the model base URL ${why} (expected e.g. http://localhost:11434/v1; the value, ${value.length} characters, is not shown in case it is a key)`);
+  if (!/^https?:\/\//i.test(value)) throw refused("does not start with http:// or https://");
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ModelError("NO_MODEL", `the model base URL ${JSON.stringify(value.replace(/\/\/[^/@]*@/, "//"))} is not a URL (expected e.g. http://localhost:11434/v1)`);
+    throw refused("is not a URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ModelError("NO_MODEL", `the model base URL must use http or https, not ${url.protocol}`);
   if (url.username || url.password) throw new ModelError("NO_MODEL", "the model base URL must not hold credentials; put the key in PITWALL_LLM_API_KEY");
   return url;
 }

@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { keyValidator } from "../state/schema.js";
 import type { ModelNodeDefinition } from "../graph/definition.js";
 import { UnusableAnswer, parseJsonAnswer } from "./ask.js";
 import { renderTemplate } from "./template.js";
@@ -23,9 +24,12 @@ export function systemMessage(def: ModelNodeDefinition, state: unknown): ChatMes
   return def.system !== undefined ? [{ role: "system", content: renderTemplate(def.system, state) }] : [];
 }
 
-/** The validator of a node's `schema`, built once when the node is compiled. */
+/**
+ * The validator of a node's `schema`, built once when the node is compiled, as validation built
+ * it: every keyword enforced as JSON Schema means it (`required` without `properties` too).
+ */
 export function answerValidator(schema: Record<string, unknown> | undefined): z.ZodType | undefined {
-  return schema ? z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) : undefined;
+  return schema ? keyValidator(schema) : undefined;
 }
 
 /** A final answer: text, or JSON matching the node's schema. */

@@ -7,13 +7,13 @@ const PLACEHOLDER = /\{\{\s*([\w-]+(?:\.[\w-]+)*)\s*\}\}/g;
 export const ITEM_NAMES = ["item", "index"] as const;
 
 /**
- * Fills a prompt template from the state: strings go in as they are, other values as JSON,
- * a missing value as an empty string.
+ * Fills a prompt template from the state: strings go in as they are, other values as JSON (null
+ * as `null`), a missing value (an optional key absent, a path into nothing) as an empty string.
  */
 export function renderTemplate(template: string, state: unknown): string {
   return template.replace(PLACEHOLDER, (_match, path: string) => {
     const value = valueAtPath(state, path);
-    if (value === undefined || value === null) return "";
+    if (value === undefined) return "";
     return typeof value === "string" ? value : JSON.stringify(value);
   });
 }

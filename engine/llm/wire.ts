@@ -129,6 +129,11 @@ export class StreamAssembler {
     return text;
   }
 
+  /** The server said the answer is over (a finish_reason). */
+  get finished(): boolean {
+    return Boolean(this.finishReason);
+  }
+
   result(requested: string): ModelResponse {
     const calls = this.calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` }));
     if (calls.some((c) => !c.name)) throw new ModelError("MODEL_BAD_RESPONSE", "malformed streamed answer: a tool call has no name");

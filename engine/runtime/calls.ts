@@ -4,7 +4,7 @@ import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import { boundedValue } from "./bounded.js";
 import type { EventFactory } from "./event-factory.js";
-import { TIMED_OUT, WORKER_LOST, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
+import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
 import { closeAttempt, newTaskRecord, transitionTask } from "./transitions.js";
 
@@ -18,8 +18,10 @@ export interface CallHost {
 /**
  * Durable calls made inside nodes (`ctx.call`): each is a child task of the node's task, with
  * its own attempts and events. A succeeded call's output is recorded, so a node that runs again
- * gets the recorded output back instead of repeating the call — the agent loop's tool calls
- * survive a crash this way.
+ * after an interrupt, a shutdown, a kill or a lost worker gets the recorded output back instead
+ * of repeating the call — the agent loop's tool calls survive a crash this way. After an attempt
+ * of the node that failed, the next one calls again (same key, same idempotency key): replaying
+ * what led to the failure would only repeat it.
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
@@ -62,8 +64,9 @@ export class DurableCalls {
 
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
     const id = `${task.id}/${key}`;
-    let record = this.records.get(id) ?? this.fresh(task, key, id);
-    if (record.status === "succeeded") return record.output;
+    const known = this.records.get(id);
+    if (known?.status === "succeeded" && (known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task))) return known.output;
+    let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     const policy = retryPolicyOf(options.retry);
     // What it is called with, for people: kept from its first attempt, as it may be running a while.
     const input = options.input === undefined ? undefined : boundedValue(this.host.events.redact(normalize(options.input)));
@@ -77,6 +80,7 @@ export class DurableCalls {
         attempts: [...record.attempts, { n: attempt, worker: this.host.workerId, startedAt, endedAt: null, outcome: null }],
         startedAt: record.startedAt ?? startedAt,
         worker: this.host.workerId,
+        parentAttempt: task.attempts.length,
       });
       await this.save(record, this.host.events.task(record, "task.started", { node: record.node, attempt, call: key }));
       try {
@@ -101,7 +105,7 @@ export class DurableCalls {
           error: { message: err.message, name: err.name, ...(code ? { code } : {}) },
           attempts: closeAttempt(record, "failed", now, err.message, code),
         });
-        const decision = retryDecision(policy, failuresCounted(record), { name: err.name, ...(code ? { code } : {}) });
+        const decision = retryDecision(policy, failuresCounted(record), failureOf(err, code));
         await this.save(
           record,
           this.host.events.task(record, "task.failed", {
@@ -127,6 +131,12 @@ export class DurableCalls {
     const createdAt = Math.max(Date.now(), this.lastCreated + 1);
     this.lastCreated = createdAt;
     return newTaskRecord({ id, runId: task.runId, step: task.step, node: task.node, index: task.index, parent: task.id, call: key, createdAt });
+  }
+
+  /** A succeeded call asked again by a later attempt of its node: a new call under the same key, its earlier attempts kept. */
+  private again(record: TaskRecord): TaskRecord {
+    const { id, runId, step, node, index, parent, call, createdAt, attempts } = record;
+    return newTaskRecord({ id, runId, step, node, index, parent, call, createdAt, attempts });
   }
 
   private async toPending(record: TaskRecord, patch: Partial<TaskRecord>): Promise<TaskRecord> {

@@ -6,6 +6,7 @@ import type { DurableCalls } from "./calls.js";
 import type { EventFactory } from "./event-factory.js";
 import type { ExecutorHost, ExecutorOptions } from "./executor.js";
 import { redact } from "./redact.js";
+import { lastFailedAttempt } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import type { AbortCause } from "./signals.js";
 
@@ -122,16 +123,21 @@ function sameStateAsAnswered(head: number, raisedOn: number | undefined, answere
   return head === raisedOn || (answerEdited && answeredOn === raisedOn + 1 && head === answeredOn);
 }
 
-/** The answers to a task's resolved interrupts, which `ctx.interrupt` returns when the node runs again. */
+/**
+ * The answers to a task's resolved interrupts, which `ctx.interrupt` returns when the node runs
+ * again. A question asked before the node's last failed attempt answers only the same question:
+ * the attempts since ask their model and tools again (calls.ts), and may ask something else.
+ */
 function answersOf(rs: RunState, task: TaskRecord): Map<string, RecordedAnswer> {
   const answers = new Map<string, RecordedAnswer>();
+  const failed = lastFailedAttempt(task);
   for (const i of rs.interrupts.values()) {
     if (i.taskId === task.id && i.status === "resolved" && i.resolution) {
-      const { decision, response, actor, headN: answeredOn, checkpointId } = i.resolution;
+      const { decision, response, actor, reason, headN: answeredOn, checkpointId } = i.resolution;
       answers.set(i.id, {
-        answer: { decision, ...(response !== undefined ? { response } : {}), actor },
+        answer: { decision, ...(response !== undefined ? { response } : {}), actor, ...(reason ? { reason } : {}) },
         request: i.request,
-        sameState: sameStateAsAnswered(rs.head.n, i.headN, answeredOn, checkpointId !== undefined),
+        sameState: (i.attempt === undefined || i.attempt > failed) && sameStateAsAnswered(rs.head.n, i.headN, answeredOn, checkpointId !== undefined),
       });
     }
   }

@@ -4,7 +4,7 @@ import { derivedId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
-import { TIMED_OUT, WORKER_LOST, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
+import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
 
@@ -57,6 +57,7 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
         status: "pending",
         resolution: null,
         createdAt: now,
+        attempt,
       });
       return;
     }
@@ -134,7 +135,7 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
   const decision =
     code === WORKER_LOST
       ? { retry: true as const, delayMs: 0 }
-      : retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), { name: error.name, ...(code ? { code } : {}) });
+      : retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), failureOf(error, code));
   rs.setTask(
     failed,
     rs.events.task(failed, "task.failed", {

@@ -1,3 +1,4 @@
+import { errorCodeOf } from "../errors.js";
 import { retryPolicySchema, type RetryPolicy, type RetryPolicyInput, type WorkflowDefinition } from "../graph/definition.js";
 import type { TaskRecord } from "../store/records.js";
 
@@ -26,11 +27,47 @@ export function failuresCounted(task: Pick<TaskRecord, "attempts" | "retriesFrom
   return task.attempts.slice(task.retriesFrom).filter((a) => a.outcome === "failed" && a.code !== WORKER_LOST).length;
 }
 
-/** Whether the `failures`-th failure (1-based) of a task is retried, and after how long. */
+/**
+ * The number of a task's last attempt that failed by itself (0 when none). What the node's
+ * attempts recorded up to it — durable calls, the states its questions were asked on — is not
+ * built on by the attempts after it: they ask again. Attempts that paused, were stopped, or lost
+ * their worker are not failures, so what they recorded carries on.
+ */
+export function lastFailedAttempt(task: Pick<TaskRecord, "attempts">): number {
+  const failed = task.attempts.findLast((a) => a.outcome === "failed" && a.code !== WORKER_LOST);
+  return failed?.n ?? 0;
+}
+
+/** What a retry decision reads of an error. */
+export interface Failure {
+  name?: string;
+  code?: string;
+  /** How long the failing side asked to be left alone (a model server's Retry-After). */
+  retryAfterMs?: number;
+}
+
+/**
+ * An error as a retry decision sees it: its name, its code (`code` when the caller knows it
+ * better, as a timeout), and a `retryAfterMs` it carries — a model error does when the server
+ * said Retry-After, and any error a node throws may.
+ */
+export function failureOf(error: Error, code: string | undefined = errorCodeOf(error)): Failure {
+  const after = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  return {
+    name: error.name,
+    ...(code ? { code } : {}),
+    ...(typeof after === "number" && Number.isFinite(after) && after > 0 ? { retryAfterMs: Math.ceil(after) } : {}),
+  };
+}
+
+/**
+ * Whether the `failures`-th failure (1-based) of a task is retried, and after how long: the
+ * policy's backoff, or longer when the error asks for it (Temporal's next retry delay).
+ */
 export function retryDecision(
   policy: RetryPolicy,
   failures: number,
-  error: { name?: string; code?: string },
+  error: Failure,
   random: () => number = Math.random,
 ): { retry: false } | { retry: true; delayMs: number } {
   if (failures >= policy.maxAttempts) return { retry: false };
@@ -41,7 +78,7 @@ export function retryDecision(
   }
   const base = Math.min(policy.maxBackoffMs, policy.backoffMs * policy.factor ** (failures - 1));
   const jitter = base * policy.jitter * (random() * 2 - 1);
-  return { retry: true, delayMs: Math.max(0, Math.round(base + jitter)) };
+  return { retry: true, delayMs: Math.max(0, Math.round(base + jitter), error.retryAfterMs ?? 0) };
 }
 
 /** A task waiting out the backoff before its next attempt, as listings show it. */

@@ -205,8 +205,13 @@ export interface TaskRecord {
   parent: string | null;
   /** ...and the call's key within that task. */
   call: string | null;
-  /** A succeeded call's recorded result: returned instead of calling again. */
+  /** A succeeded call's recorded result: returned instead of calling again... */
   output?: unknown;
+  /**
+   * ...to the attempts of its parent that build on the one it ran in (this number): not to
+   * those after a failed attempt, which ask again. Absent on calls recorded before it existed.
+   */
+  parentAttempt?: number;
   waitingFor: TaskWait | null;
 }
 
@@ -254,6 +259,8 @@ export interface InterruptRecord {
    * was made from. Absent on interrupts raised before it was recorded.
    */
   headN?: number;
+  /** The attempt of its task that asked (`ctx.interrupt`). Absent on others, and on interrupts raised before it was recorded. */
+  attempt?: number;
 }
 
 export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork";

@@ -1,5 +1,19 @@
 import { once } from "node:events";
-import { MAX_WAIT_MS, Worker, WorkflowRegistry, actionRegistry, leaseRanOut, leftBehindText, runsLeftBehind, type Store, type StoreError } from "../../engine/index.js";
+import {
+  MAX_WAIT_MS,
+  ModelError,
+  Worker,
+  WorkflowRegistry,
+  actionRegistry,
+  extendRegistry,
+  leaseRanOut,
+  leftBehindText,
+  modelFromEnv,
+  runsLeftBehind,
+  type ModelProvider,
+  type Store,
+  type StoreError,
+} from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { clock } from "../cli/format.js";
@@ -21,7 +35,10 @@ in any number of processes, can share a store: each run is leased to one of them
 third of it, so a node that computes without awaiting for longer loses its run to another worker.
 --snapshot-every N stores a full snapshot of the state every N checkpoints (default 64): reading
 any checkpoint's state then folds at most N deltas; a smaller N reads faster and stores more.
-Prints one line per run execution that ends here; --json prints { "runId", "status", "why" } per line.`,
+Says first which actions and tools it loaded and, when PITWALL_LLM_BASE_URL, PITWALL_LLM_API_KEY or
+PITWALL_LLM_SCRIPT names one, the model of llm, tool and agent nodes (a script and a server at once,
+or a script that cannot be read, is refused). Prints one line per run execution that ends here;
+--json prints { "runId", "status", "why" } per line.`,
   flags: {
     actions: { type: "string", isMultiple: true },
     concurrency: { type: "number" },
@@ -39,10 +56,16 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
     if (flags.lease !== undefined && !(flags.lease >= 1 && flags.lease * 1000 <= MAX_WAIT_MS)) throw new UsageError(`--lease ${flags.lease}: give seconds from 1 to ${Math.floor(MAX_WAIT_MS / 1000)}`);
-    const registry = (await actions(flags.actions)) ?? actionRegistry({});
+    const loaded = await actions(flags.actions);
+    // Before the store is opened (or made): a worker that would call the wrong model, or none, does not start.
+    const model = modelOfEnvironment();
+    const registry = extendRegistry(loaded ?? actionRegistry({}), model ? { model } : {});
     const s = await store();
     // Said once the store answers: a store that does not is the one line to read.
-    if (registry.names().length === 0 && !out.json) out.note("no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
+    if (!out.json) {
+      out.note(loaded ? `loaded ${namesOf(registry.names(), "action")} and ${namesOf(registry.toolNames?.() ?? [], "tool")}` : "no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
+      if (model) out.note(`model: ${model.description}`);
+    }
     await noteRoom(s, out);
     const workflows = new WorkflowRegistry(s, registry);
     // A store gone from under the worker (its file deleted) never comes back: exit, do not poll on.
@@ -85,6 +108,23 @@ Prints one line per run execution that ends here; --json prints { "runId", "stat
     return EXIT.ok;
   },
 });
+
+/** The model the environment names, checked now: both a script and a server, or a script that cannot be read, is refused. */
+function modelOfEnvironment(): ModelProvider | undefined {
+  try {
+    return modelFromEnv();
+  } catch (error) {
+    if (error instanceof ModelError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** `2 actions (a, b)`, `no tools`: what the modules gave, a long list cut short. */
+function namesOf(names: readonly string[], what: string): string {
+  if (names.length === 0) return `no ${what}s`;
+  const shown = names.slice(0, 8).join(", ");
+  return `${plural(names.length, what)} (${shown}${names.length > 8 ? ", …" : ""})`;
+}
 
 /**
  * Running runs another worker holds: it may be alive, or gone with its lease still running (then

@@ -98,7 +98,8 @@ describe("pitwall console in a terminal", () => {
     const copy = await unwritableCopy(cli);
     try {
       openConsole([], { store: `sqlite:${copy.file}`, cwd: copy.folder, user: copy.user });
-      const shown = await waitFor((s) => s.includes(runId) && s.includes(" RO  j/k move"), "the console, read-only");
+      // The header's counts come with the store's next look, which may follow the runs list's.
+      const shown = await waitFor((s) => s.includes(runId) && s.includes(" RO  j/k move") && s.includes("⚑ 1 pending"), "the console, read-only");
       // At 80 columns the header cuts the path's start to keep its badges.
       expect(shown.split("\n")[0]).toMatch(new RegExp(`…\\S*${basename(copy.folder).slice(-6)}/copy\\.db \\(read-only file\\) .*⚑ 1 pending`));
       // No action that writes is offered: the interrupt's panel has no key to approve it.

@@ -92,6 +92,12 @@ describe("agent nodes: the model picks tools until it answers", () => {
       decision: "reject",
       input: { decision: "reject", reason: "needs a photo first" },
       refund: [],
+      toolMessage: "Not run: operator:ann rejected this call. Reason: needs a photo first",
+    },
+    {
+      decision: "reject without a reason",
+      input: { decision: "reject" },
+      refund: [],
       toolMessage: "Not run: operator:ann rejected this call.",
     },
     {
@@ -105,6 +111,12 @@ describe("agent nodes: the model picks tools until it answers", () => {
       input: { decision: "edit", response: { orderId: "A-1001", amount: 25 } },
       refund: [{ tool: "issueRefund", args: { orderId: "A-1001", amount: 25 } }],
       toolMessage: '(operator:ann changed the arguments to {"orderId":"A-1001","amount":25} before it ran.) {"refunded":25,"orderId":"A-1001"}',
+    },
+    {
+      decision: "edit with a reason",
+      input: { decision: "edit", response: { orderId: "A-1001", amount: 5 }, reason: "use 5 EUR max" },
+      refund: [{ tool: "issueRefund", args: { orderId: "A-1001", amount: 5 } }],
+      toolMessage: '(operator:ann changed the arguments to {"orderId":"A-1001","amount":5} before it ran. Reason: use 5 EUR max) {"refunded":5,"orderId":"A-1001"}',
     },
   ])("$decision: resumes after the recorded calls, never repeating one, and tells the model", async ({ input, refund, toolMessage }) => {
     scriptFirstTurns();

@@ -64,12 +64,48 @@ describe("checking llm, tool and agent nodes", () => {
       d.nodes.done!.next = "END";
     }, '$.nodes.lookup.outputOptions: INVALID_FIELD: outputOptions choose a route: add `routes` (e.g. { "FOUND": "next" })'],
     ["routes without options", (d) => delete d.nodes.lookup!.outputOptions, "$.nodes.lookup.routes: INVALID_FIELD: a tool node routes on the model's classification: add `outputOptions` (or `routeOn`)"],
+    [
+      "an llm node with routes but no routeOn (it never returns a route key)",
+      (d) => {
+        delete d.nodes.draft!.next;
+        d.nodes.draft!.routes = { yes: "lookup", no: "done" };
+        d.nodes.draft!.default = "lookup";
+      },
+      '$.nodes.draft.routes: INVALID_FIELD: an llm node returns its answer, never a route key: add `routeOn: "draft"` to route on the answer in its output key (or on another state key), or use `next`',
+    ],
+    [
+      "an agent node with routes but no routeOn",
+      (d) => {
+        delete d.nodes.agent!.next;
+        d.nodes.agent!.routes = { done: "done" };
+      },
+      '$.nodes.agent.routes: INVALID_FIELD: an agent node returns its answer, never a route key: add `routeOn: "draft"`',
+    ],
+    [
+      "classify without outputOptions (never asked)",
+      (d) => {
+        delete d.nodes.lookup!.outputOptions;
+        delete d.nodes.lookup!.routes;
+        d.nodes.lookup!.classify = "Was it found?";
+        d.nodes.lookup!.next = "agent";
+        d.nodes.done!.next = "END";
+      },
+      "$.nodes.lookup.classify: INVALID_FIELD: `classify` is what the model decides when it chooses one of `outputOptions`: without outputOptions it is never asked",
+    ],
     ["approval for a tool the agent lacks", (d) => (d.nodes.agent!.requireApproval = ["deleteAccount"]), '$.nodes.agent.requireApproval[0]: INVALID_FIELD: "deleteAccount" is not one of this agent\'s tools (lookupOrder, issueRefund)'],
     ["an agent without tools", (d) => (d.nodes.agent!.tools = []), "$.nodes.agent.tools: INVALID_FIELD: Too small: expected array to have >=1 items"],
     ["a schema that cannot be used", (d) => (d.nodes.draft!.schema = { type: "object", properties: { a: { type: "blob" } } }), "$.nodes.draft.schema: INVALID_FIELD: schema cannot be used: "],
   ])("reports %s", (_what, change, expected) => {
     const found = problems(change);
     expect(found.some((p) => p.startsWith(expected)), found.join("\n")).toBe(true);
+  });
+
+  it("accepts an llm node that routes on its answer with routeOn", () => {
+    const found = problems((d) => {
+      d.state.verdict = { type: "string", enum: ["yes", "no"], default: "no" };
+      d.nodes.draft = { kind: "llm", prompt: "Is {{ticket}} about an order?", schema: { type: "string", enum: ["yes", "no"] }, output: "verdict", routeOn: "verdict", routes: { yes: "lookup", no: "done" } };
+    });
+    expect(found).toEqual([]);
   });
 
   it("warns about an option without a route and no default", () => {

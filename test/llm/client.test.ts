@@ -174,6 +174,68 @@ describe("the OpenAI-compatible client against a chat completions server on loop
     expect(call.retries.map((r) => r.why)).toEqual(["no data for 200 ms"]);
   });
 
+  it("counts a stream that ends before the answer does (no finish_reason, no [DONE]) as a dropped connection", async () => {
+    const cut = chunks({ content: "The refund is approved and" }).slice(0, 4);
+    server.reply({ kind: "stream", chunks: cut, done: false }, { kind: "stream", chunks: chunks({ content: "The refund is approved." }) });
+    const call = info();
+    expect((await provider().complete(hello, call)).content).toBe("The refund is approved.");
+    expect(call.retries.map((r) => r.why)).toEqual(["the connection was dropped mid-answer (the stream ended before the answer did: no finish_reason, no [DONE])"]);
+
+    server.fallback = () => ({ kind: "stream", chunks: cut, done: false });
+    const error = (await provider({ maxRetries: 1 }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+    expect([error.code, error.message]).toEqual([
+      "MODEL_NETWORK",
+      `the model server at ${server.baseUrl}/chat/completions dropped the connection mid-answer (the stream ended before the answer did: no finish_reason, no [DONE])`,
+    ]);
+    // A finish_reason says the answer is whole, [DONE] or not.
+    server.reply({ kind: "stream", chunks: chunks({ content: "Whole." }), done: false });
+    expect((await provider().complete(hello, info())).content).toBe("Whole.");
+  });
+
+  it("says a connection closed in the middle of a streamed answer was dropped, not unreachable", async () => {
+    server.reply({ kind: "drop", chunks: chunks({ content: "partial answer" }).slice(0, 2) });
+    const error = (await provider({ maxRetries: 0 }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+    expect(error.code).toBe("MODEL_NETWORK");
+    expect(error.message).toMatch(new RegExp(`^the model server at ${server.baseUrl}/chat/completions dropped the connection mid-answer \\(.+\\)$`));
+  });
+
+  it("shows an HTML error page as a short line of its words", async () => {
+    const page = `<html><head><style>body { color: red }</style></head><body><h1>500 Internal Server Error</h1>\n<p>upstream exploded</p>${"<p>padding</p>".repeat(100)}</body></html>`;
+    server.fallback = () => ({ kind: "raw", status: 500, contentType: "text/html", body: page });
+    const error = (await provider({ stream: false, maxRetries: 0 }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+    const prefix = `the model server at ${server.baseUrl}/chat/completions answered 500 Internal Server Error: `;
+    expect(error.message.startsWith(`${prefix}500 Internal Server Error upstream exploded padding padding`)).toBe(true);
+    expect(error.message.slice(prefix.length)).toHaveLength(200);
+    expect(error.message).toMatch(/…$/);
+    expect(error.message).not.toMatch(/[<>\n]/);
+  });
+
+  it("keeps the server's Retry-After on the error it gives up with, for the node's own retry", async () => {
+    server.fallback = () => ({ kind: "json", status: 429, headers: { "retry-after": "120" }, body: { error: { message: "quota" } } });
+    const tooLong = (await provider({ stream: false }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+    expect([tooLong.status, tooLong.retryAfterMs]).toEqual([429, 120_000]);
+    server.fallback = () => ({ kind: "json", status: 503, headers: { "retry-after": "2" }, body: { error: { message: "busy" } } });
+    const spent = (await provider({ stream: false, maxRetries: 0 }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+    expect([spent.status, spent.retryAfterMs]).toEqual([503, 2000]);
+  });
+
+  it("never echoes a base URL that is not one: it may be a key in the wrong variable", () => {
+    const secret = "sk-SECRETKEY123456";
+    for (const value of [secret, `sk-proj:${secret}`, `http//${secret}`]) {
+      const error = (() => {
+        try {
+          new OpenAICompatibleProvider({ baseUrl: value });
+        } catch (e) {
+          return e as ModelError;
+        }
+      })()!;
+      expect(error.code).toBe("NO_MODEL");
+      expect(error.message).toBe(
+        `the model base URL does not start with http:// or https:// (expected e.g. http://localhost:11434/v1; the value, ${value.length} characters, is not shown in case it is a key)`,
+      );
+    }
+  });
+
   it("never puts the API key in an error, even when the server echoes it back", async () => {
     server.fallback = (request) => ({ kind: "json", status: 401, body: { error: { message: `Incorrect API key provided: ${String(request.headers.authorization)}` } } });
     const error = (await provider({ stream: false }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;

@@ -91,6 +91,35 @@ describe("llm and tool nodes against a chat completions server", () => {
     expect(call!.attempts.map((a) => a.outcome)).toEqual(["failed", "failed", "succeeded"]);
   });
 
+  it("llm: an answer schema is enforced as JSON Schema means it, as validation read it (required without properties, pattern, $ref)", async () => {
+    server.reply(
+      { kind: "json", body: completion({ content: '{"id": "order 7", "tags": []}' }) },
+      { kind: "json", body: completion({ content: '{"id": "A-7"}' }) },
+      { kind: "json", body: completion({ content: '{"id": "A-7", "tags": ["late"]}' }) },
+    );
+    const schema = {
+      $defs: { orderId: { type: "string", pattern: "^[A-Z]-\\d+$" } },
+      type: "object",
+      required: ["id", "tags"],
+      properties: { id: { $ref: "#/$defs/orderId" } },
+    };
+    const { workflow } = compileJson(
+      {
+        name: "extract",
+        state: { order: { type: ["object", "null"], default: null } },
+        start: "extract",
+        nodes: { extract: { kind: "llm", prompt: "Extract the order", output: "order", schema, next: "END" } },
+      },
+      { model: serverModel(server, { stream: false }) },
+    );
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, {});
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).order).toEqual({ id: "A-7", tags: ["late"] });
+    const corrections = server.received.slice(1).map((r) => (r.body.messages as { content: string }[]).at(-1)!.content);
+    expect(corrections).toEqual([expect.stringMatching(/does not match the schema at id: /), expect.stringMatching(/does not match the schema at tags: /)]);
+  });
+
   it("llm: a 429 inside a run is waited out as Retry-After says, and logged", async () => {
     server.reply(
       { kind: "json", status: 429, headers: { "retry-after-ms": "30" }, body: { error: { message: "slow down" } } },

@@ -70,11 +70,15 @@ describe("the scripted provider", () => {
 describe("choosing the model from the environment", () => {
   const script = scriptFile("env.json", { calls: [{ node: "a", call: "model", answer: { content: "hi" } }] });
 
-  it("prefers an OpenAI-compatible server, then a script, else none", () => {
-    expect(modelFromEnv({ PITWALL_LLM_BASE_URL: "http://localhost:11434/v1", PITWALL_LLM_SCRIPT: script })!.description).toBe("openai-compatible http://localhost:11434/v1");
+  it("takes an OpenAI-compatible server or a script, refuses both, else none", () => {
+    expect(modelFromEnv({ PITWALL_LLM_BASE_URL: "http://localhost:11434/v1" })!.description).toBe("openai-compatible http://localhost:11434/v1");
+    expect(() => modelFromEnv({ PITWALL_LLM_BASE_URL: "http://localhost:11434/v1", PITWALL_LLM_SCRIPT: script })).toThrow(
+      "PITWALL_LLM_SCRIPT (a script of recorded answers) is set together with PITWALL_LLM_BASE_URL (a model server): unset one or the other",
+    );
+    expect(() => modelFromEnv({ PITWALL_LLM_API_KEY: "sk-key", PITWALL_LLM_SCRIPT: script })).toThrow(/^PITWALL_LLM_SCRIPT .* is set together with PITWALL_LLM_API_KEY \(a model server\)/);
     expect(modelFromEnv({ PITWALL_LLM_API_KEY: "sk-only-a-key" })!.description).toBe("openai-compatible https://api.openai.com/v1");
     expect(modelFromEnv({ PITWALL_LLM_SCRIPT: script })!.description).toBe("scripted env.json");
     expect(modelFromEnv({ PITWALL_LLM_BASE_URL: " ", PITWALL_LLM_SCRIPT: "" })).toBeUndefined();
-    expect(() => modelFromEnv({ PITWALL_LLM_BASE_URL: "localhost:11434" })).toThrow(/must use http or https/);
+    expect(() => modelFromEnv({ PITWALL_LLM_BASE_URL: "localhost:11434" })).toThrow(/does not start with http:\/\/ or https:\/\//);
   });
 });

@@ -65,7 +65,7 @@ describe("fixtures/support-triage", () => {
     });
     afterEach(async () => server.close());
 
-    const endpoint = () => modelFromEnv({ PITWALL_LLM_BASE_URL: server.baseUrl, PITWALL_LLM_API_KEY: TEST_KEY, PITWALL_LLM_SCRIPT: SCRIPT });
+    const endpoint = () => modelFromEnv({ PITWALL_LLM_BASE_URL: server.baseUrl, PITWALL_LLM_API_KEY: TEST_KEY });
 
     it("routes on NOT_FOUND when the model's lookup finds nothing", async () => {
       server.reply(

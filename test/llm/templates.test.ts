@@ -87,4 +87,25 @@ describe("templates filled at run time", () => {
     expect(prompts.sort()).toEqual([`Write a note on moons (topic 1 of ${list})`, `Write a note on tides (topic 0 of ${list})`]);
     expect(pending!.request).toMatchObject({ question: "Send this? two notes" });
   });
+
+  it("fills an absent optional key, and a path into nothing, as empty; null as null; other values as JSON", async () => {
+    server.reply({ kind: "json", body: completion({ content: "ok" }) });
+    const doc = {
+      name: "fill",
+      state: {
+        q: { type: "string", optional: true },
+        n: { type: ["object", "null"], default: null },
+        count: { type: "integer", default: 3 },
+        on: { type: "boolean", default: false },
+        a: { type: "string", default: "" },
+      },
+      start: "ask",
+      nodes: { ask: { kind: "llm", prompt: "Q=[{{q}}] N=[{{n}}] NN=[{{n.deep}}] C=[{{count}}] B=[{{on}}]", output: "a", next: "END" } },
+    };
+    const { workflow } = compileJson(doc, { model: serverModel(server) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, {});
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((server.received[0]!.body.messages as { content: string }[]).at(-1)!.content).toBe("Q=[] N=[null] NN=[] C=[3] B=[false]");
+  });
 });

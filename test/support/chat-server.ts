@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 export type Reply =
   | { kind: "json"; body: unknown; status?: number; headers?: Record<string, string> }
   | { kind: "stream"; chunks: unknown[]; done?: boolean }
+  /** Streams the chunks, then destroys the socket mid-answer. */
+  | { kind: "drop"; chunks: unknown[] }
   | { kind: "raw"; body: string; status?: number; contentType?: string; headers?: Record<string, string> }
   | { kind: "hang" };
 
@@ -124,6 +126,12 @@ export class ChatServer {
         }
         if (reply.done !== false) res.write("data: [DONE]\n\n");
         res.end();
+        return;
+      case "drop":
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        for (const chunk of reply.chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        res.destroy();
         return;
       case "hang":
         return;
