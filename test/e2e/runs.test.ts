@@ -35,7 +35,7 @@ describe("starting, running and inspecting runs from the command line", () => {
     const human = await cli.run(["show", runId]);
     expect(human.stdout).toMatch(/^status +paused \(interrupt\)$/m);
     // Beside the question, what the approval shows (its values, on one line).
-    expect(human.stdout).toMatch(/^int-\S+ +approve +approval +approve\/reject\/edit +Book this trip\? +summary: "TAP return to Porto .*…$/m);
+    expect(human.stdout).toMatch(/^int-\S+ +approve +approval +approve\/reject\/edit +Book this trip\? +summary: "(TAP|easyJet|Lufthansa) return to Porto .*…$/m);
 
     const state = await cli.json<Record<string, unknown>>(["state", runId]);
     expect(state).toMatchObject({ destination: "Porto", nights: 3, booking: null, summary: expect.stringContaining("Porto") });
