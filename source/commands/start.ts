@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, PitwallError, RunExistsError, RunHandle, checkStart, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -12,7 +12,7 @@ const UNCLAIMED_NOTE_MS = 30_000;
 
 export const start = defineCommand({
   name: "start",
-  usage: "start <workflow.json> [--id ID] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
+  usage: "start <workflow.json> [--id ID | --from RUN] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
   summary: "store a workflow and start a run of it; prints the run id",
   details: `The input is a partial state, validated against the workflow's state schema.
 A worker (pitwall worker, or the demo) executes the run; with --actions (or actions in the
@@ -26,9 +26,13 @@ reply was lost can be run again: when a run with that id exists and is a start o
 workflow (by name) from the same input and interrupt lists, it is taken as this start (exit 0, a
 note on stderr, --wait waits for it); a run with that id of another workflow or input is a
 conflict (exit 3).
+--from RUN goes on from a run that has ended (a conversation's next turn): its final state, with
+the input applied as an update through the reducers (a message appended), runs the workflow again
+from its start node, as a new run recorded as a fork of RUN's last checkpoint.
 --json prints { "runId" } (with --id also "existed"; with --wait also "status", "reason", "error").`,
   flags: {
     id: { type: "string" },
+    from: { type: "string" },
     input: { type: "string" },
     actions: { type: "string", isMultiple: true },
     wait: { type: "boolean" },
@@ -61,12 +65,16 @@ conflict (exit 3).
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
     };
-    checkStart(workflow, input, options);
+    if (flags.from !== undefined && Object.keys(options).length > 0) {
+      throw new UsageError("--from takes neither --id nor --interrupt-before/--interrupt-after: the new run keeps the interrupt lists of the run it goes on from, and its id is made for it");
+    }
+    // Going on from a run, the input is an update of its state, checked once that is read.
+    if (flags.from === undefined) checkStart(workflow, input, options);
     const opened = await store();
     let runId: string;
     let existed: RunRecord | undefined;
     try {
-      runId = await startRun(opened, workflow, input, { actor: global.actor, ...options });
+      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, global.actor) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
     } catch (error) {
       // A start retried after its reply was lost finds its own run: done already, not a conflict.
       if (!(error instanceof RunExistsError && error.sameStart)) throw error;

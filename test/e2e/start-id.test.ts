@@ -53,3 +53,25 @@ describe("pitwall start --id: a start a script may retry", () => {
     expect([waited.code, JSON.parse(waited.stdout)]).toEqual([0, { runId: "quick-1", existed: true, status: "succeeded", reason: null, error: null }]);
   });
 });
+
+describe("pitwall start --from: a run that has ended goes on with new input", () => {
+  const cli = cliHarness();
+
+  it("starts from its final state with the input through the reducers, from the start node; a run still going is refused", async () => {
+    writeFileSync(
+      join(cli.dir, "chat.json"),
+      JSON.stringify({ name: "chat", state: { messages: { type: "array", items: { type: "string" }, reducer: "append", default: [] } }, start: "reply", nodes: { reply: { action: "chat.reply", next: "END" } } }),
+    );
+    writeFileSync(join(cli.dir, "chat.mjs"), "export default { chat: { reply: (s) => ({ messages: [`echo: ${s.messages.at(-1)}`] }) } };\n");
+    const chat = join(cli.dir, "chat.json");
+    const actions = ["--actions", join(cli.dir, "chat.mjs")];
+    const { runId: first } = await cli.json<{ runId: string }>(["start", chat, "--input", '{"messages":["hi"]}']);
+    const early = await cli.run(["start", chat, "--from", first]);
+    expect([early.code, early.stderr]).toEqual([3, `pitwall start: run ${first} has not ended (it is queued): a run goes on from another once that has ended; answer, retry or cancel it first\n`]);
+    expect((await cli.run(["worker", "--once", ...actions])).code).toBe(0);
+    const { runId: next } = await cli.json<{ runId: string }>(["start", chat, "--from", first, "--input", '{"messages":["again"]}']);
+    expect((await cli.run(["worker", "--once", ...actions])).code).toBe(0);
+    expect(await cli.json(["state", next])).toEqual({ messages: ["hi", "echo: hi", "again", "echo: again"] });
+    expect((await cli.json<{ forkOf: unknown }>(["show", next])).forkOf).toEqual({ runId: first, checkpointId: `${first}:1` });
+  });
+});
