@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { defineTool, readRunCalls, type CallView } from "../../engine/index.js";
 import { z } from "zod";
-import { ChatServer, chunks, completion } from "../support/chat-server.js";
+import { chatServerEach, chunks, completion } from "../support/chat-server.js";
 import { engineHarness, until } from "../support/engine.js";
 import { TEST_KEY, compileJson, orderTools, serverModel } from "../support/llm.js";
 import { storeFactories } from "../support/stores.js";
@@ -28,11 +28,7 @@ const lookupAgent = {
 const byCall = (calls: CallView[]) => Object.fromEntries(calls.map((c) => [c.call, c]));
 
 describe("the records of model and tool calls keep what was sent and what came back", () => {
-  let server: ChatServer;
-  beforeEach(async () => {
-    server = await new ChatServer().start();
-  });
-  afterEach(async () => server.close());
+  const server = chatServerEach();
 
   it("an agent's calls: each turn's new messages and answer, each tool's arguments and result, tokens by call, node and run; no key", async () => {
     server.reply(

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
-import { ChatServer, chunks, completion, type Received } from "../support/chat-server.js";
+import { chatServerEach, chunks, completion, type Received } from "../support/chat-server.js";
 import { compileJson, orderTools, serverModel } from "../support/llm.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -48,11 +48,7 @@ const refundAgent = (extra: Record<string, unknown>) => ({
 const refund = (amount: number) => ({ kind: "json" as const, body: completion({ toolCalls: [{ name: "issueRefund", arguments: { orderId: "A-1001", amount } }] }) });
 
 describe("a model node that runs again", () => {
-  let server: ChatServer;
-  beforeEach(async () => {
-    server = await new ChatServer().start();
-  });
-  afterEach(async () => server.close());
+  const server = chatServerEach();
 
   it("asks the model again after a failed attempt: an operator's retry with a patch gets arguments from the new state", async () => {
     const { tools, asked } = weatherTools();

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Store } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
-import { ChatServer, chunks, completion } from "../support/chat-server.js";
+import { chatServerEach, chunks, completion } from "../support/chat-server.js";
 import { TEST_KEY, compileJson, orderTools, serverModel } from "../support/llm.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -17,11 +17,7 @@ const draftWorkflow = {
 };
 
 describe("llm and tool nodes against a chat completions server", () => {
-  let server: ChatServer;
-  beforeEach(async () => {
-    server = await new ChatServer().start();
-  });
-  afterEach(async () => server.close());
+  const server = chatServerEach();
 
   it("llm: streams the answer into the state, with progress, tokens, latency and model in the task's events", async () => {
     const answer = "Thanks for writing in. Your parcel is on its way and should arrive on Friday.";

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { actionRegistry, checkWorkflowText, formatProblem } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
-import { ChatServer, completion } from "../support/chat-server.js";
+import { chatServerEach, completion } from "../support/chat-server.js";
 import { compileJson, serverModel } from "../support/llm.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -63,11 +63,7 @@ describe("templates of model nodes and approval questions", () => {
 
 describe("templates filled at run time", () => {
   const harness = engineHarness(storeFactories[0]!);
-  let server: ChatServer;
-  beforeEach(async () => {
-    server = await new ChatServer().start();
-  });
-  afterEach(async () => server.close());
+  const server = chatServerEach();
 
   it("a mapped llm node asks about each item, and an approval's question shows the state", async () => {
     server.reply(

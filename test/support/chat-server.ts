@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { afterEach, beforeEach } from "vitest";
 import type { AddressInfo } from "node:net";
 
 /** What the fake server does with one request. */
@@ -137,4 +138,27 @@ export class ChatServer {
         return;
     }
   }
+}
+
+/**
+ * A server of its own for each test of the enclosing suite: started before each, closed after.
+ * The object returned stands for the current test's server.
+ */
+export function chatServerEach(): ChatServer {
+  let current: ChatServer | undefined;
+  beforeEach(async () => {
+    current = await new ChatServer().start();
+  });
+  afterEach(async () => current?.close());
+  return new Proxy({} as ChatServer, {
+    get(_target, key) {
+      if (!current) throw new Error("the chat server is started before each test");
+      const value = Reflect.get(current, key, current) as unknown;
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(current) : value;
+    },
+    set(_target, key, value) {
+      if (!current) throw new Error("the chat server is started before each test");
+      return Reflect.set(current, key, value, current);
+    },
+  });
 }
