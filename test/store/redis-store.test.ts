@@ -175,6 +175,17 @@ describe("Redis store", () => {
     expect(left).toEqual([]);
   });
 
+  it("takes a create sent again (its reply lost) as done, but not another workflow's run made with that id in the same millisecond", async () => {
+    const { store } = await open();
+    const init = newRun({ id: "run-twice", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" });
+    await store.createRun(init);
+    await expect(store.createRun(init)).resolves.toBeDefined();
+    // The same first checkpoint (same state, same millisecond), another workflow: not a resend.
+    const other = { ...init, run: { ...init.run, workflow: "other" } };
+    await expect(store.createRun(other)).rejects.toThrow("run run-twice already exists");
+    expect((await store.getRun("run-twice"))?.workflow).toBe("wf");
+  });
+
   it("writes the same run.claimed event as the other stores", async () => {
     const { store } = await open();
     const id = await queuedRun(store);

@@ -10,7 +10,14 @@ local checkpoint = arg_tuples(5)[1]
 local events = arg_strings()
 local rk = K.run(id)
 if redis.call('EXISTS', rk) == 1 then
-  if redis.call('LINDEX', K.part(id, 'checkpoints'), 0) == checkpoint[5] then return {'duplicate'} end
+  -- A resent create is the same run: the same first checkpoint, workflow, version and creation time.
+  local same = redis.call('LINDEX', K.part(id, 'checkpoints'), 0) == checkpoint[5]
+  for _, pair in ipairs(fields) do
+    if pair[1] == 'workflow' or pair[1] == 'version' or pair[1] == 'createdAt' then
+      same = same and redis.call('HGET', rk, pair[1]) == pair[2]
+    end
+  end
+  if same then return {'duplicate'} end
   return {'exists'}
 end
 hset_pairs(rk, fields)
