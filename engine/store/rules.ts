@@ -67,7 +67,9 @@ export function missingInterrupt(id: string): ConflictError {
 }
 
 export function checkpointGap(runId: string, n: number, headN: number): ConflictError {
-  return new ConflictError(`checkpoint ${n} of run ${runId} does not follow its head ${headN}`);
+  // Behind the writer, whose lease and fence still hold: the store forgot commits it acknowledged.
+  const lost = n > headN + 1 ? `: the store has lost this run's checkpoints ${headN + 1} to ${n - 1}, which it had acknowledged (restarted from an older snapshot, or restored from a backup)` : "";
+  return new ConflictError(`checkpoint ${n} of run ${runId} does not follow its head ${headN}${lost}`);
 }
 
 export function alreadyResolved(id: string, resolution: InterruptRecord["resolution"]): ConflictError {

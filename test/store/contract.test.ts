@@ -297,6 +297,10 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
           store.commit({ id: commitId(), runId: run.id, fence, tasks: [task(run.id, 1, "ghost")], events: [event(run.id)], run: { status: "failed" }, ...extra }),
         ).rejects.toBeInstanceOf(ConflictError);
       }
+      // A checkpoint ahead of the head, from the run's owner: the store forgot what it acknowledged.
+      await expect(store.commit({ id: commitId(), runId: run.id, fence, checkpoint: checkpoint(run.id, 5, []) })).rejects.toThrow(
+        `checkpoint 5 of run ${run.id} does not follow its head 0: the store has lost this run's checkpoints 1 to 4, which it had acknowledged (restarted from an older snapshot, or restored from a backup)`,
+      );
       await expect(store.commit({ id: commitId(), runId: "run-missing", fence, events: [] })).rejects.toBeInstanceOf(NotFoundError);
       expect(await store.getTask(`${run.id}:1:ghost`)).toBeUndefined();
       expect(await store.readEvents({ runId: run.id })).toEqual(events);
