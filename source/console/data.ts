@@ -3,8 +3,10 @@ import {
   RUN_STATUSES,
   errorMessage,
   leaseRanOut,
+  nextRetry,
   type EventRecord,
   type InterruptRecord,
+  type RetryWait,
   type RunRecord,
   type RunStatus,
   type Store,
@@ -38,6 +40,8 @@ export interface ConsoleSnapshot {
   pausedAt: ReadonlyMap<string, number>;
   /** For running runs with parallel nodes: those of the step in progress that already succeeded (not "now"). */
   doneInStep: ReadonlyMap<string, ReadonlySet<string>>;
+  /** For queued runs parked until a time: the retry they wait out, when it is a retry's backoff (not a timer). */
+  retries: ReadonlyMap<string, RetryWait>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
   room?: StoreRoom | undefined;
   error?: string | undefined;
@@ -62,7 +66,7 @@ const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrup
  * Reads never block the screen: it draws whatever the last completed read gave.
  */
 export class ConsoleData {
-  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map() };
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map(), retries: new Map() };
   private readonly listeners = new Set<() => void>();
   private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
   private pending: Change[] = [];
@@ -83,6 +87,7 @@ export class ConsoleData {
     this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined),
       pausedAt: await this.pausedTimes(runs.runs!, []),
       doneInStep: await this.stepsDone(runs.runs!, undefined),
+      retries: await this.retryWaits(runs.runs!),
     });
     this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
     this.recount.unref?.();
@@ -160,6 +165,7 @@ export class ConsoleData {
           const orphans = this.orphans(runs.runs ?? this.snap.runs, relisted ? undefined : ids);
           const pausedAt = runs.runs ? await this.pausedTimes(runs.runs, events, cut) : this.snap.pausedAt;
           const doneInStep = runs.runs ? await this.stepsDone(runs.runs, relisted ? undefined : ids) : this.snap.doneInStep;
+          const retries = runs.runs ? await this.retryWaits(runs.runs) : this.snap.retries;
           // A quiet recount changes nothing: no new snapshot, no redraw.
           const same =
             !runs.runs &&
@@ -168,7 +174,7 @@ export class ConsoleData {
             isDeepStrictEqual(orphans, this.snap.orphans) &&
             sameRoom(side.room, this.snap.room) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
-          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, error: undefined });
+          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, retries, error: undefined });
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
@@ -275,6 +281,34 @@ export class ConsoleData {
     const tasks = await Promise.all(toRead.map((run) => this.store.listTasks(run.id, { step: run.step + 1 })));
     toRead.forEach((run, i) => done.set(run.id, doneInStep(run, tasks[i]!)));
     return done;
+  }
+
+  /** What `retryWaits` found per queued run, for the time it is parked until (read again when that moves). */
+  private readonly retriesRead = new Map<string, { wakeAt: number; retry: RetryWait | undefined }>();
+
+  /** `retries` for the queued runs of `runs` parked until a time, their tasks read once per such time. */
+  private async retryWaits(runs: ReadonlyMap<string, RunRecord>): Promise<Map<string, RetryWait>> {
+    const retries = new Map<string, RetryWait>();
+    const toRead: RunRecord[] = [];
+    const now = Date.now();
+    const parked = new Set<string>();
+    for (const run of runs.values()) {
+      if (run.status !== "queued" || run.waitingOn !== null || run.wakeAt === null || run.wakeAt <= now) continue;
+      parked.add(run.id);
+      const known = this.retriesRead.get(run.id);
+      if (known?.wakeAt !== run.wakeAt) toRead.push(run);
+      else if (known.retry) retries.set(run.id, known.retry);
+    }
+    for (const id of this.retriesRead.keys()) if (!parked.has(id)) this.retriesRead.delete(id);
+    const tasks = await Promise.all(toRead.map((run) => this.store.listTasks(run.id, { step: run.step + 1 })));
+    toRead.forEach((run, i) => {
+      const found = nextRetry(tasks[i]!, undefined, now);
+      // A wait node's timer beside a retry that comes sooner: the run wakes for the retry.
+      const retry = found && found.at <= run.wakeAt! ? found : undefined;
+      this.retriesRead.set(run.id, { wakeAt: run.wakeAt!, retry });
+      if (retry) retries.set(run.id, retry);
+    });
+    return retries;
   }
 
   private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room">> {

@@ -1,6 +1,6 @@
 import { Box } from "ink";
 import { useEffect, useSyncExternalStore } from "react";
-import { currentStep, type RunRecord } from "../../../engine/index.js";
+import { currentStep, nextRetry, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
@@ -35,7 +35,7 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now, pausedAt)}` : ""}`, { color: MUTED }),
   ];
   const second: Line = [];
-  const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child);
+  const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child, nextRetry(detail.tasks, undefined, now));
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RunRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RetryWait, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { withoutDone } from "../current-nodes.js";
@@ -18,11 +18,13 @@ const FLASH_MS = 800;
 /** A run queued longer than this, for nothing but a worker, says it waits for one. */
 const UNCLAIMED_MS = 30_000;
 
-export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord): string {
+export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord, retry?: RetryWait): string {
   switch (run.status) {
     case "running":
       // The lease first: a narrow NOW column must not cut what tells this run from a running one.
-      return orphaned ? `lease ran out${run.current.length > 0 ? ` · ${run.current.join(", ")}` : ""}` : run.current.join(", ");
+      if (orphaned) return `lease ran out${run.current.length > 0 ? ` · ${run.current.join(", ")}` : ""}`;
+      // A worker holding the run through a short backoff: the node waits, it does not run.
+      return retry && retry.at > now ? `${run.current.join(", ")} · ${retryText(retry, now)}` : run.current.join(", ");
     case "paused": {
       const nodes = [...new Set([...run.current, ...waiting])];
       // A run waiting on a failure says which, where the operator looks first.
@@ -32,6 +34,7 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
       return run.error ? `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}` : "";
     case "queued":
       if (!run.waitingOn) {
+        if (retry && retry.at > now) return retryText(retry, now);
         if (run.wakeAt !== null && run.wakeAt > now) return `timer, wakes in ${ago(now, run.wakeAt)}`;
         // No worker has taken it: none is running, or none has this workflow's actions.
         return now - run.updatedAt > UNCLAIMED_MS ? "no worker has taken it" : "";
@@ -40,6 +43,10 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
     default:
       return "";
   }
+}
+
+function retryText(retry: RetryWait, now: number): string {
+  return `retry of ${retry.node} in ${ago(now, retry.at)}, attempt ${retry.attempt}${retry.maxAttempts ? ` of ${retry.maxAttempts}` : ""}`;
 }
 
 /** The runs below `runId` (its child runs, theirs...) among `runs`. */
@@ -134,6 +141,7 @@ function rowLine(
   child: RunRecord | undefined,
   pausedAt: number | undefined,
   done: ReadonlySet<string> | undefined,
+  retry: RetryWait | undefined,
 ): Line {
   const { run } = row;
   const look = runLook(run.status, orphaned);
@@ -144,7 +152,7 @@ function rowLine(
     ...cell(idLabel(row), c.id, base),
     ...cell(clean(run.workflow), c.workflow, base),
     ...cell(String(currentStep(run)), c.step, base, "right"),
-    ...cell(clean(runActivity(withoutDone(run, done), now, waiting, orphaned, child)), c.activity, { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
+    ...cell(clean(runActivity(withoutDone(run, done), now, waiting, orphaned, child, retry)), c.activity, { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
     ...cell(ago(run.createdAt, now), c.age, base, "right"),
     ...cell(runDuration(run, now, pausedAt), c.duration, base, "right"),
     ...cell(pendingLabel(run.pendingInterrupts, row.pendingBelow), c.pending, { ...base, color: "magenta", bold: true }, "right"),
@@ -269,7 +277,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   for (let i = start; i < shownTo; i++) {
     const { run } = rows[i]!;
     const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child, snap.pausedAt.get(run.id), snap.doneInStep.get(run.id)));
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child, snap.pausedAt.get(run.id), snap.doneInStep.get(run.id), snap.retries.get(run.id)));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }
