@@ -118,8 +118,8 @@ export class Engine {
   }
 
   private async goOn(workflow: CompiledWorkflow, from: string, input: unknown, options: StartOptions): Promise<RunHandle> {
-    if (options.id !== undefined || options.interruptBefore || options.interruptAfter) {
-      throw new ValidationError("a run started from another keeps its interrupt lists and gets its id from the fork: give `from` alone");
+    if (options.id !== undefined || options.ifExists !== undefined || options.interruptBefore !== undefined || options.interruptAfter !== undefined) {
+      throw new ValidationError("a run started from another keeps its interrupt lists and gets its id from the fork: give `from` without id, ifExists, interruptBefore or interruptAfter");
     }
     const runId = await continueRun(this.store, workflow, from, input, options.actor ?? this.actor);
     this.worker?.nudge();

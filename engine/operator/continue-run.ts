@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { TERMINAL_RUN_STATUSES } from "../store/records.js";
 import type { Store } from "../store/store.js";
@@ -13,6 +13,9 @@ import type { WorkflowVersion } from "./start.js";
 export async function continueRun(store: Store, workflow: CompiledWorkflow | WorkflowVersion, from: string, input: unknown, actor: string): Promise<string> {
   const source = await store.getRun(from);
   if (!source) throw new NotFoundError("run", from);
+  if (source.workflow !== workflow.definition.name) {
+    throw new ValidationError(`run ${from} is a run of workflow ${source.workflow}: a run goes on only from a run of the same workflow, not of ${workflow.definition.name}`);
+  }
   if (!TERMINAL_RUN_STATUSES.includes(source.status)) {
     throw new ConflictError(`run ${from} has not ended (it is ${source.status}): a run goes on from another once that has ended; answer, retry or cancel it first`);
   }

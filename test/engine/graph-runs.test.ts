@@ -218,6 +218,11 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     );
     await expect(engine.start(chat, { turns: "many" as unknown as number }, { from: second.id })).rejects.toThrow(/\$\.turns: expected number, got string/);
     await expect(engine.start(chat, {}, { from: "run-nope" })).rejects.toThrow(new NotFoundError("run", "run-nope"));
+    const other = workflow("other", { state: z.object({ messages: z.array(z.string()).default([]) }) }).node("x", () => ({}), { next: "END" }).compile();
+    await expect(engine.start(other, {}, { from: second.id })).rejects.toThrow(
+      `run ${second.id} is a run of workflow chat: a run goes on only from a run of the same workflow, not of other`,
+    );
+    await expect(engine.start(chat, {}, { from: second.id, interruptBefore: [] })).rejects.toThrow(/give `from` without id, ifExists, interruptBefore or interruptAfter/);
   });
 
   it("runs a sub-workflow as a child run with a parent link and maps its result back", async () => {
