@@ -371,7 +371,7 @@ export class RunExecutor {
       this.inflight.abortAll("lease-lost");
       this.finish(
         this.heldMs > 0
-          ? `lease lost: this process's event loop was held for ${(this.heldMs / 1000).toFixed(1)} s, past the ${this.options.leaseMs / 1000} s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`
+          ? `lease lost: this process's event loop was held for ${(this.heldMs / 1000).toFixed(1)} s (by a node computing without awaiting, or the process was stopped or suspended), past the ${this.options.leaseMs / 1000} s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`
           : "lease lost: it ran out before it was renewed, and the run was claimed again (by another worker, or by this one once it could)",
       );
       return;
