@@ -1,10 +1,10 @@
 import { Box, useApp, useInput } from "ink";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { Operator, defaultActor, errorMessage, type Store } from "../../engine/index.js";
-import { Footer, Header } from "./components/chrome.js";
+import { Footer, Header, statusLines } from "./components/chrome.js";
 import { ConfirmDialog, PromptDialog, dialogHeight } from "./components/dialogs.js";
 import { Lines, seg } from "./components/lines.js";
-import { ServicesContext, type Dialog, type Message, type Services, type ViewEntry } from "./context.js";
+import { ServicesContext, failureText, type Dialog, type Message, type Services, type ViewEntry } from "./context.js";
 import { ConsoleData } from "./data.js";
 import type { Clipboard } from "./clipboard.js";
 import type { Editor } from "./editor.js";
@@ -38,6 +38,9 @@ export interface ConsoleProps {
   coalesceMs?: number;
   /** How often the counts are read again, to notice runs deleted by another process (default 5 s). */
   recountMs?: number;
+  /** How often the store is asked whether it answers (default 5 s), and how long it has to answer (default 3 s). */
+  heartbeatMs?: number;
+  answerMs?: number;
 }
 
 const MIN = { columns: 40, rows: 10 };
@@ -74,7 +77,12 @@ export function Console(props: ConsoleProps) {
   const router = useMemo(() => new KeyRouter(bindingsFor(props.readOnly)), [props.readOnly]);
   const services = useMemo<Services>(() => {
     const actor = props.actor.includes(":") ? props.actor : defaultActor(props.actor);
-    const feed = new LiveFeed(props.store, { coalesceMs: props.coalesceMs ?? 100 });
+    const feed = new LiveFeed(props.store, {
+      coalesceMs: props.coalesceMs ?? 100,
+      label: props.store.description,
+      ...(props.heartbeatMs ? { heartbeatMs: props.heartbeatMs } : {}),
+      ...(props.answerMs ? { answerMs: props.answerMs } : {}),
+    });
     return {
       store: props.store,
       feed,
@@ -136,7 +144,7 @@ export function Console(props: ConsoleProps) {
     const { feed, data } = services;
     feed.onError = setFeedError;
     feed.start();
-    void data.start().catch((error: unknown) => setMessage({ tone: "error", text: String(error) }));
+    void data.start().catch((error: unknown) => setMessage({ tone: "error", text: clean(`reading the store failed: ${errorMessage(error)}`) }));
     return () => {
       data.stop();
       void feed.stop();
@@ -153,6 +161,10 @@ export function Console(props: ConsoleProps) {
     if (binding) setMessage({ tone: "info", text: `${keyLabel(name)} (${binding.label}): nothing here it applies to` });
   });
 
+  // An action that fails (the store cannot be reached while it reads or writes) says so once, in the footer.
+  router.onFailure = (binding, error) => setMessage({ tone: "error", text: failureText(binding.label, error) });
+  // What reading the store last failed with (the live feed's problem comes first).
+  const readError = useSyncExternalStore(services.data.subscribe, () => services.data.snapshot().error);
   const { nav, ui } = services;
   const top = stack[stack.length - 1]!;
   const appKeys: Handlers = {
@@ -184,9 +196,11 @@ export function Console(props: ConsoleProps) {
   if (size.columns < MIN.columns || size.rows < MIN.rows) {
     return <Lines lines={[[seg(`terminal too small: ${size.columns}×${size.rows} (needs ${MIN.columns}×${MIN.rows}); q quits`)]]} width={size.columns} />;
   }
-  // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
-  const bodyHeight = size.rows - 1 - 3;
   const width = size.columns;
+  // The outcome of the last action and the store's problem, both, wrapped: the view gives up the rows.
+  const status = statusLines(message, feedError ?? readError, width).slice(0, Math.max(1, size.rows - MIN.rows));
+  // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
+  const bodyHeight = size.rows - 1 - 2 - status.length;
   const dialogRows = dialog ? Math.min(dialogHeight(dialog, 8, width), bodyHeight - 3) : 0;
   const viewHeight = bodyHeight - dialogRows;
   return (
@@ -202,7 +216,7 @@ export function Console(props: ConsoleProps) {
           </Box>
           {dialog?.kind === "confirm" && <ConfirmDialog key={dialog.id} dialog={dialog} width={width} height={dialogRows} />}
           {dialog?.kind === "prompt" && <PromptDialog key={dialog.id} dialog={dialog} width={width} />}
-          <Footer width={width} message={message} problem={feedError} />
+          <Footer width={width} status={status} />
         </Box>
       </KeyRouterContext.Provider>
     </ServicesContext.Provider>

@@ -117,9 +117,17 @@ export async function act(ui: Ui, label: string, command: () => Promise<string>,
       ui.report(undefined);
       return false;
     }
-    // The engine refusing a command is not the same as a store that could not be reached.
-    const refused = isPitwallError(error) && error.code !== "STORE";
-    ui.report({ tone: "error", text: clean(`${label} ${refused ? "refused" : "failed"}: ${errorMessage(error)}`) });
+    ui.report({ tone: "error", text: failureText(label, error) });
     return false;
   }
+}
+
+/** Whether an action failed because the store could not be reached or used, not because the engine refused it. */
+export function isStoreFailure(error: unknown): boolean {
+  return !isPitwallError(error) || error.code === "STORE";
+}
+
+/** An action's failure in one line: the engine refusing it is not the same as a store that could not be reached. */
+export function failureText(label: string, error: unknown): string {
+  return clean(`${label} ${isStoreFailure(error) ? "failed" : "refused"}: ${errorMessage(error)}`);
 }

@@ -140,11 +140,14 @@ export class ConsoleData {
         this.pending = [];
         const ids = new Set<string>();
         let interrupts = false;
+        // The store lost what was read from it: nothing known before is kept.
+        let reset = false;
         const events: EventRecord[] = [];
         const cut = new Set<string>();
         for (const change of batch) {
           for (const id of change.runs) ids.add(id);
           interrupts ||= change.interrupts;
+          reset ||= change.reset === true;
           events.push(...change.events);
           if (change.overflow) for (const id of change.runs) cut.add(id);
         }
@@ -153,8 +156,12 @@ export class ConsoleData {
         const now = Date.now();
         for (const run of this.snap.runs.values()) if (leaseRanOut(run, now)) ids.add(run.id);
         try {
+          if (reset) {
+            this.retriesRead.clear();
+            this.snap = { ...this.snap, pausedAt: new Map(), doneInStep: new Map(), orphans: new Set() };
+          }
           // One new snapshot per window, so that one burst of events is one redraw.
-          let relisted = ids.size > RELIST_ABOVE;
+          let relisted = reset || ids.size > RELIST_ABOVE;
           let runs = relisted ? await this.relist(false) : await this.reread([...ids]);
           const side = await this.readSide(interrupts);
           const total = Object.values(side.counts).reduce((a, b) => a + b, 0);

@@ -1,5 +1,6 @@
 import type { Store } from "../../engine/index.js";
 import type { Suspend } from "./editor.js";
+import { filterKeyboard } from "./keyboard.js";
 import { tuneConsoleProcess } from "./process-tuning.js";
 
 export interface ConsoleOptions {
@@ -64,6 +65,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
   };
 
   stdout.write(ENTER_SCREEN);
+  const unfilterKeyboard = filterKeyboard(stdin);
   const instance = render(
     createElement(Console, {
       store: options.store,
@@ -89,6 +91,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
   } finally {
     instance.unmount();
     instance.cleanup();
+    unfilterKeyboard();
     restore();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

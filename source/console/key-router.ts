@@ -82,6 +82,11 @@ export class KeyRouter {
   /** A key is being dispatched now (a dialog can open, and release held keys, within it). */
   private dispatching = false;
   private holdTimer: NodeJS.Timeout | undefined;
+  /**
+   * Hears a key's action that failed — threw, or returned a promise that rejected (a store that
+   * cannot be reached while the action reads or writes it) — instead of the process dying of it.
+   */
+  onFailure: ((binding: Binding, error: unknown) => void) | undefined;
 
   constructor(readonly bindings: readonly Binding[]) {
     for (const binding of bindings) {
@@ -203,7 +208,7 @@ export class KeyRouter {
       for (const binding of candidates) {
         const handler = layer.handlers[binding.id];
         if (handler) {
-          handler(name);
+          this.run(binding, () => handler(name));
           return true;
         }
       }
@@ -213,6 +218,17 @@ export class KeyRouter {
       }
     }
     return false;
+  }
+
+  /** Runs a key's action; whatever way it fails, the failure is reported, never thrown at the terminal's reader. */
+  private run(binding: Binding, action: () => unknown): void {
+    const failed = (error: unknown) => this.onFailure?.(binding, error);
+    try {
+      const result = action();
+      if (result instanceof Promise) result.catch(failed);
+    } catch (error) {
+      failed(error);
+    }
   }
 
   /** The bindings the screen handles now (for the footer), most specific first, one per action. */

@@ -94,8 +94,12 @@ export interface Binding extends BindingSpec {
   readonly id: ActionId;
 }
 
-/** `explains`: the key does not apply here and the handler only says why, so the footer does not offer it. */
-export type Handler = ((key: string) => void) & { readonly explains?: true };
+/**
+ * What a key does. It may return a promise (an action that reads or writes the store): the router
+ * reports its failure in the footer. `explains`: the key does not apply here and the handler only
+ * says why, so the footer does not offer it.
+ */
+export type Handler = ((key: string) => void | Promise<unknown>) & { readonly explains?: true };
 
 /** A handler for a key that does not apply here, which says why instead of a generic "nothing here". */
 export function explain(say: () => void): Handler {

@@ -4,6 +4,7 @@ import type { Store } from "../../engine/index.js";
 import { Console } from "../../source/console/app.js";
 import type { ViewEntry } from "../../source/console/context.js";
 import { systemEditor, type Editor } from "../../source/console/editor.js";
+import { filterKeyboard } from "../../source/console/keyboard.js";
 
 const KEYS: Record<string, string> = {
   enter: "\r",
@@ -60,6 +61,9 @@ export interface HarnessOptions {
   coalesceMs?: number;
   /** How often the counts are read again, noticing runs another process deleted (default 5 s). */
   recountMs?: number;
+  /** How often the store is asked whether it answers (default 5 s), and how long it has to answer (default 3 s). */
+  heartbeatMs?: number;
+  answerMs?: number;
   /** What the header names the store (default memory:test). */
   storeLabel?: string;
 }
@@ -80,10 +84,14 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
       clipboard={(text) => copied.push(text)}
       coalesceMs={options.coalesceMs ?? 20}
       {...(options.recountMs ? { recountMs: options.recountMs } : {})}
+      {...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {})}
+      {...(options.answerMs ? { answerMs: options.answerMs } : {})}
       {...(options.initial ? { initial: options.initial } : {})}
     />,
   );
   const { stdout, stdin } = instance;
+  // As runConsole does with the terminal: Ink reads keys and typed text only.
+  filterKeyboard(stdin);
   const frame = () => stripAnsi(instance.lastFrame() ?? "");
   const resize = async (columns: number, rows: number) => {
     Object.defineProperty(stdout, "columns", { value: columns, configurable: true });

@@ -4,7 +4,7 @@ import { useAvailableKeys } from "../hooks/use-keys.js";
 import { keyLabel, type Binding } from "../keymap.js";
 import { bytes, clean, displayWidth, elideStart } from "../text.js";
 import { ACCENT, MUTED, ORPHANED_LOOK, RUN_LOOK } from "../theme.js";
-import { Lines, fitLine, lineWidth, padLine, seg, type Line, type Seg } from "./lines.js";
+import { Lines, fitLine, lineWidth, padLine, seg, wrapLine, type Line, type Seg } from "./lines.js";
 
 /** One line: where the console is attached, as whom, the interrupt badge and counts by status. */
 export function Header({ width }: { width: number }) {
@@ -72,21 +72,38 @@ function footerKey(binding: Binding): string {
   return keyLabel(binding.keys[0]!);
 }
 
-/** Two lines: the keys that apply here (help and quit always at the right end), and the outcome of the last action. */
-export function Footer({ width, message, problem }: { width: number; message: Message | undefined; problem: string | undefined }) {
+/** Rows the outcome of the last action may take, and the store's problem: wrapped, not cut at the screen's edge. */
+const MESSAGE_ROWS = 3;
+const PROBLEM_ROWS = 3;
+
+/**
+ * The footer's lines under the keys: the outcome of the last action, then what is wrong with the
+ * store (not answering, gone) — both at once, each wrapped to a few rows; one empty row when there
+ * is neither.
+ */
+export function statusLines(message: Message | undefined, problem: string | undefined, width: number): Line[] {
+  const rows = (tone: Message["tone"], text: string, max: number, glyph = TONE[tone].glyph): Line[] => {
+    const wrapped = wrapLine([seg(`${glyph} `, { color: TONE[tone].color, bold: true }), seg(text, { color: TONE[tone].color })], width);
+    if (wrapped.length <= max) return wrapped;
+    const kept = wrapped.slice(0, max);
+    kept[max - 1] = [...fitLine(kept[max - 1]!, width - 1), seg("…", { color: TONE[tone].color })];
+    return kept;
+  };
+  const lines = [...(message ? rows(message.tone, message.text, MESSAGE_ROWS) : []), ...(problem ? rows("error", problem, PROBLEM_ROWS, "⚠") : [])];
+  return lines.length > 0 ? lines : [[]];
+}
+
+/** The keys that apply here (help and quit always at the right end), then `status` (see `statusLines`). */
+export function Footer({ width, status }: { width: number; status: readonly Line[] }) {
   const { readOnly } = useServices();
   const keys = useAvailableKeys();
-  const snap = useSnapshot();
   const entry = (key: string, label: string): Line => [seg(key, { bold: true, color: ACCENT }), seg(` ${label}  `, { color: MUTED })];
   const entries: Line[] = readOnly ? [[seg(" RO ", { bold: true, inverse: true, color: "yellow" }), seg(" ")]] : [];
   if (keys.some((b) => MOVES.has(b.id))) entries.push(entry("j/k", "move"));
   for (const binding of keys) if (!MOVES.has(binding.id) && !ALWAYS.has(binding.id) && !binding.quiet) entries.push(entry(footerKey(binding), binding.label));
   const right: Line = keys.filter((b) => ALWAYS.has(b.id)).flatMap((b) => entry(footerKey(b), b.label));
   const keyLine = [...whole(entries, Math.max(0, width - lineWidth(right))), ...right];
-  const shownProblem = problem ?? snap.error;
-  const shown = shownProblem ? { tone: "error" as const, text: shownProblem } : message;
-  const messageLine: Line = shown ? [seg(`${TONE[shown.tone].glyph} `, { color: TONE[shown.tone].color, bold: true }), seg(shown.text, { color: TONE[shown.tone].color })] : [];
-  return <Lines lines={[padLine(keyLine, width), messageLine]} width={width} />;
+  return <Lines lines={[padLine(keyLine, width), ...status]} width={width} />;
 }
 
 /** As many whole entries as fit in `room` columns, then `…` for the rest (`?` lists them all). */

@@ -111,7 +111,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
       !hasEnded(run) &&
       (() => {
         const set = run.breakpoints.includes(node);
-        void act(ui, set ? `clear breakpoint on ${node}` : `breakpoint on ${node}`, async () =>
+        return act(ui, set ? `clear breakpoint on ${node}` : `breakpoint on ${node}`, async () =>
           (set ? await operator.clearBreakpoint(run.id, node) : await operator.breakpoint(run.id, node)).effect,
         );
       }),

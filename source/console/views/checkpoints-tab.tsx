@@ -63,7 +63,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
           return ui.report({ tone: "info", text });
         }
         const [a, b] = [...pair].sort((x, y) => x - y).map((n) => checkpoints.find((c) => c.n === n)!);
-        void showDiff(a!, b!, `checkpoint ${a!.n} → ${b!.n}`);
+        return showDiff(a!, b!, `checkpoint ${a!.n} → ${b!.n}`);
       }),
     fork:
       operator &&

@@ -1,7 +1,7 @@
 import { useRef } from "react";
 import { errorMessage, type InterruptRecord } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
-import { useServices, useSnapshot, type Services } from "../context.js";
+import { isStoreFailure, useServices, useSnapshot, type Services } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -52,20 +52,34 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
   confirmed(allowed);
   ui.report({ tone: "busy", text: `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts…` });
   const refused: string[] = [];
+  let done = 0;
+  // A store that cannot be reached fails every one alike (each after its time-out): the first stops the rest.
+  let failed: { id: string; error: unknown } | undefined;
   for (const interrupt of allowed) {
     try {
       await operator.resolve(interrupt.id, { decision, ...(answer.reason ? { reason: answer.reason } : {}) });
+      done++;
     } catch (error) {
+      if (isStoreFailure(error)) {
+        failed = { id: interrupt.id, error };
+        break;
+      }
       refused.push(`${interrupt.id}: ${errorMessage(error)}`);
     }
   }
-  const done = allowed.length - refused.length;
   const verb = decision === "approve" ? "approved" : "rejected";
-  ui.report(
-    refused.length === 0
-      ? { tone: "ok", text: `${verb} ${done} interrupt${done === 1 ? "" : "s"}` }
-      : { tone: done > 0 ? "info" : "error", text: clean(`${verb} ${done}; ${refused.length} refused, answered meanwhile or changed (${refused[0]}${refused.length > 1 ? ", …" : ""})`) },
-  );
+  if (refused.length === 0 && !failed) {
+    ui.report({ tone: "ok", text: `${verb} ${done} interrupt${done === 1 ? "" : "s"}` });
+    return true;
+  }
+  const notSent = allowed.length - done - refused.length - (failed ? 1 : 0);
+  const parts = [
+    `${verb} ${done} of ${allowed.length}`,
+    ...(refused.length > 0 ? [`${refused.length} refused, answered meanwhile or changed (${refused[0]}${refused.length > 1 ? ", …" : ""})`] : []),
+    ...(failed ? [`the store failed on ${failed.id}, which may not have been ${verb}: ${errorMessage(failed.error)}`] : []),
+    ...(notSent > 0 ? [`${notSent} not sent`] : []),
+  ];
+  ui.report({ tone: done > 0 && !failed ? "info" : "error", text: clean(parts.join("; ")) });
   return true;
 }
 
@@ -91,7 +105,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const decide = (decision: BulkDecision) => {
     if (sending.current) return;
     sending.current = true;
-    void decideMarked(services, marked, decision, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
+    return decideMarked(services, marked, decision, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
   };
   const rows = Math.max(1, height - 2);
   const start = useWindow(interrupts.length, index, rows);

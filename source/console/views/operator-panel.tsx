@@ -126,7 +126,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   };
 
   useKeys(PRIORITY.view, {
-    approve: (allows("approve") && (() => void send("approve", {}))) || whyNot("a", "approve is not one of this interrupt's decisions"),
+    approve: (allows("approve") && (() => send("approve", {}))) || whyNot("a", "approve is not one of this interrupt's decisions"),
     copy: () => services.copy(interruptId),
     reject:
       (allows("reject") &&

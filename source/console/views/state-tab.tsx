@@ -64,7 +64,7 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
       editable &&
       edit &&
       (() =>
-        void edit({
+        edit({
           what: `Editing the state of run ${run.id} (${run.workflow}) at checkpoint ${run.headN}`,
           value: state!,
           validate: stateValidation(definition!),

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore, type RunRecord } from "../../engine/index.js";
+import { RedisStore } from "../../engine/store/redis/redis-store.js";
+import { RedisServer } from "../support/redis-server.js";
+import { fixtureOn, settle, type Fixture } from "./fixtures.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: { close(): Promise<unknown> } | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
+
+/** Two paused trips on `store`, and the console on the interrupt queue. */
+async function twoPausedTrips(f: Fixture<RedisStore | SqliteStore>): Promise<RunRecord[]> {
+  return [await settle(f.engine, "travel-planner", { city: "Oslo" }), await settle(f.engine, "travel-planner", { city: "Rome" })];
+}
+
+/** The footer's rows under the row of keys (which ends with `q quit`), as one text: a message wrapped over rows reads whole. */
+const footer = (frame: string) => frame.slice(frame.lastIndexOf("q quit") + "q quit".length).replace(/\s*\n\s*/g, " ");
+
+describe("the console while Redis is down", () => {
+  const server = new RedisServer();
+  let prefix = 0;
+  beforeAll(() => server.start());
+  afterAll(() => server.dispose());
+  afterEach(async () => {
+    // The next test finds the server up again.
+    await server.stop("SIGKILL");
+    await server.start();
+  });
+  const open = async () => {
+    const f = fixtureOn(await RedisStore.open(server.url, { prefix: `down${prefix++}:`, commandTimeoutMs: 1_500 }));
+    fx = f;
+    return f;
+  };
+
+  it("says in the footer that an approval failed, naming the store, and goes on (the process does not die)", async () => {
+    const f = await open();
+    await twoPausedTrips(f);
+    ui = await openConsole({ store: f.store });
+    await ui.waitFor("⚑ 2 pending");
+    await ui.press("i");
+    await ui.waitFor("2 pending, oldest first");
+    await ui.press("enter");
+    await ui.waitFor("Interrupt 1 of 2");
+    await server.stop("SIGKILL");
+    await ui.press("a");
+    const frame = await ui.waitFor(/approve failed: Redis at \S+ (cannot be reached|did not answer)/);
+    expect(frame).toContain("Book this trip?"); // still the panel: nothing was sent
+    // The console still takes keys.
+    await ui.press("esc");
+    await ui.waitFor("2 pending, oldest first");
+  });
+
+  it("counts a bulk approval that met a dead connection as failed on the store, not as answered meanwhile, and sends no more", async () => {
+    const f = await open();
+    await twoPausedTrips(f);
+    ui = await openConsole({ store: f.store });
+    await ui.waitFor("⚑ 2 pending");
+    await ui.press("i");
+    await ui.waitFor("2 pending, oldest first");
+    await ui.press("*");
+    await ui.waitFor("2 marked");
+    await server.stop("SIGKILL");
+    await ui.press("a");
+    await ui.waitFor("Approve 2 interrupts?");
+    await ui.press("tab", "enter");
+    const frame = await ui.waitFor((f) => footer(f).includes("✗ approved 0 of 2; the store failed on int-"));
+    expect(footer(frame)).toMatch(/✗ approved 0 of 2; the store failed on int-\S+, which may not have been approved: Redis at \S+ (cannot be reached|did not answer).*; 1 not sent/);
+    expect(frame).not.toContain("answered meanwhile");
+  });
+
+  it("names the refused connection in the footer once the store's answer fails, after saying it did not answer", async () => {
+    const f = await open();
+    await settle(f.engine, "task-queue");
+    ui = await openConsole({ store: f.store, heartbeatMs: 200, answerMs: 100 });
+    await ui.waitFor("by recent activity");
+    await server.stop("SIGKILL");
+    await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: no answer from ${server.url} within 0.1 s`));
+    await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: Redis at ${server.url} cannot be reached: the connection is down`));
+  });
+
+  it("says the store is gone after Redis lost its data (flushed), as workers do, and drops the interrupts it no longer holds", async () => {
+    const f = await open();
+    await twoPausedTrips(f);
+    ui = await openConsole({ store: f.store, heartbeatMs: 200 });
+    await ui.waitFor("⚑ 2 pending");
+    const admin = new Redis(server.port, "127.0.0.1");
+    try {
+      await admin.flushall();
+    } finally {
+      admin.disconnect();
+    }
+    await ui.waitFor((f) => footer(f).includes(`⚠ the pitwall store at ${server.url} is gone (its keys or file were deleted`));
+    // What it showed is read again: the runs and interrupts the store no longer holds are dropped.
+    await ui.waitFor((f) => f.includes("Runs 0") && !f.includes("pending"));
+    await ui.press("i");
+    await ui.waitFor("nothing is waiting for an operator");
+  });
+});
+
+describe("the console on a SQLite store deleted under it", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "pitwall-deleted-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("shows an action's failure and the store's problem both, each whole (wrapped), not one in place of the other", async () => {
+    const file = join(dir, "gone.db");
+    const f = fixtureOn(new SqliteStore(file));
+    await twoPausedTrips(f);
+    await f.close();
+    // The console in a process of its own: its own connection to the file.
+    const store = new SqliteStore(file);
+    fx = store;
+    ui = await openConsole({ store, heartbeatMs: 100 });
+    await ui.waitFor("⚑ 2 pending");
+    await ui.press("i");
+    await ui.waitFor("2 pending, oldest first");
+    await ui.press("enter");
+    await ui.waitFor("Interrupt 1 of 2");
+    rmSync(file);
+    await ui.waitFor("⚠ store gone: store");
+    await ui.press("a");
+    const frame = await ui.waitFor(/✗ approve int-\S+ failed: store/);
+    const text = footer(frame);
+    // The whole of both messages, wrapped over rows: nothing cut at the screen's edge.
+    expect(text).toMatch(/✗ approve int-\S+ failed: store \S+gone\.db was deleted while this process had it open: what it reads and writes is no longer that store; restart this process/);
+    expect(text).toMatch(/⚠ store gone: store \S+gone\.db was deleted while this process had it open: what it reads and writes is no longer that store; restart this process/);
+    expect(ui.lines().length).toBeLessThanOrEqual(23);
+  });
+});
