@@ -93,6 +93,24 @@ describe("pitwall console in a terminal", () => {
     expect(shown).not.toContain("pitwall  sqlite:");
   });
 
+  it("keeps what can be typed of a paste carrying colour codes, and takes a stray colour code as no key (Ink crashed on both)", async () => {
+    const runId = await pausedTrip();
+    openConsole();
+    await waitFor((s) => s.includes(runId), "the runs list");
+    keys("/");
+    await waitFor((s) => s.includes("enter keeps"), "the filter prompt");
+    tmux("set-buffer", "log: \u001b[31mERROR\u001b[0m");
+    tmux("paste-buffer", "-p", "-t", "console");
+    await waitFor((s) => /^\/ log: ERROR█?/m.test(s), "the pasted text without its colour codes");
+    keys("Escape");
+    await waitFor((s) => s.includes("by recent activity") && !s.includes("enter keeps"), "the runs list again");
+    keys("-l", "\u001b[31m");
+    keys("?");
+    await waitFor((s) => s.includes("show this help"), "the help, the console still taking keys");
+    keys("q", "q");
+    expect(await waitFor((s) => s.includes("CONSOLE-EXIT="), "the console exiting")).toContain("CONSOLE-EXIT=0");
+  });
+
   it("opens a store file it may not write read-only by itself, and says so", async () => {
     const runId = await pausedTrip();
     const copy = await unwritableCopy(cli);
