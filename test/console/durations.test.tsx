@@ -1,5 +1,7 @@
 import { expect, it } from "vitest";
 import { Operator } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
 import { sqliteFixtures } from "./sqlite-fixture.js";
 
@@ -61,4 +63,30 @@ it("reads the pause of a paused run whose run.paused event is gone once, not at 
   await sleep(1_500);
   expect(ui.frame()).toContain(running.id);
   expect(pauseReads).toBe(1);
+});
+
+it("counts a timer down by the second on a run over a minute old, in the runs list and the run's header", async () => {
+  const fx = fixture();
+  try {
+    const init = newRun({ id: "run-sleeper", workflow: { name: "nobody-runs-this", version: "v-none" }, state: {}, actor: "test" });
+    init.run.createdAt = init.run.updatedAt = Date.now() - 5 * 60_000;
+    init.run.wakeAt = Date.now() + 40_000;
+    await fx.store.createRun(init);
+    const ui = await openConsole({ store: fx.store });
+    try {
+      const countdown = async () => Number(/wakes in (\d+)s/.exec(await ui.waitFor(/wakes in \d+s/))![1]);
+      // Three different seconds within about two: it ticks each second, not every 15.
+      const first = await countdown();
+      await ui.waitFor(`wakes in ${first - 1}s`, 2_000);
+      await ui.waitFor(`wakes in ${first - 2}s`, 2_000);
+      await ui.press("enter");
+      await ui.waitFor("1 Graph");
+      const inHeader = await countdown();
+      await ui.waitFor(`wakes in ${inHeader - 1}s`, 2_000);
+    } finally {
+      ui.unmount();
+    }
+  } finally {
+    await fx.close();
+  }
 });

@@ -108,14 +108,14 @@ describe("runs view", () => {
     expect(parentLine()).toMatch(/ 1$/);
   });
 
-  it("says when no worker has taken a queued run for a while (none runs, or none has its actions)", async () => {
+  it("says how long a queued run has waited unclaimed, without claiming no worker is alive (one may be full)", async () => {
     fx = fixture();
     const init = newRun({ id: "run-unclaimed", workflow: { name: "nobody-runs-this", version: "v-none" }, state: {}, actor: "test" });
     init.run.createdAt = init.run.updatedAt = Date.now() - 90_000;
     await fx.store.createRun(init);
-    ui = await openConsole({ store: fx.store });
+    ui = await openConsole({ store: fx.store, columns: 120 });
     await ui.waitFor("run-unclaimed");
-    expect(ui.lines().find((l) => l.includes("run-unclaimed"))).toContain("no worker has taken it");
+    expect(ui.lines().find((l) => l.includes("run-unclaimed"))).toContain("queued 1m: not claimed yet");
   });
 
   it("cuts a long store path in the header before the pending badge and the counts", async () => {

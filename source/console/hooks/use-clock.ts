@@ -1,20 +1,50 @@
 import { useEffect, useState } from "react";
 
-/** Ages and durations show seconds below a minute, then minutes: past that, a redraw every 15 s is enough. */
-const FAST_MS = 1_000;
-const SLOW_MS = 15_000;
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** However far the next change, the time is read again at least this often. */
+const LONGEST_MS = MINUTE;
+/** Timers may fire a little early: the tick lands this much after the change it is for. */
+const MARGIN_MS = 5;
 
 /**
- * The time, for the ages and durations a view shows, counted from `since`. It ticks every second
- * only while one of them is under a minute (its text changes each second); an idle console with
- * older runs redraws four times a minute.
+ * How long until the text shown for any of `times` changes: an age or duration counting up from a
+ * past time, a countdown (`wakes in 29s`) to a future one. Each counts in the unit it shows
+ * (`ago`, `span`): seconds below a minute, minutes below an hour, then hours, then days.
+ * Undefined when there is nothing to count.
  */
-export function useClock(since: readonly (number | null | undefined)[]): number {
+export function untilNextChange(times: readonly (number | null | undefined)[], now: number): number | undefined {
+  let soonest: number | undefined;
+  for (const t of times) {
+    if (t === null || t === undefined) continue;
+    const distance = Math.abs(now - t);
+    const unit = distance < MINUTE ? SECOND : distance < HOUR ? MINUTE : distance < DAY ? HOUR : DAY;
+    // Counting up, the text changes when the distance reaches the next whole unit; counting down,
+    // when it falls below the whole unit it shows (from 60s, the next second shows 59s).
+    const wait = t <= now ? unit - (distance % unit) : (distance % unit) + 1;
+    soonest = Math.min(soonest ?? Infinity, wait);
+  }
+  return soonest === undefined ? undefined : Math.min(LONGEST_MS, soonest + MARGIN_MS);
+}
+
+/**
+ * The time, for the ages, durations and countdowns a view shows from (or to) `times`. It ticks
+ * when one of their texts changes — each second while one is under a minute away, at the turn of
+ * the minute for older ones — so a countdown never freezes, and an idle console with old runs
+ * redraws about once a minute.
+ */
+export function useClock(times: readonly (number | null | undefined)[]): number {
   const [now, setNow] = useState(() => Date.now());
-  const fast = since.some((t) => t !== null && t !== undefined && Date.now() - t < 60_000);
+  const key = times.join(",");
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), fast ? FAST_MS : SLOW_MS);
-    return () => clearInterval(timer);
-  }, [fast]);
+    const wait = untilNextChange(times, Date.now());
+    if (wait === undefined) return;
+    const timer = setTimeout(() => setNow(Date.now()), wait);
+    return () => clearTimeout(timer);
+    // `key` stands for `times`, a new array at every render.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [now, key]);
   return now;
 }

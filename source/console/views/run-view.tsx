@@ -15,7 +15,7 @@ import { CheckpointsTab } from "./checkpoints-tab.js";
 import { EventsTab } from "./events-tab.js";
 import { GraphTab } from "./graph-tab.js";
 import { doneInStep, withoutDone } from "../current-nodes.js";
-import { runActivity, runDuration } from "./runs-view.js";
+import { runActivity, runDuration, runTimes } from "./runs-view.js";
 import { StateTab } from "./state-tab.js";
 import { TimelineTab } from "./timeline-tab.js";
 
@@ -80,7 +80,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   });
   const [tab, setTab] = useRemembered("tab", initialTab);
   useEffect(() => ui.moved(), [tab]);
-  const now = useClock(detail ? [detail.run.createdAt, detail.run.endedAt === null ? detail.run.startedAt : null] : []);
+  const now = useClock(detail ? runTimes(detail.run, nextRetry(detail.tasks, undefined, Date.now())) : []);
   const runActions = useRunActions(detail, {});
   const pending = detail?.interrupts.find((i) => i.status === "pending");
 

@@ -14,10 +14,16 @@ import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, ranMs, runRows, sortLabel, typ
 
 const FLASH_MS = 800;
 
-/** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
-/** A run queued longer than this, for nothing but a worker, says it waits for one. */
+/** A run queued longer than this, for nothing but a worker, says it has not been claimed. */
 const UNCLAIMED_MS = 30_000;
 
+/** The times a run's row (or header) counts from or down to: its age and duration, a timer, a retry, its wait for a worker. */
+export function runTimes(run: RunRecord, retry?: RetryWait): (number | null)[] {
+  const queued = run.status === "queued" && !run.waitingOn;
+  return [run.createdAt, run.endedAt === null ? run.startedAt : null, run.wakeAt, retry?.at ?? null, queued ? run.updatedAt : null, queued ? run.updatedAt + UNCLAIMED_MS : null];
+}
+
+/** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
 export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord, retry?: RetryWait): string {
   switch (run.status) {
     case "running":
@@ -36,8 +42,9 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
       if (!run.waitingOn) {
         if (retry && retry.at > now) return retryText(retry, now);
         if (run.wakeAt !== null && run.wakeAt > now) return `timer, wakes in ${ago(now, run.wakeAt)}`;
-        // No worker has taken it: none is running, or none has this workflow's actions.
-        return now - run.updatedAt > UNCLAIMED_MS ? "no worker has taken it" : "";
+        // Not claimed yet: the workers are all busy, or none runs, or none has this workflow's actions
+        // (the console cannot tell which).
+        return now - run.updatedAt > UNCLAIMED_MS ? `queued ${ago(run.updatedAt, now)}: not claimed yet` : "";
       }
       return `waiting for ${run.waitingOn}${child?.status === "paused" ? `, paused (${runActivity(child, now)})` : ""}`;
     default:
@@ -184,7 +191,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
 
   const listHeight = Math.max(1, height - 2);
   const start = useWindow(rows.length, Math.max(0, index), listHeight);
-  const now = useClock(rows.slice(start, start + listHeight).flatMap(({ run }) => [run.createdAt, run.endedAt === null ? run.startedAt : null]));
+  const now = useClock(rows.slice(start, start + listHeight).flatMap(({ run }) => runTimes(run, snap.retries.get(run.id))));
   const waiting = useMemo(() => {
     const byRun = new Map<string, string[]>();
     for (const i of snap.interrupts) byRun.set(i.runId, [...(byRun.get(i.runId) ?? []), i.node]);

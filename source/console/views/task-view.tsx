@@ -2,6 +2,7 @@ import { useMemo } from "react";
 import { describeNode, runCalls, type CallView, type RunTokens, type TaskRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
+import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
@@ -42,6 +43,8 @@ export function TaskView({ target, width, height }: { target: TaskTarget; width:
   const selected = rows[index];
   const head = headLines(target, tasks, rows, tokens, detail?.definition?.nodes[target.node]);
   const listRows = Math.max(1, height - head.length - 2);
+  // A running attempt's time grows by the second.
+  const now = useClock(tasks.filter((t) => t.status === "running").map((t) => t.attempts.at(-1)?.startedAt));
   const start = useWindow(rows.length, index, listRows);
   useKeys(PRIORITY.view, {
     ...listHandlers(rows.length, index, listRows, setPicked),
@@ -63,7 +66,7 @@ export function TaskView({ target, width, height }: { target: TaskTarget; width:
   const lines: Line[] = [...head];
   if (tasks.length === 0) lines.push([seg(` ${clean(target.node)} has not run yet`, { color: MUTED })]);
   const columns = rowColumns(width, rows);
-  for (let i = start; i < Math.min(rows.length, start + listRows); i++) lines.push(rowLine(rows[i]!, columns, i === index));
+  for (let i = start; i < Math.min(rows.length, start + listRows); i++) lines.push(rowLine(rows[i]!, columns, i === index, now));
   while (lines.length < height - 1) lines.push([]);
   lines.push([seg(` ${rows.length > listRows ? `rows ${start + 1}-${Math.min(rows.length, start + listRows)} of ${rows.length} · ` : ""}j/k select · ⏎ shows it whole (every message, the answer, arguments and result) · esc back`, { color: MUTED })]);
   return <Lines lines={lines} width={width} height={height} />;
@@ -120,13 +123,13 @@ function rowColumns(width: number, rows: readonly Row[]): Columns {
   return { ...fixed, sent: Math.floor(rest * 0.45), answer: rest - Math.floor(rest * 0.45) };
 }
 
-function rowLine(row: Row, c: Columns, selected: boolean): Line {
+function rowLine(row: Row, c: Columns, selected: boolean, now: number): Line {
   const pick = selected ? { inverse: true } : {};
   if (row.kind === "task") {
     const { task } = row;
     const look = NODE_LOOK[task.status];
     const last = task.attempts.at(-1);
-    const time = last ? span((last.endedAt ?? Date.now()) - last.startedAt) : "";
+    const time = last ? span((last.endedAt ?? now) - last.startedAt) : "";
     const about = [`${task.status}`, `attempt ${task.attempts.length}`, time, task.error ? clean(task.error.message) : "", task.waitingFor?.kind === "interrupt" ? `waiting on interrupt ${task.waitingFor.interruptId}` : ""].filter(Boolean).join(" · ");
     return [seg(` ${look.glyph} `, { color: look.color }), seg(`${clean(task.node)}${task.index !== null ? `[${task.index}]` : ""}`, { bold: true, ...pick }), seg(`  ${about}`, { color: task.error ? "red" : MUTED })];
   }
