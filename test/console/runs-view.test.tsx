@@ -179,7 +179,7 @@ describe("runs view", () => {
     await ui.waitFor(() => selectedLine(ui!).includes(second.id));
   });
 
-  it("sorts by another column with s (age, status, workflow, duration, pending) and turns the order round with S, keeping the selection", async () => {
+  it("sorts by another column with s (age, status, workflow, duration, pending) and turns the order round with S, the cursor on the first row (as after g)", async () => {
     fx = fixture();
     const paused = await settle(fx.engine, "travel-planner");
     await apart();
@@ -199,7 +199,7 @@ describe("runs view", () => {
     await ui.press("S");
     await ui.waitFor("by oldest");
     expect(order()).toEqual([paused.id, first.id, last.id]);
-    expect(selectedLine(ui)).toContain(last.id); // the cursor stays on its run
+    expect(selectedLine(ui)).toContain(paused.id); // a new order starts at its top
     await ui.press("s");
     await ui.waitFor("by status, paused and failed first");
     expect(order()[0]).toBe(paused.id);
@@ -255,20 +255,52 @@ describe("runs view", () => {
     expect(selectedLine(ui)).toContain(older.id);
   });
 
-  it("keeps the first row's run selected when a newer run sorts above it before any key was pressed", async () => {
+  it("keeps the cursor on the first row while newer runs sort above (k9s): before any key, and after g, a sort or a filter; the list never scrolls by itself", async () => {
     fx = fixture();
-    const first = await settle(fx.engine, "task-queue");
-    ui = await openConsole({ store: fx.store });
-    await ui.waitFor(first.id);
-    expect(selectedLine(ui)).toContain(first.id);
-    const newer = await settle(fx.engine, "task-queue");
-    await ui.waitFor(newer.id);
-    expect(ui.lines().findIndex((l) => l.includes(newer.id))).toBeLessThan(ui.lines().findIndex((l) => l.includes(first.id)));
-    expect(selectedLine(ui)).toContain(first.id);
+    const store = fx.store;
+    let n = 0;
+    // Queued runs of a workflow no worker runs: each new one sorts first (most recent activity).
+    const add = async () => {
+      const init = newRun({ id: `run-${String(n++).padStart(3, "0")}`, workflow: { name: "nobody-runs-this", version: "v-none" }, state: {}, actor: "test" });
+      init.run.createdAt = init.run.updatedAt = Date.now() + n;
+      await store.createRun(init);
+      return init.run.id;
+    };
+    for (let i = 0; i < 40; i++) await add();
+    ui = await openConsole({ store });
+    await ui.waitFor("1-18 shown");
+    const top = () => ui!.lines()[3] ?? "";
+    expect(top()).toMatch(/^›.*run-039/);
+    await add();
+    await ui.waitFor((f) => f.includes("Runs 41") && /^›.*run-040/m.test(f));
+    expect(ui.frame()).toContain("1-18 shown");
+    // Off the first row the cursor holds its run while it is on screen; the list stays where it is.
+    await ui.press("j", "j");
+    await ui.waitFor(/^›.*run-038/m);
+    await add();
+    await ui.waitFor((f) => f.includes("Runs 42") && /^›.*run-038/m.test(f));
+    expect(ui.lines().findIndex((l) => l.startsWith("›"))).toBe(6);
+    expect(ui.frame()).toContain("1-18 shown");
+    // A run pushed off the screen leaves the cursor on its place on the screen.
+    await ui.press("G");
+    await ui.waitFor((f) => /^›.*run-000/m.test(f) && f.includes("25-42 shown"));
+    await add();
+    await ui.waitFor((f) => f.includes("Runs 43") && /^›.*run-001/m.test(f));
+    expect(ui.frame()).toContain("25-42 shown");
+    // g, a sort and a filter put the cursor on the first row, where it stays as runs arrive.
+    await ui.press("g");
+    await ui.waitFor((f) => f.includes("1-18 shown") && /^›.*run-042/m.test(f));
+    await add();
+    await ui.waitFor((f) => f.includes("Runs 44") && /^›.*run-043/m.test(f));
+    await ui.press("G", "s");
+    await ui.waitFor((f) => f.includes("by newest") && f.includes("1-18 shown"));
+    expect(top()).toMatch(/^›.*run-043/);
+    await ui.press("G", "/");
+    await ui.waitFor("enter keeps");
+    await ui.type("run-0");
     await ui.press("enter");
-    await ui.waitFor("1 Graph");
-    expect(ui.frame()).toContain(first.id);
-    expect(ui.frame()).not.toContain(newer.id);
+    await ui.waitFor((f) => f.includes("filter: run-0") && f.includes("1-18 shown"));
+    expect(top()).toMatch(/^›.*run-043/);
   });
 
   it("filters by status, by workflow and by text, live as it is typed; esc puts back the filter there was, or clears it", async () => {

@@ -1,11 +1,12 @@
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RetryWait, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { withoutDone } from "../current-nodes.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
-import { listHandlers, useWindow } from "../hooks/use-list.js";
+import { listHandlers } from "../hooks/use-list.js";
+import { useLiveCursor } from "../hooks/use-live-cursor.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
@@ -172,25 +173,22 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const snap = useSnapshot();
   const [filterText, setFilterText] = useRemembered("filter", "");
   const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
+  // Undefined: the cursor is on the first row and stays there (see useLiveCursor).
   const [selectedId, setSelectedId] = useRemembered<string | undefined>("selected", undefined);
   const [sort, setSort] = useRemembered<RunSort>("sort", DEFAULT_SORT);
-  const lastIndex = useRef(0);
+  // A new order or filter starts at the top, as `g` does.
+  const setOrder = (next: (s: RunSort) => RunSort) => (setSelectedId(undefined), setSort(next));
+  const setFilter = (text: string) => (setSelectedId(undefined), setFilterText(text));
 
   const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
   const rows = useMemo(() => runRows(snap.runs.values(), filter, folded, sort, Date.now(), snap.pausedAt), [snap.runs, snap.pausedAt, filter, folded, sort]);
-  let index = selectedId === undefined ? -1 : rows.findIndex((r) => r.run.id === selectedId);
-  if (index < 0) index = Math.min(lastIndex.current, rows.length - 1);
-  lastIndex.current = Math.max(0, index);
-  const selected = rows[index];
-  // The row on screen is the selection even before a key moved it: a run that starts later and
-  // sorts above it must not take the cursor (and `enter` open the wrong run).
-  const shownId = selected?.run.id;
-  useEffect(() => {
-    if (shownId !== undefined && shownId !== selectedId) setSelectedId(shownId);
-  }, [shownId, selectedId]);
-
+  const ids = useMemo(() => rows.map((r) => r.run.id), [rows]);
   const listHeight = Math.max(1, height - 2);
-  const start = useWindow(rows.length, Math.max(0, index), listHeight);
+  const { index, start, selection } = useLiveCursor(ids, selectedId, listHeight);
+  const selected = rows[index];
+  useEffect(() => {
+    if (selection !== selectedId) setSelectedId(selection);
+  }, [selection, selectedId]);
   const now = useClock(rows.slice(start, start + listHeight).flatMap(({ run }) => runTimes(run, snap.retries.get(run.id))));
   const waiting = useMemo(() => {
     const byRun = new Map<string, string[]>();
@@ -217,19 +215,19 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     });
 
   useKeys(PRIORITY.view, {
-    ...listHandlers(rows.length, index, listHeight, (i) => setSelectedId(rows[i]?.run.id)),
+    ...listHandlers(rows.length, index, listHeight, (i) => setSelectedId(i === 0 ? undefined : rows[i]?.run.id)),
     open: selected && (() => nav.push({ kind: "run", runId: selected.run.id })),
     copy: selected && (() => copy(selected.run.id)),
     filter: () => {
       // The list follows the filter as it is typed (as k9s does); esc puts the one before back.
       const before = filterText;
-      void ui
-        .prompt({ title: "/", initial: filterText, hint: "text · status:paused · workflow:NAME — enter keeps · esc cancels", onChange: (text) => setFilterText(text.trim()) })
-        .then((text) => setFilterText(text === undefined ? before : text.trim()));
+      return ui
+        .prompt({ title: "/", initial: filterText, hint: "text · status:paused · workflow:NAME — enter keeps · esc cancels", onChange: (text) => setFilter(text.trim()) })
+        .then((text) => setFilter(text === undefined ? before : text.trim()));
     },
-    back: filterText !== "" && (() => setFilterText("")),
-    sort: () => setSort((s) => ({ key: RUN_SORTS[(RUN_SORTS.indexOf(s.key) + 1) % RUN_SORTS.length]!, reversed: false })),
-    reverse: () => setSort((s) => ({ ...s, reversed: !s.reversed })),
+    back: filterText !== "" && (() => setFilter("")),
+    sort: () => setOrder((s) => ({ key: RUN_SORTS[(RUN_SORTS.indexOf(s.key) + 1) % RUN_SORTS.length]!, reversed: false })),
+    reverse: () => setOrder((s) => ({ ...s, reversed: !s.reversed })),
     toggle: selected && selected.run && rows[index]!.children > 0 && (() => setFold(selected.run.id, !selected.folded)),
     fold: selected && selected.children > 0 && !selected.folded && (() => setFold(selected.run.id, true)),
     unfold: selected && selected.folded && (() => setFold(selected.run.id, false)),
