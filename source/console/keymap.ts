@@ -37,13 +37,13 @@ export const KEYMAP = [
   { id: "top", keys: ["g", "home"], label: "top", help: "first row", group: "Lists" },
   { id: "bottom", keys: ["G", "end"], label: "bottom", help: "last row", group: "Lists" },
   { id: "open", keys: ["enter"], label: "open", help: "open the selected item (in the graph or timeline: the node's task with its model and tool calls)", group: "Lists" },
-  { id: "filter", keys: ["/"], label: "filter", help: "filter (runs: text, status:paused, workflow:NAME; events: type or node)", group: "Lists" },
+  { id: "filter", keys: ["/"], label: "filter", help: "filter as you type: words, or key:value for the keys a list knows (runs: status: workflow:; interrupts: workflow: node: run: kind:; events: type or node)", group: "Lists" },
 
   { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry (a run's child runs, a key of the state)", group: "Lists" },
   { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Lists" },
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Lists" },
-  { id: "sort", keys: ["s"], label: "sort", help: "sort by the next column: recent activity, age, status, workflow, duration, pending interrupts", group: "Runs" },
-  { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Runs", quiet: true },
+  { id: "sort", keys: ["s"], label: "sort", help: "sort by the next column (runs: recent activity, age, status, workflow, duration, pending interrupts; interrupts: age, workflow, node)", group: "Lists" },
+  { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Lists", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
@@ -68,7 +68,7 @@ export const KEYMAP = [
   { id: "forkEdited", keys: ["E"], label: "fork edited", help: "fork from it with its state edited in $EDITOR first (validated, diff shown)", group: "Checkpoints", writes: true, quiet: true },
 
   { id: "markInterrupt", keys: ["space"], label: "mark", help: "mark the selected interrupt (or unmark it) for a decision on all marked", group: "Interrupt queue" },
-  { id: "markAll", keys: ["*"], label: "mark all", help: "clear the marks; with none, mark every pending interrupt", group: "Interrupt queue", quiet: true },
+  { id: "markAll", keys: ["*"], label: "mark all", help: "clear the marks; with none, mark every interrupt shown (all those the filter keeps)", group: "Interrupt queue", quiet: true },
   { id: "approveMarked", keys: ["a"], label: "approve marked", help: "approve every marked interrupt (lists them and asks first)", group: "Interrupt queue", writes: true },
   { id: "rejectMarked", keys: ["r"], label: "reject marked", help: "reject every marked interrupt, with one reason (asks first)", group: "Interrupt queue", writes: true },
 

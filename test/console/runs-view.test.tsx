@@ -343,6 +343,21 @@ describe("runs view", () => {
     await ui.waitFor("no run matches the filter");
   });
 
+  it("takes a word with a colon that names no filter key as text: what the NOW column says finds its runs", async () => {
+    fx = fixture();
+    const paused = await settle(fx.engine, "travel-planner");
+    const done = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(done.id);
+    await ui.press("/");
+    await ui.type("interrupt: approve");
+    await ui.press("enter");
+    const frame = await ui.waitFor("filter: interrupt: approve");
+    expect(frame).toContain(paused.id);
+    expect(frame).not.toContain(done.id);
+    expect(frame).toContain("Runs 1 of 2");
+  });
+
   it("takes apart keys that arrive in one chunk (a paste, fast typing): backspaces delete, a last enter applies, jjj moves three rows, jj⏎ opens the row reached", async () => {
     fx = fixture();
     const runs: RunRecord[] = [];

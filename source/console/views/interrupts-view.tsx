@@ -1,4 +1,4 @@
-import { useRef } from "react";
+import { useMemo, useRef } from "react";
 import { errorMessage, type InterruptRecord } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { isStoreFailure, useServices, useSnapshot, type Services } from "../context.js";
@@ -7,15 +7,10 @@ import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
-import { ago, clean, fit, inline } from "../text.js";
+import { ago, clean, fit } from "../text.js";
+import { keyNames } from "../filter-text.js";
+import { DEFAULT_INTERRUPT_SORT, INTERRUPT_FILTER_KEYS, INTERRUPT_SORTS, interruptRows, interruptSortLabel, shownValues, type InterruptSort } from "./interrupt-rows.js";
 import { ACCENT, MUTED } from "../theme.js";
-
-/** The values an interrupt shows, on one line: `city=Paris budget=1200`. */
-export function shownValues(interrupt: InterruptRecord): string {
-  return Object.entries(interrupt.request.show ?? {})
-    .map(([k, v]) => `${clean(k)}=${inline(v, true, 120)}`)
-    .join(" ");
-}
 
 /** The decisions the queue takes on several interrupts at once. */
 type BulkDecision = "approve" | "reject";
@@ -89,14 +84,23 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
  */
 export function InterruptsView({ width, height }: { width: number; height: number }) {
   const services = useServices();
-  const { nav, copy, operator } = services;
-  const { interrupts, runs } = useSnapshot();
+  const { nav, copy, operator, ui } = services;
+  const { interrupts: pending, runs } = useSnapshot();
   const [pickedId, setPickedId] = useRemembered<string | undefined>("interrupt-selected", undefined);
   const [markedIds, setMarkedIds] = useRemembered<readonly string[]>("interrupt-marks", []);
-  // Marks of interrupts answered meanwhile (here or elsewhere) fall away.
-  const marked = interrupts.filter((i) => markedIds.includes(i.id));
+  const [filterText, setFilterText] = useRemembered("interrupt-filter", "");
+  const [sort, setSort] = useRemembered<InterruptSort>("interrupt-sort", DEFAULT_INTERRUPT_SORT);
+  const interrupts = useMemo(() => interruptRows(pending, filterText, sort, runs), [pending, filterText, sort, runs]);
+  // Marks of interrupts answered meanwhile (here or elsewhere) fall away; those the filter hides stay.
+  const marked = pending.filter((i) => markedIds.includes(i.id));
+  const hiddenMarks = marked.filter((i) => !interrupts.includes(i)).length;
   // An interrupt answered meanwhile leaves the cursor where it was (on the next one), not at the top.
   const lastIndex = useRef(0);
+  // A new filter or order starts at its top.
+  const reorder = () => {
+    lastIndex.current = 0;
+    setPickedId(undefined);
+  };
   let index = interrupts.findIndex((i) => i.id === pickedId);
   if (index < 0) index = Math.max(0, Math.min(lastIndex.current, interrupts.length - 1));
   lastIndex.current = index;
@@ -115,8 +119,19 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
     copy: selected && (() => copy(selected.id)),
     markInterrupt: selected && (() => setMarkedIds(marked.some((i) => i.id === selected.id) ? marked.filter((i) => i.id !== selected.id).map((i) => i.id) : [...marked.map((i) => i.id), selected.id])),
-    // With anything marked, `*` clears: it never marks an interrupt that arrived since unseen.
-    markAll: interrupts.length > 0 && (() => setMarkedIds(marked.length > 0 ? [] : interrupts.map((i) => i.id))),
+    // With anything marked, `*` clears: it never marks an interrupt that arrived since unseen, nor one the filter hides.
+    markAll: (marked.length > 0 || interrupts.length > 0) && (() => setMarkedIds(marked.length > 0 ? [] : interrupts.map((i) => i.id))),
+    filter: () => {
+      // The queue follows the filter as it is typed, as the runs list does; esc puts back the one before.
+      const before = filterText;
+      const set = (text: string) => (reorder(), setFilterText(text.trim()));
+      return ui
+        .prompt({ title: "/", initial: filterText, hint: `text · ${keyNames(INTERRUPT_FILTER_KEYS)} — enter keeps · esc cancels`, onChange: set })
+        .then((text) => set(text ?? before));
+    },
+    back: filterText !== "" && (() => (reorder(), setFilterText(""))),
+    sort: () => (reorder(), setSort((s) => ({ key: INTERRUPT_SORTS[(INTERRUPT_SORTS.indexOf(s.key) + 1) % INTERRUPT_SORTS.length]!, reversed: false }))),
+    reverse: () => (reorder(), setSort((s) => ({ ...s, reversed: !s.reversed }))),
     approveMarked: operator !== null && marked.length > 0 && (() => decide("approve")),
     rejectMarked: operator !== null && marked.length > 0 && (() => decide("reject")),
   });
@@ -138,16 +153,22 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     fit("QUESTION", question),
     ...(narrow ? [] : [fit("SHOWS", values)]),
   ];
+  const count = `${pending.length} pending${interrupts.length !== pending.length ? `, ${interrupts.length} shown` : ""}`;
   const lines: Line[] = [
     [
       seg(" Interrupts", { bold: true }),
       ...(marked.length === 0
-        ? [seg(`  ${interrupts.length} pending, oldest first · enter answers · space marks`, { color: MUTED })]
-        : [seg(`  ${interrupts.length} pending · `, { color: MUTED }), seg(`${marked.length} marked`, { color: "yellow", bold: true }), seg(operator ? ": a approves, r rejects them" : "", { color: MUTED })]),
+        ? [seg(`  ${count}, ${interruptSortLabel(sort)} · enter answers · space marks`, { color: MUTED })]
+        : [
+            seg(`  ${count}, ${interruptSortLabel(sort)} · `, { color: MUTED }),
+            seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }),
+            seg(operator ? ": a approves, r rejects them" : "", { color: MUTED }),
+          ]),
+      ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
     ],
     [seg(` ${head.join(" ")}`, { color: MUTED, bold: true })],
   ];
-  if (interrupts.length === 0) lines.push([seg(" nothing is waiting for an operator", { color: MUTED })]);
+  if (interrupts.length === 0) lines.push([seg(pending.length === 0 ? " nothing is waiting for an operator" : " no interrupt matches the filter (esc clears it)", { color: MUTED })]);
   for (let i = start; i < Math.min(interrupts.length, start + rows); i++) {
     const it = interrupts[i]!;
     const workflow = runs.get(it.runId)?.workflow;

@@ -1,4 +1,8 @@
 import { RUN_STATUSES, type RunRecord, type RunStatus } from "../../../engine/index.js";
+import { hasWords, parseFilter } from "../filter-text.js";
+
+/** The keys the runs filter knows, with their short names: any other `word:` is text. */
+export const RUN_FILTER_KEYS = { status: ["status", "s"], workflow: ["workflow", "wf", "w"] } as const;
 
 /** A parsed `/` filter: every part must match. */
 export interface RunFilter {
@@ -11,17 +15,12 @@ export interface RunFilter {
 
 /** `status:paused,failed workflow:travel hotel` → statuses, workflow names, free words. */
 export function parseRunFilter(text: string): RunFilter {
-  const filter: RunFilter = { statuses: [], unknownStatuses: [], workflows: [], words: [] };
-  for (const token of text.trim().toLowerCase().split(/\s+/).filter(Boolean)) {
-    const [key, value] = token.includes(":") ? [token.slice(0, token.indexOf(":")), token.slice(token.indexOf(":") + 1)] : ["", token];
-    if ((key === "status" || key === "s") && value) {
-      for (const v of value.split(",")) {
-        const status = RUN_STATUSES.find((s) => s.startsWith(v));
-        if (status) filter.statuses.push(status);
-        else if (v) filter.unknownStatuses.push(v);
-      }
-    } else if ((key === "workflow" || key === "wf" || key === "w") && value) filter.workflows.push(value);
-    else filter.words.push(token);
+  const { values, words } = parseFilter(text, RUN_FILTER_KEYS);
+  const filter: RunFilter = { statuses: [], unknownStatuses: [], workflows: values.workflow, words };
+  for (const v of values.status) {
+    const status = RUN_STATUSES.find((s) => s.startsWith(v));
+    if (status) filter.statuses.push(status);
+    else filter.unknownStatuses.push(v);
   }
   return filter;
 }
@@ -30,13 +29,13 @@ export function isEmptyFilter(filter: RunFilter): boolean {
   return filter.statuses.length === 0 && filter.unknownStatuses.length === 0 && filter.workflows.length === 0 && filter.words.length === 0;
 }
 
-export function matchesRun(run: RunRecord, filter: RunFilter): boolean {
+/** Whether `run` matches; free words are looked for in its id, workflow, status and `shown` (what its NOW column says). */
+export function matchesRun(run: RunRecord, filter: RunFilter, shown = ""): boolean {
   if (filter.unknownStatuses.length > 0) return false;
   if (filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
   if (filter.workflows.length > 0 && !filter.workflows.some((w) => run.workflow.toLowerCase().includes(w))) return false;
   if (filter.words.length === 0) return true;
-  const text = [run.id, run.workflow, run.status, run.reason ?? "", run.error?.message ?? "", ...run.current].join(" ").toLowerCase();
-  return filter.words.every((w) => text.includes(w));
+  return hasWords([run.id, run.workflow, run.status, run.reason ?? "", run.error?.message ?? "", ...run.current, shown].join(" "), filter.words);
 }
 
 /** The orders the runs list offers (`s` moves to the next, `S` turns it round). */
@@ -121,7 +120,10 @@ export function runRows(
   sort: RunSort = DEFAULT_SORT,
   now = Date.now(),
   pausedAt: ReadonlyMap<string, number> = new Map(),
+  /** What a run's NOW column says, for the filter's free words. */
+  describe: (run: RunRecord) => string = () => "",
 ): RunRow[] {
+  const matches = (run: RunRecord) => matchesRun(run, filter, filter.words.length > 0 ? describe(run) : "");
   const byId = new Map<string, RunRecord>();
   for (const run of all) byId.set(run.id, run);
   const parentOf = (run: RunRecord) => {
@@ -133,14 +135,14 @@ export function runRows(
   if (!isEmptyFilter(filter)) {
     shown = new Set();
     for (const run of byId.values()) {
-      if (!matchesRun(run, filter)) continue;
+      if (!matches(run)) continue;
       shown.add(run.id);
       for (let p = parentOf(run), guard = 0; p !== null && guard < 64; p = parentOf(byId.get(p)!), guard++) {
         if (!shown.has(p)) context.add(p);
         shown.add(p);
       }
     }
-    for (const id of shown) if (context.has(id) && matchesRun(byId.get(id)!, filter)) context.delete(id);
+    for (const id of shown) if (context.has(id) && matches(byId.get(id)!)) context.delete(id);
   }
   const children = new Map<string, RunRecord[]>();
   const roots: RunRecord[] = [];

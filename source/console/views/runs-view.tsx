@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from "react";
 import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RetryWait, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
+import type { ConsoleSnapshot } from "../data.js";
 import { withoutDone } from "../current-nodes.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
@@ -138,19 +139,13 @@ function idLabel(row: RunRow): string {
   return `${row.prefix}${fold}${row.run.id}`;
 }
 
-function rowLine(
-  row: RunRow,
-  c: Columns,
-  now: number,
-  selected: boolean,
-  flashing: boolean,
-  waiting: readonly string[] | undefined,
-  orphaned: boolean,
-  child: RunRecord | undefined,
-  pausedAt: number | undefined,
-  done: ReadonlySet<string> | undefined,
-  retry: RetryWait | undefined,
-): Line {
+/** What a run's NOW column says: `runActivity` with what the snapshot knows of it. */
+function activityOf(run: RunRecord, snap: ConsoleSnapshot, waiting: ReadonlyMap<string, readonly string[]>, now: number): string {
+  const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
+  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id));
+}
+
+function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, activity: string, orphaned: boolean, pausedAt: number | undefined): Line {
   const { run } = row;
   const look = runLook(run.status, orphaned);
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
@@ -160,7 +155,7 @@ function rowLine(
     ...cell(idLabel(row), c.id, base),
     ...cell(clean(run.workflow), c.workflow, base),
     ...cell(String(currentStep(run)), c.step, base, "right"),
-    ...cell(clean(runActivity(withoutDone(run, done), now, waiting, orphaned, child, retry)), c.activity, { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
+    ...cell(clean(activity), c.activity, { ...base, ...(run.status === "failed" ? { color: "red" } : orphaned ? { color: ORPHANED_LOOK.color } : {}) }),
     ...cell(ago(run.createdAt, now), c.age, base, "right"),
     ...cell(runDuration(run, now, pausedAt), c.duration, base, "right"),
     ...cell(pendingLabel(run.pendingInterrupts, row.pendingBelow), c.pending, { ...base, color: "magenta", bold: true }, "right"),
@@ -181,7 +176,17 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const setFilter = (text: string) => (setSelectedId(undefined), setFilterText(text));
 
   const filter = useMemo(() => parseRunFilter(filterText), [filterText]);
-  const rows = useMemo(() => runRows(snap.runs.values(), filter, folded, sort, Date.now(), snap.pausedAt), [snap.runs, snap.pausedAt, filter, folded, sort]);
+  const waiting = useMemo(() => {
+    const byRun = new Map<string, string[]>();
+    for (const i of snap.interrupts) byRun.set(i.runId, [...(byRun.get(i.runId) ?? []), i.node]);
+    return byRun;
+  }, [snap.interrupts]);
+  // Free words of the filter are found in what the NOW column says (`interrupt: publish`).
+  const rows = useMemo(() => {
+    const at = Date.now();
+    const shown = (run: RunRecord) => activityOf(run, snap, waiting, at);
+    return runRows(snap.runs.values(), filter, folded, sort, at, snap.pausedAt, shown);
+  }, [snap, waiting, filter, folded, sort]);
   const ids = useMemo(() => rows.map((r) => r.run.id), [rows]);
   const listHeight = Math.max(1, height - 2);
   const { index, start, selection } = useLiveCursor(ids, selectedId, listHeight);
@@ -190,11 +195,6 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     if (selection !== selectedId) setSelectedId(selection);
   }, [selection, selectedId]);
   const now = useClock(rows.slice(start, start + listHeight).flatMap(({ run }) => runTimes(run, snap.retries.get(run.id))));
-  const waiting = useMemo(() => {
-    const byRun = new Map<string, string[]>();
-    for (const i of snap.interrupts) byRun.set(i.runId, [...(byRun.get(i.runId) ?? []), i.node]);
-    return byRun;
-  }, [snap.interrupts]);
   const flashing = (id: string) => Date.now() - (snap.changedAt.get(id) ?? 0) < FLASH_MS;
 
   // A flash ends by itself: one timer for the earliest end, only while something flashes.
@@ -281,8 +281,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   else if (rows.length === 0) lines.push([seg(filterText ? " no run matches the filter (esc clears it)" : " no runs yet", { color: MUTED })]);
   for (let i = start; i < shownTo; i++) {
     const { run } = rows[i]!;
-    const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), waiting.get(run.id), snap.orphans.has(run.id), child, snap.pausedAt.get(run.id), snap.doneInStep.get(run.id), snap.retries.get(run.id)));
+    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), activityOf(run, snap, waiting, now), snap.orphans.has(run.id), snap.pausedAt.get(run.id)));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }
