@@ -12,7 +12,7 @@ import { KeyRouterContext, useKeys } from "./hooks/use-keys.js";
 import { useTerminalSize } from "./hooks/use-size.js";
 import { ViewMemoryContext, forgetFrom, memoryFor } from "./hooks/use-remembered.js";
 import { KeyRouter, PRIORITY } from "./key-router.js";
-import { bindingsFor, keyLabel, keyName, type Handlers } from "./keymap.js";
+import { bindingsFor, explain, keyLabel, keyName, type Handlers } from "./keymap.js";
 import { LiveFeed } from "./live.js";
 import { paletteCommand, paletteSuggestions } from "./palette.js";
 import { clean } from "./text.js";
@@ -172,6 +172,8 @@ export function Console(props: ConsoleProps) {
     back: stack.length > 1 && nav.pop,
     help: () => nav.push(helpPage(router.bindings)),
     interrupts: top.kind !== "interrupts" && (() => nav.push({ kind: "interrupts" })),
+    // Views that have a run, interrupt or task to copy take `y` before this.
+    copy: explain(() => ui.report({ tone: "info", text: "y: nothing here has an id to copy (y copies the selected run's, interrupt's or task's)" })),
     palette: () =>
       void ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · run <id> · help · q — tab completes" }).then((text) => {
         if (text === undefined) return;

@@ -19,7 +19,7 @@ interface BindingSpec {
   readonly quiet?: true;
 }
 
-export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph and timeline" | "Events" | "State" | "Checkpoints" | "Interrupt queue" | "Operator panel" | "Dialogs";
+export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph, timeline and task" | "Events" | "State" | "Checkpoints" | "Interrupt queue" | "Operator panel" | "Dialogs";
 
 export const KEYMAP = [
   { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
@@ -27,7 +27,7 @@ export const KEYMAP = [
   { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere", quiet: true },
   { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
   { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
-  { id: "copy", keys: ["y"], label: "copy id", help: "copy the id of the selected run or interrupt (in a run: the run's) to the clipboard", group: "Everywhere", quiet: true },
+  { id: "copy", keys: ["y"], label: "copy id", help: "copy the id of the selected run, interrupt or task (in a run: the run's) to the clipboard", group: "Everywhere", quiet: true },
   { id: "close", keys: ["q"], label: "back", help: "on a page of text (help, a payload, a diff): close it, as esc does", group: "Everywhere", quiet: true },
 
   { id: "down", keys: ["j", "down"], label: "down", help: "move down", group: "Lists" },
@@ -37,12 +37,12 @@ export const KEYMAP = [
   { id: "top", keys: ["g", "home"], label: "top", help: "first row", group: "Lists" },
   { id: "bottom", keys: ["G", "end"], label: "bottom", help: "last row", group: "Lists" },
   { id: "open", keys: ["enter"], label: "open", help: "open the selected item (in the graph or timeline: the node's task with its model and tool calls)", group: "Lists" },
-  { id: "filter", keys: ["/"], label: "filter", help: "filter as you type: words, or key:value for the keys a list knows (runs: status: workflow:; interrupts: workflow: node: run: kind:; events: type or node)", group: "Lists" },
+  { id: "filter", keys: ["/"], label: "filter", help: "filter: words, or key:value (runs: status: workflow:; interrupts: workflow: node: run: kind:)", group: "Lists" },
 
   { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry (a run's child runs, a key of the state)", group: "Lists" },
   { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Lists" },
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Lists" },
-  { id: "sort", keys: ["s"], label: "sort", help: "sort by the next column (runs: recent activity, age, status, workflow, duration, pending interrupts; interrupts: age, workflow, node)", group: "Lists" },
+  { id: "sort", keys: ["s"], label: "sort", help: "next sort order (runs: activity, age, status, workflow, duration, pending; queue: age, workflow, node)", group: "Lists" },
   { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Lists", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
 
@@ -53,10 +53,10 @@ export const KEYMAP = [
   { id: "parent", keys: ["p"], label: "parent", help: "open the parent run (sub-workflow or fork source)", group: "Run" },
   { id: "cancelRun", keys: ["C"], label: "cancel run", help: "cancel the run (asks for a reason)", group: "Run", writes: true },
 
-  { id: "kill", keys: ["ctrl-k"], label: "kill", help: "kill the selected node's running task", group: "Graph and timeline", writes: true },
-  { id: "retry", keys: ["R"], label: "retry", help: "retry the selected failed or canceled task (shows what runs again)", group: "Graph and timeline", writes: true },
-  { id: "retryEdited", keys: ["E"], label: "retry edited", help: "retry it with the state edited in $EDITOR first (validated, diff shown)", group: "Graph and timeline", writes: true, quiet: true },
-  { id: "breakpoint", keys: ["b"], label: "breakpoint", help: "set or clear a breakpoint before the selected node", group: "Graph and timeline", writes: true },
+  { id: "kill", keys: ["ctrl-k"], label: "kill", help: "kill the selected node's running task", group: "Graph, timeline and task", writes: true },
+  { id: "retry", keys: ["R"], label: "retry", help: "retry the selected failed or canceled task (shows what runs again)", group: "Graph, timeline and task", writes: true },
+  { id: "retryEdited", keys: ["E"], label: "retry edited", help: "retry it with the state edited in $EDITOR first (validated, diff shown)", group: "Graph, timeline and task", writes: true, quiet: true },
+  { id: "breakpoint", keys: ["b"], label: "breakpoint", help: "set or clear a breakpoint before the selected node", group: "Graph, timeline and task", writes: true },
 
   { id: "follow", keys: ["f"], label: "follow", help: "follow new events (on/off)", group: "Events" },
 

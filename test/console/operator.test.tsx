@@ -103,7 +103,7 @@ describe("operator panel", () => {
     await ui.press("i");
     await ui.waitFor("3 pending, oldest first");
     await ui.press("a");
-    await ui.waitFor("a (approve marked): nothing here it applies to");
+    await ui.waitFor("a: no interrupt is marked: space marks one, * all those shown");
     await ui.press("space", "j", "j", "space");
     let frame = await ui.waitFor("2 marked");
     expect(frame.split("\n").filter((l) => l.startsWith("◆")).map((l) => runs.findIndex((r) => l.includes(r.id)))).toEqual([0, 2]);
@@ -123,14 +123,14 @@ describe("operator panel", () => {
     expect(await pendingOf(fx, runs[1]!.id)).toHaveLength(1);
 
     await ui.press("*");
-    await ui.waitFor("1 pending · 1 marked");
+    await ui.waitFor("1 pending, oldest first · 1 marked");
     // One arriving meanwhile is not marked by the next *: that clears the marks.
     const late = await settle(fx.engine, "travel-planner", { city: "Lima" });
-    await ui.waitFor("2 pending · 1 marked");
+    await ui.waitFor("2 pending, oldest first · 1 marked");
     await ui.press("*");
     await ui.waitFor("2 pending, oldest first");
     await ui.press("*");
-    await ui.waitFor("2 pending · 2 marked");
+    await ui.waitFor("2 pending, oldest first · 2 marked");
     await ui.press("r");
     await ui.waitFor("Reject 2 interrupts?");
     await ui.type("not now");

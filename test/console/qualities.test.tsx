@@ -307,12 +307,12 @@ describe("console qualities", () => {
 
     // A key that applies to nothing on the Graph tab: the next tab is not about it.
     await ui.press("ctrl-k");
-    await ui.waitFor("ctrl-k (kill): nothing here it applies to");
+    await ui.waitFor(`ctrl-k: run ${run.id} has ended (succeeded); only a running task can be killed`);
     await ui.press("2");
     await ui.waitFor("run.succeeded");
-    expect(ui.frame()).not.toContain("nothing here it applies to");
+    expect(ui.frame()).not.toContain("only a running task can be killed");
     await ui.press("ctrl-k");
-    await ui.waitFor("nothing here it applies to");
+    await ui.waitFor("ctrl-k (kill): nothing here it applies to");
     await ui.press("esc");
     await ui.waitFor(" Runs ");
     expect(ui.frame()).not.toContain("nothing here it applies to");

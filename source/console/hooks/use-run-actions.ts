@@ -1,7 +1,7 @@
 import { editPatch, leaseRanOut, nodesRunOnRetry, readState, type TaskRecord } from "../../../engine/index.js";
 import { seg } from "../components/lines.js";
-import { act, useServices } from "../context.js";
-import type { Handlers } from "../keymap.js";
+import { act, useServices, type Ui } from "../context.js";
+import { explain, type Handler, type Handlers } from "../keymap.js";
 import { hasEnded } from "../run-end.js";
 import { clean } from "../text.js";
 import { MUTED } from "../theme.js";
@@ -21,9 +21,14 @@ export function willRunAgain(detail: RunDetail, task: TaskRecord): string[] {
   return nodesRunOnRetry(currentTasks(detail), task);
 }
 
+/** A key that does not apply here: the footer says why, and what to do instead. */
+export function notHere(ui: Ui, text: string): Handler {
+  return explain(() => ui.report({ tone: "info", text }));
+}
+
 /**
  * Kill, retry (as it was, or with the state edited) and breakpoint on one node (or one task, from the timeline), and cancel on the
- * run. Handlers exist only when the action applies and the console may write.
+ * run. Handlers exist where the console may write; an action that does not apply says why.
  */
 export function useRunActions(detail: RunDetail | undefined, target: { node?: string; taskId?: string }): Handlers {
   const { operator, ui, store } = useServices();
@@ -38,10 +43,30 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
     hasEnded(run) && run.status !== "failed" ? undefined : step.find((t) => t.status === "failed" || t.status === "canceled" || (lost && t.status === "running"));
   const retryWhat = retryable && `${retryable.node} (task ${retryable.id}, ${retryable.status === "running" ? "left running by a lost worker" : retryable.status})`;
   const node = target.node ?? step[0]?.node;
+  // Where the selected node stands, for a key that does not apply to it.
+  const ended = hasEnded(run) ? `run ${run.id} has ended (${run.status})` : undefined;
+  const earlier = target.taskId ? detail.tasks.find((t) => t.id === target.taskId) : undefined;
+  const where =
+    node === undefined
+      ? "no node is selected"
+      : step[0]
+        ? `${clean(node)} is ${step[0].status} in step ${step[0].step}`
+        : earlier
+          ? `this task of ${clean(node)} is from step ${earlier.step}, not the step in progress (${run.step + 1})`
+          : `${clean(node)} has not run in step ${run.step + 1}`;
+  const noRetry = (key: string) =>
+    notHere(
+      ui,
+      ended && run.status !== "failed"
+        ? `${key}: ${ended}; nothing to retry — F in Checkpoints forks it from a checkpoint`
+        : running
+          ? `${key}: ${clean(running.node)} is running: kill it first (ctrl-k), then ${key} retries it`
+          : `${key}: ${where}; only a failed or canceled task is retried`,
+    );
 
   return {
     kill:
-      running &&
+      (running &&
       (async () => {
         const answer = await ui.confirm({
           title: `Kill ${running.node} (task ${running.id})?`,
@@ -62,9 +87,10 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
         if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: "kill canceled; nothing sent" });
         await act(ui, `kill ${running.node}`, async () => (await operator.kill(run.id, { task: running.id, ...(answer.reason ? { reason: answer.reason } : {}) })).effect);
-      }),
+      })) ||
+      notHere(ui, `ctrl-k: ${ended ?? where}; only a running task can be killed`),
     retry:
-      retryable &&
+      (retryable &&
       (async () => {
         const again = willRunAgain(detail, retryable);
         const answer = await ui.confirm({
@@ -84,9 +110,10 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
           const willRun = outcome.result.willRun as string[] | undefined;
           return willRun ? `retrying; will run again: ${willRun.join(", ")}` : outcome.effect;
         });
-      }),
+      })) ||
+      noRetry("R"),
     retryEdited:
-      retryable &&
+      (retryable &&
       edit &&
       detail.definition &&
       (async () => {
@@ -105,18 +132,20 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
             return willRun ? `retrying with the edited state; will run again: ${willRun.join(", ")}` : outcome.effect;
           },
         });
-      }),
+      })) ||
+      (retryable && !detail.definition ? notHere(ui, `E: the workflow version ${run.version} of run ${run.id} is not in the store; R retries without an edit`) : noRetry("E")),
     breakpoint:
-      node !== undefined &&
+      (node !== undefined &&
       !hasEnded(run) &&
       (() => {
         const set = run.breakpoints.includes(node);
         return act(ui, set ? `clear breakpoint on ${node}` : `breakpoint on ${node}`, async () =>
           (set ? await operator.clearBreakpoint(run.id, node) : await operator.breakpoint(run.id, node)).effect,
         );
-      }),
+      })) ||
+      notHere(ui, ended ? `b: ${ended}; breakpoints are for runs still going` : "b: select a node first (j/k)"),
     cancelRun:
-      !hasEnded(run) &&
+      (!hasEnded(run) &&
       (async () => {
         const answer = await ui.confirm({
           title: `Cancel run ${run.id} (${clean(run.workflow)})?`,
@@ -128,6 +157,7 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
         if (answer.closed) return;
         if (!answer.ok) return ui.report({ tone: "info", text: "cancel not confirmed; nothing sent" });
         await act(ui, `cancel ${run.id}`, async () => (await operator.cancel(run.id, { reason: answer.reason })).effect);
-      }),
+      })) ||
+      notHere(ui, `C: ${ended}; nothing to cancel`),
   };
 }

@@ -8,7 +8,7 @@ import { useServices, useSnapshot } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
-import { useRunActions } from "../hooks/use-run-actions.js";
+import { notHere, useRunActions } from "../hooks/use-run-actions.js";
 import type { RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { clean, span } from "../text.js";
@@ -43,7 +43,7 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   const inLoop = useMemo(() => loopNodes(layering.edges), [layering]);
   const states = useMemo(() => nodeStates(detail, layering.nodes), [detail, layering]);
   const selectable = useMemo(() => layering.layers.flat().filter((n) => !layering.isDummy(n) && n !== END), [layering]);
-  const { nav } = useServices();
+  const { nav, ui } = useServices();
   const snap = useSnapshot();
   const [selectedName, setSelectedName] = useRemembered<string | undefined>("graph-node", undefined);
   // Unless one was chosen: the node that holds the run up (asking, failed, running, parked), else a current one.
@@ -70,7 +70,11 @@ export function GraphTab({ detail, definition, width, height }: { detail: RunDet
   // Any other node that ran opens its task: its attempts, and its model and tool calls.
   const ran = selected !== undefined && (states.get(selected)?.tasks.length ?? 0) > 0;
   useKeys(PRIORITY.pane, {
-    open: childRun ? () => nav.push({ kind: "run", runId: childRun.id }) : ran && (() => nav.push({ kind: "task", runId: detail.run.id, node: selected })),
+    open: childRun
+      ? () => nav.push({ kind: "run", runId: childRun.id })
+      : ran
+        ? () => nav.push({ kind: "task", runId: detail.run.id, node: selected })
+        : selected !== undefined && notHere(ui, `⏎: ${clean(selected)} has not run yet: its task opens here once it has`),
     ...listHandlers(selectable.length, selectedIndex, 5, (i) => setSelectedName(selectable[i])),
     kill: actions.kill,
     retry: actions.retry,

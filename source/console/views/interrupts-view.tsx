@@ -6,6 +6,7 @@ import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
+import { notHere } from "../hooks/use-run-actions.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit } from "../text.js";
 import { keyNames } from "../filter-text.js";
@@ -132,8 +133,8 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     back: filterText !== "" && (() => (reorder(), setFilterText(""))),
     sort: () => (reorder(), setSort((s) => ({ key: INTERRUPT_SORTS[(INTERRUPT_SORTS.indexOf(s.key) + 1) % INTERRUPT_SORTS.length]!, reversed: false }))),
     reverse: () => (reorder(), setSort((s) => ({ ...s, reversed: !s.reversed }))),
-    approveMarked: operator !== null && marked.length > 0 && (() => decide("approve")),
-    rejectMarked: operator !== null && marked.length > 0 && (() => decide("reject")),
+    approveMarked: operator !== null && (marked.length > 0 ? () => decide("approve") : notHere(ui, "a: no interrupt is marked: space marks one, * all those shown (enter answers one)")),
+    rejectMarked: operator !== null && (marked.length > 0 ? () => decide("reject") : notHere(ui, "r: no interrupt is marked: space marks one, * all those shown (enter answers one)")),
   });
 
   const wide = width >= 120;

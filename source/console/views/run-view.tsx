@@ -6,7 +6,8 @@ import { useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { useRemembered } from "../hooks/use-remembered.js";
-import { useRunActions } from "../hooks/use-run-actions.js";
+import { notHere, useRunActions } from "../hooks/use-run-actions.js";
+import type { ConsoleSnapshot } from "../data.js";
 import { useRunDetail, type RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean } from "../text.js";
@@ -21,7 +22,7 @@ import { TimelineTab } from "./timeline-tab.js";
 
 export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as const;
 
-function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined, pausedAt: number | undefined): Line[] {
+function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined, pausedAt: number | undefined, askedBelow: boolean): Line[] {
   const { run } = detail;
   const pending = detail.interrupts.filter((i) => i.status === "pending");
   const look = runLook(run.status, orphaned);
@@ -38,11 +39,23 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
   const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child, nextRetry(detail.tasks, undefined, now));
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
+  else if (askedBelow) second.push(seg(" · o answers it", { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));
   else if (run.parentRunId) second.push(seg(`  child of ${run.parentRunId} — p opens it`, { color: MUTED }));
   if (run.breakpoints.length > 0) second.push(seg(`  ◉ breakpoints: ${run.breakpoints.map((b) => clean(b)).join(", ")}`, { color: "yellow" }));
   if (run.recoveries > 0) second.push(seg(`  recovered ${run.recoveries}×`, { color: MUTED }));
   return [first, second];
+}
+
+/** A pending interrupt of a run `runId` waits on (its sub-workflow's run, and so on down), or "". */
+function questionBelow(snap: ConsoleSnapshot, runId: string): string {
+  let id = snap.runs.get(runId)?.waitingOn;
+  for (let depth = 0; id && depth < 16; depth++) {
+    const asked = snap.interrupts.find((i) => i.runId === id);
+    if (asked) return asked.id;
+    id = snap.runs.get(id)?.waitingOn;
+  }
+  return "";
 }
 
 /** The run `p` opens: a sub-workflow run's parent, or the run a fork came from. */
@@ -78,6 +91,8 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     const child = snap.runs.get(snap.runs.get(runId)?.waitingOn ?? "");
     return child ? `${child.id}:${child.status}` : "";
   });
+  // The question a run waits on further down (its sub-workflow's, or that one's own sub-workflow's).
+  const askedBelow = useSyncExternalStore(data.subscribe, () => questionBelow(data.snapshot(), runId));
   const [tab, setTab] = useRemembered("tab", initialTab);
   useEffect(() => ui.moved(), [tab]);
   const now = useClock(detail ? runTimes(detail.run, nextRetry(detail.tasks, undefined, Date.now())) : []);
@@ -88,17 +103,23 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     tab: (key) => setTab(Number(key) - 1),
     nextTab: () => setTab((t) => (t + 1) % TABS.length),
     prevTab: () => setTab((t) => (t + TABS.length - 1) % TABS.length),
-    answer: pending && (() => nav.push({ kind: "operator", interruptId: pending.id })),
-    parent: !!parentOf(detail?.run) && (() => nav.push({ kind: "run", runId: parentOf(detail!.run)! })),
+    answer: pending
+      ? () => nav.push({ kind: "operator", interruptId: pending.id })
+      : askedBelow
+        ? () => nav.push({ kind: "operator", interruptId: askedBelow })
+        : notHere(ui, `o: run ${runId} has no pending interrupt, nor a sub-workflow waiting for one`),
+    parent: parentOf(detail?.run) ? () => nav.push({ kind: "run", runId: parentOf(detail!.run)! }) : notHere(ui, `p: run ${runId} has no parent run (it is neither a sub-workflow's run nor a fork)`),
     cancelRun: runActions.cancelRun,
     copy: () => copy(runId),
+    // The Events tab filters; the other tabs say where filtering is.
+    filter: notHere(ui, `/: the ${TABS[tab]} tab has nothing to filter; the Events tab (2) filters events by type or node`),
   });
 
   if (!detail) {
     return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : ` reading run ${runId}…`, { color: error ? "red" : MUTED })]]} width={width} height={height} />;
   }
   const child = waitingOn ? data.snapshot().runs.get(waitingOn.slice(0, waitingOn.lastIndexOf(":"))) : undefined;
-  const head = [...summary(detail, now, orphaned, child, pausedAt), tabBar(tab)];
+  const head = [...summary(detail, now, orphaned, child, pausedAt, askedBelow !== ""), tabBar(tab)];
   const body = height - head.length;
   return (
     <Box flexDirection="column" height={height}>

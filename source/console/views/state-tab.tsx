@@ -1,9 +1,10 @@
 import { useEffect, useMemo, useState } from "react";
-import { editPatch, errorMessage, readState, type State } from "../../../engine/index.js";
+import { editPatch, errorMessage, readState, type RunRecord, type State } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
 import { rereadState, stateValidation, useEditState } from "../hooks/use-edit-state.js";
 import { useKeys } from "../hooks/use-keys.js";
+import { notHere } from "../hooks/use-run-actions.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import type { RunDetail } from "../hooks/use-run-detail.js";
@@ -30,9 +31,17 @@ export function useStateAt(runId: string, n: number): { state?: State; error?: s
   return result;
 }
 
+/** Why the state of `run` cannot be edited now, and what to do instead. */
+function whyNotEditable(run: RunRecord, defined: boolean): string {
+  if (run.status === "running") return `run ${run.id} is running: its state is edited while it is paused — set a breakpoint (b in the graph) or kill its task (ctrl-k) first`;
+  if (run.status === "succeeded" || run.status === "canceled") return `run ${run.id} has ended (${run.status}): E in Checkpoints forks it with its state edited`;
+  if (!defined) return `the workflow version ${run.version} of run ${run.id} is not in the store: its state cannot be checked`;
+  return "the state is still being read; press e again in a moment";
+}
+
 /** The run's current state as a folded JSON tree; long values open whole with `enter`; `e` edits. */
 export function StateTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
-  const { nav, operator, store } = useServices();
+  const { nav, operator, store, ui } = useServices();
   const { run, definition } = detail;
   const { state, error } = useStateAt(run.id, run.headN);
   const [toggled, setToggled] = useRemembered<ReadonlySet<string>>("state-toggled", new Set());
@@ -61,7 +70,7 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
       selected &&
       (() => (selected.container && !selected.long ? flip(selected.path) : nav.push({ kind: "text", title: `${clean(selected.path)} at checkpoint ${run.headN}`, lines: jsonLines(selected.value, width) }))),
     edit:
-      editable &&
+      (editable &&
       edit &&
       (() =>
         edit({
@@ -72,7 +81,8 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
           runId: run.id,
           send: async (edited, reason, base) => (await operator!.updateState(run.id, editPatch(base, edited), reason ? { reason } : {})).effect,
           reread: () => rereadState(store, run.id),
-        })),
+        }))) ||
+      (operator !== null && notHere(ui, `e: ${whyNotEditable(run, definition !== undefined)}`)),
   });
 
   const lines: Line[] = [[seg(` state at checkpoint ${run.headN} (step ${run.step})`, { bold: true }), seg(`  ${rows.length} rows · enter opens · space folds${editable ? " · e edits" : ""}`, { color: MUTED }),

@@ -6,6 +6,7 @@ import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
+import { notHere, useRunActions } from "../hooks/use-run-actions.js";
 import { useRunDetail } from "../hooks/use-run-detail.js";
 import { useRunTokens } from "../hooks/use-run-tokens.js";
 import { PRIORITY } from "../key-router.js";
@@ -32,7 +33,7 @@ type Row = { kind: "task"; task: TaskRecord; calls: number } | { kind: "call"; c
  * a call shows it whole: every message, the answer, the tool's arguments and result.
  */
 export function TaskView({ target, width, height }: { target: TaskTarget; width: number; height: number }) {
-  const { nav } = useServices();
+  const { nav, ui, copy } = useServices();
   const { detail, error, deleted } = useRunDetail(target.runId);
   const { tokens } = useRunTokens(target.runId);
   const tasks = useMemo(() => (detail ? targetTasks(detail.tasks, target) : []), [detail, target]);
@@ -46,6 +47,9 @@ export function TaskView({ target, width, height }: { target: TaskTarget; width:
   // A running attempt's time grows by the second.
   const now = useClock(tasks.filter((t) => t.status === "running").map((t) => t.attempts.at(-1)?.startedAt));
   const start = useWindow(rows.length, index, listRows);
+  // Kill and retry act on the selected row's task (a call's row: the task that made it).
+  const selectedTask = selected?.kind === "task" ? selected.task : selected ? detail?.tasks.find((t) => t.id === selected.call.taskId) : undefined;
+  const actions = useRunActions(detail, selectedTask ? { taskId: selectedTask.id, node: selectedTask.node } : { node: target.node });
   useKeys(PRIORITY.view, {
     ...listHandlers(rows.length, index, listRows, setPicked),
     open:
@@ -57,6 +61,11 @@ export function TaskView({ target, width, height }: { target: TaskTarget; width:
             : { kind: "text", title: `task ${clean(selected.task.id)}`, lines: jsonLines(selected.task, width) },
         )),
     close: () => nav.pop(),
+    copy: selectedTask ? () => copy(selectedTask.id) : notHere(ui, "y: no task is selected"),
+    filter: notHere(ui, "/: a task's page has nothing to filter; j/k select a call, ⏎ shows it whole"),
+    kill: actions.kill,
+    retry: actions.retry,
+    retryEdited: actions.retryEdited,
   });
 
   if (!detail || deleted) {

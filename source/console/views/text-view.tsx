@@ -4,6 +4,7 @@ import { useServices } from "../context.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
+import { notHere } from "../hooks/use-run-actions.js";
 import { PRIORITY } from "../key-router.js";
 import { MUTED } from "../theme.js";
 
@@ -14,9 +15,13 @@ export function TextView({ title, lines: given, indent = 2, width, height }: { t
   const page = Math.max(1, height - 1);
   const last = Math.max(0, lines.length - page);
   const start = Math.min(top, last);
-  const { nav } = useServices();
+  const { nav, ui } = useServices();
   // q closes a page laid over a view (as in less, k9s, lazygit) rather than quitting the console.
-  useKeys(PRIORITY.view, { ...listHandlers(last + 1, start, page, setTop), close: () => nav.pop() });
+  useKeys(PRIORITY.view, {
+    ...listHandlers(last + 1, start, page, setTop),
+    close: () => nav.pop(),
+    filter: notHere(ui, "/: a page of text has no filter; j/k and pgup/pgdn scroll it, g and G go to its ends"),
+  });
   const position = lines.length > page ? `  ${start + 1}-${Math.min(lines.length, start + page)} of ${lines.length}` : "";
   return <Lines lines={[[seg(` ${title}`, { bold: true }), seg(`${position}  esc back`, { color: MUTED })], ...lines.slice(start, start + page)]} width={width} height={height} />;
 }
