@@ -25,10 +25,11 @@ it("offers to edit again on the state as it is now when someone edited it while 
   const handle = await fx.engine.start("travel-planner", {});
   const run = await handle.wait({ timeoutMs: 10_000 });
   // The first time, alice sets the budget from the CLI while the editor is open, then the operator saves 250 over 1200.
-  // The second time (the file notes the change) the operator makes the change again on 100.
+  // The second time (the file notes the change, and its header the checkpoint alice's edit made) the
+  // operator makes the change again on 100.
   const editor = script(
     "edit-over-alice.sh",
-    `if grep -q "^// NOTE: someone .*changed the state" "$1"; then sed -i 's/"budget": 100,/"budget": 250,/' "$1"; else
+    `if grep -q "^// NOTE: someone .*changed the state" "$1"; then grep -q "^// Editing the state .* at checkpoint 4\\.$" "$1" || exit 3; sed -i 's/"budget": 100,/"budget": 250,/' "$1"; else
   node ${JSON.stringify(BIN)} edit ${run.id} --set budget=100 --as alice --store ${JSON.stringify(made.url)} >/dev/null || exit 1
   sed -i 's/"budget": 1200/"budget": 250/' "$1"; fi`,
   );

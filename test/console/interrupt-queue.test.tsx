@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from "vitest";
+import { Operator } from "../../engine/index.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
@@ -70,4 +71,27 @@ it("filters the queue by node, workflow, kind, run and text, sorts it by age, wo
   await ui.waitFor("approved 2 interrupts");
   const left = await fx.store.listInterrupts({ status: "pending" });
   expect(left.map((i) => i.runId).sort()).toEqual([ask.id, refund.id].sort());
+});
+
+it("flags a state edited since the question was asked, and after an approval says the run asked again because of it", async () => {
+  fx = fixture();
+  const run = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  ui = await openConsole({ store: fx.store, columns: 120 });
+  await ui.waitFor("⚑ 1 pending");
+  await ui.press("i");
+  await ui.waitFor("1 pending, oldest first");
+  await ui.press("enter");
+  await ui.waitFor("budget: 1200");
+  // Someone else edits the state while the panel is open.
+  await new Operator(fx.store, { actor: "bob" }).updateState(run.id, [{ op: "replace", path: "/budget", value: 900 }]);
+  const frame = await ui.waitFor("⚠ the state changed since it was asked");
+  expect(frame.replace(/\s*\n\s*/g, " ")).toMatch(/⚠ the state changed since it was asked \(checkpoint 3 → 4, by bob at \d\d:\d\d:\d\d: \$\.budget\): what it shows may be out of date, and answering may make it ask again/);
+  await ui.press("a");
+  const joined = (frame: string) => frame.replace(/\s*\n\s*/g, " ");
+  const again = joined(await ui.waitFor((f) => /int-\S+ was answered, and run \S+ asked again at approve \(int-\S+\): the state changed since it was asked/.test(joined(f))));
+  expect(again).toContain("i lists the new question");
+  // The decision's own outcome said so first (the worker may ask again before a poll sees it).
+  expect(ui.frames().some((f) => /✓ resolved int-\S+ with approve; the state changed since it was asked \(checkpoint 3 → 4/.test(joined(f)))).toBe(true);
+  const [asked] = await fx.store.listInterrupts({ runId: run.id, status: "pending" });
+  expect(asked!.request.show).toMatchObject({ budget: 900 });
 });

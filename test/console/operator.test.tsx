@@ -103,7 +103,7 @@ describe("operator panel", () => {
     await ui.press("i");
     await ui.waitFor("3 pending, oldest first");
     await ui.press("a");
-    await ui.waitFor("a: no interrupt is marked: space marks one, * all those shown");
+    await ui.waitFor("a (approve marked): nothing here it applies to");
     await ui.press("space", "j", "j", "space");
     let frame = await ui.waitFor("2 marked");
     expect(frame.split("\n").filter((l) => l.startsWith("◆")).map((l) => runs.findIndex((r) => l.includes(r.id)))).toEqual([0, 2]);
@@ -292,6 +292,27 @@ describe("operator panel", () => {
     await ui.waitFor(/resolved int-\S+ with edit/);
     const ended = await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
     expect((await readState(fx.store, run.id, ended.headN)).budget).toBe(1500);
+  });
+
+  it("lists every failing place of an invalid edit (an undeclared key too), in the dialog and the reopened file", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    // First save: two errors. Second time, both must be named in the file's header, then both are fixed.
+    const editor = editorScript(
+      "two-errors.sh",
+      `if grep -q "^// ERROR: the edit is invalid in 2 places" "$1"; then grep -q "^//   \\$\\.budget: " "$1" && grep -q "^//   .*extra" "$1" || exit 3; sed -i -e 's/"budget": "lots"/"budget": 1500/' -e 's/^{ "extra": true,$/{/' "$1"; else sed -i -e 's/"budget": 1200/"budget": "lots"/' -e 's/^{$/{ "extra": true,/' "$1"; fi`,
+    );
+    ui = await openPanel(fx, { editorCommand: editor });
+    await ui.press("e");
+    const frame = await ui.waitFor("The edit is not valid; nothing was sent");
+    expect(frame).toContain("the edit is invalid in 2 places");
+    expect(frame).toMatch(/\$\.budget: /);
+    expect(frame).toMatch(/extra/);
+    await ui.press("tab", "enter"); // Edit again
+    await ui.waitFor("~ $.budget 1200 → 1500");
+    await ui.press("tab", "enter");
+    await ui.waitFor(/resolved int-\S+ with edit/);
+    expect(await pendingOf(fx, run.id)).toHaveLength(0);
   });
 
   it("sends nothing when the editor is closed without saving", async () => {

@@ -1,4 +1,4 @@
-import { StateValidator, diffStates, errorMessage, isStaleEdit, parseJsonText, readState, type State, type EventRecord, type Store, type WorkflowDefinition } from "../../../engine/index.js";
+import { StateValidator, ValidationError, diffStates, errorMessage, isStaleEdit, parseJsonText, readState, type State, type EventRecord, type Store, type WorkflowDefinition } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
 import { clean, clock } from "../text.js";
@@ -9,6 +9,8 @@ import { withoutCommentLines } from "../../text/plain.js";
 export interface EditRequest {
   /** Where the edit goes, for the file's header and the dialogs. */
   what: string;
+  /** The run's checkpoint the value is the state at, said after `what` (and moved on when it is read again). */
+  at?: number;
   /** The JSON value edited: a run's state, or the arguments of a tool call awaiting approval. */
   value: State;
   /** Returns the value as it will be used, or throws naming what is wrong (as the engine would). */
@@ -28,6 +30,8 @@ export interface EditRequest {
 
 export interface Reread {
   value: State;
+  /** The checkpoint it is the state at. */
+  at: number;
   /** Who changed it last and when ("operator:alice at 15:36:54"), when an operator's edit did. */
   by?: string;
 }
@@ -39,7 +43,7 @@ export async function rereadState(store: Store, runId: string): Promise<Reread> 
   const value = await readState(store, runId, run.headN);
   const [edited] = await store.readEvents({ runId, types: ["state.edited"], last: 1 });
   const byEdit = edited !== undefined && (edited as EventRecord<"state.edited">).payload.checkpointId === run.head;
-  return { value, ...(byEdit ? { by: `${clean(edited.actor)} at ${clock(edited.time)}` } : {}) };
+  return { value, at: run.headN, ...(byEdit ? { by: `${clean(edited.actor)} at ${clock(edited.time)}` } : {}) };
 }
 
 /** A run's state, validated as a worker would validate it. */
@@ -48,29 +52,43 @@ export function stateValidation(definition: WorkflowDefinition): (value: unknown
   return (value) => validator.parse(value, "edited state");
 }
 
-type Checked = { ok: true; value: State } | { ok: false; problem: string };
+/** `problems`: every failing place (`$.budget: expected number`), when the refusal names more than one. */
+type Checked = { ok: true; value: State } | { ok: false; problem: string; problems: string[] };
+
+/** Failing places listed in the editor's header and the refusal's dialog; the others are counted. */
+const LISTED_PROBLEMS = 8;
 
 /** Parses the saved file (comments allowed) and validates it. */
 export function checkEdit(text: string, validate: (value: unknown) => State): Checked {
   const parsed = parseJsonText(text, { comments: true, trailingCommas: true });
-  if (parsed.error !== undefined) return { ok: false, problem: `not valid JSON at ${parsed.error}` };
+  if (parsed.error !== undefined) return { ok: false, problem: `not valid JSON at ${parsed.error}`, problems: [] };
   const { value } = parsed;
   try {
     return { ok: true, value: validate(value) };
   } catch (error) {
-    return { ok: false, problem: errorMessage(error) };
+    // The message names the first place and counts the others: each is listed, so none is found only on the next save.
+    const issues = error instanceof ValidationError ? error.issues : [];
+    if (issues.length < 2) return { ok: false, problem: errorMessage(error), problems: [] };
+    const problems = issues.slice(0, LISTED_PROBLEMS).map((i) => `${i.path}: ${i.message}`);
+    if (issues.length > LISTED_PROBLEMS) problems.push(`… and ${issues.length - LISTED_PROBLEMS} more`);
+    return { ok: false, problem: `the edit is invalid in ${issues.length} places`, problems };
   }
 }
 
-/** What the file says above the value: an error to fix, or a note (the value changed under the last edit). */
-type Notice = { error: string } | { note: string };
+/** What the file says above the value: an error to fix (and each failing place), or a note (the value changed under the last edit). */
+type Notice = { error: string; problems: string[] } | { note: string };
 
-function fileText(request: EditRequest, body: string, notice?: Notice): string {
+/** `what`, and the checkpoint the value is from. */
+function described(request: EditRequest, at: number | undefined): string {
+  return `${request.what}${at === undefined ? "" : ` at checkpoint ${at}`}`;
+}
+
+function fileText(request: EditRequest, at: number | undefined, body: string, notice?: Notice): string {
   const header = [
-    `// ${request.what}.`,
+    `// ${described(request, at)}.`,
     "// Save and quit to continue: the edit is validated and its diff shown before anything is sent.",
     "// Quit without saving to cancel. Lines starting with // are ignored.",
-    ...(notice && "error" in notice ? ["//", `// ERROR: ${notice.error}`, "// Fix it, or quit without saving to cancel."] : []),
+    ...(notice && "error" in notice ? ["//", `// ERROR: ${notice.error}`, ...notice.problems.map((p) => `//   ${p}`), "// Fix it, or quit without saving to cancel."] : []),
     ...(notice && "note" in notice ? ["//", `// NOTE: ${notice.note}`] : []),
   ];
   return `${header.join("\n")}\n${body}`;
@@ -87,22 +105,23 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
   if (!operator) return undefined;
   return async (request) => {
     let base = request.value;
+    let at = request.at;
     let body = JSON.stringify(base, null, 2);
     let notice: Notice | undefined;
     for (;;) {
-      const result = editor.edit(fileText(request, body, notice), "state");
+      const result = editor.edit(fileText(request, at, body, notice), "state");
       if (result.status === "failed") return ui.report({ tone: "error", text: clean(result.message) });
       if (result.status === "unchanged") return ui.report({ tone: "info", text: "edit closed without changes; nothing sent" });
       body = withoutCommentLines(result.text);
       // Checked with its header, so that an error's line and column are those of the file as saved.
       const checked = checkEdit(result.text, request.validate);
       if (!checked.ok) {
-        const problem = checked.problem;
-        notice = { error: problem };
-        ui.report({ tone: "error", text: clean(`edit refused: ${problem}`) });
+        const { problem, problems } = checked;
+        notice = { error: problem, problems };
+        ui.report({ tone: "error", text: clean(`edit refused: ${problem}${problems.length > 0 ? `: ${problems.join("; ")}` : ""}`) });
         const again = await ui.confirm({
           title: "The edit is not valid; nothing was sent",
-          body: [[seg(clean(problem), { color: "red" })]],
+          body: [[seg(clean(problem), { color: "red" })], ...problems.map((p) => [seg(`  ${clean(p)}`, { color: "red" })])],
           action: "Edit again",
           reason: "none",
         });
@@ -113,7 +132,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       if (diff.length === 0) return ui.report({ tone: "info", text: "the edit changes nothing; nothing sent" });
       const answer = await ui.confirm({
         title: "Apply this change?",
-        body: [[seg(request.what, { color: MUTED })], ...someOf(diffLines(diff), 6)],
+        body: [[seg(described(request, at), { color: MUTED })], ...someOf(diffLines(diff), 6)],
         action: request.action,
         reason: "optional",
         ...(request.runId ? { runId: request.runId } : {}),
@@ -144,6 +163,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       if (again.closed) return;
       if (!again.ok) return ui.report({ tone: "info", text: "the state changed meanwhile; your edit was not sent" });
       base = now.value;
+      at = request.at === undefined ? undefined : now.at;
       body = JSON.stringify(base, null, 2);
       notice = { note: `someone${now.by ? ` (${now.by})` : ""} changed the state while you edited it: this is the state now; make your change again.` };
     }

@@ -120,7 +120,8 @@ export function useRunActions(detail: RunDetail | undefined, target: { node?: st
         // The state the retried step starts from: the run's head.
         const state = await readState(store, run.id, run.headN);
         await edit({
-          what: `Retrying ${retryWhat} of run ${run.id} from this state (checkpoint ${run.headN}); runs again: ${willRunAgain(detail, retryable).join(", ")}`,
+          what: `Retrying ${retryWhat} of run ${run.id} (runs again: ${willRunAgain(detail, retryable).join(", ")}) from this state`,
+          at: run.headN,
           value: state,
           validate: stateValidation(detail.definition!),
           runId: run.id,

@@ -6,7 +6,6 @@ import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
-import { notHere } from "../hooks/use-run-actions.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit } from "../text.js";
 import { keyNames } from "../filter-text.js";
@@ -133,8 +132,10 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     back: filterText !== "" && (() => (reorder(), setFilterText(""))),
     sort: () => (reorder(), setSort((s) => ({ key: INTERRUPT_SORTS[(INTERRUPT_SORTS.indexOf(s.key) + 1) % INTERRUPT_SORTS.length]!, reversed: false }))),
     reverse: () => (reorder(), setSort((s) => ({ ...s, reversed: !s.reversed }))),
-    approveMarked: operator !== null && (marked.length > 0 ? () => decide("approve") : notHere(ui, "a: no interrupt is marked: space marks one, * all those shown (enter answers one)")),
-    rejectMarked: operator !== null && (marked.length > 0 ? () => decide("reject") : notHere(ui, "r: no interrupt is marked: space marks one, * all those shown (enter answers one)")),
+    // Nothing marked: no handler, so that the second key of a double tap on a panel's decision,
+    // arriving here once the panel has closed, changes nothing and says nothing.
+    approveMarked: operator !== null && marked.length > 0 && (() => decide("approve")),
+    rejectMarked: operator !== null && marked.length > 0 && (() => decide("reject")),
   });
 
   const wide = width >= 120;

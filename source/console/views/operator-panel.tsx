@@ -10,6 +10,8 @@ import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
+import { watchForReask } from "../reask-watch.js";
+import { stateChangeSince, stateChangeText, type StateChange } from "../state-change.js";
 
 /** Decisions with a key of their own; any other allowed decision goes through `x`. */
 const KEYED = new Set(["approve", "reject", "edit", "respond"]);
@@ -20,10 +22,18 @@ export function resolvedBy(interrupt: InterruptRecord): string {
   return `already resolved by ${clean(r.actor)} at ${clock(r.at)} (${clean(r.decision)}${r.reason ? `: ${clean(r.reason)}` : ""})`;
 }
 
-/** The interrupt and its run, read again whenever the run changes (someone else may answer first). */
-function useInterrupt(id: string): { interrupt?: InterruptRecord; run?: RunRecord; error?: string } {
+interface Loaded {
+  interrupt?: InterruptRecord;
+  run?: RunRecord;
+  /** How the run's state moved on since the question was asked (an operator's edit meanwhile). */
+  changed?: StateChange;
+  error?: string;
+}
+
+/** The interrupt and its run, read again whenever the run changes (someone else may answer first, or edit the state). */
+function useInterrupt(id: string): Loaded {
   const { store, feed } = useServices();
-  const [state, setState] = useState<{ interrupt?: InterruptRecord; run?: RunRecord; error?: string }>({});
+  const [state, setState] = useState<Loaded>({});
   useEffect(() => {
     let alive = true;
     let runId: string | undefined;
@@ -33,7 +43,8 @@ function useInterrupt(id: string): { interrupt?: InterruptRecord; run?: RunRecor
         if (!interrupt) throw new Error(`interrupt ${id} not found`);
         runId = interrupt.runId;
         const run = await store.getRun(interrupt.runId);
-        if (alive) setState({ interrupt, ...(run ? { run } : {}) });
+        const changed = run ? await stateChangeSince(store, interrupt, run) : undefined;
+        if (alive) setState({ interrupt, ...(run ? { run } : {}), ...(changed ? { changed } : {}) });
       } catch (error) {
         if (alive) setState({ error: errorMessage(error) });
       }
@@ -80,9 +91,9 @@ export function decisionMeaning(interrupt: InterruptRecord, decision: string): s
 
 export function OperatorPanel({ interruptId, width, height }: { interruptId: string; width: number; height: number }) {
   const services = useServices();
-  const { store, nav, ui, operator } = services;
+  const { store, nav, ui, operator, feed } = services;
   const { interrupts } = useSnapshot();
-  const { interrupt, run, error } = useInterrupt(interruptId);
+  const { interrupt, run, changed, error } = useInterrupt(interruptId);
   const now = useClock([interrupt?.createdAt]);
   const edit = useEditState();
   const position = interrupts.findIndex((i) => i.id === interruptId);
@@ -100,6 +111,18 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     const next = interrupts[(Math.max(0, position) + delta + interrupts.length) % interrupts.length]!;
     nav.replace({ kind: "operator", interruptId: next.id });
   };
+  // An answer covers what was asked: with the state changed since, the node may ask again, and the footer says why.
+  const resolve = async (decision: string, input: { response?: unknown; patch?: unknown; reason?: string }): Promise<string> => {
+    const why = changed && stateChangeText(changed);
+    const unwatch = why ? watchForReask(feed, ui, interrupt!, why) : undefined;
+    try {
+      const { effect } = await operator!.resolve(interrupt!.id, { decision, ...input });
+      return why ? `${effect}; ${why}: it may ask again` : effect;
+    } catch (error) {
+      unwatch?.();
+      throw error;
+    }
+  };
   // A decision key pressed again while the first is on its way (a double tap) sends nothing more.
   const sending = useRef(false);
   const send = async (decision: string, input: { response?: unknown; patch?: unknown; reason?: string }) => {
@@ -108,8 +131,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     try {
       const fresh = await store.getInterrupt(interrupt.id);
       if (fresh && fresh.status !== "pending") return ui.report({ tone: "error", text: `${resolvedBy(fresh)}; nothing was sent` });
-      const done = await act(ui, `${decision} ${interrupt.id}`, async () => (await operator.resolve(interrupt.id, { decision, ...input })).effect);
-      if (done) nav.pop();
+      if (await act(ui, `${decision} ${interrupt.id}`, () => resolve(decision, input))) nav.pop();
     } finally {
       sending.current = false;
     }
@@ -150,7 +172,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
         const resolveWith = async (input: { patch?: unknown; response?: unknown }, reason: string) => {
           const fresh = await store.getInterrupt(interrupt!.id);
           if (fresh && fresh.status !== "pending") throw new Error(`${resolvedBy(fresh)}; nothing was sent`);
-          const effect = (await operator!.resolve(interrupt!.id, { decision: "edit", ...input, ...(reason ? { reason } : {}) })).effect;
+          const effect = await resolve("edit", { ...input, ...(reason ? { reason } : {}) });
           setTimeout(() => nav.pop(), 0);
           return effect;
         };
@@ -172,6 +194,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
         const state = await readState(store, run.id, run.headN);
         await edit({
           what: `Editing the state of run ${run.id} (${run.workflow}) to resolve interrupt ${interrupt!.id} with "edit"`,
+          at: run.headN,
           value: state,
           validate: stateValidation(definition),
           runId: run.id,
@@ -231,6 +254,13 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     ],
     [],
   ];
+  // Values shown were read when it was asked: an edit since makes them stale, and an answer may be asked again.
+  if (changed) {
+    for (const part of wrapWords(`⚠ ${stateChangeText(changed)}: what it shows may be out of date, and answering may make it ask again`, width - 4)) {
+      lines.push([seg(`  ${part}`, { color: "yellow", bold: true })]);
+    }
+    lines.push([]);
+  }
   // The question whole (it is what is being decided), broken between words.
   for (const part of wrapWords(clean(interrupt.request.question ?? `(${interrupt.kind} interrupt at ${interrupt.node})`), width - 4)) {
     lines.push([seg(`  ${part}`, { bold: true })]);

@@ -74,7 +74,8 @@ export function StateTab({ detail, width, height }: { detail: RunDetail; width: 
       edit &&
       (() =>
         edit({
-          what: `Editing the state of run ${run.id} (${run.workflow}) at checkpoint ${run.headN}`,
+          what: `Editing the state of run ${run.id} (${run.workflow})`,
+          at: run.headN,
           value: state!,
           validate: stateValidation(definition!),
           action: "Apply edit",
