@@ -1,8 +1,9 @@
 // One side of the console benchmark, in its own process so that its memory and CPU are its own.
 // Plain JavaScript on the compiled build (dist/), as `pitwall console` itself runs when built, so
 // that no TypeScript loader is measured. `console` mode renders the real console into a
-// terminal-sized buffer; `baseline` mode only lists the runs and follows the store's
-// subscription, the least any live console has to do.
+// terminal-sized buffer; `console-tsx` the same from the TypeScript sources, as `pitwall` runs
+// without a fresh build (the parent starts it with tsx's loader); `baseline` mode only lists the
+// runs and follows the store's subscription, the least any live console has to do.
 // Protocol: JSON lines on stdout ({ phase: "ready" } then { phase: "done" }); the parent writes
 // "measure-idle" on stdin once it has stopped writing events.
 import { EventEmitter } from "node:events";
@@ -10,14 +11,17 @@ import { createInterface } from "node:readline";
 
 const [mode, url, runId] = process.argv.slice(2);
 
-const dist = new URL("../../dist/", import.meta.url);
+const fromSource = mode === "console-tsx";
+const code = new URL(fromSource ? "../../" : "../../dist/", import.meta.url);
+/** A module of the console by its built path; from the sources, its .ts (or .tsx) file. */
+const load = (path) => import(new URL(fromSource ? path.replace(/\.js$/, path.endsWith("app.js") ? ".tsx" : ".ts") : path, code).href);
 // What runConsole does to its process before it loads React (see process-tuning.ts).
-if (mode === "console") (await import(new URL("source/console/process-tuning.js", dist).href)).tuneConsoleProcess();
+if (mode !== "baseline") (await load("source/console/process-tuning.js")).tuneConsoleProcess();
 const { createElement } = await import("react");
 const { render } = await import("ink");
 
-const { openStore } = await import(new URL("engine/index.js", dist).href);
-const { Console, FRAME_RATE } = await import(new URL("source/console/app.js", dist).href);
+const { openStore } = await load("engine/index.js");
+const { Console, RENDER_OPTIONS } = await load("source/console/app.js");
 
 const MARK = /mark (\d{13})-\d+/g;
 const seen = new Set();
@@ -90,7 +94,7 @@ async function consoleSide(store, started) {
     stderr: screen,
     exitOnCtrlC: false,
     patchConsole: false,
-    maxFps: FRAME_RATE,
+    ...RENDER_OPTIONS,
   });
   await until(() => screen.last.includes("by recent activity") && /run-\w+/.test(screen.last), "first frame with runs");
   const firstFrameMs = performance.now() - started;
@@ -126,7 +130,7 @@ async function baselineSide(store, started) {
 
 const started = performance.now();
 const store = await openStore(url);
-const side = mode === "console" ? await consoleSide(store, started) : await baselineSide(store, started);
+const side = mode === "baseline" ? await baselineSide(store, started) : await consoleSide(store, started);
 const busyFrom = process.cpuUsage();
 const busyAt = performance.now();
 report({ phase: "ready", firstFrameMs: side.firstFrameMs });

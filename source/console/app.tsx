@@ -47,10 +47,18 @@ const MIN = { columns: 40, rows: 10 };
 /** How long the footer shows an action's outcome: an error longer, to be read. */
 const MESSAGE_MS: Record<Exclude<Message["tone"], "busy">, number> = { ok: 8_000, info: 8_000, error: 20_000 };
 /**
- * Frames per second at most. Ink redraws the whole screen each frame; while a worker writes
- * hundreds of events a second this bounds the cost, and a key press still draws at once.
+ * Frames per second at most. Ink lays out and styles the whole screen each frame (its cost, not
+ * the events', is what a busy store costs); while a worker writes hundreds of events a second this
+ * bounds it, and a key press after a quiet moment still draws at once.
  */
 export const FRAME_RATE = 15;
+
+/**
+ * How the console is given to Ink (`runConsole`, and the benchmark that measures it): frames
+ * throttled, and only the rows that changed written to the terminal (Ink's incremental mode),
+ * not the whole screen each frame.
+ */
+export const RENDER_OPTIONS = { maxFps: FRAME_RATE, incrementalRendering: true } as const;
 /** Each dialog gets a fresh component (and so fresh focus and text), even when one replaces another at once. */
 let nextDialog = 1;
 
@@ -211,7 +219,8 @@ export function Console(props: ConsoleProps) {
         <AppKeys handlers={appKeys} />
         <Box flexDirection="column" width={width}>
           <Header width={width} />
-          <Box height={viewHeight} flexDirection="column" overflow="hidden">
+          {/* Rows are cut to the width already (Lines): clipping across as well would make Ink slice every row's styled text each frame. */}
+          <Box height={viewHeight} flexDirection="column" overflowY="hidden">
             <ViewMemoryContext.Provider value={memoryFor(memory.current, stack.length)}>
               <View key={stack.length} entry={top} width={width} height={viewHeight} />
             </ViewMemoryContext.Provider>

@@ -40,7 +40,7 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 export async function runConsole(options: ConsoleOptions): Promise<void> {
   // Before React loads, which is why Ink and the app are imported here.
   tuneConsoleProcess();
-  const [{ render }, { createElement }, { Console, FRAME_RATE }, { systemEditor }, { terminalClipboard }] = await withoutCiFlags(() =>
+  const [{ render }, { createElement }, { Console, RENDER_OPTIONS }, { systemEditor }, { terminalClipboard }] = await withoutCiFlags(() =>
     Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js"), import("./clipboard.js")]),
   );
   const { stdin, stdout } = process;
@@ -75,7 +75,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
       editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
       clipboard: terminalClipboard((data) => stdout.write(data)),
     }),
-    { exitOnCtrlC: false, patchConsole: true, maxFps: FRAME_RATE },
+    { exitOnCtrlC: false, patchConsole: true, ...RENDER_OPTIONS },
   );
   const onSignal = (signal: NodeJS.Signals) => {
     instance.unmount();

@@ -20,8 +20,10 @@ const INTERRUPT_EVENTS = new Set(["interrupt.created", "interrupt.resolved", "ru
 
 /**
  * One live subscription to the store for the whole console. Events are gathered for
- * `coalesceMs` after the first one arrives and handed to listeners together, so a worker
- * writing hundreds of events a second causes a handful of renders, and an idle store none.
+ * `coalesceMs` after the first one arrives and handed to listeners together; while they keep
+ * coming, a window ends no sooner than `busyMs` after the one before. A worker writing hundreds of
+ * events a second causes a few redraws a second (each redraw, not each event, is what the console
+ * costs), an event after a quiet moment shows within `coalesceMs`, and an idle store costs nothing.
  */
 export class LiveFeed {
   private readonly listeners = new Set<ChangeListener>();
@@ -49,7 +51,7 @@ export class LiveFeed {
 
   constructor(
     private readonly store: Store,
-    private readonly options: { coalesceMs?: number; maxEvents?: number; retryMs?: number; heartbeatMs?: number; answerMs?: number; label?: string } = {},
+    private readonly options: { coalesceMs?: number; busyMs?: number; maxEvents?: number; retryMs?: number; heartbeatMs?: number; answerMs?: number; label?: string } = {},
   ) {}
 
   /** What is wrong with the live updates (shown in the footer until it recovers), if anything. */
@@ -189,11 +191,22 @@ export class LiveFeed {
       this.events = this.events.slice(-Math.floor(max / 2));
       this.overflow = true;
     }
-    this.timer ??= setTimeout(() => this.flush(), this.options.coalesceMs ?? 100);
+    this.timer ??= setTimeout(() => this.flush(), this.window());
+  }
+
+  /** When the last window ended: a window that follows it closely waits out `busyMs` from it. */
+  private lastFlush = 0;
+
+  private window(): number {
+    const coalesce = this.options.coalesceMs ?? 100;
+    const busy = Math.max(coalesce, this.options.busyMs ?? 200);
+    const since = Date.now() - this.lastFlush;
+    return since < 2 * busy ? Math.max(coalesce, busy - since) : coalesce;
   }
 
   private flush(): void {
     this.timer = undefined;
+    this.lastFlush = Date.now();
     const change: Change = { runs: this.runs, events: this.events, overflow: this.overflow, interrupts: this.interrupts };
     this.runs = new Set();
     this.events = [];

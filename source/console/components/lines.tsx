@@ -154,11 +154,25 @@ export function Lines({ lines, width, height }: { lines: readonly Line[]; width:
     <Box flexDirection="column" width={width} flexShrink={0}>
       {shown.map((line, i) => (
         <Text key={i} wrap="truncate">
-          {line.length === 0 ? " " : fitLine(line, width).map(styled).join("")}
+          {line.length === 0 ? " " : merged(fitLine(line, width)).map(styled).join("")}
         </Text>
       ))}
     </Box>
   );
+}
+
+/**
+ * Neighbouring segments of one style as one: Ink reads every frame's text back character by
+ * character, escape codes included, so fewer codes are a cheaper frame.
+ */
+function merged(line: Line): Line {
+  const out: Seg[] = [];
+  for (const s of line) {
+    const last = out[out.length - 1];
+    if (last && last.color === s.color && last.bg === s.bg && !last.bold === !s.bold && !last.dim === !s.dim && !last.inverse === !s.inverse) out[out.length - 1] = { ...last, text: last.text + s.text };
+    else out.push(s);
+  }
+  return out;
 }
 
 const FG: Record<string, number> = { black: 30, red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, white: 37, gray: 90, grey: 90, blackBright: 90 };

@@ -6,6 +6,12 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 /** However far the next change, the time is read again at least this often. */
 const LONGEST_MS = MINUTE;
+/**
+ * Texts in minutes or more change at the turn of each row's own minute: those turns are gathered
+ * on a grid of this many ms of the clock, so that a list of old runs redraws a few times a minute
+ * (each text at most this late), not once per row.
+ */
+const COARSE_MS = 15 * SECOND;
 /** Timers may fire a little early: the tick lands this much after the change it is for. */
 const MARGIN_MS = 5;
 
@@ -23,7 +29,8 @@ export function untilNextChange(times: readonly (number | null | undefined)[], n
     const unit = distance < MINUTE ? SECOND : distance < HOUR ? MINUTE : distance < DAY ? HOUR : DAY;
     // Counting up, the text changes when the distance reaches the next whole unit; counting down,
     // when it falls below the whole unit it shows (from 60s, the next second shows 59s).
-    const wait = t <= now ? unit - (distance % unit) : (distance % unit) + 1;
+    let wait = t <= now ? unit - (distance % unit) : (distance % unit) + 1;
+    if (unit > SECOND) wait = Math.ceil((now + wait) / COARSE_MS) * COARSE_MS - now;
     soonest = Math.min(soonest ?? Infinity, wait);
   }
   return soonest === undefined ? undefined : Math.min(LONGEST_MS, soonest + MARGIN_MS);
@@ -31,9 +38,9 @@ export function untilNextChange(times: readonly (number | null | undefined)[], n
 
 /**
  * The time, for the ages, durations and countdowns a view shows from (or to) `times`. It ticks
- * when one of their texts changes — each second while one is under a minute away, at the turn of
- * the minute for older ones — so a countdown never freezes, and an idle console with old runs
- * redraws about once a minute.
+ * when one of their texts changes — each second while one is under a minute away (a countdown
+ * never freezes), within 15 s of the turn of the minute for the others — so an idle console with
+ * old runs redraws at most four times a minute.
  */
 export function useClock(times: readonly (number | null | undefined)[]): number {
   const [now, setNow] = useState(() => Date.now());
