@@ -183,7 +183,7 @@ export function Console(props: ConsoleProps) {
     // Views that have a run, interrupt or task to copy take `y` before this.
     copy: explain(() => ui.report({ tone: "info", text: "y: nothing here has an id to copy (y copies the selected run's, interrupt's or task's)" })),
     palette: () =>
-      void ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · run <id> · help · q — tab completes" }).then((text) => {
+      ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · run <id> · help · q — tab completes" }).then((text) => {
         if (text === undefined) return;
         const command = paletteCommand(text, services.data.snapshot());
         if (command.kind === "error") return ui.report({ tone: "error", text: command.message });
