@@ -113,25 +113,6 @@ describe("Redis store", () => {
     expect((await writer.getRun(id))?.status).toBe("queued");
   });
 
-  it("tells the room left under the server's memory limit, and nothing without one", async () => {
-    const { store } = await open();
-    expect(await store.room()).toBeUndefined();
-    const used = async () => Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
-    const where = `the memory limit (maxmemory) of Redis at ${server.url}/0?prefix=${encodeURIComponent(`s${opened}:`)}`;
-    try {
-      for (const [headroom, state] of [[4 * 2 ** 30, "ok"], [100 * 2 ** 20, "low"], [256 * 1024, "full"]] as const) {
-        const limit = (await used()) + headroom;
-        await raw.config("SET", "maxmemory", String(limit));
-        const room = (await store.room())!;
-        expect(room).toMatchObject({ totalBytes: limit, where, state });
-        // The server's own use moves by some kilobytes between two reads.
-        expect(Math.abs(room.freeBytes - headroom)).toBeLessThan(Math.max(headroom / 2, 2 ** 20));
-      }
-    } finally {
-      await raw.config("SET", "maxmemory", "0");
-    }
-  });
-
   /** A run that succeeded after `steps` steps of one task and three events each. */
   async function longRun(store: Store, steps: number): Promise<string> {
     const id = await queuedRun(store);
