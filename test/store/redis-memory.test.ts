@@ -1,7 +1,6 @@
 import { Redis } from "ioredis";
-import { z } from "zod";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { StoreError, createEngine, openStore, workflow, type NewEvent, type Store } from "../../engine/index.js";
+import { StoreError, openStore, type NewEvent, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { RedisStore } from "../../engine/store/redis/redis-store.js";
@@ -162,33 +161,6 @@ describe("Redis store: the server's memory limit and eviction policy", () => {
       again = await create().then(() => true, () => false);
     }
     expect(again).toBe(true);
-  });
-
-  it("gives no record a time to live (only a claim's resend marker expires), so a volatile-* policy evicts nothing a run needs", async () => {
-    const url = nextUrl();
-    const prefix = `m${opened}:`;
-    const store = await track(openStore(url));
-    const wf = workflow("ttl", { state: z.object({ n: z.number().default(0) }) })
-      .node("one", () => ({ n: 1 }), { next: "pause" })
-      .wait("pause", { seconds: 0.1, next: "two" })
-      .node("two", (s) => ({ n: s.n + 1 }))
-      .compile();
-    const engine = createEngine({ store, workflows: [wf], worker: { pollMs: 50 } });
-    const run = await engine.start(wf, {});
-    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
-    await engine.worker!.stop();
-    const expiring: string[] = [];
-    let all = 0;
-    let cursor = "0";
-    do {
-      const [next, batch] = await raw.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      for (const key of batch) if ((await raw.pttl(key)) !== -1) expiring.push(key.slice(prefix.length));
-      all += batch.length;
-      cursor = next;
-    } while (cursor !== "0");
-    expect(all).toBeGreaterThan(10);
-    expect(expiring.length).toBeGreaterThan(0);
-    expect(expiring.filter((key) => !key.startsWith("claim-req:"))).toEqual([]);
   });
 });
 

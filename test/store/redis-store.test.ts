@@ -67,7 +67,8 @@ describe("Redis store", () => {
     expect(parseRedisUrl("redis://localhost")).toMatchObject({ prefix: "pitwall:", options: { port: 6379, db: 0 } });
   });
 
-  it("keeps every key under its prefix and a run's keys under its {runId} hash tag, and never sends KEYS", async () => {
+  // No record has a time to live (only a claim's resend marker does), so a volatile-* maxmemory-policy evicts nothing a run needs.
+  it("keeps every key under its prefix and a run's keys under its {runId} hash tag, gives no record a time to live, and never sends KEYS", async () => {
     await raw.config("RESETSTAT");
     const { store, prefix } = await open();
     const wf = workflow("layout", { state: z.object({ n: z.number().default(0) }) })
@@ -89,6 +90,10 @@ describe("Redis store", () => {
     const runKeys = keys.filter((k) => k.startsWith(`${prefix}run:`));
     expect(runKeys.length).toBeGreaterThan(4);
     for (const key of runKeys) expect(key.startsWith(`${prefix}run:{${run.id}}`)).toBe(true);
+    const expiring: string[] = [];
+    for (const key of keys) if ((await raw.pttl(key)) !== -1) expiring.push(key.slice(prefix.length));
+    expect(expiring.length).toBeGreaterThan(0);
+    expect(expiring.filter((key) => !key.startsWith("claim-req:"))).toEqual([]);
     expect(await raw.info("commandstats")).not.toMatch(/cmdstat_keys:/);
   });
 
