@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { NotFoundError, actionRegistry, loadWorkflowText, workflow, type NodeFunction } from "../../engine/index.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
@@ -158,7 +158,7 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect((await run.state()).n).toBe(5);
   });
 
-  it("fans out dynamically over a list in state, bounded by the map's concurrency", async () => {
+  it("fans out dynamically over a list in state, bounded by the map's concurrency, each task's item typed as one of the list's", async () => {
     let running = 0;
     let peak = 0;
     const wf = workflow("map", { state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }), reducers: { out: "append" } })
@@ -167,7 +167,8 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
         peak = Math.max(peak, running);
         await sleep(30);
         running--;
-        return { out: [(ctx.item as number) ** 2] };
+        expectTypeOf(ctx.item).toEqualTypeOf<number>();
+        return { out: [ctx.item ** 2] };
       }, { map: { over: "items", concurrency: 2 }, next: "END" })
       .compile();
     const engine = await harness.engine([wf]);
