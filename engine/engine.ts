@@ -118,10 +118,14 @@ export class Engine {
   }
 
   private async goOn(workflow: CompiledWorkflow, from: string, input: unknown, options: StartOptions): Promise<RunHandle> {
-    if (options.id !== undefined || options.ifExists !== undefined || options.interruptBefore !== undefined || options.interruptAfter !== undefined) {
-      throw new ValidationError("a run started from another keeps its interrupt lists and gets its id from the fork: give `from` without id, ifExists, interruptBefore or interruptAfter");
+    if (options.id !== undefined || options.ifExists !== undefined) {
+      throw new ValidationError("a run started from another gets its id from the fork: give `from` without id or ifExists");
     }
-    const runId = await continueRun(this.store, workflow, from, input, options.actor ?? this.actor);
+    const runId = await continueRun(this.store, workflow, from, input, {
+      actor: options.actor ?? this.actor,
+      ...(options.interruptBefore !== undefined ? { interruptBefore: options.interruptBefore } : {}),
+      ...(options.interruptAfter !== undefined ? { interruptAfter: options.interruptAfter } : {}),
+    });
     this.worker?.nudge();
     return this.run(runId);
   }

@@ -223,7 +223,11 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     await expect(engine.start(other, {}, { from: second.id })).rejects.toThrow(
       `run ${second.id} is a run of workflow chat: a run goes on only from a run of the same workflow, not of other`,
     );
-    await expect(engine.start(chat, {}, { from: second.id, interruptBefore: [] })).rejects.toThrow(/give `from` without id, ifExists, interruptBefore or interruptAfter/);
+    await expect(engine.start(chat, {}, { from: second.id, id: "turn-3" })).rejects.toThrow(/give `from` without id or ifExists/);
+    // It keeps the ended run's interrupt lists unless given others; a node the workflow lacks is refused.
+    const third = await engine.start(chat, { messages: ["check first"] }, { from: second.id, interruptBefore: ["reply"] });
+    expect(await third.wait({ timeoutMs: 5_000 })).toMatchObject({ status: "paused", interruptBefore: ["reply"] });
+    await expect(engine.start(chat, {}, { from: second.id, interruptAfter: ["nope"] })).rejects.toThrow('workflow chat has no node "nope" to interrupt at');
   });
 
   it("runs a sub-workflow as a child run with a parent link and maps its result back", async () => {
