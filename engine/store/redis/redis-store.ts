@@ -23,18 +23,16 @@ import {
 import { checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { withColon } from "../open.js";
-import { connectRedis, needlessPassword, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
+import { connectRedis, parseRedisUrl, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
 import { commandFailure, failureContext, knownFailure, redisMessage, type FailureContext } from "./failures.js";
-import { EvictionWatch, evictionRefusal, evictionWarning, memoryRoom, readMemory } from "./memory.js";
+import { memoryRoom, readMemory, type EvictionWatch } from "./memory.js";
 import { RedisKeys } from "./keys.js";
 import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
 import * as queries from "./queries.js";
+import { checkLayout, checkServer, type ServerFit } from "./server-checks.js";
 import { checkpointRow, commitArgs, numbered, refusal } from "./replies.js";
 import { decodeRun, encodeRunFields, pairsToHash } from "./run-codec.js";
-
-/** The layout version of the keys; a store written by a newer layout is refused. */
-const SCHEMA = "1";
 
 type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
 
@@ -86,15 +84,17 @@ export class RedisStore implements Store {
   private readonly keys: RedisKeys;
   private readonly tail: EventTail;
   private readonly failureAt: FailureContext;
+  private readonly waitForFsync: boolean;
+  private readonly eviction: EvictionWatch | undefined;
   private closed = false;
 
   private constructor(
     private readonly client: Redis,
     private readonly target: RedisTarget,
-    private readonly waitForFsync: boolean,
-    /** A writer's watch on the eviction policy; none for a reader, which writes nothing. */
-    private readonly eviction: EvictionWatch | undefined,
+    fit: ServerFit,
   ) {
+    this.waitForFsync = fit.waitForFsync;
+    this.eviction = fit.eviction;
     this.description = target.description;
     this.keys = new RedisKeys(target.prefix);
     this.failureAt = failureContext(client, target);
@@ -116,34 +116,11 @@ export class RedisStore implements Store {
     }
     const target = parseRedisUrl(url, options);
     const client = await connectRedis(target, "pitwall", { timesOut: true });
-    const writes = !options.readOnly;
     try {
-      const [major, minor] = await serverVersion(client);
-      if (major < 6 || (major === 6 && minor < 2)) {
-        throw new StoreError(`Redis at ${target.description} is ${major}.${minor}; pitwall needs Redis 6.2 or later`);
-      }
-      const memory = await readMemory(client);
-      const refusal = writes ? evictionRefusal(memory, target.description) : undefined;
-      if (refusal) throw refusal;
-      const warnings = [evictionWarning(memory, target.description), await needlessPassword(client, target)];
-      for (const warning of warnings) if (warning) options.onWarning?.(warning);
-      const fsync = options.durability === "os" ? await osDurability(client, target.description) : undefined;
-      const schemaKey = new RedisKeys(target.prefix).global("schema");
-      let schema = await client.get(schemaKey);
-      // Only a new store is marked: a full server refuses even a SET that would change nothing.
-      if (schema === null && writes && options.create !== false) {
-        await client.set(schemaKey, SCHEMA, "NX");
-        schema = await client.get(schemaKey);
-      }
-      if (schema === null && options.create === false) {
-        throw new StoreError(`there is no pitwall store under prefix "${target.prefix}" at ${target.description} (a mistyped --store, prefix or database?); nothing was written`);
-      }
-      if (schema !== SCHEMA && !(options.readOnly && schema === null)) {
-        throw new StoreError(`the keys under "${target.prefix}" at ${target.description} have layout ${schema}; this pitwall reads layout ${SCHEMA}`);
-      }
+      const fit = await checkServer(client, target, options);
+      await checkLayout(client, target, options);
       await loadScripts(client);
-      const eviction = writes ? new EvictionWatch(client, target.description, options.policyCheckMs ?? 10_000) : undefined;
-      return new RedisStore(client, target, fsync === "waitaof", eviction);
+      return new RedisStore(client, target, fit);
     } catch (error) {
       const failure = error instanceof StoreError ? error : ((await knownFailure(error, failureContext(client, target))) ?? new StoreError(`Redis at ${withColon(target.description)} ${redisMessage(error)}`, { cause: error }));
       client.disconnect();
