@@ -46,12 +46,12 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
   });
 
   it("says a port may not speak what the URL's scheme does: rediss:// to a plaintext port, redis:// to a TLS one", async () => {
-    const tlsToPlain = await failure(`rediss://localhost:${plain.port}/0`, { connectTimeoutMs: 500 });
+    const tlsToPlain = await failure(`rediss://127.0.0.1:${plain.port}/0`, { connectTimeoutMs: 500 });
     expect(tlsToPlain!.message).toBe(
-      `cannot connect to Redis at rediss://localhost:${plain.port}/0: no answer within 500 ms (is it a TLS port? rediss:// speaks TLS; a plaintext port wants redis://)`,
+      `cannot connect to Redis at rediss://127.0.0.1:${plain.port}/0: no answer within 500 ms (is it a TLS port? rediss:// speaks TLS; a plaintext port wants redis://)`,
     );
-    const plainToTls = await failure(`redis://localhost:${mutual.port}/0`);
-    expect(plainToTls!.message).toMatch(new RegExp(`^cannot connect to Redis at redis://localhost:${mutual.port}/0: .* \\(if that port serves TLS, use rediss://\\)$`));
+    const plainToTls = await failure(`redis://127.0.0.1:${mutual.port}/0`);
+    expect(plainToTls!.message).toMatch(new RegExp(`^cannot connect to Redis at redis://127.0.0.1:${mutual.port}/0: .* \\(if that port serves TLS, use rediss://\\)$`));
   });
 
   it("refuses TLS files it cannot read, a certificate without its key, and TLS parameters on a plaintext URL, before connecting", async () => {
@@ -64,7 +64,7 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
       [`${base}?tls_ca=${notPem}`, `store URL ${base}?tls_ca=${notPem}: tls_ca ${notPem} is not a PEM file (no "-----BEGIN" line)`],
       [`${base}?tls_cert=${mutual.clientCertFile}`, `store URL ${base}?tls_cert=${mutual.clientCertFile} gives tls_cert without tls_key: a client certificate needs both`],
       [`${base}?tls_cert=${mutual.clientCertFile}&tls_key=${join(mutual.dir, "server.key")}`, `store URL ${base}?tls_cert=${mutual.clientCertFile}&tls_key=${join(mutual.dir, "server.key")}: tls_key is not the key of tls_cert`],
-      [`redis://localhost:${plain.port}/0?tls_ca=${mutual.caFile}`, `store URL redis://localhost:${plain.port}/0?tls_ca=${mutual.caFile} gives tls_ca, which only a rediss:// (TLS) URL takes`],
+      [`redis://127.0.0.1:${plain.port}/0?tls_ca=${mutual.caFile}`, `store URL redis://127.0.0.1:${plain.port}/0?tls_ca=${mutual.caFile} gives tls_ca, which only a rediss:// (TLS) URL takes`],
     ];
     for (const [url, message] of cases) {
       const error = await openStore(url).catch((e: unknown) => e);
