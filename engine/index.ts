@@ -79,6 +79,7 @@ export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";
 export { readState } from "./state/read.js";
 export { StateValidator, checkJson } from "./state/schema.js";
+export { MAX_DEPTH } from "./state/limits.js";
 export { valueAtPath } from "./state/paths.js";
 export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";

@@ -6,6 +6,7 @@ import { Batch } from "../runtime/batch.js";
 import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff, type DiffEntry } from "../state/diff.js";
 import { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./reads.js";
+import { MAX_DEPTH, checkValue } from "../state/limits.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
@@ -163,6 +164,7 @@ export class Operator {
     }
     const version = target?.version ?? source.version;
     if (target && !options.restart) checkNodesKept(target.definition, version, from, source);
+    checkArgs(options);
     const command: CommandRecord = {
       id: newId("cmd"),
       runId: source.id,
@@ -248,6 +250,7 @@ export class Operator {
    * the same write that records it; otherwise it is queued for the owner, whose answer is awaited.
    */
   private async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandOutcome> {
+    checkArgs(args);
     const command: CommandRecord = {
       id: newId("cmd"),
       runId,
@@ -467,6 +470,17 @@ class Refused extends Error {
 function requested(command: CommandRecord) {
   const { id, type, args, reason } = command;
   return new EventFactory(command.runId, command.actor).run("operator.requested", { commandId: id, command: type, args, ...(reason ? { reason } : {}) });
+}
+
+/**
+ * A patch or a response, checked before the command that carries it is stored: one nested
+ * thousands of levels deep would overflow the stack of the write that records it. A patch nests
+ * its values in operations (`[{ "value": ... }]`), a few levels more than the state it edits;
+ * the edited state is checked exactly when the patch is applied.
+ */
+function checkArgs(args: { patch?: unknown; response?: unknown }): void {
+  if (args.patch !== undefined) checkValue(args.patch, "the patch", MAX_DEPTH + 2);
+  if (args.response !== undefined) checkValue(args.response, "the response");
 }
 
 /** A worker holds the run's lease: commands go to it. */

@@ -176,3 +176,11 @@ export function storeRoom(freeBytes: number, totalBytes: number, where: string):
   const free = Math.max(0, freeBytes);
   return { freeBytes: free, totalBytes, where, state: free < MiB ? "full" : free < 256 * MiB ? "low" : "ok" };
 }
+
+/**
+ * An error made by what was written, not by the store: a value JSON cannot write (a BigInt, a
+ * cycle, one nested past the stack). It is the writer's to report; asking again cannot help.
+ */
+export function writersOwn(error: unknown): boolean {
+  return error instanceof RangeError || (error instanceof TypeError && /serialize|circular structure/i.test(error.message));
+}

@@ -20,7 +20,7 @@ import {
   type TaskRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkDeletion, checkOwnRecords } from "../rules.js";
+import { checkDeletion, checkOwnRecords, writersOwn } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connectRedis, connectionDown, memoryRoom, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
@@ -98,7 +98,7 @@ export class RedisStore implements Store {
       const method = this[name] as (...args: unknown[]) => Promise<unknown>;
       (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
         method.apply(this, args).catch((error: unknown) => {
-          if (isPitwallError(error)) throw error;
+          if (isPitwallError(error) || writersOwn(error)) throw error;
           if (this.closed) throw new StoreError(`store ${this.description} is closed`, { cause: error });
           // A command that timed out while the client reconnects met a stopped server, not a frozen one.
           const down = connectionDown(error) || this.client.status !== "ready";
