@@ -68,7 +68,7 @@ export { WorkflowRegistry } from "./worker/registry.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { BackupResult } from "./store/sqlite/backup.js";
-export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open.js";
+export { openStore, describeStoreUrl, storeUrlWarning, type OpenStoreOptions } from "./store/open.js";
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";

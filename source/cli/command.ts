@@ -1,5 +1,5 @@
 import type { AnyFlags, TypedFlags } from "meow";
-import { Operator, loadActionModules, openStore, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
+import { Operator, loadActionModules, openStore, storeUrlWarning, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
 import { enableTypeScript } from "./typescript.js";
 import type { ExitCode } from "./errors.js";
@@ -87,6 +87,8 @@ export class Resources {
   store(readOnly = this.readOnly): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
+      const warning = this.opened.size === 0 ? storeUrlWarning(this.global.store) : undefined;
+      if (warning) process.stderr.write(`warning: ${warning}\n`);
       opened = openStore(this.global.store, { readOnly, create: this.create, ...(this.global.durability ? { durability: this.global.durability } : {}) });
       this.opened.set(readOnly, opened);
     }
@@ -102,8 +104,11 @@ export class Resources {
   }
 
   async actions(fromFlags: readonly string[] | undefined): Promise<ActionRegistry | undefined> {
-    const paths = fromFlags && fromFlags.length > 0 ? fromFlags : this.global.config.actions;
+    const fromConfig = !(fromFlags && fromFlags.length > 0);
+    const paths = fromConfig ? this.global.config.actions : fromFlags;
     if (paths.length === 0) return undefined;
+    // A config file found in the working folder runs code: say whose, so that it is never a surprise.
+    if (fromConfig && !this.global.json) process.stderr.write(`config ${this.global.config.file}: loading its actions ${paths.join(", ")}\n`);
     await enableTypeScript(paths);
     return loadActionModules(paths);
   }
