@@ -36,6 +36,12 @@ export interface EngineOptions {
   worker?: WorkerOptions | false;
   /** Recorded as the actor of the runs this engine starts. */
   actor?: string;
+  /**
+   * Names of secrets, added to the default ones (`apiKey`, `token`, `password`, `secret`, ...):
+   * events and records people read never hold their values. Used by this engine's worker (unless
+   * `worker.secretKeys` says otherwise) and its operators.
+   */
+  secretKeys?: readonly string[];
 }
 
 export interface StartOptions {
@@ -74,6 +80,7 @@ export class Engine {
   readonly registry: WorkflowRegistry;
   readonly worker: Worker | undefined;
   private readonly actor: string;
+  private readonly secretKeys: readonly string[];
 
   constructor(options: EngineOptions = {}) {
     this.store = options.store ?? new MemoryStore();
@@ -83,8 +90,9 @@ export class Engine {
     }
     this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
     this.actor = options.actor ?? "engine";
+    this.secretKeys = options.secretKeys ?? [];
     if (options.worker !== false) {
-      this.worker = new Worker(this.store, this.registry, options.worker ?? {});
+      this.worker = new Worker(this.store, this.registry, { secretKeys: this.secretKeys, ...(options.worker ?? {}) });
       this.worker.start();
     }
   }
@@ -121,7 +129,7 @@ export class Engine {
     if (options.id !== undefined || options.ifExists !== undefined || options.interruptBefore !== undefined || options.interruptAfter !== undefined) {
       throw new ValidationError("a run started from another keeps its interrupt lists and gets its id from the fork: give `from` without id, ifExists, interruptBefore or interruptAfter");
     }
-    const runId = await continueRun(this.store, workflow, from, input, options.actor ?? this.actor);
+    const runId = await continueRun(this.store, workflow, from, input, options.actor ?? this.actor, { secretKeys: this.secretKeys });
     this.worker?.nudge();
     return this.run(runId);
   }
@@ -140,7 +148,7 @@ export class Engine {
   /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
   operator(options: OperatorOptions | string = {}): Operator {
     const opts = typeof options === "string" ? { actor: defaultActor(options) } : options;
-    return new Operator(this.store, opts);
+    return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
   }
 
   async close(): Promise<void> {

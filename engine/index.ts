@@ -18,6 +18,7 @@ export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/t
 export {
   countTokens,
   describeCall,
+  shownTask,
   emptyTokens,
   runCalls,
   type CallView,
@@ -81,7 +82,7 @@ export { readState } from "./state/read.js";
 export { StateValidator, checkJson } from "./state/schema.js";
 export { MAX_DEPTH } from "./state/limits.js";
 export { valueAtPath } from "./state/paths.js";
-export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
+export { redact, isSecretKey, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";
 export { SKIPPED } from "./runtime/step.js";
 export { nextRetry, type RetryWait } from "./runtime/retry.js";

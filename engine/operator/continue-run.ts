@@ -10,7 +10,14 @@ import type { WorkflowVersion } from "./start.js";
  * through the reducers, running `workflow` (a version of the same workflow) from its start node:
  * a new turn of a conversation. Returns its id; the ended run records the fork.
  */
-export async function continueRun(store: Store, workflow: CompiledWorkflow | WorkflowVersion, from: string, input: unknown, actor: string): Promise<string> {
+export async function continueRun(
+  store: Store,
+  workflow: CompiledWorkflow | WorkflowVersion,
+  from: string,
+  input: unknown,
+  actor: string,
+  options: { secretKeys?: readonly string[] } = {},
+): Promise<string> {
   const source = await store.getRun(from);
   if (!source) throw new NotFoundError("run", from);
   if (source.workflow !== workflow.definition.name) {
@@ -19,7 +26,7 @@ export async function continueRun(store: Store, workflow: CompiledWorkflow | Wor
   if (!TERMINAL_RUN_STATUSES.includes(source.status)) {
     throw new ConflictError(`run ${from} has not ended (it is ${source.status}): a run goes on from another once that has ended; answer, retry or cancel it first`);
   }
-  const { result } = await new Operator(store, { actor }).fork(from, source.headN, {
+  const { result } = await new Operator(store, { actor, ...options }).fork(from, source.headN, {
     ...(input !== undefined && input !== null ? { patch: input } : {}),
     workflow,
     restart: true,

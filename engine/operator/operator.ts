@@ -35,6 +35,11 @@ export interface OperatorOptions {
    * signal waits out its grace period, and a person should know why nothing happens.
    */
   onWaiting?: (waiting: OwnerWaiting) => void;
+  /**
+   * Names of secrets, added to the default ones, whose values the events of this operator's
+   * commands (`operator.requested`, `state.edited`) never hold: give the workers' list.
+   */
+  secretKeys?: readonly string[];
 }
 
 /** What an accepted command did: its effect in words, and what it made (`result`, e.g. a fork's `runId`). */
@@ -69,6 +74,7 @@ export class Operator {
   private readonly answerTimeoutMs: number;
   private readonly totalTimeoutMs: number;
   private readonly onWaiting: OperatorOptions["onWaiting"];
+  private readonly secretKeys: readonly string[];
 
   constructor(
     readonly store: Store,
@@ -78,6 +84,7 @@ export class Operator {
     this.answerTimeoutMs = options.answerTimeoutMs ?? 2_000;
     this.totalTimeoutMs = options.totalTimeoutMs ?? 30_000;
     this.onWaiting = options.onWaiting;
+    this.secretKeys = options.secretKeys ?? [];
   }
 
   /** Resolves one interrupt, or several of one run together (atomically). */
@@ -192,6 +199,7 @@ export class Operator {
           workflow: { name: source.workflow, version },
           state,
           actor: this.actor,
+          secretKeys: this.secretKeys,
           // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
           forkOf: { runId: source.id, checkpointId: from.id },
           // Restarted, it plans from the start node (newRun's own plan); its steps count on.
@@ -281,7 +289,7 @@ export class Operator {
 
   /** Stores a command for the run's owner; returns the number of its `operator.requested` event. */
   private async record(command: CommandRecord): Promise<number> {
-    const { events } = await this.store.submitCommand(command, requested(command));
+    const { events } = await this.store.submitCommand(command, requested(command, this.secretKeys));
     return events[0]?.seq ?? 0;
   }
 
@@ -350,7 +358,7 @@ export class Operator {
     const batch = prepared.ok ? prepared.batch : new Batch();
     if (record) {
       batch.submit.push(command);
-      batch.events.unshift(requested(command));
+      batch.events.unshift(requested(command, this.secretKeys));
     }
     const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, this.actor) : refusal(command, prepared.error, this.actor);
     batch.commands.push(answer.answer);
@@ -381,6 +389,7 @@ export class Operator {
       pending,
       interrupt: (id) => this.store.getInterrupt(id),
       executing: false,
+      secretKeys: this.secretKeys,
     };
   }
 
@@ -467,9 +476,9 @@ class Refused extends Error {
 }
 
 /** The audit event of a command, stored with it. */
-function requested(command: CommandRecord) {
+function requested(command: CommandRecord, secretKeys: readonly string[]) {
   const { id, type, args, reason } = command;
-  return new EventFactory(command.runId, command.actor).run("operator.requested", { commandId: id, command: type, args, ...(reason ? { reason } : {}) });
+  return new EventFactory(command.runId, command.actor, secretKeys).run("operator.requested", { commandId: id, command: type, args, ...(reason ? { reason } : {}) });
 }
 
 /**

@@ -25,6 +25,7 @@ export interface ExecutorOptions {
   /** How long a killed node that ignores its signal is waited for before it is abandoned. */
   killGraceMs: number;
   snapshotPolicy: SnapshotPolicy;
+  /** Names of secrets, added to the default ones, whose values events and records people read never hold. */
   secretKeys: readonly string[];
   /** At most one `node.progress` event per task per this many milliseconds. */
   progressIntervalMs: number;
@@ -310,6 +311,7 @@ export class RunExecutor {
       pending: this.rs.pendingInterrupts(),
       interrupt: (id) => this.host.store.getInterrupt(id),
       executing: this.inflight.size > 0,
+      secretKeys: this.options.secretKeys,
     };
     const prepared = await prepareCommand(command, view);
     if (!prepared.ok) {
@@ -341,7 +343,7 @@ export class RunExecutor {
 
   private async commitCancel(command: CommandRecord): Promise<void> {
     const pending = this.rs.pendingInterrupts();
-    const batch = cancelBatch(this.rs.run, [...this.rs.tasks.values()], pending, command.actor, command.reason ?? "canceled by operator", new EventFactory(this.rs.run.id, command.actor));
+    const batch = cancelBatch(this.rs.run, [...this.rs.tasks.values()], pending, command.actor, command.reason ?? "canceled by operator", new EventFactory(this.rs.run.id, command.actor, this.options.secretKeys));
     this.rs.batch.absorb(batch);
     const accepted = acceptance(command, canceledEffect(this.rs.run.id), {}, command.actor);
     this.rs.batch.commands.push(accepted.answer);

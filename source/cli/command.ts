@@ -16,6 +16,8 @@ export interface GlobalOptions {
   actor: string;
   debug: boolean;
   config: CliConfig;
+  /** Names of secrets added to the default ones: the config file's `secretKeys` and PITWALL_SECRET_KEYS. */
+  secretKeys: string[];
 }
 
 export interface CommandContext<F extends AnyFlags = AnyFlags> {
@@ -98,6 +100,7 @@ export class Resources {
   async operator(): Promise<Operator> {
     return new Operator(await this.store(), {
       actor: this.global.actor,
+      secretKeys: this.global.secretKeys,
       // A person waiting on a worker that may be dead is told why nothing happens (not scripts: stderr stays one JSON error).
       ...(this.global.json ? {} : { onWaiting: (w) => process.stderr.write(`${waitingNote(w)}\n`) }),
     });

@@ -97,3 +97,22 @@ describe("pitwall start: an input nested past the depth limit", () => {
     expect(r.stdout).toBe("");
   });
 });
+
+describe("pitwall: names of secrets added by PITWALL_SECRET_KEYS or the config file's secretKeys", () => {
+  const cli = cliHarness();
+
+  it("hide the values of an operator's edits in the events, from either", async () => {
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto"}']);
+    const env = await cli.run(["edit", runId, "--set", "destination=Lisbon-by-env", "--reason", "moved"], { PITWALL_SECRET_KEYS: "origin, destination" });
+    expect(env.code).toBe(0);
+    const config = join(cli.dir, "secret-keys.json");
+    writeFileSync(config, JSON.stringify({ secretKeys: ["destination"] }));
+    const file = await cli.run(["edit", runId, "--set", "destination=Faro-by-config", "--config", config]);
+    expect(file.code).toBe(0);
+    const events = (await cli.run(["events", runId, "--json"])).stdout;
+    expect(events).toContain("operator.requested");
+    expect(events).toContain("state.edited");
+    expect(events).not.toMatch(/Lisbon-by-env|Faro-by-config/);
+    expect(JSON.parse((await cli.run(["state", runId, "--json"])).stdout).destination).toBe("Faro-by-config");
+  });
+});
