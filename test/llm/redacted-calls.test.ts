@@ -41,7 +41,8 @@ const SECRETS = [API_TOKEN, BEARER, SESSION, PASSWORD];
 describe("an agent's tool calls: what pitwall keeps for people hides secrets inside the JSON text; the model and the tool get them whole", () => {
   const server = chatServerEach();
 
-  it("tool-call arguments, tool results, the next prompt and the approval's details are redacted; the tool ran with the real arguments and the model was sent the real result", async () => {
+  /** An agent whose model asks for openSession with secrets in its arguments, paused for approval of the call. */
+  async function askedToApprove() {
     server.reply(
       { kind: "json", body: completion({ toolCalls: [{ id: "c1", name: "openSession", arguments: { user: "dana", apiToken: API_TOKEN, headers: { Authorization: BEARER } } }] }) },
       { kind: "json", body: completion({ content: "opened" }) },
@@ -51,9 +52,13 @@ describe("an agent's tool calls: what pitwall keeps for people hides secrets ins
     const engine = await harness.engine([workflow]);
     const run = await engine.start(workflow, { ask: "dana" });
     expect((await run.wait()).reason).toBe("interrupt");
-
-    // What `pitwall interrupts` prints as DETAILS comes from here.
     const [asked] = await run.pendingInterrupts();
+    return { engine, run, received, asked };
+  }
+
+  it("tool-call arguments, tool results, the next prompt and the approval's details are redacted; the tool ran with the real arguments and the model was sent the real result", async () => {
+    const { engine, run, received, asked } = await askedToApprove();
+    // What `pitwall interrupts` prints as DETAILS comes from here.
     expect(asked!.request.data).toEqual({ tool: "openSession", arguments: { user: "dana", apiToken: "[redacted]", headers: { Authorization: "[redacted]" } } });
 
     await engine.operator("ann").resolve(asked!.id, { decision: "approve" });
@@ -77,16 +82,7 @@ describe("an agent's tool calls: what pitwall keeps for people hides secrets ins
   });
 
   it("arguments an operator edits from their redacted form keep the hidden values the model gave", async () => {
-    server.reply(
-      { kind: "json", body: completion({ toolCalls: [{ id: "c1", name: "openSession", arguments: { user: "dana", apiToken: API_TOKEN, headers: { Authorization: BEARER } } }] }) },
-      { kind: "json", body: completion({ content: "opened" }) },
-    );
-    const { tools, received } = sessionTool();
-    const { workflow } = compileJson(sessionAgent, { tools, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ask: "dana" });
-    await run.wait();
-    const [asked] = await run.pendingInterrupts();
+    const { engine, run, received, asked } = await askedToApprove();
     const shown = (asked!.request.data as { arguments: Record<string, unknown> }).arguments;
     await engine.operator("ann").resolve(asked!.id, { decision: "edit", response: { ...shown, user: "dana.k" } });
     expect((await run.wait()).status).toBe("succeeded");
