@@ -26,7 +26,7 @@ const GLOBAL_HELP = `
   Global options (before or after the command)
     --store URL      sqlite:./pitwall.db (default), memory:, redis://host:6379/0; or PITWALL_STORE
     --durability D   process (default: survives a process crash) or os (survives power loss); or PITWALL_DURABILITY
-    --config FILE    a JSON file with "store", "durability" and "actions" (default: ./pitwall.config.json if present)
+    --config FILE    a JSON file with "store", "durability", "actions" and "secretKeys" (default: ./pitwall.config.json if present)
     --as NAME        who you are, recorded on every command that writes (default: your OS user)
     --json           machine-readable output (JSON; one JSON object per line for streams)
     --debug          print stack traces of errors
@@ -121,6 +121,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       actor: defaultActor(flags.as as string | undefined),
       debug,
       config,
+      secretKeys: [...new Set([...config.secretKeys, ...(process.env.PITWALL_SECRET_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean)])],
     };
     if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
       throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);

@@ -72,3 +72,14 @@ function shown(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
+
+/** `["a", 0, "b c"]` → `$.a[0]["b c"]`, the path notation used in every pitwall message. */
+export function jsonPath(path: readonly (string | number | symbol)[]): string {
+  let out = "$";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (typeof part === "string" && /^[A-Za-z_$][\w$-]*$/.test(part)) out += `.${part}`;
+    else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
+}

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
-import { describeIssues } from "./issues.js";
+import { describeIssues, jsonPath } from "./issues.js";
+import { checkValue } from "./limits.js";
+
+export { jsonPath };
 
 /** The reducers a workflow written as data may name. Code workflows may also pass a function. */
 export const REDUCER_NAMES = ["replace", "append", "merge"] as const;
@@ -275,6 +278,8 @@ export class StateValidator {
   }
 
   parse(state: unknown, what = "state"): Record<string, unknown> {
+    // Before zod, which would drop a `__proto__` key unsaid, and overflow the stack on a deep value.
+    checkValue(state, what);
     const result = this.object.safeParse(state, { reportInput: true });
     if (result.success) return result.data;
     const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
@@ -287,17 +292,6 @@ export class StateValidator {
 function firstIssue(prefix: string, error: z.ZodError): string {
   const [issue] = describeIssues(error.issues);
   return `${prefix}${jsonPath(issue!.path).slice(1)}: ${issue!.message}`;
-}
-
-/** `["a", 0, "b c"]` → `$.a[0]["b c"]`, the path notation used in every pitwall message. */
-export function jsonPath(path: readonly (string | number | symbol)[]): string {
-  let out = "$";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else if (typeof part === "string" && /^[A-Za-z_$][\w$-]*$/.test(part)) out += `.${part}`;
-    else out += `[${JSON.stringify(String(part))}]`;
-  }
-  return out;
 }
 
 /**

@@ -185,3 +185,11 @@ export function formatBytes(n: number): string {
   if (n < 1024 * MiB) return `${(n / MiB).toFixed(1)} MB`;
   return `${(n / 1024 / MiB).toFixed(1)} GB`;
 }
+
+/**
+ * An error made by what was written, not by the store: a value JSON cannot write (a BigInt, a
+ * cycle, one nested past the stack). It is the writer's to report; asking again cannot help.
+ */
+export function writersOwn(error: unknown): boolean {
+  return error instanceof RangeError || (error instanceof TypeError && /serialize|circular structure/i.test(error.message));
+}

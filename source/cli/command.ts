@@ -1,5 +1,5 @@
 import type { AnyFlags, TypedFlags } from "meow";
-import { Operator, loadActionModules, openStore, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
+import { Operator, loadActionModules, openStore, storeUrlWarning, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
 import { enableTypeScript } from "./typescript.js";
 import type { ExitCode } from "./errors.js";
@@ -16,6 +16,8 @@ export interface GlobalOptions {
   actor: string;
   debug: boolean;
   config: CliConfig;
+  /** Names of secrets added to the default ones: the config file's `secretKeys` and PITWALL_SECRET_KEYS. */
+  secretKeys: string[];
 }
 
 export interface CommandContext<F extends AnyFlags = AnyFlags> {
@@ -87,6 +89,8 @@ export class Resources {
   store(readOnly = this.readOnly): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
+      const warning = storeUrlWarning(this.global.store);
+      if (warning) this.warn(warning);
       opened = openStore(this.global.store, {
         readOnly,
         create: this.create,
@@ -110,14 +114,18 @@ export class Resources {
   async operator(): Promise<Operator> {
     return new Operator(await this.store(), {
       actor: this.global.actor,
+      secretKeys: this.global.secretKeys,
       // A person waiting on a worker that may be dead is told why nothing happens (not scripts: stderr stays one JSON error).
       ...(this.global.json ? {} : { onWaiting: (w) => process.stderr.write(`${waitingNote(w)}\n`) }),
     });
   }
 
   async actions(fromFlags: readonly string[] | undefined): Promise<ActionRegistry | undefined> {
-    const paths = fromFlags && fromFlags.length > 0 ? fromFlags : this.global.config.actions;
+    const fromConfig = !(fromFlags && fromFlags.length > 0);
+    const paths = fromConfig ? this.global.config.actions : fromFlags;
     if (paths.length === 0) return undefined;
+    // A config file found in the working folder runs code: say whose, so that it is never a surprise.
+    if (fromConfig && !this.global.json) process.stderr.write(`config ${this.global.config.file}: loading its actions ${paths.join(", ")}\n`);
     await enableTypeScript(paths);
     return loadActionModules(paths);
   }

@@ -16,6 +16,8 @@ const configSchema = z
     durability: z.enum(["process", "os"]).optional(),
     /** Actions modules loaded by `worker`, `start`, `validate` and `demo` when no --actions is given. */
     actions: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    /** Names of secrets, added to the default ones, whose values events and records people read never hold. */
+    secretKeys: z.array(z.string().min(1)).optional(),
   })
   .strict();
 
@@ -24,6 +26,7 @@ export interface CliConfig {
   store?: string;
   durability?: "process" | "os";
   actions: string[];
+  secretKeys: string[];
 }
 
 /**
@@ -37,7 +40,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
     text = readTextFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (explicit === undefined && code === "ENOENT") return { file: null, actions: [] };
+    if (explicit === undefined && code === "ENOENT") return { file: null, actions: [], secretKeys: [] };
     throw new UsageError(`config ${file}: cannot read it: ${fileProblem(error)}`);
   }
   let value: unknown;
@@ -50,7 +53,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";
-    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, durability, actions)` : issue.message;
+    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, durability, actions, secretKeys)` : issue.message;
     throw new UsageError(`config ${file}: ${where}: ${what}`);
   }
   const dir = dirname(file);
@@ -60,6 +63,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
     ...(parsed.data.store ? { store: relativeTo(dir, parsed.data.store) } : {}),
     ...(parsed.data.durability ? { durability: parsed.data.durability } : {}),
     actions: actions.map((p) => resolve(dir, p)),
+    secretKeys: parsed.data.secretKeys ?? [],
   };
 }
 

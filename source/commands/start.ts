@@ -74,7 +74,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     let runId: string;
     let existed: RunRecord | undefined;
     try {
-      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, { actor: global.actor, ...options }) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
+      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, { actor: global.actor, secretKeys: global.secretKeys, ...options }) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
     } catch (error) {
       // A start retried after its reply was lost finds its own run: done already, not a conflict.
       if (!(error instanceof RunExistsError && error.sameStart)) throw error;

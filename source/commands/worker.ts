@@ -51,7 +51,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
   createsStore: true,
   stopsOnSignal: true,
   exitsWhenDone: true,
-  async run({ flags, out, store, actions, signal }) {
+  async run({ flags, out, store, actions, signal, global }) {
     const concurrency = countFlag("concurrency", flags.concurrency);
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
@@ -72,6 +72,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     let onStoreGone: (error: StoreError) => void = () => {};
     const storeGone = new Promise<StoreError>((resolve) => (onStoreGone = resolve));
     const w = new Worker(s, workflows, {
+      secretKeys: global.secretKeys,
       onStoreGone: (error) => onStoreGone(error),
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(flags.lease !== undefined ? { leaseMs: Math.round(flags.lease * 1000) } : {}),
