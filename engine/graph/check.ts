@@ -19,8 +19,8 @@ export interface CheckedChild {
 }
 
 export interface CheckOptions {
-  /** When given, actions not in it are reported as UNKNOWN_ACTION. */
-  hasAction?: (name: string) => boolean;
+  /** When given, an action it says why it lacks (a message) is reported as UNKNOWN_ACTION. */
+  missingAction?: (name: string) => string | undefined;
   /** When given, tools not in it are reported as UNKNOWN_TOOL. */
   hasTool?: (name: string) => boolean;
   /** Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version). */
@@ -148,9 +148,8 @@ function checkNodes(
     }
     const node = parsed.data as NodeDefinition;
     checkNodeFields(node, raw, path, problems);
-    if (node.kind === "action" && options.hasAction && !options.hasAction(node.action)) {
-      problems.error([...path, "action"], "UNKNOWN_ACTION", `action "${node.action}" is not exported by the actions module`);
-    }
+    const missing = node.kind === "action" ? options.missingAction?.(node.action) : undefined;
+    if (missing !== undefined) problems.error([...path, "action"], "UNKNOWN_ACTION", missing);
     if ((node.kind === "tool" || node.kind === "agent") && options.hasTool) {
       const names = node.kind === "tool" ? [node.tool] : node.tools;
       names.forEach((tool, i) => {

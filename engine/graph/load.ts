@@ -8,6 +8,7 @@ import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
 import { ProblemList, formatProblem, type Problem } from "./problems.js";
 import { parseWorkflowText } from "./parse-json.js";
+import { missingAction } from "./actions.js";
 
 export interface CheckFileOptions {
   /** When given, actions it lacks are UNKNOWN_ACTION problems (and tools it lacks, UNKNOWN_TOOL). */
@@ -46,7 +47,7 @@ function checkValue(value: unknown, options: CheckFileOptions, stack: string[], 
   const result = checkWorkflow(
     value,
     {
-      ...(options.actions ? { hasAction: (name: string) => options.actions!.get(name) !== undefined } : {}),
+      ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
       resolveChild: (ref, path, list) => {
         const child = loadChild(ref, options, stack, path, list);
@@ -156,6 +157,7 @@ export function compileWithChildren(
     }
     const result = compileDefinition(def, v, {
       action: (name) => actions.get(name),
+      missingAction: (name) => missingAction(actions, name, "any loaded actions module"),
       children: mine,
       ...(actions.tool ? { tool: (name: string) => actions.tool!(name) } : {}),
       ...(actions.model ? { model: actions.model } : {}),
