@@ -4,6 +4,7 @@ import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
 import { typeMisfit, valueTypes } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
+import { checkRouteKeys, routeOnCovered } from "./route-keys.js";
 import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
@@ -53,6 +54,7 @@ export function checkGraph(
     if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
       problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
     }
+    checkRouteKeys(node, path, state, problems);
     if (node.map) {
       const key = state[node.map.over];
       if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
@@ -203,29 +205,6 @@ function routesCovered(node: NodeDefinition): boolean {
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
   return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
-}
-
-/**
- * A `routeOn` key that always holds one of a few values, each with a route, needs no default: a
- * boolean with routes `true` and `false`, an enum with a route per value (read as the route key
- * the run reads: a string as it is, anything else as JSON). A key that may be absent or null
- * chooses no route.
- */
-function routeOnCovered(node: NodeDefinition, state: Record<string, StateKeyDefinition>): boolean {
-  const key = node.routeOn !== undefined ? state[node.routeOn] : undefined;
-  if (!key || (key.optional === true && key.default === undefined)) return false;
-  const values = fixedValues(key);
-  if (!values || values.includes(null) || valueTypes(key).includes("null")) return false;
-  return values.every((v) => Object.hasOwn(node.routes!, typeof v === "string" ? v : JSON.stringify(v)));
-}
-
-/** The values a key can hold when they are few: a boolean's, an enum's (normalized enums of numbers are `const` branches). */
-function fixedValues(key: JsonSchema): unknown[] | undefined {
-  if (Array.isArray(key.enum)) return key.enum;
-  const branches = key.anyOf ?? key.oneOf;
-  if (Array.isArray(branches) && branches.length > 0 && branches.every((b) => isPlainObject(b) && "const" in b)) return branches.map((b) => (b as JsonSchema).const);
-  const types = valueTypes(key);
-  return types.length === 1 && types[0] === "boolean" ? [true, false] : undefined;
 }
 
 function walk(from: string[], next: (node: string) => string[]): Set<string> {
