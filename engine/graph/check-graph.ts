@@ -5,6 +5,7 @@ import { checkTemplates } from "./check-templates.js";
 import { typeMisfit, valueTypes } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
 import { checkRouteKeys, routeOnCovered } from "./route-keys.js";
+import { checkPathsToEnd, walk } from "./paths.js";
 import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
@@ -105,15 +106,7 @@ export function checkGraph(
   for (const name of names) {
     if (!reachable.has(name)) problems.error(["nodes", name], "UNREACHABLE_NODE", `no path from "${start}" reaches "${name}"`);
   }
-  const reverse = new Map<string, string[]>();
-  for (const [name, node] of Object.entries(nodes)) {
-    const targets = nodeTargets(node);
-    for (const t of targets.length === 0 ? [END] : targets) reverse.set(t, [...(reverse.get(t) ?? []), name]);
-  }
-  const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
-  for (const name of reachable) {
-    if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
-  }
+  checkPathsToEnd(nodes, start, reachable, problems);
   checkJoinChoices(nodes, start, problems);
 }
 
@@ -205,18 +198,4 @@ function routesCovered(node: NodeDefinition): boolean {
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
   return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
-}
-
-function walk(from: string[], next: (node: string) => string[]): Set<string> {
-  const seen = new Set<string>(from);
-  const queue = [...from];
-  while (queue.length > 0) {
-    for (const n of next(queue.shift()!)) {
-      if (!seen.has(n)) {
-        seen.add(n);
-        queue.push(n);
-      }
-    }
-  }
-  return seen;
 }

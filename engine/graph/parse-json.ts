@@ -1,15 +1,21 @@
-import { parse, printParseErrorCode, visit, type ParseError } from "jsonc-parser";
+import { findNodeAtLocation, parse, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
 import { RESERVED_NAME_PROBLEM } from "./definition.js";
 import { ProblemList } from "./problems.js";
 
-/** JSON text parsed, or its first syntax error in words, with its line and column. */
-export function parseJsonText(text: string, options: { comments?: boolean; trailingCommas?: boolean } = {}): { value: unknown; error?: undefined } | { error: string } {
+/**
+ * JSON text parsed, or its first syntax error in words, with its line and column: the one
+ * parser of every JSON a person writes (workflows, `--input`, the config file, model scripts).
+ */
+export function parseJsonText(
+  text: string,
+  options: { comments?: boolean; trailingCommas?: boolean } = {},
+): { value: unknown; error?: undefined } | { error: string; line: number; column: number } {
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: options.trailingCommas ?? false, disallowComments: !options.comments });
   if (errors.length === 0) return { value };
   // The first error is the mistake; the parser's later ones mostly follow from it.
   const { line, column } = lineColumn(text, errors[0]!.offset);
-  return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(errors[0]!.error))}` };
+  return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(errors[0]!.error))}`, line, column };
 }
 
 /**
@@ -20,7 +26,7 @@ export function parseJsonText(text: string, options: { comments?: boolean; trail
 export function parseWorkflowText(text: string, problems: ProblemList): unknown {
   const parsed = parseJsonText(text);
   if (parsed.error !== undefined) {
-    problems.error([], "BAD_JSON", parsed.error);
+    Object.assign(problems.error([], "BAD_JSON", parsed.error), { line: parsed.line, column: parsed.column });
     return undefined;
   }
   findLostKeys(text, problems);
@@ -45,17 +51,40 @@ function findLostKeys(text: string, problems: ProblemList): void {
         const path = [...pathSupplier(), property];
         const { line, column } = lineColumn(text, offset);
         const isNode = path.length === 2 && path[0] === "nodes";
-        problems.error(
+        const problem = problems.error(
           path,
           isNode ? "DUPLICATE_NODE" : "INVALID_FIELD",
           isNode
             ? `node "${property}" is defined twice (again at line ${line}, column ${column})`
             : `key "${property}" appears twice (again at line ${line}, column ${column})`,
         );
+        Object.assign(problem, { line, column });
       }
       keys.add(property);
     },
   });
+}
+
+/**
+ * Gives each problem found in a document the line and column of its path in the text: the key
+ * of the field it names, or, for a field that is missing, the object that lacks it.
+ */
+export function locateProblems(text: string, problems: ProblemList): void {
+  let tree: Node | undefined;
+  for (const problem of problems.items) {
+    const path = problems.pathOf(problem);
+    if (problem.line !== undefined || !path || path.length === 0) continue;
+    tree ??= parseTree(text);
+    if (!tree) return;
+    for (let n = path.length; n > 0; n--) {
+      const found = findNodeAtLocation(tree, [...path.slice(0, n)]);
+      if (!found) continue;
+      // A property's value: point at its key, where the field is named.
+      const at = found.parent?.type === "property" ? found.parent.offset : found.offset;
+      Object.assign(problem, lineColumn(text, at));
+      break;
+    }
+  }
 }
 
 function lineColumn(text: string, offset: number): { line: number; column: number } {

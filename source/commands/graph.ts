@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { PitwallError, renderGraph, type WorkflowDefinition } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { checkWorkflowFile, errorsOf, problemLines } from "../cli/workflow-file.js";
+import { checkedVersion, problemLines } from "../cli/workflow-file.js";
 
 export const graph = defineCommand({
   name: "graph",
@@ -18,13 +18,9 @@ export const graph = defineCommand({
     let drawn: { definition: WorkflowDefinition; version: string };
     // A run id has no path separators, no extension and is not a file here.
     if (/\.json$/i.test(ref) || /[\\/]/.test(ref) || existsSync(ref)) {
-      const checked = checkWorkflowFile(ref);
-      const errors = errorsOf(checked.problems);
-      if (errors.length > 0 || !checked.definition) {
-        const more = errors.length > 1 ? ` (and ${errors.length - 1} more; see pitwall validate)` : "";
-        throw new UsageError(`${ref} is invalid: ${problemLines(errors.slice(0, 1))[0]}${more}`);
-      }
-      drawn = { definition: checked.definition, version: checked.version! };
+      const checked = checkedVersion(ref);
+      for (const line of problemLines(ref, checked.warnings)) out.note(line);
+      drawn = checked;
     } else {
       const s = await store();
       const run = await s.getRun(ref);

@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, PitwallError, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -47,7 +47,10 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     const registry = await actions(flags.actions);
     // With actions, the workflow is compiled against them (so a missing action is caught now);
     // without, only its definition is needed here: the workers load the code.
-    const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
+    const file = args[0]!;
+    const workflow = registry ? loadWorkflowFile(file, registry) : checkedVersion(file);
+    // What validate warns of (a loop that may not end, routes without a default) is said here too.
+    for (const warning of workflow.warnings) out.note(formatProblemIn(file, warning));
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
     // The engine takes null for "no input"; written out on a command line it is a mistake.
     if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");

@@ -50,7 +50,7 @@ describe("messages about bad input", () => {
   });
 
   it("reports a JSON syntax error once, in words, with its line and column", () => {
-    expect(parseJsonText('{\n  "a": 1,\n  "b": @\n}')).toEqual({ error: "line 3, column 8: unexpected character" });
+    expect(parseJsonText('{\n  "a": 1,\n  "b": @\n}')).toEqual({ error: "line 3, column 8: unexpected character", line: 3, column: 8 });
     expect(parseJsonText("{ // note\n\"a\": 1 }", { comments: true })).toEqual({ value: { a: 1 } });
     const problems = checkWorkflowText('{ "name": "x", "start": "a" "nodes": { "a": { "action": "x" } } ').problems;
     expect(problems).toEqual([expect.objectContaining({ code: "BAD_JSON", message: "line 1, column 29: expected ','" })]);
