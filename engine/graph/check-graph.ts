@@ -6,6 +6,7 @@ import { typeMisfit, valueTypes } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
 import { checkRouteKeys, routeOnCovered } from "./route-keys.js";
 import { checkPathsToEnd, walk } from "./paths.js";
+import { nodeHint } from "./field-hints.js";
 import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
@@ -24,19 +25,21 @@ export function checkGraph(
 ): void {
   const names = new Set(Object.keys(nodes));
   const isTarget = (t: string) => t === END || names.has(t) || broken.has(t);
+  const known = [...names, ...broken];
+  const hint = (t: string) => nodeHint(t, known, END);
   for (const [name, node] of Object.entries(nodes)) {
     const path: Path = ["nodes", name];
     asList(node.next).forEach((t, i) => {
-      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
+      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${hint(t)}`);
     });
     for (const [key, targets] of Object.entries(node.routes ?? {})) {
       if (reservedName(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `route key "${key}" ${RESERVED_NAME_PROBLEM}`);
       asList(targets).forEach((t, i) => {
-        if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
+        if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)${hint(t)}`);
       });
     }
     if (node.default !== undefined && !isTarget(node.default)) {
-      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)`);
+      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)${hint(node.default)}`);
     }
     if (node.next !== undefined && hasRoutes(node)) {
       problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
@@ -90,7 +93,7 @@ export function checkGraph(
     if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
     (node.waitFor ?? []).forEach((pred, i) => {
       if (broken.has(pred)) return;
-      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node`);
+      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node${nodeHint(pred, known, undefined)}`);
       else if (!nodeTargets(nodes[pred]!).includes(name)) {
         problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
       }

@@ -25,6 +25,26 @@ function keySchema(definition: JsonSchema): JsonSchema {
 
 const JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"] as const;
 
+/** The keywords of the JSON-Schema subset a state key takes in a workflow file. */
+export const STATE_SCHEMA_KEYWORDS = [
+  "type",
+  "items",
+  "properties",
+  "required",
+  "additionalProperties",
+  "enum",
+  "default",
+  "description",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "nullable",
+  "anyOf",
+] as const;
+
 /** The JSON-Schema subset accepted in workflow files; checked before zod builds a validator from it. */
 const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
   z
@@ -45,7 +65,7 @@ const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
       maxItems: z.number().int().min(0).optional(),
       nullable: z.boolean().optional(),
       anyOf: z.array(subsetSchema).min(1).optional(),
-    })
+    } satisfies Record<(typeof STATE_SCHEMA_KEYWORDS)[number], z.ZodType>)
     .strict()
     .superRefine((schema, ctx) => {
       if (schema.type !== undefined) return;

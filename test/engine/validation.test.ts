@@ -9,6 +9,7 @@ import {
   actionRegistry,
   checkWorkflowText,
   formatProblem,
+  formatProblemIn,
   loadWorkflowText,
   loadWorkflowValue,
   renderGraph,
@@ -285,7 +286,8 @@ describe("workflow validation", () => {
 
   it("formats problems as the CLI prints them", () => {
     const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
-    expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END)');
+    expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: init, work, check, fanout, a, b, join)');
+    expect(formatProblemIn("wf.json", problem!)).toBe(`wf.json:${problem!.line}:${problem!.column}: ${formatProblem(problem!)}`);
   });
 
   it("loads sub-workflows by relative path and refuses a broken one with its problem", () => {
