@@ -72,3 +72,17 @@ describe("what a mistyped name most likely meant", () => {
     expect(() => workflow("dotted", { state: z.object({ "a.b": z.string() }) }).node("a", noop, { next: "END" }).compile()).toThrow(/state key "a\.b" holds a "\."/);
   });
 });
+
+describe("a wait node's until", () => {
+  const untilProblem = (until: unknown) => problemsOf({ nodes: { a: { kind: "wait", until, next: "END" } } });
+  it("says a date-time without an offset needs one, with an example, and a text that is no date-time that it is not one", () => {
+    expect(untilProblem("2026-12-01T09:00:00")).toEqual([
+      '$.nodes.a.until: INVALID_FIELD: "2026-12-01T09:00:00" has no UTC offset, so it names another moment in every time zone: add one, e.g. 2026-12-01T09:00:00Z (UTC) or 2026-12-01T09:00:00+01:00',
+    ]);
+    expect(untilProblem("2026-12-01")).toEqual([
+      '$.nodes.a.until: INVALID_FIELD: "2026-12-01" has no time: give the moment with its UTC offset, e.g. 2026-12-01T09:00:00Z (UTC) or 2026-12-01T09:00:00+01:00',
+    ]);
+    expect(untilProblem("next tuesday")).toEqual(['$.nodes.a.until: INVALID_FIELD: "next tuesday" is not an ISO date-time: write it as 2026-12-01T09:00:00Z (or with an offset, +01:00)']);
+    expect(untilProblem("2026-12-01T09:00:00+01:00")).toEqual([]);
+  });
+});
