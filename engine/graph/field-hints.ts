@@ -36,7 +36,8 @@ const ELSEWHERE: Record<string, Record<string, string>> = {
 
 /** `unknown field "nxt" (did you mean "next"?)`, or where such a setting goes. */
 export function unknownField(key: string, known: Iterable<string>, where: keyof typeof ELSEWHERE): string {
-  const elsewhere = ELSEWHERE[where]?.[key];
+  const group = Object.hasOwn(ELSEWHERE, where) ? ELSEWHERE[where]! : {};
+  const elsewhere = Object.hasOwn(group, key) ? group[key] : undefined;
   return elsewhere ? `unknown field "${key}": ${elsewhere}` : `unknown field "${key}"${didYouMean(key, known)}`;
 }
 

@@ -1,5 +1,4 @@
 import { findNodeAtLocation, parse, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
-import { RESERVED_NAME_PROBLEM } from "./definition.js";
 import { ProblemList } from "./problems.js";
 
 /**
@@ -10,18 +9,36 @@ export function parseJsonText(
   text: string,
   options: { comments?: boolean; trailingCommas?: boolean } = {},
 ): { value: unknown; error?: undefined } | { error: string; line: number; column: number } {
+  const strict = !options.comments && !options.trailingCommas;
+  let parseError: unknown;
+  if (strict) {
+    // JSON's own parser for the value: a "__proto__" key stays a key, as everywhere else.
+    try {
+      return { value: JSON.parse(text) as unknown };
+    } catch (error) {
+      parseError = error;
+    }
+  }
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: options.trailingCommas ?? false, disallowComments: !options.comments });
-  if (errors.length === 0) return { value };
   // The first error is the mistake; the parser's later ones mostly follow from it.
-  const { line, column } = lineColumn(text, errors[0]!.offset);
-  return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(errors[0]!.error))}`, line, column };
+  const first = errors[0];
+  if (first) {
+    const { line, column } = lineColumn(text, first.offset);
+    return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(first.error))}`, line, column };
+  }
+  if (!strict) return { value };
+  // What only JSON's parser refuses (an empty text...): its words, at its position.
+  const message = (parseError as Error).message;
+  const at = /position (\d+)/.exec(message);
+  const { line, column } = lineColumn(text, at ? Number(at[1]) : 0);
+  return { error: `line ${line}, column ${column}: ${message.replace(/ (in JSON )?at position \d+.*$/, "")}`, line, column };
 }
 
 /**
  * Parses a workflow file's text. Syntax errors are reported with line and column; a node name
- * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE, and a
- * `__proto__` key (which parsing turns into the object's prototype) as INVALID_FIELD.
+ * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE. (A
+ * `__proto__` key stays a key, which the checks of names refuse where a name is expected.)
  */
 export function parseWorkflowText(text: string, problems: ProblemList): unknown {
   const parsed = parseJsonText(text);
@@ -33,7 +50,7 @@ export function parseWorkflowText(text: string, problems: ProblemList): unknown 
   return parsed.value;
 }
 
-/** Keys the parsed value cannot hold as written: one written twice (the last wins), and `__proto__` (it sets the object's prototype). */
+/** Keys the parsed value cannot hold as written: one written twice (the last wins). */
 function findLostKeys(text: string, problems: ProblemList): void {
   const seen: Set<string>[] = [];
   visit(text, {
@@ -46,7 +63,6 @@ function findLostKeys(text: string, problems: ProblemList): void {
     onObjectProperty: (property, offset, _length, _line, _char, pathSupplier) => {
       const keys = seen[seen.length - 1];
       if (!keys) return;
-      if (property === "__proto__") problems.error([...pathSupplier(), property], "INVALID_FIELD", `"${property}" ${RESERVED_NAME_PROBLEM}`);
       if (keys.has(property)) {
         const path = [...pathSupplier(), property];
         const { line, column } = lineColumn(text, offset);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
 import { describeIssues } from "./issues.js";
+import { didYouMean } from "../suggest.js";
 
 /** The reducers a workflow written as data may name. Code workflows may also pass a function. */
 export const REDUCER_NAMES = ["replace", "append", "merge"] as const;
@@ -297,7 +298,15 @@ export class StateValidator {
   parse(state: unknown, what = "state"): Record<string, unknown> {
     const result = this.object.safeParse(state, { reportInput: true });
     if (result.success) return result.data;
-    const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
+    // A key the state does not have comes first, with the key meant: its misspelling is often
+    // why a key it needs is missing (`tickte` for `ticket`).
+    const unknown = result.error.issues.flatMap((issue) =>
+      issue.code === "unrecognized_keys" && issue.path.length === 0
+        ? [{ path: "$", message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => `${key}${didYouMean(key, this.keys.keys())}`).join(", ")}` }]
+        : [],
+    );
+    const others = describeIssues(result.error.issues.filter((issue) => !(issue.code === "unrecognized_keys" && issue.path.length === 0)));
+    const issues = [...unknown, ...others.map((issue) => ({ path: jsonPath(issue.path), message: issue.message }))];
     const first = issues[0]!;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
     throw new ValidationError(`${what} is invalid at ${first.path}: ${first.message}${more}`, issues);

@@ -27,7 +27,7 @@ describe("messages about bad input", () => {
     expect(() => wf.initialState({ nights: 1e400 })).toThrow("run input is invalid at $.nights: expected number, got Infinity (not a finite number)");
     // Types in the words the schema is written in (JSON Schema's), not zod's.
     const typed = new StateValidator({ n: { type: "integer" }, scores: { type: "object", additionalProperties: { type: "number" } } });
-    expect(() => typed.parse({ n: 1.5, scores: {} })).toThrow("state is invalid at $.n: expected integer, got number 1.5");
+    expect(() => typed.parse({ n: 1.5, scores: {} })).toThrow("state is invalid at $.n: must be an integer, got 1.5");
     expect(() => typed.parse({ n: 1, scores: 5 })).toThrow("state is invalid at $.scores: expected object, got number 5");
   });
 
