@@ -38,6 +38,8 @@ export { parseJsonText } from "./graph/parse-json.js";
 export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
 export { formatProblem, formatProblemIn, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
 export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
+export { renderMermaid, renderDot } from "./graph/render-formats.js";
+export { inlineSubWorkflows } from "./graph/inline.js";
 export { workflowVersion, canonicalJson } from "./graph/canonical.js";
 export {
   PitwallError,

@@ -13,7 +13,6 @@ const SUBSET = STATE_SCHEMA_KEYWORDS.join(", ");
  * ignored, so that no rule a workflow states goes unchecked. What to write instead, where there is one.
  */
 const REFUSED: Record<string, string> = {
-  const: 'for one allowed value write "enum": [value]',
   oneOf: "use anyOf",
   allOf: "combine the keywords in one schema",
   exclusiveMinimum: "use minimum",

@@ -34,6 +34,7 @@ export const STATE_SCHEMA_KEYWORDS = [
   "required",
   "additionalProperties",
   "enum",
+  "const",
   "default",
   "description",
   "minimum",
@@ -56,6 +57,8 @@ const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
       required: z.array(z.string()).optional(),
       additionalProperties: z.union([z.boolean(), subsetSchema]).optional(),
       enum: z.array(z.unknown()).min(1).optional(),
+      // The canonical form writes an enum of numbers as anyOf const branches: it reads back.
+      const: z.unknown().optional(),
       default: z.unknown().optional(),
       description: z.string().optional(),
       minimum: z.number().optional(),

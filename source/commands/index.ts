@@ -22,6 +22,7 @@ import { start } from "./start.js";
 import { state } from "./state.js";
 import { validate } from "./validate.js";
 import { worker } from "./worker.js";
+import { workflows } from "./workflows.js";
 
 /** Every subcommand, in the order `pitwall --help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -30,6 +31,7 @@ export const COMMANDS: readonly Command[] = [
   start,
   worker,
   runs,
+  workflows,
   show,
   events,
   state,

@@ -54,14 +54,14 @@ describe("what a mistyped name most likely meant", () => {
       state: {
         j: { type: "string", Default: "" },
         code: { type: "string", pattern: "^[A-Z]+$", default: "A" },
-        o: { type: "object", properties: { x: { type: "integer", const: 1 } }, default: {} },
+        o: { type: "object", properties: { x: { oneOf: [{ type: "integer" }] } }, default: {} },
       },
       nodes: { a: { action: "tasks.noop", next: "END" } },
     });
     expect(found).toEqual([
       '$.state.j.Default: BAD_STATE_SCHEMA: unknown keyword "Default" (did you mean "default"?)',
       expect.stringMatching(/^\$\.state\.code\.pattern: BAD_STATE_SCHEMA: "pattern" is refused in state schemas of workflow files, which take the JSON-Schema subset type, items, .*: check the text in the node that writes it$/),
-      expect.stringMatching(/^\$\.state\.o\.properties\.x\.const: BAD_STATE_SCHEMA: "const" is refused .*: for one allowed value write "enum": \[value\]$/),
+      expect.stringMatching(/^\$\.state\.o\.properties\.x\.oneOf: BAD_STATE_SCHEMA: "oneOf" is refused .*: use anyOf$/),
     ]);
   });
 
