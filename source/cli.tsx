@@ -125,7 +125,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
       throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);
     }
-    const res = new Resources(global, command.readsOnly, command.createsStore);
+    const res = new Resources(global, command);
     resources.current = res;
     const out = new Output(global.json);
     const code = await command.run({

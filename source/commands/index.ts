@@ -16,6 +16,7 @@ import { kill } from "./kill.js";
 import { prune } from "./prune.js";
 import { resolve } from "./resolve.js";
 import { retry } from "./retry.js";
+import { run } from "./run.js";
 import { runs } from "./runs.js";
 import { show } from "./show.js";
 import { start } from "./start.js";
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   validate,
   graph,
   start,
+  run,
   worker,
   runs,
   workflows,

@@ -3,7 +3,8 @@ import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
-import { age, childRunState, runStatus } from "../cli/format.js";
+import { age, runStatus } from "../cli/format.js";
+import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
@@ -97,11 +98,8 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     }
     if (!out.json) out.line(handle.id);
     // A run waiting on a sub-workflow that paused for an operator has settled too: say on what.
-    const child = async (run: RunRecord) => (run.waitingOn ? await opened.getRun(run.waitingOn) : undefined);
-    const settled = (run: RunRecord, held: RunRecord | undefined) =>
-      out.value({ runId: run.id, ...made, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
-    const settledText = (run: RunRecord, held: RunRecord | undefined) =>
-      `run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${childRunState(held)}` : ""}`;
+    const child = (run: RunRecord) => heldBy(opened, run);
+    const settled = (run: RunRecord, held: RunRecord | undefined) => out.value({ ...settledValue(run, held), ...made });
     // Nobody may be running a worker: say so once, rather than wait in silence.
     const unclaimed = out.json
       ? undefined
