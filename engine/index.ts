@@ -89,3 +89,4 @@ export { nextRetry, type RetryWait } from "./runtime/retry.js";
 export type { State, ChannelOp } from "./state/ops.js";
 export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";
+export { closest, didYouMean } from "./suggest.js";

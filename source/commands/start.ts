@@ -2,7 +2,7 @@ import { MAX_WAIT_MS, PitwallError, formatProblemIn, RunExistsError, RunHandle, 
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
-import { EXIT, UsageError } from "../cli/errors.js";
+import { EXIT, TimedOutError, UsageError } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
@@ -20,7 +20,7 @@ A worker (pitwall worker, or the demo) executes the run; with --actions (or acti
 config file) the workflow's actions are checked now.
 --wait waits until the run ends or pauses for an operator; exit 1 if it failed, was canceled or
 paused on a failure (retries-exhausted, poison, killed, or an at-most-once node's recovery
-interrupt); exit 0 if it paused for a person's answer (an approval, interrupt or breakpoint). --until end waits on through pauses until the run ends (an operator answers,
+interrupt); exit 4 if --timeout ran out first (the run goes on); exit 0 if it paused for a person's answer (an approval, interrupt or breakpoint). --until end waits on through pauses until the run ends (an operator answers,
 retries or cancels it meanwhile).
 --id ID names the run (letters, digits, '.', '_' and '-', at most 128), so that a start whose
 reply was lost can be run again: when a run with that id exists and is a start of the same
@@ -123,7 +123,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = await opened.getRun(runId);
       if (out.json && now) settled(now, await child(now));
-      throw new PitwallError("RUN", `run ${runId} did not ${flags.until === "end" ? "end" : "settle"} within ${flags.timeout} s (it is ${now ? runStatus(now) : "gone"})`);
+      throw new TimedOutError(`run ${runId} did not ${flags.until === "end" ? "end" : "settle"} within ${flags.timeout} s (it is ${now ? runStatus(now) : "gone"}; it goes on without this wait)`);
     } finally {
       clearTimeout(unclaimed);
     }

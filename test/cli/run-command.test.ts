@@ -53,6 +53,13 @@ describe("pitwall run: a workflow run in one process, and memory: stores", () =>
     const { runId: other } = await cli.json<{ runId: string }>(["start", "ask.json", ...own]);
     expect((await cli.run(["run", "count.json", "--actions", "actions.mjs", ...own])).code).toBe(0);
     expect(await cli.json(["show", other, ...own])).toMatchObject({ status: "queued" });
+
+    // --workflow, like --status, is repeated or comma-separated: the runs of any workflow named.
+    await cli.json(["start", "fails.json", ...own]);
+    const names = async (args: string[]) => (await cli.json<{ workflow: string }[]>(["runs", ...args, ...own])).map((r) => r.workflow).sort();
+    expect(await names(["--workflow", "ask", "--workflow", "count"])).toEqual(["ask", "count"]);
+    expect(await names(["--workflow", "ask,count"])).toEqual(["ask", "count"]);
+    expect(await names(["--workflow", "fails"])).toEqual(["fails"]);
   });
 
   it("refuses memory: for the commands it cannot work for, saying why", async () => {
