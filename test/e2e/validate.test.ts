@@ -135,7 +135,7 @@ describe("pitwall validate", () => {
     const both = await cli.run(["validate", bad, warned]);
     expect(both.code).toBe(2);
     expect(both.stdout.split("\n")).toEqual([
-      `${bad}:8:19: $.nodes.b.routes.x: UNKNOWN_TARGET: route x goes to "nowhere", which is not a node (nor END)`,
+      `${bad}:8:19: $.nodes.b.routes.x: UNKNOWN_TARGET: route x goes to "nowhere", which is not a node (nor END) (nodes: a, b)`,
       `${bad}: 1 error, 0 warnings`,
       `${warned}:13:7: $.nodes.a.routes: ROUTES_WITHOUT_DEFAULT (warning): routes without a \`default\`: a route key that matches none fails the run`,
       expect.stringMatching(/warned\.json: valid workflow t \(version \w+, 2 nodes; 1 warning\)$/),
@@ -149,7 +149,7 @@ describe("pitwall validate", () => {
     expect([strict.code, strict.stdout.split("\n").at(-2)]).toEqual([2, `${warned}: 0 errors, 1 warning (--strict fails on warnings)`]);
 
     const piped = spawnSync(process.execPath, [BIN, "validate", "-"], { input: readFileSync(bad, "utf8"), encoding: "utf8", cwd: cli.dir });
-    expect([piped.status, piped.stdout.split("\n")[0]]).toEqual([2, '<stdin>:8:19: $.nodes.b.routes.x: UNKNOWN_TARGET: route x goes to "nowhere", which is not a node (nor END)']);
+    expect([piped.status, piped.stdout.split("\n")[0]]).toEqual([2, '<stdin>:8:19: $.nodes.b.routes.x: UNKNOWN_TARGET: route x goes to "nowhere", which is not a node (nor END) (nodes: a, b)']);
 
     // One file of several that cannot be read is said, and the others are still checked.
     const some = await cli.run(["validate", join(cli.dir, "gone.json"), warned]);
