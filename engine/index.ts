@@ -37,8 +37,10 @@ export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
 export { parseJsonText } from "./graph/parse-json.js";
 export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
-export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
+export { formatProblem, formatProblemIn, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
 export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
+export { renderMermaid, renderDot } from "./graph/render-formats.js";
+export { inlineSubWorkflows } from "./graph/inline.js";
 export { workflowVersion, canonicalJson } from "./graph/canonical.js";
 export {
   PitwallError,
@@ -90,3 +92,4 @@ export { nextRetry, type RetryWait } from "./runtime/retry.js";
 export type { State, ChannelOp } from "./state/ops.js";
 export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";
+export { closest, didYouMean } from "./suggest.js";

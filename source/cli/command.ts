@@ -2,7 +2,7 @@ import type { AnyFlags, TypedFlags } from "meow";
 import { Operator, loadActionModules, openStore, storeUrlWarning, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
 import { enableTypeScript } from "./typescript.js";
-import type { ExitCode } from "./errors.js";
+import { UsageError, type ExitCode } from "./errors.js";
 import type { Output } from "./output.js";
 
 /** The options every command shares (DESIGN: `--store`, `--json`, `--as`, `--config`, `--debug`). */
@@ -65,6 +65,12 @@ export interface Command<F extends AnyFlags = AnyFlags> {
    * command acts on what a store holds, so a mistyped `--store` path is an error, not a new file.
    */
   createsStore?: boolean;
+  /**
+   * Executes the runs it makes in this process, to their end (run, demo): the one kind of command
+   * a `memory:` store works for. Any other would start from an empty store, or leave its writes
+   * in one that is gone when it exits, so it refuses one.
+   */
+  inProcess?: boolean;
   run(ctx: CommandContext<F>): Promise<ExitCode | void>;
 }
 
@@ -82,18 +88,18 @@ export class Resources {
 
   constructor(
     private readonly global: GlobalOptions,
-    private readonly readOnly = false,
-    private readonly create = false,
+    private readonly command: Pick<Command, "name" | "readsOnly" | "createsStore" | "inProcess">,
   ) {}
 
-  store(readOnly = this.readOnly): Promise<Store> {
+  store(readOnly = this.command.readsOnly ?? false): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
+      if (!this.command.inProcess && isMemoryStore(this.global.store)) return Promise.reject(memoryRefused(this.command));
       const warning = storeUrlWarning(this.global.store);
       if (warning) this.warn(warning);
       opened = openStore(this.global.store, {
         readOnly,
-        create: this.create,
+        create: this.command.createsStore ?? false,
         ...(this.global.durability ? { durability: this.global.durability } : {}),
         onWarning: (message) => this.warn(message),
       });
@@ -146,6 +152,20 @@ export class Resources {
       clearTimeout(timer);
     }
   }
+}
+
+/** Whether a store URL names a store in this process's memory (as openStore spells one). */
+export function isMemoryStore(url: string): boolean {
+  return /^memory:?$/.test(url);
+}
+
+function memoryRefused(command: Pick<Command, "name" | "createsStore">): UsageError {
+  const why = command.createsStore
+    ? `what pitwall ${command.name} writes there would be gone when it exits, unseen by any other pitwall process`
+    : `pitwall ${command.name} would find it empty: no other process can have put anything there`;
+  return new UsageError(
+    `--store memory: lives only as long as the process that opens it, so ${why}; use a SQLite file (sqlite:./pitwall.db, the default) or Redis (redis://host:6379/0), or pitwall run FILE to run a workflow to its end in one process`,
+  );
 }
 
 /**

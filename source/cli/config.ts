@@ -1,7 +1,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { UsageError } from "./errors.js";
-import { fileProblem } from "../../engine/index.js";
+import { fileProblem, parseJsonText } from "../../engine/index.js";
 import { readTextFile } from "./inputs.js";
 
 export const CONFIG_FILE = "pitwall.config.json";
@@ -43,13 +43,9 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
     if (explicit === undefined && code === "ENOENT") return { file: null, actions: [], secretKeys: [] };
     throw new UsageError(`config ${file}: cannot read it: ${fileProblem(error)}`);
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`config ${file} is not valid JSON: ${(error as Error).message}`);
-  }
-  const parsed = configSchema.safeParse(value);
+  const json = parseJsonText(text);
+  if (json.error !== undefined) throw new UsageError(`config ${file} is not valid JSON: ${json.error}`);
+  const parsed = configSchema.safeParse(json.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";

@@ -20,6 +20,7 @@ stretches the simulated model latency.`,
   flags: { every: { type: "number" } },
   args: { min: 0, max: 0 },
   createsStore: true,
+  inProcess: true,
   stopsOnSignal: true,
   async run({ flags, global, store, actions }) {
     if (flags.every !== undefined && !(flags.every >= 1)) throw new UsageError("--every must be at least 1 (seconds between new runs)");

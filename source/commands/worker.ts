@@ -1,16 +1,13 @@
 import { once } from "node:events";
 import {
   MAX_WAIT_MS,
-  ModelError,
   Worker,
   WorkflowRegistry,
   actionRegistry,
   extendRegistry,
   leaseRanOut,
   leftBehindText,
-  modelFromEnv,
   runsLeftBehind,
-  type ModelProvider,
   type Store,
   type StoreError,
 } from "../../engine/index.js";
@@ -21,6 +18,7 @@ import { plural } from "../text/plain.js";
 import type { Output } from "../cli/output.js";
 import { clean } from "../text/plain.js";
 import { noteRoom } from "../cli/room.js";
+import { modelOfEnvironment } from "../cli/model.js";
 
 export const worker = defineCommand({
   name: "worker",
@@ -109,16 +107,6 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     return EXIT.ok;
   },
 });
-
-/** The model the environment names, checked now: both a script and a server, or a script that cannot be read, is refused. */
-function modelOfEnvironment(): ModelProvider | undefined {
-  try {
-    return modelFromEnv();
-  } catch (error) {
-    if (error instanceof ModelError) throw new UsageError(error.message);
-    throw error;
-  }
-}
 
 /** `2 actions (a, b)`, `no tools`: what the modules gave, a long list cut short. */
 function namesOf(names: readonly string[], what: string): string {
