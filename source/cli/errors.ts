@@ -58,8 +58,8 @@ export function exitCodeOf(error: unknown): ExitCode {
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const issues = (error as { issues?: readonly { path: string; message: string }[] }).issues ?? [];
-  // Issues the message says already (at their path, or in their words) are not said twice.
-  const said = (i: { path: string; message: string }) => error.message.includes(`${i.path}: `) || error.message.includes(i.message);
+  // Issues the message says already (naming their path, or in their words) are not said twice.
+  const said = (i: { path: string; message: string }) => (i.path !== "$" && error.message.includes(i.path)) || error.message.includes(i.message);
   const extra = issues.filter((i) => !said(i)).map((i) => `${i.path}: ${i.message}`);
   const message = error.message.split("\n")[0]!;
   // "(and 2 more)" says what the list after it shows.
