@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import meow, { type AnyFlags } from "meow";
-import { defaultActor } from "../engine/index.js";
+import { defaultActor, didYouMean } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
 import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
 import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
@@ -9,6 +9,7 @@ import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, errorJson, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
 import { packageRoot } from "./cli/typescript.js";
+import { clean } from "./text/plain.js";
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
 
@@ -26,13 +27,14 @@ const GLOBAL_HELP = `
   Global options (before or after the command)
     --store URL      sqlite:./pitwall.db (default), memory:, redis://host:6379/0; or PITWALL_STORE
     --durability D   process (default: survives a process crash) or os (survives power loss); or PITWALL_DURABILITY
-    --config FILE    a JSON file with "store", "durability" and "actions" (default: ./pitwall.config.json if present)
+    --config FILE    a JSON file with "store", "durability", "actions" and "secretKeys" (default: ./pitwall.config.json if present)
     --as NAME        who you are, recorded on every command that writes (default: your OS user)
     --json           machine-readable output (JSON; one JSON object per line for streams)
     --debug          print stack traces of errors
 
   Exit codes
-    0 ok · 1 the operation failed · 2 bad input or usage · 3 conflict (already resolved, stale, wrong state)`;
+    0 ok · 1 the operation failed (a waited-for run failed) · 2 bad input or usage · 3 conflict (already resolved,
+    stale, wrong state) · 4 a wait's --timeout ran out (the run goes on)`;
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -46,7 +48,7 @@ function mainHelp(): string {
   Commands
 ${lines.join("\n")}
 
-  Run "pitwall <command> --help" for a command's arguments and options.
+  Run "pitwall help <command>" (or "pitwall <command> --help") for a command's arguments and options.
 ${GLOBAL_HELP}`;
 }
 
@@ -70,7 +72,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   // Known before the flags are parsed, so that an error in them is reported as JSON too.
   let json = rest.includes("--json");
   const fail = (command: string | undefined, error: unknown): ExitCode => {
-    process.stderr.write(json ? `${errorJson(command, error)}\n` : `pitwall${command ? ` ${command}` : ""}: ${describeError(error)}\n`);
+    process.stderr.write(json ? `${errorJson(command, error)}\n` : `pitwall${command ? ` ${command}` : ""}: ${clean(describeError(error))}\n`);
     return exitCodeOf(error);
   };
   if (name === undefined) {
@@ -84,8 +86,17 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     }
     return fail(undefined, new UsageError(`${whyNoCommand(rest, GLOBAL_FLAGS, COMMANDS.map((c) => c.name))} (pitwall --help lists the commands and options)`));
   }
+  // `pitwall help` is `pitwall --help`; `pitwall help start` is `pitwall start --help`.
+  if (name === "help") {
+    const topic = rest.find((arg) => !arg.startsWith("-"));
+    if (topic === undefined) {
+      process.stdout.write(`${mainHelp()}\n`);
+      return EXIT.ok;
+    }
+    return main([topic, "--help"]);
+  }
   const command = COMMANDS.find((c) => c.name === name);
-  if (!command) return fail(undefined, new UsageError(`unknown command "${name}" (pitwall --help lists them)`));
+  if (!command) return fail(undefined, new UsageError(`unknown command "${name}"${didYouMean(name, COMMANDS.map((c) => c.name))} (pitwall --help lists them)`));
   let debug = rest.includes("--debug");
   const resources: { current?: Resources } = {};
   const controller = new AbortController();
@@ -121,11 +132,12 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       actor: defaultActor(flags.as as string | undefined),
       debug,
       config,
+      secretKeys: [...new Set([...config.secretKeys, ...(process.env.PITWALL_SECRET_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean)])],
     };
     if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
       throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);
     }
-    const res = new Resources(global, command.readsOnly, command.createsStore);
+    const res = new Resources(global, command);
     resources.current = res;
     const out = new Output(global.json);
     const code = await command.run({

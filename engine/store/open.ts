@@ -5,13 +5,44 @@ import { RedisStore } from "./redis/redis-store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
-/** A store URL with any password replaced, safe to print. */
+/**
+ * A store URL with its user information masked, safe to print even when it does not parse:
+ * everything between `//` and the last `@` (a password may hold `@`, `#`, `/` of its own), but
+ * for a user name before a `:`, becomes `***`.
+ */
 export function describeStoreUrl(url: string): string {
-  // The user info runs to the last "@" before the host (a password may hold an "@" of its own).
-  return url.replace(/^(rediss?:\/\/)([^/?#]*)@/, (_m, scheme: string, auth: string) => {
-    const user = auth.includes(":") ? auth.slice(0, auth.indexOf(":")) : "";
-    return `${scheme}${user ? `${user}:***` : "***"}@`;
-  });
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([\s\S]*)$/i.exec(url);
+  const at = m ? m[2]!.lastIndexOf("@") : -1;
+  if (!m || at < 0) return url;
+  const auth = m[2]!.slice(0, at);
+  const user = auth.includes(":") ? auth.slice(0, auth.indexOf(":")) : "";
+  return `${m[1]}${user && !/[/?#]/.test(user) ? `${user}:***` : "***"}@${m[2]!.slice(at + 1)}`;
+}
+
+/**
+ * What to tell a person about a store URL before it is used: a password sent as it is (no TLS)
+ * to another machine can be read by anyone on the network between. Undefined when nothing.
+ */
+export function storeUrlWarning(url: string): string | undefined {
+  if (!/^redis:\/\//i.test(url)) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
+  if (parsed.password === "" || loopback) return undefined;
+  return `the store URL ${describeStoreUrl(url)} sends its password unencrypted (redis://) to ${host}: anyone on the network between can read it; use rediss:// (TLS) to reach another machine`;
+}
+
+/**
+ * `text:`, for a message that goes on after it — or `text` alone when it ends in a colon already
+ * (a URL whose prefix is `fleet:`), so that no "::" is printed.
+ */
+export function withColon(text: string): string {
+  return text.endsWith(":") ? text : `${text}:`;
 }
 
 export interface OpenStoreOptions {
@@ -33,6 +64,12 @@ export interface OpenStoreOptions {
    * mistyped path, prefix or database must not read as an empty store, nor leave one behind).
    */
   create?: boolean;
+  /**
+   * Hears, once each, what is worth saying about a store that opens all the same (Redis: a
+   * `maxmemory-policy` that may evict keys, a password the server does not ask for). Not called
+   * for SQLite or memory stores, which have nothing of the kind to say.
+   */
+  onWarning?: (message: string) => void;
 }
 
 const DURABILITIES = ["process", "os"];
@@ -51,15 +88,20 @@ async function openByKind(url: string, options: OpenStoreOptions): Promise<Store
   const readOnly = options.readOnly ?? false;
   if (url === "memory:" || url === "memory") return new MemoryStore();
   if (/^rediss?:\/\//i.test(url)) {
-    return RedisStore.open(url, { readOnly, ...(options.create !== undefined ? { create: options.create } : {}), ...(options.durability ? { durability: options.durability } : {}) });
+    return RedisStore.open(url, {
+      readOnly,
+      ...(options.create !== undefined ? { create: options.create } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    });
   }
   const file = sqliteFile(url);
   if (file === undefined) {
-    throw new ValidationError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
+    throw new ValidationError(`unsupported store URL ${withColon(describeStoreUrl(url))} use memory:, sqlite:<file> or redis://host:port`);
   }
   if (file === "") throw new ValidationError(`store URL ${JSON.stringify(url)} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
   if (options.durability !== undefined && !DURABILITIES.includes(options.durability)) {
-    throw new ValidationError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
+    throw new ValidationError(`store ${withColon(url)} unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
   }
   return new SqliteStore(file, {
     readOnly,

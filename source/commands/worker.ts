@@ -1,16 +1,13 @@
 import { once } from "node:events";
 import {
   MAX_WAIT_MS,
-  ModelError,
   Worker,
   WorkflowRegistry,
   actionRegistry,
   extendRegistry,
   leaseRanOut,
   leftBehindText,
-  modelFromEnv,
   runsLeftBehind,
-  type ModelProvider,
   type Store,
   type StoreError,
 } from "../../engine/index.js";
@@ -21,6 +18,7 @@ import { plural } from "../text/plain.js";
 import type { Output } from "../cli/output.js";
 import { clean } from "../text/plain.js";
 import { noteRoom } from "../cli/room.js";
+import { modelOfEnvironment } from "../cli/model.js";
 
 export const worker = defineCommand({
   name: "worker",
@@ -51,7 +49,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
   createsStore: true,
   stopsOnSignal: true,
   exitsWhenDone: true,
-  async run({ flags, out, store, actions, signal }) {
+  async run({ flags, out, store, actions, signal, global }) {
     const concurrency = countFlag("concurrency", flags.concurrency);
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
@@ -72,6 +70,7 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     let onStoreGone: (error: StoreError) => void = () => {};
     const storeGone = new Promise<StoreError>((resolve) => (onStoreGone = resolve));
     const w = new Worker(s, workflows, {
+      secretKeys: global.secretKeys,
       onStoreGone: (error) => onStoreGone(error),
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(flags.lease !== undefined ? { leaseMs: Math.round(flags.lease * 1000) } : {}),
@@ -108,16 +107,6 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     return EXIT.ok;
   },
 });
-
-/** The model the environment names, checked now: both a script and a server, or a script that cannot be read, is refused. */
-function modelOfEnvironment(): ModelProvider | undefined {
-  try {
-    return modelFromEnv();
-  } catch (error) {
-    if (error instanceof ModelError) throw new UsageError(error.message);
-    throw error;
-  }
-}
 
 /** `2 actions (a, b)`, `no tools`: what the modules gave, a long list cut short. */
 function namesOf(names: readonly string[], what: string): string {
