@@ -22,6 +22,7 @@ const { render } = await import("ink");
 
 const { openStore } = await load("engine/index.js");
 const { Console, RENDER_OPTIONS } = await load("source/console/app.js");
+const { diffedScreen } = await load("source/console/screen-diff.js");
 
 const MARK = /mark (\d{13})-\d+/g;
 const seen = new Set();
@@ -89,7 +90,8 @@ async function consoleSide(store, started) {
   const keys = new Keys();
   const editor = { edit: () => ({ status: "unchanged" }) };
   render(createElement(Console, { store, actor: "bench", readOnly: false, storeLabel: url, editor, clipboard: () => undefined }), {
-    stdout: screen,
+    // As runConsole draws: only the rows that changed.
+    stdout: diffedScreen(screen).stream,
     stdin: keys,
     stderr: screen,
     exitOnCtrlC: false,

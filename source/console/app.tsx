@@ -57,10 +57,10 @@ export const FRAME_RATE = 15;
 
 /**
  * How the console is given to Ink (`runConsole`, and the benchmark that measures it): frames
- * throttled, and only the rows that changed written to the terminal (Ink's incremental mode),
- * not the whole screen each frame.
+ * throttled. Only the rows that changed reach the terminal through `diffedScreen` (Ink's own
+ * incremental mode draws frames shorter than the terminal a row lower each time).
  */
-export const RENDER_OPTIONS = { maxFps: FRAME_RATE, incrementalRendering: true } as const;
+export const RENDER_OPTIONS = { maxFps: FRAME_RATE } as const;
 /** Each dialog gets a fresh component (and so fresh focus and text), even when one replaces another at once. */
 let nextDialog = 1;
 

@@ -1,6 +1,7 @@
 import type { Store } from "../../engine/index.js";
 import type { Suspend } from "./editor.js";
 import { filterKeyboard } from "./keyboard.js";
+import { diffedScreen } from "./screen-diff.js";
 import { tuneConsoleProcess } from "./process-tuning.js";
 
 export interface ConsoleOptions {
@@ -68,6 +69,8 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
 
   stdout.write(ENTER_SCREEN);
   const unfilterKeyboard = filterKeyboard(stdin);
+  // Only the rows a frame changed are written to the terminal.
+  const screen = diffedScreen(stdout);
   const instance = render(
     createElement(Console, {
       store: options.store,
@@ -78,7 +81,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
       editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
       clipboard: terminalClipboard((data) => stdout.write(data)),
     }),
-    { exitOnCtrlC: false, patchConsole: true, ...RENDER_OPTIONS },
+    { stdout: screen.stream, exitOnCtrlC: false, patchConsole: true, ...RENDER_OPTIONS },
   );
   const onSignal = (signal: NodeJS.Signals) => {
     instance.unmount();
@@ -95,6 +98,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
     instance.unmount();
     instance.cleanup();
     unfilterKeyboard();
+    screen.close();
     restore();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

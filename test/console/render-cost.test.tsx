@@ -5,7 +5,9 @@ import { MemoryStore, type NewEvent } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { Console, RENDER_OPTIONS } from "../../source/console/app.js";
+import { diffedScreen } from "../../source/console/screen-diff.js";
 import { LiveFeed, type Change } from "../../source/console/live.js";
+import { ScreenModel } from "../support/screen.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 
 let fx: Fixture | undefined;
@@ -49,7 +51,7 @@ it("hands a stream of events to the screen a few times a second, and an event af
   expect(changes.at(-1)!.at - at).toBeLessThan(200);
 });
 
-/** A terminal the console draws into: every byte written is counted. */
+/** A terminal the console draws into: every write is kept. */
 class Terminal extends EventEmitter {
   columns = 100;
   rows = 30;
@@ -58,53 +60,60 @@ class Terminal extends EventEmitter {
   write = (data: string) => (this.writes.push(data), true);
 }
 
-class Keyboard extends EventEmitter {
-  isTTY = true;
-  data: string | null = null;
-  press(data: string) {
-    this.data = data;
-    this.emit("readable");
-  }
-  read = () => {
-    const data = this.data;
-    this.data = null;
-    return data;
-  };
-  setEncoding() {}
-  setRawMode() {}
-  resume() {}
-  pause() {}
-  ref() {}
-  unref() {}
+/** What Ink reads keys from: `press` hands it one chunk, as a terminal does. */
+function keyboard() {
+  let chunk: string | null = null;
+  const stdin = Object.assign(new EventEmitter(), { isTTY: true, setEncoding() {}, setRawMode() {}, ref() {}, unref() {}, read: () => [chunk, (chunk = null)][0] });
+  return { stdin, press: (data: string) => ((chunk = data), stdin.emit("readable")) };
 }
 
-it("writes to the terminal only the rows a key changed, not the whole screen", async () => {
+it("writes to the terminal only the rows that changed, and the screen shows what Ink drew", async () => {
   fx = fixture();
   for (let i = 0; i < 5; i++) await settle(fx.engine, "task-queue");
   const terminal = new Terminal();
-  const keyboard = new Keyboard();
+  const keys = keyboard();
+  // What Ink writes (whole frames) goes to one screen; what the terminal gets, to another.
+  const drawn = new ScreenModel(terminal.columns, terminal.rows);
+  const diffed = diffedScreen(terminal as unknown as NodeJS.WriteStream).stream;
+  const stdout = new Proxy(diffed, {
+    get: (target, property) => (property === "write" ? (data: string) => (drawn.feed(data), target.write(data)) : Reflect.get(target, property)),
+  });
   const editor = { edit: () => ({ status: "unchanged" as const }) };
   const instance = render(<Console store={fx.store} actor="test" readOnly={false} storeLabel="memory:test" editor={editor} clipboard={() => undefined} />, {
-    stdout: terminal as never,
-    stdin: keyboard as never,
+    stdout,
+    stdin: keys.stdin as never,
     stderr: terminal as never,
     exitOnCtrlC: false,
     patchConsole: false,
     ...RENDER_OPTIONS,
   });
+  const shown = () => {
+    const screen = new ScreenModel(terminal.columns, terminal.rows);
+    screen.feed(terminal.writes.join(""));
+    return screen.lines();
+  };
+  const settled = async (test: () => boolean) => {
+    for (let i = 0; i < 200 && !test(); i++) await sleep(10);
+    await sleep(150);
+  };
   try {
-    const shown = () => terminal.writes.join("");
-    for (let i = 0; i < 200 && (shown().match(/run-/g) ?? []).length < 5; i++) await sleep(10);
-    await sleep(300);
-    const full = shown().length;
+    await settled(() => shown().filter((l) => l.includes("run-")).length >= 5);
+    const full = terminal.writes.join("").length;
     const from = terminal.writes.length;
-    keyboard.press("j");
-    for (let i = 0; i < 100 && terminal.writes.length === from; i++) await sleep(10);
-    await sleep(100);
+    keys.press("j");
+    await settled(() => terminal.writes.length > from);
     const update = terminal.writes.slice(from).join("").length;
     expect(update).toBeGreaterThan(0);
     // Two rows changed (the cursor moved): a small part of a frame, where a full redraw writes it all.
     expect(update).toBeLessThan(full / 3);
+    // Rows that shift and a frame of another view: the terminal shows what Ink drew, row for row.
+    expect(shown()).toEqual(drawn.lines());
+    for (const key of ["G", "?", "j", "\u001b", "i", "\u001b", "k"]) {
+      const before = terminal.writes.length;
+      keys.press(key);
+      await settled(() => terminal.writes.length > before);
+      expect(shown(), `after ${JSON.stringify(key)}`).toEqual(drawn.lines());
+    }
   } finally {
     instance.unmount();
   }

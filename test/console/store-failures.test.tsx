@@ -13,9 +13,19 @@ let fx: { close(): Promise<unknown> } | undefined;
 let ui: ConsoleHarness | undefined;
 afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
 
-/** Two paused trips on `store`, and the console on the interrupt queue. */
+/** Two paused trips on the fixture's store. */
 async function twoPausedTrips(f: Fixture<RedisStore | SqliteStore>): Promise<RunRecord[]> {
   return [await settle(f.engine, "travel-planner", { city: "Oslo" }), await settle(f.engine, "travel-planner", { city: "Rome" })];
+}
+
+/** Two paused trips, and the console on the interrupt queue. */
+async function queueOfTwo(f: Fixture<RedisStore | SqliteStore>): Promise<ConsoleHarness> {
+  await twoPausedTrips(f);
+  const opened = await openConsole({ store: f.store });
+  await opened.waitFor("⚑ 2 pending");
+  await opened.press("i");
+  await opened.waitFor("2 pending, oldest first");
+  return opened;
 }
 
 /** The footer's rows under the row of keys (which ends with `q quit`), as one text: a message wrapped over rows reads whole. */
@@ -39,11 +49,7 @@ describe("the console while Redis is down", () => {
 
   it("says in the footer that an approval failed, naming the store, and goes on (the process does not die)", async () => {
     const f = await open();
-    await twoPausedTrips(f);
-    ui = await openConsole({ store: f.store });
-    await ui.waitFor("⚑ 2 pending");
-    await ui.press("i");
-    await ui.waitFor("2 pending, oldest first");
+    ui = await queueOfTwo(f);
     await ui.press("enter");
     await ui.waitFor("Interrupt 1 of 2");
     await server.stop("SIGKILL");
@@ -57,11 +63,7 @@ describe("the console while Redis is down", () => {
 
   it("counts a bulk approval that met a dead connection as failed on the store, not as answered meanwhile, and sends no more", async () => {
     const f = await open();
-    await twoPausedTrips(f);
-    ui = await openConsole({ store: f.store });
-    await ui.waitFor("⚑ 2 pending");
-    await ui.press("i");
-    await ui.waitFor("2 pending, oldest first");
+    ui = await queueOfTwo(f);
     await ui.press("*");
     await ui.waitFor("2 marked");
     await server.stop("SIGKILL");
