@@ -18,9 +18,10 @@ import {
   type RunStorage,
   type StoreRoom,
   type TaskRecord,
+  type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkDeletion, checkOwnRecords } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { connectRedis, connectionDown, memoryRoom, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
@@ -70,6 +71,8 @@ const ANSWERING = [
   "runStorage",
   "deleteRun",
   "room",
+  "putWorker",
+  "listWorkers",
 ] as const satisfies readonly (keyof Store)[];
 
 /**
@@ -197,13 +200,14 @@ export class RedisStore implements Store {
       this.args()
         .add(options.owner, options.leaseMs, newId("claim", 12), options.runId ?? "")
         .strings(options.versions)
-        .strings(options.exclude ?? []),
+        .strings(options.exclude ?? [])
+        .add(options.takeOver === false ? "0" : "1"),
     );
     if (reply[0] === "none") return undefined;
     if (reply[0] !== "claimed") throw refusal(reply);
-    const [, fence, recovered, hash] = reply as [string, number, number, string[]];
+    const [, fence, recovered, hash, previous] = reply as [string, number, number, string[], string | null];
     const run = decodeRun(pairsToHash(hash))!;
-    return { run, fence, recovered: recovered === 1 };
+    return { run, fence, recovered: recovered === 1, ...(recovered === 1 && previous ? { takenFrom: previous } : {}) };
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
@@ -419,6 +423,21 @@ export class RedisStore implements Store {
 
   async room(): Promise<StoreRoom | undefined> {
     return memoryRoom(this.client, this.target.description);
+  }
+
+  async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
+    const reply = await this.write("putWorker", this.args().add(record.id, JSON.stringify(record), WORKER_RECORDS_KEPT_MS));
+    const [, json, seen] = reply as [string, string | null, string | null];
+    return json === null ? undefined : { ...(JSON.parse(json) as WorkerRecord), lastSeen: Number(seen) };
+  }
+
+  /** The records, each with its last-seen time from the server's clock. */
+  async listWorkers(): Promise<WorkerRecord[]> {
+    const seen = await this.client.zrevrange(this.keys.global("workers-seen"), 0, -1, "WITHSCORES");
+    const ids = seen.filter((_, i) => i % 2 === 0);
+    if (ids.length === 0) return [];
+    const jsons = await this.client.hmget(this.keys.global("workers"), ...ids);
+    return jsons.flatMap((json, i) => (json === null ? [] : [{ ...(JSON.parse(json) as WorkerRecord), lastSeen: Number(seen[2 * i + 1]) }]));
   }
 
   /** Closes at once even when the server has gone away (commands waiting for it are failed). */

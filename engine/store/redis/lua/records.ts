@@ -94,3 +94,22 @@ if redis.call('SADD', K.part(id, 'artifacts'), sha) == 1 then
 end
 return {'ok'}
 `;
+
+/**
+ * Records a worker's heartbeat (`Store.putWorker`): its record as JSON in the hash `workers`,
+ * the server's time in the sorted set `workers-seen`; records not seen for `keptMs` go.
+ * Arguments: worker id, json, keptMs. Replies: {'ok', replaced json or false, its last seen or false}
+ */
+export const PUT_WORKER = `
+local id = arg()
+local json = arg()
+local kept_ms = arg_num()
+local seen = K.g('workers-seen')
+local old = redis.call('HGET', K.g('workers'), id)
+local old_seen = redis.call('ZSCORE', seen, id)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', NOW - kept_ms)) do redis.call('HDEL', K.g('workers'), gone) end
+redis.call('ZREMRANGEBYSCORE', seen, '-inf', NOW - kept_ms)
+redis.call('HSET', K.g('workers'), id, json)
+redis.call('ZADD', seen, NOW, id)
+return {'ok', old or false, old_seen or false}
+`;
