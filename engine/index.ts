@@ -61,7 +61,8 @@ export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { continueRun } from "./operator/continue-run.js";
-export { Worker, type WorkerOptions } from "./worker/worker.js";
+export { Worker, type StopOptions, type WorkerOptions, type WorkerStats } from "./worker/worker.js";
+export type { WorkerNotice, WorkerNoticeKind } from "./worker/notices.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";
@@ -72,7 +73,7 @@ export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
-export { checkDeletion, leaseRanOut } from "./store/rules.js";
+export { checkDeletion, leaseRanOut, workerLive } from "./store/rules.js";
 export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";

@@ -10,13 +10,18 @@ import { DEFAULT_SECRET_KEYS } from "../runtime/redact.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
-import type { RunRecord, TaskRecord } from "../store/records.js";
+import type { RunRecord, RunStatus, TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { storeWorkflow } from "../operator/workflows.js";
 import type { WorkflowRegistry } from "./registry.js";
+import type { AbortCause } from "../runtime/signals.js";
+import { StoreContact, watchedStore } from "./contact.js";
 import { FailureReport } from "./failure-report.js";
+import { Heartbeat } from "./heartbeat.js";
 import { leftBehindKey, leftBehindText, runsLeftBehind, type LeftBehind } from "./left-behind.js";
+import type { WorkerNotice } from "./notices.js";
+import { startRetention } from "./retention.js";
 
 export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" | "snapshotPolicy">> {
   /**
@@ -31,8 +36,23 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" 
   concurrency?: number;
   /** Without notifications, how often to look for due timers and expired leases. */
   pollMs?: number;
+  /**
+   * Only runs of these workflows (by name), and of the sub-workflows their runs start; every
+   * workflow this process can run when absent.
+   */
+  workflows?: readonly string[];
+  /**
+   * Deletes the top-level runs that ended longer ago than this (ms), with their child runs and
+   * everything of theirs, soon after `start()` and every ten minutes (`pruneRuns`).
+   */
+  retainMs?: number;
   /** Called when a run's execution ends in this worker (for logs). */
   onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
+  /**
+   * What the worker has to say, each with a level and a kind (the store failing and answering
+   * again, a run taken over, a drain, a node abandoned...). Without it, `onError` hears of each.
+   */
+  onNotice?: (notice: WorkerNotice) => void;
   /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
   onError?: (message: string) => void;
   /**
@@ -58,6 +78,34 @@ const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.relea
 /** What the worker follows: new work, and commands for the runs it owns. */
 const WATCHED: readonly EventType[] = [...WORK_EVENTS, "operator.requested"];
 
+/** How a worker stops (`Worker.stop`). */
+export interface StopOptions {
+  /**
+   * How long the nodes running now may take to finish, their results committed, before they are
+   * aborted (default 0: at once). Nothing new is started meanwhile; each run is released for
+   * another worker once its nodes are done.
+   */
+  drainMs?: number;
+}
+
+/** What a worker has done since it started, for metrics. */
+export interface WorkerStats {
+  /** Runs claimed, and of them the ones taken over from a lost worker. */
+  claimed: number;
+  takenOver: number;
+  /** Executions that ended here, by the run's status then (`queued`: released for another worker). */
+  ended: Record<RunStatus, number>;
+  /** Executions that ended on an error of the executor itself. */
+  errors: number;
+  /** Runs executing now, and their nodes running now. */
+  running: number;
+  nodesRunning: number;
+  /** Store calls that got no answer, and when the store last answered (epoch ms). */
+  storeFailures: number;
+  lastStoreAnswer: number | undefined;
+  /** Stopping: claiming nothing more. */
+  stopping: boolean;
+}
 const DEFAULTS = {
   concurrency: 16,
   leaseMs: 15_000,
@@ -77,8 +125,13 @@ export class Worker implements ExecutorHost {
   private readonly executors = new Map<string, RunExecutor>();
   /** Settles when an executor has ended and left `executors`. */
   private readonly finished = new Set<Promise<void>>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onStoreGone" | "onLeftBehind" | "snapshotPolicy">> &
-    Pick<WorkerOptions, "onRunEnd" | "onError" | "onStoreGone" | "onLeftBehind"> & { snapshotPolicy: SnapshotPolicy };
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onNotice" | "onStoreGone" | "onLeftBehind" | "snapshotPolicy" | "workflows" | "retainMs">> &
+    Pick<WorkerOptions, "onRunEnd" | "onError" | "onNotice" | "onStoreGone" | "onLeftBehind" | "workflows" | "retainMs"> & { snapshotPolicy: SnapshotPolicy };
+  readonly store: Store;
+  private readonly contact: StoreContact;
+  private readonly heartbeat: Heartbeat;
+  private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(["queued", "running", "paused", "succeeded", "failed", "canceled"].map((s) => [s, 0])) as Record<RunStatus, number> };
+  private stopping = false;
   /** Versions (and statuses) whose left-behind runs were reported. */
   private readonly toldLeftBehind = new Set<string>();
   private abort = new AbortController();
@@ -87,7 +140,7 @@ export class Worker implements ExecutorHost {
   private loop: Promise<void> | undefined;
 
   constructor(
-    readonly store: Store,
+    store: Store,
     private readonly registry: WorkflowRegistry,
     options: WorkerOptions = {},
   ) {
@@ -98,24 +151,100 @@ export class Worker implements ExecutorHost {
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
       snapshotPolicy: snapshotPolicy(options.snapshotPolicy),
     } as typeof this.options;
+    this.contact = new StoreContact(this.options.leaseMs, (silentMs) => this.regained(silentMs));
+    this.store = watchedStore(store, this.contact);
+    this.heartbeat = new Heartbeat(
+      this.store,
+      {
+        id: this.id,
+        startedAt: Date.now(),
+        leaseMs: this.options.leaseMs,
+        concurrency: this.options.concurrency,
+        only: this.options.workflows ? [...this.options.workflows] : null,
+        actions: registry.actionNames(),
+      },
+      async () => ({ running: this.executors.size, workflows: this.registry.named(await this.claimableVersions()) }),
+      (notice) => this.notify(notice),
+    );
   }
 
   get running(): number {
     return this.executors.size;
   }
 
-  /** Starts claiming in the background. */
+  /** What the worker has done since it started, and what it does now. */
+  stats(): WorkerStats {
+    return {
+      ...this.counts,
+      ended: { ...this.counts.ended },
+      running: this.executors.size,
+      nodesRunning: this.runningNodes().length,
+      storeFailures: this.contact.failures,
+      lastStoreAnswer: this.contact.lastAnswer,
+      stopping: this.stopping,
+    };
+  }
+
+  /** The nodes running now, with their runs. */
+  runningNodes(): { runId: string; node: string }[] {
+    return [...this.executors.values()].flatMap((e) => e.runningNodes().map((node) => ({ runId: e.runId, node })));
+  }
+
+  /**
+   * Refuses (ConflictError) when a live worker of another process has this worker's id, as its
+   * heartbeat in the store says (`pitwall worker` asks before it starts). A worker started anyway
+   * says so (`duplicate-id`) at its first heartbeat.
+   */
+  checkIdFree(): Promise<void> {
+    return this.heartbeat.checkIdFree();
+  }
+
+  /** Starts claiming in the background, and writing the worker's heartbeat to the store. */
   start(): void {
     if (this.loop) return;
     this.abort = new AbortController();
+    this.stopping = false;
     void this.watch(this.abort.signal);
     this.loop = this.claimLoop(this.abort.signal);
     this.lookForLeftBehind(this.abort.signal);
+    // Beats on through a drain, until the worker has stopped.
+    this.beating = new AbortController();
+    this.heartbeat.start(this.beating.signal);
+    if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
+  }
+
+  /** Says something to whoever listens: `onNotice`, else `onError`. */
+  private notify(notice: WorkerNotice): void {
+    if (this.options.onNotice) this.options.onNotice(notice);
+    else this.options.onError?.(notice.message);
+  }
+
+  /**
+   * The store answers again after a silence longer than a lease: this worker's runs are renewed
+   * at once (their leases ran out meanwhile, and other workers regaining the store hold off their
+   * take-overs for a lease, `StoreContact`), and it takes over none itself for a lease.
+   */
+  private regained(silentMs: number): void {
+    for (const executor of this.executors.values()) executor.renewNow();
+    this.notify({
+      level: "warn",
+      kind: "takeovers-held",
+      message: `the store answers again after ${(silentMs / 1000).toFixed(1)} s without an answer, longer than the ${this.options.leaseMs / 1000} s lease: this worker renewed the leases of its ${this.executors.size} run${this.executors.size === 1 ? "" : "s"}, and for ${this.options.leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
+    });
+  }
+
+  /** The versions this worker claims: what it can run, narrowed to `workflows` when given. */
+  private async claimableVersions(): Promise<string[]> {
+    const versions = await this.registry.runnableVersions();
+    if (!this.options.workflows) return versions;
+    const allowed = new Set(this.registry.versionsOf(this.options.workflows));
+    return versions.filter((v) => allowed.has(v));
   }
 
   private lookForLeftBehind(signal: AbortSignal): void {
-    const report = this.options.onLeftBehind ?? (this.options.onError && ((left: LeftBehind) => this.options.onError!(leftBehindText(left))));
-    if (!report) return;
+    const onLeftBehind = this.options.onLeftBehind;
+    if (!onLeftBehind && !this.options.onNotice && !this.options.onError) return;
+    const report = onLeftBehind ?? ((left: LeftBehind) => this.notify({ level: "warn", kind: "left-behind", message: leftBehindText(left) }));
     const look = async () => {
       try {
         for (const left of await runsLeftBehind(this.store, this.registry)) {
@@ -143,13 +272,56 @@ export class Worker implements ExecutorHost {
     kick?.();
   }
 
-  /** Stops claiming; running runs are released for other workers after their tasks stop. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming; running runs are released for other workers after their tasks stop. With
+   * `drainMs`, the nodes running now first get that long to finish (their results committed),
+   * and only those still running then are aborted.
+   */
+  async stop(options: StopOptions = {}): Promise<void> {
+    this.stopping = true;
     this.abort.abort();
     this.nudge();
     await this.loop;
     this.loop = undefined;
+    if ((options.drainMs ?? 0) > 0) await this.drainRunning(options.drainMs!);
     await Promise.allSettled([...this.executors.values()].map((e) => e.stop()));
+    if (this.beating) {
+      this.beating.abort();
+      this.beating = undefined;
+      await this.heartbeat.stopped();
+    }
+  }
+
+  private beating: AbortController | undefined;
+
+  /** Lets the running nodes finish, for up to `drainMs`; their runs are released as they do. */
+  private async drainRunning(drainMs: number): Promise<void> {
+    const nodes = this.runningNodes();
+    const executors = [...this.executors.values()];
+    if (executors.length === 0) return;
+    const runs = `${executors.length} run${executors.length === 1 ? "" : "s"}`;
+    this.notify({
+      level: "info",
+      kind: "draining",
+      message: `draining: ${nodes.length} node${nodes.length === 1 ? "" : "s"} running (in ${runs}), up to ${(drainMs / 1000).toFixed(drainMs % 1000 ? 1 : 0)} s`,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      Promise.allSettled(executors.map((e) => e.drain())).then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), drainMs))),
+    ]);
+    clearTimeout(timer);
+    const left = this.runningNodes();
+    if (!timedOut || left.length === 0) {
+      this.notify({ level: "info", kind: "drained", message: `drained: the running nodes finished; ${runs} released` });
+      return;
+    }
+    const listed = left.slice(0, 5).map((n) => `${n.node} of run ${n.runId}`).join(", ");
+    this.notify({
+      level: "warn",
+      kind: "drained",
+      message: `drain time is up: aborting ${left.length} node${left.length === 1 ? "" : "s"} still running (${listed}${left.length > 5 ? ", …" : ""}); a result that comes back within the ${this.options.killGraceMs / 1000} s grace is kept`,
+    });
   }
 
   /**
@@ -171,7 +343,7 @@ export class Worker implements ExecutorHost {
   }
 
   private async claimLoop(signal: AbortSignal): Promise<void> {
-    const report = new FailureReport("claiming", (message) => this.options.onError?.(message));
+    const report = new FailureReport("claiming", (message, failing) => this.notify({ level: failing ? "warn" : "info", kind: failing ? "store-failing" : "store-recovered", message }));
     while (!signal.aborted) {
       try {
         await this.claimAvailable();
@@ -212,17 +384,38 @@ export class Worker implements ExecutorHost {
 
   private async claimAvailable(): Promise<void> {
     while (this.executors.size < this.options.concurrency && !this.abort.signal.aborted) {
-      const versions = await this.registry.runnableVersions();
+      const versions = await this.claimableVersions();
       if (versions.length === 0) {
         // Nothing to claim yet; still ask the store something each poll (as the console's health
         // check does), so that a store gone from under an idle worker is noticed.
         await this.store.lastEventSeq();
         return;
       }
-      const claim = await this.store.claimRun({ owner: this.id, leaseMs: this.options.leaseMs, versions, exclude: [...this.executors.keys()] });
+      const claim = await this.store.claimRun({
+        owner: this.id,
+        leaseMs: this.options.leaseMs,
+        versions,
+        exclude: [...this.executors.keys()],
+        ...(this.contact.takeOversAllowed() ? {} : { takeOver: false }),
+      });
       if (!claim) return;
+      this.counted(claim);
       await this.execute(claim);
     }
+  }
+
+  private counted(claim: Claim): void {
+    this.counts.claimed++;
+    if (!claim.recovered) return;
+    this.counts.takenOver++;
+    const from = claim.takenFrom;
+    this.notify({
+      level: "warn",
+      kind: "took-over",
+      message: `took over run ${claim.run.id} from worker ${from ?? "(unknown)"} (lease expired)${claim.run.current.length > 0 ? `: ${claim.run.current.join(", ")} will run again` : ""}`,
+      runId: claim.run.id,
+      ...(from !== undefined ? { from } : {}),
+    });
   }
 
   private async execute(claim: Claim): Promise<void> {
@@ -246,8 +439,14 @@ export class Worker implements ExecutorHost {
     this.executors.set(claim.run.id, executor);
     const finished = executor.done
       .then(
-        (end) => this.options.onRunEnd?.(claim.run.id, end),
-        (error) => this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) }),
+        (end) => {
+          this.counts.ended[end.status]++;
+          this.options.onRunEnd?.(claim.run.id, end);
+        },
+        (error) => {
+          this.counts.errors++;
+          this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) });
+        },
       )
       .finally(() => {
         this.executors.delete(claim.run.id);
@@ -281,7 +480,7 @@ export class Worker implements ExecutorHost {
         if (!signal.aborted) throw new Error("the store ended it (was the store closed?)");
       } catch (error) {
         if (signal.aborted) return;
-        this.options.onError?.(`event subscription interrupted: ${errorMessage(error)}`);
+        this.notify({ level: "warn", kind: "store-failing", message: `event subscription interrupted: ${errorMessage(error)}` });
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
@@ -318,13 +517,26 @@ export class Worker implements ExecutorHost {
    * run, which at a concurrency of 16 would be 32 lines for one outage.
    */
   commitWaiting(runId: string, error: string): void {
-    if (this.waitingCommits.size === 0) this.options.onError?.(`commit failed: ${error}; trying again until the store answers (run ${runId}, and any other that commits meanwhile)`);
+    if (this.waitingCommits.size === 0) {
+      this.notify({ level: "warn", kind: "store-failing", runId, message: `commit failed: ${error}; trying again until the store answers (run ${runId}, and any other that commits meanwhile)` });
+    }
     this.waitingCommits.add(runId);
   }
 
   commitSettled(runId: string, through: boolean): void {
     if (!this.waitingCommits.delete(runId) || this.waitingCommits.size > 0 || !through) return;
-    this.options.onError?.("the store answers again: the commits that waited went through");
+    this.notify({ level: "info", kind: "store-recovered", message: "the store answers again: the commits that waited went through" });
+  }
+
+  nodeAbandoned(runId: string, task: TaskRecord, cause: AbortCause): void {
+    const why = cause === "shutdown" ? "the worker stopping" : cause === "killed" ? "a kill" : cause === "canceled" ? "a cancel" : "the lost lease";
+    this.notify({
+      level: "warn",
+      kind: "abandoned",
+      runId,
+      node: task.node,
+      message: `run ${runId}: node ${task.node} (task ${task.id}) ignored its abort signal (${why}) and was abandoned after the ${this.options.killGraceMs / 1000} s grace; it may still be running in this process, and what it returns is discarded`,
+    });
   }
 
   private readonly waitingCommits = new Set<string>();
