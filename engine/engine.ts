@@ -5,7 +5,7 @@ import type { Tool } from "./llm/tools.js";
 import type { ModelProvider } from "./llm/types.js";
 import type { ActionRegistry, CompiledWorkflow } from "./graph/model.js";
 import { MAX_TIMER_MS } from "./graph/definition.js";
-import type { State } from "./state/ops.js";
+import type { ChannelOp, State } from "./state/ops.js";
 import { readState } from "./state/read.js";
 import { MemoryStore } from "./store/memory/memory-store.js";
 import type { CheckpointSummary, EventRecord, InterruptRecord, RunRecord } from "./store/records.js";
@@ -118,10 +118,14 @@ export class Engine {
   }
 
   private async goOn(workflow: CompiledWorkflow, from: string, input: unknown, options: StartOptions): Promise<RunHandle> {
-    if (options.id !== undefined || options.ifExists !== undefined || options.interruptBefore !== undefined || options.interruptAfter !== undefined) {
-      throw new ValidationError("a run started from another keeps its interrupt lists and gets its id from the fork: give `from` without id, ifExists, interruptBefore or interruptAfter");
+    if (options.id !== undefined || options.ifExists !== undefined) {
+      throw new ValidationError("a run started from another gets its id from the fork: give `from` without id or ifExists");
     }
-    const runId = await continueRun(this.store, workflow, from, input, options.actor ?? this.actor);
+    const runId = await continueRun(this.store, workflow, from, input, {
+      actor: options.actor ?? this.actor,
+      ...(options.interruptBefore !== undefined ? { interruptBefore: options.interruptBefore } : {}),
+      ...(options.interruptAfter !== undefined ? { interruptAfter: options.interruptAfter } : {}),
+    });
     this.worker?.nudge();
     return this.run(runId);
   }
@@ -159,6 +163,24 @@ export interface StateAt<S extends State = State> {
   /** The nodes whose writes the checkpoint holds (none for the input; the node an edit was made as). */
   nodes: string[];
   state: S;
+}
+
+/** What a checkpoint changed, as `RunHandle.updates()` gives it. */
+export interface UpdateAt {
+  checkpointId: string;
+  n: number;
+  /** The nodes whose writes these are (several for a step of parallel nodes; the node an edit was made as). */
+  nodes: string[];
+  /** The writes as the reducers applied them: `[key, "set", value]`, `[key, "append", items]`, `[key, "merge", patch]`. */
+  writes: ChannelOp[];
+}
+
+/** Where a live read of a run's history starts and when it ends (see `RunHandle.events`). */
+export interface FollowOptions {
+  /** Only events after this store-wide sequence number. */
+  after?: number;
+  signal?: AbortSignal;
+  until?: "settled" | "end";
 }
 
 export class RunHandle<S extends State = State> {
@@ -224,7 +246,7 @@ export class RunHandle<S extends State = State> {
    * iteration ends when the run ends or pauses for an operator, as `wait()` settles (`until:
    * "end"`: only when it ends; `signal` stops it sooner).
    */
-  events(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncIterable<EventRecord> {
+  events(options: FollowOptions = {}): AsyncIterable<EventRecord> {
     return followRun(this.store, this.id, { ...options, until: options.until ?? "settled" });
   }
 
@@ -233,7 +255,28 @@ export class RunHandle<S extends State = State> {
    * (checkpoint 0), then after each step and each operator's edit, live, with the nodes whose
    * writes it holds. Takes the options of `events()` and ends as it does.
    */
-  async *values(options: { after?: number; signal?: AbortSignal; until?: "settled" | "end" } = {}): AsyncGenerator<StateAt<S>> {
+  async *values(options: FollowOptions = {}): AsyncGenerator<StateAt<S>> {
+    for await (const at of this.checkpointsAsRecorded(options)) {
+      yield { ...at, state: (await readState(this.store, this.id, at.n)) as S };
+    }
+  }
+
+  /**
+   * What each checkpoint changed (LangGraph's `streamMode: "updates"`), live: the writes of each
+   * step and each operator's edit as the reducers applied them, with the nodes that made them.
+   * Takes the options of `events()` and ends as it does.
+   */
+  async *updates(options: FollowOptions = {}): AsyncGenerator<UpdateAt> {
+    for await (const at of this.checkpointsAsRecorded(options)) {
+      if (at.n === 0) continue;
+      const checkpoint = await this.store.getCheckpoint(at.checkpointId);
+      if (!checkpoint) throw new NotFoundError("checkpoint", at.checkpointId);
+      yield { ...at, writes: checkpoint.delta };
+    }
+  }
+
+  /** Each checkpoint as its event announces it, live. */
+  private async *checkpointsAsRecorded(options: FollowOptions): AsyncGenerator<Omit<StateAt, "state">> {
     for await (const event of this.events(options)) {
       const at =
         event.type === "step.completed"
@@ -245,7 +288,7 @@ export class RunHandle<S extends State = State> {
               : undefined;
       const n = at && parseCheckpointId(at.id)?.n;
       if (at === undefined || n === undefined) continue;
-      yield { checkpointId: at.id, n, nodes: at.nodes, state: (await readState(this.store, this.id, n)) as S };
+      yield { checkpointId: at.id, n, nodes: at.nodes };
     }
   }
 }

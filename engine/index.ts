@@ -1,5 +1,5 @@
 // The public API of pitwall's engine. The console and the CLI use nothing else.
-export { createEngine, Engine, MAX_WAIT_MS, RunHandle, type EngineOptions, type StartOptions, type StateAt } from "./engine.js";
+export { createEngine, Engine, MAX_WAIT_MS, RunHandle, type EngineOptions, type StartOptions, type StateAt, type UpdateAt, type FollowOptions } from "./engine.js";
 export { workflow, WorkflowBuilder, type NodeOptions, type EdgeOptions, type WorkflowOptions } from "./graph/builder.js";
 export { END, DECISIONS, NODE_KINDS, nodeTargets, asList, type WorkflowDefinition, type NodeDefinition, type RetryPolicy } from "./graph/definition.js";
 export type {
@@ -70,7 +70,7 @@ export { MemoryStore } from "./store/memory/memory-store.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { BackupResult } from "./store/sqlite/backup.js";
 export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open.js";
-export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, NewRun } from "./store/store.js";
+export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
 export { checkDeletion, leaseRanOut, workerLive } from "./store/rules.js";

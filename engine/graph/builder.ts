@@ -66,6 +66,12 @@ type UpdateOf<R, T> = R extends (current: never, update: infer U) => unknown ? U
 /** What nodes may write to each key of `S`, given the workflow's reducers `R`. */
 export type WritesOf<S extends State, R> = [R] extends [object] ? { [K in keyof S]: K extends keyof R ? UpdateOf<R[K], S[K]> : S[K] } : S;
 
+/** The item a node mapped over key `K` of `S` gets: the list's element type (unknown when not mapped). */
+type ItemOf<S extends State, K extends keyof S> = [K] extends [never] ? unknown : S[K] extends readonly (infer I)[] ? I : unknown;
+
+/** A map spec naming its key, so that the key's element type reaches `ctx.item`. */
+type MapOver<K extends string> = Omit<MapSpec, "over"> & { over: K };
+
 export class WorkflowBuilder<S extends State, W extends State = S> {
   private readonly nodes: Record<string, Record<string, unknown>> = {};
   private readonly actions = new Map<string, NodeFunction>();
@@ -79,8 +85,11 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
     private readonly options: WorkflowOptions<z.ZodRawShape>,
   ) {}
 
-  /** A node that runs `fn(state, ctx)` and returns a partial state (or `{ route, update }`). */
-  node(name: string, fn: NodeFunction<S, W>, options: NodeOptions<S> = {}): this {
+  /**
+   * A node that runs `fn(state, ctx)` and returns a partial state (or `{ route, update }`). Mapped
+   * over a list key (`map: { over }`), it runs once per item, `ctx.item` typed as one.
+   */
+  node<K extends keyof S & string = never>(name: string, fn: NodeFunction<S, W, ItemOf<S, K>>, options: NodeOptions<S> & { map?: MapOver<K> } = {}): this {
     const { action = name, ...rest } = options;
     const existing = this.actions.get(action);
     // A node defined twice is reported with every other problem at compile (DUPLICATE_NODE).

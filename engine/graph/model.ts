@@ -56,8 +56,8 @@ export interface CallContext {
   readonly idempotencyKey: string;
 }
 
-/** What a node receives beside the state. */
-export interface NodeContext {
+/** What a node receives beside the state; `I`, a mapped node's item (the element type of the key it maps over). */
+export interface NodeContext<I = unknown> {
   readonly runId: string;
   readonly taskId: string;
   readonly node: string;
@@ -69,7 +69,7 @@ export interface NodeContext {
   /** Aborted on kill, cancel, timeout or lost lease. Pass it to fetch and friends. */
   readonly signal: AbortSignal;
   /** For a mapped (fan-out) node: the item this task works on, and its position. */
-  readonly item: unknown;
+  readonly item: I;
   readonly index: number | null;
   /** Reports progress of a long node (`fraction` 0..1); becomes a `node.progress` event. */
   progress(fraction: number | null, message?: string): void;
@@ -99,7 +99,7 @@ export type NodeResult<S extends State = State, W extends State = S> = Partial<W
 // `W`: what a node may write per key — the key's type, or what its reducer takes (an item of an
 // `append` list, a custom reducer's update).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type NodeFunction<S extends State = any, W extends State = S> = (state: Readonly<S>, ctx: NodeContext) => NodeResult<S, W> | Promise<NodeResult<S, W>>;
+export type NodeFunction<S extends State = any, W extends State = S, I = unknown> = (state: Readonly<S>, ctx: NodeContext<I>) => NodeResult<S, W> | Promise<NodeResult<S, W>>;
 
 export type Router<S extends State = State> = (state: Readonly<S>) => string | undefined;
 

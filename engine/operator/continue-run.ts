@@ -3,14 +3,22 @@ import type { CompiledWorkflow } from "../graph/model.js";
 import { TERMINAL_RUN_STATUSES } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { Operator } from "./operator.js";
-import type { WorkflowVersion } from "./start.js";
+import type { StartRunOptions, WorkflowVersion } from "./start.js";
 
 /**
  * A new run that goes on from an ended run's final state, with `input` applied as an update
  * through the reducers, running `workflow` (a version of the same workflow) from its start node:
- * a new turn of a conversation. Returns its id; the ended run records the fork.
+ * a new turn of a conversation. It keeps the ended run's interrupt lists unless given others.
+ * Returns its id; the ended run records the fork.
  */
-export async function continueRun(store: Store, workflow: CompiledWorkflow | WorkflowVersion, from: string, input: unknown, actor: string): Promise<string> {
+export async function continueRun(
+  store: Store,
+  workflow: CompiledWorkflow | WorkflowVersion,
+  from: string,
+  input: unknown,
+  options: { actor: string } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter">,
+): Promise<string> {
+  const { actor, ...lists } = options;
   const source = await store.getRun(from);
   if (!source) throw new NotFoundError("run", from);
   if (source.workflow !== workflow.definition.name) {
@@ -23,6 +31,7 @@ export async function continueRun(store: Store, workflow: CompiledWorkflow | Wor
     ...(input !== undefined && input !== null ? { patch: input } : {}),
     workflow,
     restart: true,
+    ...lists,
     reason: `continues run ${from} with new input`,
   });
   return result.runId;

@@ -12,7 +12,7 @@ import { StateValidator } from "../state/schema.js";
 import type { State } from "../state/ops.js";
 import type { WorkflowDefinition } from "../graph/definition.js";
 import type { CompiledWorkflow } from "../graph/model.js";
-import { storeVersion, type WorkflowVersion } from "./start.js";
+import { checkInterruptNodes, storeVersion, type WorkflowVersion } from "./start.js";
 import { checkNodesKept, fitState } from "./fork-version.js";
 import type { EventType } from "../runtime/events.js";
 import type { CheckpointRecord, CommandRecord, CommandType, RunRecord } from "../store/records.js";
@@ -149,11 +149,19 @@ export class Operator {
    * checkpoint's state must fit its schema (the patch is checked against it) and the nodes the
    * run is at must still exist. With `restart`, the fork runs the workflow again from its start
    * node on that state (a new turn of a conversation), instead of going on where the checkpoint was.
+   * `interruptBefore`/`interruptAfter` replace the source run's lists (`[]`: none; `null`: the workflow's).
    */
   async fork(
     runId: string,
     checkpoint: CheckpointRef,
-    options: { patch?: unknown; reason?: string; workflow?: CompiledWorkflow | WorkflowVersion; restart?: boolean } = {},
+    options: {
+      patch?: unknown;
+      reason?: string;
+      workflow?: CompiledWorkflow | WorkflowVersion;
+      restart?: boolean;
+      interruptBefore?: string[] | null;
+      interruptAfter?: string[] | null;
+    } = {},
   ): Promise<CommandOutcome<{ runId: string }>> {
     const source = await this.mustGetRun(runId);
     const from = await this.checkpoint(runId, checkpoint);
@@ -179,6 +187,7 @@ export class Operator {
     try {
       if (target) await storeVersion(this.store, target);
       const { definition, validator } = await this.workflow(version);
+      checkInterruptNodes(definition, options);
       const sourceState = await readState(this.store, runId, from.n);
       const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
       const state = target ? fitState(validator, patched, from, version) : patched;
@@ -200,8 +209,8 @@ export class Operator {
                 next: from.next,
               }),
           step: from.step,
-          interruptBefore: source.interruptBefore,
-          interruptAfter: source.interruptAfter,
+          interruptBefore: options.interruptBefore !== undefined ? options.interruptBefore : source.interruptBefore,
+          interruptAfter: options.interruptAfter !== undefined ? options.interruptAfter : source.interruptAfter,
           ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),
           ...(options.reason ? { reason: options.reason } : {}),
         }),
@@ -484,4 +493,3 @@ function reducerName(reducer: unknown): "replace" | "append" | "merge" {
 function notFound(what: string, id: string): never {
   throw new NotFoundError(what, id);
 }
-

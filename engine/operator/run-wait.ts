@@ -50,16 +50,15 @@ export async function waitForRun(store: Store, runId: string, options: WaitOptio
   const timeout = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
   const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-  const after = await store.lastEventSeq();
-  let run = await mustGetRun(store, runId);
-  let links = await waitingChain(store, run);
-  if (settledChain(links, until)) return run;
-  // The whole store's events: a child's pause is in its own history, not in this run's.
-  for await (const event of store.subscribe({ after, ...(signal ? { signal } : {}) })) {
-    if (!links.some((r) => r.id === event.runId)) continue;
+  let run: RunRecord;
+  for (;;) {
+    // Read after noting where the log ends: whatever changes the chain later is an event past it.
+    const after = await store.lastEventSeq();
     run = await mustGetRun(store, runId);
-    links = await waitingChain(store, run);
+    const links = await waitingChain(store, run);
     if (settledChain(links, until)) return run;
+    // A child's pause is in its own history: listen to each run of the chain, not the whole store.
+    if (!(await nextEventOf(store, links.map((r) => r.id), after, signal))) break;
   }
   if (options.signal?.aborted) throw options.signal.reason;
   const goal = until === "end" ? "end" : "settle";
@@ -71,6 +70,26 @@ export async function waitForRun(store: Store, runId: string, options: WaitOptio
   run = await mustGetRun(store, runId);
   if (settledChain(await waitingChain(store, run), until)) return run;
   throw new PitwallError("RUN", `run ${runId} had not ${goal === "end" ? "ended" : "settled"} when its store was closed (it is ${run.status})`);
+}
+
+/**
+ * Whether any of `runIds` recorded an event after `after`: true as soon as one did, false when
+ * `signal` (or the store closing) ended the wait first.
+ */
+async function nextEventOf(store: Store, runIds: readonly string[], after: number, signal: AbortSignal | undefined): Promise<boolean> {
+  const done = new AbortController();
+  const until = signal ? AbortSignal.any([signal, done.signal]) : done.signal;
+  const firsts = runIds.map(async (runId) => {
+    for await (const _event of store.subscribe({ runId, after, signal: until })) return true;
+    return false;
+  });
+  // The losers end on the abort below; an error of theirs after the race is settled is moot.
+  for (const first of firsts) first.catch(() => undefined);
+  try {
+    return await Promise.race(firsts);
+  } finally {
+    done.abort();
+  }
 }
 
 /** The pending interrupts of a run and of the child runs it waits on: what it waits on people for. */

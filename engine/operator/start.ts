@@ -43,10 +43,15 @@ export function checkStart(workflow: CompiledWorkflow | WorkflowVersion, input: 
   if (options.id !== undefined && !RUN_ID_PATTERN.test(options.id)) {
     throw new ValidationError(`run id ${JSON.stringify(options.id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
   }
-  for (const node of [...(options.interruptBefore ?? []), ...(options.interruptAfter ?? [])]) {
-    if (!Object.hasOwn(workflow.definition.nodes, node)) throw new ValidationError(`workflow ${workflow.definition.name} has no node "${node}" to interrupt at`);
-  }
+  checkInterruptNodes(workflow.definition, options);
   return "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
+}
+
+/** Refuses interrupt lists naming a node the workflow does not have. */
+export function checkInterruptNodes(definition: WorkflowDefinition, lists: Pick<StartRunOptions, "interruptBefore" | "interruptAfter">): void {
+  for (const node of [...(lists.interruptBefore ?? []), ...(lists.interruptAfter ?? [])]) {
+    if (!Object.hasOwn(definition.nodes, node)) throw new ValidationError(`workflow ${definition.name} has no node "${node}" to interrupt at`);
+  }
 }
 
 /**

@@ -1,30 +1,54 @@
 import { defineCommand } from "../cli/command.js";
-import { statePatch } from "../cli/inputs.js";
-import { EXIT } from "../cli/errors.js";
+import { listFlag, statePatch } from "../cli/inputs.js";
+import { EXIT, UsageError } from "../cli/errors.js";
 import { printOutcome } from "../cli/outcome.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
+/** The fork's interrupt lists, when the command line replaces its source's. */
+function interruptLists(flags: { interruptBefore?: string[] | undefined; interruptAfter?: string[] | undefined; interrupts?: boolean | undefined }): { interruptBefore?: string[]; interruptAfter?: string[] } {
+  const before = flags.interruptBefore !== undefined ? listFlag("interrupt-before", flags.interruptBefore) : undefined;
+  const after = flags.interruptAfter !== undefined ? listFlag("interrupt-after", flags.interruptAfter) : undefined;
+  if (flags.interrupts === false) {
+    if (before || after) throw new UsageError("--no-interrupts takes neither --interrupt-before nor --interrupt-after");
+    return { interruptBefore: [], interruptAfter: [] };
+  }
+  if (flags.interrupts === true) throw new UsageError("--interrupts: give --no-interrupts (the fork stops nowhere), or lists with --interrupt-before/--interrupt-after");
+  return { ...(before ? { interruptBefore: before } : {}), ...(after ? { interruptAfter: after } : {}) };
+}
+
 export const fork = defineCommand({
   name: "fork",
-  usage: "fork <run> <checkpoint> [--patch JSON|@file] [--set path=value ...] [--workflow FILE] [--reason TEXT]",
+  usage: "fork <run> <checkpoint> [--patch JSON|@file] [--set path=value ...] [--workflow FILE] [--interrupt-before NODE ... | --interrupt-after NODE ... | --no-interrupts] [--reason TEXT]",
   summary: "start a new run from a checkpoint of another (its history is not changed)",
   details: `The checkpoint is an id or a number within the run. Prints the new run's id; a worker runs it.
 --workflow FILE runs the fork on that version of the same workflow (a fixed one, say): the
 checkpoint's state must fit its state schema (new keys get their defaults; --patch and --set are
 checked against the new version, so they can reshape the state), and the nodes the run is at
 must still exist in it.
+The fork stops where its source would (its interrupt lists) unless given others:
+--interrupt-before/--interrupt-after replace the source's lists, --no-interrupts stops nowhere.
 --json prints { "commandId", "effect", "runId" }.`,
-  flags: { patch: { type: "string" }, set: { type: "string", isMultiple: true }, workflow: { type: "string" }, reason: { type: "string" } },
+  flags: {
+    patch: { type: "string" },
+    set: { type: "string", isMultiple: true },
+    workflow: { type: "string" },
+    reason: { type: "string" },
+    interruptBefore: { type: "string", isMultiple: true },
+    interruptAfter: { type: "string", isMultiple: true },
+    interrupts: { type: "boolean" },
+  },
   args: { min: 2, max: 2 },
   async run({ args, flags, out, operator }) {
     const [runId, checkpoint] = args as [string, string];
     const workflow = flags.workflow !== undefined ? checkedVersion(flags.workflow) : undefined;
+    const lists = interruptLists(flags);
     const op = await operator();
     const patch = await statePatch({ ...(flags.patch !== undefined ? { patch: flags.patch } : {}), set: flags.set ?? [] }, () => op.state(runId, checkpoint));
     const outcome = await op.fork(runId, checkpoint, {
       ...(patch !== undefined ? { patch } : {}),
       ...(flags.reason ? { reason: flags.reason } : {}),
       ...(workflow ? { workflow } : {}),
+      ...lists,
     });
     if (out.json) return printOutcome(out, outcome);
     out.line(String(outcome.result.runId));

@@ -65,8 +65,8 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
     };
-    if (flags.from !== undefined && Object.keys(options).length > 0) {
-      throw new UsageError("--from takes neither --id nor --interrupt-before/--interrupt-after: the new run keeps the interrupt lists of the run it goes on from, and its id is made for it");
+    if (flags.from !== undefined && options.id !== undefined) {
+      throw new UsageError("--from takes no --id: the new run's id is made for it");
     }
     // Going on from a run, the input is an update of its state, checked once that is read.
     if (flags.from === undefined) checkStart(workflow, input, options);
@@ -74,7 +74,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     let runId: string;
     let existed: RunRecord | undefined;
     try {
-      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, global.actor) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
+      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, { actor: global.actor, ...options }) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
     } catch (error) {
       // A start retried after its reply was lost finds its own run: done already, not a conflict.
       if (!(error instanceof RunExistsError && error.sameStart)) throw error;

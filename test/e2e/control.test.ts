@@ -112,6 +112,14 @@ describe("operator commands on live runs, across processes", () => {
     expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId, checkpointId: `${runId}:2` } });
     expect(await cli.json(["state", fork.runId])).toMatchObject({ objective: "Cargo bikes in Lisbon", done: true });
     expect(await cli.json(["checkpoints", runId])).toEqual(checkpointsBefore);
+    // A fork may stop elsewhere than its source: lists on the command line replace the source's.
+    const reviewed = await cli.json<{ runId: string }>(["fork", runId, "2", "--interrupt-before", "join"]);
+    await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
+    expect((await cli.json<Shown>(["show", reviewed.runId])).interrupts).toEqual([expect.objectContaining({ kind: "before", node: "join" })]);
+    const both = await cli.run(["fork", runId, "2", "--no-interrupts", "--interrupt-after", "join"]);
+    expect([both.code, both.stderr]).toEqual([2, "pitwall fork: --no-interrupts takes neither --interrupt-before nor --interrupt-after\n"]);
+    const unknown = await cli.run(["fork", runId, "2", "--interrupt-after", "nowhere"]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, 'pitwall fork: workflow task-queue has no node "nowhere" to interrupt at\n']);
 
     expect((await cli.run(["unbreak", runId, "join"])).code).toBe(0);
     expect((await cli.json<Shown>(["show", runId])).breakpoints).toEqual([]);

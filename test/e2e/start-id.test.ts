@@ -73,5 +73,11 @@ describe("pitwall start --from: a run that has ended goes on with new input", ()
     expect((await cli.run(["worker", "--once", ...actions])).code).toBe(0);
     expect(await cli.json(["state", next])).toEqual({ messages: ["hi", "echo: hi", "again", "echo: again"] });
     expect((await cli.json<{ forkOf: unknown }>(["show", next])).forkOf).toEqual({ runId: first, checkpointId: `${first}:1` });
+    // A turn may stop where its predecessor did not.
+    const { runId: checked } = await cli.json<{ runId: string }>(["start", chat, "--from", next, "--input", '{"messages":["careful"]}', "--interrupt-before", "reply"]);
+    expect((await cli.run(["worker", "--once", ...actions])).code).toBe(0);
+    expect(await cli.json(["show", checked])).toMatchObject({ status: "paused", interrupts: [{ kind: "before", node: "reply" }] });
+    const named = await cli.run(["start", chat, "--from", next, "--id", "turn-3"]);
+    expect([named.code, named.stderr]).toEqual([2, "pitwall start: --from takes no --id: the new run's id is made for it\n"]);
   });
 });

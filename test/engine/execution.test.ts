@@ -340,6 +340,34 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(later).toEqual(["2 [] edited ", "3 [b] edited b"]);
   });
 
+  it("streams what each step and edit wrote, live: each node's writes as its reducers applied them", async () => {
+    const listed = z.object({ out: z.string().default(""), items: z.array(z.string()).default([]) });
+    const wf = workflow("updates", { state: listed, reducers: { items: "append" } })
+      .node("a", () => ({ out: "a", items: ["x"] }), { next: ["b", "c"] })
+      .node("b", () => ({ items: ["y"] }), { next: "END" })
+      .node("c", () => ({ out: "c" }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, {}, { interruptBefore: ["b"] });
+    const seen: unknown[] = [];
+    for await (const at of run.updates()) seen.push([at.n, at.nodes, at.writes]);
+    expect(seen).toEqual([[1, ["a"], [["out", "set", "a"], ["items", "append", ["x"]]]]]);
+    const after = await engine.store.lastEventSeq();
+    const later: unknown[] = [];
+    const following = (async () => {
+      for await (const at of run.updates({ after, until: "end" })) later.push([at.n, [...at.nodes].sort(), at.writes]);
+    })();
+    const op = engine.operator("ann");
+    await op.updateState(run.id, { out: "edited" });
+    const [pending] = await run.pendingInterrupts();
+    await op.resolve(pending!.id, { decision: "approve" });
+    await following;
+    expect(later).toEqual([
+      [2, [], [["out", "set", "edited"]]],
+      [3, ["b", "c"], expect.arrayContaining([["items", "append", ["y"]], ["out", "set", "c"]])],
+    ]);
+  });
+
   it("emits typed events with one trace id per run and a span id per task attempt, live", async () => {
     const wf = workflow("events", { state })
       .node("a", () => ({ out: "a" }), { next: "b" })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { NotFoundError, actionRegistry, loadWorkflowText, workflow, type NodeFunction } from "../../engine/index.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
@@ -158,7 +158,7 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect((await run.state()).n).toBe(5);
   });
 
-  it("fans out dynamically over a list in state, bounded by the map's concurrency", async () => {
+  it("fans out dynamically over a list in state, bounded by the map's concurrency, each task's item typed as one of the list's", async () => {
     let running = 0;
     let peak = 0;
     const wf = workflow("map", { state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }), reducers: { out: "append" } })
@@ -167,7 +167,8 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
         peak = Math.max(peak, running);
         await sleep(30);
         running--;
-        return { out: [(ctx.item as number) ** 2] };
+        expectTypeOf(ctx.item).toEqualTypeOf<number>();
+        return { out: [ctx.item ** 2] };
       }, { map: { over: "items", concurrency: 2 }, next: "END" })
       .compile();
     const engine = await harness.engine([wf]);
@@ -222,7 +223,11 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     await expect(engine.start(other, {}, { from: second.id })).rejects.toThrow(
       `run ${second.id} is a run of workflow chat: a run goes on only from a run of the same workflow, not of other`,
     );
-    await expect(engine.start(chat, {}, { from: second.id, interruptBefore: [] })).rejects.toThrow(/give `from` without id, ifExists, interruptBefore or interruptAfter/);
+    await expect(engine.start(chat, {}, { from: second.id, id: "turn-3" })).rejects.toThrow(/give `from` without id or ifExists/);
+    // It keeps the ended run's interrupt lists unless given others; a node the workflow lacks is refused.
+    const third = await engine.start(chat, { messages: ["check first"] }, { from: second.id, interruptBefore: ["reply"] });
+    expect(await third.wait({ timeoutMs: 5_000 })).toMatchObject({ status: "paused", interruptBefore: ["reply"] });
+    await expect(engine.start(chat, {}, { from: second.id, interruptAfter: ["nope"] })).rejects.toThrow('workflow chat has no node "nope" to interrupt at');
   });
 
   it("runs a sub-workflow as a child run with a parent link and maps its result back", async () => {

@@ -382,6 +382,12 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await source.wait()).status).toBe("paused");
     const fork = engine.run((await op.fork(source.id, 1)).result.runId as string);
     expect((await fork.wait()).status).toBe("paused");
+    // A fork may stop elsewhere than its source: its interrupt lists replace the source's.
+    const unstopped = engine.run((await op.fork(source.id, 1, { interruptBefore: [] })).result.runId as string);
+    expect((await unstopped.wait()).status).toBe("succeeded");
+    const reviewed = engine.run((await op.fork(source.id, 1, { interruptBefore: [], interruptAfter: ["b"] })).result.runId as string);
+    expect(await reviewed.wait()).toMatchObject({ status: "paused", interruptAfter: ["b"] });
+    await expect(op.fork(source.id, 1, { interruptBefore: ["c"] })).rejects.toThrow('workflow fork-apart has no node "c" to interrupt at');
     await op.cancel(source.id, { reason: "not needed" });
     expect((await source.wait({ until: "end" })).status).toBe("canceled");
     expect((await fork.get()).status).toBe("paused");
