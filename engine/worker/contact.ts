@@ -20,10 +20,16 @@ export class StoreContact {
   /** Calls that failed because the store did not answer. */
   failures = 0;
 
+  /** A silence longer than this is an outage: the lease, or two polls of an idle worker when longer. */
+  private readonly silentMs: number;
+
   constructor(
     private readonly leaseMs: number,
+    pollMs: number,
     private readonly onRegained: (silentMs: number) => void,
-  ) {}
+  ) {
+    this.silentMs = Math.max(leaseMs, 2 * pollMs);
+  }
 
   /** When the store last answered (epoch ms), if it has. */
   get lastAnswer(): number | undefined {
@@ -33,7 +39,7 @@ export class StoreContact {
   answered(now = Date.now()): void {
     const silent = this.last === undefined ? 0 : now - this.last;
     this.last = Math.max(this.last ?? 0, now);
-    if (silent > this.leaseMs) {
+    if (silent > this.silentMs) {
       this.regainedAt = now;
       this.onRegained(silent);
     }
@@ -43,8 +49,13 @@ export class StoreContact {
     this.failures++;
   }
 
-  /** Whether a claim may take over runs whose lease ran out: not within a lease of regaining the store. */
+  /**
+   * Whether a claim may take over runs whose lease ran out: not while the store has been silent
+   * for longer than a lease (this process may just have been resumed), nor within a lease of
+   * regaining it.
+   */
   takeOversAllowed(now = Date.now()): boolean {
+    if (this.last !== undefined && now - this.last > this.silentMs) return false;
     return this.regainedAt === undefined || now - this.regainedAt >= this.leaseMs;
   }
 }

@@ -5,6 +5,9 @@ import { workerLive } from "../store/rules.js";
 import type { Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
 
+/** How long a stopping worker waits for its last heartbeat to be written. */
+const STOPPED_WAIT_MS = 1_000;
+
 /** How often a duplicate id is said again while it goes on. */
 const DUPLICATE_REPEAT_MS = 60_000;
 
@@ -57,13 +60,14 @@ export class Heartbeat {
     signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   }
 
-  /** The last beat: stopped, running nothing. */
+  /** The last beat: stopped, running nothing. Waits a second at most: a stopping worker does not wait on a store that does not answer. */
   async stopped(): Promise<void> {
-    try {
-      await this.store.putWorker(this.record(Date.now(), { running: 0, workflows: (await this.state()).workflows }));
-    } catch {
+    let timer: NodeJS.Timeout | undefined;
+    const beat = (async () => this.store.putWorker(this.record(Date.now(), { running: 0, workflows: (await this.state()).workflows })))().catch(() => {
       // A store that does not answer at the end: the record goes stale on its own.
-    }
+    });
+    await Promise.race([beat, new Promise((resolve) => (timer = setTimeout(resolve, STOPPED_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   private async beat(): Promise<void> {

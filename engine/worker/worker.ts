@@ -151,7 +151,7 @@ export class Worker implements ExecutorHost {
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
       snapshotPolicy: snapshotPolicy(options.snapshotPolicy),
     } as typeof this.options;
-    this.contact = new StoreContact(this.options.leaseMs, (silentMs) => this.regained(silentMs));
+    this.contact = new StoreContact(this.options.leaseMs, this.options.pollMs, (silentMs) => this.regained(silentMs));
     this.store = watchedStore(store, this.contact);
     this.heartbeat = new Heartbeat(
       this.store,

@@ -312,6 +312,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(await store.putWorker(worker("m1"))).toBeUndefined();
       await new Promise((r) => setTimeout(r, 5));
       expect(await store.putWorker(worker("m2", { workflows: [], only: ["a", "b"] }))).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 5));
       const replaced = await store.putWorker(worker("m1", { instance: "m1-2", running: 3 }));
       expect(replaced).toMatchObject({ id: "m1", instance: "m1-1", running: 0 });
       expect(replaced!.lastSeen).toBeGreaterThanOrEqual(before - 1000);

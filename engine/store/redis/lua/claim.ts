@@ -38,6 +38,9 @@ if earlier then
   return {'none'}
 end
 
+saw_fleet(lease_ms)
+if takeovers_held() then take_overs = false end
+
 local function claimable(id)
   if excluded[id] then return false end
   local f = redis.call('HMGET', K.run(id), 'status', 'version', 'leaseUntil', 'wakeAt', 'waitingOn')
@@ -226,6 +229,7 @@ local owner = arg()
 local fence = arg_num()
 local lease_ms = arg_num()
 local rk = K.run(id)
+saw_fleet(lease_ms)
 local f = redis.call('HMGET', rk, 'id', 'fence', 'owner', '_lease', '_leaseMs')
 if not f[1] then return {'notfound', 'run', id} end
 if tonumber(f[2]) ~= fence or f[3] ~= owner then return {'stale', f[2]} end
