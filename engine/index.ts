@@ -63,6 +63,7 @@ export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from
 export { continueRun } from "./operator/continue-run.js";
 export { Worker, type StopOptions, type WorkerOptions, type WorkerStats } from "./worker/worker.js";
 export type { WorkerNotice, WorkerNoticeKind } from "./worker/notices.js";
+export { UNCLAIMED_MS, unclaimedWhy } from "./worker/unclaimed.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";

@@ -22,6 +22,7 @@ import { start } from "./start.js";
 import { state } from "./state.js";
 import { validate } from "./validate.js";
 import { worker } from "./worker.js";
+import { workers } from "./workers.js";
 
 /** Every subcommand, in the order `pitwall --help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   graph,
   start,
   worker,
+  workers,
   runs,
   show,
   events,

@@ -117,6 +117,8 @@ end as kind "run-ended" with "runId", "status" and "why".`,
       },
     });
     log = new WorkerLog(out, w.id);
+    // Before it says anything: a second worker with a live one's id does not start.
+    if (!flags.once) await w.checkIdFree();
     // `ps` and `pkill -f "pitwall worker m3$"` tell this worker from the others (its arguments, which may hold a store's password, stay hidden).
     process.title = `pitwall worker ${w.id}`;
     // Said once the store answers: a store that does not is the one line to read.
@@ -134,7 +136,6 @@ end as kind "run-ended" with "runId", "status" and "why".`,
       await noteHeld(log, s, w.id);
       return EXIT.ok;
     }
-    await w.checkIdFree();
     const server = health ? await HealthServer.listen(w, health, leaseMs ?? 15_000, concurrency ?? 16) : undefined;
     w.start();
     log.info("started", `worker ${w.id} on ${s.description}${only ? `, for workflow${only.length > 1 ? "s" : ""} ${only.join(", ")}` : ""} (Ctrl-C to stop)`, { store: s.description, ...(only ? { workflows: only } : {}) });

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RetryWait, type RunRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, unclaimedWhy, type RetryWait, type RunRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import { withoutDone } from "../current-nodes.js";
@@ -15,9 +15,6 @@ import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, ranMs, runRows, sortLabel, typ
 const FLASH_MS = 800;
 
 /** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
-/** A run queued longer than this, for nothing but a worker, says it waits for one. */
-const UNCLAIMED_MS = 30_000;
-
 export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord, retry?: RetryWait): string {
   switch (run.status) {
     case "running":
@@ -37,7 +34,7 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
         if (retry && retry.at > now) return retryText(retry, now);
         if (run.wakeAt !== null && run.wakeAt > now) return `timer, wakes in ${ago(now, run.wakeAt)}`;
         // No worker has taken it: none is running, or none has this workflow's actions.
-        return now - run.updatedAt > UNCLAIMED_MS ? "no worker has taken it" : "";
+        return unclaimedWhy(run, now) ?? "";
       }
       return `waiting for ${run.waitingOn}${child?.status === "paused" ? `, paused (${runActivity(child, now)})` : ""}`;
     default:
