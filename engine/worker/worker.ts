@@ -4,13 +4,13 @@ import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import type { EventType } from "../runtime/events.js";
-import { RunExecutor, type ExecutionEnd, type ExecutorHost, type ExecutorOptions } from "../runtime/executor.js";
+import { RunExecutor, type ExecutorHost } from "../runtime/executor.js";
 import { newRun } from "../runtime/new-run.js";
 import { DEFAULT_SECRET_KEYS } from "../runtime/redact.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
-import type { RunRecord, RunStatus, TaskRecord } from "../store/records.js";
+import { RUN_STATUSES, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { storeWorkflow } from "../operator/workflows.js";
@@ -19,102 +19,18 @@ import type { AbortCause } from "../runtime/signals.js";
 import { StoreContact, watchedStore } from "./contact.js";
 import { FailureReport } from "./failure-report.js";
 import { Heartbeat } from "./heartbeat.js";
-import { leftBehindKey, leftBehindText, runsLeftBehind, type LeftBehind } from "./left-behind.js";
-import type { WorkerNotice } from "./notices.js";
+import { leftBehindText, watchLeftBehind } from "./left-behind.js";
+import { abandoned, takeoversHeld, tookOver, type WorkerNotice } from "./notices.js";
+import { drainExecutors } from "./drain.js";
+import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats } from "./options.js";
 import { startRetention } from "./retention.js";
 
-export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" | "snapshotPolicy">> {
-  /**
-   * When a checkpoint also stores a snapshot: every `every` checkpoints (default 64: reading any
-   * state folds at most that many deltas) or once the deltas since the last one outgrow both the
-   * state and `minBytes`.
-   */
-  snapshotPolicy?: Partial<SnapshotPolicy>;
-  /** Shown as `worker:<id>` in events; default host-pid-random. */
-  id?: string;
-  /** How many runs this worker executes at once. */
-  concurrency?: number;
-  /** Without notifications, how often to look for due timers and expired leases. */
-  pollMs?: number;
-  /**
-   * Only runs of these workflows (by name), and of the sub-workflows their runs start; every
-   * workflow this process can run when absent.
-   */
-  workflows?: readonly string[];
-  /**
-   * Deletes the top-level runs that ended longer ago than this (ms), with their child runs and
-   * everything of theirs, soon after `start()` and every ten minutes (`pruneRuns`).
-   */
-  retainMs?: number;
-  /** Called when a run's execution ends in this worker (for logs). */
-  onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
-  /**
-   * What the worker has to say, each with a level and a kind (the store failing and answering
-   * again, a run taken over, a drain, a node abandoned...). Without it, `onError` hears of each.
-   */
-  onNotice?: (notice: WorkerNotice) => void;
-  /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
-  onError?: (message: string) => void;
-  /**
-   * Called once when the worker stops itself because its store is gone or damaged (the SQLite
-   * file deleted, replaced or corrupt under it: `StoreError.gone`, `damaged`). It claims nothing
-   * more; the runs it held are left to their leases. Without it, `onError` hears of it.
-   */
-  onStoreGone?: (error: StoreError) => void;
-  /**
-   * Called once per workflow version (and per queued/orphaned) whose waiting runs this worker
-   * cannot take, with why (an action no module exports, code changed since the run started):
-   * looked for soon after `start()` and every 30 s. Without it, `onError` hears of it.
-   */
-  onLeftBehind?: (left: LeftBehind) => void;
-}
-
-/** When a running worker first looks for runs it cannot take, then how often. */
-const LEFT_BEHIND_FIRST_MS = 2_000;
-const LEFT_BEHIND_EVERY_MS = 30_000;
+export type { StopOptions, WorkerOptions, WorkerStats } from "./options.js";
 
 /** Events after which there may be a run to claim. */
 const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
 /** What the worker follows: new work, and commands for the runs it owns. */
 const WATCHED: readonly EventType[] = [...WORK_EVENTS, "operator.requested"];
-
-/** How a worker stops (`Worker.stop`). */
-export interface StopOptions {
-  /**
-   * How long the nodes running now may take to finish, their results committed, before they are
-   * aborted (default 0: at once). Nothing new is started meanwhile; each run is released for
-   * another worker once its nodes are done.
-   */
-  drainMs?: number;
-}
-
-/** What a worker has done since it started, for metrics. */
-export interface WorkerStats {
-  /** Runs claimed, and of them the ones taken over from a lost worker. */
-  claimed: number;
-  takenOver: number;
-  /** Executions that ended here, by the run's status then (`queued`: released for another worker). */
-  ended: Record<RunStatus, number>;
-  /** Executions that ended on an error of the executor itself. */
-  errors: number;
-  /** Runs executing now, and their nodes running now. */
-  running: number;
-  nodesRunning: number;
-  /** Store calls that got no answer, and when the store last answered (epoch ms). */
-  storeFailures: number;
-  lastStoreAnswer: number | undefined;
-  /** Stopping: claiming nothing more. */
-  stopping: boolean;
-}
-const DEFAULTS = {
-  concurrency: 16,
-  leaseMs: 15_000,
-  killGraceMs: 5_000,
-  pollMs: 1_000,
-  progressIntervalMs: 250,
-  holdBackoffMs: 5_000,
-  maxRecoveries: 5,
-};
 
 /**
  * Claims runnable runs from the store (with a lease and a fencing token) and executes them.
@@ -130,10 +46,8 @@ export class Worker implements ExecutorHost {
   readonly store: Store;
   private readonly contact: StoreContact;
   private readonly heartbeat: Heartbeat;
-  private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(["queued", "running", "paused", "succeeded", "failed", "canceled"].map((s) => [s, 0])) as Record<RunStatus, number> };
+  private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   private stopping = false;
-  /** Versions (and statuses) whose left-behind runs were reported. */
-  private readonly toldLeftBehind = new Set<string>();
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
@@ -146,7 +60,7 @@ export class Worker implements ExecutorHost {
   ) {
     this.id = options.id ?? `${hostname()}-${process.pid}-${newId("w", 4).slice(2)}`;
     this.options = {
-      ...DEFAULTS,
+      ...WORKER_DEFAULTS,
       secretKeys: DEFAULT_SECRET_KEYS,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
       snapshotPolicy: snapshotPolicy(options.snapshotPolicy),
@@ -226,11 +140,7 @@ export class Worker implements ExecutorHost {
    */
   private regained(silentMs: number): void {
     for (const executor of this.executors.values()) executor.renewNow();
-    this.notify({
-      level: "warn",
-      kind: "takeovers-held",
-      message: `the store answers again after ${(silentMs / 1000).toFixed(1)} s without an answer, longer than the ${this.options.leaseMs / 1000} s lease: this worker renewed the leases of its ${this.executors.size} run${this.executors.size === 1 ? "" : "s"}, and for ${this.options.leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
-    });
+    this.notify(takeoversHeld(silentMs, this.options.leaseMs, this.executors.size));
   }
 
   /** The versions this worker claims: what it can run, narrowed to `workflows` when given. */
@@ -244,24 +154,7 @@ export class Worker implements ExecutorHost {
   private lookForLeftBehind(signal: AbortSignal): void {
     const onLeftBehind = this.options.onLeftBehind;
     if (!onLeftBehind && !this.options.onNotice && !this.options.onError) return;
-    const report = onLeftBehind ?? ((left: LeftBehind) => this.notify({ level: "warn", kind: "left-behind", message: leftBehindText(left) }));
-    const look = async () => {
-      try {
-        for (const left of await runsLeftBehind(this.store, this.registry)) {
-          const key = leftBehindKey(left);
-          if (this.toldLeftBehind.has(key) || signal.aborted) continue;
-          this.toldLeftBehind.add(key);
-          report(left);
-        }
-      } catch {
-        // The claim loop reports a failing store; this look is only a courtesy.
-      }
-    };
-    const first = setTimeout(look, LEFT_BEHIND_FIRST_MS);
-    const again = setInterval(look, LEFT_BEHIND_EVERY_MS);
-    first.unref();
-    again.unref();
-    signal.addEventListener("abort", () => (clearTimeout(first), clearInterval(again)), { once: true });
+    watchLeftBehind(this.store, this.registry, signal, onLeftBehind ?? ((left) => this.notify({ level: "warn", kind: "left-behind", message: leftBehindText(left) })));
   }
 
   /** Wakes the claim loop now (a run was just started or resumed in this process). */
@@ -283,7 +176,7 @@ export class Worker implements ExecutorHost {
     this.nudge();
     await this.loop;
     this.loop = undefined;
-    if ((options.drainMs ?? 0) > 0) await this.drainRunning(options.drainMs!);
+    if ((options.drainMs ?? 0) > 0) await drainExecutors([...this.executors.values()], options.drainMs!, this.options.killGraceMs, (notice) => this.notify(notice));
     await Promise.allSettled([...this.executors.values()].map((e) => e.stop()));
     if (this.beating) {
       this.beating.abort();
@@ -293,36 +186,6 @@ export class Worker implements ExecutorHost {
   }
 
   private beating: AbortController | undefined;
-
-  /** Lets the running nodes finish, for up to `drainMs`; their runs are released as they do. */
-  private async drainRunning(drainMs: number): Promise<void> {
-    const nodes = this.runningNodes();
-    const executors = [...this.executors.values()];
-    if (executors.length === 0) return;
-    const runs = `${executors.length} run${executors.length === 1 ? "" : "s"}`;
-    this.notify({
-      level: "info",
-      kind: "draining",
-      message: `draining: ${nodes.length} node${nodes.length === 1 ? "" : "s"} running (in ${runs}), up to ${(drainMs / 1000).toFixed(drainMs % 1000 ? 1 : 0)} s`,
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      Promise.allSettled(executors.map((e) => e.drain())).then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), drainMs))),
-    ]);
-    clearTimeout(timer);
-    const left = this.runningNodes();
-    if (!timedOut || left.length === 0) {
-      this.notify({ level: "info", kind: "drained", message: `drained: the running nodes finished; ${runs} released` });
-      return;
-    }
-    const listed = left.slice(0, 5).map((n) => `${n.node} of run ${n.runId}`).join(", ");
-    this.notify({
-      level: "warn",
-      kind: "drained",
-      message: `drain time is up: aborting ${left.length} node${left.length === 1 ? "" : "s"} still running (${listed}${left.length > 5 ? ", …" : ""}); a result that comes back within the ${this.options.killGraceMs / 1000} s grace is kept`,
-    });
-  }
 
   /**
    * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`).
@@ -408,14 +271,7 @@ export class Worker implements ExecutorHost {
     this.counts.claimed++;
     if (!claim.recovered) return;
     this.counts.takenOver++;
-    const from = claim.takenFrom;
-    this.notify({
-      level: "warn",
-      kind: "took-over",
-      message: `took over run ${claim.run.id} from worker ${from ?? "(unknown)"} (lease expired)${claim.run.current.length > 0 ? `: ${claim.run.current.join(", ")} will run again` : ""}`,
-      runId: claim.run.id,
-      ...(from !== undefined ? { from } : {}),
-    });
+    this.notify(tookOver(claim));
   }
 
   private async execute(claim: Claim): Promise<void> {
@@ -529,14 +385,7 @@ export class Worker implements ExecutorHost {
   }
 
   nodeAbandoned(runId: string, task: TaskRecord, cause: AbortCause): void {
-    const why = cause === "shutdown" ? "the worker stopping" : cause === "killed" ? "a kill" : cause === "canceled" ? "a cancel" : "the lost lease";
-    this.notify({
-      level: "warn",
-      kind: "abandoned",
-      runId,
-      node: task.node,
-      message: `run ${runId}: node ${task.node} (task ${task.id}) ignored its abort signal (${why}) and was abandoned after the ${this.options.killGraceMs / 1000} s grace; it may still be running in this process, and what it returns is discarded`,
-    });
+    this.notify(abandoned(runId, task, cause, this.options.killGraceMs));
   }
 
   private readonly waitingCommits = new Set<string>();
