@@ -74,7 +74,7 @@ export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
-export { checkDeletion, leaseRanOut, workerLive } from "./store/rules.js";
+export { checkDeletion, formatBytes, leaseRanOut, workerLive } from "./store/rules.js";
 export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";

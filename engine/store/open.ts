@@ -14,6 +14,14 @@ export function describeStoreUrl(url: string): string {
   });
 }
 
+/**
+ * `text:`, for a message that goes on after it — or `text` alone when it ends in a colon already
+ * (a URL whose prefix is `fleet:`), so that no "::" is printed.
+ */
+export function withColon(text: string): string {
+  return text.endsWith(":") ? text : `${text}:`;
+}
+
 export interface OpenStoreOptions {
   /**
    * SQLite: `process` (default) survives a process crash; `os` survives power loss.
@@ -33,6 +41,12 @@ export interface OpenStoreOptions {
    * mistyped path, prefix or database must not read as an empty store, nor leave one behind).
    */
   create?: boolean;
+  /**
+   * Hears, once each, what is worth saying about a store that opens all the same (Redis: a
+   * `maxmemory-policy` that may evict keys, a password the server does not ask for). Not called
+   * for SQLite or memory stores, which have nothing of the kind to say.
+   */
+  onWarning?: (message: string) => void;
 }
 
 const DURABILITIES = ["process", "os"];
@@ -51,15 +65,20 @@ async function openByKind(url: string, options: OpenStoreOptions): Promise<Store
   const readOnly = options.readOnly ?? false;
   if (url === "memory:" || url === "memory") return new MemoryStore();
   if (/^rediss?:\/\//i.test(url)) {
-    return RedisStore.open(url, { readOnly, ...(options.create !== undefined ? { create: options.create } : {}), ...(options.durability ? { durability: options.durability } : {}) });
+    return RedisStore.open(url, {
+      readOnly,
+      ...(options.create !== undefined ? { create: options.create } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    });
   }
   const file = sqliteFile(url);
   if (file === undefined) {
-    throw new ValidationError(`unsupported store URL ${describeStoreUrl(url)}: use memory:, sqlite:<file> or redis://host:port`);
+    throw new ValidationError(`unsupported store URL ${withColon(describeStoreUrl(url))} use memory:, sqlite:<file> or redis://host:port`);
   }
   if (file === "") throw new ValidationError(`store URL ${JSON.stringify(url)} names no file: use sqlite:<file>, e.g. sqlite:./pitwall.db`);
   if (options.durability !== undefined && !DURABILITIES.includes(options.durability)) {
-    throw new ValidationError(`store ${url}: unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
+    throw new ValidationError(`store ${withColon(url)} unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
   }
   return new SqliteStore(file, {
     readOnly,

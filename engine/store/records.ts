@@ -340,8 +340,17 @@ export interface StoreRoom {
   totalBytes: number;
   /** What holds it, as words ("the file system of /srv/pitwall", "the memory limit (maxmemory) of Redis at ..."). */
   where: string;
-  /** `full`: writes fail, or are about to (under 1 MiB free); `low`: under 256 MiB free. */
+  /**
+   * `full`: writes fail, or are about to (a file system: under 1 MiB free; Redis: at maxmemory);
+   * `low`: a file system under 256 MiB free; Redis under 5% of maxmemory, or 1 MiB, free.
+   */
   state: "ok" | "low" | "full";
+  /**
+   * Redis only: the server's `maxmemory-policy` when it deletes keys to make room (allkeys-lru,
+   * allkeys-lfu, allkeys-random), which would take runs' records with them. pitwall writes
+   * nothing to such a server.
+   */
+  evicting?: string;
 }
 
 /**

@@ -186,15 +186,24 @@ export function decodeCursor(cursor: string): { updatedAt: number; id: string } 
   return { updatedAt, id: cursor.slice(i + 1) };
 }
 
-const MiB = 1024 * 1024;
+export const MiB = 1024 * 1024;
 
 /**
- * How a store's room reads, the same for every store: under 1 MiB a SQLite commit (a few pages
- * to the WAL) or a Redis script is about to be refused; under 256 MiB is a warning.
+ * How a store's room reads, the same words for every store. The default thresholds are a file
+ * system's: under 1 MiB a SQLite commit (a few pages to the WAL) is about to be refused; under
+ * 256 MiB is a warning. A store whose limit is smaller or exact (Redis's maxmemory) gives its own.
  */
-export function storeRoom(freeBytes: number, totalBytes: number, where: string): StoreRoom {
+export function storeRoom(freeBytes: number, totalBytes: number, where: string, below: { full: number; low: number } = { full: MiB, low: 256 * MiB }): StoreRoom {
   const free = Math.max(0, freeBytes);
-  return { freeBytes: free, totalBytes, where, state: free < MiB ? "full" : free < 256 * MiB ? "low" : "ok" };
+  return { freeBytes: free, totalBytes, where, state: free < below.full ? "full" : free < below.low ? "low" : "ok" };
+}
+
+/** A size for people: `512 B`, `488.3 kB`, `3.9 MB`, `19.6 GB` (powers of 1024). */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < MiB) return `${(n / 1024).toFixed(1)} kB`;
+  if (n < 1024 * MiB) return `${(n / MiB).toFixed(1)} MB`;
+  return `${(n / 1024 / MiB).toFixed(1)} GB`;
 }
 
 /** How long a worker's record is kept after it was last seen, for `pitwall workers` to show it gone. */

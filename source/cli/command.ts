@@ -87,11 +87,25 @@ export class Resources {
   store(readOnly = this.readOnly): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
-      opened = openStore(this.global.store, { readOnly, create: this.create, ...(this.global.durability ? { durability: this.global.durability } : {}) });
+      opened = openStore(this.global.store, {
+        readOnly,
+        create: this.create,
+        ...(this.global.durability ? { durability: this.global.durability } : {}),
+        onWarning: (message) => this.warn(message),
+      });
       this.opened.set(readOnly, opened);
     }
     return opened;
   }
+
+  /** What a store says as it opens, on stderr, once even when it is opened twice (writable and read-only). */
+  private warn(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
+    process.stderr.write(`warning: ${message}\n`);
+  }
+
+  private readonly warned = new Set<string>();
 
   async operator(): Promise<Operator> {
     return new Operator(await this.store(), {

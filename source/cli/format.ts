@@ -10,12 +10,7 @@ export function age(at: number | null, now = Date.now()): string {
   return `${Math.floor(s / 86_400)}d`;
 }
 
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
-  return `${(n / 1024 / 1024 / 1024).toFixed(1)} GB`;
-}
+export { formatBytes as bytes } from "../../engine/index.js";
 
 export function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 23);

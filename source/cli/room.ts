@@ -8,7 +8,7 @@ export function roomWarning(room: StoreRoom | undefined): string | undefined {
   const left = `${bytes(room.freeBytes)} left of ${bytes(room.totalBytes)} in ${room.where}`;
   return room.state === "full"
     ? `warning: the store is full (${left}): workers cannot commit until room is made`
-    : `warning: the store is nearly full (${left})`;
+    : `warning: the store is nearly full (${left}): at the limit, commits will be refused`;
 }
 
 /**

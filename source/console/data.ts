@@ -322,8 +322,8 @@ export class ConsoleData {
   }
 }
 
-/** Whether the header would say the same of the room: its state, and while short of room, the MiB left. */
+/** Whether the header would say the same of the room: its state, whether it evicts, and while short of room, the MiB left. */
 function sameRoom(a: StoreRoom | undefined, b: StoreRoom | undefined): boolean {
-  if (a?.state !== b?.state) return false;
+  if (a?.state !== b?.state || a?.evicting !== b?.evicting) return false;
   return a === undefined || a.state === "ok" || Math.floor(a.freeBytes / 2 ** 20) === Math.floor(b!.freeBytes / 2 ** 20);
 }

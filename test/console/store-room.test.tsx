@@ -16,7 +16,7 @@ afterAll(async () => {
   await server.dispose();
 });
 
-/** Leaves the server `headroom` bytes below its memory limit (0: no limit). */
+/** Leaves the server `headroom` bytes below its memory limit (above it when negative; 0: no limit). */
 async function limitMemory(headroom: number): Promise<void> {
   const used = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
   await raw.config("SET", "maxmemory", headroom === 0 ? "0" : String(used + headroom));
@@ -24,17 +24,34 @@ async function limitMemory(headroom: number): Promise<void> {
 
 it("says in the header that the store is full, or nearly, and stops saying so once it has room", async () => {
   const store: Store = await openStore(`${server.url}/0`);
-  await limitMemory(256 * 1024);
+  await limitMemory(-64 * 1024);
   const ui = await openConsole({ store });
   try {
     expect((await ui.waitFor(" store full ")).split("\n")[0]).toContain(" store full ");
-    await limitMemory(100 * 2 ** 20);
+    await limitMemory(600 * 1024);
     // The room is read again with the counts, every 5 s.
-    expect((await ui.waitFor(/ store \d+\.\dM left /, 8_000)).split("\n")[0]).toMatch(/ store (9\d|10\d)\.\dM left /);
+    expect((await ui.waitFor(/ store \d+\.\dK left /, 8_000)).split("\n")[0]).toMatch(/ store [56]\d\d\.\dK left /);
     await limitMemory(0);
     expect((await ui.waitFor((f) => !f.includes(" store "), 8_000)).split("\n")[0]).toContain("memory:test");
   } finally {
     ui.unmount();
+    await raw.config("SET", "maxmemory", "0");
+    await store.close();
+  }
+});
+
+it("says in the header when the server is changed to evict keys under it, and stops once it is changed back", async () => {
+  const store: Store = await openStore(`${server.url}/0`);
+  const ui = await openConsole({ store });
+  try {
+    await raw.config("SET", "maxmemory-policy", "allkeys-lru");
+    await limitMemory(100 * 2 ** 20);
+    expect((await ui.waitFor(" store evicts keys ", 8_000)).split("\n")[0]).toContain(" store evicts keys ");
+    await raw.config("SET", "maxmemory-policy", "noeviction");
+    expect((await ui.waitFor((f) => !f.includes(" store evicts keys "), 8_000)).split("\n")[0]).toContain("memory:test");
+  } finally {
+    ui.unmount();
+    await raw.config("SET", "maxmemory-policy", "noeviction");
     await raw.config("SET", "maxmemory", "0");
     await store.close();
   }

@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../engine/index.js";
-import { cliHarness } from "../support/cli.js";
+import { openStore, type InterruptRecord, type RunRecord } from "../../engine/index.js";
+import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+import { addReadmeUser, readmeAcl } from "../support/redis-acl.js";
 import { RedisServer } from "../support/redis-server.js";
 
 const SECRET = "hunter2-do-not-print";
@@ -55,13 +56,16 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
         const used = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
         await raw.config("SET", "maxmemory", String(used + headroom));
       };
-      await setRoom(100 * 2 ** 20);
+      // Half a megabyte left of a few is nearly full, not full: commits still go through.
+      await setRoom(512 * 1024);
       const runs = await cli.run(["runs", "--json", "--store", url]);
       expect(runs.stdout).toBe("[]\n");
-      expect(runs.stderr).toMatch(/^warning: the store is nearly full \(\d+\.\d MB left of \d+\.\d MB in the memory limit \(maxmemory\) of Redis at redis:\/\/127\.0\.0\.1:\d+\/0\?prefix=room:\)\n$/);
-      await setRoom(256 * 1024);
+      expect(runs.stderr).toMatch(
+        /^warning: the store is nearly full \(\d+\.\d kB left of \d+\.\d MB in the memory limit \(maxmemory\) of Redis at redis:\/\/127\.0\.0\.1:\d+\/0\?prefix=room:\): at the limit, commits will be refused\n$/,
+      );
+      await setRoom(-64 * 1024);
       const worker = await cli.run(["worker", "--once", "--store", url]);
-      expect(worker.stderr).toMatch(/^warning: the store is full \(.+\): workers cannot commit until room is made$/m);
+      expect(worker.stderr).toMatch(/^warning: the store is full \(0 B left of .+\): workers cannot commit until room is made$/m);
       await raw.config("SET", "maxmemory", "0");
       expect((await cli.run(["runs", "--store", url])).stderr).toBe("no runs\n");
     } finally {
@@ -100,7 +104,7 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
       cli.run(["runs", "--store", `${server.url}/0?prefix=typo:`]),
     ]);
     expect([db.code, db.stderr]).toEqual([1, expect.stringMatching(new RegExp(`^pitwall worker: Redis at ${server.url}/99 has no database 99 \\(.*out of range.*\\)\n$`))]);
-    expect([param.code, param.stderr]).toEqual([2, `pitwall runs: store URL ${server.url}/0?prefx=app:: unknown parameter "prefx" (known: prefix, retention)\n`]);
+    expect([param.code, param.stderr]).toEqual([2, `pitwall runs: store URL ${server.url}/0?prefx=app: unknown parameter "prefx" (known: prefix, retention, tls_ca, tls_cert, tls_key)\n`]);
     expect([missing.code, missing.stderr]).toEqual([
       1,
       `pitwall runs: there is no pitwall store under prefix "typo:" at ${server.url}/0?prefix=typo: (a mistyped --store, prefix or database?); nothing was written\n`,
@@ -121,6 +125,91 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(r.stderr).not.toContain("secret");
   });
 
+  it("refuses a URL parameter given twice instead of using one of them", async () => {
+    const url = `${server.url}/0?prefix=a:&retention=5&prefix=b:`;
+    const r = await cli.run(["runs", "--store", url]);
+    expect([r.code, r.stderr]).toEqual([2, `pitwall runs: store URL ${url} "prefix" is given more than once: give each parameter once\n`]);
+  });
+
+  it("on a Redis out of memory (noeviction), start says so in one line, transient, without Redis's script internals or a doubled colon", async () => {
+    const raw = await adminOf(server);
+    const url = `${server.url}/3?prefix=fleet:`;
+    await (await openStore(url)).close();
+    try {
+      await headroom(raw, -64 * 1024);
+      const [text, json] = await Promise.all([
+        cli.run(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto","nights":3}', "--store", url]),
+        cli.run(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto","nights":3}', "--store", url, "--json"]),
+      ]);
+      const message = new RegExp(`^Redis at ${escape(url)} is out of memory \\(maxmemory \\d+\\.\\d MB, policy noeviction\\): delete old runs \\(pitwall prune\\) or raise maxmemory$`);
+      expect(text.code).toBe(1);
+      expect(text.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(new RegExp(`^pitwall start: ${message.source.slice(1)}`))]);
+      expect(JSON.parse(json.stderr)).toEqual({ error: { command: "start", code: "STORE", message: expect.stringMatching(message), exitCode: 1, transient: true } });
+    } finally {
+      await raw.config("SET", "maxmemory", "0");
+      raw.disconnect();
+    }
+  });
+
+  it("refuses to write to a Redis that evicts keys at its limit (allkeys-*), naming the policy and the fix; readers warn and read", async () => {
+    const raw = await adminOf(server);
+    const url = `${server.url}/0?prefix=evict:`;
+    await (await openStore(url)).close();
+    try {
+      await raw.config("SET", "maxmemory-policy", "allkeys-lru");
+      const limit = await headroom(raw, 100 * 2 ** 20);
+      const policy = `maxmemory-policy allkeys-lru, maxmemory ${(limit / 2 ** 20).toFixed(1)} MB`;
+      const [worker, start, runs] = await Promise.all([
+        cli.run(["worker", "--once", "--store", url]),
+        cli.run(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto","nights":3}', "--store", url]),
+        cli.run(["runs", "--store", url]),
+      ]);
+      const refusal = `Redis at ${url} deletes keys when it is full (${policy}), which would lose runs' records silently: set maxmemory-policy noeviction; pitwall writes nothing to it until then`;
+      expect([worker.code, worker.stderr]).toEqual([1, `pitwall worker: ${refusal}\n`]);
+      expect([start.code, start.stderr]).toEqual([1, `pitwall start: ${refusal}\n`]);
+      expect([runs.code, runs.stderr]).toEqual([0, `warning: Redis at ${url} deletes keys when it is full (${policy}): runs' records may be missing; set maxmemory-policy noeviction\nno runs\n`]);
+    } finally {
+      await raw.config("SET", "maxmemory-policy", "noeviction");
+      await raw.config("SET", "maxmemory", "0");
+      raw.disconnect();
+    }
+  });
+
+  it("works as a user with only the README's permissions; a user short of one is told which grant, in one line, without ioredis's words", async () => {
+    await addReadmeUser(server.port, "app", SECRET, "acl:*");
+    const url = `redis://app:${SECRET}@127.0.0.1:${server.port}/0?prefix=acl:`;
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto","nights":3}', "--store", url]);
+    const worker = ["worker", "--once", "--actions", actionsOf("travel-planner"), "--store", url];
+    expect((await cli.run(worker)).code).toBe(0);
+    const [ask] = await cli.json<InterruptRecord[]>(["interrupts", "--run", runId, "--store", url]);
+    expect((await cli.run(["resolve", ask!.id, "--approve", "--store", url])).code).toBe(0);
+    expect((await cli.run(worker)).code).toBe(0);
+    expect((await cli.json<RunRecord>(["show", runId, "--store", url])).status).toBe("succeeded");
+    expect((await cli.json<{ runs: string[] }>(["prune", "--ended-before", "0m", "--store", url])).runs).toEqual([runId]);
+
+    const raw = await adminOf(server);
+    try {
+      await raw.call("ACL", "SETUSER", "noinfo", ...readmeAcl("noinfo", SECRET, "acl:*").slice(1), "-info");
+    } finally {
+      raw.disconnect();
+    }
+    const at = (user: string, prefix: string) => `redis://${user}:***@127.0.0.1:${server.port}/0?prefix=${prefix}`;
+    const [noInfo, otherKeys] = await Promise.all([
+      cli.run(["runs", "--store", `redis://noinfo:${SECRET}@127.0.0.1:${server.port}/0?prefix=acl:`]),
+      cli.run(["start", workflowOf("travel-planner"), "--store", url.replace("prefix=acl:", "prefix=other:")]),
+    ]);
+    expect([noInfo.code, noInfo.stderr]).toEqual([1, `pitwall runs: Redis user "noinfo" at ${at("noinfo", "acl:")} lacks permission for INFO: grant +info (see README: Redis permissions)\n`]);
+    expect([otherKeys.code, otherKeys.stderr]).toEqual([1, `pitwall start: Redis user "app" at ${at("app", "other:")} may not use the keys under "other:": grant ~other:* (see README: Redis permissions)\n`]);
+  });
+
+  it("says once, in its own words, that the URL gives a password the server does not ask for", async () => {
+    const r = await cli.run(["runs", "--store", `redis://:${SECRET}@127.0.0.1:${server.port}/0?prefix=acl:`]);
+    expect([r.code, r.stderr]).toEqual([
+      0,
+      `warning: Redis at redis://***@127.0.0.1:${server.port}/0?prefix=acl: asks for no password, so the one in the URL is ignored: remove it, or give the server one (requirepass, or ACL SETUSER)\nno runs\n`,
+    ]);
+  });
+
   it("Ctrl-C ends events --follow at once when Redis has gone away, cleanly", async () => {
     await (await openStore(`${server.url}/0?prefix=gone:`)).close();
     const follower = cli.spawn(["events", "--follow", "--store", `${server.url}/0?prefix=gone:`]);
@@ -136,3 +225,21 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
   });
 
 });
+
+/** A connection to the server as its default user, to change its settings. */
+async function adminOf(server: RedisServer): Promise<Redis> {
+  const raw = new Redis({ port: server.port, lazyConnect: true });
+  await raw.connect();
+  return raw;
+}
+
+/** Sets maxmemory `bytes` above what the server uses now (below it when negative); returns the limit. */
+async function headroom(raw: Redis, bytes: number): Promise<number> {
+  const limit = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]) + bytes;
+  await raw.config("SET", "maxmemory", String(limit));
+  return limit;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { tmpdir } from "node:os";
@@ -11,6 +11,8 @@ export interface RedisServerOptions {
   appendfsync?: "always" | "everysec";
   /** Serve TLS only, with a certificate for `localhost` signed by a CA made for this server (`caFile`). */
   tls?: boolean;
+  /** With `tls`: refuse a client without a certificate signed by the server's CA (`clientCertFile`, `clientKeyFile`). */
+  clientCertificates?: boolean;
 }
 
 /**
@@ -35,6 +37,15 @@ export class RedisServer {
   /** The certificate of the CA that signed a TLS server's certificate. */
   get caFile(): string {
     return join(this.dir, "ca.crt");
+  }
+
+  /** A client certificate, and its key, signed by the server's CA (made with `tls`). */
+  get clientCertFile(): string {
+    return join(this.dir, "client.crt");
+  }
+
+  get clientKeyFile(): string {
+    return join(this.dir, "client.key");
   }
 
   async start(): Promise<void> {
@@ -84,7 +95,7 @@ export class RedisServer {
     if (this.options.tls) {
       makeCertificates(this.dir);
       const file = (name: string) => join(this.dir, name);
-      args.push("--port", "0", "--tls-port", String(this.portNumber), "--tls-auth-clients", "no");
+      args.push("--port", "0", "--tls-port", String(this.portNumber), "--tls-auth-clients", this.options.clientCertificates ? "yes" : "no");
       args.push("--tls-cert-file", file("server.crt"), "--tls-key-file", file("server.key"), "--tls-ca-cert-file", file("ca.crt"));
     } else {
       args.push("--port", String(this.portNumber));
@@ -105,8 +116,8 @@ export class RedisServer {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     // The port accepts before the data set is loaded; PING answers only once it is.
-    const ca = this.options.tls ? readFileSync(this.caFile) : undefined;
-    while (!(await pong(this.portNumber, ca))) await new Promise((resolve) => setTimeout(resolve, 20));
+    const tls = this.options.tls ? { ca: readFileSync(this.caFile), cert: readFileSync(this.clientCertFile), key: readFileSync(this.clientKeyFile) } : undefined;
+    while (!(await pong(this.portNumber, tls))) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -132,11 +143,11 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-function pong(port: number, ca?: Buffer): Promise<boolean> {
+function pong(port: number, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = ca ? tlsConnect({ port, host: "127.0.0.1", servername: "localhost", ca }) : createConnection({ port, host: "127.0.0.1" });
+    const socket = tls ? tlsConnect({ port, host: "127.0.0.1", servername: "localhost", ...tls }) : createConnection({ port, host: "127.0.0.1" });
     let reply = "";
-    socket.once(ca ? "secureConnect" : "connect", () => socket.write("PING\r\n"));
+    socket.once(tls ? "secureConnect" : "connect", () => socket.write("PING\r\n"));
     socket.on("data", (chunk) => {
       reply += chunk.toString();
       if (reply.includes("\r\n")) {
@@ -148,11 +159,17 @@ function pong(port: number, ca?: Buffer): Promise<boolean> {
   });
 }
 
-/** A CA, and a certificate for localhost (and 127.0.0.1) signed by it, made with openssl. */
+/**
+ * A CA, a certificate for localhost (and 127.0.0.1) and one for a client, both signed by it, made
+ * with openssl (once: a restarted server keeps them).
+ */
 function makeCertificates(dir: string): void {
+  if (existsSync(join(dir, "client.crt"))) return;
   const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
   openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=pitwall test CA");
-  openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
   writeFileSync(join(dir, "san.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.cnf");
+  for (const [name, subject] of [["server", "/CN=localhost"], ["client", "/CN=pitwall test client"]]) {
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject!);
+    openssl("x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", ...(name === "server" ? ["-extfile", "san.cnf"] : []));
+  }
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryStore, openStore, type Store } from "../../engine/index.js";
+import { addReadmeUser } from "./redis-acl.js";
 import { RedisServer } from "./redis-server.js";
 
 /**
@@ -16,7 +17,10 @@ export interface StoreFactory {
   open(): Promise<Store>;
 }
 
-/** One redis-server per test file; each store opened on it has a key prefix of its own. */
+/**
+ * One redis-server per test file; each store opened on it has a key prefix of its own, and is
+ * used as the least-privileged user the README's "Redis permissions" make.
+ */
 function redisFactory(): StoreFactory {
   let server: RedisServer | undefined;
   let opened = 0;
@@ -25,6 +29,7 @@ function redisFactory(): StoreFactory {
     async setup() {
       server = new RedisServer();
       await server.start();
+      await addReadmeUser(server.port, "pitwall", "tests", "t*");
     },
     async teardown() {
       await server?.dispose();
@@ -32,7 +37,7 @@ function redisFactory(): StoreFactory {
     },
     async open() {
       if (!server) throw new Error("the redis store factory was not set up");
-      return openStore(`${server.url}/0?prefix=${encodeURIComponent(`t${++opened}:`)}`);
+      return openStore(`${server.url.replace("redis://", "redis://pitwall:tests@")}/0?prefix=${encodeURIComponent(`t${++opened}:`)}`);
     },
   };
 }

@@ -1,9 +1,8 @@
-import { isIP } from "node:net";
 import { Redis, type RedisOptions } from "ioredis";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
-import { describeStoreUrl } from "../open.js";
-import type { StoreRoom } from "../records.js";
-import { storeRoom } from "../rules.js";
+import { describeStoreUrl, withColon } from "../open.js";
+import { connectionDown, failureContext, knownFailure, quietIoredis } from "./failures.js";
+import { TLS_PARAMETERS, connectHint, tlsOptions } from "./tls.js";
 
 export interface RedisStoreOptions {
   /** Prefix of every key (default `pitwall:`); several stores can share one database. */
@@ -33,6 +32,13 @@ export interface RedisStoreOptions {
    * command then, as one line, instead of holding a worker silently.
    */
   commandTimeoutMs?: number;
+  /**
+   * How often a writer reads the server's `maxmemory-policy` again (default 10 000 ms): one
+   * changed to evict keys makes every later write fail until it is changed back.
+   */
+  policyCheckMs?: number;
+  /** Hears what is worth saying about a server that is used all the same (see `OpenStoreOptions`). */
+  onWarning?: (message: string) => void;
 }
 
 export interface RedisTarget {
@@ -47,11 +53,12 @@ export interface RedisTarget {
 const DEFAULT_RETENTION = 100_000;
 
 /** The query parameters a store URL may have; any other is refused. */
-const URL_PARAMETERS = ["prefix", "retention"];
+const URL_PARAMETERS = ["prefix", "retention", ...Object.keys(TLS_PARAMETERS)];
 
 /**
  * Reads `redis://[user[:password]@]host[:port][/db][?prefix=...&retention=...]` (and `rediss://`
- * for TLS). Options given in code win over the URL's.
+ * for TLS, which also takes `tls_ca`, `tls_cert` and `tls_key`: files read now). Options given in
+ * code win over the URL's.
  */
 export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): RedisTarget {
   const description = describeStoreUrl(url);
@@ -61,20 +68,24 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
   } catch {
     throw new ValidationError(`store URL ${description} is not a valid URL: use redis://[user:password@]host[:port][/db]`);
   }
+  const bad = (problem: string) => new ValidationError(`store URL ${withColon(description)} ${problem}`);
   const db = parsed.pathname.replace(/^\//, "");
-  if (db !== "" && !/^\d+$/.test(db)) throw new ValidationError(`store URL ${description}: the database must be a number, not "${db}"`);
-  // A mistyped parameter would silently give the default: another namespace, another retention.
-  const unknown = [...parsed.searchParams.keys()].find((key) => !URL_PARAMETERS.includes(key));
-  if (unknown !== undefined) throw new ValidationError(`store URL ${description}: unknown parameter "${unknown}" (known: ${URL_PARAMETERS.join(", ")})`);
+  if (db !== "" && !/^\d+$/.test(db)) throw bad(`the database must be a number, not "${db}"`);
+  // A mistyped parameter would silently give the default: another namespace, another retention;
+  // one given twice would leave which one counts to chance.
+  const names = [...parsed.searchParams.keys()];
+  const unknown = names.find((key) => !URL_PARAMETERS.includes(key));
+  if (unknown !== undefined) throw bad(`unknown parameter "${unknown}" (known: ${URL_PARAMETERS.join(", ")})`);
+  const twice = names.find((key, i) => names.indexOf(key) !== i);
+  if (twice !== undefined) throw bad(`"${twice}" is given more than once: give each parameter once`);
   const retentionText = parsed.searchParams.get("retention");
   const eventRetention = options.eventRetention ?? (retentionText === null ? DEFAULT_RETENTION : Number(retentionText));
-  if (!Number.isInteger(eventRetention) || eventRetention < 0) {
-    throw new ValidationError(`store URL ${description}: retention must be a whole number of events (0 keeps all)`);
-  }
+  if (!Number.isInteger(eventRetention) || eventRetention < 0) throw bad("retention must be a whole number of events (0 keeps all)");
   const prefix = options.prefix ?? parsed.searchParams.get("prefix") ?? "pitwall:";
-  if (prefix === "") throw new ValidationError(`store URL ${description}: the key prefix must not be empty`);
+  if (prefix === "") throw bad("the key prefix must not be empty");
   const port = parsed.port === "" ? 6379 : Number(parsed.port);
   const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+  const tls = tlsOptions(parsed, host, description);
   return {
     description,
     prefix,
@@ -86,8 +97,7 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
       db: db === "" ? 0 : Number(db),
       ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
       ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-      // SNI names a host, never an address: for an IP the certificate is checked against it instead.
-      ...(parsed.protocol === "rediss:" ? { tls: isIP(host) ? {} : { servername: host } } : {}),
+      ...(tls ? { tls } : {}),
       connectTimeout: options.connectTimeoutMs ?? 5_000,
     },
   };
@@ -98,6 +108,7 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
  * after that, a lost connection is retried for as long as it takes and commands wait for it.
  */
 export async function connectRedis(target: RedisTarget, name: string, options: { timesOut: boolean }): Promise<Redis> {
+  quietIoredis();
   let connected = false;
   let lastError: Error | undefined;
   const client = new Redis({
@@ -123,7 +134,11 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     client.disconnect();
     // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
     const cause = lastError ?? error;
-    throw new StoreError(`cannot connect to Redis at ${target.description}: ${reason(cause)}`, { cause, transient: connectionDown(cause) || /no answer within|timed out/i.test(errorMessage(cause)) });
+    const message = reason(cause);
+    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, target.options.tls)}`, {
+      cause,
+      transient: connectionDown(cause) || /no answer within|timed out/i.test(errorMessage(cause)),
+    });
   } finally {
     clearTimeout(timer);
   }
@@ -135,67 +150,15 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     try {
       await client.select(db);
     } catch (error) {
+      const failure = (await knownFailure(error, failureContext(client, target))) ?? new StoreError(`Redis at ${target.description} has no database ${db} (${errorMessage(error)}; see its \`databases\` setting)`, { cause: error });
       client.disconnect();
-      throw new StoreError(`Redis at ${target.description} has no database ${db} (${errorMessage(error)}; see its \`databases\` setting)`, { cause: error });
+      throw failure;
     }
   }
   return client;
 }
 
-/**
- * Whether an error says the connection is down (the server stopped or unreachable), which may
- * pass: ioredis's own wording for it is "Reached the max retries per request limit...".
- */
-export function connectionDown(error: unknown): boolean {
-  return /max retries per request|Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN/.test(errorMessage(error));
-}
-
 function reason(error: unknown): string {
   const message = errorMessage(error);
   return /^Protocol error/.test(message) ? `it does not answer as Redis does (${message.replace(/\s*Please report this\.?$/, "")})` : message;
-}
-
-/** The server's version as [major, minor]. */
-export async function serverVersion(client: Redis): Promise<[number, number]> {
-  const info = await client.info("server");
-  const match = /redis_version:(\d+)\.(\d+)/.exec(info);
-  return match ? [Number(match[1]), Number(match[2])] : [0, 0];
-}
-
-/** The room under the server's memory limit; undefined without one (`maxmemory 0`). */
-export async function memoryRoom(client: Redis, description: string): Promise<StoreRoom | undefined> {
-  const info = await client.info("memory");
-  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? 0);
-  const limit = field("maxmemory");
-  if (limit === 0) return undefined;
-  return storeRoom(limit - field("used_memory"), limit, `the memory limit (maxmemory) of Redis at ${description}`);
-}
-
-/**
- * How `durability: "os"` is kept on this server: by WAITAOF after each write (Redis 7.2+), or by
- * the server itself fsyncing every write (`appendfsync always`). Anything else cannot keep the
- * promise, and the store refuses to open rather than pretend.
- */
-export async function osDurability(client: Redis, description: string): Promise<"waitaof" | "server"> {
-  const [major, minor] = await serverVersion(client);
-  const persistence = await client.info("persistence");
-  if (!/aof_enabled:1/.test(persistence)) {
-    throw new StoreError(`Redis at ${description} has no append-only file (appendonly no): durability "os" needs appendonly yes`);
-  }
-  if (major > 7 || (major === 7 && minor >= 2)) return "waitaof";
-  let fsync: string | undefined;
-  try {
-    const reply = (await client.config("GET", "appendfsync")) as string[];
-    fsync = reply[1];
-  } catch (error) {
-    throw new StoreError(
-      `Redis ${major}.${minor} at ${description} has no WAITAOF and does not let pitwall read appendfsync (${errorMessage(error)}): durability "os" cannot be verified`,
-    );
-  }
-  if (fsync !== "always") {
-    throw new StoreError(
-      `Redis ${major}.${minor} at ${description} fsyncs its append-only file "${fsync}", not "always", and has no WAITAOF (Redis 7.2+): durability "os" cannot be kept; use "process" or set appendfsync always`,
-    );
-  }
-  return "server";
 }

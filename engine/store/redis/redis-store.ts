@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { ConflictError, NotFoundError, StoreError, ValidationError, errorMessage, isPitwallError } from "../../errors.js";
+import { ConflictError, NotFoundError, StoreError, ValidationError } from "../../errors.js";
 import { newId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import {
@@ -23,16 +23,17 @@ import {
 } from "../records.js";
 import { WORKER_RECORDS_KEPT_MS, checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
-import { connectRedis, connectionDown, memoryRoom, osDurability, parseRedisUrl, serverVersion, type RedisStoreOptions, type RedisTarget } from "./connection.js";
+import { withColon } from "../open.js";
+import { connectRedis, parseRedisUrl, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { EventTail } from "./event-tail.js";
+import { commandFailure, failureContext, knownFailure, redisMessage, type FailureContext } from "./failures.js";
+import { memoryRoom, readMemory, type EvictionWatch } from "./memory.js";
 import { RedisKeys } from "./keys.js";
 import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
 import * as queries from "./queries.js";
+import { checkLayout, checkServer, type ServerFit } from "./server-checks.js";
 import { checkpointRow, commitArgs, numbered, refusal } from "./replies.js";
 import { decodeRun, encodeRunFields, pairsToHash } from "./run-codec.js";
-
-/** The layout version of the keys; a store written by a newer layout is refused. */
-const SCHEMA = "1";
 
 type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
 
@@ -85,28 +86,28 @@ export class RedisStore implements Store {
   readonly description: string;
   private readonly keys: RedisKeys;
   private readonly tail: EventTail;
+  private readonly failureAt: FailureContext;
+  private readonly waitForFsync: boolean;
+  private readonly eviction: EvictionWatch | undefined;
   private closed = false;
 
   private constructor(
     private readonly client: Redis,
     private readonly target: RedisTarget,
-    private readonly waitForFsync: boolean,
+    fit: ServerFit,
   ) {
+    this.waitForFsync = fit.waitForFsync;
+    this.eviction = fit.eviction;
     this.description = target.description;
     this.keys = new RedisKeys(target.prefix);
+    this.failureAt = failureContext(client, target);
     this.tail = new EventTail(() => connectRedis(target, "pitwall-tail", { timesOut: false }), this.keys.global("events"), () => this.lastEventSeq());
-    // What Redis or ioredis says when the server is gone ("Reached the max retries per request
-    // limit...") becomes one line naming the store, marked transient: it may answer again.
+    // What Redis or ioredis says of a failed command becomes one line naming the store.
     for (const name of ANSWERING) {
       const method = this[name] as (...args: unknown[]) => Promise<unknown>;
       (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
-        method.apply(this, args).catch((error: unknown) => {
-          if (isPitwallError(error)) throw error;
-          if (this.closed) throw new StoreError(`store ${this.description} is closed`, { cause: error });
-          // A command that timed out while the client reconnects met a stopped server, not a frozen one.
-          const down = connectionDown(error) || this.client.status !== "ready";
-          const what = down ? "cannot be reached: the connection is down (is the server running?)" : `did not answer: ${errorMessage(error)}`;
-          throw new StoreError(`Redis at ${this.description} ${what}`, { cause: error, transient: true });
+        method.apply(this, args).catch(async (error: unknown) => {
+          throw await commandFailure(error, { ...this.failureAt, closed: this.closed });
         });
     }
   }
@@ -119,32 +120,21 @@ export class RedisStore implements Store {
     const target = parseRedisUrl(url, options);
     const client = await connectRedis(target, "pitwall", { timesOut: true });
     try {
-      const [major, minor] = await serverVersion(client);
-      if (major < 6 || (major === 6 && minor < 2)) {
-        throw new StoreError(`Redis at ${target.description} is ${major}.${minor}; pitwall needs Redis 6.2 or later`);
-      }
-      const fsync = options.durability === "os" ? await osDurability(client, target.description) : undefined;
-      const schemaKey = new RedisKeys(target.prefix).global("schema");
-      if (!options.readOnly && options.create !== false) await client.set(schemaKey, SCHEMA, "NX");
-      const schema = await client.get(schemaKey);
-      if (schema === null && options.create === false) {
-        throw new StoreError(`there is no pitwall store under prefix "${target.prefix}" at ${target.description} (a mistyped --store, prefix or database?); nothing was written`);
-      }
-      if (schema !== SCHEMA && !(options.readOnly && schema === null)) {
-        throw new StoreError(`the keys under "${target.prefix}" at ${target.description} have layout ${schema}; this pitwall reads layout ${SCHEMA}`);
-      }
+      const fit = await checkServer(client, target, options);
+      await checkLayout(client, target, options);
       await loadScripts(client);
-      return new RedisStore(client, target, fsync === "waitaof");
+      return new RedisStore(client, target, fit);
     } catch (error) {
+      const failure = error instanceof StoreError ? error : ((await knownFailure(error, failureContext(client, target))) ?? new StoreError(`Redis at ${withColon(target.description)} ${redisMessage(error)}`, { cause: error }));
       client.disconnect();
-      if (error instanceof StoreError) throw error;
-      throw new StoreError(`Redis at ${target.description}: ${errorMessage(error)}`);
+      throw failure;
     }
   }
 
   // ---------------------------------------------------------------- workflows
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
+    this.eviction?.check();
     const { definition: _d, ...meta } = record;
     await this.client
       .multi()
@@ -422,7 +412,9 @@ export class RedisStore implements Store {
   }
 
   async room(): Promise<StoreRoom | undefined> {
-    return memoryRoom(this.client, this.target.description);
+    const memory = await readMemory(this.client);
+    this.eviction?.saw(memory);
+    return memoryRoom(memory, this.description);
   }
 
   async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
@@ -460,6 +452,7 @@ export class RedisStore implements Store {
 
   /** Runs a write script; with `durability: "os"` on Redis 7.2+, waits until it is fsynced. */
   private async write(name: ScriptName, args: ScriptArgs): Promise<ScriptReply> {
+    this.eviction?.check();
     const reply = await callScript(this.client, name, args);
     if (reply[0] === "gone") {
       throw new StoreError(

@@ -15,6 +15,7 @@ export function Header({ width }: { width: number }) {
   const line: Line = [seg(" pitwall ", { bold: true, inverse: true }), seg(" "), label, who];
   if (readOnly) line.push(seg("  RO", { bold: true, color: "yellow" }));
   const room = snap.room;
+  if (room?.evicting) line.push(seg("  "), seg(" store evicts keys ", { bold: true, color: "black", bg: "red" }));
   if (room && room.state !== "ok") {
     const text = room.state === "full" ? " store full " : ` store ${bytes(room.freeBytes)} left `;
     line.push(seg("  "), seg(text, { bold: true, color: "black", bg: room.state === "full" ? "red" : "yellow" }));
