@@ -129,7 +129,8 @@ end as kind "run-ended" with "runId", "status" and "why".`,
     );
     if (model) log.info("started", `model: ${model.description}`, { model: model.description });
     const room = roomWarning(await s.room().catch(() => undefined));
-    if (room) log.log({ level: "warn", kind: "store-room", message: room });
+    // The level word says it is a warning.
+    if (room) log.log({ level: "warn", kind: "store-room", message: room.replace(/^warning: /, "") });
     if (flags.once) {
       await w.drain();
       for (const left of await runsLeftBehind(s, workflows)) log.log({ level: "warn", kind: "left-behind", message: leftBehindText(left) });

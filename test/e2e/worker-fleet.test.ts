@@ -64,6 +64,8 @@ describe("a fleet of workers, as an operator sees it", () => {
     );
     expect((await cli.json<{ unclaimed: string }>(["show", left.runId])).unclaimed).toMatch(/^no worker has taken it: the one live worker cannot run workflow echo/);
 
+    // Its next heartbeat lists the workflow it has run since.
+    await until(async () => (await cli.run(["workers"])).stdout.includes("task-queue (only"), 20_000, "m3's workflows");
     const listed = await cli.run(["workers"]);
     expect(listed.stdout).toMatch(new RegExp(`^WORKER +STATE +HOST +PID +RUNS +STARTED +WORKFLOWS\\nm3 +live +${hostname()} +${worker.child.pid} +0/16 +\\d+s ago +task-queue \\(only: task-queue\\)\\n$`));
     worker.child.kill("SIGTERM");

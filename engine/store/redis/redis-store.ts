@@ -418,18 +418,19 @@ export class RedisStore implements Store {
   }
 
   async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
-    const reply = await this.write("putWorker", this.args().add(record.id, JSON.stringify(record), WORKER_RECORDS_KEPT_MS));
-    const [, json, seen] = reply as [string, string | null, string | null];
-    return json === null ? undefined : { ...(JSON.parse(json) as WorkerRecord), lastSeen: Number(seen) };
+    // The script stamps the server's time over the lastSeen written first.
+    const { lastSeen: _lastSeen, ...rest } = record;
+    const reply = await this.write("putWorker", this.args().add(record.id, JSON.stringify({ lastSeen: 0, ...rest }), WORKER_RECORDS_KEPT_MS));
+    const json = reply[1] as string | null;
+    return json === null ? undefined : (JSON.parse(json) as WorkerRecord);
   }
 
-  /** The records, each with its last-seen time from the server's clock. */
   async listWorkers(): Promise<WorkerRecord[]> {
-    const seen = await this.client.zrevrange(this.keys.global("workers-seen"), 0, -1, "WITHSCORES");
-    const ids = seen.filter((_, i) => i % 2 === 0);
+    const ids = await this.client.zrange(this.keys.global("workers-seen"), 0, -1);
     if (ids.length === 0) return [];
     const jsons = await this.client.hmget(this.keys.global("workers"), ...ids);
-    return jsons.flatMap((json, i) => (json === null ? [] : [{ ...(JSON.parse(json) as WorkerRecord), lastSeen: Number(seen[2 * i + 1]) }]));
+    const records = jsons.flatMap((json) => (json === null ? [] : [JSON.parse(json) as WorkerRecord]));
+    return records.sort((a, b) => b.lastSeen - a.lastSeen || (a.id < b.id ? -1 : 1));
   }
 
   /** Closes at once even when the server has gone away (commands waiting for it are failed). */

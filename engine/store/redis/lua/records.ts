@@ -97,19 +97,22 @@ return {'ok'}
 
 /**
  * Records a worker's heartbeat (`Store.putWorker`): its record as JSON in the hash `workers`,
- * the server's time in the sorted set `workers-seen`; records not seen for `keptMs` go.
- * Arguments: worker id, json, keptMs. Replies: {'ok', replaced json or false, its last seen or false}
+ * its time the server's (the client sends the record with `lastSeen` first, as 0), and in the
+ * sorted set `workers-seen` by that time; records not seen for `keptMs` go. Only commands of
+ * the README's ACL. Arguments: worker id, json, keptMs. Replies: {'ok', replaced json or false}
  */
 export const PUT_WORKER = `
 local id = arg()
 local json = arg()
 local kept_ms = arg_num()
+local stamp = '{"lastSeen":0'
 local seen = K.g('workers-seen')
 local old = redis.call('HGET', K.g('workers'), id)
-local old_seen = redis.call('ZSCORE', seen, id)
-for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', NOW - kept_ms)) do redis.call('HDEL', K.g('workers'), gone) end
-redis.call('ZREMRANGEBYSCORE', seen, '-inf', NOW - kept_ms)
-redis.call('HSET', K.g('workers'), id, json)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', NOW - kept_ms)) do
+  redis.call('HDEL', K.g('workers'), gone)
+  redis.call('ZREM', seen, gone)
+end
+redis.call('HSET', K.g('workers'), id, '{"lastSeen":' .. fmt(NOW) .. string.sub(json, #stamp + 1))
 redis.call('ZADD', seen, NOW, id)
-return {'ok', old or false, old_seen or false}
+return {'ok', old or false}
 `;
