@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createEngine, openStore, workflow, type Engine, type EventRecord, type Store, type WorkerNotice } from "../../engine/index.js";
+import { createEngine, openStore, workflow, type CompiledWorkflow, type EventRecord, type Store, type WorkerNotice } from "../../engine/index.js";
 import { until } from "../support/engine.js";
 import { Fleet, owners, waitFor } from "../support/fleet.js";
 import { RedisServer } from "../support/redis-server.js";
@@ -25,6 +25,30 @@ describe("an outage of the store longer than the lease", () => {
   beforeAll(() => server.start());
   afterAll(() => server.dispose());
 
+  /**
+   * Two workers on one Redis store, each through a proxy of its own that can cut it off: the first
+   * starts a run of `wf` (and claims it); `second()` starts the other worker.
+   */
+  async function twoWorkers(prefix: string, wf: CompiledWorkflow, leaseMs: number, ids: [string, string]) {
+    const proxies = [new TcpProxy(server.port), new TcpProxy(server.port)] as const;
+    const ports = await Promise.all(proxies.map((p) => p.start()));
+    const [a, b] = await Promise.all(ports.map((port) => openStore(`redis://127.0.0.1:${port}/0?prefix=${prefix}:`)));
+    const engines = [createEngine({ store: a!, workflows: [wf], worker: { id: ids[0], leaseMs, pollMs: 100, killGraceMs: 100 } })];
+    const notices: WorkerNotice[] = [];
+    return {
+      store: a!,
+      proxies,
+      notices,
+      run: await engines[0]!.start(wf, {}),
+      second: () => engines.push(createEngine({ store: b!, workflows: [wf], worker: { id: ids[1], leaseMs, pollMs: 100, onNotice: (n) => notices.push(n) } })),
+      async close() {
+        for (const proxy of proxies) proxy.restore();
+        await Promise.all(engines.map((e) => e.close()));
+        await Promise.all(proxies.map((p) => p.stop()));
+      },
+    };
+  }
+
   it("on Redis: the worker that reconnects first takes over none of the runs whose owner was cut off too; the owner renews and commits", async () => {
     const leaseMs = 3_000;
     let starts = 0;
@@ -37,41 +61,30 @@ describe("an outage of the store longer than the lease", () => {
         return { done: true };
       })
       .compile();
-    const proxies = [new TcpProxy(server.port), new TcpProxy(server.port)] as const;
-    const ports = await Promise.all(proxies.map((p) => p.start()));
-    const engines: Engine[] = [];
-    const notices: WorkerNotice[] = [];
+    const fleet = await twoWorkers("outage", wf, leaseMs, ["owner", "other"]);
     try {
-      const [a, b] = await Promise.all(ports.map((port) => openStore(`redis://127.0.0.1:${port}/0?prefix=outage:`)));
-      const owner = createEngine({ store: a!, workflows: [wf], worker: { id: "owner", leaseMs, pollMs: 100 } });
-      engines.push(owner);
-      const run = await owner.start(wf, {});
       await until(() => starts === 1, 10_000, "the node to start");
-      const other = createEngine({ store: b!, workflows: [wf], worker: { id: "other", leaseMs, pollMs: 100, onNotice: (n) => notices.push(n) } });
-      engines.push(other);
+      fleet.second();
       await sleep(300);
-
       // Both cut off; the node finishes meanwhile, its commit waiting for the store.
-      for (const proxy of proxies) proxy.cut();
+      for (const proxy of fleet.proxies) proxy.cut();
       await sleep(200);
       release();
       await sleep(leaseMs + 1_000);
       // The other worker reconnects first; the owner a moment later.
-      proxies[1].restore();
-      await until(() => notices.some((n) => n.kind === "takeovers-held"), 10_000, "the other worker to regain the store");
+      fleet.proxies[1].restore();
+      await until(() => fleet.notices.some((n) => n.kind === "takeovers-held"), 10_000, "the other worker to regain the store");
       await sleep(300);
-      proxies[0].restore();
+      fleet.proxies[0].restore();
 
-      await until(async () => (await a!.getRun(run.id))?.status === "succeeded", 20_000, "the run to succeed");
+      await until(async () => (await fleet.store.getRun(fleet.run.id))?.status === "succeeded", 20_000, "the run to succeed");
       expect(starts).toBe(1);
-      expect(await claims(a!, run.id)).toEqual([{ worker: "owner", recovered: false }]);
-      expect(notices.find((n) => n.kind === "takeovers-held")?.message).toMatch(
+      expect(await claims(fleet.store, fleet.run.id)).toEqual([{ worker: "owner", recovered: false }]);
+      expect(fleet.notices.find((n) => n.kind === "takeovers-held")?.message).toMatch(
         /^the store answers again after \d+\.\d s without an answer, longer than the 3 s lease: this worker renewed the leases of its 0 runs, and for 3 s takes over no run whose lease ran out meanwhile/,
       );
     } finally {
-      for (const proxy of proxies) proxy.restore();
-      await Promise.all(engines.map((e) => e.close()));
-      await Promise.all(proxies.map((p) => p.stop()));
+      await fleet.close();
     }
   }, 60_000);
 
@@ -86,30 +99,23 @@ describe("an outage of the store longer than the lease", () => {
         return { done: true };
       })
       .compile();
-    const proxies = [new TcpProxy(server.port), new TcpProxy(server.port)] as const;
-    const ports = await Promise.all(proxies.map((p) => p.start()));
-    const engines: Engine[] = [];
-    const notices: WorkerNotice[] = [];
+    const fleet = await twoWorkers("outage-dead", wf, leaseMs, ["lost", "other"]);
     try {
-      const [a, b] = await Promise.all(ports.map((port) => openStore(`redis://127.0.0.1:${port}/0?prefix=outage-dead:`)));
-      const lost = createEngine({ store: a!, workflows: [wf], worker: { id: "lost", leaseMs, pollMs: 100, killGraceMs: 100 } });
-      engines.push(lost);
-      const run = await lost.start(wf, {});
       await until(() => starts === 1, 10_000, "the node to start");
-      const other = createEngine({ store: b!, workflows: [wf], worker: { id: "other", leaseMs, pollMs: 100, onNotice: (n) => notices.push(n) } });
-      engines.push(other);
-      for (const proxy of proxies) proxy.cut();
+      fleet.second();
+      for (const proxy of fleet.proxies) proxy.cut();
       await sleep(leaseMs + 1_000);
-      proxies[1].restore();
+      fleet.proxies[1].restore();
       const regained = Date.now();
-      await until(async () => (await b!.getRun(run.id))?.status === "succeeded", 20_000, "the run to succeed on the other worker");
+      const runId = fleet.run.id;
+      await until(() => fleet.notices.some((n) => n.kind === "took-over"), 20_000, "the other worker to take the run over");
       expect(Date.now() - regained).toBeGreaterThanOrEqual(leaseMs - 100);
-      expect((await claims(b!, run.id)).at(-1)).toEqual({ worker: "other", recovered: true });
-      expect(notices.find((n) => n.kind === "took-over")).toMatchObject({ level: "warn", runId: run.id, from: "lost", message: `took over run ${run.id} from worker lost (lease expired): work will run again` });
+      expect(fleet.notices.find((n) => n.kind === "took-over")).toMatchObject({ level: "warn", runId, from: "lost", message: `took over run ${runId} from worker lost (lease expired): work will run again` });
+      fleet.proxies[0].restore();
+      await until(async () => (await fleet.store.getRun(runId))?.status === "succeeded", 20_000, "the run to succeed on the other worker");
+      expect((await claims(fleet.store, runId)).at(-1)).toEqual({ worker: "other", recovered: true });
     } finally {
-      for (const proxy of proxies) proxy.restore();
-      await Promise.all(engines.map((e) => e.close()));
-      await Promise.all(proxies.map((p) => p.stop()));
+      await fleet.close();
     }
   }, 60_000);
 });
