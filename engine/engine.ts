@@ -36,6 +36,12 @@ export interface EngineOptions {
   worker?: WorkerOptions | false;
   /** Recorded as the actor of the runs this engine starts. */
   actor?: string;
+  /**
+   * Names of secrets, added to the default ones (`apiKey`, `token`, `password`, `secret`, ...):
+   * events and records people read never hold their values. Used by this engine's worker (unless
+   * `worker.secretKeys` says otherwise) and its operators.
+   */
+  secretKeys?: readonly string[];
 }
 
 export interface StartOptions {
@@ -74,6 +80,7 @@ export class Engine {
   readonly registry: WorkflowRegistry;
   readonly worker: Worker | undefined;
   private readonly actor: string;
+  private readonly secretKeys: readonly string[];
 
   constructor(options: EngineOptions = {}) {
     this.store = options.store ?? new MemoryStore();
@@ -83,8 +90,9 @@ export class Engine {
     }
     this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
     this.actor = options.actor ?? "engine";
+    this.secretKeys = options.secretKeys ?? [];
     if (options.worker !== false) {
-      this.worker = new Worker(this.store, this.registry, options.worker ?? {});
+      this.worker = new Worker(this.store, this.registry, { secretKeys: this.secretKeys, ...(options.worker ?? {}) });
       this.worker.start();
     }
   }
@@ -123,6 +131,7 @@ export class Engine {
     }
     const runId = await continueRun(this.store, workflow, from, input, {
       actor: options.actor ?? this.actor,
+      secretKeys: this.secretKeys,
       ...(options.interruptBefore !== undefined ? { interruptBefore: options.interruptBefore } : {}),
       ...(options.interruptAfter !== undefined ? { interruptAfter: options.interruptAfter } : {}),
     });
@@ -144,7 +153,7 @@ export class Engine {
   /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
   operator(options: OperatorOptions | string = {}): Operator {
     const opts = typeof options === "string" ? { actor: defaultActor(options) } : options;
-    return new Operator(this.store, opts);
+    return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
   }
 
   /** Stops the worker (draining its running nodes for `drainMs` when given: `Worker.stop`) and closes the store. */

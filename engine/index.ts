@@ -18,6 +18,7 @@ export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/t
 export {
   countTokens,
   describeCall,
+  shownTask,
   emptyTokens,
   runCalls,
   type CallView,
@@ -36,8 +37,10 @@ export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
 export { parseJsonText } from "./graph/parse-json.js";
 export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
-export { formatProblem, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
+export { formatProblem, formatProblemIn, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
 export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
+export { renderMermaid, renderDot } from "./graph/render-formats.js";
+export { inlineSubWorkflows } from "./graph/inline.js";
 export { workflowVersion, canonicalJson } from "./graph/canonical.js";
 export {
   PitwallError,
@@ -58,6 +61,7 @@ export type { OwnerWaiting } from "./operator/owner-watch.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
+export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { continueRun } from "./operator/continue-run.js";
@@ -70,7 +74,7 @@ export { WorkflowRegistry } from "./worker/registry.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { BackupResult } from "./store/sqlite/backup.js";
-export { openStore, describeStoreUrl, type OpenStoreOptions } from "./store/open.js";
+export { openStore, describeStoreUrl, storeUrlWarning, type OpenStoreOptions } from "./store/open.js";
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
@@ -81,11 +85,13 @@ export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";
 export { readState } from "./state/read.js";
 export { StateValidator, checkJson } from "./state/schema.js";
+export { MAX_DEPTH } from "./state/limits.js";
 export { valueAtPath } from "./state/paths.js";
-export { redact, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
+export { redact, isSecretKey, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";
 export { SKIPPED } from "./runtime/step.js";
 export { nextRetry, type RetryWait } from "./runtime/retry.js";
 export type { State, ChannelOp } from "./state/ops.js";
 export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";
+export { closest, didYouMean } from "./suggest.js";

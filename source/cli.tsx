@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import meow, { type AnyFlags } from "meow";
-import { defaultActor } from "../engine/index.js";
+import { defaultActor, didYouMean } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
 import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
 import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
@@ -26,13 +26,14 @@ const GLOBAL_HELP = `
   Global options (before or after the command)
     --store URL      sqlite:./pitwall.db (default), memory:, redis://host:6379/0; or PITWALL_STORE
     --durability D   process (default: survives a process crash) or os (survives power loss); or PITWALL_DURABILITY
-    --config FILE    a JSON file with "store", "durability" and "actions" (default: ./pitwall.config.json if present)
+    --config FILE    a JSON file with "store", "durability", "actions" and "secretKeys" (default: ./pitwall.config.json if present)
     --as NAME        who you are, recorded on every command that writes (default: your OS user)
     --json           machine-readable output (JSON; one JSON object per line for streams)
     --debug          print stack traces of errors
 
   Exit codes
-    0 ok · 1 the operation failed · 2 bad input or usage · 3 conflict (already resolved, stale, wrong state)`;
+    0 ok · 1 the operation failed (a waited-for run failed) · 2 bad input or usage · 3 conflict (already resolved,
+    stale, wrong state) · 4 a wait's --timeout ran out (the run goes on)`;
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -46,7 +47,7 @@ function mainHelp(): string {
   Commands
 ${lines.join("\n")}
 
-  Run "pitwall <command> --help" for a command's arguments and options.
+  Run "pitwall help <command>" (or "pitwall <command> --help") for a command's arguments and options.
 ${GLOBAL_HELP}`;
 }
 
@@ -84,8 +85,17 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     }
     return fail(undefined, new UsageError(`${whyNoCommand(rest, GLOBAL_FLAGS, COMMANDS.map((c) => c.name))} (pitwall --help lists the commands and options)`));
   }
+  // `pitwall help` is `pitwall --help`; `pitwall help start` is `pitwall start --help`.
+  if (name === "help") {
+    const topic = rest.find((arg) => !arg.startsWith("-"));
+    if (topic === undefined) {
+      process.stdout.write(`${mainHelp()}\n`);
+      return EXIT.ok;
+    }
+    return main([topic, "--help"]);
+  }
   const command = COMMANDS.find((c) => c.name === name);
-  if (!command) return fail(undefined, new UsageError(`unknown command "${name}" (pitwall --help lists them)`));
+  if (!command) return fail(undefined, new UsageError(`unknown command "${name}"${didYouMean(name, COMMANDS.map((c) => c.name))} (pitwall --help lists them)`));
   let debug = rest.includes("--debug");
   const resources: { current?: Resources } = {};
   const controller = new AbortController();
@@ -121,11 +131,12 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       actor: defaultActor(flags.as as string | undefined),
       debug,
       config,
+      secretKeys: [...new Set([...config.secretKeys, ...(process.env.PITWALL_SECRET_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean)])],
     };
     if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
       throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);
     }
-    const res = new Resources(global, command.readsOnly, command.createsStore);
+    const res = new Resources(global, command);
     resources.current = res;
     const out = new Output(global.json);
     const code = await command.run({

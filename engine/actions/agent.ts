@@ -6,6 +6,7 @@ import { templateScope } from "../llm/template.js";
 import type { ModelServices } from "../llm/services.js";
 import { callTool, checkArguments, parseArguments, type BoundTool } from "../llm/tools.js";
 import type { ChatMessage, ToolCall } from "../llm/types.js";
+import { restoreHidden } from "../runtime/redact.js";
 
 export class AgentTurnsError extends Error {
   readonly code = "MAX_TURNS";
@@ -76,7 +77,8 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
     }
     // Arguments given with the answer are what runs, whether the decision was `edit` or `approve`.
     if (answer.response !== undefined) {
-      const edited = checkArguments(tool, answer.response);
+      // The operator saw the arguments with secrets hidden: what they left hidden stays as the model gave it.
+      const edited = checkArguments(tool, restoreHidden(answer.response, args));
       if (!edited.ok) throw Object.assign(new Error(`the arguments ${answer.actor} gave for ${tool.name} are invalid: ${edited.problem}`), { code: "BAD_EDIT" });
       if (JSON.stringify(edited.value) !== JSON.stringify(args)) note = `(${answer.actor} changed the arguments to ${JSON.stringify(edited.value)} before it ran.${because}) `;
       args = edited.value;

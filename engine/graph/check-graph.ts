@@ -4,6 +4,9 @@ import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
 import { typeMisfit, valueTypes } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
+import { checkRouteKeys, routeOnCovered } from "./route-keys.js";
+import { checkPathsToEnd, walk } from "./paths.js";
+import { nodeHint } from "./field-hints.js";
 import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
@@ -22,19 +25,21 @@ export function checkGraph(
 ): void {
   const names = new Set(Object.keys(nodes));
   const isTarget = (t: string) => t === END || names.has(t) || broken.has(t);
+  const known = [...names, ...broken];
+  const hint = (t: string) => nodeHint(t, known, END);
   for (const [name, node] of Object.entries(nodes)) {
     const path: Path = ["nodes", name];
     asList(node.next).forEach((t, i) => {
-      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)`);
+      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${hint(t)}`);
     });
     for (const [key, targets] of Object.entries(node.routes ?? {})) {
       if (reservedName(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `route key "${key}" ${RESERVED_NAME_PROBLEM}`);
       asList(targets).forEach((t, i) => {
-        if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)`);
+        if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)${hint(t)}`);
       });
     }
     if (node.default !== undefined && !isTarget(node.default)) {
-      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)`);
+      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)${hint(node.default)}`);
     }
     if (node.next !== undefined && hasRoutes(node)) {
       problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
@@ -53,6 +58,7 @@ export function checkGraph(
     if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
       problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
     }
+    checkRouteKeys(node, path, state, problems);
     if (node.map) {
       const key = state[node.map.over];
       if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
@@ -87,7 +93,7 @@ export function checkGraph(
     if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
     (node.waitFor ?? []).forEach((pred, i) => {
       if (broken.has(pred)) return;
-      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node`);
+      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node${nodeHint(pred, known, undefined)}`);
       else if (!nodeTargets(nodes[pred]!).includes(name)) {
         problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
       }
@@ -103,15 +109,7 @@ export function checkGraph(
   for (const name of names) {
     if (!reachable.has(name)) problems.error(["nodes", name], "UNREACHABLE_NODE", `no path from "${start}" reaches "${name}"`);
   }
-  const reverse = new Map<string, string[]>();
-  for (const [name, node] of Object.entries(nodes)) {
-    const targets = nodeTargets(node);
-    for (const t of targets.length === 0 ? [END] : targets) reverse.set(t, [...(reverse.get(t) ?? []), name]);
-  }
-  const reachesEnd = walk([END], (n) => reverse.get(n) ?? []);
-  for (const name of reachable) {
-    if (!reachesEnd.has(name)) problems.warning(["nodes", name], "NO_PATH_TO_END", `no path from "${name}" leads to END; runs that get here cannot finish`);
-  }
+  checkPathsToEnd(nodes, start, reachable, problems);
   checkJoinChoices(nodes, start, problems);
 }
 
@@ -203,41 +201,4 @@ function routesCovered(node: NodeDefinition): boolean {
   if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
   return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
-}
-
-/**
- * A `routeOn` key that always holds one of a few values, each with a route, needs no default: a
- * boolean with routes `true` and `false`, an enum with a route per value (read as the route key
- * the run reads: a string as it is, anything else as JSON). A key that may be absent or null
- * chooses no route.
- */
-function routeOnCovered(node: NodeDefinition, state: Record<string, StateKeyDefinition>): boolean {
-  const key = node.routeOn !== undefined ? state[node.routeOn] : undefined;
-  if (!key || (key.optional === true && key.default === undefined)) return false;
-  const values = fixedValues(key);
-  if (!values || values.includes(null) || valueTypes(key).includes("null")) return false;
-  return values.every((v) => Object.hasOwn(node.routes!, typeof v === "string" ? v : JSON.stringify(v)));
-}
-
-/** The values a key can hold when they are few: a boolean's, an enum's (normalized enums of numbers are `const` branches). */
-function fixedValues(key: JsonSchema): unknown[] | undefined {
-  if (Array.isArray(key.enum)) return key.enum;
-  const branches = key.anyOf ?? key.oneOf;
-  if (Array.isArray(branches) && branches.length > 0 && branches.every((b) => isPlainObject(b) && "const" in b)) return branches.map((b) => (b as JsonSchema).const);
-  const types = valueTypes(key);
-  return types.length === 1 && types[0] === "boolean" ? [true, false] : undefined;
-}
-
-function walk(from: string[], next: (node: string) => string[]): Set<string> {
-  const seen = new Set<string>(from);
-  const queue = [...from];
-  while (queue.length > 0) {
-    for (const n of next(queue.shift()!)) {
-      if (!seen.has(n)) {
-        seen.add(n);
-        queue.push(n);
-      }
-    }
-  }
-  return seen;
 }

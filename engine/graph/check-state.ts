@@ -13,6 +13,7 @@ import { isPlainObject } from "../state/ops.js";
 import { RESERVED_NAME_PROBLEM, reservedName } from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { checkSchemaBounds } from "./check-fields.js";
+import { checkKeywords } from "./check-keywords.js";
 
 type Path = (string | number)[];
 
@@ -39,6 +40,11 @@ export function checkState(
       problems.error(path, "BAD_STATE_SCHEMA", `"${key}" ${RESERVED_NAME_PROBLEM}`);
       continue;
     }
+    if (key.includes(".")) {
+      // `{{a.b}}` in a template, `show: ["a.b"]` and state paths read a dot as a step into a value.
+      problems.error(path, "BAD_STATE_SCHEMA", `state key "${key}" holds a ".", which templates ({{${key}}}) and paths read as a key inside another: name it ${JSON.stringify(key.replace(/\./g, "_"))} or nest it`);
+      continue;
+    }
     if (!isPlainObject(spec)) {
       problems.error(path, "BAD_STATE_SCHEMA", "a state key needs a schema object such as { \"type\": \"string\" }");
       out[key] = {};
@@ -61,11 +67,13 @@ export function checkState(
     if (spec.optional !== undefined && typeof spec.optional !== "boolean") {
       problems.error([...path, "optional"], "BAD_STATE_SCHEMA", "optional must be true or false");
     }
-    const schemaProblems = anySchemaKeyword ? [] : checkKeySchema(spec);
+    const before = problems.items.length;
+    const schemaProblems = anySchemaKeyword ? [] : checkKeySchema(checkKeywords(spec, path, problems));
+    const refusedKeywords = problems.items.length > before;
     for (const problem of schemaProblems) {
       problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);
     }
-    if (schemaProblems.length > 0) continue;
+    if (schemaProblems.length > 0 || refusedKeywords) continue;
     checkSchemaBounds(spec, path, "BAD_STATE_SCHEMA", problems);
     let validator: z.ZodType;
     try {

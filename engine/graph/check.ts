@@ -9,6 +9,8 @@ import { checkGraph } from "./check-graph.js";
 import { checkSubgraphMappings } from "./check-subgraph.js";
 import { checkNodeFields, checkSchemaBounds, repeatedEntries } from "./check-fields.js";
 import { isPlainObject } from "../state/ops.js";
+import { fieldsAt, nodeHint, unknownField } from "./field-hints.js";
+import { didYouMean } from "../suggest.js";
 
 type Path = (string | number)[];
 
@@ -19,8 +21,8 @@ export interface CheckedChild {
 }
 
 export interface CheckOptions {
-  /** When given, actions not in it are reported as UNKNOWN_ACTION. */
-  hasAction?: (name: string) => boolean;
+  /** When given, an action it says why it lacks (a message) is reported as UNKNOWN_ACTION. */
+  missingAction?: (name: string) => string | undefined;
   /** When given, tools not in it are reported as UNKNOWN_TOOL. */
   hasTool?: (name: string) => boolean;
   /** Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version). */
@@ -59,7 +61,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   }
   const allowed = new Set(["$schema", "name", "description", "state", "start", "nodes", "limits", "interruptBefore", "interruptAfter"]);
   for (const key of Object.keys(value)) {
-    if (!allowed.has(key)) problems.error([key], "INVALID_FIELD", `unknown field "${key}"`);
+    if (!allowed.has(key)) problems.error([key], "INVALID_FIELD", unknownField(key, allowed, "workflow"));
   }
   const name = value.name;
   if (typeof name !== "string" || !/^[\w.-]+$/.test(name)) {
@@ -74,13 +76,13 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const broken = new Set<string>();
   const nodes = checkNodes(value.nodes, problems, options, children, broken);
   const limitsResult = limitsSchema.safeParse(value.limits ?? {}, { reportInput: true });
-  if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems);
+  if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems, limitsSchema);
 
   const start = value.start;
   if (typeof start !== "string" || start.length === 0) {
     problems.error(["start"], "MISSING_START", "`start` must name the first node");
   } else if (nodes && !Object.hasOwn(nodes, start) && !broken.has(start)) {
-    problems.error(["start"], "MISSING_START", `start node "${start}" is not defined in nodes`);
+    problems.error(["start"], "MISSING_START", `start node "${start}" is not defined in nodes${nodeHint(start, [...Object.keys(nodes), ...broken], undefined)}`);
   }
   const known = nodes ? new Set([...Object.keys(nodes), ...broken]) : undefined;
   const interruptBefore = checkNodeList(value.interruptBefore, ["interruptBefore"], known, problems);
@@ -136,21 +138,20 @@ function checkNodes(
     }
     const kind = (raw.kind ?? "action") as NodeKind;
     if (!NODE_KINDS.includes(kind)) {
-      problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}; use one of ${NODE_KINDS.join(", ")}`);
+      problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}${typeof raw.kind === "string" ? didYouMean(raw.kind, NODE_KINDS) : ""}; use one of ${NODE_KINDS.join(", ")}`);
       broken.add(name);
       continue;
     }
     const parsed = nodeSchemas[kind].safeParse(raw, { reportInput: true });
     if (!parsed.success) {
-      reportZod(parsed.error, path, problems);
+      reportZod(parsed.error, path, problems, nodeSchemas[kind]);
       broken.add(name);
       continue;
     }
     const node = parsed.data as NodeDefinition;
     checkNodeFields(node, raw, path, problems);
-    if (node.kind === "action" && options.hasAction && !options.hasAction(node.action)) {
-      problems.error([...path, "action"], "UNKNOWN_ACTION", `action "${node.action}" is not exported by the actions module`);
-    }
+    const missing = node.kind === "action" ? options.missingAction?.(node.action) : undefined;
+    if (missing !== undefined) problems.error([...path, "action"], "UNKNOWN_ACTION", missing);
     if ((node.kind === "tool" || node.kind === "agent") && options.hasTool) {
       const names = node.kind === "tool" ? [node.tool] : node.tools;
       names.forEach((tool, i) => {
@@ -201,16 +202,19 @@ function checkNodeList(value: unknown, path: Path, nodes: ReadonlySet<string> | 
   const list = [...new Set(value as string[])].sort();
   if (nodes) {
     list.forEach((name, i) => {
-      if (!nodes.has(name)) problems.error([...path, i], "UNKNOWN_NODE", `node "${name}" is not defined`);
+      if (!nodes.has(name)) problems.error([...path, i], "UNKNOWN_NODE", `node "${name}" is not defined${nodeHint(name, [...nodes], undefined)}`);
     });
   }
   return list;
 }
 
-function reportZod(error: z.ZodError, prefix: Path, problems: ProblemList): void {
+function reportZod(error: z.ZodError, prefix: Path, problems: ProblemList, schema: z.ZodType): void {
   for (const issue of error.issues) {
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) problems.error([...prefix, ...(issue.path as Path), key], "INVALID_FIELD", `unknown field "${key}"`);
+      const inside = issue.path as Path;
+      const where = inside.length === 0 ? (prefix[0] === "limits" ? "limits" : "node") : String(inside[inside.length - 1]);
+      const known = fieldsAt(schema, inside);
+      for (const key of issue.keys) problems.error([...prefix, ...inside, key], "INVALID_FIELD", unknownField(key, known, where));
       continue;
     }
     const [described] = describeIssues([issue], prefix);

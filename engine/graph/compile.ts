@@ -12,6 +12,8 @@ import { ProblemList, type Problem } from "./problems.js";
 
 export interface Implementations {
   action(name: string): NodeFunction | undefined;
+  /** Why an action is not there, when `action` gives none (default: no module exports it). */
+  missingAction?(name: string): string | undefined;
   routers?: ReadonlyMap<string, Router>;
   reducers?: ReadonlyMap<string, CustomReducer>;
   /** Code workflows keep their own zod schema per key (and its messages). */
@@ -36,7 +38,7 @@ export function compileDefinition(definition: WorkflowDefinition, version: strin
     let run: NodeFunction | undefined;
     if (def.kind === "action") {
       run = impl.action(def.action);
-      if (!run) problems.error(["nodes", name, "action"], "UNKNOWN_ACTION", `action "${def.action}" is not exported by any loaded actions module`);
+      if (!run) problems.error(["nodes", name, "action"], "UNKNOWN_ACTION", impl.missingAction?.(def.action) ?? `action "${def.action}" is not exported by any loaded actions module`);
     } else {
       if (impl.tool && (def.kind === "tool" || def.kind === "agent")) {
         const names = def.kind === "tool" ? [def.tool] : def.tools;

@@ -83,13 +83,25 @@ const waitNode = z
     kind: z.literal("wait"),
     // Beyond 100 years a wake time is no longer a date (and is surely a mistake).
     seconds: z.number().min(0).max(100 * 365 * 24 * 3600, "at most 100 years (3,153,600,000 seconds)").optional(),
-    until: z.iso.datetime({ offset: true }).optional(),
+    until: z.iso.datetime({ offset: true, error: (issue) => untilProblem(issue.input) }).optional(),
     ...commonFields,
   })
   .strict()
   .refine((n) => (n.seconds === undefined) !== (n.until === undefined), {
     message: "a wait node needs exactly one of `seconds` or `until`",
   });
+/**
+ * Why a wait's `until` is not a moment: a date and time without its offset names a different
+ * moment in every time zone, so it must say which (Z for UTC).
+ */
+function untilProblem(input: unknown): string {
+  if (typeof input !== "string") return "`until` is an ISO date-time with a UTC offset, as a string (2026-12-01T09:00:00Z)";
+  const local = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(:\d{2}(\.\d+)?)?)$/.exec(input);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(input)) return `${JSON.stringify(input)} has no time: give the moment with its UTC offset, e.g. ${input}T09:00:00Z (UTC) or ${input}T09:00:00+01:00`;
+  if (local) return `${JSON.stringify(input)} has no UTC offset, so it names another moment in every time zone: add one, e.g. ${local[1]}T${local[2]}Z (UTC) or ${local[1]}T${local[2]}+01:00`;
+  return `${JSON.stringify(input)} is not an ISO date-time: write it as 2026-12-01T09:00:00Z (or with an offset, +01:00)`;
+}
+
 const subgraphNode = z
   .object({
     kind: z.literal("subgraph"),

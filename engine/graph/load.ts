@@ -6,8 +6,9 @@ import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
-import { ProblemList, formatProblem, type Problem } from "./problems.js";
-import { parseWorkflowText } from "./parse-json.js";
+import { ProblemList, formatProblem, formatProblemIn, type Problem } from "./problems.js";
+import { locateProblems, parseWorkflowText } from "./parse-json.js";
+import { missingAction } from "./actions.js";
 
 export interface CheckFileOptions {
   /** When given, actions it lacks are UNKNOWN_ACTION problems (and tools it lacks, UNKNOWN_TOOL). */
@@ -38,7 +39,9 @@ function checkText(text: string, options: CheckFileOptions, stack: string[]): Ch
   const problems = new ProblemList();
   const value = parseWorkflowText(text, problems);
   if (value === undefined) return { problems: problems.items, children: new Map() };
-  return checkValue(value, options, stack, problems);
+  const result = checkValue(value, options, stack, problems);
+  locateProblems(text, problems);
+  return result;
 }
 
 function checkValue(value: unknown, options: CheckFileOptions, stack: string[], problems = new ProblemList()): CheckResult {
@@ -46,7 +49,7 @@ function checkValue(value: unknown, options: CheckFileOptions, stack: string[], 
   const result = checkWorkflow(
     value,
     {
-      ...(options.actions ? { hasAction: (name: string) => options.actions!.get(name) !== undefined } : {}),
+      ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
       resolveChild: (ref, path, list) => {
         const child = loadChild(ref, options, stack, path, list);
@@ -96,7 +99,7 @@ function loadChild(
   for (const p of errors) {
     // A cycle is said once, whole, rather than wrapped once per file it goes through.
     if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
-    else problems.error(path, "BAD_SUBGRAPH", `in ${name}: ${p.path}: ${p.code}: ${p.message}`);
+    else problems.error(path, "BAD_SUBGRAPH", `in ${isPlainObject(ref) ? `${name}: ${formatProblem(p)}` : `sub-workflow ${formatProblemIn(ref, p)}`}`);
   }
   return errors.length === 0 ? result : undefined;
 }
@@ -118,7 +121,7 @@ export function loadWorkflowText(
   options: { baseDir?: string; label?: string; file?: string } = {},
 ): CompiledWorkflow {
   const result = checkWorkflowText(text, { actions, ...(options.baseDir ? { baseDir: options.baseDir } : {}), ...(options.file ? { file: options.file } : {}) });
-  return compileChecked(result, actions, options.label ?? "workflow");
+  return compileChecked(result, actions, options.label ?? "workflow", options.file);
 }
 
 /** Compiles a workflow given as a parsed JSON value (e.g. built by a program). */
@@ -126,9 +129,9 @@ export function loadWorkflowValue(value: unknown, actions: ActionRegistry, optio
   return compileChecked(checkValue(value, { actions, ...options }, []), actions, "workflow");
 }
 
-function compileChecked(result: CheckResult, actions: ActionRegistry, label: string): CompiledWorkflow {
+function compileChecked(result: CheckResult, actions: ActionRegistry, label: string, file?: string): CompiledWorkflow {
   const errors = result.problems.filter((p) => p.severity === "error");
-  if (errors.length > 0 || !result.definition || !result.version) throw invalid(label, errors);
+  if (errors.length > 0 || !result.definition || !result.version) throw invalid(label, errors, file);
   return compileWithChildren(result.definition, result.version, actions, result.children, result.problems.filter((p) => p.severity === "warning"));
 }
 
@@ -156,6 +159,7 @@ export function compileWithChildren(
     }
     const result = compileDefinition(def, v, {
       action: (name) => actions.get(name),
+      missingAction: (name) => missingAction(actions, name, "any loaded actions module"),
       children: mine,
       ...(actions.tool ? { tool: (name: string) => actions.tool!(name) } : {}),
       ...(actions.model ? { model: actions.model } : {}),
@@ -167,9 +171,9 @@ export function compileWithChildren(
   return build(definition, version);
 }
 
-function invalid(label: string, errors: Problem[]): WorkflowError {
+function invalid(label: string, errors: Problem[], file?: string): WorkflowError {
   const first = errors[0];
-  const summary = first ? formatProblem(first) : "it has no definition";
+  const summary = first ? (file !== undefined ? formatProblemIn(file, first) : formatProblem(first)) : "it has no definition";
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more problems)` : "";
   return new WorkflowError(`${label} is invalid: ${summary}${more}`, errors);
 }

@@ -149,6 +149,11 @@ export interface ActionRegistry {
   /** An action's function; undefined when no loaded module exports it. */
   get(name: string): NodeFunction | undefined;
   names(): string[];
+  /**
+   * Why a name a loaded module exports is no action (`it is the number 42, not a function`);
+   * undefined when no module exports anything under it. A registry without this method cannot tell.
+   */
+  whyNotAction?(name: string): string | undefined;
   /** A tool; undefined when no loaded module exports it. A registry without this method cannot tell. */
   tool?(name: string): BoundTool | undefined;
   toolNames?(): string[];

@@ -1,33 +1,56 @@
-import { parse, printParseErrorCode, visit, type ParseError } from "jsonc-parser";
-import { RESERVED_NAME_PROBLEM } from "./definition.js";
+import { findNodeAtLocation, parse, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
 import { ProblemList } from "./problems.js";
 
-/** JSON text parsed, or its first syntax error in words, with its line and column. */
-export function parseJsonText(text: string, options: { comments?: boolean; trailingCommas?: boolean } = {}): { value: unknown; error?: undefined } | { error: string } {
+/**
+ * JSON text parsed, or its first syntax error in words, with its line and column: the one
+ * parser of every JSON a person writes (workflows, `--input`, the config file, model scripts).
+ */
+export function parseJsonText(
+  text: string,
+  options: { comments?: boolean; trailingCommas?: boolean } = {},
+): { value: unknown; error?: undefined } | { error: string; line: number; column: number } {
+  const strict = !options.comments && !options.trailingCommas;
+  let parseError: unknown;
+  if (strict) {
+    // JSON's own parser for the value: a "__proto__" key stays a key, as everywhere else.
+    try {
+      return { value: JSON.parse(text) as unknown };
+    } catch (error) {
+      parseError = error;
+    }
+  }
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: options.trailingCommas ?? false, disallowComments: !options.comments });
-  if (errors.length === 0) return { value };
   // The first error is the mistake; the parser's later ones mostly follow from it.
-  const { line, column } = lineColumn(text, errors[0]!.offset);
-  return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(errors[0]!.error))}` };
+  const first = errors[0];
+  if (first) {
+    const { line, column } = lineColumn(text, first.offset);
+    return { error: `line ${line}, column ${column}: ${describe(printParseErrorCode(first.error))}`, line, column };
+  }
+  if (!strict) return { value };
+  // What only JSON's parser refuses (an empty text...): its words, at its position.
+  const message = (parseError as Error).message;
+  const at = /position (\d+)/.exec(message);
+  const { line, column } = lineColumn(text, at ? Number(at[1]) : 0);
+  return { error: `line ${line}, column ${column}: ${message.replace(/ (in JSON )?at position \d+.*$/, "")}`, line, column };
 }
 
 /**
  * Parses a workflow file's text. Syntax errors are reported with line and column; a node name
- * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE, and a
- * `__proto__` key (which parsing turns into the object's prototype) as INVALID_FIELD.
+ * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE. (A
+ * `__proto__` key stays a key, which the checks of names refuse where a name is expected.)
  */
 export function parseWorkflowText(text: string, problems: ProblemList): unknown {
   const parsed = parseJsonText(text);
   if (parsed.error !== undefined) {
-    problems.error([], "BAD_JSON", parsed.error);
+    Object.assign(problems.error([], "BAD_JSON", parsed.error), { line: parsed.line, column: parsed.column });
     return undefined;
   }
   findLostKeys(text, problems);
   return parsed.value;
 }
 
-/** Keys the parsed value cannot hold as written: one written twice (the last wins), and `__proto__` (it sets the object's prototype). */
+/** Keys the parsed value cannot hold as written: one written twice (the last wins). */
 function findLostKeys(text: string, problems: ProblemList): void {
   const seen: Set<string>[] = [];
   visit(text, {
@@ -40,22 +63,44 @@ function findLostKeys(text: string, problems: ProblemList): void {
     onObjectProperty: (property, offset, _length, _line, _char, pathSupplier) => {
       const keys = seen[seen.length - 1];
       if (!keys) return;
-      if (property === "__proto__") problems.error([...pathSupplier(), property], "INVALID_FIELD", `"${property}" ${RESERVED_NAME_PROBLEM}`);
       if (keys.has(property)) {
         const path = [...pathSupplier(), property];
         const { line, column } = lineColumn(text, offset);
         const isNode = path.length === 2 && path[0] === "nodes";
-        problems.error(
+        const problem = problems.error(
           path,
           isNode ? "DUPLICATE_NODE" : "INVALID_FIELD",
           isNode
             ? `node "${property}" is defined twice (again at line ${line}, column ${column})`
             : `key "${property}" appears twice (again at line ${line}, column ${column})`,
         );
+        Object.assign(problem, { line, column });
       }
       keys.add(property);
     },
   });
+}
+
+/**
+ * Gives each problem found in a document the line and column of its path in the text: the key
+ * of the field it names, or, for a field that is missing, the object that lacks it.
+ */
+export function locateProblems(text: string, problems: ProblemList): void {
+  let tree: Node | undefined;
+  for (const problem of problems.items) {
+    const path = problems.pathOf(problem);
+    if (problem.line !== undefined || !path || path.length === 0) continue;
+    tree ??= parseTree(text);
+    if (!tree) return;
+    for (let n = path.length; n > 0; n--) {
+      const found = findNodeAtLocation(tree, [...path.slice(0, n)]);
+      if (!found) continue;
+      // A property's value: point at its key, where the field is named.
+      const at = found.parent?.type === "property" ? found.parent.offset : found.offset;
+      Object.assign(problem, lineColumn(text, at));
+      break;
+    }
+  }
 }
 
 function lineColumn(text: string, offset: number): { line: number; column: number } {

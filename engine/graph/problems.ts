@@ -30,18 +30,35 @@ export interface Problem {
   code: ProblemCode;
   message: string;
   severity: "error" | "warning";
+  /** Where in the file (from 1), when the problem was found in JSON text and its path is in it. */
+  line?: number;
+  column?: number;
 }
+
+type Path = readonly (string | number)[];
 
 /** Collects problems while a definition is checked, so that all of them are reported at once. */
 export class ProblemList {
   readonly items: Problem[] = [];
+  /** Each problem's path as parts, to find it in the text it was read from. */
+  private readonly parts = new Map<Problem, Path>();
 
-  error(path: readonly (string | number)[], code: ProblemCode, message: string): void {
-    this.items.push({ path: jsonPath(path), code, message, severity: "error" });
+  error(path: Path, code: ProblemCode, message: string): Problem {
+    return this.add(path, { path: jsonPath(path), code, message, severity: "error" });
   }
 
-  warning(path: readonly (string | number)[], code: ProblemCode, message: string): void {
-    this.items.push({ path: jsonPath(path), code, message, severity: "warning" });
+  warning(path: Path, code: ProblemCode, message: string): Problem {
+    return this.add(path, { path: jsonPath(path), code, message, severity: "warning" });
+  }
+
+  pathOf(problem: Problem): Path | undefined {
+    return this.parts.get(problem);
+  }
+
+  private add(path: Path, problem: Problem): Problem {
+    this.items.push(problem);
+    this.parts.set(problem, [...path]);
+    return problem;
   }
 
   get hasErrors(): boolean {
@@ -53,4 +70,13 @@ export class ProblemList {
 export function formatProblem(problem: Problem): string {
   const tag = problem.severity === "warning" ? " (warning)" : "";
   return `${problem.path}: ${problem.code}${tag}: ${problem.message}`;
+}
+
+/**
+ * The one-line form led by the file and, when known, the line and column (`wf.json:12:5:
+ * $.nodes...`), as compilers print it, so that editors and CI annotations jump to the place.
+ */
+export function formatProblemIn(file: string, problem: Problem): string {
+  const where = problem.line !== undefined ? `${file}:${problem.line}:${problem.column ?? 1}` : file;
+  return `${where}: ${formatProblem(problem)}`;
 }

@@ -1,4 +1,5 @@
 import type { EventPayloads } from "../runtime/events.js";
+import { redact } from "../runtime/redact.js";
 import type { EventRecord, TaskRecord, TaskStatus } from "../store/records.js";
 import type { ChatMessage, ModelRequest, ModelResponse } from "./types.js";
 
@@ -107,16 +108,28 @@ export type CallView = CallBase &
     | { kind: "call"; input?: unknown; output?: unknown }
   );
 
-/** A durable call's record as people read it; undefined for a task that is not a call. */
-export function describeCall(task: TaskRecord): CallView | undefined {
-  if (task.parent === null || task.call === null) return undefined;
+/**
+ * A task as people see it: a durable call's output (a model's answer and the tool calls in it, a
+ * tool's result) without the values of secret-looking keys, JSON text included. The store keeps
+ * the output whole: a node that runs again is handed it back (the model is sent the tool's result
+ * as it came). Its input was recorded for people, and so redacted, already. `secretKeys`: names
+ * added to the defaults.
+ */
+export function shownTask(task: TaskRecord, secretKeys: readonly string[] = []): TaskRecord {
+  return task.parent !== null && task.output !== undefined && task.output !== null ? { ...task, output: redact(task.output, secretKeys) } : task;
+}
+
+/** A durable call's record as people read it (secrets hidden, see `shownTask`); undefined for a task that is not a call. */
+export function describeCall(record: TaskRecord, secretKeys: readonly string[] = []): CallView | undefined {
+  if (record.parent === null || record.call === null) return undefined;
+  const task = shownTask(record, secretKeys);
   const base: CallBase = {
     id: task.id,
-    taskId: task.parent,
+    taskId: record.parent,
     node: task.node,
     index: task.index,
     step: task.step,
-    call: task.call,
+    call: record.call,
     status: task.status,
     attempts: task.attempts.length,
     startedAt: task.startedAt,
@@ -184,10 +197,10 @@ export function countTokens(events: Iterable<EventRecord>, tokens: RunTokens = e
 }
 
 /** The calls among a run's tasks (in the order stores list them: as they were made), with the tokens the events counted. */
-export function runCalls(tasks: readonly TaskRecord[], tokens?: RunTokens): CallView[] {
+export function runCalls(tasks: readonly TaskRecord[], tokens?: RunTokens, secretKeys: readonly string[] = []): CallView[] {
   const calls: CallView[] = [];
   for (const task of tasks) {
-    const view = describeCall(task);
+    const view = describeCall(task, secretKeys);
     if (!view) continue;
     const counted = tokens?.byCall[view.id];
     calls.push(counted ? { ...view, tokens: { ...counted } } : view);

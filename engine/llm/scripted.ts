@@ -3,6 +3,7 @@ import { basename } from "node:path";
 import { z } from "zod";
 import { ModelError } from "./errors.js";
 import { fileProblem } from "../errors.js";
+import { parseJsonText } from "../graph/parse-json.js";
 import { sleep } from "./sleep.js";
 import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
@@ -124,13 +125,9 @@ function readScript(file: string): z.output<typeof scriptSchema> {
   } catch (error) {
     throw new ModelError("NO_MODEL", `cannot read the model script ${file}: ${fileProblem(error)}`);
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ModelError("NO_MODEL", `the model script ${file} is not valid JSON: ${(error as Error).message}`);
-  }
-  return parseScript(value, file);
+  const parsed = parseJsonText(text.replace(/^\uFEFF/, ""));
+  if (parsed.error !== undefined) throw new ModelError("NO_MODEL", `the model script ${file} is not valid JSON: ${parsed.error}`);
+  return parseScript(parsed.value, file);
 }
 
 function parseScript(value: unknown, file: string): z.output<typeof scriptSchema> {

@@ -16,9 +16,9 @@ export async function continueRun(
   workflow: CompiledWorkflow | WorkflowVersion,
   from: string,
   input: unknown,
-  options: { actor: string } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter">,
+  options: { actor: string; secretKeys?: readonly string[] } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter">,
 ): Promise<string> {
-  const { actor, ...lists } = options;
+  const { actor, secretKeys, ...lists } = options;
   const source = await store.getRun(from);
   if (!source) throw new NotFoundError("run", from);
   if (source.workflow !== workflow.definition.name) {
@@ -27,7 +27,7 @@ export async function continueRun(
   if (!TERMINAL_RUN_STATUSES.includes(source.status)) {
     throw new ConflictError(`run ${from} has not ended (it is ${source.status}): a run goes on from another once that has ended; answer, retry or cancel it first`);
   }
-  const { result } = await new Operator(store, { actor }).fork(from, source.headN, {
+  const { result } = await new Operator(store, { actor, ...(secretKeys ? { secretKeys } : {}) }).fork(from, source.headN, {
     ...(input !== undefined && input !== null ? { patch: input } : {}),
     workflow,
     restart: true,

@@ -6,6 +6,7 @@ import { Batch } from "../runtime/batch.js";
 import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff, type DiffEntry } from "../state/diff.js";
 import { diffCheckpoints, findCheckpoint, type CheckpointRef } from "./reads.js";
+import { MAX_DEPTH, checkValue } from "../state/limits.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
@@ -34,6 +35,11 @@ export interface OperatorOptions {
    * signal waits out its grace period, and a person should know why nothing happens.
    */
   onWaiting?: (waiting: OwnerWaiting) => void;
+  /**
+   * Names of secrets, added to the default ones, whose values the events of this operator's
+   * commands (`operator.requested`, `state.edited`) never hold: give the workers' list.
+   */
+  secretKeys?: readonly string[];
 }
 
 /** What an accepted command did: its effect in words, and what it made (`result`, e.g. a fork's `runId`). */
@@ -68,6 +74,7 @@ export class Operator {
   private readonly answerTimeoutMs: number;
   private readonly totalTimeoutMs: number;
   private readonly onWaiting: OperatorOptions["onWaiting"];
+  private readonly secretKeys: readonly string[];
 
   constructor(
     readonly store: Store,
@@ -77,6 +84,7 @@ export class Operator {
     this.answerTimeoutMs = options.answerTimeoutMs ?? 2_000;
     this.totalTimeoutMs = options.totalTimeoutMs ?? 30_000;
     this.onWaiting = options.onWaiting;
+    this.secretKeys = options.secretKeys ?? [];
   }
 
   /** Resolves one interrupt, or several of one run together (atomically). */
@@ -171,6 +179,7 @@ export class Operator {
     }
     const version = target?.version ?? source.version;
     if (target && !options.restart) checkNodesKept(target.definition, version, from, source);
+    checkArgs(options);
     const command: CommandRecord = {
       id: newId("cmd"),
       runId: source.id,
@@ -199,6 +208,7 @@ export class Operator {
           workflow: { name: source.workflow, version },
           state,
           actor: this.actor,
+          secretKeys: this.secretKeys,
           // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
           forkOf: { runId: source.id, checkpointId: from.id },
           // Restarted, it plans from the start node (newRun's own plan); its steps count on.
@@ -257,6 +267,7 @@ export class Operator {
    * the same write that records it; otherwise it is queued for the owner, whose answer is awaited.
    */
   private async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandOutcome> {
+    checkArgs(args);
     const command: CommandRecord = {
       id: newId("cmd"),
       runId,
@@ -287,7 +298,7 @@ export class Operator {
 
   /** Stores a command for the run's owner; returns the number of its `operator.requested` event. */
   private async record(command: CommandRecord): Promise<number> {
-    const { events } = await this.store.submitCommand(command, requested(command));
+    const { events } = await this.store.submitCommand(command, requested(command, this.secretKeys));
     return events[0]?.seq ?? 0;
   }
 
@@ -356,7 +367,7 @@ export class Operator {
     const batch = prepared.ok ? prepared.batch : new Batch();
     if (record) {
       batch.submit.push(command);
-      batch.events.unshift(requested(command));
+      batch.events.unshift(requested(command, this.secretKeys));
     }
     const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, this.actor) : refusal(command, prepared.error, this.actor);
     batch.commands.push(answer.answer);
@@ -387,6 +398,7 @@ export class Operator {
       pending,
       interrupt: (id) => this.store.getInterrupt(id),
       executing: false,
+      secretKeys: this.secretKeys,
     };
   }
 
@@ -473,9 +485,20 @@ class Refused extends Error {
 }
 
 /** The audit event of a command, stored with it. */
-function requested(command: CommandRecord) {
+function requested(command: CommandRecord, secretKeys: readonly string[]) {
   const { id, type, args, reason } = command;
-  return new EventFactory(command.runId, command.actor).run("operator.requested", { commandId: id, command: type, args, ...(reason ? { reason } : {}) });
+  return new EventFactory(command.runId, command.actor, secretKeys).run("operator.requested", { commandId: id, command: type, args, ...(reason ? { reason } : {}) });
+}
+
+/**
+ * A patch or a response, checked before the command that carries it is stored: one nested
+ * thousands of levels deep would overflow the stack of the write that records it. A patch nests
+ * its values in operations (`[{ "value": ... }]`), a few levels more than the state it edits;
+ * the edited state is checked exactly when the patch is applied.
+ */
+function checkArgs(args: { patch?: unknown; response?: unknown }): void {
+  if (args.patch !== undefined) checkValue(args.patch, "the patch", MAX_DEPTH + 2);
+  if (args.response !== undefined) checkValue(args.response, "the response");
 }
 
 /** A worker holds the run's lease: commands go to it. */

@@ -2,6 +2,7 @@ import { ConflictError, NotFoundError } from "../errors.js";
 import { TERMINAL_RUN_STATUSES, type RunRecord, type RunStatus } from "../store/records.js";
 import { checkDeletion } from "../store/rules.js";
 import type { Store } from "../store/store.js";
+import { runTree } from "./descendants.js";
 
 export interface PruneOptions {
   /** Runs that ended before this time (ms since the epoch) are deleted. */
@@ -69,19 +70,6 @@ export async function pruneRuns(store: Store, options: PruneOptions): Promise<Pr
     }
     cursor = page.nextCursor;
   } while (cursor);
+  await store.eraseDeleted?.();
   return result;
-}
-
-/** A run and the runs below it (its child runs, theirs...). */
-async function runTree(store: Store, root: RunRecord): Promise<RunRecord[]> {
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) {
-    let cursor: string | undefined;
-    do {
-      const page = await store.listRuns({ parentRunId: tree[i]!.id, limit: 500, ...(cursor ? { cursor } : {}) });
-      tree.push(...page.runs);
-      cursor = page.nextCursor;
-    } while (cursor);
-  }
-  return tree;
 }

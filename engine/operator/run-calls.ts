@@ -4,12 +4,18 @@ import type { Store } from "../store/store.js";
 import { readAllEvents } from "./reads.js";
 
 /**
- * A run's model and tool calls (what each was sent and answered) and the tokens its models used,
- * in all and by node. `tasks`: the run's tasks, when the caller has read them already.
+ * A run's model and tool calls (what each was sent and answered, secrets hidden) and the tokens
+ * its models used, in all and by node. `tasks`: the run's tasks, when the caller has read them
+ * already; `secretKeys`: names of secrets added to the default ones.
  */
-export async function readRunCalls(store: Store, runId: string, tasks?: readonly TaskRecord[]): Promise<{ calls: CallView[]; tokens: RunTokens }> {
+export async function readRunCalls(
+  store: Store,
+  runId: string,
+  tasks?: readonly TaskRecord[],
+  options: { secretKeys?: readonly string[] } = {},
+): Promise<{ calls: CallView[]; tokens: RunTokens }> {
   const [all, tokens] = await Promise.all([tasks ?? store.listTasks(runId), tallyTokens(store, runId)]);
-  return { calls: runCalls(all, tokens), tokens };
+  return { calls: runCalls(all, tokens, options.secretKeys), tokens };
 }
 
 async function tallyTokens(store: Store, runId: string): Promise<RunTokens> {

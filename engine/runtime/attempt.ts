@@ -1,6 +1,7 @@
 import { asError, errorCodeOf, errorMessage } from "../errors.js";
 import type { CompiledNode } from "../graph/model.js";
 import { hasRoutes } from "../graph/definition.js";
+import { describeValueProblem, valueProblem } from "../state/limits.js";
 import { isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
 import { AttemptContext, type AttemptServices } from "./context.js";
@@ -112,18 +113,22 @@ function normalizeResult(node: CompiledNode, result: unknown): AttemptOutcome {
     if (!isPlainObject(update)) {
       return { kind: "failed", error: new Error(`node "${node.name}" returned a non-object update`), code: "BAD_OUTPUT" };
     }
-    return { kind: "succeeded", update: written(update), route: result.route };
+    return written(node, update, result.route);
   }
-  return { kind: "succeeded", update: written(result) };
+  return written(node, result);
 }
 
-function written(update: Record<string, unknown>): State {
+function written(node: CompiledNode, update: Record<string, unknown>, route?: string): AttemptOutcome {
   const defined = Object.values(update).includes(undefined) ? Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined)) : update;
+  // Measured before it is copied: a value nested thousands of levels deep would overflow the
+  // stack of the copy, or of the commit after it (then no step could be saved).
+  const problem = valueProblem(defined);
+  if (problem) return { kind: "failed", error: new Error(describeValueProblem(`node "${node.name}" returned a value that`, problem)), code: "BAD_OUTPUT" };
   // A copy: the node may go on changing the objects it returned, which become the state's.
   try {
-    return structuredClone(defined);
+    return { kind: "succeeded", update: structuredClone(defined), ...(route !== undefined ? { route } : {}) };
   } catch (error) {
-    throw Object.assign(new Error(`the node returned a value state cannot hold (${errorMessage(error)}): state is JSON`), { code: "BAD_OUTPUT" });
+    return { kind: "failed", error: new Error(`node "${node.name}" returned a value state cannot hold (${errorMessage(error)}): state is JSON`), code: "BAD_OUTPUT" };
   }
 }
 

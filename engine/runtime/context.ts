@@ -22,6 +22,8 @@ export interface AttemptServices {
   /** A child run's state at checkpoint `n` (its head when not given). */
   childState(run: RunRecord, n?: number): Promise<State>;
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
+  /** A value without the values of secret-looking keys, as the run's records keep what people read. */
+  redact(value: unknown): unknown;
 }
 
 /** An operator's answer, with what it answered and whether the state is still the one it was given on. */
@@ -109,7 +111,7 @@ export class AttemptContext implements InternalContext {
    */
   async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
     const call = this.interruptCalls++;
-    const request = toRequest(options);
+    const request = withoutSecrets(toRequest(options), this.services.redact);
     for (let revision = 0; ; revision++) {
       const id = interruptIdFor(this.services.task.id, call, revision);
       const recorded = this.services.answers.get(id);
@@ -160,6 +162,18 @@ export function interruptIdFor(taskId: string, call: number, revision = 0): stri
 /** Two requests ask the same, as stored (JSON, keys in any order). */
 function sameRequest(stored: InterruptRequest, asked: InterruptRequest): boolean {
   return canonicalJson(stored) === canonicalJson(JSON.parse(JSON.stringify(asked)));
+}
+
+/**
+ * A request as it is stored, shown and compared: the values it shows and its data (an agent's
+ * tool arguments) without secrets. Two requests that differ only there ask the same.
+ */
+function withoutSecrets(request: InterruptRequest, redact: (value: unknown) => unknown): InterruptRequest {
+  return {
+    ...request,
+    ...(request.show !== undefined ? { show: redact(request.show) as Record<string, unknown> } : {}),
+    ...(request.data !== undefined ? { data: redact(request.data) } : {}),
+  };
 }
 
 function toRequest(options: InterruptOptions): InterruptRequest {

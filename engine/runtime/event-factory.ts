@@ -1,7 +1,7 @@
 import { spanIdOf, traceIdOf } from "../ids.js";
 import type { NewEvent, TaskRecord } from "../store/records.js";
 import type { EventPayloads, EventType } from "./events.js";
-import { DEFAULT_SECRET_KEYS, redact } from "./redact.js";
+import { redact } from "./redact.js";
 
 /**
  * Builds a run's events: trace id per run, span id per task attempt, the actor, the time, and
@@ -13,7 +13,8 @@ export class EventFactory {
   constructor(
     private readonly runId: string,
     private readonly actor: string,
-    private readonly secretKeys: readonly string[] = DEFAULT_SECRET_KEYS,
+    /** Names of secrets added to the default ones (see redact.ts). */
+    private readonly secretKeys: readonly string[] = [],
   ) {
     this.traceId = traceIdOf(runId);
   }

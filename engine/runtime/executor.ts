@@ -12,8 +12,9 @@ import { InflightTasks } from "./inflight.js";
 import { Batch } from "./batch.js";
 import { DurableCalls } from "./calls.js";
 import { EventFactory } from "./event-factory.js";
-import { quarantine, recordOutcome, recoverLostTasks, resumeParked } from "./outcomes.js";
+import { failTask, quarantine, recordOutcome, recoverLostTasks, resumeParked } from "./outcomes.js";
 import { RunState } from "./run-state.js";
+import { NOT_SAVED } from "./retry.js";
 import { TaskAbortedError, type AbortCause } from "./signals.js";
 import { barrier, planStep, settle, startTasks, startable } from "./step.js";
 import { runTransition } from "./transitions.js";
@@ -24,6 +25,7 @@ export interface ExecutorOptions {
   /** How long a killed node that ignores its signal is waited for before it is abandoned. */
   killGraceMs: number;
   snapshotPolicy: SnapshotPolicy;
+  /** Names of secrets, added to the default ones, whose values events and records people read never hold. */
   secretKeys: readonly string[];
   /** At most one `node.progress` event per task per this many milliseconds. */
   progressIntervalMs: number;
@@ -198,6 +200,7 @@ export class RunExecutor {
     } catch (error) {
       if (!(error instanceof Stopped)) {
         this.inflight.abortAll("lease-lost");
+        if (!isPitwallError(error) && (await this.recordBreakdown(error))) return this.end!;
         this.end = { status: this.rs.run.status, why: `executor error: ${errorMessage(error)}` };
         throw error;
       }
@@ -336,6 +339,7 @@ export class RunExecutor {
       pending: this.rs.pendingInterrupts(),
       interrupt: (id) => this.host.store.getInterrupt(id),
       executing: this.inflight.size > 0,
+      secretKeys: this.options.secretKeys,
     };
     const prepared = await prepareCommand(command, view);
     if (!prepared.ok) {
@@ -367,7 +371,7 @@ export class RunExecutor {
 
   private async commitCancel(command: CommandRecord): Promise<void> {
     const pending = this.rs.pendingInterrupts();
-    const batch = cancelBatch(this.rs.run, [...this.rs.tasks.values()], pending, command.actor, command.reason ?? "canceled by operator", new EventFactory(this.rs.run.id, command.actor));
+    const batch = cancelBatch(this.rs.run, [...this.rs.tasks.values()], pending, command.actor, command.reason ?? "canceled by operator", new EventFactory(this.rs.run.id, command.actor, this.options.secretKeys));
     this.rs.batch.absorb(batch);
     const accepted = acceptance(command, canceledEffect(this.rs.run.id), {}, command.actor);
     this.rs.batch.commands.push(accepted.answer);
@@ -382,6 +386,36 @@ export class RunExecutor {
     this.rs.batch.commands.push(answer.answer);
     this.rs.batch.event(answer.event);
     await this.commit();
+  }
+
+  /**
+   * An error of this process's own — not the store's — while it prepared or saved a step (a bug,
+   * a value the store cannot write): asking again would meet it again. Left to its lease, the
+   * run would be taken over, its tasks run again as if their worker had died (repeating their
+   * side effects) until it paused as poison. So it is recorded, from the run as stored: the
+   * tasks that were running fail with it, not retried, and the run pauses for an operator (or
+   * fails, by the node's `onExhausted`). False when that could not be written either.
+   */
+  private async recordBreakdown(error: unknown): Promise<boolean> {
+    const message = `the step could not be saved: ${errorMessage(error)}`;
+    try {
+      this.rs.batch = new Batch();
+      this.rs.launch = [];
+      await this.load();
+      const rs = this.rs;
+      const now = Date.now();
+      const running = [...rs.tasks.values()].filter((t) => t.status === "running");
+      for (const task of running) {
+        failTask(rs, task, new Error(message), NOT_SAVED, now);
+        this.calls.closeRunning(task.id, rs.batch, "its node's step could not be saved", now);
+      }
+      if (running.length > 0) settle(rs, Infinity);
+      else rs.pause("retries-exhausted", rs.run.current, { code: NOT_SAVED, message });
+      await this.commit();
+      return this.end !== undefined;
+    } catch {
+      return false;
+    }
   }
 
   // ---------------------------------------------------------------- stopping
@@ -480,7 +514,6 @@ export class RunExecutor {
     // another worker took the run over once the lease ran out (StaleFenceError), which then does
     // the work again. Giving up sooner would throw away finished work and call its worker lost.
     let warned = false;
-    const deadline = Date.now() + this.options.leaseMs;
     for (let delay = 50; ; delay = Math.min(delay * 2, 2000)) {
       try {
         await this.host.store.commit(commit);
@@ -493,8 +526,13 @@ export class RunExecutor {
           await this.onStop("lease-lost");
           throw new Stopped();
         }
-        // Anything else unexpected is tried again within a lease, then the run is left to recovery.
-        const retryable = (error instanceof StoreError && !error.gone && !error.damaged) || (!isPitwallError(error) && Date.now() + delay <= deadline);
+        // An error that is not the store's (a value it cannot write) would come back each time:
+        // it is recorded as the step's failure (recordBreakdown), not tried again.
+        if (!isPitwallError(error)) {
+          if (warned) this.host.commitSettled?.(this.rs.run.id, false);
+          throw error;
+        }
+        const retryable = error instanceof StoreError && !error.gone && !error.damaged;
         if (error instanceof ConflictError || !retryable || this.shutdownAsked) {
           if (warned) this.host.commitSettled?.(this.rs.run.id, false);
           this.rs.launch = [];

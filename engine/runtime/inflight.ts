@@ -5,7 +5,6 @@ import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attemp
 import type { DurableCalls } from "./calls.js";
 import type { EventFactory } from "./event-factory.js";
 import type { ExecutorHost, ExecutorOptions } from "./executor.js";
-import { redact } from "./redact.js";
 import { lastFailedAttempt } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import type { AbortCause } from "./signals.js";
@@ -69,6 +68,7 @@ export class InflightTasks {
         childRun: (child, input, generation) => host.childRun(rs.run, task, child, input, generation),
         childState: (child, n) => readState(host.store, child.id, n ?? child.headN),
         call: (key, fn, callOptions, signal) => calls.run(task, key, fn, callOptions, signal),
+        redact: (value) => this.deps.events.redact(value),
       },
       { ...(node.definition.timeoutMs !== undefined ? { timeoutMs: node.definition.timeoutMs } : {}), graceMs: options.killGraceMs },
     );
@@ -100,7 +100,7 @@ export class InflightTasks {
   /** A log line's data larger than an event should hold goes to an artifact; the event keeps a reference. */
   private async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
     let payload = data;
-    const text = data === undefined ? undefined : JSON.stringify(redact(data, this.deps.options.secretKeys));
+    const text = data === undefined ? undefined : JSON.stringify(this.deps.events.redact(data));
     if (text !== undefined && text.length > MAX_EVENT_DATA_BYTES) {
       try {
         payload = { artifact: await this.deps.host.store.putArtifact(this.deps.rs.run.id, new TextEncoder().encode(text), "application/json") };

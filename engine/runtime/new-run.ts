@@ -20,7 +20,7 @@ export interface NewRunOptions {
   /** A fork starts from the source checkpoint's plan; a new run from the start node. */
   control?: PlanControl;
   step?: number;
-  /** Secret-looking keys to redact from the first events (default list when absent). */
+  /** Names of secrets, added to the default ones, to redact from the first events. */
   secretKeys?: readonly string[];
   /** What the first step will run, when known (a fork: its source checkpoint's). */
   next?: string[];

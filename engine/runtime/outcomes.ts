@@ -1,6 +1,7 @@
 import { errorMessage } from "../errors.js";
 import { asList, hasRoutes } from "../graph/definition.js";
 import { derivedId } from "../ids.js";
+import { describeValueProblem, valueProblem } from "../state/limits.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
@@ -103,7 +104,10 @@ function checkUpdate(rs: RunState, task: TaskRecord, update: State): string | un
     if (typeof reducer === "function") {
       // What a custom reducer makes of the write is what the state will hold: that is checked.
       try {
-        problem = rs.workflow.validator.checkWrite(key, reducer(current, value), "replace", current);
+        const reduced = reducer(current, value);
+        // A reducer that nests what it is given (`(all, x) => ({ all, x })`) deepens the key at every step.
+        const tooDeep = valueProblem({ [key]: reduced });
+        problem = tooDeep ? describeValueProblem(`the reducer of "${key}" made a value that`, tooDeep) : rs.workflow.validator.checkWrite(key, reduced, "replace", current);
       } catch (error) {
         problem = `the reducer of "${key}" threw: ${errorMessage(error)}`;
       }

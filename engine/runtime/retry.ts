@@ -8,8 +8,14 @@ export function retryPolicyOf(policy: RetryPolicyInput | undefined): RetryPolicy
   return policy ? retryPolicySchema.parse(policy) : NO_RETRY;
 }
 
-/** Errors that retrying cannot fix: the node's output was invalid in a way it will repeat. */
-const NEVER_RETRIED = new Set(["WRITE_CONFLICT"]);
+/**
+ * The code of an attempt whose step this process could not save (an error of its own, not the
+ * store's): running it again would repeat its side effects to meet the same error.
+ */
+export const NOT_SAVED = "NOT_SAVED";
+
+/** Errors that retrying cannot fix: the node's output was invalid in a way it will repeat, or its step could not be saved. */
+const NEVER_RETRIED = new Set(["WRITE_CONFLICT", NOT_SAVED]);
 
 /** The code of an attempt that its worker was lost during (it died, or stalled past its lease). */
 export const WORKER_LOST = "WORKER_LOST";

@@ -1,5 +1,6 @@
 import { errorMessage } from "../errors.js";
 import { hasRoutes, type NodeDefinition } from "../graph/definition.js";
+import { stepLimitMessage } from "../graph/paths.js";
 import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
 import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
 import { jsonBytes } from "../state/snapshot.js";
@@ -106,7 +107,7 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
     rs.failRun({
       code: "MAX_STEPS",
       node: nodes[0]!,
-      message: `run exceeded its step limit (maxSteps ${maxSteps}) before step ${step} (${nodes.join(", ")}); raise limits.maxSteps if the loop is expected`,
+      message: stepLimitMessage(rs.workflow.definition, step, nodes),
     });
     return [];
   }

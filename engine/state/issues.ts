@@ -21,10 +21,16 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
   const input = (issue as { input?: unknown }).input;
   switch (issue.code) {
     case "invalid_type":
+      if (issue.expected === "int" && typeof input === "number") return { path, message: `must be an integer, got ${shown(input)}` };
       return {
         path,
         message: input === undefined ? `missing (expected ${typeName(issue.expected)})` : `expected ${typeName(issue.expected)}, got ${kindOf(input)}`,
       };
+    case "too_big":
+    case "too_small":
+      // A schema's own message (a field's limit explained) stands; zod's default ("Too big: expected number to be <=5") is reworded.
+      if (!/^Too (big|small): /.test(issue.message)) return { path, message: issue.message };
+      return { path, message: `${bound(issue)}, got ${sizeOf(issue.origin, input)}` };
     case "invalid_value":
       return { path, message: `${shown(input)} is not one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}` };
     case "unrecognized_keys":
@@ -51,6 +57,33 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
   }
 }
 
+/** `must be at most 5`, `must have at least 2 items`: a bound in words. */
+function bound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string {
+  const big = issue.code === "too_big";
+  const limit = Number(big ? (issue as z.core.$ZodIssueTooBig).maximum : (issue as z.core.$ZodIssueTooSmall).minimum);
+  const inclusive = issue.inclusive !== false;
+  const relation = big ? (inclusive ? "at most" : "below") : inclusive ? "at least" : "above";
+  switch (issue.origin) {
+    case "string":
+      return `must be ${relation} ${limit} character${limit === 1 ? "" : "s"} long`;
+    case "array":
+    case "set":
+      return `must have ${relation.replace("below", "fewer than").replace("above", "more than")} ${limit} item${limit === 1 ? "" : "s"}`;
+    case "object":
+      return `must have ${relation.replace("below", "fewer than").replace("above", "more than")} ${limit} key${limit === 1 ? "" : "s"}`;
+    default:
+      return `must be ${relation} ${limit}`;
+  }
+}
+
+/** The given value's size, as its bound counts it. */
+function sizeOf(origin: string, input: unknown): string {
+  if (typeof input === "string" && origin === "string") return `${input.length}`;
+  if (Array.isArray(input)) return `${input.length}`;
+  if (origin === "object" && input !== null && typeof input === "object") return `${Object.keys(input).length}`;
+  return shown(input);
+}
+
 /** Zod's names for types, in JSON Schema's words (the words a workflow's state is written in). */
 function typeName(expected: string): string {
   return ({ int: "integer", record: "object", map: "object", tuple: "array" } as Record<string, string>)[expected] ?? expected;
@@ -71,4 +104,15 @@ function kindOf(value: unknown): string {
 function shown(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/** `["a", 0, "b c"]` → `$.a[0]["b c"]`, the path notation used in every pitwall message. */
+export function jsonPath(path: readonly (string | number | symbol)[]): string {
+  let out = "$";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (typeof part === "string" && /^[A-Za-z_$][\w$-]*$/.test(part)) out += `.${part}`;
+    else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
 }

@@ -47,6 +47,34 @@ function checkOperation(op: unknown, i: number): void {
   if (!pointer(path)) refuse(`(${name} ${path}): the path must be a JSON Pointer starting with "/" (e.g. "/${path}")`);
   if ((name === "add" || name === "replace" || name === "test") && !("value" in (op as object))) refuse(`(${name} ${path}) needs a "value"`);
   if ((name === "move" || name === "copy") && (typeof from !== "string" || !pointer(from))) refuse(`(${name} ${path}) needs a "from" JSON Pointer starting with "/"`);
+  for (const [field, p] of [["path", path], ["from", from]] as const) {
+    const blocked = typeof p === "string" ? blockedToken(p) : undefined;
+    if (blocked?.token === "__proto__") refuse(`(${name} ${path}) has a ${field} through "__proto__", a key state cannot hold (it would set an object's prototype)`);
+    if (blocked !== undefined) {
+      refuse(`(${name} ${path}) has a ${field} through "${blocked.token}", which rfc6902 steps over (the value would land elsewhere): replace the value that holds it whole, at ${blocked.above || "/"}`);
+    }
+  }
+}
+
+/**
+ * Names that rfc6902 skips in a JSON Pointer, so that a patch cannot reach an object's prototype:
+ * a path through one would write somewhere else than it says.
+ */
+const SKIPPED_TOKENS = new Set(["__proto__", "constructor", "prototype"]);
+
+function tokensOf(pointer: string): string[] {
+  return pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+function pointerOf(tokens: readonly string[]): string {
+  return tokens.map((t) => `/${t.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+}
+
+/** The first skipped name on a pointer's way, with the pointer of the value holding it. */
+function blockedToken(pointer: string): { token: string; above: string } | undefined {
+  const tokens = tokensOf(pointer);
+  const i = tokens.findIndex((t) => SKIPPED_TOKENS.has(t));
+  return i < 0 ? undefined : { token: tokens[i]!, above: pointerOf(tokens.slice(0, i)) };
 }
 
 /**
@@ -55,8 +83,30 @@ function checkOperation(op: unknown, i: number): void {
  * a state someone else has changed there since, it is refused instead of undoing their change.
  */
 export function editPatch(before: unknown, after: unknown): Operation[] {
-  const patch = createPatch(before, after);
+  const patch = reachable(createPatch(before, after), after);
   return [...createTests(before, patch), ...patch];
+}
+
+/**
+ * A change under a key named `constructor` or `prototype` (which a patch cannot pass through, see
+ * checkOperation) made as a replacement of the value that holds that key, whole.
+ */
+function reachable(patch: Operation[], after: unknown): Operation[] {
+  const out: Operation[] = [];
+  const replaced = new Set<string>();
+  for (const op of patch) {
+    const blocked = [op.path, (op as { from?: string }).from].map((p) => (p === undefined ? undefined : blockedToken(p))).find((b) => b !== undefined);
+    if (!blocked) {
+      out.push(op);
+      continue;
+    }
+    if (replaced.has(blocked.above)) continue;
+    replaced.add(blocked.above);
+    let value = after;
+    for (const token of tokensOf(blocked.above)) value = (value as Record<string, unknown>)[token];
+    out.push({ op: "replace", path: blocked.above, value });
+  }
+  return out;
 }
 
 export function isJsonPatch(patch: unknown): patch is Operation[] {
@@ -108,7 +158,7 @@ export function applyStatePatch(
 
 /** Where a JSON Pointer runs into a value that holds nothing (a string, a number): `/request holds a string, which cannot hold "x"`. */
 function blockedPath(doc: unknown, pointer: string): string | undefined {
-  const tokens = pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const tokens = tokensOf(pointer);
   let value = doc;
   for (let i = 0; i < tokens.length - 1; i++) {
     value = (value as Record<string, unknown>)[tokens[i]!];

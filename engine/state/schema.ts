@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
-import { describeIssues } from "./issues.js";
+import { describeIssues, jsonPath } from "./issues.js";
+import { checkValue } from "./limits.js";
+import { didYouMean } from "../suggest.js";
+
+export { jsonPath };
 
 /** The reducers a workflow written as data may name. Code workflows may also pass a function. */
 export const REDUCER_NAMES = ["replace", "append", "merge"] as const;
@@ -25,6 +29,27 @@ function keySchema(definition: JsonSchema): JsonSchema {
 
 const JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"] as const;
 
+/** The keywords of the JSON-Schema subset a state key takes in a workflow file. */
+export const STATE_SCHEMA_KEYWORDS = [
+  "type",
+  "items",
+  "properties",
+  "required",
+  "additionalProperties",
+  "enum",
+  "const",
+  "default",
+  "description",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "nullable",
+  "anyOf",
+] as const;
+
 /** The JSON-Schema subset accepted in workflow files; checked before zod builds a validator from it. */
 const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
   z
@@ -35,6 +60,8 @@ const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
       required: z.array(z.string()).optional(),
       additionalProperties: z.union([z.boolean(), subsetSchema]).optional(),
       enum: z.array(z.unknown()).min(1).optional(),
+      // The canonical form writes an enum of numbers as anyOf const branches: it reads back.
+      const: z.unknown().optional(),
       default: z.unknown().optional(),
       description: z.string().optional(),
       minimum: z.number().optional(),
@@ -45,7 +72,7 @@ const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
       maxItems: z.number().int().min(0).optional(),
       nullable: z.boolean().optional(),
       anyOf: z.array(subsetSchema).min(1).optional(),
-    })
+    } satisfies Record<(typeof STATE_SCHEMA_KEYWORDS)[number], z.ZodType>)
     .strict()
     .superRefine((schema, ctx) => {
       if (schema.type !== undefined) return;
@@ -275,9 +302,19 @@ export class StateValidator {
   }
 
   parse(state: unknown, what = "state"): Record<string, unknown> {
+    // Before zod, which would drop a `__proto__` key unsaid, and overflow the stack on a deep value.
+    checkValue(state, what);
     const result = this.object.safeParse(state, { reportInput: true });
     if (result.success) return result.data;
-    const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
+    // A key the state does not have comes first, with the key meant: its misspelling is often
+    // why a key it needs is missing (`tickte` for `ticket`).
+    const unknown = result.error.issues.flatMap((issue) =>
+      issue.code === "unrecognized_keys" && issue.path.length === 0
+        ? [{ path: "$", message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => `${key}${didYouMean(key, this.keys.keys())}`).join(", ")}` }]
+        : [],
+    );
+    const others = describeIssues(result.error.issues.filter((issue) => !(issue.code === "unrecognized_keys" && issue.path.length === 0)));
+    const issues = [...unknown, ...others.map((issue) => ({ path: jsonPath(issue.path), message: issue.message }))];
     const first = issues[0]!;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
     throw new ValidationError(`${what} is invalid at ${first.path}: ${first.message}${more}`, issues);
@@ -287,17 +324,6 @@ export class StateValidator {
 function firstIssue(prefix: string, error: z.ZodError): string {
   const [issue] = describeIssues(error.issues);
   return `${prefix}${jsonPath(issue!.path).slice(1)}: ${issue!.message}`;
-}
-
-/** `["a", 0, "b c"]` → `$.a[0]["b c"]`, the path notation used in every pitwall message. */
-export function jsonPath(path: readonly (string | number | symbol)[]): string {
-  let out = "$";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else if (typeof part === "string" && /^[A-Za-z_$][\w$-]*$/.test(part)) out += `.${part}`;
-    else out += `[${JSON.stringify(String(part))}]`;
-  }
-  return out;
 }
 
 /**

@@ -5,13 +5,36 @@ import { RedisStore } from "./redis/redis-store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
-/** A store URL with any password replaced, safe to print. */
+/**
+ * A store URL with its user information masked, safe to print even when it does not parse:
+ * everything between `//` and the last `@` (a password may hold `@`, `#`, `/` of its own), but
+ * for a user name before a `:`, becomes `***`.
+ */
 export function describeStoreUrl(url: string): string {
-  // The user info runs to the last "@" before the host (a password may hold an "@" of its own).
-  return url.replace(/^(rediss?:\/\/)([^/?#]*)@/, (_m, scheme: string, auth: string) => {
-    const user = auth.includes(":") ? auth.slice(0, auth.indexOf(":")) : "";
-    return `${scheme}${user ? `${user}:***` : "***"}@`;
-  });
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([\s\S]*)$/i.exec(url);
+  const at = m ? m[2]!.lastIndexOf("@") : -1;
+  if (!m || at < 0) return url;
+  const auth = m[2]!.slice(0, at);
+  const user = auth.includes(":") ? auth.slice(0, auth.indexOf(":")) : "";
+  return `${m[1]}${user && !/[/?#]/.test(user) ? `${user}:***` : "***"}@${m[2]!.slice(at + 1)}`;
+}
+
+/**
+ * What to tell a person about a store URL before it is used: a password sent as it is (no TLS)
+ * to another machine can be read by anyone on the network between. Undefined when nothing.
+ */
+export function storeUrlWarning(url: string): string | undefined {
+  if (!/^redis:\/\//i.test(url)) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
+  if (parsed.password === "" || loopback) return undefined;
+  return `the store URL ${describeStoreUrl(url)} sends its password unencrypted (redis://) to ${host}: anyone on the network between can read it; use rediss:// (TLS) to reach another machine`;
 }
 
 /**

@@ -216,3 +216,11 @@ export const WORKER_RECORDS_KEPT_MS = 24 * 60 * 60 * 1000;
 export function workerLive(worker: Pick<WorkerRecord, "stoppedAt" | "lastSeen" | "leaseMs" | "heartbeatMs">, now: number): boolean {
   return worker.stoppedAt === null && now - worker.lastSeen <= Math.max(worker.leaseMs, 3 * worker.heartbeatMs);
 }
+
+/**
+ * An error made by what was written, not by the store: a value JSON cannot write (a BigInt, a
+ * cycle, one nested past the stack). It is the writer's to report; asking again cannot help.
+ */
+export function writersOwn(error: unknown): boolean {
+  return error instanceof RangeError || (error instanceof TypeError && /serialize|circular structure/i.test(error.message));
+}

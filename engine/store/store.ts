@@ -212,5 +212,12 @@ export interface Store extends ChainReader {
   /** The workers' records, the most recently seen first. */
   listWorkers(): Promise<WorkerRecord[]>;
 
+  /**
+   * Deletions made in a row (a prune) may leave the erasure of what they deleted from the store's
+   * files to a moment later (SQLite: emptying its WAL, at most once a second): this makes it now.
+   * Stores without such files do not have it.
+   */
+  eraseDeleted?(): Promise<void>;
+
   close(): Promise<void>;
 }

@@ -30,6 +30,8 @@ export interface RunView {
   interrupt(id: string): Promise<InterruptRecord | undefined>;
   /** Whether tasks are executing in a live process right now. */
   executing: boolean;
+  /** Names of secrets added to the default ones: the command's events never hold their values. */
+  secretKeys: readonly string[];
 }
 
 export type Prepared =
@@ -43,7 +45,7 @@ const refuse = (error: Error): Prepared => ({ ok: false, error });
  * that owns the run and by the operator's process when nobody does, so both behave the same.
  */
 export async function prepareCommand(command: CommandRecord, view: RunView): Promise<Prepared> {
-  const events = new EventFactory(view.run.id, command.actor);
+  const events = new EventFactory(view.run.id, command.actor, view.secretKeys);
   try {
     switch (command.type) {
       case "resolve":

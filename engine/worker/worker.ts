@@ -6,7 +6,6 @@ import { EventFactory } from "../runtime/event-factory.js";
 import type { EventType } from "../runtime/events.js";
 import { RunExecutor, type ExecutorHost } from "../runtime/executor.js";
 import { newRun } from "../runtime/new-run.js";
-import { DEFAULT_SECRET_KEYS } from "../runtime/redact.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
@@ -61,7 +60,7 @@ export class Worker implements ExecutorHost {
     this.id = options.id ?? `${hostname()}-${process.pid}-${newId("w", 4).slice(2)}`;
     this.options = {
       ...WORKER_DEFAULTS,
-      secretKeys: DEFAULT_SECRET_KEYS,
+      secretKeys: [],
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
       snapshotPolicy: snapshotPolicy(options.snapshotPolicy),
     } as typeof this.options;
@@ -283,7 +282,7 @@ export class Worker implements ExecutorHost {
         fence: claim.fence,
         run: runTransition(claim.run, "queued"),
         events: [
-          new EventFactory(claim.run.id, `worker:${this.id}`).run("run.released", {
+          new EventFactory(claim.run.id, `worker:${this.id}`, this.options.secretKeys).run("run.released", {
             status: "queued",
             why: `this worker cannot run version ${claim.run.version}: ${this.registry.whyUnusable(claim.run.version) ?? "unknown version"}`,
           }),
@@ -392,7 +391,7 @@ export class Worker implements ExecutorHost {
 
   async cancelChild(runId: string, actor: string, reason: string): Promise<void> {
     try {
-      await new Operator(this.store, { actor }).cancel(runId, { reason });
+      await new Operator(this.store, { actor, secretKeys: this.options.secretKeys }).cancel(runId, { reason });
     } catch {
       // A child that ended meanwhile needs nothing.
     }

@@ -1,8 +1,8 @@
 import type { AnyFlags, TypedFlags } from "meow";
-import { Operator, loadActionModules, openStore, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
+import { Operator, loadActionModules, openStore, storeUrlWarning, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
 import { enableTypeScript } from "./typescript.js";
-import type { ExitCode } from "./errors.js";
+import { UsageError, type ExitCode } from "./errors.js";
 import type { Output } from "./output.js";
 
 /** The options every command shares (DESIGN: `--store`, `--json`, `--as`, `--config`, `--debug`). */
@@ -16,6 +16,8 @@ export interface GlobalOptions {
   actor: string;
   debug: boolean;
   config: CliConfig;
+  /** Names of secrets added to the default ones: the config file's `secretKeys` and PITWALL_SECRET_KEYS. */
+  secretKeys: string[];
 }
 
 export interface CommandContext<F extends AnyFlags = AnyFlags> {
@@ -63,6 +65,12 @@ export interface Command<F extends AnyFlags = AnyFlags> {
    * command acts on what a store holds, so a mistyped `--store` path is an error, not a new file.
    */
   createsStore?: boolean;
+  /**
+   * Executes the runs it makes in this process, to their end (run, demo): the one kind of command
+   * a `memory:` store works for. Any other would start from an empty store, or leave its writes
+   * in one that is gone when it exits, so it refuses one.
+   */
+  inProcess?: boolean;
   run(ctx: CommandContext<F>): Promise<ExitCode | void>;
 }
 
@@ -80,16 +88,18 @@ export class Resources {
 
   constructor(
     private readonly global: GlobalOptions,
-    private readonly readOnly = false,
-    private readonly create = false,
+    private readonly command: Pick<Command, "name" | "readsOnly" | "createsStore" | "inProcess">,
   ) {}
 
-  store(readOnly = this.readOnly): Promise<Store> {
+  store(readOnly = this.command.readsOnly ?? false): Promise<Store> {
     let opened = this.opened.get(readOnly);
     if (!opened) {
+      if (!this.command.inProcess && isMemoryStore(this.global.store)) return Promise.reject(memoryRefused(this.command));
+      const warning = storeUrlWarning(this.global.store);
+      if (warning) this.warn(warning);
       opened = openStore(this.global.store, {
         readOnly,
-        create: this.create,
+        create: this.command.createsStore ?? false,
         ...(this.global.durability ? { durability: this.global.durability } : {}),
         onWarning: (message) => this.warn(message),
       });
@@ -110,14 +120,18 @@ export class Resources {
   async operator(): Promise<Operator> {
     return new Operator(await this.store(), {
       actor: this.global.actor,
+      secretKeys: this.global.secretKeys,
       // A person waiting on a worker that may be dead is told why nothing happens (not scripts: stderr stays one JSON error).
       ...(this.global.json ? {} : { onWaiting: (w) => process.stderr.write(`${waitingNote(w)}\n`) }),
     });
   }
 
   async actions(fromFlags: readonly string[] | undefined): Promise<ActionRegistry | undefined> {
-    const paths = fromFlags && fromFlags.length > 0 ? fromFlags : this.global.config.actions;
+    const fromConfig = !(fromFlags && fromFlags.length > 0);
+    const paths = fromConfig ? this.global.config.actions : fromFlags;
     if (paths.length === 0) return undefined;
+    // A config file found in the working folder runs code: say whose, so that it is never a surprise.
+    if (fromConfig && !this.global.json) process.stderr.write(`config ${this.global.config.file}: loading its actions ${paths.join(", ")}\n`);
     await enableTypeScript(paths);
     return loadActionModules(paths);
   }
@@ -138,6 +152,20 @@ export class Resources {
       clearTimeout(timer);
     }
   }
+}
+
+/** Whether a store URL names a store in this process's memory (as openStore spells one). */
+export function isMemoryStore(url: string): boolean {
+  return /^memory:?$/.test(url);
+}
+
+function memoryRefused(command: Pick<Command, "name" | "createsStore">): UsageError {
+  const why = command.createsStore
+    ? `what pitwall ${command.name} writes there would be gone when it exits, unseen by any other pitwall process`
+    : `pitwall ${command.name} would find it empty: no other process can have put anything there`;
+  return new UsageError(
+    `--store memory: lives only as long as the process that opens it, so ${why}; use a SQLite file (sqlite:./pitwall.db, the default) or Redis (redis://host:6379/0), or pitwall run FILE to run a workflow to its end in one process`,
+  );
 }
 
 /**

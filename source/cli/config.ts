@@ -1,7 +1,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { UsageError } from "./errors.js";
-import { fileProblem } from "../../engine/index.js";
+import { fileProblem, parseJsonText } from "../../engine/index.js";
 import { readTextFile } from "./inputs.js";
 
 export const CONFIG_FILE = "pitwall.config.json";
@@ -16,6 +16,8 @@ const configSchema = z
     durability: z.enum(["process", "os"]).optional(),
     /** Actions modules loaded by `worker`, `start`, `validate` and `demo` when no --actions is given. */
     actions: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    /** Names of secrets, added to the default ones, whose values events and records people read never hold. */
+    secretKeys: z.array(z.string().min(1)).optional(),
   })
   .strict();
 
@@ -24,6 +26,7 @@ export interface CliConfig {
   store?: string;
   durability?: "process" | "os";
   actions: string[];
+  secretKeys: string[];
 }
 
 /**
@@ -37,20 +40,16 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
     text = readTextFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (explicit === undefined && code === "ENOENT") return { file: null, actions: [] };
+    if (explicit === undefined && code === "ENOENT") return { file: null, actions: [], secretKeys: [] };
     throw new UsageError(`config ${file}: cannot read it: ${fileProblem(error)}`);
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`config ${file} is not valid JSON: ${(error as Error).message}`);
-  }
-  const parsed = configSchema.safeParse(value);
+  const json = parseJsonText(text);
+  if (json.error !== undefined) throw new UsageError(`config ${file} is not valid JSON: ${json.error}`);
+  const parsed = configSchema.safeParse(json.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";
-    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, durability, actions)` : issue.message;
+    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, durability, actions, secretKeys)` : issue.message;
     throw new UsageError(`config ${file}: ${where}: ${what}`);
   }
   const dir = dirname(file);
@@ -60,6 +59,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
     ...(parsed.data.store ? { store: relativeTo(dir, parsed.data.store) } : {}),
     ...(parsed.data.durability ? { durability: parsed.data.durability } : {}),
     actions: actions.map((p) => resolve(dir, p)),
+    secretKeys: parsed.data.secretKeys ?? [],
   };
 }
 

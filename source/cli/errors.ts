@@ -10,6 +10,8 @@ export const EXIT = {
   usage: 2,
   /** The thing exists but its state forbids the operation: already resolved, stale, ended. */
   conflict: 3,
+  /** A wait with --timeout ran out before the run settled: it goes on, neither failed nor done. */
+  timedOut: 4,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -17,6 +19,11 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 /** A mistake in what the person typed: exit 2 with this one-line message. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+}
+
+/** A wait the person limited (`--timeout`) ran out: exit 4, distinct from a run that failed. */
+export class TimedOutError extends Error {
+  override readonly name = "TimedOutError";
 }
 
 /** A count given as `--name N` (undefined when not given); anything but a whole number ≥ 1 is a usage error. */
@@ -27,6 +34,7 @@ export function countFlag(name: string, value: number | undefined): number | und
 
 export function exitCodeOf(error: unknown): ExitCode {
   if (error instanceof UsageError) return EXIT.usage;
+  if (error instanceof TimedOutError) return EXIT.timedOut;
   if (isPitwallError(error)) {
     switch (error.code) {
       case "VALIDATION":
@@ -50,10 +58,12 @@ export function exitCodeOf(error: unknown): ExitCode {
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const issues = (error as { issues?: readonly { path: string; message: string }[] }).issues ?? [];
-  // Issues the message says already (by their path, or in their words) are not said twice.
-  const extra = issues.filter((i) => !error.message.includes(i.path) && !error.message.includes(i.message)).map((i) => `${i.path}: ${i.message}`);
+  // Issues the message says already (naming their path, or in their words) are not said twice.
+  const said = (i: { path: string; message: string }) => (i.path !== "$" && error.message.includes(i.path)) || error.message.includes(i.message);
+  const extra = issues.filter((i) => !said(i)).map((i) => `${i.path}: ${i.message}`);
   const message = error.message.split("\n")[0]!;
-  return extra.length > 0 ? `${message} (${extra.join("; ")})` : message;
+  // "(and 2 more)" says what the list after it shows.
+  return extra.length > 0 ? `${message.replace(/ \(and \d+ more\)$/, "")} (${extra.join("; ")})` : message;
 }
 
 /**
@@ -62,7 +72,7 @@ export function describeError(error: unknown): string {
  * "message", "exitCode", "issues"?, "problems"?, "transient"? } }` on one line.
  */
 export function errorJson(command: string | undefined, error: unknown): string {
-  const code = error instanceof UsageError ? "USAGE" : isPitwallError(error) ? error.code : "ERROR";
+  const code = error instanceof UsageError ? "USAGE" : error instanceof TimedOutError ? "TIMEOUT" : isPitwallError(error) ? error.code : "ERROR";
   const record = {
     ...(command ? { command } : {}),
     code,

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "./errors.js";
-import { fileProblem } from "../../engine/index.js";
+import { fileProblem, parseJsonText } from "../../engine/index.js";
 
 /** Files saved by some Windows editors start with a byte-order mark, which JSON does not allow. */
 export function readTextFile(file: string | number): string {
@@ -24,11 +24,9 @@ export function readJsonArgument(flag: string, text: string): unknown {
       throw new UsageError(`--${flag}: cannot read ${file}: ${fileProblem(error)}`);
     }
   }
-  try {
-    return JSON.parse(source);
-  } catch (error) {
-    throw new UsageError(`--${flag}${origin} is not valid JSON: ${(error as Error).message}`);
-  }
+  const parsed = parseJsonText(source);
+  if (parsed.error !== undefined) throw new UsageError(`--${flag}${origin} is not valid JSON: ${parsed.error}`);
+  return parsed.value;
 }
 
 export type PathPart = string | number;

@@ -3,17 +3,19 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const REGISTERED = Symbol.for("pitwall.typescript");
-const ESM_TS = Symbol.for("pitwall.typescript.esm");
+const FORMAT_HOOK = Symbol.for("pitwall.typescript.esm");
 
 /**
- * A resolve hook that loads `.ts` files as ES modules unless their package says
- * `"type": "commonjs"`. Node (and so tsx) treats a file in a folder without a package.json as
- * CommonJS, and an actions module there — `export default { ... }` in a project that is not a
- * package — would fail with a syntax error. Node itself detects ESM syntax in such `.js` files;
- * this gives `.ts` files the same chance. It runs on Node's loader thread, hence the source text.
+ * Resolve hooks that undo what tsx decides for actions modules written as people write them.
+ * Node (and so tsx) takes a file in a folder without a package.json "type" for CommonJS: an
+ * actions module there written with `export default { ... }` — `.ts`, or `.js`, whose ES syntax
+ * Node alone detects but tsx then loads through require() and fails ("Cannot require() ES Module
+ * ... in a cycle") — is given to Node as an ES module, or left for Node to detect. And a module
+ * named by its full path is that file: tsx maps `actions.js` to an `actions.ts` beside it when
+ * the importer is TypeScript. They run on Node's loader thread, hence the source text.
  */
-const ESM_TS_HOOK = `
-import { readFileSync } from "node:fs";
+const FORMAT_HOOK_SOURCE = `
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -30,30 +32,45 @@ function packageType(file) {
   }
 }
 
+/** A .js file's format as Node alone decides it: by its package's type, else by its syntax (undefined). */
+function jsFormat(file) {
+  if (file.endsWith(".mjs")) return "module";
+  if (file.endsWith(".cjs")) return "commonjs";
+  const type = packageType(file);
+  return type === "module" || type === "commonjs" ? type : undefined;
+}
+
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
-  if (!result.url.startsWith("file:") || !/\\.tsx?$/.test(result.url) || result.url.includes("/node_modules/")) return result;
-  return packageType(fileURLToPath(result.url)) === "commonjs" ? result : { ...result, format: "module" };
+  if (!result.url.startsWith("file:") || result.url.includes("/node_modules/")) return result;
+  if (specifier.startsWith("file:") && specifier !== result.url && /\\.[cm]?jsx?$/.test(specifier) && existsSync(fileURLToPath(specifier))) {
+    return { url: specifier, format: jsFormat(fileURLToPath(specifier)), shortCircuit: true };
+  }
+  const file = fileURLToPath(result.url);
+  if (/\\.tsx?$/.test(file)) return packageType(file) === "commonjs" ? result : { ...result, format: "module" };
+  if (/\\.jsx?$/.test(file) && result.format === "commonjs") return { ...result, format: jsFormat(file) };
+  return result;
 }
 `;
 
 /**
- * Lets `import()` load TypeScript actions modules. The bin registers tsx itself when it runs the
- * sources; the compiled build registers it here, only when a `.ts` module is actually loaded,
- * because registering costs a loader thread that most commands do not need.
+ * Prepares `import()` of actions modules. TypeScript ones need tsx: the bin registers it when it
+ * runs the sources; the compiled build registers it here, only when a `.ts` module is actually
+ * loaded, because registering costs a loader thread that most commands do not need. Whenever tsx
+ * is in place, the hooks above correct its choices for `.js` and `.ts` modules.
  */
 export async function enableTypeScript(paths: readonly string[]): Promise<void> {
-  if (!paths.some((p) => /\.[cm]?tsx?$/.test(p))) return;
-  const global = globalThis as { [REGISTERED]?: boolean; [ESM_TS]?: boolean };
+  const global = globalThis as { [REGISTERED]?: boolean; [FORMAT_HOOK]?: boolean };
+  if (!global[REGISTERED] && !paths.some((p) => /\.[cm]?tsx?$/.test(p))) return;
   if (!global[REGISTERED]) {
     const { register } = await import("tsx/esm/api");
     register({ tsconfig: join(packageRoot(), "tsconfig.json") });
     global[REGISTERED] = true;
   }
-  // Registered after tsx, so it runs first and hands tsx a format it will compile as ESM.
-  if (!global[ESM_TS]) {
-    registerHooks(`data:text/javascript,${encodeURIComponent(ESM_TS_HOOK)}`);
-    global[ESM_TS] = true;
+  // Registered after tsx, so it runs first and corrects what tsx resolves.
+  if (!global[FORMAT_HOOK]) {
+    registerHooks(`data:text/javascript,${encodeURIComponent(FORMAT_HOOK_SOURCE)}`);
+    global[FORMAT_HOOK] = true;
   }
 }
 

@@ -2,7 +2,7 @@ import { dirname, resolve } from "node:path";
 import {
   WorkflowError,
   checkWorkflowText,
-  formatProblem,
+  formatProblemIn,
   type ActionRegistry,
   type CheckedChild,
   type Problem,
@@ -20,32 +20,45 @@ export interface CheckedFile {
   children: Map<string, CheckedChild>;
 }
 
-/** Reads and checks a workflow file; an unreadable file is a usage error. */
+/** What `-` stands for, where a workflow file is named: standard input. */
+export const STDIN = "-";
+
+/** Reads and checks a workflow file (`-`: standard input); an unreadable file is a usage error. */
 export function checkWorkflowFile(file: string, actions?: ActionRegistry): CheckedFile {
   let text: string;
   try {
-    text = readTextFile(file);
+    text = readTextFile(file === STDIN ? 0 : file);
   } catch (error) {
-    throw new UsageError(`cannot read workflow ${file}: ${fileProblem(error)}`);
+    throw new UsageError(`cannot read workflow ${file === STDIN ? "from standard input" : file}: ${fileProblem(error)}`);
   }
-  return checkWorkflowText(text, { baseDir: dirname(resolve(file)), file, ...(actions ? { actions } : {}) });
+  // From standard input, sub-workflow paths are relative to the working folder.
+  const baseDir = file === STDIN ? process.cwd() : dirname(resolve(file));
+  return checkWorkflowText(text, { baseDir, ...(file === STDIN ? {} : { file }), ...(actions ? { actions } : {}) });
 }
 
 export function errorsOf(problems: readonly Problem[]): Problem[] {
   return problems.filter((p) => p.severity === "error");
 }
 
-export function problemLines(problems: readonly Problem[]): string[] {
-  return problems.map(formatProblem);
+export function warningsOf(problems: readonly Problem[]): Problem[] {
+  return problems.filter((p) => p.severity === "warning");
+}
+
+/** Each problem as `wf.json:12:5: $.nodes.a.next: UNKNOWN_TARGET: ...`. */
+export function problemLines(file: string, problems: readonly Problem[]): string[] {
+  return problems.map((p) => formatProblemIn(file, p));
 }
 
 /** A workflow file's checked definition (with its sub-workflows), to store and start without its code. */
-export function checkedVersion(file: string): WorkflowVersion {
+export function checkedVersion(file: string): WorkflowVersion & { warnings: Problem[] } {
   const checked = checkWorkflowFile(file);
   const errors = errorsOf(checked.problems);
-  if (errors.length > 0 || !checked.definition || !checked.version) {
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more; run pitwall validate)` : "";
-    throw new WorkflowError(`${file} is invalid: ${errors[0] ? formatProblem(errors[0]) : "no definition"}${more}`, errors);
-  }
-  return { definition: checked.definition, version: checked.version, children: checked.children };
+  if (errors.length > 0 || !checked.definition || !checked.version) throw invalidFile(file, errors);
+  return { definition: checked.definition, version: checked.version, children: checked.children, warnings: warningsOf(checked.problems) };
+}
+
+/** `wf.json is invalid: wf.json:3:5: $.nodes...: CODE: ... (and 2 more; run pitwall validate)`. */
+export function invalidFile(file: string, errors: readonly Problem[]): WorkflowError {
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more; pitwall validate ${file} lists them)` : "";
+  return new WorkflowError(`${file} is invalid: ${errors[0] ? formatProblemIn(file, errors[0]) : "no definition"}${more}`, [...errors]);
 }

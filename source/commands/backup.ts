@@ -1,5 +1,5 @@
 import { SqliteStore, describeStoreUrl } from "../../engine/index.js";
-import { defineCommand } from "../cli/command.js";
+import { defineCommand, isMemoryStore } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { bytes } from "../cli/format.js";
 import { plural } from "../text/plain.js";
@@ -23,6 +23,7 @@ and -shm files and put the copy in its place.
     if (/^rediss?:\/\//i.test(global.store)) {
       throw new UsageError(`backup copies SQLite stores, and ${describeStoreUrl(global.store)} is not one: back up Redis with its own persistence (BGSAVE, or the append-only file)`);
     }
+    if (isMemoryStore(global.store)) throw new UsageError("backup copies SQLite stores, and memory: is not one");
     const opened = await store();
     if (!(opened instanceof SqliteStore)) throw new UsageError(`backup copies SQLite stores, and ${opened.description} is not one`);
     const result = await opened.backup(args[0]!);

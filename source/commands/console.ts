@@ -17,7 +17,7 @@ store this process may not write (a read-only file) is opened so by itself.`,
     requireTerminal();
     const opened = await openForConsole(store, Boolean(flags.readOnly));
     const { runConsole } = await import("../console/index.js");
-    await runConsole({ store: opened.store, actor: global.actor, readOnly: opened.readOnly, storeLabel: opened.label });
+    await runConsole({ store: opened.store, actor: global.actor, readOnly: opened.readOnly, storeLabel: opened.label, secretKeys: global.secretKeys });
     return EXIT.ok;
   },
 });

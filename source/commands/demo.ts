@@ -20,6 +20,7 @@ stretches the simulated model latency.`,
   flags: { every: { type: "number" } },
   args: { min: 0, max: 0 },
   createsStore: true,
+  inProcess: true,
   stopsOnSignal: true,
   async run({ flags, global, store, actions }) {
     if (flags.every !== undefined && !(flags.every >= 1)) throw new UsageError("--every must be at least 1 (seconds between new runs)");
@@ -30,8 +31,8 @@ stretches the simulated model latency.`,
     const registry = (await actions(FIXTURE_NAMES.map((name) => fixturePaths(root, name).actions)))!;
     const workflows = loadFixtures(root, registry);
     const s = await store();
-    const engine = createEngine({ store: s, worker: false, actions: registry, actor: "operator:demo" });
-    const worker = new Worker(s, new WorkflowRegistry(s, registry, [...workflows.values()]), { concurrency: 8 });
+    const engine = createEngine({ store: s, worker: false, actions: registry, actor: "operator:demo", secretKeys: global.secretKeys });
+    const worker = new Worker(s, new WorkflowRegistry(s, registry, [...workflows.values()]), { concurrency: 8, secretKeys: global.secretKeys });
     const begin = async (run: DemoRun) => {
       await engine.start(workflows.get(run.fixture)!, run.input);
       worker.nudge();
@@ -50,7 +51,7 @@ stretches the simulated model latency.`,
 
     try {
       const { runConsole } = await import("../console/index.js");
-      await runConsole({ store: s, actor: global.actor, readOnly: false, storeLabel: `${s.description} · demo` });
+      await runConsole({ store: s, actor: global.actor, readOnly: false, storeLabel: `${s.description} · demo`, secretKeys: global.secretKeys });
     } finally {
       clearInterval(timer);
       await worker.stop();

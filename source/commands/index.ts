@@ -16,6 +16,7 @@ import { kill } from "./kill.js";
 import { prune } from "./prune.js";
 import { resolve } from "./resolve.js";
 import { retry } from "./retry.js";
+import { run } from "./run.js";
 import { runs } from "./runs.js";
 import { show } from "./show.js";
 import { start } from "./start.js";
@@ -23,15 +24,18 @@ import { state } from "./state.js";
 import { validate } from "./validate.js";
 import { worker } from "./worker.js";
 import { workers } from "./workers.js";
+import { workflows } from "./workflows.js";
 
 /** Every subcommand, in the order `pitwall --help` lists them. */
 export const COMMANDS: readonly Command[] = [
   validate,
   graph,
   start,
+  run,
   worker,
   workers,
   runs,
+  workflows,
   show,
   events,
   state,

@@ -2,7 +2,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { age } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
-import type { InterruptRecord, Store } from "../../engine/index.js";
+import { redact, type InterruptRecord, type Store } from "../../engine/index.js";
 import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { inline } from "../text/plain.js";
 
@@ -21,12 +21,14 @@ to make, with its arguments, or the data or values it shows (one line; --json fo
   flags: { run: { type: "string" }, status: { type: "string" } },
   args: { min: 0, max: 0 },
   readsOnly: true,
-  async run({ flags, out, store }) {
+  async run({ flags, out, store, global }) {
     const status = (flags.status ?? "pending") as (typeof STATUSES)[number];
     if (!STATUSES.includes(status)) throw new UsageError(`--status ${JSON.stringify(flags.status)}: use pending, resolved or all`);
     const s = await store();
     if (flags.run !== undefined) await mustGetRun(s, flags.run);
-    const list = await s.listInterrupts({ ...(status === "all" ? {} : { status }), ...(flags.run !== undefined ? { runId: flags.run } : {}) });
+    const stored = await s.listInterrupts({ ...(status === "all" ? {} : { status }), ...(flags.run !== undefined ? { runId: flags.run } : {}) });
+    // An answer is kept whole for its node (edited tool arguments); shown, its secrets are hidden.
+    const list = stored.map((i) => (i.resolution?.response === undefined ? i : { ...i, resolution: { ...i.resolution, response: redact(i.resolution.response, global.secretKeys) } }));
     // A mapped node's items ask the same question: the item tells their lines apart.
     const indexes = out.json ? new Map<string, number | null>() : await taskIndexes(s, list);
     const node = (i: InterruptRecord) => nodeLabel(i.node, i.taskId === null ? null : indexes.get(i.taskId));

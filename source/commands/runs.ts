@@ -1,4 +1,4 @@
-import { RUN_STATUSES, currentStep, leaseRanOut, type RunStatus } from "../../engine/index.js";
+import { RUN_STATUSES, currentStep, leaseRanOut, runDescendants, type RunRecord, type RunStatus } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
@@ -7,19 +7,24 @@ import { noteRoom } from "../cli/room.js";
 
 export const runs = defineCommand({
   name: "runs",
-  usage: "runs [--status S ...] [--orphaned] [--workflow NAME] [--limit N]",
+  usage: "runs [--status S ...] [--orphaned] [--workflow NAME ...] [--limit N] [--descendants-of RUN]",
   summary: "list runs, most recently updated first",
-  details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas).
+  details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas); so does
+--workflow, the runs of any of the workflows named.
 At most --limit runs (default 50) are listed; a note on stderr says when there are more.
 --orphaned lists the running runs whose lease ran out: their worker is gone or stalled, and no
 worker has taken them over yet.
+--descendants-of RUN lists the runs made from RUN: its forks and the runs that went on from it
+(start --from), of it and of its child runs, and theirs in turn (what delete --with-descendants
+deletes with it); the other filters narrow them.
 --json prints a JSON array of run records (id, workflow, version, status, reason, error,
 step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...).`,
   flags: {
     status: { type: "string", isMultiple: true },
-    workflow: { type: "string" },
+    workflow: { type: "string", isMultiple: true },
     orphaned: { type: "boolean" },
     limit: { type: "number" },
+    descendantsOf: { type: "string" },
   },
   args: { min: 0, max: 0 },
   readsOnly: true,
@@ -32,12 +37,21 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     const s = await store();
     await noteRoom(s, out);
     if (flags.orphaned && statuses.some((st) => st !== "running")) throw new UsageError("--orphaned lists running runs only: leave out --status, or give --status running");
-    const found = await s.listRuns({
+    const names = [...new Set(listFlag("workflow", flags.workflow))];
+    const filter = {
       ...(flags.orphaned ? { status: ["running"] as RunStatus[] } : statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
-      ...(flags.workflow ? { workflow: flags.workflow } : {}),
       // Orphans are picked out of every running run; the limit applies to what is left.
       limit: flags.orphaned ? 10_000 : limit,
-    });
+    };
+    // The store filters by one workflow: several are listed each, then merged newest first.
+    const pages =
+      flags.descendantsOf !== undefined
+        ? [{ runs: narrowed(await runDescendants(s, flags.descendantsOf), statuses, names), nextCursor: undefined }]
+        : await Promise.all(names.length === 0 ? [s.listRuns(filter)] : names.map((workflow) => s.listRuns({ ...filter, workflow })));
+    const found = {
+      runs: pages.flatMap((p) => p.runs).sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1)),
+      nextCursor: pages.find((p) => p.nextCursor !== undefined)?.nextCursor,
+    };
     const now = Date.now();
     const matching = flags.orphaned ? found.runs.filter((r) => leaseRanOut(r, now)) : found.runs;
     const list = matching.slice(0, limit);
@@ -59,3 +73,8 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     return EXIT.ok;
   },
 });
+
+/** Descendants of a run, by the filters given beside --descendants-of, most recently updated first. */
+function narrowed(runs: RunRecord[], statuses: string[], workflows: string[]): RunRecord[] {
+  return runs.filter((r) => (statuses.length === 0 || statuses.includes(r.status)) && (workflows.length === 0 || workflows.includes(r.workflow)));
+}

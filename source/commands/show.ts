@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -25,7 +25,7 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
   flags: {},
   args: { min: 1, max: 1 },
   readsOnly: true,
-  async run({ args, out, store }) {
+  async run({ args, out, store, global }) {
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
     await noteRoom(s, out);
@@ -36,12 +36,12 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
       run.waitingOn ? s.getRun(run.waitingOn) : undefined,
       run.status === "queued" ? s.listWorkers() : undefined,
     ]);
-    const { calls, tokens } = await readRunCalls(s, run.id, tasks);
+    const { calls, tokens } = await readRunCalls(s, run.id, tasks, { secretKeys: global.secretKeys });
     // Queued for long with nothing else to wait for: what the workers' heartbeats say is missing.
     const unclaimed = unclaimedWhy(run, Date.now(), workers);
     if (out.json) {
       const { byCall: _byCall, ...totals } = tokens;
-      out.value({ ...run, tasks, interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
+      out.value({ ...run, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
       return EXIT.ok;
     }
     printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed);

@@ -1,9 +1,10 @@
-import { MAX_WAIT_MS, PitwallError, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
-import { EXIT, UsageError } from "../cli/errors.js";
-import { age, childRunState, runStatus } from "../cli/format.js";
+import { EXIT, TimedOutError, UsageError } from "../cli/errors.js";
+import { age, runStatus } from "../cli/format.js";
+import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 
@@ -19,7 +20,7 @@ A worker (pitwall worker, or the demo) executes the run; with --actions (or acti
 config file) the workflow's actions are checked now.
 --wait waits until the run ends or pauses for an operator; exit 1 if it failed, was canceled or
 paused on a failure (retries-exhausted, poison, killed, or an at-most-once node's recovery
-interrupt); exit 0 if it paused for a person's answer (an approval, interrupt or breakpoint). --until end waits on through pauses until the run ends (an operator answers,
+interrupt); exit 4 if --timeout ran out first (the run goes on); exit 0 if it paused for a person's answer (an approval, interrupt or breakpoint). --until end waits on through pauses until the run ends (an operator answers,
 retries or cancels it meanwhile).
 --id ID names the run (letters, digits, '.', '_' and '-', at most 128), so that a start whose
 reply was lost can be run again: when a run with that id exists and is a start of the same
@@ -47,7 +48,10 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     const registry = await actions(flags.actions);
     // With actions, the workflow is compiled against them (so a missing action is caught now);
     // without, only its definition is needed here: the workers load the code.
-    const workflow = registry ? loadWorkflowFile(args[0]!, registry) : checkedVersion(args[0]!);
+    const file = args[0]!;
+    const workflow = registry ? loadWorkflowFile(file, registry) : checkedVersion(file);
+    // What validate warns of (a loop that may not end, routes without a default) is said here too.
+    for (const warning of workflow.warnings) out.note(formatProblemIn(file, warning));
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
     // The engine takes null for "no input"; written out on a command line it is a mistake.
     if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");
@@ -74,7 +78,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     let runId: string;
     let existed: RunRecord | undefined;
     try {
-      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, { actor: global.actor, ...options }) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
+      runId = flags.from !== undefined ? await continueRun(opened, workflow, flags.from, input, { actor: global.actor, secretKeys: global.secretKeys, ...options }) : await startRun(opened, workflow, input, { actor: global.actor, ...options });
     } catch (error) {
       // A start retried after its reply was lost finds its own run: done already, not a conflict.
       if (!(error instanceof RunExistsError && error.sameStart)) throw error;
@@ -94,11 +98,8 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     }
     if (!out.json) out.line(handle.id);
     // A run waiting on a sub-workflow that paused for an operator has settled too: say on what.
-    const child = async (run: RunRecord) => (run.waitingOn ? await opened.getRun(run.waitingOn) : undefined);
-    const settled = (run: RunRecord, held: RunRecord | undefined) =>
-      out.value({ runId: run.id, ...made, status: run.status, reason: run.reason, error: run.error, ...(held ? { waitingFor: { runId: held.id, status: held.status, reason: held.reason } } : {}) });
-    const settledText = (run: RunRecord, held: RunRecord | undefined) =>
-      `run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${childRunState(held)}` : ""}`;
+    const child = (run: RunRecord) => heldBy(opened, run);
+    const settled = (run: RunRecord, held: RunRecord | undefined) => out.value({ ...settledValue(run, held), ...made });
     // Nobody may be running a worker: say so once, rather than wait in silence.
     const unclaimed = out.json
       ? undefined
@@ -122,7 +123,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = await opened.getRun(runId);
       if (out.json && now) settled(now, await child(now));
-      throw new PitwallError("RUN", `run ${runId} did not ${flags.until === "end" ? "end" : "settle"} within ${flags.timeout} s (it is ${now ? runStatus(now) : "gone"})`);
+      throw new TimedOutError(`run ${runId} did not ${flags.until === "end" ? "end" : "settle"} within ${flags.timeout} s (it is ${now ? runStatus(now) : "gone"}; it goes on without this wait)`);
     } finally {
       clearTimeout(unclaimed);
     }

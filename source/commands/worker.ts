@@ -1,16 +1,13 @@
 import { once } from "node:events";
 import {
   MAX_WAIT_MS,
-  ModelError,
   Worker,
   WorkflowRegistry,
   actionRegistry,
   extendRegistry,
   leaseRanOut,
   leftBehindText,
-  modelFromEnv,
   runsLeftBehind,
-  type ModelProvider,
   type Store,
   type StoreError,
 } from "../../engine/index.js";
@@ -18,6 +15,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
 import { durationFlag, listFlag } from "../cli/inputs.js";
 import { plural } from "../text/plain.js";
+import { modelOfEnvironment } from "../cli/model.js";
 import { roomWarning } from "../cli/room.js";
 import { HealthServer, parseHealthAddress } from "../worker/health.js";
 import { WorkerLog } from "../worker/log.js";
@@ -74,7 +72,7 @@ end as kind "run-ended" with "runId", "status" and "why".`,
   createsStore: true,
   stopsOnSignal: true,
   exitsWhenDone: true,
-  async run({ flags, out, store, actions, signal }) {
+  async run({ flags, out, store, actions, signal, global }) {
     const concurrency = countFlag("concurrency", flags.concurrency);
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
@@ -100,6 +98,7 @@ end as kind "run-ended" with "runId", "status" and "why".`,
     const storeGone = new Promise<StoreError>((resolve) => (onStoreGone = resolve));
     let log: WorkerLog | undefined;
     const w = new Worker(s, workflows, {
+      secretKeys: global.secretKeys,
       onStoreGone: (error) => onStoreGone(error),
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(leaseMs !== undefined ? { leaseMs } : {}),
@@ -156,16 +155,6 @@ end as kind "run-ended" with "runId", "status" and "why".`,
     }
   },
 });
-
-/** The model the environment names, checked now: both a script and a server, or a script that cannot be read, is refused. */
-function modelOfEnvironment(): ModelProvider | undefined {
-  try {
-    return modelFromEnv();
-  } catch (error) {
-    if (error instanceof ModelError) throw new UsageError(error.message);
-    throw error;
-  }
-}
 
 /** `2 actions (a, b)`, `no tools`: what the modules gave, a long list cut short. */
 function namesOf(names: readonly string[], what: string): string {

@@ -30,6 +30,8 @@ export interface ConsoleProps {
   actor: string;
   readOnly: boolean;
   storeLabel: string;
+  /** Names of secrets added to the default ones (see ConsoleOptions). */
+  secretKeys?: readonly string[];
   editor: Editor;
   clipboard: Clipboard;
   /** The first view (default: the runs list). */
@@ -82,7 +84,8 @@ export function Console(props: ConsoleProps) {
       actor,
       readOnly: props.readOnly,
       storeLabel: props.storeLabel,
-      operator: props.readOnly ? null : new Operator(props.store, { actor }),
+      secretKeys: props.secretKeys ?? [],
+      operator: props.readOnly ? null : new Operator(props.store, { actor, secretKeys: props.secretKeys ?? [] }),
       editor: props.editor,
       copy: (text) => {
         props.clipboard(text);

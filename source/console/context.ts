@@ -80,6 +80,8 @@ export interface Services {
   actor: string;
   readOnly: boolean;
   storeLabel: string;
+  /** Names of secrets added to the default ones: what it shows of calls hides their values. */
+  secretKeys: readonly string[];
   /** Null in a read-only console: nothing there can write. */
   operator: Operator | null;
   editor: Editor;

@@ -10,6 +10,8 @@ export interface ConsoleOptions {
   readOnly: boolean;
   /** Where the console is attached, for the header (no password). */
   storeLabel: string;
+  /** Names of secrets added to the default ones: hidden in what it shows of calls, and in its commands' events. */
+  secretKeys?: readonly string[];
 }
 
 /**
@@ -70,6 +72,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
       actor: options.actor,
       readOnly: options.readOnly,
       storeLabel: options.storeLabel,
+      ...(options.secretKeys ? { secretKeys: options.secretKeys } : {}),
       editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
       clipboard: terminalClipboard((data) => stdout.write(data)),
     }),

@@ -82,11 +82,13 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     expect(inline("🎉".repeat(10), 5)).toBe("🎉🎉🎉🎉…");
   });
 
-  it("start --wait --json still prints the run it started when the wait times out", async () => {
+  it("start --wait --json still prints the run it started when the wait times out, and exits 4, not as a failed run", async () => {
     const r = await cli.run(["start", workflowOf("task-queue"), "--wait", "--timeout", "0.2", "--json"]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(4);
     expect(JSON.parse(r.stdout)).toMatchObject({ runId: expect.stringMatching(/^run-/), status: "queued" });
-    expect(JSON.parse(r.stderr)).toMatchObject({ error: { command: "start", code: "RUN", message: expect.stringMatching(/^run run-\w+ did not settle within 0.2 s \(it is queued\)$/), exitCode: 1 } });
+    expect(JSON.parse(r.stderr)).toMatchObject({
+      error: { command: "start", code: "TIMEOUT", message: expect.stringMatching(/^run run-\w+ did not settle within 0.2 s \(it is queued; it goes on without this wait\)$/), exitCode: 4 },
+    });
   });
 
   it("worker --once says which queued runs it left behind and why", async () => {

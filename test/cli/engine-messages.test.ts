@@ -43,8 +43,8 @@ describe("engine messages a person reads through the CLI", () => {
     );
     const r = await cli.run(["validate", file]);
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/^\$\.state\.n\.type: BAD_STATE_SCHEMA: .*"wat".*(string|integer)/m);
-    expect(r.stdout).toMatch(/^\$\.nodes\.a\.instruction: INVALID_FIELD: .*(missing|required)/m);
+    expect(r.stdout).toMatch(/^\S+bad-types\.json:1:\d+: \$\.state\.n\.type: BAD_STATE_SCHEMA: .*"wat".*(string|integer)/m);
+    expect(r.stdout).toMatch(/^\S+bad-types\.json:1:\d+: \$\.nodes\.a\.instruction: INVALID_FIELD: .*(missing|required)/m);
   });
 });
 

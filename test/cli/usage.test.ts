@@ -27,6 +27,15 @@ describe("pitwall: usage, errors and exit codes", () => {
     }
   });
 
+  it("help prints the usage, help <command> the command's, and a mistyped command says the one meant", async () => {
+    const [help, helpStart, startHelp, typo] = await Promise.all([cli.run(["help"]), cli.run(["help", "start"]), cli.run(["start", "--help"]), cli.run(["strat"])]);
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage\n    $ pitwall <command> [arguments] [options]")]);
+    expect([helpStart.code, helpStart.stdout]).toEqual([0, startHelp.stdout]);
+    expect(helpStart.stdout).toContain("$ pitwall start <workflow.json>");
+    expect(helpStart.stdout).toContain("4 a wait's --timeout ran out");
+    expect([typo.code, typo.stderr]).toEqual([2, 'pitwall: unknown command "strat" (did you mean "start"?) (pitwall --help lists them)\n']);
+  });
+
   it("<command> --help shows its usage and options", async () => {
     const r = await cli.run(["resolve", "--help"]);
     expect(r.code).toBe(0);

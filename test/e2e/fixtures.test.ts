@@ -70,7 +70,7 @@ describe("every example workflow runs to its end through the command line", () =
     writeFileSync(join(cli.dir, "broken.json"), JSON.stringify({ store: "sqlite:./x.db", action: ["a.ts"] }));
     const r = await cli.run(["runs", "--config", "broken.json"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^pitwall runs: config .*broken\.json: \$: unknown key action \(allowed: store, durability, actions\)\n$/);
+    expect(r.stderr).toMatch(/^pitwall runs: config .*broken\.json: \$: unknown key action \(allowed: store, durability, actions, secretKeys\)\n$/);
     const missing = await cli.run(["runs", "--config", "absent.json"]);
     expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/config .*absent\.json: cannot read it: no such file/)]);
   });

@@ -1,7 +1,8 @@
-import { writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
+import { BIN, actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 const FIXTURE_NAMES = ["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute"];
 
@@ -14,20 +15,20 @@ const base = () => ({
 
 /** Each bad case: the file's text, and the problem line `pitwall validate` must print. */
 const BAD: Record<string, { text: string; line: string }> = {
-  BAD_JSON: { text: '{\n  "name": "t",\n}', line: "$: BAD_JSON: line 3, column 1:" },
+  BAD_JSON: { text: '{\n  "name": "t",\n}', line: "3:1: $: BAD_JSON: line 3, column 1:" },
   DUPLICATE_NODE: {
     text: '{"name":"t","start":"a","nodes":{"a":{"action":"tasks.noop"},"a":{"action":"tasks.noop"}}}',
-    line: "$.nodes.a: DUPLICATE_NODE: ",
+    line: "1:*: $.nodes.a: DUPLICATE_NODE: ",
   },
-  UNKNOWN_TARGET: { text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "nowhere" } } }), line: "$.nodes.a.next: UNKNOWN_TARGET: " },
-  MISSING_START: { text: JSON.stringify({ ...base(), start: "nope" }), line: "$.start: MISSING_START: " },
-  UNREACHABLE_NODE: { text: JSON.stringify({ ...base(), nodes: { ...base().nodes, c: { action: "tasks.noop" } } }), line: "$.nodes.c: UNREACHABLE_NODE: " },
-  UNKNOWN_ACTION: { text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.nope" } } }), line: "$.nodes.a.action: UNKNOWN_ACTION: " },
-  BAD_REDUCER: { text: JSON.stringify({ ...base(), state: { n: { type: "string", reducer: "append" } } }), line: "$.state.n.reducer: BAD_REDUCER: " },
-  BAD_STATE_SCHEMA: { text: JSON.stringify({ ...base(), state: { n: { type: "strng" } } }), line: "$.state.n.type: BAD_STATE_SCHEMA: " },
+  UNKNOWN_TARGET: { text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "nowhere" } } }), line: "1:*: $.nodes.a.next: UNKNOWN_TARGET: " },
+  MISSING_START: { text: JSON.stringify({ ...base(), start: "nope" }), line: "1:*: $.start: MISSING_START: " },
+  UNREACHABLE_NODE: { text: JSON.stringify({ ...base(), nodes: { ...base().nodes, c: { action: "tasks.noop" } } }), line: "1:*: $.nodes.c: UNREACHABLE_NODE: " },
+  UNKNOWN_ACTION: { text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.nope" } } }), line: "1:*: $.nodes.a.action: UNKNOWN_ACTION: " },
+  BAD_REDUCER: { text: JSON.stringify({ ...base(), state: { n: { type: "string", reducer: "append" } } }), line: "1:*: $.state.n.reducer: BAD_REDUCER: " },
+  BAD_STATE_SCHEMA: { text: JSON.stringify({ ...base(), state: { n: { type: "strng" } } }), line: "1:*: $.state.n.type: BAD_STATE_SCHEMA: " },
   WAITFOR_NOT_PREDECESSOR: {
     text: JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "b" }, b: { action: "tasks.noop", next: "c" }, c: { action: "tasks.noop", waitFor: ["a"] } } }),
-    line: "$.nodes.c.waitFor[0]: WAITFOR_NOT_PREDECESSOR: ",
+    line: "1:*: $.nodes.c.waitFor[0]: WAITFOR_NOT_PREDECESSOR: ",
   },
 };
 
@@ -43,7 +44,7 @@ describe("pitwall validate", () => {
     }
   });
 
-  it("prints each problem as '<json path>: <CODE>: <message>' and exits 2", async () => {
+  it("prints each problem as '<file>:<line>:<column>: <json path>: <CODE>: <message>', a count, and exits 2", async () => {
     const cases = Object.entries(BAD);
     const results = await Promise.all(
       cases.map(([code, { text }]) => {
@@ -55,7 +56,11 @@ describe("pitwall validate", () => {
     for (const [i, r] of results.entries()) {
       const [code, { line }] = cases[i]!;
       expect({ code, exit: r.code }).toEqual({ code, exit: 2 });
-      expect(r.stdout.split("\n").some((l) => l.startsWith(line)), `${code}: ${r.stdout}`).toBe(true);
+      // Where the line is the file's first (a one-line document), the column is anywhere on it.
+      const [at, rest] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+      const lead = `${join(cli.dir, `${code}.json`)}:${at.replace("*:", "")}`;
+      expect(r.stdout.split("\n").some((l) => l.startsWith(lead) && l.includes(`: ${rest}`)), `${code}: ${r.stdout}`).toBe(true);
+      expect(r.stdout).toMatch(new RegExp(`\\n\\S+${code}\\.json: \\d+ errors?, \\d+ warnings?\\n$`));
     }
   });
 
@@ -64,7 +69,8 @@ describe("pitwall validate", () => {
     writeFileSync(file, JSON.stringify({ ...base(), start: "nope", nodes: { a: { action: "tasks.nope", next: "nowhere" } } }));
     const r = await cli.run(["validate", file, "--actions", actionsOf("task-queue")]);
     expect(r.code).toBe(2);
-    expect(r.stdout.trim().split("\n").map((l) => l.split(": ")[1])).toEqual(expect.arrayContaining(["MISSING_START", "UNKNOWN_ACTION", "UNKNOWN_TARGET"]));
+    expect(r.stdout.trim().split("\n").map((l) => l.split(": ")[2])).toEqual(expect.arrayContaining(["MISSING_START", "UNKNOWN_ACTION", "UNKNOWN_TARGET"]));
+    expect(r.stdout).toMatch(/many\.json: 3 errors, 0 warnings\n$/);
   });
 
   it("warnings alone do not fail validation; --json lists every problem with its severity", async () => {
@@ -72,7 +78,8 @@ describe("pitwall validate", () => {
     writeFileSync(file, JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", routes: { YES: "b" } }, b: { action: "tasks.noop" } } }));
     const r = await cli.run(["validate", file]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^\$\.nodes\.a\.routes: ROUTES_WITHOUT_DEFAULT \(warning\): /);
+    expect(r.stdout).toMatch(/^\S+warn\.json:1:\d+: \$\.nodes\.a\.routes: ROUTES_WITHOUT_DEFAULT \(warning\): /);
+    expect(r.stdout).toMatch(/warn\.json: valid workflow t \(version \w+, 2 nodes; 1 warning\)\n$/);
     const json = await cli.json<{ valid: boolean; version: string; problems: { path: string; code: string; severity: string }[] }>(["validate", file]);
     expect(json).toMatchObject({ valid: true, version: expect.any(String), problems: [{ path: "$.nodes.a.routes", code: "ROUTES_WITHOUT_DEFAULT", severity: "warning" }] });
   });
@@ -103,7 +110,7 @@ describe("pitwall validate", () => {
     const file = join(cli.dir, "deep.json");
     writeFileSync(file, `{"name":"deep","start":"a","state":{"k":${schema}},"nodes":{"a":{"action":"x"}}}`);
     const result = await cli.run(["validate", file]);
-    expect([result.code, result.stdout]).toEqual([2, "$: BAD_JSON: the workflow nests too deeply to read (values inside values thousands of levels down)\n"]);
+    expect([result.code, result.stdout]).toEqual([2, `${file}: $: BAD_JSON: the workflow nests too deeply to read (values inside values thousands of levels down)\n${file}: 1 error, 0 warnings\n`]);
   });
 
   it("an actions module with a syntax error says so in one line, and where when it can", async () => {
@@ -117,5 +124,50 @@ describe("pitwall validate", () => {
     ]);
     expect([fromTs.code, fromTs.stderr]).toEqual([2, `pitwall validate: cannot load actions module ${ts}: syntax error at ${ts}:3:7: Unexpected "=>"\n`]);
     expect([fromJs.code, fromJs.stderr]).toEqual([2, `pitwall validate: cannot load actions module ${js}: syntax error: Unexpected token '}' (node --check ${js} shows where)\n`]);
+  });
+
+  it("leads each line with file:line:column, counts, takes several files and standard input, and --strict fails on warnings", async () => {
+    const bad = join(cli.dir, "located.json");
+    writeFileSync(bad, '{\n  "name": "t",\n  "start": "a",\n  "nodes": {\n    "a": { "action": "tasks.noop", "next": "b" },\n    "b": {\n      "action": "tasks.noop",\n      "routes": { "x": "nowhere" },\n      "default": "END"\n    }\n  }\n}\n');
+    const warned = join(cli.dir, "warned.json");
+    writeFileSync(warned, JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", routes: { YES: "b" } }, b: { action: "tasks.noop" } } }, null, 2));
+
+    const both = await cli.run(["validate", bad, warned]);
+    expect(both.code).toBe(2);
+    expect(both.stdout.split("\n")).toEqual([
+      `${bad}:8:19: $.nodes.b.routes.x: UNKNOWN_TARGET: route x goes to "nowhere", which is not a node (nor END) (nodes: a, b)`,
+      `${bad}: 1 error, 0 warnings`,
+      `${warned}:13:7: $.nodes.a.routes: ROUTES_WITHOUT_DEFAULT (warning): routes without a \`default\`: a route key that matches none fails the run`,
+      expect.stringMatching(/warned\.json: valid workflow t \(version \w+, 2 nodes; 1 warning\)$/),
+      "",
+    ]);
+    const json = (await cli.run(["validate", bad, warned, "--json"])).stdout.trim().split("\n").map((l) => JSON.parse(l) as { file: string; valid: boolean; problems: unknown[] });
+    expect(json.map((f) => [f.file, f.valid])).toEqual([[bad, false], [warned, true]]);
+    expect(json[0]!.problems).toEqual([expect.objectContaining({ path: "$.nodes.b.routes.x", code: "UNKNOWN_TARGET", line: 8, column: 19 })]);
+
+    const strict = await cli.run(["validate", warned, "--strict"]);
+    expect([strict.code, strict.stdout.split("\n").at(-2)]).toEqual([2, `${warned}: 0 errors, 1 warning (--strict fails on warnings)`]);
+
+    const piped = spawnSync(process.execPath, [BIN, "validate", "-"], { input: readFileSync(bad, "utf8"), encoding: "utf8", cwd: cli.dir });
+    expect([piped.status, piped.stdout.split("\n")[0]]).toEqual([2, '<stdin>:8:19: $.nodes.b.routes.x: UNKNOWN_TARGET: route x goes to "nowhere", which is not a node (nor END) (nodes: a, b)']);
+
+    // One file of several that cannot be read is said, and the others are still checked.
+    const some = await cli.run(["validate", join(cli.dir, "gone.json"), warned]);
+    expect([some.code, some.stderr]).toEqual([2, expect.stringMatching(/cannot read workflow \S+gone\.json: no such file\n/)]);
+    expect(some.stdout).toMatch(/warned\.json: valid workflow/);
+  });
+
+  it("start and graph say a workflow's warnings on stderr, and its first error with file:line:column", async () => {
+    const warned = join(cli.dir, "start-warned.json");
+    writeFileSync(warned, JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", routes: { YES: "b" } }, b: { action: "tasks.noop" } } }, null, 2));
+    const warning = `${warned}:13:7: $.nodes.a.routes: ROUTES_WITHOUT_DEFAULT (warning): routes without a \`default\`: a route key that matches none fails the run\n`;
+    const [started, drawn] = await Promise.all([cli.run(["start", warned]), cli.run(["graph", warned])]);
+    expect([started.code, started.stderr]).toEqual([0, warning]);
+    expect([drawn.code, drawn.stderr]).toEqual([0, warning]);
+
+    const broken = join(cli.dir, "start-broken.json");
+    writeFileSync(broken, JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "nowhere" } } }, null, 2));
+    const refused = await cli.run(["start", broken, "--actions", actionsOf("task-queue")]);
+    expect([refused.code, refused.stderr]).toEqual([2, `pitwall start: ${broken} is invalid: ${broken}:13:7: $.nodes.a.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: a)\n`]);
   });
 });

@@ -148,14 +148,28 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
 
   it("fails the run with a clear error when it exceeds maxSteps", async () => {
     const wf = workflow("forever", { state: listState, limits: { maxSteps: 5 } })
-      .node("spin", (s) => ({ n: s.n + 1 }), { next: "spin" })
+      .node("spin", (s) => ({ n: s.n + 1 }), { routes: { done: "END" }, default: "spin", route: (s) => (s.n >= 100 ? "done" : undefined) })
       .compile();
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
     const end = await run.wait();
     expect(end).toMatchObject({ status: "failed", step: 5, error: { code: "MAX_STEPS", node: "spin" } });
-    expect(end.error!.message).toContain("maxSteps 5");
+    expect(end.error!.message).toBe(
+      "run exceeded its step limit (maxSteps 5) before step 6 (spin): a loop whose way out was never taken; check the route that should leave it, or raise limits.maxSteps if the loop is expected to run this long",
+    );
     expect((await run.state()).n).toBe(5);
+  });
+
+  it("says a higher step limit would not help a loop with no path to END", async () => {
+    const wf = workflow("no-way-out", { state: listState, limits: { maxSteps: 3 } })
+      .node("spin", (s) => ({ n: s.n + 1 }), { routes: { again: "spin" }, default: "spin", route: () => "again" })
+      .compile();
+    expect(wf.warnings.map((w) => w.code)).toEqual(["NO_PATH_TO_END"]);
+    const engine = await harness.engine([wf]);
+    const end = await (await engine.start(wf)).wait();
+    expect(end.error?.message).toBe(
+      'run exceeded its step limit (maxSteps 3) before step 4 (spin); no path from "spin" leads to END, so a higher limit would not end it either: give the loop a route to END',
+    );
   });
 
   it("fans out dynamically over a list in state, bounded by the map's concurrency, each task's item typed as one of the list's", async () => {

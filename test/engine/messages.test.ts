@@ -27,7 +27,7 @@ describe("messages about bad input", () => {
     expect(() => wf.initialState({ nights: 1e400 })).toThrow("run input is invalid at $.nights: expected number, got Infinity (not a finite number)");
     // Types in the words the schema is written in (JSON Schema's), not zod's.
     const typed = new StateValidator({ n: { type: "integer" }, scores: { type: "object", additionalProperties: { type: "number" } } });
-    expect(() => typed.parse({ n: 1.5, scores: {} })).toThrow("state is invalid at $.n: expected integer, got number 1.5");
+    expect(() => typed.parse({ n: 1.5, scores: {} })).toThrow("state is invalid at $.n: must be an integer, got 1.5");
     expect(() => typed.parse({ n: 1, scores: 5 })).toThrow("state is invalid at $.scores: expected object, got number 5");
   });
 
@@ -50,7 +50,7 @@ describe("messages about bad input", () => {
   });
 
   it("reports a JSON syntax error once, in words, with its line and column", () => {
-    expect(parseJsonText('{\n  "a": 1,\n  "b": @\n}')).toEqual({ error: "line 3, column 8: unexpected character" });
+    expect(parseJsonText('{\n  "a": 1,\n  "b": @\n}')).toEqual({ error: "line 3, column 8: unexpected character", line: 3, column: 8 });
     expect(parseJsonText("{ // note\n\"a\": 1 }", { comments: true })).toEqual({ value: { a: 1 } });
     const problems = checkWorkflowText('{ "name": "x", "start": "a" "nodes": { "a": { "action": "x" } } ').problems;
     expect(problems).toEqual([expect.objectContaining({ code: "BAD_JSON", message: "line 1, column 29: expected ','" })]);

@@ -9,6 +9,7 @@ import {
   actionRegistry,
   checkWorkflowText,
   formatProblem,
+  formatProblemIn,
   loadWorkflowText,
   loadWorkflowValue,
   renderGraph,
@@ -112,12 +113,34 @@ describe("workflow validation", () => {
       variant((d: any) => {
         delete d.nodes.check.default;
         d.nodes.check.routes = { YES: "fanout", NO: "spin" };
-        d.nodes.spin = { action: "tasks.noop", next: "spin" };
+        // A loop a route could leave (here only for itself): an operator may be meant to end it.
+        d.nodes.spin = { action: "tasks.noop", routes: { again: "spin" }, default: "spin" };
       }),
     );
-    expect(problems).toContainEqual({ path: "$.nodes.check.routes", code: "ROUTES_WITHOUT_DEFAULT", severity: "warning", message: expect.any(String) });
-    expect(problems).toContainEqual({ path: "$.nodes.spin", code: "NO_PATH_TO_END", severity: "warning", message: expect.any(String) });
+    expect(problems).toContainEqual(expect.objectContaining({ path: "$.nodes.check.routes", code: "ROUTES_WITHOUT_DEFAULT", severity: "warning" }));
+    expect(problems).toContainEqual(expect.objectContaining({ path: "$.nodes.spin", code: "NO_PATH_TO_END", severity: "warning" }));
     expect(problems.filter((p) => p.severity === "error")).toEqual([]);
+  });
+
+  it("refuses a loop of `next` edges only that never reaches END, once, where the run enters it", () => {
+    const problems = problemsOf(
+      variant((d: any) => {
+        d.nodes.check.routes = { YES: "fanout", NO: "spin" };
+        d.nodes.spin = { action: "tasks.noop", next: "spin2" };
+        d.nodes.spin2 = { action: "tasks.noop", next: "spin" };
+      }),
+    ).filter((p) => p.code === "NO_PATH_TO_END");
+    expect(problems).toEqual([
+      {
+        path: "$.nodes.spin",
+        line: expect.any(Number),
+        column: 5,
+        code: "NO_PATH_TO_END",
+        severity: "error",
+        message: 'from "spin" the run goes round "spin" → "spin2" by `next` edges only and never reaches END: a run that gets here can never end (it fails at limits.maxSteps); give a node of the loop routes with a way to END',
+      },
+    ]);
+    expect(() => workflow("forever", { state: z.object({ n: z.number() }) }).node("spin", noop, { next: "spin" }).compile()).toThrow(/from "spin" the run goes round "spin" by `next` edges only/);
   });
 
   it("reports every problem at once", () => {
@@ -133,9 +156,9 @@ describe("workflow validation", () => {
 
   it("reports malformed JSON with line and column, and a node written twice", () => {
     const broken = checkWorkflowText('{\n  "name": "x",\n  "start": "a"\n  "nodes": {}\n}').problems;
-    expect(broken).toEqual([{ path: "$", code: "BAD_JSON", severity: "error", message: "line 4, column 3: expected ','" }]);
+    expect(broken).toEqual([{ path: "$", code: "BAD_JSON", severity: "error", message: "line 4, column 3: expected ','", line: 4, column: 3 }]);
     const twice = checkWorkflowText('{"name":"x","start":"a","nodes":{"a":{"action":"tasks.noop"},\n"a":{"action":"tasks.noop"}}}', { actions }).problems;
-    expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1") }));
+    expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1"), line: 2, column: 1 }));
   });
 
   it("refuses names JavaScript objects hold already (__proto__, constructor, toString) for nodes, state keys and routes", () => {
@@ -263,7 +286,8 @@ describe("workflow validation", () => {
 
   it("formats problems as the CLI prints them", () => {
     const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
-    expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END)');
+    expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: init, work, check, fanout, a, b, join)');
+    expect(formatProblemIn("wf.json", problem!)).toBe(`wf.json:${problem!.line}:${problem!.column}: ${formatProblem(problem!)}`);
   });
 
   it("loads sub-workflows by relative path and refuses a broken one with its problem", () => {

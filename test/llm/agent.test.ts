@@ -148,7 +148,7 @@ describe("agent nodes: the model picks tools until it answers", () => {
     const [interrupt] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
     const operator = engine.operator("ann");
     await expect(operator.resolve(interrupt!.id, { decision: "edit", response: { orderId: "A-1001", amount: 900 } })).rejects.toThrow(
-      `response to interrupt ${interrupt!.id} is invalid at $.amount: Too big: expected number to be <=500`,
+      `response to interrupt ${interrupt!.id} is invalid at $.amount: must be at most 500, got 900`,
     );
     await expect(operator.resolve(interrupt!.id, { decision: "edit" })).rejects.toThrow(
       `decision "edit" needs the edited values as the response (interrupt ${interrupt!.id} asks for them)`,

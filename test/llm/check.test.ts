@@ -93,7 +93,7 @@ describe("checking llm, tool and agent nodes", () => {
       "$.nodes.lookup.classify: INVALID_FIELD: `classify` is what the model decides when it chooses one of `outputOptions`: without outputOptions it is never asked",
     ],
     ["approval for a tool the agent lacks", (d) => (d.nodes.agent!.requireApproval = ["deleteAccount"]), '$.nodes.agent.requireApproval[0]: INVALID_FIELD: "deleteAccount" is not one of this agent\'s tools (lookupOrder, issueRefund)'],
-    ["an agent without tools", (d) => (d.nodes.agent!.tools = []), "$.nodes.agent.tools: INVALID_FIELD: Too small: expected array to have >=1 items"],
+    ["an agent without tools", (d) => (d.nodes.agent!.tools = []), "$.nodes.agent.tools: INVALID_FIELD: must have at least 1 item, got 0"],
     ["a schema that cannot be used", (d) => (d.nodes.draft!.schema = { type: "object", properties: { a: { type: "blob" } } }), "$.nodes.draft.schema: INVALID_FIELD: schema cannot be used: "],
   ])("reports %s", (_what, change, expected) => {
     const found = problems(change);

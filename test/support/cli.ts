@@ -7,6 +7,8 @@ import { openStore } from "../../engine/index.js";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 export const BIN = join(ROOT, "bin", "pitwall.js");
+/** The bin's other way: the TypeScript sources through tsx, as when there is no fresh build. */
+export const SOURCES_BIN = join(ROOT, "bin", "from-sources.js");
 export const FIXTURES = join(ROOT, "fixtures");
 
 export const workflowOf = (name: string) => join(FIXTURES, name, "workflow.json");
@@ -78,8 +80,8 @@ export function cliHarness() {
       return p;
     },
     /** Runs a command to its end (in the harness's folder unless told, as `user` when given). */
-    async run(args: string[], extraEnv: Record<string, string> = {}, where: { cwd?: string; user?: User | undefined } = {}): Promise<Result> {
-      const p = new Pitwall(spawn(process.execPath, [BIN, ...args], { cwd: where.cwd ?? dir, env: env(extraEnv), ...where.user }));
+    async run(args: string[], extraEnv: Record<string, string> = {}, where: { cwd?: string; user?: User | undefined; bin?: string } = {}): Promise<Result> {
+      const p = new Pitwall(spawn(process.execPath, [where.bin ?? BIN, ...args], { cwd: where.cwd ?? dir, env: env(extraEnv), ...where.user }));
       return p.exited;
     },
     /** Creates the folder's store, empty (commands that only read do not create it). */

@@ -52,6 +52,9 @@ export interface RedisTarget {
 
 const DEFAULT_RETENTION = 100_000;
 
+/** How special characters are written in a URL's user and password. */
+const ENCODE_HINT = 'percent-encode special characters in the user and password (% as %25, # as %23, / as %2F, ? as %3F, @ as %40, : in the user as %3A, a space as %20)';
+
 /** The query parameters a store URL may have; any other is refused. */
 const URL_PARAMETERS = ["prefix", "retention", ...Object.keys(TLS_PARAMETERS)];
 
@@ -62,13 +65,28 @@ const URL_PARAMETERS = ["prefix", "retention", ...Object.keys(TLS_PARAMETERS)];
  */
 export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): RedisTarget {
   const description = describeStoreUrl(url);
+  // A "#", "/" or "?" in a password ends the user information early: the rest of it would be read
+  // as the host, the database, a parameter or a fragment (so none of those may hold an "@").
+  const breaking = /[#\s]/.exec(url)?.[0] ?? (/^[a-z]+:\/\/[^/?]*[/?][\s\S]*@/i.test(url) ? "@ after a / or ?" : undefined);
+  if (breaking !== undefined) {
+    throw new ValidationError(`store URL ${description} holds ${breaking === "@ after a / or ?" ? 'an "@" after a "/" or "?"' : JSON.stringify(breaking)}, which a URL cannot hold there: ${ENCODE_HINT}`);
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ValidationError(`store URL ${description} is not a valid URL: use redis://[user:password@]host[:port][/db]`);
+    throw new ValidationError(`store URL ${description} is not a valid URL: use redis://[user:password@]host[:port][/db]; ${ENCODE_HINT}`);
   }
   const bad = (problem: string) => new ValidationError(`store URL ${withColon(description)} ${problem}`);
+  const decoded = (part: string, what: string): string => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw bad(`its ${what} has a "%" not followed by two hex digits: ${ENCODE_HINT}`);
+    }
+  };
+  const username = parsed.username ? decoded(parsed.username, "user") : undefined;
+  const password = parsed.password ? decoded(parsed.password, "password") : undefined;
   const db = parsed.pathname.replace(/^\//, "");
   if (db !== "" && !/^\d+$/.test(db)) throw bad(`the database must be a number, not "${db}"`);
   // A mistyped parameter would silently give the default: another namespace, another retention;
@@ -95,8 +113,8 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
       host,
       port,
       db: db === "" ? 0 : Number(db),
-      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(username !== undefined ? { username } : {}),
+      ...(password !== undefined ? { password } : {}),
       ...(tls ? { tls } : {}),
       connectTimeout: options.connectTimeoutMs ?? 5_000,
     },

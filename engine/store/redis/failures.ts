@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import { StoreError, errorMessage, isPitwallError } from "../../errors.js";
 import type { RedisTarget } from "./connection.js";
 import { outOfMemory, readMemory } from "./memory.js";
+import { writersOwn } from "../rules.js";
 
 /**
  * Whether an error says the connection is down (the server stopped or unreachable), which may
@@ -52,7 +53,7 @@ export async function knownFailure(error: unknown, at: FailureContext): Promise<
  * command that timed out or that Redis refused for now (loading, a replica, a busy script).
  */
 export async function commandFailure(error: unknown, at: FailureContext & { closed: boolean }): Promise<Error> {
-  if (isPitwallError(error)) return error;
+  if (isPitwallError(error) || writersOwn(error)) return error as Error;
   if (at.closed) return new StoreError(`store ${at.description} is closed`, { cause: error });
   const known = await knownFailure(error, at);
   if (known) return known;

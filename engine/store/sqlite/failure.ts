@@ -1,11 +1,12 @@
 import { StoreError, errorMessage, isPitwallError } from "../../errors.js";
+import { writersOwn } from "../rules.js";
 
 /**
  * Turns what SQLite (or the file system) reports into one line that names the store file and
  * says what is wrong with it. Pitwall's own errors pass through unchanged.
  */
 export function storeFailure(file: string, error: unknown, busyTimeoutMs: number): Error {
-  if (isPitwallError(error)) return error;
+  if (isPitwallError(error) || writersOwn(error)) return error as Error;
   const code = (error as { code?: unknown })?.code;
   const detail = errorMessage(error).split("\n")[0];
   const why = typeof code === "string" ? explain(code, detail, busyTimeoutMs) : undefined;
@@ -46,3 +47,4 @@ function explain(code: string, detail: string | undefined, busyTimeoutMs: number
       return undefined;
   }
 }
+

@@ -30,6 +30,7 @@ import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
 import { ClaimChoice } from "./claim-choice.js";
 import { storeFailure } from "./failure.js";
+import { Erasure } from "./erasure.js";
 import { GroupCommit } from "./group-commit.js";
 import { HistoryQueries, type CommitRecords } from "./history-queries.js";
 import { Queries } from "./queries.js";
@@ -68,6 +69,7 @@ export class SqliteStore implements Store {
   private readonly claims: ClaimChoice;
   private readonly feed: EventFeed;
   private readonly busyTimeoutMs: number;
+  private readonly erasure: Erasure;
   private readonly writes: GroupCommit;
   /** The file opened (device and inode), to notice it deleted or replaced under this process. */
   private readonly identity: { dev: number; ino: number } | undefined;
@@ -85,6 +87,7 @@ export class SqliteStore implements Store {
     this.history = new HistoryQueries(statements);
     this.claims = new ClaimChoice(this.q);
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
+    this.erasure = new Erasure(this.db);
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch.watch);
     this.identity = fileIdentity(file);
@@ -354,17 +357,25 @@ export class SqliteStore implements Store {
   }
 
   async deleteRun(runId: string): Promise<string[]> {
-    return this.writes.write(() => {
+    const deleted = await this.writes.write(() => {
       const run = this.mustGetRun(runId);
       const tree = [run];
       for (let i = 0; i < tree.length; i++) for (const child of this.q.childRunIds(tree[i]!.id)) tree.push(this.mustGetRun(child));
       checkDeletion(run, tree);
-      for (const r of tree) {
-        this.history.deleteHistory(r.id);
-        this.q.deleteRun(r.id);
-      }
+      this.erasure.overwriting(() => {
+        for (const r of tree) {
+          this.history.deleteHistory(r.id);
+          this.q.deleteRun(r.id);
+        }
+      });
       return tree.map((r) => r.id);
     }, false);
+    this.read(() => this.erasure.deleted());
+    return deleted;
+  }
+
+  async eraseDeleted(): Promise<void> {
+    this.read(() => this.erasure.now());
   }
 
   /**
@@ -379,6 +390,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.db.open) this.writes.flush();
+    if (this.db.open) this.erasure.now();
     this.feed.close();
     if (this.db.open) this.db.close();
   }

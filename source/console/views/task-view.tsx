@@ -31,11 +31,11 @@ type Row = { kind: "task"; task: TaskRecord; calls: number } | { kind: "call"; c
  * a call shows it whole: every message, the answer, the tool's arguments and result.
  */
 export function TaskView({ target, width, height }: { target: TaskTarget; width: number; height: number }) {
-  const { nav } = useServices();
+  const { nav, secretKeys } = useServices();
   const { detail, error, deleted } = useRunDetail(target.runId);
   const { tokens } = useRunTokens(target.runId);
   const tasks = useMemo(() => (detail ? targetTasks(detail.tasks, target) : []), [detail, target]);
-  const rows = useMemo(() => (detail ? taskRows(detail.tasks, tasks, tokens) : []), [detail, tasks, tokens]);
+  const rows = useMemo(() => (detail ? taskRows(detail.tasks, tasks, tokens, secretKeys) : []), [detail, tasks, tokens, secretKeys]);
   const [picked, setPicked] = useRemembered<number | undefined>("task-selected", undefined);
   const initial = Math.max(0, target.call ? rows.findIndex((r) => r.kind === "call" && r.call.taskId === target.taskId && r.call.call === target.call) : rows.findLastIndex((r) => r.kind === "call"));
   const index = Math.min(picked ?? initial, Math.max(0, rows.length - 1));
@@ -76,9 +76,9 @@ function targetTasks(all: readonly TaskRecord[], target: TaskTarget): TaskRecord
   return own.filter((t) => t.step === step).sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
 }
 
-function taskRows(all: readonly TaskRecord[], tasks: readonly TaskRecord[], tokens: RunTokens | undefined): Row[] {
+function taskRows(all: readonly TaskRecord[], tasks: readonly TaskRecord[], tokens: RunTokens | undefined, secretKeys: readonly string[]): Row[] {
   const ids = new Set(tasks.map((t) => t.id));
-  const calls = runCalls(all.filter((t) => t.parent !== null && ids.has(t.parent)), tokens);
+  const calls = runCalls(all.filter((t) => t.parent !== null && ids.has(t.parent)), tokens, secretKeys);
   return tasks.flatMap((task): Row[] => {
     const mine = calls.filter((c) => c.taskId === task.id);
     return [{ kind: "task", task, calls: mine.length }, ...mine.map((call): Row => ({ kind: "call", call }))];

@@ -1,0 +1,89 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ConflictError, createEngine, deleteWithDescendants, openStore, pruneRuns, runDescendants, workflow, type Engine } from "../../engine/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pitwall-erasure-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const EMAIL = "dana.private@example.com";
+
+/** How many times `text` is in the store's file and its WAL, as anyone reading the disk would find it. */
+function copiesOn(file: string, text: string): number {
+  return [file, `${file}-wal`].reduce((n, f) => n + (existsSync(f) ? readFileSync(f).toString("latin1").split(text).length - 1 : 0), 0);
+}
+
+// Each step rewrites the run's record and its tasks (an update leaves the old version in the page
+// unless it is overwritten); the parallel pair saves a result while its sibling runs, and that
+// task record is rewritten without it at the step's end.
+const wf = workflow("mail", { state: z.object({ to: z.string(), notes: z.array(z.string()).default([]), n: z.number().default(0) }), reducers: { notes: "append" } })
+  .node("draft", (s) => ({ notes: [`draft for ${s.to}`] }), { next: ["left", "right"] })
+  .node("left", (s) => ({ notes: [`left ${s.to}`] }))
+  .node("right", async (s) => {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return { n: s.n + 1 };
+  })
+  .compile();
+
+async function settled(engine: Engine, runId: string): Promise<void> {
+  expect((await engine.run(runId).wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+}
+
+describe("SQLite: a deleted run leaves nothing of itself in the file or its WAL", () => {
+  it("its values are overwritten in the database file and gone from the WAL, while another process keeps the store open", async () => {
+    const file = join(dir, "erase.db");
+    // The worker's connection stays open throughout, as a running worker's would.
+    const engine = createEngine({ store: await openStore(`sqlite:${file}`), workflows: [wf] });
+    const run = await engine.start(wf, { to: EMAIL });
+    await settled(engine, run.id);
+    const fork = await engine.operator("ann").fork(run.id, 1, { patch: { notes: [`forked for ${EMAIL}`] } });
+    await settled(engine, fork.result.runId);
+    const next = await engine.start(wf, { notes: [`again ${EMAIL}`] }, { from: run.id });
+    await settled(engine, next.id);
+    const other = await engine.start(wf, { to: "someone.else@example.com" });
+    await settled(engine, other.id);
+    expect(copiesOn(file, EMAIL)).toBeGreaterThan(0);
+
+    // `pitwall delete` is another process: another connection to the same file.
+    const deleter = await openStore(`sqlite:${file}`);
+    expect((await runDescendants(deleter, run.id)).map((r) => r.id).sort()).toEqual([fork.result.runId, next.id].sort());
+    expect(await deleteWithDescendants(deleter, run.id)).toEqual([run.id, fork.result.runId, next.id]);
+    expect(copiesOn(file, EMAIL)).toBe(0);
+    // The runs kept are whole.
+    expect((await deleter.listRuns({})).runs.map((r) => r.id)).toEqual([other.id]);
+    expect(copiesOn(file, "someone.else@example.com")).toBeGreaterThan(0);
+    await deleter.close();
+    await engine.close();
+  });
+
+  it("a prune's deletions, made faster than the WAL is emptied after each, are erased by the time it returns", async () => {
+    const file = join(dir, "prune.db");
+    const engine = createEngine({ store: await openStore(`sqlite:${file}`), workflows: [wf] });
+    for (let i = 0; i < 5; i++) await settled(engine, (await engine.start(wf, { to: `${i}.${EMAIL}` })).id);
+    expect(copiesOn(file, EMAIL)).toBeGreaterThan(0);
+    const pruner = await openStore(`sqlite:${file}`);
+    expect((await pruneRuns(pruner, { endedBefore: Date.now() + 1 })).runs).toHaveLength(5);
+    expect(copiesOn(file, EMAIL)).toBe(0);
+    await pruner.close();
+    await engine.close();
+  });
+
+  it("a run made from it that has not ended keeps them all: nothing is deleted", async () => {
+    const file = join(dir, "refused.db");
+    const paused = workflow("paused", { state: z.object({ to: z.string() }), interruptBefore: ["send"] }).node("send", () => ({}), { next: "END" }).compile();
+    const engine = createEngine({ store: await openStore(`sqlite:${file}`), workflows: [wf, paused] });
+    const run = await engine.start(paused, { to: EMAIL });
+    await run.wait({ timeoutMs: 5_000 });
+    const [asked] = await run.pendingInterrupts();
+    await engine.operator("ann").resolve(asked!.id, { decision: "approve" });
+    expect((await run.wait({ timeoutMs: 5_000, until: "end" })).status).toBe("succeeded");
+    const fork = await engine.operator("ann").fork(run.id, 0);
+    expect((await engine.run(fork.result.runId).wait({ timeoutMs: 5_000 })).status).toBe("paused");
+    await expect(deleteWithDescendants(engine.store, run.id)).rejects.toThrow(ConflictError);
+    await expect(deleteWithDescendants(engine.store, run.id)).rejects.toThrow(`run ${fork.result.runId} is paused: only runs that have ended can be deleted`);
+    expect((await engine.store.listRuns({})).runs).toHaveLength(2);
+    await engine.close();
+  });
+});
