@@ -118,17 +118,19 @@ export function claimOrder(a: Pick<RunRecord, "updatedAt" | "id">, b: Pick<RunRe
  * that has waited longest goes first (`claimOrder`).
  */
 export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id" | "workflow" | "status">>(candidates: readonly T[], lastWorkflow?: string): T | undefined {
-  const oldest = (runs: Iterable<T>) => {
-    let best: T | undefined;
-    for (const run of runs) if (!best || claimOrder(run, best) < 0) best = run;
-    return best;
-  };
-  const takeover = oldest(candidates.filter((r) => r.status === "running"));
+  let takeover: T | undefined;
+  const oldestOf = new Map<string, T>();
+  for (const run of candidates) {
+    if (run.status === "running") {
+      if (!takeover || claimOrder(run, takeover) < 0) takeover = run;
+      continue;
+    }
+    const best = oldestOf.get(run.workflow);
+    if (!best || claimOrder(run, best) < 0) oldestOf.set(run.workflow, run);
+  }
   if (takeover) return takeover;
-  const byWorkflow = new Map<string, T[]>();
-  for (const run of candidates) byWorkflow.set(run.workflow, [...(byWorkflow.get(run.workflow) ?? []), run]);
-  const turn = nextWorkflow([...byWorkflow.keys()], lastWorkflow);
-  return turn === undefined ? undefined : oldest(byWorkflow.get(turn)!);
+  const turn = nextWorkflow([...oldestOf.keys()], lastWorkflow);
+  return turn === undefined ? undefined : oldestOf.get(turn);
 }
 
 /** The workflow whose turn it is among `names`: the first after `last` in name order, wrapping around. */

@@ -65,25 +65,29 @@ export class StoreContact {
  * a failure to answer (a StoreError). Subscriptions are not calls and pass through as they are.
  */
 export function watchedStore(store: Store, contact: StoreContact): Store {
+  const answered = <T>(answer: T) => {
+    contact.answered();
+    return answer;
+  };
+  const failed = (error: unknown) => {
+    if (error instanceof StoreError) contact.failed();
+    else contact.answered();
+    throw error;
+  };
+  // One wrapper per method, made on first use: the worker calls these on every step.
+  const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key, receiver) {
+      const known = wrapped.get(key);
+      if (known) return known;
       const value = Reflect.get(target, key, receiver) as unknown;
       if (typeof value !== "function" || key === "subscribe" || key === "close") return value;
-      return (...args: unknown[]) => {
+      const method = (...args: unknown[]) => {
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        return result.then(
-          (answer) => {
-            contact.answered();
-            return answer;
-          },
-          (error: unknown) => {
-            if (error instanceof StoreError) contact.failed();
-            else contact.answered();
-            throw error;
-          },
-        );
+        return result instanceof Promise ? result.then(answered, failed) : result;
       };
+      wrapped.set(key, method);
+      return method;
     },
   });
 }
