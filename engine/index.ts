@@ -56,6 +56,7 @@ export {
   fileProblem,
   type ErrorCode,
 } from "./errors.js";
+export { readTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";
 export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";
 export type { OwnerWaiting } from "./operator/owner-watch.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";

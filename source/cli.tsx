@@ -9,6 +9,7 @@ import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, errorJson, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
 import { packageRoot } from "./cli/typescript.js";
+import { clean } from "./text/plain.js";
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
 
@@ -71,7 +72,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   // Known before the flags are parsed, so that an error in them is reported as JSON too.
   let json = rest.includes("--json");
   const fail = (command: string | undefined, error: unknown): ExitCode => {
-    process.stderr.write(json ? `${errorJson(command, error)}\n` : `pitwall${command ? ` ${command}` : ""}: ${describeError(error)}\n`);
+    process.stderr.write(json ? `${errorJson(command, error)}\n` : `pitwall${command ? ` ${command}` : ""}: ${clean(describeError(error))}\n`);
     return exitCodeOf(error);
   };
   if (name === undefined) {

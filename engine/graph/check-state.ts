@@ -10,7 +10,7 @@ import {
   type StateKeyDefinition,
 } from "../state/schema.js";
 import { isPlainObject } from "../state/ops.js";
-import { RESERVED_NAME_PROBLEM, reservedName } from "./definition.js";
+import { RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName } from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { checkSchemaBounds } from "./check-fields.js";
 import { checkKeywords } from "./check-keywords.js";
@@ -38,6 +38,11 @@ export function checkState(
     const path: Path = ["state", key];
     if (reservedName(key)) {
       problems.error(path, "BAD_STATE_SCHEMA", `"${key}" ${RESERVED_NAME_PROBLEM}`);
+      continue;
+    }
+    const hidden = hiddenCharacter(key);
+    if (hidden !== undefined) {
+      problems.error(path, "BAD_STATE_SCHEMA", hiddenCharacterProblem("state key", key, hidden));
       continue;
     }
     if (key.includes(".")) {

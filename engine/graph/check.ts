@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
+import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
 import { ProblemList, type Problem } from "./problems.js";
 import { describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
@@ -129,6 +129,11 @@ function checkNodes(
     }
     if (reservedName(name)) {
       problems.error(path, "INVALID_FIELD", `"${name}" ${RESERVED_NAME_PROBLEM}`);
+      continue;
+    }
+    const hidden = hiddenCharacter(name);
+    if (hidden !== undefined) {
+      problems.error(path, "INVALID_FIELD", hiddenCharacterProblem("node name", name, hidden));
       continue;
     }
     if (!isPlainObject(raw)) {

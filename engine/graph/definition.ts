@@ -13,6 +13,21 @@ export function reservedName(name: string): boolean {
   return Object.hasOwn(Object.prototype, name);
 }
 
+/**
+ * A character in a name that a person cannot see or that changes how text around it is shown — a
+ * control character, a zero-width or bidirectional mark (`send` and `send\u202e` look alike) — as
+ * `U+XXXX`, or undefined when there is none.
+ */
+export function hiddenCharacter(name: string): string | undefined {
+  const found = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.exec(name)?.[0];
+  return found === undefined ? undefined : `U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/** Why a name with a hidden character is refused. */
+export function hiddenCharacterProblem(what: string, name: string, character: string): string {
+  return `${what} ${JSON.stringify(name)} holds ${character}, a character people cannot see (or that reorders what they see): operators could not tell it from another name`;
+}
+
 export const RESERVED_NAME_PROBLEM = "is a name JavaScript objects hold already (like constructor, toString, __proto__): choose another";
 
 export const DECISIONS = ["approve", "reject", "edit"] as const;

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { WorkflowError, fileProblem } from "../errors.js";
+import { readTextFile } from "../text-file.js";
 import { checkWorkflow, type CheckResult, type CheckedChild } from "./check.js";
 import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
@@ -87,7 +87,7 @@ function loadChild(
     }
     let text: string;
     try {
-      text = readFileSync(file, "utf8");
+      text = readTextFile(file);
     } catch (error) {
       problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${ref}: ${fileProblem(error)}`);
       return undefined;
@@ -108,7 +108,7 @@ function loadChild(
 export function loadWorkflowFile(file: string, actions: ActionRegistry): CompiledWorkflow {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readTextFile(file);
   } catch (error) {
     throw new WorkflowError(`cannot read workflow ${file}: ${fileProblem(error)}`);
   }

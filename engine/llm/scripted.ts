@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { z } from "zod";
 import { ModelError } from "./errors.js";
 import { fileProblem } from "../errors.js";
+import { readTextFile } from "../text-file.js";
 import { parseJsonText } from "../graph/parse-json.js";
 import { sleep } from "./sleep.js";
 import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
@@ -121,7 +121,7 @@ function estimateUsage(request: ModelRequest, content: string | null, args: stri
 function readScript(file: string): z.output<typeof scriptSchema> {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readTextFile(file);
   } catch (error) {
     throw new ModelError("NO_MODEL", `cannot read the model script ${file}: ${fileProblem(error)}`);
   }

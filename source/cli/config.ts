@@ -1,8 +1,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { UsageError } from "./errors.js";
-import { fileProblem, parseJsonText } from "../../engine/index.js";
-import { readTextFile } from "./inputs.js";
+import { fileProblem, parseJsonText, readTextFile } from "../../engine/index.js";
 
 export const CONFIG_FILE = "pitwall.config.json";
 export const DEFAULT_STORE = "sqlite:./pitwall.db";

@@ -1,11 +1,5 @@
-import { readFileSync } from "node:fs";
 import { UsageError } from "./errors.js";
-import { fileProblem, parseJsonText } from "../../engine/index.js";
-
-/** Files saved by some Windows editors start with a byte-order mark, which JSON does not allow. */
-export function readTextFile(file: string | number): string {
-  return readFileSync(file, "utf8").replace(/^\uFEFF/, "");
-}
+import { fileProblem, parseJsonText, readTextFile } from "../../engine/index.js";
 
 /**
  * A flag that takes JSON inline or from a file: `--patch '{"a":1}'`, `--patch @edit.json`,

@@ -13,13 +13,18 @@ export class Output {
     private readonly stderr: NodeJS.WritableStream = process.stderr,
   ) {}
 
+  /**
+   * Text for people, each of its lines made safe to print: what it quotes (a node's name, a
+   * field of a workflow file, an error a node threw) may hold escape sequences that would clear
+   * the screen, retitle the window or forge lines.
+   */
   line(text = ""): void {
-    this.stdout.write(`${text}\n`);
+    this.stdout.write(`${safeLines(text)}\n`);
   }
 
-  /** Text of several lines (a drawn graph), each line made safe to print. */
+  /** Text of several lines (a drawn graph). */
   block(text: string): void {
-    for (const line of text.split("\n")) this.line(clean(line));
+    this.line(text);
   }
 
   /** One JSON document on one line (also one NDJSON record). */
@@ -29,7 +34,7 @@ export class Output {
 
   /** Progress and notes for people: stderr, so stdout stays the result. */
   note(text: string): void {
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(`${safeLines(text)}\n`);
   }
 
   table(headers: readonly string[], rows: readonly (readonly string[])[]): void {
@@ -66,3 +71,7 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   );
 }
 
+/** Each line of `text` as `clean` makes it, the line breaks kept. */
+export function safeLines(text: string): string {
+  return text.split("\n").map(clean).join("\n");
+}

@@ -10,8 +10,7 @@ import {
   type WorkflowVersion,
 } from "../../engine/index.js";
 import { UsageError } from "./errors.js";
-import { fileProblem } from "../../engine/index.js";
-import { readTextFile } from "./inputs.js";
+import { fileProblem, readTextFile } from "../../engine/index.js";
 
 export interface CheckedFile {
   problems: Problem[];

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EventRecord, InterruptRecord } from "../../engine/index.js";
@@ -35,6 +35,35 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     ];
     const results = await Promise.all(cases.map(([args]) => cli.run(args)));
     expect(results.map((r) => [r.code, r.stdout, r.stderr])).toEqual(cases.map(([, message]) => [2, "", `${message}\n`]));
+  });
+
+  it("what a workflow file or an error quotes is printed without its escape sequences: no cleared screen, retitled window or forged line", async () => {
+    const file = join(cli.dir, "escapes.json");
+    writeFileSync(file, JSON.stringify({ name: "e", start: "a", nodes: { a: { action: "x\u001b]0;ACT\u0007", next: "END", "\u001b[2J\u001b[Hlooks fine\u001b]0;TITLE\u0007": 1 } } }));
+    const [validated, started] = await Promise.all([cli.run(["validate", file]), cli.run(["start", file])]);
+    for (const r of [validated, started]) {
+      expect(r.code).toBe(2);
+      expect(r.stdout + r.stderr).not.toMatch(/[\u001b\u0007]/);
+    }
+    expect(validated.stdout + validated.stderr).toContain('unknown field "looks fine"');
+  });
+
+  it("a device or an oversized file named where a file is read is refused before reading, not read until memory runs out", async () => {
+    const huge = join(cli.dir, "huge.json");
+    writeFileSync(huge, "");
+    truncateSync(huge, 65 * 1024 * 1024 + 1);
+    writeFileSync(join(cli.dir, "sub.json"), JSON.stringify({ name: "sub", state: {}, start: "s", nodes: { s: { kind: "subgraph", workflow: "/dev/zero", next: "END" } } }));
+    const [device, big, sub] = await Promise.all([
+      cli.run(["start", workflowOf("task-queue"), "--input", "@/dev/zero"]),
+      cli.run(["validate", huge]),
+      cli.run(["validate", join(cli.dir, "sub.json")]),
+    ]);
+    expect([device.code, device.stderr]).toEqual([2, "pitwall start: --input: cannot read /dev/zero: it is a device, not a file\n"]);
+    expect(big.code).toBe(2);
+    expect(big.stderr + big.stdout).toContain("it holds 65.0 MiB; files read as text may hold at most 64 MiB");
+    expect(sub.code).toBe(2);
+    expect(sub.stdout + sub.stderr).toContain("cannot read sub-workflow /dev/zero: it is a device, not a file");
+    expect(existsSync(join(cli.dir, "pitwall.db"))).toBe(false);
   });
 
   it("under --json an error is one JSON object on stderr, with a code a script can branch on", async () => {

@@ -86,3 +86,20 @@ describe("a wait node's until", () => {
     expect(untilProblem("2026-12-01T09:00:00+01:00")).toEqual([]);
   });
 });
+
+describe("names people cannot tell apart", () => {
+  it("refuses a node name or state key holding a control, zero-width or bidirectional character, naming it", () => {
+    const found = problemsOf({
+      state: { "note\u200b": { type: "string", default: "" } },
+      nodes: { a: { action: "tasks.noop", next: "send" }, send: { action: "tasks.noop", next: "END" }, "send\u202e": { action: "tasks.noop", next: "END" }, "x\u001b[2J": { action: "tasks.noop", next: "END" } },
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        '$.nodes["send\u202e"]: INVALID_FIELD: node name "send\u202e" holds U+202E, a character people cannot see (or that reorders what they see): operators could not tell it from another name',
+        '$.nodes["x\\u001b[2J"]: INVALID_FIELD: node name "x\\u001b[2J" holds U+001B, a character people cannot see (or that reorders what they see): operators could not tell it from another name',
+        '$.state["note\u200b"]: BAD_STATE_SCHEMA: state key "note\u200b" holds U+200B, a character people cannot see (or that reorders what they see): operators could not tell it from another name',
+      ]),
+    );
+    expect(() => workflow("hidden", { state: z.object({}) }).node("go\u2066", noop, { next: "END" }).compile()).toThrow(/node name "go\u2066" holds U\+2066/);
+  });
+});

@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { createSecureContext, type ConnectionOptions } from "node:tls";
 import { ValidationError, errorMessage, fileProblem } from "../../errors.js";
+import { readTextFile } from "../../text-file.js";
 import { withColon } from "../open.js";
 
 /** The URL parameters naming TLS files, and the option of Node's TLS each one fills. */
@@ -44,7 +44,7 @@ function readPem(name: TlsParameter, path: string, description: string): string 
   if (path === "") throw new ValidationError(`${where} names no file`);
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readTextFile(path);
   } catch (error) {
     throw new ValidationError(`${where} ${path} cannot be read: ${fileProblem(error)}`);
   }
