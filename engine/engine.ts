@@ -16,7 +16,7 @@ import { continueRun } from "./operator/continue-run.js";
 import { followRun } from "./operator/reads.js";
 import { pausedOnFailure, pendingInterruptsOf, waitForRun, type Diagnosis, type WaitOptions } from "./operator/run-wait.js";
 import { WorkflowRegistry } from "./worker/registry.js";
-import { Worker, type WorkerOptions } from "./worker/worker.js";
+import { Worker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
 
 export interface EngineOptions {
   /** Where runs are kept (default: an in-memory store). */
@@ -156,8 +156,9 @@ export class Engine {
     return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
   }
 
-  async close(): Promise<void> {
-    await this.worker?.stop();
+  /** Stops the worker (draining its running nodes for `drainMs` when given: `Worker.stop`) and closes the store. */
+  async close(options: StopOptions = {}): Promise<void> {
+    await this.worker?.stop(options);
     await this.store.close();
   }
 }

@@ -66,7 +66,9 @@ export { deleteWithDescendants, runDescendants } from "./operator/descendants.js
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { continueRun } from "./operator/continue-run.js";
-export { Worker, type WorkerOptions } from "./worker/worker.js";
+export { Worker, type StopOptions, type WorkerOptions, type WorkerStats } from "./worker/worker.js";
+export type { WorkerNotice, WorkerNoticeKind } from "./worker/notices.js";
+export { UNCLAIMED_MS, unclaimedWhy } from "./worker/unclaimed.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";
@@ -77,7 +79,7 @@ export { openStore, describeStoreUrl, storeUrlWarning, type OpenStoreOptions } f
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
-export { checkDeletion, formatBytes, leaseRanOut } from "./store/rules.js";
+export { checkDeletion, formatBytes, leaseRanOut, workerLive } from "./store/rules.js";
 export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";

@@ -14,7 +14,7 @@ export type AttemptOutcome =
   | { kind: "failed"; error: Error; code?: string }
   | { kind: "interrupted"; signal: InterruptSignal }
   | { kind: "parked"; wait: TaskWait }
-  | { kind: "canceled"; cause: AbortCause };
+  | { kind: "canceled"; cause: AbortCause; abandoned?: true };
 
 /** A running attempt: the executor can abort it; `done` always settles, even if the node never does. */
 export interface RunningAttempt {
@@ -85,7 +85,7 @@ function outcomeOfAbort(cause: AbortCause, node: string, options: AttemptOptions
     const error = new TaskAbortedError("timeout", `node "${node}" timed out after ${options.timeoutMs} ms${left}`);
     return { kind: "failed", error, code: TIMED_OUT };
   }
-  return { kind: "canceled", cause };
+  return { kind: "canceled", cause, ...(abandoned ? { abandoned: true as const } : {}) };
 }
 
 function seconds(ms: number): string {

@@ -15,7 +15,7 @@ import { EventFactory } from "./event-factory.js";
 import { failTask, quarantine, recordOutcome, recoverLostTasks, resumeParked } from "./outcomes.js";
 import { RunState } from "./run-state.js";
 import { NOT_SAVED } from "./retry.js";
-import { TaskAbortedError } from "./signals.js";
+import { TaskAbortedError, type AbortCause } from "./signals.js";
 import { barrier, planStep, settle, startTasks, startable } from "./step.js";
 import { runTransition } from "./transitions.js";
 
@@ -46,6 +46,8 @@ export interface ExecutorHost {
   commitWaiting?(runId: string, error: string): void;
   /** A commit that waited went through (`through`), or was given up (the worker stopping). */
   commitSettled?(runId: string, through: boolean): void;
+  /** A node ignored its abort signal through the grace period and was left running, its result to be discarded. */
+  nodeAbandoned?(runId: string, task: TaskRecord, cause: AbortCause): void;
 }
 
 export interface ExecutionEnd {
@@ -58,7 +60,13 @@ type Message =
   | { kind: "command"; command: CommandRecord }
   | { kind: "tick" }
   | { kind: "submit"; batch: Batch; done: (error?: unknown) => void }
-  | { kind: "stop"; cause: "shutdown" | "lease-lost" };
+  | { kind: "stop"; cause: StopCause };
+
+/**
+ * Why the executor stops before the run does: `drain` lets the running nodes finish (and commits
+ * their results) but starts nothing more; `shutdown` aborts them; then the run is released.
+ */
+type StopCause = "drain" | "shutdown" | "lease-lost";
 
 class Stopped extends Error {}
 
@@ -84,7 +92,7 @@ export class RunExecutor {
   private flushTimer: NodeJS.Timeout | undefined;
   private commits = 0;
   private cancelRequest: CommandRecord | undefined;
-  private stopping: "shutdown" | "lease-lost" | undefined;
+  private stopping: StopCause | undefined;
   private end: ExecutionEnd | undefined;
   private readonly events: EventFactory;
   private readonly calls: DurableCalls;
@@ -123,6 +131,25 @@ export class RunExecutor {
   /** Hands an operator command for this run to the executor. */
   command(command: CommandRecord): void {
     this.post({ kind: "command", command });
+  }
+
+  /**
+   * Stops starting work: the nodes running now finish and their results are committed, then the
+   * run is released for another worker. `stop()` after it aborts the nodes still running.
+   */
+  drain(): Promise<ExecutionEnd> {
+    this.post({ kind: "stop", cause: "drain" });
+    return this.done;
+  }
+
+  /** The nodes running now (tasks of the step in progress). */
+  runningNodes(): string[] {
+    return [...this.inflight.ids()].map((id) => this.rs.tasks.get(id)?.node ?? id);
+  }
+
+  /** Renews the lease now (the store answers again after a silence: the lease may have run out meanwhile). */
+  renewNow(): void {
+    void this.renewLease();
   }
 
   /** Graceful stop: running tasks are aborted and the run is released for another worker. */
@@ -249,7 +276,7 @@ export class RunExecutor {
       await this.commitCancel(this.cancelRequest);
       return true;
     }
-    if (this.stopping === "shutdown") {
+    if (this.stopping === "shutdown" || this.stopping === "drain") {
       if (running.size > 0) return false;
       await this.release();
       return true;
@@ -282,6 +309,7 @@ export class RunExecutor {
   private async onOutcome(taskId: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
     if (!this.inflight.settle(taskId, attempt)) return;
     const task = this.rs.tasks.get(taskId);
+    if (task && outcome.kind === "canceled" && outcome.abandoned) this.host.nodeAbandoned?.(this.rs.run.id, task, outcome.cause);
     if (!task || task.status !== "running" || this.stopping === "lease-lost") return;
     recordOutcome(this.rs, task, outcome);
     this.calls.closeRunning(task.id, this.rs.batch, outcome.kind === "canceled" ? `its node was ${outcome.cause === "killed" ? "killed by operator" : outcome.cause}` : "its node ended before it", Date.now());
@@ -398,8 +426,11 @@ export class RunExecutor {
     if (gap > this.options.leaseMs) this.heldMs = Math.max(this.heldMs, gap);
   }
 
-  private async onStop(cause: "shutdown" | "lease-lost"): Promise<void> {
+  private async onStop(cause: StopCause): Promise<void> {
+    // A drain asked of an executor already shutting down (or lost) changes nothing.
+    if (cause === "drain" && this.stopping !== undefined) return;
     this.stopping = cause;
+    if (cause === "drain") return;
     if (cause === "lease-lost") {
       this.noteHeldLoop();
       this.inflight.abortAll("lease-lost");

@@ -352,3 +352,32 @@ export interface StoreRoom {
    */
   evicting?: string;
 }
+
+/**
+ * A worker as it last said it was (its heartbeat): what `pitwall workers` lists, and what tells
+ * an operator why a queued run waits (no live worker can run its version).
+ */
+export interface WorkerRecord {
+  /** Its id (`worker:<id>` in events); unique among live workers. */
+  id: string;
+  /** Random per process: two processes started with the same id tell each other apart by it. */
+  instance: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  /** When it last wrote this record (its clock; the Redis store's clock on Redis). */
+  lastSeen: number;
+  /** When it stopped cleanly; null while it runs (or if it died). */
+  stoppedAt: number | null;
+  /** How often it writes this record, and its lease: past both, without a word, it is gone. */
+  heartbeatMs: number;
+  leaseMs: number;
+  concurrency: number;
+  /** Runs it executes now. */
+  running: number;
+  /** The workflow versions it can run (its actions export every action they name), by name. */
+  workflows: { name: string; version: string }[];
+  /** The workflow names it is limited to (`pitwall worker --workflow`); null: every one. */
+  only: string[] | null;
+  actions: string[];
+}

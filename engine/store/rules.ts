@@ -1,6 +1,6 @@
 import { ConflictError, StaleFenceError } from "../errors.js";
 import { spanIdOf, traceIdOf } from "../ids.js";
-import { TERMINAL_RUN_STATUSES, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom } from "./records.js";
+import { TERMINAL_RUN_STATUSES, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom, type WorkerRecord } from "./records.js";
 import type { ClaimOptions, Commit } from "./store.js";
 
 /**
@@ -81,13 +81,13 @@ export function alreadyResolved(id: string, resolution: InterruptRecord["resolut
 export function claimable(
   run: Pick<RunRecord, "id" | "version" | "status" | "leaseUntil" | "wakeAt" | "waitingOn">,
   now: number,
-  options: Pick<ClaimOptions, "versions" | "runId" | "exclude">,
+  options: Pick<ClaimOptions, "versions" | "runId" | "exclude" | "takeOver">,
   statusOf: (runId: string) => RunStatus | undefined,
 ): boolean {
   if (options.runId !== undefined && run.id !== options.runId) return false;
   if (options.exclude?.includes(run.id)) return false;
   if (options.versions && !options.versions.includes(run.version)) return false;
-  if (run.status === "running") return leaseRanOut(run, now);
+  if (run.status === "running") return options.takeOver !== false && leaseRanOut(run, now);
   if (run.status !== "queued") return false;
   if (run.wakeAt !== null && run.wakeAt > now) return false;
   if (run.waitingOn !== null) {
@@ -110,11 +110,33 @@ export function claimOrder(a: Pick<RunRecord, "updatedAt" | "id">, b: Pick<RunRe
   return a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The candidate to claim first (`claimOrder`). */
-export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id">>(candidates: T[]): T | undefined {
-  let best: T | undefined;
-  for (const run of candidates) if (!best || claimOrder(run, best) < 0) best = run;
-  return best;
+/**
+ * The candidate to claim first: a take-over before any queued run (its worker is gone while the
+ * run was under way); among queued runs the workflows take turns, so that a backlog of one does
+ * not hold up the others — the first workflow by name after `lastWorkflow` (the one the store's
+ * last claim took) that has a claimable run, wrapping around — and within a workflow the run
+ * that has waited longest goes first (`claimOrder`).
+ */
+export function pickClaim<T extends Pick<RunRecord, "updatedAt" | "id" | "workflow" | "status">>(candidates: readonly T[], lastWorkflow?: string): T | undefined {
+  let takeover: T | undefined;
+  const oldestOf = new Map<string, T>();
+  for (const run of candidates) {
+    if (run.status === "running") {
+      if (!takeover || claimOrder(run, takeover) < 0) takeover = run;
+      continue;
+    }
+    const best = oldestOf.get(run.workflow);
+    if (!best || claimOrder(run, best) < 0) oldestOf.set(run.workflow, run);
+  }
+  if (takeover) return takeover;
+  const turn = nextWorkflow([...oldestOf.keys()], lastWorkflow);
+  return turn === undefined ? undefined : oldestOf.get(turn);
+}
+
+/** The workflow whose turn it is among `names`: the first after `last` in name order, wrapping around. */
+export function nextWorkflow(names: readonly string[], last: string | undefined): string | undefined {
+  const sorted = [...names].sort();
+  return sorted.find((name) => last === undefined || name > last) ?? sorted[0];
 }
 
 /**
@@ -184,6 +206,17 @@ export function formatBytes(n: number): string {
   if (n < MiB) return `${(n / 1024).toFixed(1)} kB`;
   if (n < 1024 * MiB) return `${(n / MiB).toFixed(1)} MB`;
   return `${(n / 1024 / MiB).toFixed(1)} GB`;
+}
+
+/** How long a worker's record is kept after it was last seen, for `pitwall workers` to show it gone. */
+export const WORKER_RECORDS_KEPT_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Whether a worker is running, from its record: it did not say it stopped, and it wrote its
+ * heartbeat within its lease (and three heartbeats).
+ */
+export function workerLive(worker: Pick<WorkerRecord, "stoppedAt" | "lastSeen" | "leaseMs" | "heartbeatMs">, now: number): boolean {
+  return worker.stoppedAt === null && now - worker.lastSeen <= Math.max(worker.leaseMs, 3 * worker.heartbeatMs);
 }
 
 /**

@@ -14,6 +14,7 @@ import type {
   RunStorage,
   StoreRoom,
   TaskRecord,
+  WorkerRecord,
   WorkflowRecord,
 } from "./records.js";
 
@@ -69,6 +70,12 @@ export interface ClaimOptions {
    * then runs its finished work again.
    */
   exclude?: readonly string[];
+  /**
+   * `false`: only runs that are not take-overs (queued ones), for a worker that has just regained
+   * its store after losing it for longer than a lease: the owners of the leases that ran out
+   * meanwhile were most likely cut off too, and get a lease period to renew them.
+   */
+  takeOver?: boolean;
 }
 
 export interface Claim {
@@ -76,6 +83,8 @@ export interface Claim {
   fence: number;
   /** The previous owner's lease had expired while the run was running: its tasks need recovery. */
   recovered: boolean;
+  /** For a take-over (`recovered`), the worker whose lease ran out. */
+  takenFrom?: string;
 }
 
 export interface RunFilter {
@@ -115,7 +124,7 @@ export interface NewRun {
 }
 
 /** The Store methods that write: what a store opened read-only refuses (read-only.ts). */
-export const STORE_WRITES = ["putWorkflow", "createRun", "claimRun", "renewLease", "commit", "submitCommand", "answerCommand", "putArtifact", "deleteRun"] as const satisfies readonly (keyof Store)[];
+export const STORE_WRITES = ["putWorkflow", "createRun", "claimRun", "renewLease", "commit", "submitCommand", "answerCommand", "putArtifact", "deleteRun", "putWorker"] as const satisfies readonly (keyof Store)[];
 
 /**
  * The Store contract (DESIGN.md §4). Every method is async so that Redis fits; memory, SQLite
@@ -193,6 +202,15 @@ export interface Store extends ChainReader {
    * event numbers are never reused: the numbers of deleted events are left as gaps.
    */
   deleteRun(runId: string): Promise<string[]>;
+
+  /**
+   * Records a worker's heartbeat, replacing the record of the same id, and returns the record it
+   * replaced: one written by another instance since this one last wrote says that two processes
+   * run with one id. Records not seen for `WORKER_RECORDS_KEPT_MS` are dropped meanwhile.
+   */
+  putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined>;
+  /** The workers' records, the most recently seen first. */
+  listWorkers(): Promise<WorkerRecord[]>;
 
   /**
    * Deletions made in a row (a prune) may leave the erasure of what they deleted from the store's

@@ -14,23 +14,24 @@ export class FailureReport {
 
   constructor(
     private readonly what: string,
-    private readonly say: (message: string) => void,
+    /** `failing`: it failed (again); otherwise it works again. */
+    private readonly say: (message: string, failing: boolean) => void,
   ) {}
 
   failed(error: unknown): void {
     const now = Date.now();
     if (this.since === undefined) {
       this.since = this.toldAt = now;
-      this.say(`${this.what} failed: ${errorMessage(error)}; trying again (said again each minute it goes on)`);
+      this.say(`${this.what} failed: ${errorMessage(error)}; trying again (said again each minute it goes on)`, true);
     } else if (now - this.toldAt >= REPEAT_MS) {
       this.toldAt = now;
-      this.say(`${this.what} still failing after ${lasted(now - this.since)}: ${errorMessage(error)}`);
+      this.say(`${this.what} still failing after ${lasted(now - this.since)}: ${errorMessage(error)}`, true);
     }
   }
 
   succeeded(): void {
     if (this.since === undefined) return;
-    this.say(`${this.what} works again, after failing for ${lasted(Date.now() - this.since)}`);
+    this.say(`${this.what} works again, after failing for ${lasted(Date.now() - this.since)}`, false);
     this.since = undefined;
   }
 }

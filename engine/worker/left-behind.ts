@@ -40,6 +40,35 @@ export function leftBehindKey(entry: Pick<LeftBehind, "version" | "status">): st
   return `${entry.version} ${entry.status}`;
 }
 
+/** When a running worker first looks for runs it cannot take, then how often. */
+const FIRST_MS = 2_000;
+const EVERY_MS = 30_000;
+
+/**
+ * Looks for the runs `registry` cannot run soon after a worker starts and every 30 s until the
+ * signal aborts, and reports each version (and status) once.
+ */
+export function watchLeftBehind(store: Store, registry: WorkflowRegistry, signal: AbortSignal, report: (left: LeftBehind) => void): void {
+  const told = new Set<string>();
+  const look = async () => {
+    try {
+      for (const left of await runsLeftBehind(store, registry)) {
+        const key = leftBehindKey(left);
+        if (told.has(key) || signal.aborted) continue;
+        told.add(key);
+        report(left);
+      }
+    } catch {
+      // The claim loop reports a failing store; this look is only a courtesy.
+    }
+  };
+  const first = setTimeout(look, FIRST_MS);
+  const again = setInterval(look, EVERY_MS);
+  first.unref();
+  again.unref();
+  signal.addEventListener("abort", () => (clearTimeout(first), clearInterval(again)), { once: true });
+}
+
 export function leftBehindText({ workflow, version, status, count, why }: LeftBehind): string {
   const runs = `${count} ${status === "queued" ? "queued run" : "running run"}${count === 1 ? "" : "s"}`;
   const what = status === "queued" ? runs : `${runs} whose worker is gone (lease ran out)`;

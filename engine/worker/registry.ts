@@ -119,6 +119,26 @@ export class WorkflowRegistry {
     return [...this.compiled.keys()];
   }
 
+  /** The actions (and tools) the loaded modules export. */
+  actionNames(): string[] {
+    return [...this.actions.names(), ...(this.actions.toolNames?.() ?? [])];
+  }
+
+  /** The versions of these workflows and of their sub-workflows (which their runs start), among those this process can run. */
+  versionsOf(names: readonly string[]): string[] {
+    const versions = new Set<string>();
+    for (const w of this.compiled.values()) if (names.includes(w.name)) for (const v of workflowTree(w)) versions.add(v.version);
+    return [...versions];
+  }
+
+  /** These versions with their workflows' names, as a worker's heartbeat lists what it runs. */
+  named(versions: readonly string[]): { name: string; version: string }[] {
+    return versions.flatMap((version) => {
+      const w = this.compiled.get(version);
+      return w ? [{ name: w.name, version }] : [];
+    });
+  }
+
   /** Forget the listing so that the next call sees new versions at once. */
   invalidate(): void {
     this.listedAt = 0;

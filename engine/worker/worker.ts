@@ -4,68 +4,32 @@ import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId, newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import type { EventType } from "../runtime/events.js";
-import { RunExecutor, type ExecutionEnd, type ExecutorHost, type ExecutorOptions } from "../runtime/executor.js";
+import { RunExecutor, type ExecutorHost } from "../runtime/executor.js";
 import { newRun } from "../runtime/new-run.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
-import type { RunRecord, TaskRecord } from "../store/records.js";
+import { RUN_STATUSES, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { storeWorkflow } from "../operator/workflows.js";
 import type { WorkflowRegistry } from "./registry.js";
+import type { AbortCause } from "../runtime/signals.js";
+import { StoreContact, watchedStore } from "./contact.js";
 import { FailureReport } from "./failure-report.js";
-import { leftBehindKey, leftBehindText, runsLeftBehind, type LeftBehind } from "./left-behind.js";
+import { Heartbeat } from "./heartbeat.js";
+import { leftBehindText, watchLeftBehind } from "./left-behind.js";
+import { abandoned, takeoversHeld, tookOver, type WorkerNotice } from "./notices.js";
+import { drainExecutors } from "./drain.js";
+import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats } from "./options.js";
+import { startRetention } from "./retention.js";
 
-export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" | "snapshotPolicy">> {
-  /**
-   * When a checkpoint also stores a snapshot: every `every` checkpoints (default 64: reading any
-   * state folds at most that many deltas) or once the deltas since the last one outgrow both the
-   * state and `minBytes`.
-   */
-  snapshotPolicy?: Partial<SnapshotPolicy>;
-  /** Shown as `worker:<id>` in events; default host-pid-random. */
-  id?: string;
-  /** How many runs this worker executes at once. */
-  concurrency?: number;
-  /** Without notifications, how often to look for due timers and expired leases. */
-  pollMs?: number;
-  /** Called when a run's execution ends in this worker (for logs). */
-  onRunEnd?: (runId: string, end: ExecutionEnd | { error: string }) => void;
-  /** Called when the worker itself hits a problem (the store unreachable...); it keeps trying. */
-  onError?: (message: string) => void;
-  /**
-   * Called once when the worker stops itself because its store is gone or damaged (the SQLite
-   * file deleted, replaced or corrupt under it: `StoreError.gone`, `damaged`). It claims nothing
-   * more; the runs it held are left to their leases. Without it, `onError` hears of it.
-   */
-  onStoreGone?: (error: StoreError) => void;
-  /**
-   * Called once per workflow version (and per queued/orphaned) whose waiting runs this worker
-   * cannot take, with why (an action no module exports, code changed since the run started):
-   * looked for soon after `start()` and every 30 s. Without it, `onError` hears of it.
-   */
-  onLeftBehind?: (left: LeftBehind) => void;
-}
-
-/** When a running worker first looks for runs it cannot take, then how often. */
-const LEFT_BEHIND_FIRST_MS = 2_000;
-const LEFT_BEHIND_EVERY_MS = 30_000;
+export type { StopOptions, WorkerOptions, WorkerStats } from "./options.js";
 
 /** Events after which there may be a run to claim. */
 const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
 /** What the worker follows: new work, and commands for the runs it owns. */
 const WATCHED: readonly EventType[] = [...WORK_EVENTS, "operator.requested"];
-
-const DEFAULTS = {
-  concurrency: 16,
-  leaseMs: 15_000,
-  killGraceMs: 5_000,
-  pollMs: 1_000,
-  progressIntervalMs: 250,
-  holdBackoffMs: 5_000,
-  maxRecoveries: 5,
-};
 
 /**
  * Claims runnable runs from the store (with a lease and a fencing token) and executes them.
@@ -76,62 +40,120 @@ export class Worker implements ExecutorHost {
   private readonly executors = new Map<string, RunExecutor>();
   /** Settles when an executor has ended and left `executors`. */
   private readonly finished = new Set<Promise<void>>();
-  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onStoreGone" | "onLeftBehind" | "snapshotPolicy">> &
-    Pick<WorkerOptions, "onRunEnd" | "onError" | "onStoreGone" | "onLeftBehind"> & { snapshotPolicy: SnapshotPolicy };
-  /** Versions (and statuses) whose left-behind runs were reported. */
-  private readonly toldLeftBehind = new Set<string>();
+  private readonly options: Required<Omit<WorkerOptions, "id" | "onRunEnd" | "onError" | "onNotice" | "onStoreGone" | "onLeftBehind" | "snapshotPolicy" | "workflows" | "retainMs">> &
+    Pick<WorkerOptions, "onRunEnd" | "onError" | "onNotice" | "onStoreGone" | "onLeftBehind" | "workflows" | "retainMs"> & { snapshotPolicy: SnapshotPolicy };
+  readonly store: Store;
+  private readonly contact: StoreContact;
+  private readonly heartbeat: Heartbeat;
+  private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
+  private stopping = false;
   private abort = new AbortController();
   private kick: (() => void) | undefined;
   private kicked = false;
   private loop: Promise<void> | undefined;
 
   constructor(
-    readonly store: Store,
+    store: Store,
     private readonly registry: WorkflowRegistry,
     options: WorkerOptions = {},
   ) {
     this.id = options.id ?? `${hostname()}-${process.pid}-${newId("w", 4).slice(2)}`;
     this.options = {
-      ...DEFAULTS,
+      ...WORKER_DEFAULTS,
       secretKeys: [],
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
       snapshotPolicy: snapshotPolicy(options.snapshotPolicy),
     } as typeof this.options;
+    this.contact = new StoreContact(this.options.leaseMs, this.options.pollMs, (silentMs) => this.regained(silentMs));
+    this.store = watchedStore(store, this.contact);
+    this.heartbeat = new Heartbeat(
+      this.store,
+      {
+        id: this.id,
+        startedAt: Date.now(),
+        leaseMs: this.options.leaseMs,
+        concurrency: this.options.concurrency,
+        only: this.options.workflows ? [...this.options.workflows] : null,
+        actions: registry.actionNames(),
+      },
+      async () => ({ running: this.executors.size, workflows: this.registry.named(await this.claimableVersions()) }),
+      (notice) => this.notify(notice),
+    );
   }
 
   get running(): number {
     return this.executors.size;
   }
 
-  /** Starts claiming in the background. */
+  /** What the worker has done since it started, and what it does now. */
+  stats(): WorkerStats {
+    return {
+      ...this.counts,
+      ended: { ...this.counts.ended },
+      running: this.executors.size,
+      nodesRunning: this.runningNodes().length,
+      storeFailures: this.contact.failures,
+      lastStoreAnswer: this.contact.lastAnswer,
+      stopping: this.stopping,
+    };
+  }
+
+  /** The nodes running now, with their runs. */
+  runningNodes(): { runId: string; node: string }[] {
+    return [...this.executors.values()].flatMap((e) => e.runningNodes().map((node) => ({ runId: e.runId, node })));
+  }
+
+  /**
+   * Refuses (ConflictError) when a live worker of another process has this worker's id, as its
+   * heartbeat in the store says (`pitwall worker` asks before it starts). A worker started anyway
+   * says so (`duplicate-id`) at its first heartbeat.
+   */
+  checkIdFree(): Promise<void> {
+    return this.heartbeat.checkIdFree();
+  }
+
+  /** Starts claiming in the background, and writing the worker's heartbeat to the store. */
   start(): void {
     if (this.loop) return;
     this.abort = new AbortController();
+    this.stopping = false;
     void this.watch(this.abort.signal);
     this.loop = this.claimLoop(this.abort.signal);
     this.lookForLeftBehind(this.abort.signal);
+    // Beats on through a drain, until the worker has stopped.
+    this.beating = new AbortController();
+    this.heartbeat.start(this.beating.signal);
+    if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
+  }
+
+  /** Says something to whoever listens: `onNotice`, else `onError`. */
+  private notify(notice: WorkerNotice): void {
+    if (this.options.onNotice) this.options.onNotice(notice);
+    else this.options.onError?.(notice.message);
+  }
+
+  /**
+   * The store answers again after a silence longer than a lease: this worker's runs are renewed
+   * at once (their leases ran out meanwhile, and other workers regaining the store hold off their
+   * take-overs for a lease, `StoreContact`), and it takes over none itself for a lease.
+   */
+  private regained(silentMs: number): void {
+    for (const executor of this.executors.values()) executor.renewNow();
+    this.notify(takeoversHeld(silentMs, this.options.leaseMs, this.executors.size));
+  }
+
+  /** The versions this worker claims: what it can run, narrowed to `workflows` when given. */
+  private async claimableVersions(): Promise<string[]> {
+    const versions = await this.registry.runnableVersions();
+    if (!this.options.workflows) return versions;
+    const allowed = new Set(this.registry.versionsOf(this.options.workflows));
+    return versions.filter((v) => allowed.has(v));
   }
 
   private lookForLeftBehind(signal: AbortSignal): void {
-    const report = this.options.onLeftBehind ?? (this.options.onError && ((left: LeftBehind) => this.options.onError!(leftBehindText(left))));
-    if (!report) return;
-    const look = async () => {
-      try {
-        for (const left of await runsLeftBehind(this.store, this.registry)) {
-          const key = leftBehindKey(left);
-          if (this.toldLeftBehind.has(key) || signal.aborted) continue;
-          this.toldLeftBehind.add(key);
-          report(left);
-        }
-      } catch {
-        // The claim loop reports a failing store; this look is only a courtesy.
-      }
-    };
-    const first = setTimeout(look, LEFT_BEHIND_FIRST_MS);
-    const again = setInterval(look, LEFT_BEHIND_EVERY_MS);
-    first.unref();
-    again.unref();
-    signal.addEventListener("abort", () => (clearTimeout(first), clearInterval(again)), { once: true });
+    const onLeftBehind = this.options.onLeftBehind;
+    if (!onLeftBehind && !this.options.onNotice && !this.options.onError) return;
+    watchLeftBehind(this.store, this.registry, signal, onLeftBehind ?? ((left) => this.notify({ level: "warn", kind: "left-behind", message: leftBehindText(left) })));
   }
 
   /** Wakes the claim loop now (a run was just started or resumed in this process). */
@@ -142,14 +164,27 @@ export class Worker implements ExecutorHost {
     kick?.();
   }
 
-  /** Stops claiming; running runs are released for other workers after their tasks stop. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming; running runs are released for other workers after their tasks stop. With
+   * `drainMs`, the nodes running now first get that long to finish (their results committed),
+   * and only those still running then are aborted.
+   */
+  async stop(options: StopOptions = {}): Promise<void> {
+    this.stopping = true;
     this.abort.abort();
     this.nudge();
     await this.loop;
     this.loop = undefined;
+    if ((options.drainMs ?? 0) > 0) await drainExecutors([...this.executors.values()], options.drainMs!, this.options.killGraceMs, (notice) => this.notify(notice));
     await Promise.allSettled([...this.executors.values()].map((e) => e.stop()));
+    if (this.beating) {
+      this.beating.abort();
+      this.beating = undefined;
+      await this.heartbeat.stopped();
+    }
   }
+
+  private beating: AbortController | undefined;
 
   /**
    * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`).
@@ -170,7 +205,7 @@ export class Worker implements ExecutorHost {
   }
 
   private async claimLoop(signal: AbortSignal): Promise<void> {
-    const report = new FailureReport("claiming", (message) => this.options.onError?.(message));
+    const report = new FailureReport("claiming", (message, failing) => this.notify({ level: failing ? "warn" : "info", kind: failing ? "store-failing" : "store-recovered", message }));
     while (!signal.aborted) {
       try {
         await this.claimAvailable();
@@ -211,17 +246,31 @@ export class Worker implements ExecutorHost {
 
   private async claimAvailable(): Promise<void> {
     while (this.executors.size < this.options.concurrency && !this.abort.signal.aborted) {
-      const versions = await this.registry.runnableVersions();
+      const versions = await this.claimableVersions();
       if (versions.length === 0) {
         // Nothing to claim yet; still ask the store something each poll (as the console's health
         // check does), so that a store gone from under an idle worker is noticed.
         await this.store.lastEventSeq();
         return;
       }
-      const claim = await this.store.claimRun({ owner: this.id, leaseMs: this.options.leaseMs, versions, exclude: [...this.executors.keys()] });
+      const claim = await this.store.claimRun({
+        owner: this.id,
+        leaseMs: this.options.leaseMs,
+        versions,
+        exclude: [...this.executors.keys()],
+        ...(this.contact.takeOversAllowed() ? {} : { takeOver: false }),
+      });
       if (!claim) return;
+      this.counted(claim);
       await this.execute(claim);
     }
+  }
+
+  private counted(claim: Claim): void {
+    this.counts.claimed++;
+    if (!claim.recovered) return;
+    this.counts.takenOver++;
+    this.notify(tookOver(claim));
   }
 
   private async execute(claim: Claim): Promise<void> {
@@ -245,8 +294,14 @@ export class Worker implements ExecutorHost {
     this.executors.set(claim.run.id, executor);
     const finished = executor.done
       .then(
-        (end) => this.options.onRunEnd?.(claim.run.id, end),
-        (error) => this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) }),
+        (end) => {
+          this.counts.ended[end.status]++;
+          this.options.onRunEnd?.(claim.run.id, end);
+        },
+        (error) => {
+          this.counts.errors++;
+          this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) });
+        },
       )
       .finally(() => {
         this.executors.delete(claim.run.id);
@@ -280,7 +335,7 @@ export class Worker implements ExecutorHost {
         if (!signal.aborted) throw new Error("the store ended it (was the store closed?)");
       } catch (error) {
         if (signal.aborted) return;
-        this.options.onError?.(`event subscription interrupted: ${errorMessage(error)}`);
+        this.notify({ level: "warn", kind: "store-failing", message: `event subscription interrupted: ${errorMessage(error)}` });
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
@@ -317,13 +372,19 @@ export class Worker implements ExecutorHost {
    * run, which at a concurrency of 16 would be 32 lines for one outage.
    */
   commitWaiting(runId: string, error: string): void {
-    if (this.waitingCommits.size === 0) this.options.onError?.(`commit failed: ${error}; trying again until the store answers (run ${runId}, and any other that commits meanwhile)`);
+    if (this.waitingCommits.size === 0) {
+      this.notify({ level: "warn", kind: "store-failing", runId, message: `commit failed: ${error}; trying again until the store answers (run ${runId}, and any other that commits meanwhile)` });
+    }
     this.waitingCommits.add(runId);
   }
 
   commitSettled(runId: string, through: boolean): void {
     if (!this.waitingCommits.delete(runId) || this.waitingCommits.size > 0 || !through) return;
-    this.options.onError?.("the store answers again: the commits that waited went through");
+    this.notify({ level: "info", kind: "store-recovered", message: "the store answers again: the commits that waited went through" });
+  }
+
+  nodeAbandoned(runId: string, task: TaskRecord, cause: AbortCause): void {
+    this.notify(abandoned(runId, task, cause, this.options.killGraceMs));
   }
 
   private readonly waitingCommits = new Set<string>();

@@ -107,11 +107,25 @@ export async function statePatch(options: { patch?: string; set?: readonly strin
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
 
+/** `30d`, `12h`, `90m`, `45s`, `2w` in milliseconds; undefined for text that is not one. */
+function durationMs(text: string): number | undefined {
+  const age = /^(\d+)([smhdw])$/.exec(text.trim());
+  return age ? Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS] : undefined;
+}
+
+/** A length of time given as `30d`, `12h`, `90m`, `45s` or `2w`, of at least a minute. */
+export function durationFlag(flag: string, text: string): number {
+  const ms = durationMs(text);
+  if (ms === undefined) throw new UsageError(`--${flag} takes a length of time (30d, 12h, 90m), not ${JSON.stringify(text)}`);
+  if (ms < 60_000) throw new UsageError(`--${flag} ${text}: give at least a minute (1m)`);
+  return ms;
+}
+
 /** A moment given as an age (`30d`, `12h`, `90m`: that long before `now`) or as a date/time. */
 export function pastMoment(flag: string, text: string, now = Date.now()): number {
-  const age = /^(\d+)([smhdw])$/.exec(text.trim());
-  if (age) {
-    const at = now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+  const ageMs = durationMs(text);
+  if (ageMs !== undefined) {
+    const at = now - ageMs;
     // Dates reach back about 273,790 years; an age beyond that names no moment.
     if (Number.isNaN(new Date(at).getTime())) throw new UsageError(`--${flag} ${text}: that is further back than any date`);
     return at;

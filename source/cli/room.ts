@@ -3,7 +3,7 @@ import { bytes } from "./format.js";
 import type { Output } from "./output.js";
 
 /** The warning for a store that is full or nearly so; none while it has room. */
-function roomWarning(room: StoreRoom | undefined): string | undefined {
+export function roomWarning(room: StoreRoom | undefined): string | undefined {
   if (!room || room.state === "ok") return undefined;
   const left = `${bytes(room.freeBytes)} left of ${bytes(room.totalBytes)} in ${room.where}`;
   return room.state === "full"

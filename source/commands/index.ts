@@ -23,6 +23,7 @@ import { start } from "./start.js";
 import { state } from "./state.js";
 import { validate } from "./validate.js";
 import { worker } from "./worker.js";
+import { workers } from "./workers.js";
 import { workflows } from "./workflows.js";
 
 /** Every subcommand, in the order `pitwall --help` lists them. */
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   start,
   run,
   worker,
+  workers,
   runs,
   workflows,
   show,

@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, shownTask, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -29,19 +29,22 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
     await noteRoom(s, out);
-    const [tasks, interrupts, storage, child] = await Promise.all([
+    const [tasks, interrupts, storage, child, workers] = await Promise.all([
       s.listTasks(run.id),
       s.listInterrupts({ runId: run.id, status: "pending" }),
       s.runStorage(run.id),
       run.waitingOn ? s.getRun(run.waitingOn) : undefined,
+      run.status === "queued" ? s.listWorkers() : undefined,
     ]);
     const { calls, tokens } = await readRunCalls(s, run.id, tasks, { secretKeys: global.secretKeys });
+    // Queued for long with nothing else to wait for: what the workers' heartbeats say is missing.
+    const unclaimed = unclaimedWhy(run, Date.now(), workers);
     if (out.json) {
       const { byCall: _byCall, ...totals } = tokens;
-      out.value({ ...run, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage });
+      out.value({ ...run, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
       return EXIT.ok;
     }
-    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks));
+    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed);
     printTasks(out, tasks);
     printCalls(out, calls);
     printInterrupts(out, interrupts, tasks);
@@ -51,7 +54,7 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
   },
 });
 
-function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], tokens: RunTokens, retry: RetryWait | undefined): void {
+function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], tokens: RunTokens, retry: RetryWait | undefined, unclaimed: string | undefined): void {
   const rows: [string, string][] = [
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
     ["status", runStatus(run, retry)],
@@ -72,6 +75,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
     const held = child ? `, ${childRunState(child)}` : "";
     rows.push(["waiting", `for child run ${run.waitingOn}${held}`]);
   }
+  if (unclaimed) rows.push(["waiting", `for a worker: ${unclaimed}`]);
   const byNode = Object.entries(tokens.byNode);
   if (byNode.length > 0) rows.push(["tokens", `${tokenTotal(tokens)}${byNode.length > 1 ? ` (${byNode.map(([node, t]) => `${node} ${tokenText(t)}`).join(" · ")})` : ""}`]);
   if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);

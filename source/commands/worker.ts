@@ -13,34 +13,57 @@ import {
 } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
-import { clock } from "../cli/format.js";
+import { durationFlag, listFlag } from "../cli/inputs.js";
 import { plural } from "../text/plain.js";
-import type { Output } from "../cli/output.js";
-import { clean } from "../text/plain.js";
-import { noteRoom } from "../cli/room.js";
 import { modelOfEnvironment } from "../cli/model.js";
+import { roomWarning } from "../cli/room.js";
+import { HealthServer, parseHealthAddress } from "../worker/health.js";
+import { WorkerLog } from "../worker/log.js";
+
+/** How long a stopping worker lets its running nodes finish (with the 5 s grace, within Kubernetes' default 30 s). */
+const DRAIN_SECONDS = 20;
 
 export const worker = defineCommand({
   name: "worker",
-  usage: "worker [--actions MODULE ...] [--concurrency N] [--lease SECONDS] [--snapshot-every N] [--once] [--id NAME]",
-  summary: "execute runs from the store (Ctrl-C stops it cleanly)",
+  usage:
+    "worker [--actions MODULE ...] [--workflow NAME ...] [--concurrency N] [--lease SECONDS] [--drain-timeout SECONDS] [--kill-grace SECONDS] [--health [HOST:]PORT] [--retain AGE] [--snapshot-every N] [--once] [--id NAME]",
+  summary: "execute runs from the store (Ctrl-C or SIGTERM drains it and stops it cleanly)",
   details: `Runs every stored workflow whose actions the loaded modules export. Any number of workers,
 in any number of processes, can share a store: each run is leased to one of them.
 --once executes what is runnable now and exits when nothing is (paused runs wait for you).
+--workflow NAME (repeatable, or a comma-separated list) runs only those workflows, and the
+sub-workflows their runs start; other runs are left to other workers.
 --concurrency N runs up to N runs at once in this process (default 16).
---id NAME names this worker in leases, events and the console (default: host name and process id).
+--id NAME names this worker in leases, events, the console and the process title (pitwall worker
+NAME); default: host name and process id. A live worker of another process with that id is refused.
 --lease SECONDS is how long a run stays this worker's without a renewal (default 15); renewed every
 third of it, so a node that computes without awaiting for longer loses its run to another worker.
+Ctrl-C or SIGTERM drains the worker: it claims nothing more, lets the nodes running now finish and
+commit for up to --drain-timeout SECONDS (default ${DRAIN_SECONDS}; 0 stops them at once), releases their runs
+for other workers, then aborts the nodes still running; a node that ignores its abort signal is
+abandoned after --kill-grace SECONDS (default 5; also the grace of pitwall kill). A second signal
+exits at once, the runs it held waiting for their leases to run out.
+--health [HOST:]PORT serves /healthz, /readyz and /metrics (Prometheus) over HTTP, on loopback
+unless a host is given (0.0.0.0:9090).
+--retain AGE (30d, 12h) deletes, every ten minutes, the top-level runs that ended longer ago than
+that, with their child runs and everything of theirs (as pitwall prune --ended-before AGE).
 --snapshot-every N stores a full snapshot of the state every N checkpoints (default 64): reading
 any checkpoint's state then folds at most N deltas; a smaller N reads faster and stores more.
-Says first which actions and tools it loaded and, when PITWALL_LLM_BASE_URL, PITWALL_LLM_API_KEY or
-PITWALL_LLM_SCRIPT names one, the model of llm, tool and agent nodes (a script and a server at once,
-or a script that cannot be read, is refused). Prints one line per run execution that ends here;
---json prints { "runId", "status", "why" } per line.`,
+Logs one line per event: the time (UTC), a level word and the message; a run's end on stdout, the
+rest on stderr. Says first which actions and tools it loaded and, when PITWALL_LLM_BASE_URL,
+PITWALL_LLM_API_KEY or PITWALL_LLM_SCRIPT names one, the model of llm, tool and agent nodes (a
+script and a server at once, or a script that cannot be read, is refused).
+--json logs each line as { "time", "level", "worker", "kind", "message", ... } on stdout; a run's
+end as kind "run-ended" with "runId", "status" and "why".`,
   flags: {
     actions: { type: "string", isMultiple: true },
+    workflow: { type: "string", isMultiple: true },
     concurrency: { type: "number" },
     lease: { type: "number" },
+    drainTimeout: { type: "number" },
+    killGrace: { type: "number" },
+    health: { type: "string" },
+    retain: { type: "string" },
     snapshotEvery: { type: "number" },
     once: { type: "boolean" },
     id: { type: "string" },
@@ -53,58 +76,83 @@ or a script that cannot be read, is refused). Prints one line per run execution 
     const concurrency = countFlag("concurrency", flags.concurrency);
     if (flags.id !== undefined && !/^[\w.@:-]+$/.test(flags.id)) throw new UsageError(`--id ${JSON.stringify(flags.id)}: use letters, digits, '.', '_', '@', ':' or '-'`);
     const snapshotEvery = countFlag("snapshot-every", flags.snapshotEvery);
-    if (flags.lease !== undefined && !(flags.lease >= 1 && flags.lease * 1000 <= MAX_WAIT_MS)) throw new UsageError(`--lease ${flags.lease}: give seconds from 1 to ${Math.floor(MAX_WAIT_MS / 1000)}`);
+    const seconds = (flag: string, value: number | undefined, min: number) => {
+      if (value !== undefined && !(value >= min && value * 1000 <= MAX_WAIT_MS)) throw new UsageError(`--${flag} ${value}: give seconds from ${min} to ${Math.floor(MAX_WAIT_MS / 1000)}`);
+      return value === undefined ? undefined : Math.round(value * 1000);
+    };
+    const leaseMs = seconds("lease", flags.lease, 1);
+    const drainMs = seconds("drain-timeout", flags.drainTimeout, 0) ?? DRAIN_SECONDS * 1000;
+    const killGraceMs = seconds("kill-grace", flags.killGrace, 0);
+    const health = flags.health !== undefined ? parseHealthAddress(flags.health) : undefined;
+    const retainMs = flags.retain !== undefined ? durationFlag("retain", flags.retain) : undefined;
+    // meow gives a repeatable flag not given as [].
+    const only = flags.workflow && flags.workflow.length > 0 ? listFlag("workflow", flags.workflow) : undefined;
     const loaded = await actions(flags.actions);
     // Before the store is opened (or made): a worker that would call the wrong model, or none, does not start.
     const model = modelOfEnvironment();
     const registry = extendRegistry(loaded ?? actionRegistry({}), model ? { model } : {});
     const s = await store();
-    // Said once the store answers: a store that does not is the one line to read.
-    if (!out.json) {
-      out.note(loaded ? `loaded ${namesOf(registry.names(), "action")} and ${namesOf(registry.toolNames?.() ?? [], "tool")}` : "no actions modules loaded (--actions or the config file): only workflows without action nodes can run");
-      if (model) out.note(`model: ${model.description}`);
-    }
-    await noteRoom(s, out);
     const workflows = new WorkflowRegistry(s, registry);
     // A store gone from under the worker (its file deleted) never comes back: exit, do not poll on.
     let onStoreGone: (error: StoreError) => void = () => {};
     const storeGone = new Promise<StoreError>((resolve) => (onStoreGone = resolve));
+    let log: WorkerLog | undefined;
     const w = new Worker(s, workflows, {
       secretKeys: global.secretKeys,
       onStoreGone: (error) => onStoreGone(error),
       ...(concurrency !== undefined ? { concurrency } : {}),
-      ...(flags.lease !== undefined ? { leaseMs: Math.round(flags.lease * 1000) } : {}),
+      ...(leaseMs !== undefined ? { leaseMs } : {}),
+      ...(killGraceMs !== undefined ? { killGraceMs } : {}),
       ...(snapshotEvery !== undefined ? { snapshotPolicy: { every: snapshotEvery } } : {}),
       ...(flags.id ? { id: flags.id } : {}),
-      // The store failing between runs (Redis frozen or gone, SQLite locked): said, not swallowed.
-      onError: (message) => (out.json ? out.value({ runId: null, error: message }) : out.note(`${clock(Date.now())} ${clean(message)}`)),
-      // A run it cannot take (a misspelled action, a module not loaded) would wait without a word.
-      onLeftBehind: (left) => out.note(`${clock(Date.now())} ${clean(leftBehindText(left))}`),
+      ...(only ? { workflows: only } : {}),
+      ...(retainMs !== undefined ? { retainMs } : {}),
+      // The store failing between runs (Redis frozen or gone, SQLite locked), a run taken over, a
+      // run it cannot take (a misspelled action, a module not loaded): said, not swallowed.
+      onNotice: ({ level, kind, message, ...fields }) => log!.log({ ...fields, level, kind, message: kind === "draining" ? `${message}; signal again to stop now` : message }),
       onRunEnd: (runId, end) => {
-        if ("error" in end) {
-          // Not a run's end: the worker could not claim or follow events (the store went away...).
-          if (out.json) out.value({ runId: runId || null, error: end.error });
-          else out.note(`${clock(Date.now())} ${runId ? `run ${runId}: ` : ""}${clean(end.error)}`);
-        } else if (out.json) out.value({ runId, status: end.status, why: end.why });
-        else out.line(`${clock(Date.now())} run ${runId} ${end.status}: ${clean(end.why)}`);
+        if ("error" in end) log!.log({ level: "error", kind: "run-error", message: `${runId ? `run ${runId}: ` : ""}${end.error}`, runId: runId || null, error: end.error });
+        else log!.log({ level: end.status === "failed" ? "warn" : "info", kind: "run-ended", message: `run ${runId} ${end.status}: ${end.why}`, runId, status: end.status, why: end.why });
       },
     });
+    log = new WorkerLog(out, w.id);
+    // Before it says anything: a second worker with a live one's id does not start.
+    if (!flags.once) await w.checkIdFree();
+    // `ps` and `pkill -f "pitwall worker m3$"` tell this worker from the others (its arguments, which may hold a store's password, stay hidden).
+    process.title = `pitwall worker ${w.id}`;
+    // Said once the store answers: a store that does not is the one line to read.
+    log.info(
+      "started",
+      loaded ? `loaded ${namesOf(registry.names(), "action")} and ${namesOf(registry.toolNames?.() ?? [], "tool")}` : "no actions modules loaded (--actions or the config file): only workflows without action nodes can run",
+      { actions: registry.names(), tools: registry.toolNames?.() ?? [] },
+    );
+    if (model) log.info("started", `model: ${model.description}`, { model: model.description });
+    const room = roomWarning(await s.room().catch(() => undefined));
+    // The level word says it is a warning.
+    if (room) log.log({ level: "warn", kind: "store-room", message: room.replace(/^warning: /, "") });
     if (flags.once) {
       await w.drain();
-      await noteLeftBehind(out, s, workflows);
-      await noteHeld(out, s, w.id);
+      for (const left of await runsLeftBehind(s, workflows)) log.log({ level: "warn", kind: "left-behind", message: leftBehindText(left) });
+      await noteHeld(log, s, w.id);
       return EXIT.ok;
     }
+    const server = health ? await HealthServer.listen(w, health, leaseMs ?? 15_000, concurrency ?? 16) : undefined;
     w.start();
-    if (!out.json) out.note(`worker ${w.id} on ${s.description} (Ctrl-C to stop)`);
-    const gone = await Promise.race([storeGone, signal.aborted ? undefined : once(signal, "abort").then(() => undefined)]);
-    if (gone) {
-      await w.stop();
-      throw gone;
+    log.info("started", `worker ${w.id} on ${s.description}${only ? `, for workflow${only.length > 1 ? "s" : ""} ${only.join(", ")}` : ""} (Ctrl-C to stop)`, { store: s.description, ...(only ? { workflows: only } : {}) });
+    if (server) log.info("health", `health on ${server.url} (/healthz, /readyz, /metrics)`, { url: server.url });
+    try {
+      const gone = await Promise.race([storeGone, signal.aborted ? undefined : once(signal, "abort").then(() => undefined)]);
+      if (gone) {
+        await w.stop();
+        throw gone;
+      }
+      log.info("stopping", `worker ${w.id}: stopping; it claims nothing more${drainMs > 0 ? "" : ", and aborts its running nodes now"}; its runs are released for other workers`);
+      await w.stop({ drainMs });
+      log.info("stopped", `worker ${w.id} stopped`);
+      return EXIT.ok;
+    } finally {
+      await server?.close();
     }
-    if (!out.json) out.note(`worker ${w.id}: stopping; runs in progress are released for other workers`);
-    await w.stop();
-    return EXIT.ok;
   },
 });
 
@@ -119,18 +167,14 @@ function namesOf(names: readonly string[], what: string): string {
  * Running runs another worker holds: it may be alive, or gone with its lease still running (then
  * another `--once` after the lease takes them over). Ending quietly would hide them.
  */
-async function noteHeld(out: Output, store: Store, self: string): Promise<void> {
+async function noteHeld(log: WorkerLog, store: Store, self: string): Promise<void> {
   const now = Date.now();
   const { runs } = await store.listRuns({ status: ["running"], limit: 1000 });
   const held = runs.filter((r) => r.owner !== self && r.owner !== null && !leaseRanOut(r, now));
   if (held.length === 0) return;
   const last = Math.max(...held.map((r) => r.leaseUntil ?? now));
-  out.note(
+  log.info(
+    "left-behind",
     `${plural(held.length, "running run")} held by other workers (${held.slice(0, 3).map((r) => `${r.id} by ${r.owner}`).join(", ")}${held.length > 3 ? ", ..." : ""}): if those are gone, their leases run out within ${Math.ceil((last - now) / 1000)} s and a worker then takes them over`,
   );
-}
-
-/** Runs this worker could not take, by workflow version, with why: `--once` ending quietly would hide them. */
-async function noteLeftBehind(out: Output, store: Store, workflows: WorkflowRegistry): Promise<void> {
-  for (const left of await runsLeftBehind(store, workflows)) out.note(leftBehindText(left));
 }

@@ -11,6 +11,7 @@ import {
   type RunStatus,
   type Store,
   type StoreRoom,
+  type WorkerRecord,
   type WorkflowDefinition,
 } from "../../engine/index.js";
 import { doneInStep } from "./current-nodes.js";
@@ -44,6 +45,8 @@ export interface ConsoleSnapshot {
   retries: ReadonlyMap<string, RetryWait>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
   room?: StoreRoom | undefined;
+  /** The workers' heartbeats, read with the counts: why a queued run is not claimed (undefined: not known). */
+  workers?: WorkerRecord[] | undefined;
   error?: string | undefined;
 }
 
@@ -180,8 +183,11 @@ export class ConsoleData {
             !this.snap.error &&
             isDeepStrictEqual(orphans, this.snap.orphans) &&
             sameRoom(side.room, this.snap.room) &&
+            sameWorkers(side.workers, this.snap.workers) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
           if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, retries, error: undefined });
+          // Heartbeats alone (the same workers, seen again) redraw nothing, but are what the next draw reads.
+          else this.snap = { ...this.snap, workers: side.workers };
         } catch (error) {
           this.set({ error: errorMessage(error) });
         }
@@ -318,14 +324,15 @@ export class ConsoleData {
     return retries;
   }
 
-  private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room">> {
-    const [counts, pending, room] = await Promise.all([
+  private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room" | "workers">> {
+    const [counts, pending, room, workers] = await Promise.all([
       this.store.countRuns(),
       interrupts ? this.store.listInterrupts({ status: "pending" }) : Promise.resolve(this.snap.interrupts),
-      // Not knowing the room is no reason to show nothing else.
+      // Not knowing the room, or the workers, is no reason to show nothing else.
       this.store.room().catch(() => undefined),
+      this.store.listWorkers().catch(() => undefined),
     ]);
-    return { counts: { ...emptyCounts(), ...counts }, interrupts: pending, room };
+    return { counts: { ...emptyCounts(), ...counts }, interrupts: pending, room, workers };
   }
 }
 
@@ -333,4 +340,10 @@ export class ConsoleData {
 function sameRoom(a: StoreRoom | undefined, b: StoreRoom | undefined): boolean {
   if (a?.state !== b?.state || a?.evicting !== b?.evicting) return false;
   return a === undefined || a.state === "ok" || Math.floor(a.freeBytes / 2 ** 20) === Math.floor(b!.freeBytes / 2 ** 20);
+}
+
+/** The same workers, as busy, with the same versions, whenever each was last seen (a heartbeat alone changes nothing shown now). */
+function sameWorkers(a: readonly WorkerRecord[] | undefined, b: readonly WorkerRecord[] | undefined): boolean {
+  const shape = (workers: readonly WorkerRecord[] | undefined) => workers?.map((w) => ({ ...w, lastSeen: 0 }));
+  return isDeepStrictEqual(shape(a), shape(b));
 }

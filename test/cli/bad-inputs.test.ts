@@ -127,7 +127,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     writeFileSync(join(cli.dir, "other.mjs"), "export default { other: { x: () => ({}) } };\n");
     const worker = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")]);
     expect(worker.code).toBe(0);
-    expect(worker.stderr).toMatch(/^\d+ queued runs? of ask-json \(version \w+\) left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
+    expect(worker.stderr).toMatch(/^\S+Z WARN  \d+ queued runs? of ask-json \(version \w+\) left for a worker that can run (it|them): .*action "ask\.ask" is not exported/m);
   });
 
   it("a start refused for its input or its interrupt nodes creates no store file", async () => {
@@ -152,7 +152,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     worker.child.kill("SIGINT");
     const { code, stderr } = await worker.exited;
     expect(code).toBe(0);
-    expect(stderr).toMatch(/^\S+ 1 queued run of ask-left \(version \w+\) left for a worker that can run it: .*action "ask\.ask" is not exported/m);
+    expect(stderr).toMatch(/^\S+Z WARN  1 queued run of ask-left \(version \w+\) left for a worker that can run it: .*action "ask\.ask" is not exported/m);
     expect(stderr.match(/of ask-left \(version \w+\) left for a worker/g)).toHaveLength(1);
   });
 
@@ -163,7 +163,7 @@ describe("pitwall: bad input gets one line naming the problem, and nothing is wr
     writeFileSync(actions, "export default { explode: () => { throw new Error('kaboom'); } };\n");
     const { runId } = await cli.json<{ runId: string }>(["start", file]);
     const worker = await cli.run(["worker", "--once", "--actions", actions]);
-    expect(worker.stdout).toMatch(new RegExp(`^\\S+ run ${runId} failed: explode: node "explode" failed after 1 attempt\\(s\\): kaboom$`, "m"));
+    expect(worker.stdout).toMatch(new RegExp(`^\\S+Z WARN  run ${runId} failed: explode: node "explode" failed after 1 attempt\\(s\\): kaboom$`, "m"));
   });
 
   it("resolve --respond goes with the decision given beside it; --edit without an editor or a terminal is refused", async () => {

@@ -37,12 +37,12 @@ describe("what a worker says when it starts", () => {
     const { runId } = await cli.json<{ runId: string }>(["start", file("weather.json", JSON.stringify(WEATHER)), "--input", '{"city":"Porto"}']);
     const worker = await cli.run(["worker", "--once", "--actions", tools], { ...NO_MODEL, PITWALL_LLM_SCRIPT: script });
     expect(worker.code).toBe(0);
-    expect(worker.stderr).toContain("loaded no actions and 1 tool (getWeather)\nmodel: scripted script.json\n");
+    expect(worker.stderr).toMatch(/^\S+Z INFO  loaded no actions and 1 tool \(getWeather\)\n\S+Z INFO  model: scripted script.json\n/);
     expect(worker.stderr).not.toContain("no actions modules loaded");
     expect(worker.stdout).toContain(`run ${runId} succeeded`);
 
     const server = await cli.run(["worker", "--once"], { ...NO_MODEL, PITWALL_LLM_BASE_URL: "http://127.0.0.1:9/v1" });
-    expect(server.stderr).toContain("model: openai-compatible http://127.0.0.1:9/v1\n");
+    expect(server.stderr).toContain("INFO  model: openai-compatible http://127.0.0.1:9/v1\n");
   });
 
   it.each([

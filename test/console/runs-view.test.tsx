@@ -108,14 +108,15 @@ describe("runs view", () => {
     expect(parentLine()).toMatch(/ 1$/);
   });
 
-  it("says how long a queued run has waited unclaimed, without claiming no worker is alive (one may be full)", async () => {
+  it("says why a queued run is not claimed, from the workers' heartbeats: here the one live worker cannot run its workflow", async () => {
     fx = fixture();
     const init = newRun({ id: "run-unclaimed", workflow: { name: "nobody-runs-this", version: "v-none" }, state: {}, actor: "test" });
     init.run.createdAt = init.run.updatedAt = Date.now() - 90_000;
     await fx.store.createRun(init);
     ui = await openConsole({ store: fx.store, columns: 120 });
     await ui.waitFor("run-unclaimed");
-    expect(ui.lines().find((l) => l.includes("run-unclaimed"))).toContain("queued 1m: not claimed yet");
+    await ui.resize(220, 30);
+    await ui.waitFor("no worker has taken it: the one live worker cannot run workflow nobody-runs-this");
   });
 
   it("cuts a long store path in the header before the pending badge and the counts", async () => {

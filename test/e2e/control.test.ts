@@ -129,7 +129,7 @@ describe("operator commands on live runs, across processes", () => {
   });
 
   it("start --wait waits for a worker in another process to end or pause the run, or gives up after --timeout", async () => {
-    const worker = cli.spawn(["worker", "--actions", actionsOf("task-queue"), "--actions", actionsOf("sensitive-operation")]);
+    const worker = cli.spawn(["worker", "--actions", actionsOf("task-queue"), "--actions", actionsOf("sensitive-operation"), "--id", "w-wait"]);
     const [done, paused, stuck] = await Promise.all([
       cli.json<{ runId: string; status: string }>(["start", workflowOf("task-queue"), "--wait"]),
       cli.json<{ runId: string; status: string; reason: string }>(["start", workflowOf("sensitive-operation"), "--wait"]),
@@ -140,8 +140,8 @@ describe("operator commands on live runs, across processes", () => {
     // Paused on a failure is a failure for a script (`start --wait && deploy` must stop there).
     expect(stuck.code).toBe(1);
     expect(JSON.parse(stuck.stdout.trim().split("\n").at(-1)!)).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { code: "TASK_FAILED" } });
-    // `ps` names the process by its command (and `pkill -f "pitwall worker"` finds it).
-    expect(readFileSync(`/proc/${worker.child.pid}/cmdline`, "utf8").replace(/\0/g, " ").trim()).toBe("pitwall worker");
+    // `ps` names the process by its command and worker id (`pkill -f "pitwall worker w-wait$"` finds this one).
+    expect(readFileSync(`/proc/${worker.child.pid}/cmdline`, "utf8").replace(/\0/g, " ").trim()).toBe("pitwall worker w-wait");
     worker.child.kill("SIGINT");
     await worker.exited;
 
@@ -215,7 +215,7 @@ describe("operator commands on live runs, across processes", () => {
     }
     const once = await cli.run(["worker", "--once", "--actions", actionsOf("long-compute")], env);
     expect(once.code).toBe(0);
-    expect(once.stderr).toMatch(new RegExp(`^1 running run held by other workers \\(${runId} by gone-worker\\): if those are gone, their leases run out within (59|60) s and a worker then takes them over$`, "m"));
+    expect(once.stderr).toMatch(new RegExp(`^\\S+Z INFO  1 running run held by other workers \\(${runId} by gone-worker\\): if those are gone, their leases run out within (59|60) s and a worker then takes them over$`, "m"));
     // runs --orphaned lists those whose lease ran out: none yet, then this one.
     expect((await cli.json<RunRecord[]>(["runs", "--orphaned"], env)).map((r) => r.id)).toEqual([]);
     const store2 = await openStore(`sqlite:${file}`);
@@ -228,7 +228,7 @@ describe("operator commands on live runs, across processes", () => {
     // A worker that cannot run it (not its actions) names it rather than ending quietly.
     writeFileSync(join(cli.dir, "other.mjs"), "export default { other: () => ({}) };\n");
     const unable = await cli.run(["worker", "--once", "--actions", join(cli.dir, "other.mjs")], env);
-    expect([unable.code, unable.stderr]).toEqual([0, expect.stringMatching(/^1 running run whose worker is gone \(lease ran out\) of long-compute \(version \w+\) left for a worker that can run it: .+$/m)]);
+    expect([unable.code, unable.stderr]).toEqual([0, expect.stringMatching(/^\S+Z WARN  1 running run whose worker is gone \(lease ran out\) of long-compute \(version \w+\) left for a worker that can run it: .+$/m)]);
     const mixed = await cli.run(["runs", "--orphaned", "--status", "queued"], env);
     expect([mixed.code, mixed.stderr]).toEqual([2, "pitwall runs: --orphaned lists running runs only: leave out --status, or give --status running\n"]);
   });
@@ -240,12 +240,12 @@ describe("operator commands on live runs, across processes", () => {
     writeFileSync(file, JSON.stringify({ name: "stubborn", state: {}, start: "s", nodes: { s: { action: "stubborn" } } }));
     const env = { PITWALL_STORE: `sqlite:${join(cli.dir, "stubborn.db")}` };
     const { runId } = await cli.json<{ runId: string }>(["start", file], env);
-    const worker = cli.spawn(["worker", "--actions", actions], env);
+    const worker = cli.spawn(["worker", "--actions", actions, "--drain-timeout", "1"], env);
     await until(async () => (await cli.json<RunRecord>(["show", runId], env)).status === "running", 15_000, "the node running");
     const stoppedAt = Date.now();
     worker.child.kill("SIGINT");
     const exited = await worker.exited;
-    // The grace period (5 s), not the node's 30 s.
+    // The drain (1 s) and the grace period (5 s), not the node's 30 s.
     expect(Date.now() - stoppedAt).toBeLessThan(15_000);
     expect(exited.code).toBe(0);
     expect((await cli.json<RunRecord>(["show", runId], env)).status).toBe("queued");

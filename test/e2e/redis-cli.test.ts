@@ -65,7 +65,7 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
       );
       await setRoom(-64 * 1024);
       const worker = await cli.run(["worker", "--once", "--store", url]);
-      expect(worker.stderr).toMatch(/^warning: the store is full \(0 B left of .+\): workers cannot commit until room is made$/m);
+      expect(worker.stderr).toMatch(/^\S+Z WARN  the store is full \(0 B left of .+\): workers cannot commit until room is made$/m);
       await raw.config("SET", "maxmemory", "0");
       expect((await cli.run(["runs", "--store", url])).stderr).toBe("no runs\n");
     } finally {

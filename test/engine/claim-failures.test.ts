@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { MemoryStore, StoreError, Worker, WorkflowRegistry, actionRegistry, createEngine, workflow, type Store } from "../../engine/index.js";
+import { MemoryStore, StoreError, Worker, WorkflowRegistry, actionRegistry, createEngine, workflow, type Store, type WorkerNotice } from "../../engine/index.js";
+import { until } from "../support/engine.js";
 
 const wf = workflow("tick", { state: z.object({ n: z.number().default(0) }) }).node("a", (s) => ({ n: s.n + 1 }), { next: "END" }).compile();
 
@@ -46,5 +47,22 @@ describe("a worker whose store keeps failing its claims", () => {
     expect((await memory.getRun(run.id))?.status).toBe("succeeded");
     await worker.stop();
     expect(claiming()).toHaveLength(3);
+  });
+
+  it("tells onNotice that the store fails as a warning, and that it works again as information, not an error", async () => {
+    const memory = new MemoryStore();
+    const run = await createEngine({ store: memory, workflows: [wf], worker: false }).start(wf);
+    const { store, failing } = failingClaims(memory);
+    const notices: WorkerNotice[] = [];
+    const worker = new Worker(store, new WorkflowRegistry(store, actionRegistry({}), [wf]), { pollMs: 20, onNotice: (n) => notices.push(n) });
+    worker.start();
+    await until(() => notices.length > 0, 5_000, "the failure");
+    failing.on = false;
+    await until(async () => (await memory.getRun(run.id))?.status === "succeeded", 5_000, "the run");
+    await worker.stop();
+    expect(notices.map((n) => [n.level, n.kind])).toEqual([
+      ["warn", "store-failing"],
+      ["info", "store-recovered"],
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import {
   type NewEvent,
   type Store,
   type TaskRecord,
+  type WorkerRecord,
 } from "../../engine/index.js";
 import { checkpointId, newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
@@ -244,6 +245,81 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       await store.renewLease(run.id, "w1", claim!.fence, 150);
       await new Promise((r) => setTimeout(r, 100));
       expect(await store.claimRun({ owner: "w2", leaseMs: 1000 })).toBeUndefined();
+    });
+
+    it("takes over no run when asked not to (a worker that has just regained its store), and names the owner it takes a run from", async () => {
+      const run = await createRun(store);
+      await store.claimRun({ owner: "w1", leaseMs: 50 });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await store.claimRun({ owner: "w2", leaseMs: 1000, takeOver: false })).toBeUndefined();
+      expect(await store.claimRun({ owner: "w2", leaseMs: 1000, runId: run.id, takeOver: false })).toBeUndefined();
+      const queued = await createRun(store);
+      expect(await store.claimRun({ owner: "w2", leaseMs: 1000, takeOver: false })).toMatchObject({ run: { id: queued.id }, recovered: false });
+      expect((await store.claimRun({ owner: "w2", leaseMs: 1000 }))?.takenFrom).toBe("w1");
+      expect((await store.getRun(queued.id))?.owner).toBe("w2");
+    });
+
+    it("takes the workflows in turn, and each workflow's runs oldest first", async () => {
+      const workflows = { a: { name: "fair-a", version: "v-fair-a" }, b: { name: "fair-b", version: "v-fair-b" }, c: { name: "fair-c", version: "v-fair-c" } };
+      for (const wf of Object.values(workflows)) {
+        const definition = { name: wf.name, state: {}, start: "a", nodes: {}, limits: { maxSteps: 10, concurrency: 1 }, interruptBefore: [], interruptAfter: [] };
+        await store.putWorkflow({ version: wf.version, name: wf.name, definition: definition as never, createdAt: 1 });
+      }
+      // A backlog of one workflow queued before the others' runs.
+      const order: [keyof typeof workflows, string][] = [["a", "a1"], ["a", "a2"], ["a", "a3"], ["a", "a4"], ["c", "c1"], ["b", "b1"], ["b", "b2"]];
+      for (const [wf, id] of order) {
+        await createRun(store, {}, { id: `run-fair-${id}`, workflow: workflows[wf] });
+        await new Promise((r) => setTimeout(r, 3));
+      }
+      const claims: string[] = [];
+      for (let claim = await store.claimRun({ owner: "w", leaseMs: 60_000 }); claim; claim = await store.claimRun({ owner: "w", leaseMs: 60_000 })) {
+        claims.push(claim.run.id.replace("run-fair-", ""));
+      }
+      // Whichever workflow goes first, the others follow in name order and none waits for a backlog.
+      const first = claims.slice(0, 3).map((id) => id[0]).join("");
+      expect(["abc", "bca", "cab"]).toContain(first);
+      const rounds = { abc: ["a1", "b1", "c1", "a2", "b2", "a3", "a4"], bca: ["b1", "c1", "a1", "b2", "a2", "a3", "a4"], cab: ["c1", "a1", "b1", "a2", "b2", "a3", "a4"] };
+      expect(claims).toEqual(rounds[first as keyof typeof rounds]);
+      // Limited to some versions, a worker takes only those, and the same turns among them.
+      await createRun(store, {}, { id: "run-fair-a5", workflow: workflows.a });
+      await createRun(store, {}, { id: "run-fair-b3", workflow: workflows.b });
+      expect((await store.claimRun({ owner: "w", leaseMs: 60_000, versions: [workflows.b.version] }))?.run.id).toBe("run-fair-b3");
+    });
+  });
+
+  describe("workers", () => {
+    const worker = (id: string, patch: Partial<WorkerRecord> = {}): WorkerRecord => ({
+      id,
+      instance: `${id}-1`,
+      host: "host-1",
+      pid: 100,
+      startedAt: Date.now(),
+      lastSeen: 0,
+      stoppedAt: null,
+      heartbeatMs: 5000,
+      leaseMs: 15_000,
+      concurrency: 16,
+      running: 0,
+      workflows: [{ name: "wf", version: "v1" }],
+      only: null,
+      actions: [],
+      ...patch,
+    });
+
+    it("keeps each worker's last heartbeat, with the store's time, and gives back the record each replaces", async () => {
+      const before = Date.now();
+      expect(await store.listWorkers()).toEqual([]);
+      expect(await store.putWorker(worker("m1"))).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await store.putWorker(worker("m2", { workflows: [], only: ["a", "b"] }))).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 5));
+      const replaced = await store.putWorker(worker("m1", { instance: "m1-2", running: 3 }));
+      expect(replaced).toMatchObject({ id: "m1", instance: "m1-1", running: 0 });
+      expect(replaced!.lastSeen).toBeGreaterThanOrEqual(before - 1000);
+      const listed = await store.listWorkers();
+      expect(listed.map((w) => [w.id, w.instance, w.running])).toEqual([["m1", "m1-2", 3], ["m2", "m2-1", 0]]);
+      expect(listed[1]).toMatchObject({ workflows: [], only: ["a", "b"], actions: [], stoppedAt: null });
+      for (const w of listed) expect(Math.abs(w.lastSeen - Date.now())).toBeLessThan(2_000);
     });
   });
 

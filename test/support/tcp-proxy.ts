@@ -9,6 +9,7 @@ export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private cutNextReply = false;
+  private down = false;
   /** How many replies were lost so far. */
   cuts = 0;
 
@@ -16,6 +17,10 @@ export class TcpProxy {
 
   async start(): Promise<number> {
     this.server = createServer((client) => {
+      if (this.down) {
+        client.destroy();
+        return;
+      }
       const upstream = createConnection({ port: this.targetPort, host: "127.0.0.1" });
       this.sockets.add(client).add(upstream);
       client.on("data", (chunk) => upstream.write(chunk));
@@ -46,6 +51,16 @@ export class TcpProxy {
   /** The next reply from the server is lost and the connection cut. */
   loseNextReply(): void {
     this.cutNextReply = true;
+  }
+
+  /** Cuts every connection and refuses new ones until `restore` (a network partition). */
+  cut(): void {
+    this.down = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  restore(): void {
+    this.down = false;
   }
 
   async stop(): Promise<void> {

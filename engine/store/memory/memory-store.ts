@@ -18,11 +18,12 @@ import {
   type RunStatus,
   type RunStorage,
   type TaskRecord,
+  type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { EventFeed } from "../event-feed.js";
-import { checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, checkCommit, checkDeletion, claimPatch, claimable, decodeCursor, encodeCursor, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
 
 const copy: <T>(value: T) => T = rfdc();
 
@@ -45,6 +46,9 @@ export class MemoryStore implements Store {
   private readonly artifacts = new Map<string, { data: Uint8Array; mediaType: string; runs: Set<string> }>();
   private readonly feed = new EventFeed();
   private fenceCounter = 0;
+  /** The workflow of the last queued run claimed: the next claim turns to the next one (`pickClaim`). */
+  private lastClaimedWorkflow: string | undefined;
+  private readonly workers = new Map<string, WorkerRecord>();
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
     this.mustBeOpen();
@@ -105,13 +109,15 @@ export class MemoryStore implements Store {
     const candidates = [...this.runs.values()].filter((run) =>
       claimable(run, now, options, (id) => this.runs.get(id)?.status),
     );
-    const run = pickClaim(candidates);
+    const run = pickClaim(candidates, this.lastClaimedWorkflow);
     if (!run) return undefined;
     const recovered = run.status === "running";
+    const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
+    if (!recovered) this.lastClaimedWorkflow = run.workflow;
     const fence = ++this.fenceCounter;
     Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
     this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
-    return { run: copy(run), fence, recovered };
+    return { run: copy(run), fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
@@ -324,6 +330,20 @@ export class MemoryStore implements Store {
       if (artifact.runs.size === 0) this.artifacts.delete(sha256);
     }
     return [...ids];
+  }
+
+  async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
+    this.mustBeOpen();
+    const now = Date.now();
+    for (const [id, w] of this.workers) if (now - w.lastSeen > WORKER_RECORDS_KEPT_MS) this.workers.delete(id);
+    const replaced = this.workers.get(record.id);
+    this.workers.set(record.id, copy({ ...record, lastSeen: now }));
+    return replaced && copy(replaced);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    this.mustBeOpen();
+    return copy([...this.workers.values()].sort((a, b) => b.lastSeen - a.lastSeen));
   }
 
   async close(): Promise<void> {

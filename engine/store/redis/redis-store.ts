@@ -18,9 +18,10 @@ import {
   type RunStorage,
   type StoreRoom,
   type TaskRecord,
+  type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkDeletion, checkOwnRecords } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, checkDeletion, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { withColon } from "../open.js";
 import { connectRedis, parseRedisUrl, type RedisStoreOptions, type RedisTarget } from "./connection.js";
@@ -71,6 +72,8 @@ const ANSWERING = [
   "runStorage",
   "deleteRun",
   "room",
+  "putWorker",
+  "listWorkers",
 ] as const satisfies readonly (keyof Store)[];
 
 /**
@@ -187,13 +190,14 @@ export class RedisStore implements Store {
       this.args()
         .add(options.owner, options.leaseMs, newId("claim", 12), options.runId ?? "")
         .strings(options.versions)
-        .strings(options.exclude ?? []),
+        .strings(options.exclude ?? [])
+        .add(options.takeOver === false ? "0" : "1"),
     );
     if (reply[0] === "none") return undefined;
     if (reply[0] !== "claimed") throw refusal(reply);
-    const [, fence, recovered, hash] = reply as [string, number, number, string[]];
+    const [, fence, recovered, hash, previous] = reply as [string, number, number, string[], string | null];
     const run = decodeRun(pairsToHash(hash))!;
-    return { run, fence, recovered: recovered === 1 };
+    return { run, fence, recovered: recovered === 1, ...(recovered === 1 && previous ? { takenFrom: previous } : {}) };
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
@@ -411,6 +415,22 @@ export class RedisStore implements Store {
     const memory = await readMemory(this.client);
     this.eviction?.saw(memory);
     return memoryRoom(memory, this.description);
+  }
+
+  async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
+    // The script stamps the server's time over the lastSeen written first.
+    const { lastSeen: _lastSeen, ...rest } = record;
+    const reply = await this.write("putWorker", this.args().add(record.id, JSON.stringify({ lastSeen: 0, ...rest }), WORKER_RECORDS_KEPT_MS));
+    const json = reply[1] as string | null;
+    return json === null ? undefined : (JSON.parse(json) as WorkerRecord);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    const ids = await this.client.zrange(this.keys.global("workers-seen"), 0, -1);
+    if (ids.length === 0) return [];
+    const jsons = await this.client.hmget(this.keys.global("workers"), ...ids);
+    const records = jsons.flatMap((json) => (json === null ? [] : [JSON.parse(json) as WorkerRecord]));
+    return records.sort((a, b) => b.lastSeen - a.lastSeen || (a.id < b.id ? -1 : 1));
   }
 
   /** Closes at once even when the server has gone away (commands waiting for it are failed). */

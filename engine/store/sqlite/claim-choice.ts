@@ -8,11 +8,14 @@ const LOOK_AHEAD = 16;
 const LOOK_AHEAD_MS = 200;
 /** After another process took a listed run, how long each claim looks afresh instead. */
 const CONTENDED_MS = 1_000;
+/** How many workflows one look visits for queued runs (the next look goes on from where the turns are). */
+const WORKFLOWS_PER_LOOK = 64;
 
 /**
- * Which run a claim takes: the claimable run that has waited longest (`claimable`, `claimOrder`),
- * read from the columns a claim decides on, before the write lock is taken; under the lock the
- * store reads and checks that one run again (`claimableRun`).
+ * Which run a claim takes, by the rule every store applies (`pickClaim`: take-overs first, then
+ * the workflows in turn, the oldest run of each first), read from the columns a claim decides on
+ * before the write lock is taken; under the lock the store reads and checks that one run again
+ * (`claimableRun`).
  */
 export class ClaimChoice {
   /**
@@ -24,20 +27,26 @@ export class ClaimChoice {
    */
   private ahead: { key: string; until: number; runs: ClaimCandidate[] } | undefined;
   private contendedUntil = 0;
+  /** The workflow of the last queued run this process claimed: the next turn is the next workflow's. */
+  private lastWorkflow: string | undefined;
 
   constructor(private readonly q: Queries) {}
 
   /** The next run the last look found (`reuse`), or the first of a new look. */
   choose(options: ClaimOptions, now: number, reuse: boolean): ClaimCandidate | undefined {
-    const key = JSON.stringify([options.versions ?? null, options.runId ?? null]);
+    const key = JSON.stringify([options.versions ?? null, options.runId ?? null, options.takeOver ?? true]);
     if (reuse && now >= this.contendedUntil && this.ahead?.key === key && this.ahead.until > now) {
       // Runs the worker took since (now its own, excluded) are passed over.
       for (let next = this.ahead.runs.shift(); next; next = this.ahead.runs.shift()) if (!options.exclude?.includes(next.id)) return next;
     }
-    const runs = this.q.claimCandidates(now, options.versions, options.runId, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
-    runs.sort(claimOrder);
+    const runs = this.look(options, now);
     this.ahead = { key, until: now + LOOK_AHEAD_MS, runs: runs.slice(1) };
     return runs[0];
+  }
+
+  /** A queued run was claimed: its workflow had its turn. */
+  claimed(run: Pick<RunRecord, "workflow">, recovered: boolean): void {
+    if (!recovered) this.lastWorkflow = run.workflow;
   }
 
   /** The run chosen was no longer claimable under the lock: another process took it, most likely. */
@@ -50,6 +59,29 @@ export class ClaimChoice {
   claimableRun(runId: string | undefined, options: ClaimOptions, now: number): RunRecord | undefined {
     const run = runId === undefined ? undefined : this.q.getRun(runId);
     return run && this.canClaim(run, options, now) ? run : undefined;
+  }
+
+  /** Claimable runs in claim order: take-overs, then the queued runs of the workflows in turn. */
+  private look(options: ClaimOptions, now: number): ClaimCandidate[] {
+    if (options.runId !== undefined) return this.q.claimCandidates(now, options.versions, options.runId, 1).filter((run) => this.canClaim(run, options, now));
+    const takeovers = options.takeOver === false ? [] : this.q.expiredLeases(now, options.versions, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
+    const turns: ClaimCandidate[][] = [];
+    for (const workflow of this.turnOrder(this.q.queuedWorkflows(options.versions)).slice(0, WORKFLOWS_PER_LOOK)) {
+      const runs = this.q.queuedOf(workflow, now, options.versions, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
+      if (runs.length > 0) turns.push(runs);
+    }
+    const queued: ClaimCandidate[] = [];
+    for (let i = 0; queued.length < LOOK_AHEAD && turns.some((runs) => i < runs.length); i++) {
+      for (const runs of turns) if (i < runs.length) queued.push(runs[i]!);
+    }
+    return [...takeovers.sort(claimOrder), ...queued].slice(0, LOOK_AHEAD);
+  }
+
+  /** The workflow names from the one after the last claimed, wrapping around (`nextWorkflow`). */
+  private turnOrder(names: string[]): string[] {
+    const last = this.lastWorkflow;
+    const from = last === undefined ? 0 : names.findIndex((name) => name > last);
+    return from <= 0 ? names : [...names.slice(from), ...names.slice(0, from)];
   }
 
   private canClaim(run: ClaimCandidate, options: ClaimOptions, now: number): boolean {

@@ -4,6 +4,7 @@ import {
   type InterruptRecord,
   type RunRecord,
   type RunStatus,
+  type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
 import { parseDoc, parseDocs, runRow } from "./rows.js";
@@ -14,16 +15,15 @@ import { whereClause, type Param, type Statements } from "./statements.js";
  * queued ones and the running ones whose lease expired, each read along the status index.
  */
 const FILTER = `(:versions IS NULL OR version IN (SELECT value FROM json_each(:versions))) AND (:runId IS NULL OR id = :runId)`;
-const CANDIDATE_COLUMNS = "id, status, version, updated_at, wake_at, lease_until, waiting_on";
-const CLAIMABLE = [
-  `SELECT ${CANDIDATE_COLUMNS} FROM runs r
+const CANDIDATE_COLUMNS = "id, status, workflow, version, updated_at, wake_at, lease_until, waiting_on";
+const QUEUED = `SELECT ${CANDIDATE_COLUMNS} FROM runs r
    WHERE status = 'queued' AND (wake_at IS NULL OR wake_at <= :now)
      AND (waiting_on IS NULL OR NOT EXISTS (
        SELECT 1 FROM runs c WHERE c.id = r.waiting_on AND c.status NOT IN ('succeeded', 'failed', 'canceled')))
-     AND ${FILTER}
-   ORDER BY updated_at, id LIMIT :limit`,
-  `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`,
-];
+     AND ${FILTER}`;
+/** Along the index of queued runs by workflow (schema version 5), one workflow's oldest first. */
+const QUEUED_OF_WORKFLOW = `${QUEUED} AND workflow = :workflow ORDER BY updated_at, id LIMIT :limit`;
+const EXPIRED = `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`;
 
 /**
  * The store's SQL statements for its records — workflows, runs and claims, interrupts, commands,
@@ -130,7 +130,61 @@ export class Queries {
    */
   claimCandidates(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number): ClaimCandidate[] {
     const params = claimParams(now, versions, runId, limit);
-    return CLAIMABLE.flatMap((text) => (this.s.sql(text).all(params) as CandidateRow[]).map(claimCandidate));
+    return [`${QUEUED} ORDER BY updated_at, id LIMIT :limit`, EXPIRED].flatMap((text) => (this.s.sql(text).all(params) as CandidateRow[]).map(claimCandidate));
+  }
+
+  /** Running runs whose lease ran out, the oldest first: take-overs. */
+  expiredLeases(now: number, versions: readonly string[] | undefined, limit: number): ClaimCandidate[] {
+    return (this.s.sql(EXPIRED).all(claimParams(now, versions, undefined, limit)) as CandidateRow[]).map(claimCandidate);
+  }
+
+  /** One workflow's claimable queued runs, the oldest first. */
+  queuedOf(workflow: string, now: number, versions: readonly string[] | undefined, limit: number): ClaimCandidate[] {
+    return (this.s.sql(QUEUED_OF_WORKFLOW).all({ ...claimParams(now, versions, undefined, limit), workflow }) as CandidateRow[]).map(claimCandidate);
+  }
+
+  /**
+   * The workflows with queued runs, in name order, narrowed to those of these versions when the
+   * store knows each version's workflow. One index seek per workflow (a skip scan written out),
+   * not a read of every queued run.
+   */
+  queuedWorkflows(versions: readonly string[] | undefined): string[] {
+    const names = this.s
+      .sql(
+        `WITH RECURSIVE w(name) AS (
+           SELECT (SELECT workflow FROM runs INDEXED BY runs_queued_by_workflow WHERE status = 'queued' ORDER BY workflow LIMIT 1)
+           UNION ALL
+           SELECT (SELECT workflow FROM runs INDEXED BY runs_queued_by_workflow WHERE status = 'queued' AND workflow > w.name ORDER BY workflow LIMIT 1)
+           FROM w WHERE w.name IS NOT NULL
+         ) SELECT name FROM w WHERE name IS NOT NULL`,
+      )
+      .pluck()
+      .all() as string[];
+    if (!versions) return names;
+    const known = this.s.sql("SELECT version, name FROM workflows WHERE version IN (SELECT value FROM json_each(?))").all(JSON.stringify(versions)) as { version: string; name: string }[];
+    if (known.length < new Set(versions).size) return names;
+    const allowed = new Set(known.map((k) => k.name));
+    return names.filter((name) => allowed.has(name));
+  }
+
+  // workers
+
+  /** The record of this id, and the new one in its place; records not seen since `staleBefore` go. */
+  putWorker(record: WorkerRecord, staleBefore: number): WorkerRecord | undefined {
+    const replaced = parseDoc<WorkerRecord>(this.s.sql("SELECT doc FROM workers WHERE id = ?").get(record.id) as { doc: string } | undefined);
+    this.s.sql("DELETE FROM workers WHERE last_seen < ?").run(staleBefore);
+    this.s.sql("INSERT INTO workers (id, last_seen, doc) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen, doc = excluded.doc").run(
+      record.id,
+      record.lastSeen,
+      JSON.stringify(record),
+    );
+    return replaced;
+  }
+
+  /** Every worker's record, the most recently seen first; none in a store older than the table (read-only). */
+  listWorkers(): WorkerRecord[] {
+    if (!this.s.sql("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'workers'").get()) return [];
+    return parseDocs<WorkerRecord>(this.s.sql("SELECT doc FROM workers ORDER BY last_seen DESC, id").all() as { doc: string }[]);
   }
 
   // interrupts
@@ -219,11 +273,12 @@ export class Queries {
 }
 
 /** What deciding a claim reads of a run. */
-export type ClaimCandidate = Pick<RunRecord, "id" | "status" | "version" | "updatedAt" | "wakeAt" | "leaseUntil" | "waitingOn">;
+export type ClaimCandidate = Pick<RunRecord, "id" | "status" | "workflow" | "version" | "updatedAt" | "wakeAt" | "leaseUntil" | "waitingOn">;
 
 interface CandidateRow {
   id: string;
   status: RunStatus;
+  workflow: string;
   version: string;
   updated_at: number;
   wake_at: number | null;
@@ -232,7 +287,7 @@ interface CandidateRow {
 }
 
 function claimCandidate(row: CandidateRow): ClaimCandidate {
-  return { id: row.id, status: row.status, version: row.version, updatedAt: row.updated_at, wakeAt: row.wake_at, leaseUntil: row.lease_until, waitingOn: row.waiting_on };
+  return { id: row.id, status: row.status, workflow: row.workflow, version: row.version, updatedAt: row.updated_at, wakeAt: row.wake_at, leaseUntil: row.lease_until, waitingOn: row.waiting_on };
 }
 
 function claimParams(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number) {

@@ -236,6 +236,14 @@ export const MIGRATIONS: readonly string[] = [
   -- must refuse the store.
   SELECT 1;
   `,
+  `
+  -- Version 5. Workers' heartbeats ('pitwall workers'), one row per worker id, the record a JSON
+  -- document. And the queued runs by workflow, which claims take in turns: the index holds a run
+  -- only while it is queued, so the commits of a running run do not touch it. (IF NOT EXISTS: a
+  -- store set back to an earlier version number by hand has them already.)
+  CREATE TABLE IF NOT EXISTS workers (id TEXT PRIMARY KEY, last_seen INTEGER NOT NULL, doc TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS runs_queued_by_workflow ON runs (workflow, updated_at, id) WHERE status = 'queued';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

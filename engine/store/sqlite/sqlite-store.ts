@@ -21,9 +21,10 @@ import {
   type RunStorage,
   type StoreRoom,
   type TaskRecord,
+  type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, movesUpdatedAt, runClaimedEvent, storeRoom } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, movesUpdatedAt, runClaimedEvent, storeRoom } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
@@ -188,11 +189,13 @@ export class SqliteStore implements Store {
       }
       if (!run) return undefined;
       const recovered = run.status === "running";
+      const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
       const fence = this.q.nextFence();
       Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
       this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
       this.q.saveRun(run);
-      return { run, fence, recovered };
+      this.claims.claimed(run, recovered);
+      return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
     });
   }
 
@@ -390,6 +393,17 @@ export class SqliteStore implements Store {
     if (this.db.open) this.erasure.now();
     this.feed.close();
     if (this.db.open) this.db.close();
+  }
+
+  async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
+    return this.writes.write(() => {
+      const now = Date.now();
+      return this.q.putWorker({ ...record, lastSeen: now }, now - WORKER_RECORDS_KEPT_MS);
+    }, false);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return this.read(() => this.q.listWorkers());
   }
 
   private read<T>(fn: () => T): T {

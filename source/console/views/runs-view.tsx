@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from "react";
-import { TERMINAL_RUN_STATUSES, checkDeletion, currentStep, errorMessage, type RetryWait, type RunRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, UNCLAIMED_MS, checkDeletion, currentStep, errorMessage, unclaimedWhy, type RetryWait, type RunRecord, type WorkerRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import type { ConsoleSnapshot } from "../data.js";
@@ -16,17 +16,18 @@ import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, ranMs, runRows, sortLabel, typ
 
 const FLASH_MS = 800;
 
-/** A run queued longer than this, for nothing but a worker, says it has not been claimed. */
-const UNCLAIMED_MS = 30_000;
-
 /** The times a run's row (or header) counts from or down to: its age and duration, a timer, a retry, its wait for a worker. */
 export function runTimes(run: RunRecord, retry?: RetryWait): (number | null)[] {
   const queued = run.status === "queued" && !run.waitingOn;
   return [run.createdAt, run.endedAt === null ? run.startedAt : null, run.wakeAt, retry?.at ?? null, queued ? run.updatedAt : null, queued ? run.updatedAt + UNCLAIMED_MS : null];
 }
 
-/** What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out (ConsoleSnapshot.orphans). */
-export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord, retry?: RetryWait): string {
+/**
+ * What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out
+ * (ConsoleSnapshot.orphans); `workers`: the store's workers' heartbeats, which tell why a run
+ * queued for long is not claimed (none runs, none runs its workflow, all those that do are busy).
+ */
+export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord, retry?: RetryWait, workers?: readonly WorkerRecord[]): string {
   switch (run.status) {
     case "running":
       // The lease first: a narrow NOW column must not cut what tells this run from a running one.
@@ -44,9 +45,7 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
       if (!run.waitingOn) {
         if (retry && retry.at > now) return retryText(retry, now);
         if (run.wakeAt !== null && run.wakeAt > now) return `timer, wakes in ${ago(now, run.wakeAt)}`;
-        // Not claimed yet: the workers are all busy, or none runs, or none has this workflow's actions
-        // (the console cannot tell which).
-        return now - run.updatedAt > UNCLAIMED_MS ? `queued ${ago(run.updatedAt, now)}: not claimed yet` : "";
+        return unclaimedWhy(run, now, workers) ?? "";
       }
       return `waiting for ${run.waitingOn}${child?.status === "paused" ? `, paused (${runActivity(child, now)})` : ""}`;
     default:
@@ -142,7 +141,7 @@ function idLabel(row: RunRow): string {
 /** What a run's NOW column says: `runActivity` with what the snapshot knows of it. */
 function activityOf(run: RunRecord, snap: ConsoleSnapshot, waiting: ReadonlyMap<string, readonly string[]>, now: number): string {
   const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id));
+  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id), snap.workers);
 }
 
 function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, activity: string, orphaned: boolean, pausedAt: number | undefined): Line {

@@ -1,13 +1,16 @@
 import { LUA_SHA256 } from "./sha256.js";
 
 /**
- * Claims one run (`Store.claimRun`, the rules of `claimable` in `engine/store/rules.ts`): first a
- * run whose owner stopped renewing (XAUTOCLAIM on the lease streams, one at a time), then the
- * oldest fresh offer among the versions the worker can run. Due timers are offered first.
- * Arguments: owner, leaseMs, request id (a resent request gets the same answer), run id ('' for
- * any), versions (list, or absent for every version), runs not to take over (list).
+ * Claims one run (`Store.claimRun`, the rules of `claimable` and `pickClaim` in
+ * `engine/store/rules.ts`): first a run whose owner stopped renewing (XAUTOCLAIM on the lease
+ * streams, one at a time), then a fresh offer among the versions the worker can run: the
+ * workflows take turns (the first by name after the one the store's last claim of a queued run
+ * took, kept in `claim-turn`), and within one the oldest offer goes first. Due timers are offered
+ * first. Arguments: owner, leaseMs, request id (a resent request gets the same answer), run id
+ * ('' for any), versions (list, or absent for every version), runs not to take over (list),
+ * take-overs allowed ('1' or '0').
  *
- * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list} | {'none'}
+ * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list, previous owner or false} | {'none'}
  */
 export const CLAIM = `${LUA_SHA256}
 local owner = arg()
@@ -22,24 +25,28 @@ if versions then
 end
 local excluded = {}
 for _, id in ipairs(arg_strings()) do excluded[id] = true end
+local take_overs = arg() == '1'
 
-local function reply(id, fence, recovered)
-  return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id))}
+local function reply(id, fence, recovered, previous)
+  return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id)), previous or false}
 end
 
 local earlier = redis.call('GET', K.g('claim-req:' .. request))
 if earlier then
-  local f = redis.call('HMGET', K.run(earlier), 'owner', '_claimReq', 'fence', '_claimRecovered')
-  if f[1] == owner and f[2] == request then return reply(earlier, tonumber(f[3]), f[4] == '1') end
+  local f = redis.call('HMGET', K.run(earlier), 'owner', '_claimReq', 'fence', '_claimRecovered', '_claimFrom')
+  if f[1] == owner and f[2] == request then return reply(earlier, tonumber(f[3]), f[4] == '1', f[5]) end
   return {'none'}
 end
+
+saw_fleet(lease_ms)
+if takeovers_held() then take_overs = false end
 
 local function claimable(id)
   if excluded[id] then return false end
   local f = redis.call('HMGET', K.run(id), 'status', 'version', 'leaseUntil', 'wakeAt', 'waitingOn')
   if not f[1] then return false end
   if allowed and not allowed[f[2]] then return false end
-  if f[1] == 'running' then return f[3] ~= false and tonumber(f[3]) < NOW end
+  if f[1] == 'running' then return take_overs and f[3] ~= false and tonumber(f[3]) < NOW end
   if f[1] ~= 'queued' then return false end
   if f[4] and tonumber(f[4]) > NOW then return false end
   if f[5] then return child_ended(f[5]) end
@@ -59,7 +66,7 @@ end
 -- lease_held: the run's lease entry was already moved to this owner by XAUTOCLAIM
 local function take(id, lease_held)
   local rk = K.run(id)
-  local f = redis.call('HMGET', rk, 'status', 'startedAt', '_offer', '_lease', '_leaseMs', 'version')
+  local f = redis.call('HMGET', rk, 'status', 'startedAt', '_offer', '_lease', '_leaseMs', 'version', 'owner')
   local recovered = f[1] == 'running'
   -- Fences never fall below the clock (in microseconds): a server that lost its last writes in a
   -- crash does not hand out again a fence that a live worker still holds.
@@ -80,6 +87,8 @@ local function take(id, lease_held)
   redis.call('HSET', rk, 'status', 'running', 'owner', owner, 'leaseUntil', NOW + lease_ms, '_leaseMs', lease_ms,
     'fence', fmt(fence), 'updatedAt', NOW, '_claimReq', request, '_claimRecovered', recovered and '1' or '0')
   redis.call('HDEL', rk, 'wakeAt')
+  local previous = recovered and f[7] or false
+  if previous then redis.call('HSET', rk, '_claimFrom', previous) else redis.call('HDEL', rk, '_claimFrom') end
   if not f[2] then redis.call('HSET', rk, 'startedAt', NOW) end
   if recovered then
     redis.call('HINCRBY', rk, 'recoveries', 1)
@@ -89,7 +98,7 @@ local function take(id, lease_held)
   index_run(id, f[1])
   schedule(id)
   append_events(id, { claimed_event(id, fence, recovered) })
-  return reply(id, fence, recovered)
+  return reply(id, fence, recovered, previous)
 end
 
 -- An entry this owner cannot take (another version, or its lease was just renewed) goes back
@@ -132,26 +141,49 @@ local function take_over()
   return nil
 end
 
--- the stream (among the allowed versions) whose next undelivered offer is the oldest
-local function oldest_offer()
-  local best, best_n
+local names = {}
+local function workflow_of(version)
+  if names[version] == nil then
+    local meta = redis.call('HGET', K.g('workflow-list'), version)
+    names[version] = meta and cjson.decode(meta).name or version
+  end
+  return names[version]
+end
+
+-- the number of a stream's next undelivered offer (offer ids come from one counter), or nil
+local function next_offer(stream)
+  if redis.call('EXISTS', stream) == 0 then return nil end
+  local delivered = '0-0'
+  for _, group in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local info = {}
+    for i = 1, #group, 2 do info[group[i]] = group[i + 1] end
+    if info['name'] == OFFER_GROUP then delivered = info['last-delivered-id'] end
+  end
+  local nxt = redis.call('XRANGE', stream, '(' .. delivered, '+', 'COUNT', 1)[1]
+  return nxt and tonumber(string.match(nxt[1], '^(%d+)'))
+end
+
+-- the stream to read (among the allowed versions) and its workflow: the workflows with an offer
+-- take turns, and within the one whose turn it is, the version whose next offer is the oldest
+local function fair_offer()
+  local best = {}
   for _, version in ipairs(versions or redis.call('SMEMBERS', K.g('offer-versions'))) do
     local stream = K.g('offers:' .. version)
-    if redis.call('EXISTS', stream) == 1 then
-      local delivered = '0-0'
-      for _, group in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
-        local info = {}
-        for i = 1, #group, 2 do info[group[i]] = group[i + 1] end
-        if info['name'] == OFFER_GROUP then delivered = info['last-delivered-id'] end
-      end
-      local nxt = redis.call('XRANGE', stream, '(' .. delivered, '+', 'COUNT', 1)[1]
-      if nxt then
-        local n = tonumber(string.match(nxt[1], '^(%d+)'))
-        if not best_n or n < best_n then best, best_n = stream, n end
-      end
+    local n = next_offer(stream)
+    if n then
+      local name = workflow_of(version)
+      if not best[name] or n < best[name].n then best[name] = { stream = stream, n = n } end
     end
   end
-  return best
+  local last = redis.call('GET', K.g('claim-turn'))
+  local first, after
+  for name in pairs(best) do
+    if not first or name < first then first = name end
+    if last and name > last and (not after or name < after) then after = name end
+  end
+  local turn = after or first
+  if not turn then return nil end
+  return best[turn].stream, turn
 end
 
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.g('timers'), '-inf', NOW, 'LIMIT', 0, 100)) do schedule(id) end
@@ -161,11 +193,13 @@ if only ~= '' then
   return {'none'}
 end
 
-local recovered = take_over()
-if recovered then return recovered end
+if take_overs then
+  local recovered = take_over()
+  if recovered then return recovered end
+end
 
 for _ = 1, 100 do
-  local stream = oldest_offer()
+  local stream, turn = fair_offer()
   if not stream then break end
   local delivered = redis.call('XREADGROUP', 'GROUP', OFFER_GROUP, owner, 'COUNT', 1, 'STREAMS', stream, '>')
   local entry = delivered[1][2][1]
@@ -175,7 +209,10 @@ for _ = 1, 100 do
   local id = entry[2][2]
   if redis.call('HGET', K.run(id), '_offer') == entry[1] then
     redis.call('HDEL', K.run(id), '_offer')
-    if claimable(id) then return take(id, false) end
+    if claimable(id) then
+      redis.call('SET', K.g('claim-turn'), turn)
+      return take(id, false)
+    end
     schedule(id)
   end
 end
@@ -192,6 +229,7 @@ local owner = arg()
 local fence = arg_num()
 local lease_ms = arg_num()
 local rk = K.run(id)
+saw_fleet(lease_ms)
 local f = redis.call('HMGET', rk, 'id', 'fence', 'owner', '_lease', '_leaseMs')
 if not f[1] then return {'notfound', 'run', id} end
 if tonumber(f[2]) ~= fence or f[3] ~= owner then return {'stale', f[2]} end

@@ -28,8 +28,9 @@ local events = arg_strings()
 local wake = arg_strings()
 
 local rk = K.run(id)
-local run = redis.call('HMGET', rk, 'id', 'lastCommit', 'fence', 'head', 'status', 'headN')
+local run = redis.call('HMGET', rk, 'id', 'lastCommit', 'fence', 'head', 'status', 'headN', '_leaseMs')
 if not run[1] then return {'notfound', 'run', id} end
+if run[7] then saw_fleet(tonumber(run[7])) end
 if run[2] == commit_id then return {'duplicate'} end
 if tonumber(run[3]) ~= fence then return {'stale', run[3]} end
 local head = run[4] or nil

@@ -150,6 +150,24 @@ local function withdraw_offer(id, version, entry)
   redis.call('HDEL', K.run(id), '_offer')
 end
 
+-- Workers talk to the store all the time (claims while idle, every second by default; renewals
+-- and commits while busy): when none has for longer than a lease, and a second (the server
+-- restarted, or every worker was cut off from it), the leases that ran out meanwhile belong to
+-- workers that were cut off too, not dead.
+-- Commands queued in a client during the silence then arrive together, a claim among them: so
+-- for one lease from the first call after the silence no claim takes a run over, which gives
+-- their owners the time to renew. Called by claims, renewals and commits.
+local function saw_fleet(lease_ms)
+  local seen = tonumber(redis.call('GET', K.g('fleet-seen')))
+  if seen and lease_ms and NOW - seen > math.max(lease_ms, 1000) then redis.call('SET', K.g('takeovers-held'), NOW + lease_ms) end
+  redis.call('SET', K.g('fleet-seen'), NOW)
+end
+
+local function takeovers_held()
+  local until_ms = tonumber(redis.call('GET', K.g('takeovers-held')))
+  return until_ms ~= nil and NOW < until_ms
+end
+
 local function child_ended(child)
   local status = redis.call('HGET', K.run(child), 'status')
   return status == false or TERMINAL[status] == true

@@ -94,3 +94,25 @@ if redis.call('SADD', K.part(id, 'artifacts'), sha) == 1 then
 end
 return {'ok'}
 `;
+
+/**
+ * Records a worker's heartbeat (`Store.putWorker`): its record as JSON in the hash `workers`,
+ * its time the server's (the client sends the record with `lastSeen` first, as 0), and in the
+ * sorted set `workers-seen` by that time; records not seen for `keptMs` go. Only commands of
+ * the README's ACL. Arguments: worker id, json, keptMs. Replies: {'ok', replaced json or false}
+ */
+export const PUT_WORKER = `
+local id = arg()
+local json = arg()
+local kept_ms = arg_num()
+local stamp = '{"lastSeen":0'
+local seen = K.g('workers-seen')
+local old = redis.call('HGET', K.g('workers'), id)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', NOW - kept_ms)) do
+  redis.call('HDEL', K.g('workers'), gone)
+  redis.call('ZREM', seen, gone)
+end
+redis.call('HSET', K.g('workers'), id, '{"lastSeen":' .. fmt(NOW) .. string.sub(json, #stamp + 1))
+redis.call('ZADD', seen, NOW, id)
+return {'ok', old or false}
+`;

@@ -4,7 +4,7 @@ import { CLAIM, RENEW } from "./claim.js";
 import { COMMIT } from "./commit.js";
 import { DELETE_RUN, PURGE_RUN } from "./delete-run.js";
 import { LUA_LIB } from "./lib.js";
-import { ANSWER_COMMAND, CREATE_RUN, PUT_ARTIFACT, SUBMIT_COMMAND } from "./records.js";
+import { ANSWER_COMMAND, CREATE_RUN, PUT_ARTIFACT, PUT_WORKER, SUBMIT_COMMAND } from "./records.js";
 
 const BODIES = {
   commit: COMMIT,
@@ -16,6 +16,7 @@ const BODIES = {
   putArtifact: PUT_ARTIFACT,
   deleteRun: DELETE_RUN,
   purgeRun: PURGE_RUN,
+  putWorker: PUT_WORKER,
 } as const;
 
 export type ScriptName = keyof typeof BODIES;

@@ -1,0 +1,70 @@
+import type { AbortCause } from "../runtime/signals.js";
+import type { TaskRecord } from "../store/records.js";
+import type { Claim } from "../store/store.js";
+
+/**
+ * What a worker tells its operator, besides the runs that end in it (`onRunEnd`): one kind per
+ * thing that happens, so that a log pipeline can select them, and a level that says whether
+ * someone should look (`error`), may want to (`warn`) or not (`info`).
+ */
+export type WorkerNoticeKind =
+  /** The store stopped answering (claims, commits or the event subscription fail; it keeps trying). */
+  | "store-failing"
+  /** The store answers again. */
+  | "store-recovered"
+  /** It took over a run whose worker's lease ran out. */
+  | "took-over"
+  /** It regained its store after a silence longer than a lease, and takes over no run for a lease. */
+  | "takeovers-held"
+  /** Runs wait that it cannot run (an action no module exports, code changed since they started). */
+  | "left-behind"
+  /** Stopping: it claims nothing more and waits for its running nodes. */
+  | "draining"
+  /** Every node it waited for finished, or the drain time ran out and the rest are aborted. */
+  | "drained"
+  /** A node ignored its abort signal through the grace period and was left running. */
+  | "abandoned"
+  /** Another live process writes heartbeats with this worker's id. */
+  | "duplicate-id"
+  /** Ended runs older than the retention were deleted (or deleting them failed). */
+  | "pruned";
+
+export interface WorkerNotice {
+  level: "info" | "warn" | "error";
+  kind: WorkerNoticeKind;
+  message: string;
+  /** The run it is about, if one. */
+  runId?: string;
+  /** The node it is about, if one. */
+  node?: string;
+  /** For `took-over`, the worker whose lease ran out. */
+  from?: string;
+}
+
+/** A run taken over from a worker whose lease ran out. */
+export function tookOver(claim: Claim): WorkerNotice {
+  const from = claim.takenFrom;
+  const again = claim.run.current.length > 0 ? `: ${claim.run.current.join(", ")} will run again` : "";
+  return { level: "warn", kind: "took-over", message: `took over run ${claim.run.id} from worker ${from ?? "(unknown)"} (lease expired)${again}`, runId: claim.run.id, ...(from !== undefined ? { from } : {}) };
+}
+
+/** The store answers again after a silence longer than a lease (`StoreContact`). */
+export function takeoversHeld(silentMs: number, leaseMs: number, runs: number): WorkerNotice {
+  return {
+    level: "warn",
+    kind: "takeovers-held",
+    message: `the store answers again after ${(silentMs / 1000).toFixed(1)} s without an answer, longer than the ${leaseMs / 1000} s lease: this worker renewed the leases of its ${runs} run${runs === 1 ? "" : "s"}, and for ${leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
+  };
+}
+
+/** A node that ignored its abort signal through the grace period. */
+export function abandoned(runId: string, task: Pick<TaskRecord, "id" | "node">, cause: AbortCause, graceMs: number): WorkerNotice {
+  const why = cause === "shutdown" ? "the worker stopping" : cause === "killed" ? "a kill" : cause === "canceled" ? "a cancel" : cause === "timeout" ? "its timeout" : "the lost lease";
+  return {
+    level: "warn",
+    kind: "abandoned",
+    runId,
+    node: task.node,
+    message: `run ${runId}: node ${task.node} (task ${task.id}) ignored its abort signal (${why}) and was abandoned after the ${graceMs / 1000} s grace; it may still be running in this process, and what it returns is discarded`,
+  };
+}

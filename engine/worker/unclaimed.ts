@@ -1,0 +1,55 @@
+import type { RunRecord, WorkerRecord } from "../store/records.js";
+import { workerLive } from "../store/rules.js";
+
+/** A run queued longer than this, for nothing but a worker, is said to wait for one. */
+export const UNCLAIMED_MS = 30_000;
+
+/**
+ * Why a queued run has waited for a worker, once it has waited longer than `UNCLAIMED_MS` for
+ * nothing else (not a timer, a retry's backoff or a child run); undefined before, or for a run
+ * that waits for something else. With the workers' heartbeats (`Store.listWorkers`) it says what
+ * is missing: no live worker at all, none that runs its workflow and version (limited to other
+ * workflows, another version of it, or its actions not loaded), or all of those busy. What the
+ * console's runs list, `pitwall show` and the like say, from this one rule.
+ */
+export function unclaimedWhy(
+  run: Pick<RunRecord, "status" | "waitingOn" | "wakeAt" | "updatedAt" | "workflow" | "version">,
+  now: number,
+  workers?: readonly WorkerRecord[],
+): string | undefined {
+  if (run.status !== "queued" || run.waitingOn !== null || (run.wakeAt !== null && run.wakeAt > now)) return undefined;
+  if (now - run.updatedAt <= UNCLAIMED_MS) return undefined;
+  const taken = "no worker has taken it";
+  if (!workers) return taken;
+  const live = workers.filter((w) => workerLive(w, now));
+  if (live.length === 0) {
+    const last = workers[0];
+    return `${taken}: no worker runs on this store${last ? ` (the last, ${last.id} on ${last.host}, was seen ${ago(now - last.lastSeen)} ago)` : " (none has written a heartbeat to it)"}`;
+  }
+  const able = live.filter((w) => w.workflows.some((v) => v.version === run.version));
+  if (able.length === 0) {
+    const why = live.slice(0, 3).map((w) => `${w.id} ${cannot(w, run)}`);
+    const workflow = `workflow ${run.workflow} in version ${run.version.slice(0, 12)}`;
+    const none = live.length === 1 ? "the one live worker cannot" : `none of the ${live.length} live workers can`;
+    return `${taken}: ${none} run ${workflow} (${why.join("; ")}${live.length > 3 ? "; …" : ""})`;
+  }
+  if (able.every((w) => w.running >= w.concurrency)) {
+    return `${taken}: the ${able.length} live worker${able.length === 1 ? " that can run it is" : "s that can run it are"} busy (${able.map((w) => `${w.id} ${w.running} of ${w.concurrency} runs`).join(", ")})`;
+  }
+  return taken;
+}
+
+/** Why a live worker cannot run a run's version, from its heartbeat. */
+function cannot(worker: WorkerRecord, run: Pick<RunRecord, "workflow" | "version">): string {
+  if (worker.only && !worker.only.includes(run.workflow)) return `runs only ${worker.only.join(", ")}`;
+  const versions = worker.workflows.filter((w) => w.name === run.workflow).map((w) => w.version.slice(0, 12));
+  if (versions.length > 0) return `has it only in version ${versions.join(", ")}`;
+  return "lacks its actions (its modules do not export them all)";
+}
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h`;
+}
