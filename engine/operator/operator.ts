@@ -179,6 +179,8 @@ export class Operator {
     }
     const version = target?.version ?? source.version;
     if (target && !options.restart) checkNodesKept(target.definition, version, from, source);
+    // Checked before the command is recorded: a fork refused for a node it lacks leaves no trace.
+    checkInterruptNodes(target ? target.definition : (await this.workflow(version)).definition, options);
     checkArgs(options);
     const command: CommandRecord = {
       id: newId("cmd"),
@@ -196,7 +198,6 @@ export class Operator {
     try {
       if (target) await storeVersion(this.store, target);
       const { definition, validator } = await this.workflow(version);
-      checkInterruptNodes(definition, options);
       const sourceState = await readState(this.store, runId, from.n);
       const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerName(definition.state[key]?.reducer)).state;
       const state = target ? fitState(validator, patched, from, version) : patched;

@@ -387,7 +387,9 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await unstopped.wait()).status).toBe("succeeded");
     const reviewed = engine.run((await op.fork(source.id, 1, { interruptBefore: [], interruptAfter: ["b"] })).result.runId as string);
     expect(await reviewed.wait()).toMatchObject({ status: "paused", interruptAfter: ["b"] });
+    const commands = (await engine.store.listCommands({ runId: source.id })).length;
     await expect(op.fork(source.id, 1, { interruptBefore: ["c"] })).rejects.toThrow('workflow fork-apart has no node "c" to interrupt at');
+    expect(await engine.store.listCommands({ runId: source.id })).toHaveLength(commands);
     await op.cancel(source.id, { reason: "not needed" });
     expect((await source.wait({ until: "end" })).status).toBe("canceled");
     expect((await fork.get()).status).toBe("paused");
