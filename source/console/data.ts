@@ -211,7 +211,8 @@ export class ConsoleData {
         runs.set(run.id, run);
       }
       cursor = page.nextCursor;
-      if (first && runs.size <= PAGE) this.set({ runs: new Map(runs), ready: true });
+      // The first page is drawn at once (a large store lists for a while), its orphans marked with it.
+      if (first && runs.size <= PAGE) this.set({ runs: new Map(runs), ready: true, orphans: this.orphans(runs, undefined) });
       if (!cursor) break;
       if (runs.size >= this.maxRuns) {
         capped = true;

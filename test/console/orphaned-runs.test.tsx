@@ -51,7 +51,8 @@ it("shows an orphaned run as such at any width: its row's status, the header's c
     await ui.waitFor("run-orphan");
     // Narrow: the status is a glyph, and it is not the running one; the header counts it apart.
     expect(ui.lines().find((l) => l.includes("run-orphan"))).toMatch(/^.⚠ run-orphan /);
-    expect(ui.lines()[0]).toMatch(/⚠ 1 orphaned .*●1 /);
+    // The counts are read after the first page of runs is drawn.
+    expect((await ui.waitFor((f) => /●1 /.test(f.split("\n")[0]!))).split("\n")[0]).toMatch(/⚠ 1 orphaned .*●1 /);
     // Wide: the status says the word, before the NOW column that ends cut.
     await ui.resize(130, 24);
     await ui.waitFor("⚠ 1 orphaned");

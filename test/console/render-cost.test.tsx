@@ -60,10 +60,16 @@ class Terminal extends EventEmitter {
   write = (data: string) => (this.writes.push(data), true);
 }
 
-/** What Ink reads keys from: `press` hands it one chunk, as a terminal does. */
+/**
+ * What Ink reads keys from: `press` hands it one chunk, as a terminal does; a key pressed before
+ * Ink listens waits for it, as in a terminal's buffer.
+ */
 function keyboard() {
   let chunk: string | null = null;
   const stdin = Object.assign(new EventEmitter(), { isTTY: true, setEncoding() {}, setRawMode() {}, ref() {}, unref() {}, read: () => [chunk, (chunk = null)][0] });
+  stdin.on("newListener", (event) => {
+    if (event === "readable" && chunk !== null) setImmediate(() => stdin.emit("readable"));
+  });
   return { stdin, press: (data: string) => ((chunk = data), stdin.emit("readable")) };
 }
 
