@@ -35,46 +35,84 @@ export interface AttemptOptions {
 export function startAttempt(
   node: CompiledNode,
   state: State,
-  services: Omit<AttemptServices, "signal">,
+  services: AttemptServices,
   options: AttemptOptions,
 ): RunningAttempt {
-  const controller = new AbortController();
-  const ctx = new AttemptContext({ ...services, signal: controller.signal });
-  let cause: AbortCause | undefined;
-  let abandon: (outcome: AttemptOutcome) => void = () => {};
-  const abandoned = new Promise<AttemptOutcome>((resolve) => (abandon = resolve));
-  let graceTimer: NodeJS.Timeout | undefined;
+  return new Attempt(node, state, services, options);
+}
 
-  const abort = (why: AbortCause) => {
-    if (cause) return;
-    cause = why;
-    controller.abort(new TaskAbortedError(why, why === "timeout" ? `node "${node.name}" timed out after ${options.timeoutMs} ms` : undefined));
-    graceTimer = setTimeout(() => abandon(outcomeOfAbort(why, node.name, options, true)), options.graceMs);
-  };
-  const timeout = options.timeoutMs !== undefined ? setTimeout(() => abort("timeout"), options.timeoutMs) : undefined;
+/**
+ * One attempt: `done` settles once, with the node's outcome or, after an abort ignored through
+ * the grace period, with the abandonment. Its abort signal is made only when the node asks for it
+ * (most nodes never do; a signal and its controller are a good part of a short step's cost).
+ */
+class Attempt implements RunningAttempt {
+  readonly done: Promise<AttemptOutcome>;
+  private resolve!: (outcome: AttemptOutcome) => void;
+  private settled = false;
+  private cause: AbortCause | undefined;
+  private reason: TaskAbortedError | undefined;
+  private controller: AbortController | undefined;
+  private readonly timeout: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
 
-  const execution = (async (): Promise<AttemptOutcome> => {
+  constructor(
+    private readonly node: CompiledNode,
+    state: State,
+    services: AttemptServices,
+    private readonly options: AttemptOptions,
+  ) {
+    this.done = new Promise((resolve) => (this.resolve = resolve));
+    if (options.timeoutMs !== undefined) this.timeout = setTimeout(() => this.abort("timeout"), options.timeoutMs);
+    void this.execute(state, new AttemptContext(services, this));
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(why: AbortCause): void {
+    if (this.cause) return;
+    this.cause = why;
+    this.reason = new TaskAbortedError(why, why === "timeout" ? `node "${this.node.name}" timed out after ${this.options.timeoutMs} ms` : undefined);
+    this.controller?.abort(this.reason);
+    if (this.settled) return;
+    this.graceTimer = setTimeout(() => this.settle(outcomeOfAbort(why, this.node.name, this.options, true)), this.options.graceMs);
+  }
+
+  private settle(outcome: AttemptOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timeout);
+    clearTimeout(this.graceTimer);
+    this.resolve(outcome);
+  }
+
+  private async execute(state: State, ctx: AttemptContext): Promise<void> {
+    const { node, options } = this;
+    let outcome: AttemptOutcome;
     try {
       const result = await node.run(state, ctx);
       // A kill, a cancel or a timeout discards a late result; a worker shutting down keeps one
       // that came back within its grace period (the work is done: running it again would repeat it).
-      if (cause && cause !== "shutdown") return outcomeOfAbort(cause, node.name, options);
-      if (ctx.raised) return pauseOutcome(ctx.raised);
-      return normalizeResult(node, result);
+      if (this.cause && this.cause !== "shutdown") outcome = outcomeOfAbort(this.cause, node.name, options);
+      else if (ctx.raised) outcome = pauseOutcome(ctx.raised);
+      else outcome = normalizeResult(node, result);
     } catch (error) {
-      if (cause) return outcomeOfAbort(cause, node.name, options);
-      if (ctx.raised) return pauseOutcome(ctx.raised);
-      const err = explained(asError(error));
-      const code = errorCodeOf(err);
-      return { kind: "failed", error: err, ...(code ? { code } : {}) };
+      if (this.cause) outcome = outcomeOfAbort(this.cause, node.name, options);
+      else if (ctx.raised) outcome = pauseOutcome(ctx.raised);
+      else {
+        const err = explained(asError(error));
+        const code = errorCodeOf(err);
+        outcome = { kind: "failed", error: err, ...(code ? { code } : {}) };
+      }
     }
-  })();
-
-  const done = Promise.race([execution, abandoned]).finally(() => {
-    clearTimeout(timeout);
-    clearTimeout(graceTimer);
-  });
-  return { done, abort };
+    this.settle(outcome);
+  }
 }
 
 /** `abandoned`: the node ignored its signal through the grace period, and was left running. */

@@ -11,7 +11,6 @@ export interface AttemptServices {
   run: RunRecord;
   task: TaskRecord;
   attempt: number;
-  signal: AbortSignal;
   /** Answers to this task's resolved interrupts, by interrupt id. */
   answers: ReadonlyMap<string, RecordedAnswer>;
   progress(fraction: number | null, message?: string): void;
@@ -50,16 +49,23 @@ export class AttemptContext implements InternalContext {
   /** A pause the node asked for, kept even if the node caught the exception. */
   raised: InterruptSignal | ParkSignal | undefined;
   private interruptCalls = 0;
-  private readonly callKeys = new Set<string>();
-  readonly log: NodeLogger;
+  private callKeys: Set<string> | undefined;
+  private logger: NodeLogger | undefined;
 
-  constructor(private readonly services: AttemptServices) {
-    this.log = {
+  constructor(
+    private readonly services: AttemptServices,
+    /** The attempt's abort signal, read when the node first asks for it (made then: most nodes never do). */
+    private readonly aborts: { readonly signal: AbortSignal },
+  ) {}
+
+  get log(): NodeLogger {
+    const services = this.services;
+    return (this.logger ??= {
       debug: (message, data) => services.log("debug", message, data),
       info: (message, data) => services.log("info", message, data),
       warn: (message, data) => services.log("warn", message, data),
       error: (message, data) => services.log("error", message, data),
-    };
+    });
   }
 
   get runId() {
@@ -81,7 +87,7 @@ export class AttemptContext implements InternalContext {
     return this.services.task.idempotencyKey;
   }
   get signal() {
-    return this.services.signal;
+    return this.aborts.signal;
   }
   get item() {
     return this.services.task.input;
@@ -111,7 +117,7 @@ export class AttemptContext implements InternalContext {
    */
   async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
     const call = this.interruptCalls++;
-    const request = withoutSecrets(toRequest(options), this.services.redact);
+    const request = withoutSecrets(toRequest(options), (value) => this.services.redact(value));
     for (let revision = 0; ; revision++) {
       const id = interruptIdFor(this.services.task.id, call, revision);
       const recorded = this.services.answers.get(id);
@@ -137,6 +143,7 @@ export class AttemptContext implements InternalContext {
 
   async call<T>(key: string, fn: (ctx: CallContext) => T | Promise<T>, options: CallOptions = {}): Promise<T> {
     if (!key || key.includes("/")) throw new Error(`call key ${JSON.stringify(key)} must be non-empty and without "/"`);
+    this.callKeys ??= new Set();
     if (this.callKeys.has(key)) throw new Error(`call key "${key}" is used twice in one run of node "${this.node}"; keys must be unique`);
     this.callKeys.add(key);
     return (await this.services.call(key, fn, options, this.signal)) as T;

@@ -1,6 +1,8 @@
-import type { RecordedAnswer } from "./context.js";
+import type { AttemptServices, RecordedAnswer } from "./context.js";
+import type { CallContext, CallOptions, CompiledWorkflow } from "../graph/model.js";
+import type { State } from "../state/ops.js";
 import { readState } from "../state/read.js";
-import type { NewEvent, TaskRecord } from "../store/records.js";
+import type { ArtifactRef, NewEvent, RunRecord, TaskRecord } from "../store/records.js";
 import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
 import type { DurableCalls } from "./calls.js";
 import type { EventFactory } from "./event-factory.js";
@@ -30,6 +32,7 @@ export interface InflightDeps {
  */
 export class InflightTasks {
   private readonly running = new Map<string, { attempt: number; attemptRun: RunningAttempt; cause?: AbortCause }>();
+  private readonly runningIds = new Set<string>();
   private readonly progressAt = new Map<string, number>();
 
   constructor(private readonly deps: InflightDeps) {}
@@ -38,8 +41,9 @@ export class InflightTasks {
     return this.running.size;
   }
 
-  ids(): Set<string> {
-    return new Set(this.running.keys());
+  /** The tasks running now (live: copy it to keep it). */
+  ids(): ReadonlySet<string> {
+    return this.runningIds;
   }
 
   /** Forgets an attempt that ended; false when it is not the current attempt of that task. */
@@ -47,32 +51,20 @@ export class InflightTasks {
     const entry = this.running.get(taskId);
     if (!entry || entry.attempt !== attempt) return false;
     this.running.delete(taskId);
+    this.runningIds.delete(taskId);
     return true;
   }
 
   launch(task: TaskRecord): void {
-    const { rs, host, calls, options } = this.deps;
+    const { rs, options } = this.deps;
     const node = rs.workflow.nodes.get(task.node)!;
     const attempt = task.attempts.length;
-    const attemptRun = startAttempt(
-      node,
-      rs.chain.state,
-      {
-        run: rs.run,
-        task,
-        attempt,
-        answers: answersOf(rs, task),
-        progress: (fraction, message) => this.progress(task, fraction, message),
-        log: (level, message, data) => void this.log(task, level, message, data),
-        artifact: (data, mediaType) => host.store.putArtifact(rs.run.id, data, mediaType),
-        childRun: (child, input, generation) => host.childRun(rs.run, task, child, input, generation),
-        childState: (child, n) => readState(host.store, child.id, n ?? child.headN),
-        call: (key, fn, callOptions, signal) => calls.run(task, key, fn, callOptions, signal),
-        redact: (value) => this.deps.events.redact(value),
-      },
-      { ...(node.definition.timeoutMs !== undefined ? { timeoutMs: node.definition.timeoutMs } : {}), graceMs: options.killGraceMs },
-    );
+    const attemptRun = startAttempt(node, rs.chain.state, new TaskServices(this, this.deps, rs.run, task, attempt, answersOf(rs, task)), {
+      ...(node.definition.timeoutMs !== undefined ? { timeoutMs: node.definition.timeoutMs } : {}),
+      graceMs: options.killGraceMs,
+    });
     this.running.set(task.id, { attempt, attemptRun });
+    this.runningIds.add(task.id);
     void attemptRun.done.then((outcome) => this.deps.onOutcome(task.id, attempt, outcome));
   }
 
@@ -87,7 +79,8 @@ export class InflightTasks {
     for (const id of this.running.keys()) this.abort(id, cause);
   }
 
-  private progress(task: TaskRecord, fraction: number | null, message?: string): void {
+  /** @internal For TaskServices. */
+  progress(task: TaskRecord, fraction: number | null, message?: string): void {
     const now = Date.now();
     const last = this.progressAt.get(task.id) ?? 0;
     if (now - last < this.deps.options.progressIntervalMs && fraction !== 1) return;
@@ -98,7 +91,8 @@ export class InflightTasks {
   }
 
   /** A log line's data larger than an event should hold goes to an artifact; the event keeps a reference. */
-  private async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
+  /** @internal For TaskServices. */
+  async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
     let payload = data;
     const text = data === undefined ? undefined : JSON.stringify(this.deps.events.redact(data));
     if (text !== undefined && text.length > MAX_EVENT_DATA_BYTES) {
@@ -109,6 +103,46 @@ export class InflightTasks {
       }
     }
     this.deps.onEvent(this.deps.events.task(task, "node.log", { node: task.node, level, message, ...(payload !== undefined ? { data: payload } : {}) }));
+  }
+}
+
+/** What one attempt of a task gets from the executor (methods, not closures made per attempt). */
+class TaskServices implements AttemptServices {
+  constructor(
+    private readonly inflight: InflightTasks,
+    private readonly deps: InflightDeps,
+    readonly run: RunRecord,
+    readonly task: TaskRecord,
+    readonly attempt: number,
+    readonly answers: Map<string, RecordedAnswer>,
+  ) {}
+
+  progress(fraction: number | null, message?: string): void {
+    this.inflight.progress(this.task, fraction, message);
+  }
+
+  log(level: "debug" | "info" | "warn" | "error", message: string, data?: unknown): void {
+    void this.inflight.log(this.task, level, message, data);
+  }
+
+  artifact(data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
+    return this.deps.host.store.putArtifact(this.run.id, data, mediaType);
+  }
+
+  childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {
+    return this.deps.host.childRun(this.run, this.task, child, input, generation);
+  }
+
+  childState(child: RunRecord, n?: number): Promise<State> {
+    return readState(this.deps.host.store, child.id, n ?? child.headN);
+  }
+
+  call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
+    return this.deps.calls.run(this.task, key, fn, options, signal);
+  }
+
+  redact(value: unknown): unknown {
+    return this.deps.events.redact(value);
   }
 }
 
