@@ -224,7 +224,7 @@ export class RunExecutor {
     const head = run.head ? await store.getCheckpoint(run.head) : undefined;
     if (!head) throw new Error(`run ${run.id} has no head checkpoint`);
     rs.head = head;
-    rs.chain = await loadStateChain(store, run.id, head.n, this.options.snapshotPolicy);
+    rs.chain = await loadStateChain(store, run.id, head, this.options.snapshotPolicy);
     const tasks = await store.listTasks(run.id, { step: head.step + 1 });
     rs.tasks = new Map(tasks.filter((t) => t.parent === null).map((t) => [t.id, t]));
     this.calls.load(tasks.filter((t) => t.parent !== null));
@@ -293,14 +293,18 @@ export class RunExecutor {
       await this.commit();
       return true;
     }
-    const waiting = [...rs.tasks.values()].filter((t) => t.status === "pending" && !running.has(t.id));
-    const nextWake = Math.min(...waiting.map((t) => t.notBefore ?? Infinity));
+    let nextWake = Infinity;
+    let allSucceeded = true;
+    for (const t of rs.tasks.values()) {
+      if (t.status === "pending" && !running.has(t.id)) nextWake = Math.min(nextWake, t.notBefore ?? Infinity);
+      allSucceeded &&= t.status === "succeeded";
+    }
     if (running.size > 0 || (nextWake !== Infinity && nextWake - now <= this.options.holdBackoffMs)) {
       if (nextWake !== Infinity) this.tickAt(nextWake);
       if (!rs.batch.empty) await this.commit();
       return false;
     }
-    if ([...rs.tasks.values()].every((t) => t.status === "succeeded")) barrier(rs, running);
+    if (allSucceeded) barrier(rs, running);
     else settle(rs, nextWake);
     await this.commit();
     return true;

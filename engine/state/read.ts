@@ -24,8 +24,9 @@ interface LoadedChain {
   deltas: ChainRow[];
 }
 
-async function load(reader: ChainReader, runId: string, n: number): Promise<LoadedChain> {
-  const [row] = await reader.checkpointRows(runId, [n]);
+/** `at`: checkpoint `n` itself, when the caller has read it already. */
+async function load(reader: ChainReader, runId: string, n: number, at?: ChainRow): Promise<LoadedChain> {
+  const row = at ?? (await reader.checkpointRows(runId, [n]))[0];
   if (!row) throw new Error(`checkpoint ${n} of run ${runId} is missing`);
   const base = row.snapshot ? row : (await reader.checkpointRows(runId, [row.snapshotN]))[0];
   if (!base?.snapshot) throw new Error(`snapshot ${row.snapshotN} of run ${runId} is missing`);
@@ -44,9 +45,9 @@ export async function readState(reader: ChainReader, runId: string, n: number): 
   return state;
 }
 
-/** The in-memory chain an executor continues from, positioned at checkpoint `n`. */
-export async function loadStateChain(reader: ChainReader, runId: string, n: number, policy: SnapshotPolicy): Promise<StateChain> {
-  const { base, baseState, deltas } = await load(reader, runId, n);
+/** The in-memory chain an executor continues from, positioned at checkpoint `head` (as read already). */
+export async function loadStateChain(reader: ChainReader, runId: string, head: ChainRow, policy: SnapshotPolicy): Promise<StateChain> {
+  const { base, baseState, deltas } = await load(reader, runId, head.n, head);
   // Read from the store, so the executor's own: read-only from here on (StateChain keeps it so).
   const chain = new StateChain(policy, { n: base.n, snapshot: base.snapshot, state: deepFreeze(baseState), bytes: jsonBytes(baseState) });
   chain.replay(deltas);
