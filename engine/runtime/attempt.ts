@@ -157,7 +157,7 @@ function normalizeResult(node: CompiledNode, result: unknown): AttemptOutcome {
 }
 
 function written(node: CompiledNode, update: Record<string, unknown>, route?: string): AttemptOutcome {
-  const defined = Object.values(update).includes(undefined) ? Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined)) : update;
+  const defined = hasUndefined(update) ? Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined)) : update;
   // Measured before it is copied: a value nested thousands of levels deep would overflow the
   // stack of the copy, or of the commit after it (then no step could be saved).
   const problem = valueProblem(defined);
@@ -168,6 +168,11 @@ function written(node: CompiledNode, update: Record<string, unknown>, route?: st
   } catch (error) {
     return { kind: "failed", error: new Error(`node "${node.name}" returned a value state cannot hold (${errorMessage(error)}): state is JSON`), code: "BAD_OUTPUT" };
   }
+}
+
+function hasUndefined(update: Record<string, unknown>): boolean {
+  for (const key in update) if (Object.hasOwn(update, key) && update[key] === undefined) return true;
+  return false;
 }
 
 /** A node that changed the (read-only) state it was given in place is told how to write instead. */

@@ -114,7 +114,7 @@ class TaskServices implements AttemptServices {
     readonly run: RunRecord,
     readonly task: TaskRecord,
     readonly attempt: number,
-    readonly answers: Map<string, RecordedAnswer>,
+    readonly answers: ReadonlyMap<string, RecordedAnswer>,
   ) {}
 
   progress(fraction: number | null, message?: string): void {
@@ -157,12 +157,15 @@ function sameStateAsAnswered(head: number, raisedOn: number | undefined, answere
   return head === raisedOn || (answerEdited && answeredOn === raisedOn + 1 && head === answeredOn);
 }
 
+const NO_ANSWERS: ReadonlyMap<string, RecordedAnswer> = new Map();
+
 /**
  * The answers to a task's resolved interrupts, which `ctx.interrupt` returns when the node runs
  * again. A question asked before the node's last failed attempt answers only the same question:
  * the attempts since ask their model and tools again (calls.ts), and may ask something else.
  */
-function answersOf(rs: RunState, task: TaskRecord): Map<string, RecordedAnswer> {
+function answersOf(rs: RunState, task: TaskRecord): ReadonlyMap<string, RecordedAnswer> {
+  if (rs.interrupts.size === 0) return NO_ANSWERS;
   const answers = new Map<string, RecordedAnswer>();
   const failed = lastFailedAttempt(task);
   for (const i of rs.interrupts.values()) {

@@ -25,7 +25,8 @@ export type Plan =
  * task per item. Pure: the same inputs always give the same plan, in the same order.
  */
 export function planNextStep(workflow: CompiledWorkflow, state: State, control: PlanControl): Plan {
-  const barriers: Record<string, string[]> = structuredClone(control.barriers);
+  // Its lists are replaced, never changed in place: a copy of the record is enough.
+  const barriers: Record<string, string[]> = { ...control.barriers };
   const triggered = new Set<string>();
   const tasks: PlannedTask[] = [];
   let queue = [...control.finished];

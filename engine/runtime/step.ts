@@ -12,7 +12,7 @@ import { closeAttempt, newTaskRecord, runTransition, transitionTask } from "./tr
 
 /** The tasks that may start now: pending, due, not gated by an interrupt, within concurrency limits. */
 export function startable(rs: RunState, running: ReadonlySet<string>, now: number): TaskRecord[] {
-  const gated = new Set(rs.pendingInterrupts().filter((i) => i.kind === "before" || i.kind === "breakpoint").map((i) => i.node));
+  const gated = rs.interrupts.size === 0 ? NONE : new Set(rs.pendingInterrupts().filter((i) => i.kind === "before" || i.kind === "breakpoint").map((i) => i.node));
   let free = rs.workflow.definition.limits.concurrency - running.size;
   const perNode = new Map<string, number>();
   for (const id of running) {
@@ -20,7 +20,7 @@ export function startable(rs: RunState, running: ReadonlySet<string>, now: numbe
     if (node) perNode.set(node, (perNode.get(node) ?? 0) + 1);
   }
   const out: TaskRecord[] = [];
-  for (const task of [...rs.tasks.values()].sort(byNodeThenIndex)) {
+  for (const task of rs.tasks.size === 1 ? rs.tasks.values() : [...rs.tasks.values()].sort(byNodeThenIndex)) {
     if (free <= 0) break;
     if (task.status !== "pending" || running.has(task.id) || gated.has(task.node)) continue;
     if (task.notBefore !== null && task.notBefore > now) continue;
@@ -32,6 +32,8 @@ export function startable(rs: RunState, running: ReadonlySet<string>, now: numbe
   }
   return out;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Marks tasks running in the batch and queues their launch for after the commit. */
 export function startTasks(rs: RunState, tasks: TaskRecord[]): void {
