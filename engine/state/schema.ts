@@ -274,7 +274,7 @@ export class StateValidator {
       const itemValidator = this.itemValidator(key);
       if (itemValidator) {
         for (let i = 0; i < items.length; i++) {
-          const result = itemValidator.safeParse(items[i], { reportInput: true });
+          const result = parseReported(itemValidator, items[i]);
           if (!result.success) return firstIssue(`$.${key}[+${i}]`, result.error);
         }
         return undefined;
@@ -283,7 +283,7 @@ export class StateValidator {
     } else if (reducer === "merge") {
       value = { ...(typeof current === "object" && current !== null ? current : {}), ...(value as object) };
     }
-    const result = validator.safeParse(value, { reportInput: true });
+    const result = parseReported(validator, value);
     return result.success ? undefined : firstIssue(jsonPath([key]), result.error);
   }
 
@@ -304,7 +304,7 @@ export class StateValidator {
   parse(state: unknown, what = "state"): Record<string, unknown> {
     // Before zod, which would drop a `__proto__` key unsaid, and overflow the stack on a deep value.
     checkValue(state, what);
-    const result = this.object.safeParse(state, { reportInput: true });
+    const result = parseReported(this.object, state);
     if (result.success) return result.data;
     // A key the state does not have comes first, with the key meant: its misspelling is often
     // why a key it needs is missing (`tickte` for `ticket`).
@@ -324,6 +324,16 @@ export class StateValidator {
 function firstIssue(prefix: string, error: z.ZodError): string {
   const [issue] = describeIssues(error.issues);
   return `${prefix}${jsonPath(issue!.path).slice(1)}: ${issue!.message}`;
+}
+
+/**
+ * `safeParse` with the given values in the issues (describeIssues words them). Asking zod for
+ * them makes every parse an order of magnitude slower, and nodes' writes are parsed at every
+ * step: they are asked for only when a first parse fails (a parse is deterministic).
+ */
+function parseReported<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
+  const quick = schema.safeParse(value);
+  return quick.success ? quick : schema.safeParse(value, { reportInput: true });
 }
 
 /**
