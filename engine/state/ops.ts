@@ -42,7 +42,8 @@ export function reduceWrites(
 ): { state: State; ops: ChannelOp[] } {
   const replaced = new Map<string, string>();
   const ops: ChannelOp[] = [];
-  let next = state;
+  // One copy for the whole step: the old state is never modified (tasks of the step may still hold it).
+  const next = { ...state };
   for (const write of writes) {
     const reducer = reducerOf(write.key);
     let op: ChannelOp;
@@ -61,31 +62,36 @@ export function reduceWrites(
     } else {
       op = [write.key, "set", reducer(next[write.key], write.value)];
     }
-    next = applyOp(next, op);
+    applyTo(next, op);
     ops.push(op);
   }
-  return { state: next, ops };
+  return { state: writes.length > 0 ? next : state, ops };
 }
 
-/** Returns a new state; the old one is never modified (tasks of the step may still hold it). */
-export function applyOp(state: State, [key, kind, value]: ChannelOp): State {
+/** Applies `op` to `target`, a copy the caller owns; the values it held are not modified. */
+function applyTo(target: State, [key, kind, value]: ChannelOp): void {
   switch (kind) {
     case "set":
-      return { ...state, [key]: value };
+      target[key] = value;
+      return;
     case "append": {
-      const current = state[key];
-      return { ...state, [key]: Array.isArray(current) ? current.concat(value) : [...value] };
+      const current = target[key];
+      target[key] = Array.isArray(current) ? current.concat(value) : [...value];
+      return;
     }
     case "merge": {
-      const current = state[key];
-      return { ...state, [key]: { ...(isPlainObject(current) ? current : {}), ...value } };
+      const current = target[key];
+      target[key] = { ...(isPlainObject(current) ? current : {}), ...value };
+      return;
     }
   }
 }
 
+/** Returns a new state; the old one is never modified. */
 export function applyOps(state: State, ops: readonly ChannelOp[]): State {
-  let next = state;
-  for (const op of ops) next = applyOp(next, op);
+  if (ops.length === 0) return state;
+  const next = { ...state };
+  for (const op of ops) applyTo(next, op);
   return next;
 }
 
@@ -113,7 +119,9 @@ export function opsBetween(before: State, after: State): ChannelOp[] {
 export function deepFreeze<T>(value: T): T {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
   Object.freeze(value);
-  for (const inner of Object.values(value)) deepFreeze(inner);
+  // By index for arrays: a list that grows every step is walked without copying it each time.
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  else for (const inner of Object.values(value)) deepFreeze(inner);
   return value;
 }
 
