@@ -32,19 +32,17 @@ export class EventFactory {
     return redact(value, this.secretKeys);
   }
 
-  /** A task attempt emits several events; its span id is hashed once. */
+  /** A task attempt emits several events; its span id is hashed once (kept by task id: no key to build). */
   private spanId(taskId: string, attempt: number): string {
-    const key = `${taskId}:${attempt}`;
-    let span = this.spans.get(key);
-    if (span === undefined) {
-      if (this.spans.size > 1024) this.spans.clear();
-      span = spanIdOf(taskId, attempt);
-      this.spans.set(key, span);
-    }
+    const known = this.spans.get(taskId);
+    if (known?.attempt === attempt) return known.span;
+    if (this.spans.size > 1024) this.spans.clear();
+    const span = spanIdOf(taskId, attempt);
+    this.spans.set(taskId, { attempt, span });
     return span;
   }
 
-  private readonly spans = new Map<string, string>();
+  private readonly spans = new Map<string, { attempt: number; span: string }>();
 
   private make(type: EventType, payload: unknown, taskId: string | null, spanId: string | null, actor: string): NewEvent {
     return {
