@@ -38,6 +38,8 @@ interface Frame {
  */
 export function valueProblem(value: unknown, limit = MAX_DEPTH): ValueProblem | undefined {
   if (value === null || typeof value !== "object") return undefined;
+  walkBudget = QUICK_MEMBERS;
+  if (limit >= QUICK_DEPTH && quicklyFine(value, 0)) return undefined;
   const heights = new Map<object, number>();
   const onPath = new Set<object>();
   const enter = (member: object, key: string | number | undefined, parent: Frame | undefined): Frame => {
@@ -66,6 +68,34 @@ export function valueProblem(value: unknown, limit = MAX_DEPTH): ValueProblem | 
   }
   const depth = heights.get(value)! - 1;
   return depth > limit ? { kind: "depth", path: deepestPath(value, heights), depth } : undefined;
+}
+
+/** Past these, a value gets the full walk (with its record of what it has seen). */
+const QUICK_DEPTH = 32;
+const QUICK_MEMBERS = 10_000;
+let walkBudget = 0;
+
+/**
+ * Most values (a node's result at each step) are small and shallow: a plain recursive look at
+ * them, without the full walk's maps and frames, finds no problem. A cycle or a deep value runs
+ * out of depth, a widely shared one out of members, and a `__proto__` key stops it: those get
+ * the full walk, which says what the problem is.
+ */
+function quicklyFine(value: object, depth: number): boolean {
+  if (depth >= QUICK_DEPTH || --walkBudget < 0) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const member: unknown = value[i];
+      if (member !== null && typeof member === "object" && !quicklyFine(member, depth + 1)) return false;
+    }
+    return true;
+  }
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__") return false;
+    const member = (value as Record<string, unknown>)[key];
+    if (member !== null && typeof member === "object" && !quicklyFine(member, depth + 1)) return false;
+  }
+  return true;
 }
 
 /** The first steps of the way to the deepest member (the rest only repeats what they show). */
