@@ -18,6 +18,8 @@ export type Plan =
   | { kind: "end"; control: PlanControl }
   | { kind: "error"; error: RunError };
 
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * Decides the next super-step from the nodes that finished since the last planning: follows
  * their edges and routes (evaluated on the current state, so an operator's edit made at an
@@ -30,7 +32,7 @@ export function planNextStep(workflow: CompiledWorkflow, state: State, control: 
   const triggered = new Set<string>();
   const tasks: PlannedTask[] = [];
   let queue = [...control.finished];
-  const writtenByOperator = new Set(control.finished.filter((f) => f.asNode).map((f) => f.node));
+  const writtenByOperator = control.finished.some((f) => f.asNode) ? new Set(control.finished.filter((f) => f.asNode).map((f) => f.node)) : NONE;
 
   while (queue.length > 0) {
     for (const finished of queue) {

@@ -119,15 +119,15 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
   for (const task of tasks) rs.setTask(task);
   rs.batch.patchRun({ barriers: plan.control.barriers, current: nodes });
 
-  const before = new Set(rs.run.interruptBefore ?? rs.workflow.definition.interruptBefore);
-  const breakpoints = new Set(rs.run.breakpoints);
-  const gates = nodes.filter((n) => before.has(n) || breakpoints.has(n));
+  const before = rs.run.interruptBefore ?? rs.workflow.definition.interruptBefore;
+  const breakpoints = rs.run.breakpoints;
+  const gates = before.length + breakpoints.length === 0 ? [] : nodes.filter((n) => before.includes(n) || breakpoints.includes(n));
   if (gates.length === 0) {
     startTasks(rs, startable(rs, running, now));
     return nodes;
   }
   for (const node of gates) {
-    const kind = breakpoints.has(node) ? "breakpoint" : "before";
+    const kind = breakpoints.includes(node) ? "breakpoint" : "before";
     rs.addInterrupt({
       id: derivedId("int", rs.run.id, step, node, kind),
       runId: rs.run.id,
@@ -144,7 +144,7 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
       createdAt: now,
     });
   }
-  const reason: PauseReason = gates.some((n) => breakpoints.has(n)) ? "breakpoint" : "interrupt";
+  const reason: PauseReason = gates.some((n) => breakpoints.includes(n)) ? "breakpoint" : "interrupt";
   rs.pause(reason, gates);
   return nodes;
 }
@@ -221,8 +221,8 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
   }
   const completedAt = rs.batch.events.length;
   rs.head = checkpoint;
-  const after = new Set(rs.run.interruptAfter ?? rs.workflow.definition.interruptAfter);
-  const afterNodes = nodes.filter((node) => after.has(node));
+  const after = rs.run.interruptAfter ?? rs.workflow.definition.interruptAfter;
+  const afterNodes = after.length === 0 ? [] : nodes.filter((node) => after.includes(node));
   if (afterNodes.length > 0) {
     for (const node of afterNodes) {
       rs.addInterrupt({
