@@ -79,7 +79,6 @@ export class InflightTasks {
     for (const id of this.running.keys()) this.abort(id, cause);
   }
 
-  /** @internal For TaskServices. */
   progress(task: TaskRecord, fraction: number | null, message?: string): void {
     const now = Date.now();
     const last = this.progressAt.get(task.id) ?? 0;
@@ -91,7 +90,6 @@ export class InflightTasks {
   }
 
   /** A log line's data larger than an event should hold goes to an artifact; the event keeps a reference. */
-  /** @internal For TaskServices. */
   async log(task: TaskRecord, level: "debug" | "info" | "warn" | "error", message: string, data: unknown): Promise<void> {
     let payload = data;
     const text = data === undefined ? undefined : JSON.stringify(this.deps.events.redact(data));
@@ -106,7 +104,11 @@ export class InflightTasks {
   }
 }
 
-/** What one attempt of a task gets from the executor (methods, not closures made per attempt). */
+/**
+ * What one attempt of a task gets from the executor: methods rather than a dozen closures made
+ * for every attempt. `run` is the run as the attempt started; child runs and artifacts belong to
+ * the run as it is when they are made.
+ */
 class TaskServices implements AttemptServices {
   constructor(
     private readonly inflight: InflightTasks,
@@ -126,11 +128,11 @@ class TaskServices implements AttemptServices {
   }
 
   artifact(data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
-    return this.deps.host.store.putArtifact(this.run.id, data, mediaType);
+    return this.deps.host.store.putArtifact(this.deps.rs.run.id, data, mediaType);
   }
 
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {
-    return this.deps.host.childRun(this.run, this.task, child, input, generation);
+    return this.deps.host.childRun(this.deps.rs.run, this.task, child, input, generation);
   }
 
   childState(child: RunRecord, n?: number): Promise<State> {
