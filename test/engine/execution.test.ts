@@ -134,6 +134,26 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect(task!.attempts[0]).toMatchObject({ outcome: "failed", code: "TIMEOUT", error: 'node "slow" timed out after 50 ms' });
   });
 
+  it("gives a node that first looks at its signal after it timed out a signal aborted with the timeout", async () => {
+    let seen: unknown[] = [];
+    const wf = workflow("late-look", { state })
+      .node(
+        "slow",
+        async (_s, ctx) => {
+          await sleep(150);
+          seen = [ctx.signal.aborted, (ctx.signal.reason as Error | undefined)?.message];
+          return { out: "late" };
+        },
+        { timeoutMs: 50, retry: { maxAttempts: 1 }, next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait({ timeoutMs: 5_000 })).toMatchObject({ status: "paused", reason: "retries-exhausted" });
+    expect(seen).toEqual([true, 'node "slow" timed out after 50 ms']);
+    expect((await run.state()).out).toBe("");
+  });
+
   it("asks an operator, not its retry policy, about an at-most-once node that ran out of time (it may have done part of its work)", async () => {
     let charges = 0;
     const wf = workflow("charge-once", { state })
