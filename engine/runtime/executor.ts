@@ -16,7 +16,7 @@ import { failTask, quarantine, recordOutcome, recoverLostTasks, resumeParked } f
 import { RunState } from "./run-state.js";
 import { NOT_SAVED } from "./retry.js";
 import { TaskAbortedError, type AbortCause } from "./signals.js";
-import { barrier, planStep, settle, startTasks, startable } from "./step.js";
+import { barrier, planStep, settle, startTasks, startable, stepProgress } from "./step.js";
 import { runTransition } from "./transitions.js";
 
 export interface ExecutorOptions {
@@ -293,12 +293,7 @@ export class RunExecutor {
       await this.commit();
       return true;
     }
-    let nextWake = Infinity;
-    let allSucceeded = true;
-    for (const t of rs.tasks.values()) {
-      if (t.status === "pending" && !running.has(t.id)) nextWake = Math.min(nextWake, t.notBefore ?? Infinity);
-      allSucceeded &&= t.status === "succeeded";
-    }
+    const { nextWake, allSucceeded } = stepProgress(rs, running);
     if (running.size > 0 || (nextWake !== Infinity && nextWake - now <= this.options.holdBackoffMs)) {
       if (nextWake !== Infinity) this.tickAt(nextWake);
       if (!rs.batch.empty) await this.commit();

@@ -35,6 +35,17 @@ export function startable(rs: RunState, running: ReadonlySet<string>, now: numbe
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** When the first pending task not running may start (Infinity: none waits), and whether every task succeeded. */
+export function stepProgress(rs: RunState, running: ReadonlySet<string>): { nextWake: number; allSucceeded: boolean } {
+  let nextWake = Infinity;
+  let allSucceeded = true;
+  for (const t of rs.tasks.values()) {
+    if (t.status === "pending" && !running.has(t.id)) nextWake = Math.min(nextWake, t.notBefore ?? Infinity);
+    allSucceeded &&= t.status === "succeeded";
+  }
+  return { nextWake, allSucceeded };
+}
+
 /** Marks tasks running in the batch and queues their launch for after the commit. */
 export function startTasks(rs: RunState, tasks: TaskRecord[]): void {
   const now = Date.now();
