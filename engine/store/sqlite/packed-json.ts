@@ -1,4 +1,4 @@
-import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { constants, createDeflateRaw, deflateRawSync, inflateRawSync, type ZlibOptions } from "node:zlib";
 
 /**
  * The store's own documents — a commit's events, a checkpoint's metadata, a task — repeat the
@@ -60,13 +60,71 @@ export function packJson(value: unknown): string | Buffer {
   const text = JSON.stringify(value);
   if (text.length < MIN_PACKED_LENGTH) return text;
   const utf8 = Buffer.from(text);
-  const deflated = deflateRawSync(utf8, { ...DEFLATE[CURRENT], chunkSize: utf8.length + 64 });
-  const header = [CURRENT, ...leb128(utf8.length)];
-  if (header.length + deflated.length >= utf8.length) return text;
-  const packed = Buffer.allocUnsafe(header.length + deflated.length);
-  packed.set(header);
-  packed.set(deflated, header.length);
-  return packed;
+  return deflater().pack(utf8, [CURRENT, ...leb128(utf8.length)]) ?? text;
+}
+
+let current: Deflater | undefined;
+
+function deflater(): Deflater {
+  current ??= new Deflater(DEFLATE[CURRENT]!);
+  return current;
+}
+
+/** zlib's stream as node:zlib's synchronous calls drive it (`_handle`, `_writeState`). */
+interface ZlibHandle {
+  reset(): void;
+  writeSync(flush: number, input: Uint8Array, inOffset: number, inLength: number, output: Uint8Array, outOffset: number, outLength: number): void;
+}
+
+/**
+ * Deflates documents one after the other with the same zlib stream, reset between them.
+ * `deflateRawSync` builds a stream (a Node Transform, a native zlib state, its dictionary) for
+ * every call and frees it after: that, not compressing a few hundred bytes, was most of a
+ * commit's packing cost, and a good share of its garbage. The stream is driven the way
+ * node:zlib's own synchronous calls drive it; on a Node without those internals, each document
+ * gets `deflateRawSync` as before (the same bytes).
+ */
+class Deflater {
+  private readonly handle: ZlibHandle | undefined;
+  private readonly state: Uint32Array | undefined;
+  private error: Error | undefined;
+  private out = Buffer.alloc(4096);
+
+  constructor(private readonly options: ZlibOptions) {
+    const stream = createDeflateRaw(options) as unknown as { _handle?: ZlibHandle; _writeState?: Uint32Array; on(event: "error", listener: (error: Error) => void): void };
+    stream.on("error", (error) => (this.error = error));
+    if (typeof stream._handle?.writeSync === "function" && typeof stream._handle.reset === "function" && stream._writeState instanceof Uint32Array) {
+      this.handle = stream._handle;
+      this.state = stream._writeState;
+    }
+  }
+
+  /** `header` then `input` deflated, when that is shorter than `input`; else undefined. */
+  pack(input: Buffer, header: readonly number[]): Buffer | undefined {
+    if (!this.handle || !this.state) return this.packOnce(input, header);
+    // Deflate may write up to the input's length in all: filling that, it is no shorter.
+    const room = input.length - header.length;
+    if (this.out.length < input.length) this.out = Buffer.alloc(input.length * 2);
+    this.error = undefined;
+    this.handle.reset();
+    this.handle.writeSync(constants.Z_FINISH, input, 0, input.length, this.out, header.length, room);
+    if (this.error) throw this.error;
+    const deflated = room - this.state[0]!;
+    if (deflated === room) return undefined;
+    const packed = Buffer.allocUnsafe(header.length + deflated);
+    packed.set(header);
+    this.out.copy(packed, header.length, header.length, header.length + deflated);
+    return packed;
+  }
+
+  private packOnce(input: Buffer, header: readonly number[]): Buffer | undefined {
+    const deflated = deflateRawSync(input, { ...this.options, chunkSize: input.length + 64 });
+    if (header.length + deflated.length >= input.length) return undefined;
+    const packed = Buffer.allocUnsafe(header.length + deflated.length);
+    packed.set(header);
+    packed.set(deflated, header.length);
+    return packed;
+  }
 }
 
 /**
