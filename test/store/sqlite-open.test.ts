@@ -455,7 +455,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
   it("reports a damaged packed record as corruption of the store", async () => {
     const file = fresh("packed");
     // A name long enough for the runs' first events to be packed (shorter documents stay text).
-    await storeWithRuns(file, 5, "w".repeat(200));
+    await storeWithRuns(file, 6, "w".repeat(200));
     const raw = new Database(file);
     // A run's first checkpoint keeps its metadata in the events row of the run's creation.
     const eventsOf = (run: string) => `FROM events WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`;
@@ -482,6 +482,9 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       expect(await storeError(store.getCheckpoint("run-3:0"), file)).toMatch(unreadable("a record refers to document 9 of event row \\d+, which has 1"));
       expect(await storeError(store.getCheckpoint("run-4:0"), file)).toMatch(unreadable("packed record has no readable length"));
       expect(await storeError(store.readEvents({ runId: "run-0" }), file)).toMatch(unreadable("packed record .+"));
+      // The damage is the records' own: the run left intact reads as written.
+      expect(await store.getCheckpoint("run-5:0")).toMatchObject({ id: "run-5:0", actor: "test" });
+      expect((await store.readEvents({ runId: "run-5" })).map((e) => e.type)).toEqual(["run.created"]);
     } finally {
       await store.close();
     }

@@ -1,4 +1,4 @@
-import { constants, createDeflateRaw, deflateRawSync, inflateRawSync, type ZlibOptions } from "node:zlib";
+import { RawZlib } from "./zlib-stream.js";
 
 /**
  * The store's own documents — a commit's events, a checkpoint's metadata, a task — repeat the
@@ -60,71 +60,29 @@ export function packJson(value: unknown): string | Buffer {
   const text = JSON.stringify(value);
   if (text.length < MIN_PACKED_LENGTH) return text;
   const utf8 = Buffer.from(text);
-  return deflater().pack(utf8, [CURRENT, ...leb128(utf8.length)]) ?? text;
+  const header = [CURRENT, ...leb128(utf8.length)];
+  // Deflate may write up to the input's length in all: filling that, it is no shorter.
+  const room = utf8.length - header.length;
+  const out = scratch(utf8.length);
+  deflaters[CURRENT] ??= new RawZlib("deflate", DEFLATE[CURRENT]!);
+  const deflated = deflaters[CURRENT].run(utf8, out, header.length, room);
+  if (deflated === room) return text;
+  const packed = Buffer.allocUnsafe(header.length + deflated);
+  packed.set(header);
+  out.copy(packed, header.length, header.length, header.length + deflated);
+  return packed;
 }
 
-let current: Deflater | undefined;
+/** One zlib stream per dictionary and direction, made when first needed (zlib-stream.ts). */
+const deflaters: RawZlib[] = [];
+const inflaters: RawZlib[] = [];
 
-function deflater(): Deflater {
-  current ??= new Deflater(DEFLATE[CURRENT]!);
-  return current;
-}
+/** A buffer to deflate into or inflate into, reused: what is kept of it is copied out. */
+let scratchBuffer = Buffer.alloc(4096);
 
-/** zlib's stream as node:zlib's synchronous calls drive it (`_handle`, `_writeState`). */
-interface ZlibHandle {
-  reset(): void;
-  writeSync(flush: number, input: Uint8Array, inOffset: number, inLength: number, output: Uint8Array, outOffset: number, outLength: number): void;
-}
-
-/**
- * Deflates documents one after the other with the same zlib stream, reset between them.
- * `deflateRawSync` builds a stream (a Node Transform, a native zlib state, its dictionary) for
- * every call and frees it after: that, not compressing a few hundred bytes, was most of a
- * commit's packing cost, and a good share of its garbage. The stream is driven the way
- * node:zlib's own synchronous calls drive it; on a Node without those internals, each document
- * gets `deflateRawSync` as before (the same bytes).
- */
-class Deflater {
-  private readonly handle: ZlibHandle | undefined;
-  private readonly state: Uint32Array | undefined;
-  private error: Error | undefined;
-  private out = Buffer.alloc(4096);
-
-  constructor(private readonly options: ZlibOptions) {
-    const stream = createDeflateRaw(options) as unknown as { _handle?: ZlibHandle; _writeState?: Uint32Array; on(event: "error", listener: (error: Error) => void): void };
-    stream.on("error", (error) => (this.error = error));
-    if (typeof stream._handle?.writeSync === "function" && typeof stream._handle.reset === "function" && stream._writeState instanceof Uint32Array) {
-      this.handle = stream._handle;
-      this.state = stream._writeState;
-    }
-  }
-
-  /** `header` then `input` deflated, when that is shorter than `input`; else undefined. */
-  pack(input: Buffer, header: readonly number[]): Buffer | undefined {
-    if (!this.handle || !this.state) return this.packOnce(input, header);
-    // Deflate may write up to the input's length in all: filling that, it is no shorter.
-    const room = input.length - header.length;
-    if (this.out.length < input.length) this.out = Buffer.alloc(input.length * 2);
-    this.error = undefined;
-    this.handle.reset();
-    this.handle.writeSync(constants.Z_FINISH, input, 0, input.length, this.out, header.length, room);
-    if (this.error) throw this.error;
-    const deflated = room - this.state[0]!;
-    if (deflated === room) return undefined;
-    const packed = Buffer.allocUnsafe(header.length + deflated);
-    packed.set(header);
-    this.out.copy(packed, header.length, header.length, header.length + deflated);
-    return packed;
-  }
-
-  private packOnce(input: Buffer, header: readonly number[]): Buffer | undefined {
-    const deflated = deflateRawSync(input, { ...this.options, chunkSize: input.length + 64 });
-    if (header.length + deflated.length >= input.length) return undefined;
-    const packed = Buffer.allocUnsafe(header.length + deflated.length);
-    packed.set(header);
-    packed.set(deflated, header.length);
-    return packed;
-  }
+function scratch(bytes: number): Buffer {
+  if (scratchBuffer.length < bytes) scratchBuffer = Buffer.alloc(bytes * 2);
+  return scratchBuffer;
 }
 
 /**
@@ -161,18 +119,22 @@ export function unpackJson<T>(stored: string | Buffer): T {
 /** A document stored by `packJson` (or as plain JSON text), as JSON text. */
 export function unpackText(stored: string | Buffer): string {
   if (typeof stored === "string") return stored;
-  const options = INFLATE[stored[0]!];
+  const version = stored[0]!;
+  const options = INFLATE[version];
   // A damaged row surfaces as the same SyntaxError as damaged JSON text, which the store reports.
-  if (!options) throw new SyntaxError(`packed with unknown dictionary ${stored[0]}`);
+  if (!options) throw new SyntaxError(`packed with unknown dictionary ${version}`);
   const { value: bytes, end } = readLeb128(stored, 1);
-  let text: Buffer;
+  // Room for one byte more than recorded, to notice a row that inflates to more.
+  const out = scratch(bytes + 1);
+  let inflated: number;
   try {
-    text = inflateRawSync(stored.subarray(end), { ...options, chunkSize: Math.max(64, bytes + 8), maxOutputLength: Math.max(1, bytes) });
+    inflaters[version] ??= new RawZlib("inflate", options);
+    inflated = inflaters[version].run(stored.subarray(end), out, 0, bytes + 1);
   } catch (error) {
     throw new SyntaxError(`packed record does not inflate (${(error as Error).message})`);
   }
-  if (text.length !== bytes) throw new SyntaxError(`packed record inflates to ${text.length} bytes, not the ${bytes} it records`);
-  return text.toString("utf8");
+  if (inflated !== bytes) throw new SyntaxError(`packed record inflates to ${inflated > bytes ? "more than" : inflated} bytes, not the ${bytes} it records`);
+  return out.toString("utf8", 0, bytes);
 }
 
 function leb128(n: number): number[] {
