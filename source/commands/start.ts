@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, PitwallError, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, PitwallError, UNCLAIMED_MS, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -7,9 +7,6 @@ import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion } from "../cli/workflow-file.js";
-
-/** How long `start --wait` waits for a worker to take the run before saying none has. */
-const UNCLAIMED_NOTE_MS = 30_000;
 
 export const start = defineCommand({
   name: "start",
@@ -100,14 +97,16 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     // A run waiting on a sub-workflow that paused for an operator has settled too: say on what.
     const child = (run: RunRecord) => heldBy(opened, run);
     const settled = (run: RunRecord, held: RunRecord | undefined) => out.value({ ...settledValue(run, held), ...made });
-    // Nobody may be running a worker: say so once, rather than wait in silence.
+    // Nobody may be running a worker: say so once, rather than wait in silence, and what the
+    // workers' heartbeats say is missing (the rule `show` and the console follow).
     const unclaimed = out.json
       ? undefined
       : setTimeout(() => {
-          void opened.getRun(runId).then((now) => {
-            if (now?.status === "queued" && now.startedAt === null) out.note(`no worker has taken run ${runId} in ${UNCLAIMED_NOTE_MS / 1000} s: is pitwall worker running on this store, with the workflow's actions?`);
+          void Promise.all([opened.getRun(runId), opened.listWorkers()]).then(([now, workers]) => {
+            const why = now && now.startedAt === null ? unclaimedWhy(now, Date.now(), workers) : undefined;
+            if (why) out.note(`run ${runId}: ${why}`);
           }, () => undefined);
-        }, UNCLAIMED_NOTE_MS);
+        }, UNCLAIMED_MS + 500);
     let run: RunRecord;
     try {
       const deadline = flags.timeout !== undefined ? Date.now() + flags.timeout * 1000 : undefined;

@@ -3,6 +3,7 @@ import type { Suspend } from "./editor.js";
 import { filterKeyboard } from "./keyboard.js";
 import { diffedScreen } from "./screen-diff.js";
 import { tuneConsoleProcess } from "./process-tuning.js";
+import { boundInkCaches } from "./ink-caches.js";
 
 export interface ConsoleOptions {
   store: Store;
@@ -46,6 +47,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
   const [{ render }, { createElement }, { Console, RENDER_OPTIONS }, { systemEditor }, { terminalClipboard }] = await withoutCiFlags(() =>
     Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js"), import("./clipboard.js")]),
   );
+  const inkCaches = await boundInkCaches();
   const { stdin, stdout } = process;
   let restored = false;
   const restore = () => {
@@ -98,6 +100,7 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
     instance.unmount();
     instance.cleanup();
     unfilterKeyboard();
+    inkCaches.stop();
     screen.close();
     restore();
     process.off("SIGINT", onSignal);
