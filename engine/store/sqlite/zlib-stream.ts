@@ -32,6 +32,22 @@ export class RawZlib {
       handle.onerror = (message: string) => (this.failure = message);
       this.handle = handle as ZlibHandle;
       this.state = stream._writeState;
+      // Internals are not a contract: a Node whose handle behaves otherwise than the public calls
+      // (twice, to cover the reset) is not driven this way, so no store ever holds other bytes.
+      if (!this.agreesWithPublicCalls() || !this.agreesWithPublicCalls()) [this.handle, this.state] = [undefined, undefined];
+    }
+  }
+
+  private agreesWithPublicCalls(): boolean {
+    const text = Buffer.from(JSON.stringify({ probe: "pitwall", at: Array.from({ length: 40 }, (_, i) => i * 7919) }));
+    const input = this.mode === "deflate" ? text : deflateRawSync(text, this.options);
+    const expected = this.mode === "deflate" ? deflateRawSync(text, this.options) : inflateRawSync(input, this.options);
+    const output = Buffer.alloc(expected.length + 64);
+    try {
+      const written = this.run(input, output, 0, output.length);
+      return written === expected.length && output.subarray(0, written).equals(expected);
+    } catch {
+      return false;
     }
   }
 
