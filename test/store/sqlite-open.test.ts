@@ -526,6 +526,10 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
         // A worker that holds runs goes no further with them either: its commits and renewals stop.
         expect(await storeError(store.renewLease("run-0", "w", 1, 1000), file)).toBe(said);
         expect(await storeError(store.commit({ id: "c-1", runId: "run-0", fence: 1 }), file)).toBe(said);
+        // Nor does a run start, nor a command get sent, into a file nobody else sees.
+        const started = newRun({ id: "run-late", workflow: { name: "w", version: "v" }, state: {}, actor: "test" });
+        expect(await storeError(store.createRun(started), file)).toBe(said);
+        expect(await storeError(store.putWorkflow({ version: "v", name: "w", createdAt: 0, definition: {} as never }), file)).toBe(said);
       } finally {
         await store.close();
       }

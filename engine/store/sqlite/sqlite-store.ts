@@ -123,6 +123,7 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
+    this.checkStillThere();
     await this.writes.write(() => this.q.putWorkflow(record), false);
   }
 
@@ -135,6 +136,8 @@ export class SqliteStore implements Store {
   }
 
   async createRun(init: NewRun): Promise<CommitResult> {
+    // A run started in a file nobody else sees would be lost without a word: say so now.
+    this.checkStillThere();
     return this.writes.write(() => {
       if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
       const run: RunRecord = { ...init.run, ...headFields(init.checkpoint) };
@@ -281,6 +284,7 @@ export class SqliteStore implements Store {
   }
 
   async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
+    this.checkStillThere();
     return this.writes.write(() => {
       const run = this.mustGetRun(command.runId);
       if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
