@@ -5,7 +5,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { SqliteStore, StoreError, Worker, WorkflowRegistry, actionRegistry, createEngine, openStore, workflow, type EventRecord, type Store } from "../../engine/index.js";
+import { SqliteStore, StoreError, Worker, WorkflowRegistry, actionRegistry, createEngine, openStore, readState, workflow, type EventRecord, type Store } from "../../engine/index.js";
 import { traceIdOf } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { batchDocs } from "../../engine/store/sqlite/event-rows.js";
@@ -261,6 +261,77 @@ describe("SQLite schema migrations", () => {
     }
   });
 
+  it("brings a version 5 store, whose checkpoints are clustered by run, up to date: its history and states read as before, and it goes on writing", async () => {
+    const wf = workflow("count", { state: z.object({ n: z.number().default(0), log: z.array(z.string()).default([]) }), reducers: { log: (a: unknown, b: unknown) => [...(a as string[]), ...(b as string[])] } })
+      .node("one", (s) => ({ n: s.n + 1, log: ["one"] }), { next: "two" })
+      .node("two", (s) => ({ n: s.n + 10, log: ["two"] }), { next: "three" })
+      .node("three", (s) => ({ n: s.n + 100, log: ["three"] }))
+      .compile();
+    const file = fresh("v5");
+    const before = await openStore(`sqlite:${file}`);
+    const engine = createEngine({ store: before, workflows: [wf] });
+    const runs = [await engine.start(wf, {}), await engine.start(wf, { n: 5 })];
+    for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    await engine.worker!.stop();
+    const history = async (store: Store) =>
+      Promise.all(
+        runs.map(async ({ id }) => {
+          const checkpoints = await store.listCheckpoints(id);
+          return { checkpoints, states: await Promise.all(checkpoints.map((c) => readState(store, id, c.n))), summaries: await store.listCheckpointSummaries(id), storage: await store.runStorage(id) };
+        }),
+      );
+    const written = await history(before);
+    await before.close();
+    expect(written.map((h) => h.checkpoints.length)).toEqual([4, 4]);
+    // As version 5 kept them: clustered by run and number, without a row id.
+    const raw = new Database(file);
+    raw.exec(`
+      CREATE TABLE checkpoints_v5 (run_key INTEGER NOT NULL, n INTEGER NOT NULL, snapshot_n INTEGER NOT NULL, bytes INTEGER NOT NULL,
+        meta BLOB NOT NULL, delta TEXT NOT NULL, snapshot TEXT, PRIMARY KEY (run_key, n)) WITHOUT ROWID;
+      INSERT INTO checkpoints_v5 SELECT run_key, n, snapshot_n, bytes, meta, delta, snapshot FROM checkpoints;
+      DROP TABLE checkpoints;
+      ALTER TABLE checkpoints_v5 RENAME TO checkpoints;`);
+    raw.pragma("user_version = 5");
+    raw.close();
+    const layout = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return {
+          version: db.pragma("user_version", { simple: true }),
+          sql: (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'checkpoints'").pluck().get() as string).includes("WITHOUT ROWID") ? "clustered" : "in writing order",
+          integrity: db.pragma("integrity_check", { simple: true }),
+        };
+      } finally {
+        db.close();
+      }
+    };
+    expect(layout()).toEqual({ version: 5, sql: "clustered", integrity: "ok" });
+
+    // Read-only, it is read as it is.
+    const reader = await openStore(`sqlite:${file}`, { readOnly: true });
+    try {
+      expect(await history(reader)).toEqual(written);
+    } finally {
+      await reader.close();
+    }
+    expect(layout()).toEqual({ version: 5, sql: "clustered", integrity: "ok" });
+
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(await history(store)).toEqual(written);
+      const again = createEngine({ store, workflows: [wf] });
+      const third = await again.start(wf, { n: 1000 });
+      const ended = await third.wait({ timeoutMs: 10_000 });
+      await again.worker!.stop();
+      expect(ended.status).toBe("succeeded");
+      expect(await third.state()).toEqual({ n: 1111, log: ["one", "two", "three"] });
+      expect(await readState(store, third.id, 2)).toEqual({ n: 1011, log: ["one", "two"] });
+    } finally {
+      await store.close();
+    }
+    expect(layout()).toEqual({ version: SCHEMA_VERSION, sql: "in writing order", integrity: "ok" });
+  });
+
   it("reads tasks, events and checkpoints in the fuller encodings earlier releases wrote", async () => {
     const file = fresh("old-rows");
     await storeWithRuns(file, 1);
@@ -366,7 +437,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
 
     // Damage deep inside a table passes the checks at open and is reported when it is read.
-    const later = await damagedStore("corrupt-later", "SELECT max(pageno) FROM dbstat WHERE name = 'checkpoints' AND pagetype = 'overflow'");
+    const later = await damagedStore("corrupt-later", "SELECT max(pageno) FROM dbstat WHERE name = 'checkpoints' AND pagetype IN ('leaf', 'overflow')");
     const store = await openStore(`sqlite:${later}`);
     try {
       const message = await storeError(
@@ -384,7 +455,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
   it("reports a damaged packed record as corruption of the store", async () => {
     const file = fresh("packed");
     // A name long enough for the runs' first events to be packed (shorter documents stay text).
-    await storeWithRuns(file, 5, "w".repeat(200));
+    await storeWithRuns(file, 6, "w".repeat(200));
     const raw = new Database(file);
     // A run's first checkpoint keeps its metadata in the events row of the run's creation.
     const eventsOf = (run: string) => `FROM events WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`;
@@ -411,6 +482,9 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       expect(await storeError(store.getCheckpoint("run-3:0"), file)).toMatch(unreadable("a record refers to document 9 of event row \\d+, which has 1"));
       expect(await storeError(store.getCheckpoint("run-4:0"), file)).toMatch(unreadable("packed record has no readable length"));
       expect(await storeError(store.readEvents({ runId: "run-0" }), file)).toMatch(unreadable("packed record .+"));
+      // The damage is the records' own: the run left intact reads as written.
+      expect(await store.getCheckpoint("run-5:0")).toMatchObject({ id: "run-5:0", actor: "test" });
+      expect((await store.readEvents({ runId: "run-5" })).map((e) => e.type)).toEqual(["run.created"]);
     } finally {
       await store.close();
     }
@@ -452,6 +526,10 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
         // A worker that holds runs goes no further with them either: its commits and renewals stop.
         expect(await storeError(store.renewLease("run-0", "w", 1, 1000), file)).toBe(said);
         expect(await storeError(store.commit({ id: "c-1", runId: "run-0", fence: 1 }), file)).toBe(said);
+        // Nor does a run start, nor a command get sent, into a file nobody else sees.
+        const started = newRun({ id: "run-late", workflow: { name: "w", version: "v" }, state: {}, actor: "test" });
+        expect(await storeError(store.createRun(started), file)).toBe(said);
+        expect(await storeError(store.putWorkflow({ version: "v", name: "w", createdAt: 0, definition: {} as never }), file)).toBe(said);
       } finally {
         await store.close();
       }

@@ -36,7 +36,8 @@ type StoredEvent = [type: EventRecord["type"], payload: unknown, taskId?: string
 /** Schema version 2's batches, which are still read: one full tuple per event. */
 type LegacyEvent = [type: EventRecord["type"], taskId: string | null, traceId: string | null, spanId: string | null, actor: string, time: number, payload: unknown];
 
-export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: number, events: readonly NewEvent[], docs: readonly unknown[] = []): EventBatchRow {
+/** A commit's events (and `docs`, the other documents packed with them) as their row stores them. */
+export function eventBatch(runId: string, events: readonly NewEvent[], docs: readonly unknown[] = []): string | Buffer {
   const runTrace = traceIdOf(runId);
   const { actor, time } = events[0]!;
   // What each position of a tuple is when it is left out.
@@ -57,7 +58,7 @@ export function eventBatchRow(runId: string, firstRunSeq: number, lastSeq: numbe
     return tuple;
   });
   const batch: StoredBatch = { actor, time, events: stored, ...(docs.length > 0 ? { docs: [...docs] } : {}) };
-  return { seq: lastSeq, run_id: runId, run_seq: firstRunSeq, count: events.length, events: packJson(batch) };
+  return packJson(batch);
 }
 
 export function eventRecords(row: EventBatchRow): EventRecord[] {

@@ -2,7 +2,7 @@ import { parseCheckpointId, parseTaskId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import { numberedEvent, type CheckpointRecord, type CheckpointSummary, type EventRecord, type NewEvent, type RunStorage, type TaskRecord } from "../records.js";
 import type { EventQuery } from "../store.js";
-import { batchDocs, eventBatchRow, eventRecords, type EventBatchRow } from "./event-rows.js";
+import { batchDocs, eventBatch, eventRecords, type EventBatchRow } from "./event-rows.js";
 import { docReference, readDocReference, unpackJson, unpackText } from "./packed-json.js";
 import {
   chainRow,
@@ -16,6 +16,9 @@ import {
 } from "./rows.js";
 import { RUN_KEY, whereClause, type Param, type Statements } from "./statements.js";
 import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.js";
+
+/** The last number given to an event, also when its run was deleted since (kept in `meta`). */
+const LAST_EVENT_SEQ = "max(coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT value FROM meta WHERE key = 'event_seq'), 0))";
 
 /** What a commit writes beside its events. */
 export interface CommitRecords {
@@ -35,11 +38,16 @@ export class HistoryQueries {
 
   // checkpoints
 
-  private insertCheckpoint(row: CheckpointRow): void {
-    this.s.sql(
-      `INSERT INTO checkpoints (run_key, n, snapshot_n, bytes, meta, delta, snapshot)
-       VALUES (${RUN_KEY}, :n, :snapshot_n, :bytes, :meta, :delta, :snapshot)`,
-    ).run(row);
+  private insertCheckpoint(runKey: number, row: CheckpointRow): void {
+    this.s.sql("INSERT INTO checkpoints (run_key, n, snapshot_n, bytes, meta, delta, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+      runKey,
+      row.n,
+      row.snapshot_n,
+      row.bytes,
+      row.meta,
+      row.delta,
+      row.snapshot,
+    );
   }
 
   getCheckpoint(id: string): CheckpointRecord | undefined {
@@ -88,11 +96,11 @@ export class HistoryQueries {
 
   // tasks
 
-  private putTask(row: TaskRow): void {
+  private putTask(runKey: number, row: TaskRow): void {
     this.s.sql(
-      `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES (${RUN_KEY}, :step, :id, :created_at, :doc)
+      `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
-    ).run(row);
+    ).run(runKey, row.step, row.id, row.created_at, row.doc);
   }
 
   getTask(id: string): TaskRecord | undefined {
@@ -119,28 +127,33 @@ export class HistoryQueries {
 
   /**
    * Appends a commit's events as one row, numbered after the last event of the store and after
-   * `runSeq - 1` within their run, and writes the commit's checkpoint and tasks. The documents of
-   * the checkpoint and of the tasks that stay are packed with the events, in one deflate call for
-   * the commit (zlib's fixed cost per call was most of what packing a step cost), and their rows
-   * refer to them there. The records returned are the events as given, numbered (their payloads
-   * are not copied).
+   * `runSeq - 1` within their run, and writes the commit's checkpoint and tasks; `runKey` is the
+   * run's row key, which they name it by. The documents of the checkpoint and of the tasks that
+   * stay are packed with the events, in one deflate call for the commit (zlib's fixed cost per
+   * call was most of what packing a step cost), and their rows refer to them there. The events row
+   * is numbered as it is inserted (one statement, not a read of the last number and an insert).
+   * The records returned are the events as given, numbered (their payloads are not copied).
    */
-  insertCommit(runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
+  insertCommit(runKey: number, runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
     // Every record belongs to the run (checkCommit): deleting the run deletes its events row.
     if (events.length === 0) {
-      if (checkpoint) this.insertCheckpoint(checkpointRow(checkpoint));
-      for (const task of tasks) this.putTask(taskRow(task));
+      if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint));
+      for (const task of tasks) this.putTask(runKey, taskRow(task));
       return [];
     }
-    const first = this.lastEventSeq() + 1;
-    const seq = first + events.length - 1;
     const docs: unknown[] = [];
-    const withEvents = (doc: unknown) => docReference({ seq, index: docs.push(doc) - 1 });
-    if (checkpoint) this.insertCheckpoint(checkpointRow(checkpoint, withEvents(checkpointMeta(checkpoint))));
-    for (const task of tasks) this.putTask(stays(task) ? taskRow(task, withEvents(taskDoc(task))) : taskRow(task));
-    this.s.sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (:seq, ${RUN_KEY}, :run_seq, :count, :events)`).run(
-      eventBatchRow(runId, runSeq, seq, events, docs),
-    );
+    const metaIndex = checkpoint ? docs.push(checkpointMeta(checkpoint)) - 1 : -1;
+    const taskIndexes = tasks.map((task) => (stays(task) ? docs.push(taskDoc(task)) - 1 : -1));
+    const seq = this.s
+      .sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (${LAST_EVENT_SEQ} + ?, ?, ?, ?, ?) RETURNING seq`)
+      .pluck()
+      .get(events.length, runKey, runSeq, events.length, eventBatch(runId, events, docs)) as number;
+    if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint, docReference({ seq, index: metaIndex })));
+    tasks.forEach((task, i) => {
+      const index = taskIndexes[i]!;
+      this.putTask(runKey, index >= 0 ? taskRow(task, docReference({ seq, index })) : taskRow(task));
+    });
+    const first = seq - events.length + 1;
     return events.map((event, i) => numberedEvent(event, first + i, runSeq + i));
   }
 
@@ -217,7 +230,7 @@ export class HistoryQueries {
 
   /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
   lastEventSeq(): number {
-    return this.s.sql("SELECT max(coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT value FROM meta WHERE key = 'event_seq'), 0))").pluck().get() as number;
+    return this.s.sql(`SELECT ${LAST_EVENT_SEQ}`).pluck().get() as number;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { RawZlib } from "./zlib-stream.js";
 
 /**
  * The store's own documents — a commit's events, a checkpoint's metadata, a task — repeat the
@@ -60,13 +60,29 @@ export function packJson(value: unknown): string | Buffer {
   const text = JSON.stringify(value);
   if (text.length < MIN_PACKED_LENGTH) return text;
   const utf8 = Buffer.from(text);
-  const deflated = deflateRawSync(utf8, { ...DEFLATE[CURRENT], chunkSize: utf8.length + 64 });
   const header = [CURRENT, ...leb128(utf8.length)];
-  if (header.length + deflated.length >= utf8.length) return text;
-  const packed = Buffer.allocUnsafe(header.length + deflated.length);
+  // Deflate may write up to the input's length in all: filling that, it is no shorter.
+  const room = utf8.length - header.length;
+  const out = scratch(utf8.length);
+  deflaters[CURRENT] ??= new RawZlib("deflate", DEFLATE[CURRENT]!);
+  const deflated = deflaters[CURRENT].run(utf8, out, header.length, room);
+  if (deflated === room) return text;
+  const packed = Buffer.allocUnsafe(header.length + deflated);
   packed.set(header);
-  packed.set(deflated, header.length);
+  out.copy(packed, header.length, header.length, header.length + deflated);
   return packed;
+}
+
+/** One zlib stream per dictionary and direction, made when first needed (zlib-stream.ts). */
+const deflaters: RawZlib[] = [];
+const inflaters: RawZlib[] = [];
+
+/** A buffer to deflate into or inflate into, reused: what is kept of it is copied out. */
+let scratchBuffer = Buffer.alloc(4096);
+
+function scratch(bytes: number): Buffer {
+  if (scratchBuffer.length < bytes) scratchBuffer = Buffer.alloc(bytes * 2);
+  return scratchBuffer;
 }
 
 /**
@@ -103,18 +119,22 @@ export function unpackJson<T>(stored: string | Buffer): T {
 /** A document stored by `packJson` (or as plain JSON text), as JSON text. */
 export function unpackText(stored: string | Buffer): string {
   if (typeof stored === "string") return stored;
-  const options = INFLATE[stored[0]!];
+  const version = stored[0]!;
+  const options = INFLATE[version];
   // A damaged row surfaces as the same SyntaxError as damaged JSON text, which the store reports.
-  if (!options) throw new SyntaxError(`packed with unknown dictionary ${stored[0]}`);
+  if (!options) throw new SyntaxError(`packed with unknown dictionary ${version}`);
   const { value: bytes, end } = readLeb128(stored, 1);
-  let text: Buffer;
+  // Room for one byte more than recorded, to notice a row that inflates to more.
+  const out = scratch(bytes + 1);
+  let inflated: number;
   try {
-    text = inflateRawSync(stored.subarray(end), { ...options, chunkSize: Math.max(64, bytes + 8), maxOutputLength: Math.max(1, bytes) });
+    inflaters[version] ??= new RawZlib("inflate", options);
+    inflated = inflaters[version].run(stored.subarray(end), out, 0, bytes + 1);
   } catch (error) {
     throw new SyntaxError(`packed record does not inflate (${(error as Error).message})`);
   }
-  if (text.length !== bytes) throw new SyntaxError(`packed record inflates to ${text.length} bytes, not the ${bytes} it records`);
-  return text.toString("utf8");
+  if (inflated !== bytes) throw new SyntaxError(`packed record inflates to ${inflated > bytes ? "more than" : inflated} bytes, not the ${bytes} it records`);
+  return out.toString("utf8", 0, bytes);
 }
 
 function leb128(n: number): number[] {

@@ -76,22 +76,38 @@ export class Queries {
     return this.getDoc<RunRecord>("runs", id);
   }
 
+  /** A run and its row's key, which its history rows name it by (schema version 3). */
+  getKeyedRun(id: string): { key: number; run: RunRecord } | undefined {
+    const row = this.s.sql("SELECT key, doc FROM runs WHERE id = ?").get(id) as { key: number; doc: string } | undefined;
+    return row && { key: row.key, run: JSON.parse(row.doc) as RunRecord };
+  }
+
+  runKey(id: string): number | undefined {
+    return this.s.sql("SELECT key FROM runs WHERE id = ?").pluck().get(id) as number | undefined;
+  }
+
   runStatus(id: string): RunStatus | undefined {
     return this.s.sql("SELECT status FROM runs WHERE id = ?").pluck().get(id) as RunStatus | undefined;
   }
 
-  insertRun(run: RunRecord): void {
-    this.s.sql(
-      `INSERT INTO runs (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
-       VALUES (:id, :doc, :status, :workflow, :version, :parent_run_id, :updated_at, :wake_at, :lease_until, :waiting_on)`,
-    ).run(runRow(run));
+  /** Returns the new row's key. */
+  insertRun(run: RunRecord): number {
+    const row = runRow(run);
+    return Number(
+      this.s
+        .sql(
+          `INSERT INTO runs (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(row.id, row.doc, row.status, row.workflow, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on).lastInsertRowid,
+    );
   }
 
   saveRun(run: RunRecord): void {
-    this.s.sql(
-      `UPDATE runs SET doc = :doc, status = :status, parent_run_id = :parent_run_id, updated_at = :updated_at,
-         wake_at = :wake_at, lease_until = :lease_until, waiting_on = :waiting_on WHERE id = :id`,
-    ).run(runRow(run));
+    const row = runRow(run);
+    this.s
+      .sql("UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ? WHERE id = ?")
+      .run(row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on, row.id);
   }
 
   listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {

@@ -123,6 +123,7 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
+    this.checkStillThere();
     await this.writes.write(() => this.q.putWorkflow(record), false);
   }
 
@@ -135,13 +136,15 @@ export class SqliteStore implements Store {
   }
 
   async createRun(init: NewRun): Promise<CommitResult> {
+    // A run started in a file nobody else sees would be lost without a word: say so now.
+    this.checkStillThere();
     return this.writes.write(() => {
       if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
       const run: RunRecord = { ...init.run, ...headFields(init.checkpoint) };
       // The run row first, since the checkpoint and event rows refer to its key; it already
       // counts the events appended below.
-      this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
-      const events = this.appendEvents(run, init.events, { checkpoint: init.checkpoint });
+      const key = this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
+      const events = this.appendEvents(run, init.events, { checkpoint: init.checkpoint }, key);
       return { events };
     });
   }
@@ -213,7 +216,9 @@ export class SqliteStore implements Store {
     // A worker holding runs goes on committing them: it too must stop when its file is gone.
     this.checkStillThereNow();
     return this.writes.write(() => {
-      const run = this.mustGetRun(commit.runId);
+      const keyed = this.q.getKeyedRun(commit.runId);
+      if (!keyed) throw new NotFoundError("run", commit.runId);
+      const { run, key } = keyed;
       if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
       for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
       const now = Date.now();
@@ -236,7 +241,7 @@ export class SqliteStore implements Store {
       // Interrupts change only through commits: without any, the count stands.
       if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
       if (active) run.updatedAt = now;
-      const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks });
+      const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks }, key);
       this.q.saveRun(run);
       return { events };
     });
@@ -279,6 +284,7 @@ export class SqliteStore implements Store {
   }
 
   async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
+    this.checkStillThere();
     return this.writes.write(() => {
       const run = this.mustGetRun(command.runId);
       if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
@@ -448,10 +454,12 @@ export class SqliteStore implements Store {
 
   /**
    * Numbers events store-wide (their row id) and within the run (its event count), and writes the
-   * checkpoint and tasks committed with them.
+   * checkpoint and tasks committed with them. `key` is the run's row key, looked up when the
+   * caller did not read it with the run.
    */
-  private appendEvents(run: RunRecord, events: readonly NewEvent[], records: CommitRecords = {}): EventRecord[] {
-    const numbered = this.history.insertCommit(run.id, run.eventCount + 1, events, records);
+  private appendEvents(run: RunRecord, events: readonly NewEvent[], records: CommitRecords = {}, key = this.q.runKey(run.id)): EventRecord[] {
+    if (key === undefined) throw new NotFoundError("run", run.id);
+    const numbered = this.history.insertCommit(key, run.id, run.eventCount + 1, events, records);
     run.eventCount += events.length;
     this.writes.appended(numbered);
     return numbered;
