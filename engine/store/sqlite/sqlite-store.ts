@@ -89,7 +89,7 @@ export class SqliteStore implements Store {
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
     this.erasure = new Erasure(this.db);
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
-    this.feed = new EventFeed(watch.watch);
+    this.feed = new EventFeed(watch);
     this.identity = fileIdentity(file);
   }
 

@@ -1,33 +1,32 @@
+import type { ChangeWatch } from "../event-feed.js";
+
 /**
  * Notices commits made by other processes: SQLite's `PRAGMA data_version` changes when another
- * connection commits. It is polled only while a subscriber waits (the event feed starts and
- * stops the watch), so an idle store costs nothing.
+ * connection commits. The event feed asks only while a subscriber waits, so an idle store costs
+ * nothing.
  *
- * The last version seen is kept across watches: a commit that lands while nobody waits is still
- * reported when the next watch starts (at worst one needless re-read), never lost.
+ * The last version seen is kept between watches: a commit that lands while nobody waits is still
+ * reported when the feed next asks (at worst one needless re-read), never lost.
  */
-export class DataVersionWatch {
+export class DataVersionWatch implements ChangeWatch {
   private seen: number;
 
   constructor(
     private readonly dataVersion: () => number,
-    private readonly intervalMs: number,
+    readonly everyMs: number,
   ) {
     this.seen = dataVersion();
   }
 
-  readonly watch = (notify: () => void): (() => void) => {
-    const timer = setInterval(() => {
-      let version: number;
-      try {
-        version = this.dataVersion();
-      } catch {
-        return; // The store is closing; the feed stops the watch.
-      }
-      if (version === this.seen) return;
-      this.seen = version;
-      notify();
-    }, this.intervalMs);
-    return () => clearInterval(timer);
-  };
+  changed(): boolean {
+    let version: number;
+    try {
+      version = this.dataVersion();
+    } catch {
+      return false; // The store is closing; the feed stops asking.
+    }
+    if (version === this.seen) return false;
+    this.seen = version;
+    return true;
+  }
 }
