@@ -221,7 +221,7 @@ export class Queries {
   }
 
   listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number }): InterruptRecord[] {
-    const { where, params } = equalities({ status: filter.status, run_id: filter.runId });
+    const { where, params } = equalities({ run_id: filter.runId, [statusWithin(filter.runId)]: filter.status });
     const text = `SELECT doc FROM interrupts ${whereClause(where)} ORDER BY created_at, id LIMIT ?`;
     return parseDocs<InterruptRecord>(this.s.sql(text).all(...params, filter.limit ?? -1) as { doc: string }[]);
   }
@@ -247,7 +247,7 @@ export class Queries {
   }
 
   listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number }): CommandRecord[] {
-    const { where, params } = equalities({ run_id: filter.runId, status: filter.status });
+    const { where, params } = equalities({ run_id: filter.runId, [statusWithin(filter.runId)]: filter.status });
     const text = `SELECT doc FROM commands ${whereClause(where)} ORDER BY created_at, rowid LIMIT ?`;
     return parseDocs<CommandRecord>(this.s.sql(text).all(...params, filter.limit ?? -1) as { doc: string }[]);
   }
@@ -308,6 +308,16 @@ function claimCandidate(row: CandidateRow): ClaimCandidate {
 
 function claimParams(now: number, versions: readonly string[] | undefined, runId: string | undefined, limit: number) {
   return { now, versions: versions ? JSON.stringify(versions) : null, runId: runId ?? null, limit };
+}
+
+/**
+ * How a listing compares the status: within one run as `+status`, which keeps SQLite from the
+ * status index. Without statistics it prefers that index to the run's (either is one equality),
+ * and then walks every pending record of the store to find the run's few: ~100 µs with 2,000
+ * pending elsewhere, against ~5 along the run's index.
+ */
+function statusWithin(runId: string | undefined): string {
+  return runId === undefined ? "status" : "+status";
 }
 
 function equalities(fields: Record<string, string | undefined>): { where: string[]; params: Param[] } {
