@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { createEngine, openStore } from "../../engine/index.js";
+import { StaleFenceError, createEngine, openStore } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { slowWorkflow } from "../support/durable-workflows.js";
 import { kill, spawnChild, spawnWorker } from "../support/processes.js";
@@ -76,6 +76,28 @@ describe("SQLite store: a worker stopped past its lease", () => {
       await engine.close();
     }
   }, 60_000);
+
+  it("is refused its next commit when another process took its run over between two of its commits", async () => {
+    const file = join(dir, "between-commits.db");
+    const store = await openStore(`sqlite:${file}`);
+    const claimer = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/claim-once.ts", import.meta.url).pathname, file, "run-between"]);
+    try {
+      await store.createRun(newRun({ id: "run-between", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+      const mine = (await store.claimRun({ owner: "stopped", leaseMs: 50, runId: "run-between" }))!;
+      await store.commit({ id: "c-1", runId: "run-between", fence: mine.fence, run: { current: ["a"] } });
+      await claimer.line((l) => l.ready === true);
+      await sleep(100); // the lease of 50 ms has run out
+      claimer.process.kill("SIGUSR1");
+      expect(await claimer.line((l) => "fence" in l)).toEqual({ fence: mine.fence + 1, recovered: true });
+      await expect(store.commit({ id: "c-2", runId: "run-between", fence: mine.fence, run: { status: "succeeded", owner: null, leaseUntil: null } })).rejects.toBeInstanceOf(
+        StaleFenceError,
+      );
+      expect(await store.getRun("run-between")).toMatchObject({ status: "running", owner: `claimer-${claimer.process.pid}`, fence: mine.fence + 1 });
+    } finally {
+      await kill(claimer);
+      await store.close();
+    }
+  }, 30_000);
 });
 
 describe("SQLite store: claims", () => {

@@ -20,6 +20,8 @@ export class GroupCommit {
     private readonly failure: (error: unknown) => Error,
     /** Hands committed events to this process's subscribers, without reading them back. */
     private readonly publish: (events: EventRecord[]) => void,
+    /** Told when each transaction begins (under its lock) and when one is rolled back. */
+    private readonly hooks: { begin(): void; rolledBack(): void },
   ) {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }
@@ -63,6 +65,7 @@ export class GroupCommit {
     const outcomes: WriteOutcome[] = [];
     try {
       this.inTransaction.immediate(() => {
+        this.hooks.begin();
         for (const write of writes) {
           this.events = [];
           outcomes.push({ ok: true, value: write.fn(), events: this.events });
@@ -70,6 +73,7 @@ export class GroupCommit {
       });
       return outcomes;
     } catch (error) {
+      this.hooks.rolledBack();
       const failure: WriteOutcome = { ok: false, error: this.failure(error) };
       return writes.map(() => failure);
     }

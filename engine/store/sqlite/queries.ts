@@ -1,4 +1,5 @@
 import {
+  TERMINAL_RUN_STATUSES,
   type ArtifactRef,
   type CommandRecord,
   type InterruptRecord,
@@ -9,6 +10,7 @@ import {
 } from "../records.js";
 import { parseDoc, parseDocs, runRow } from "./rows.js";
 import { whereClause, type Param, type Statements } from "./statements.js";
+import type { WrittenRuns } from "./written-runs.js";
 
 /**
  * The runs a worker may claim (the SQL form of `claimable` in rules.ts), oldest update first: the
@@ -31,7 +33,11 @@ const EXPIRED = `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' 
  * events) is history-queries.ts.
  */
 export class Queries {
-  constructor(private readonly s: Statements) {}
+  constructor(
+    private readonly s: Statements,
+    /** The run rows this connection wrote, which a commit reads without asking SQLite. */
+    private readonly written: WrittenRuns,
+  ) {}
 
   /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
   private getDoc<T>(table: "runs" | "interrupts" | "commands", id: string): T | undefined {
@@ -76,9 +82,16 @@ export class Queries {
     return this.getDoc<RunRecord>("runs", id);
   }
 
-  /** A run and its row's key, which its history rows name it by (schema version 3). */
+  /**
+   * A run and its row's key, which its history rows name it by (schema version 3). Only in a
+   * write transaction: the row may come from those this connection wrote (`WrittenRuns`).
+   */
   getKeyedRun(id: string): { key: number; run: RunRecord } | undefined {
-    const row = this.s.sql("SELECT key, doc FROM runs WHERE id = ?").get(id) as { key: number; doc: string } | undefined;
+    let row = this.written.get(id);
+    if (!row) {
+      row = this.s.sql("SELECT key, doc FROM runs WHERE id = ?").get(id) as { key: number; doc: string } | undefined;
+      if (row) this.written.set(id, row.key, row.doc, false);
+    }
     return row && { key: row.key, run: JSON.parse(row.doc) as RunRecord };
   }
 
@@ -93,7 +106,7 @@ export class Queries {
   /** Returns the new row's key. */
   insertRun(run: RunRecord): number {
     const row = runRow(run);
-    return Number(
+    const key = Number(
       this.s
         .sql(
           `INSERT INTO runs (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
@@ -101,6 +114,8 @@ export class Queries {
         )
         .run(row.id, row.doc, row.status, row.workflow, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on).lastInsertRowid,
     );
+    this.written.set(run.id, key, row.doc, ended(run));
+    return key;
   }
 
   saveRun(run: RunRecord): void {
@@ -108,6 +123,7 @@ export class Queries {
     this.s
       .sql("UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ? WHERE id = ?")
       .run(row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on, row.id);
+    this.written.saved(run.id, row.doc, ended(run));
   }
 
   listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
@@ -268,6 +284,7 @@ export class Queries {
     const orphan = this.s.sql("DELETE FROM artifacts WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM artifact_runs WHERE sha256 = ?)");
     for (const sha256 of artifacts) orphan.run(sha256, sha256);
     this.s.sql("DELETE FROM runs WHERE id = ?").run(id);
+    this.written.forget(id);
   }
 
   // artifacts
@@ -300,6 +317,10 @@ interface CandidateRow {
   wake_at: number | null;
   lease_until: number | null;
   waiting_on: string | null;
+}
+
+function ended(run: RunRecord): boolean {
+  return TERMINAL_RUN_STATUSES.includes(run.status);
 }
 
 function claimCandidate(row: CandidateRow): ClaimCandidate {

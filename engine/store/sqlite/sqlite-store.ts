@@ -37,6 +37,7 @@ import { Queries } from "./queries.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
+import { WrittenRuns } from "./written-runs.js";
 
 export interface SqliteStoreOptions {
   /** `process` (default): survives a process crash. `os`: every commit is fsynced, survives power loss. */
@@ -83,10 +84,11 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs, readOnly: options.readOnly ?? false, create: options.create ?? true });
     const statements = new Statements(this.db);
-    this.q = new Queries(statements);
+    const written = new WrittenRuns(() => this.q.dataVersion());
+    this.q = new Queries(statements, written);
     this.history = new HistoryQueries(statements);
     this.claims = new ClaimChoice(this.q);
-    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events));
+    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), written);
     this.erasure = new Erasure(this.db);
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch);
