@@ -220,10 +220,11 @@ export class Worker implements ExecutorHost {
   }
 
   private storeGone(error: StoreError): void {
+    this.stopping = true;
     this.abort.abort();
     for (const executor of this.executors.values()) void executor.stop();
     if (this.options.onStoreGone) this.options.onStoreGone(error);
-    else this.options.onError?.(`stopped: ${error.message}`);
+    else this.notify({ level: "error", kind: "store-gone", message: `stopped: ${error.message}` });
   }
 
   private sleep(ms: number): Promise<void> {
