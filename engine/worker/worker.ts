@@ -126,10 +126,15 @@ export class Worker implements ExecutorHost {
     if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
   }
 
-  /** Says something to whoever listens: `onNotice`, else `onError`. */
+  /**
+   * Says something to whoever listens: `onNotice`, else `onError`; with neither, what someone
+   * should look at (a warning or an error) goes to stderr, as Temporal's and DBOS's workers log
+   * by default: a service that passed no listener is not left deaf to a store that fails.
+   */
   private notify(notice: WorkerNotice): void {
     if (this.options.onNotice) this.options.onNotice(notice);
-    else this.options.onError?.(notice.message);
+    else if (this.options.onError) this.options.onError(notice.message);
+    else if (notice.level !== "info") console.warn(`pitwall worker ${this.id}: ${notice.message}`);
   }
 
   /**
@@ -152,7 +157,6 @@ export class Worker implements ExecutorHost {
 
   private lookForLeftBehind(signal: AbortSignal): void {
     const onLeftBehind = this.options.onLeftBehind;
-    if (!onLeftBehind && !this.options.onNotice && !this.options.onError) return;
     watchLeftBehind(this.store, this.registry, signal, onLeftBehind ?? ((left) => this.notify({ level: "warn", kind: "left-behind", message: leftBehindText(left) })));
   }
 
@@ -301,7 +305,8 @@ export class Worker implements ExecutorHost {
         },
         (error) => {
           this.counts.errors++;
-          this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) });
+          if (this.options.onRunEnd) this.options.onRunEnd(claim.run.id, { error: errorMessage(error) });
+          else this.notify({ level: "error", kind: "run-error", runId: claim.run.id, message: `run ${claim.run.id} stopped executing here: ${errorMessage(error)}` });
         },
       )
       .finally(() => {
