@@ -34,7 +34,7 @@ export interface EngineOptions {
   model?: ModelProvider;
   /** The in-process worker; `false` to only start runs and let other processes execute them. */
   worker?: WorkerOptions | false;
-  /** Recorded as the actor of the runs this engine starts. */
+  /** Recorded as the actor of the runs this engine starts, and of the commands its run handles send (`run.cancel`). */
   actor?: string;
   /**
    * Names of secrets, added to the default ones (`apiKey`, `token`, `password`, `secret`, ...):
@@ -141,7 +141,7 @@ export class Engine {
 
   /** A handle on an existing run. */
   run(id: string): RunHandle {
-    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run));
+    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run), { actor: this.actor, secretKeys: this.secretKeys });
   }
 
   /** A queued run that the worker of this engine cannot run: the version it cannot, and why. */
@@ -194,10 +194,12 @@ export interface FollowOptions {
 }
 
 export class RunHandle<S extends State = State> {
+  /** `operator`: the actor and secret keys of the commands this handle sends (an engine's handles have the engine's). */
   constructor(
     private readonly store: Store,
     readonly id: string,
     private readonly diagnose?: Diagnosis,
+    private readonly operator: Pick<OperatorOptions, "actor" | "secretKeys"> = {},
   ) {}
 
   async get(): Promise<RunRecord> {
@@ -237,9 +239,12 @@ export class RunHandle<S extends State = State> {
     return this.store.listCheckpointSummaries(this.id, options);
   }
 
-  /** Ends the run as canceled (an operator command, recorded with the reason). */
+  /**
+   * Ends the run as canceled (an operator command, recorded with the reason). The actor is
+   * `operator:<actor>` when given, else the engine's (`EngineOptions.actor`).
+   */
   cancel(reason: string, actor?: string): Promise<CommandOutcome> {
-    return new Operator(this.store, actor ? { actor: defaultActor(actor) } : {}).cancel(this.id, { reason });
+    return new Operator(this.store, { ...this.operator, ...(actor ? { actor: defaultActor(actor) } : {}) }).cancel(this.id, { reason });
   }
 
   /** The run's current state (or at a checkpoint number). */
