@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { workflow } from "../../engine/index.js";
+import { NotFoundError, PitwallError, WaitTimeoutError, workflow } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -25,5 +25,34 @@ describe("an engine embedded in a service", () => {
       [second.id, "operator:ann"],
     ]);
     expect(JSON.stringify(requested)).not.toContain("4111");
+  });
+
+  it("throws a WaitTimeoutError (code TIMEOUT) with the run as it was when a wait runs out, apart from a caller's abort and a closed store", async () => {
+    const engine = await harness.engine([held], { worker: false });
+    const run = await engine.start(held);
+    const timedOut = await run.wait({ timeoutMs: 50 }).catch((error: unknown) => error);
+    expect(timedOut).toBeInstanceOf(WaitTimeoutError);
+    expect(timedOut).toMatchObject({ code: "TIMEOUT", runId: run.id, status: "queued", timeoutMs: 50, until: "settled", run: { id: run.id, status: "queued" } });
+    expect((timedOut as Error).message).toBe(`run ${run.id} did not settle within 50 ms (it is queued)`);
+
+    const caller = new AbortController();
+    const aborted = run.wait({ timeoutMs: 60_000, signal: caller.signal }).catch((error: unknown) => error);
+    caller.abort(new Error("client went away"));
+    expect(await aborted).toEqual(new Error("client went away"));
+
+    const closing = run.wait({ until: "end", timeoutMs: 60_000 }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await engine.store.close();
+    const closed = await closing;
+    expect(closed).toBeInstanceOf(PitwallError);
+    expect(closed).not.toBeInstanceOf(WaitTimeoutError);
+    expect((closed as PitwallError).code).not.toBe("TIMEOUT");
+  });
+
+  it("names what was not found and its id on a NotFoundError", async () => {
+    const engine = await harness.engine([held], { worker: false });
+    const missing = await engine.run("run-typo").get().catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect(missing).toMatchObject({ code: "NOT_FOUND", what: "run", id: "run-typo", message: "run run-typo not found" });
   });
 });
