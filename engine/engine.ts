@@ -19,7 +19,11 @@ import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
 
 export interface EngineOptions {
-  /** Where runs are kept (default: an in-memory store). */
+  /**
+   * Where runs are kept (default: an in-memory store of this engine's). A store given here stays
+   * the caller's: `engine.close()` leaves it open (other engines, workers or operators may share
+   * it), and the caller closes it when done with it.
+   */
   store?: Store;
   /** Workflows built in code that this process can run. */
   workflows?: readonly CompiledWorkflow[];
@@ -81,9 +85,12 @@ export class Engine {
   readonly worker: Worker | undefined;
   private readonly actor: string;
   private readonly secretKeys: readonly string[];
+  /** Whether this engine made its store (the default memory store), and so closes it. */
+  private readonly ownsStore: boolean;
 
   constructor(options: EngineOptions = {}) {
     this.store = options.store ?? new MemoryStore();
+    this.ownsStore = options.store === undefined;
     let actions = isRegistry(options.actions) ? options.actions : actionRegistry(options.actions ?? {});
     if (options.tools || options.model) {
       actions = extendRegistry(actions, { ...(options.tools ? { tools: options.tools } : {}), ...(options.model ? { model: options.model } : {}) }, "engine option");
@@ -156,10 +163,14 @@ export class Engine {
     return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
   }
 
-  /** Stops the worker (draining its running nodes for `drainMs` when given: `Worker.stop`) and closes the store. */
+  /**
+   * Stops the worker (draining its running nodes for `drainMs` when given: `Worker.stop`), and
+   * closes the store if this engine made it: a store passed in `EngineOptions.store` is left open
+   * for the caller, who owns it.
+   */
   async close(options: StopOptions = {}): Promise<void> {
     await this.worker?.stop(options);
-    await this.store.close();
+    if (this.ownsStore) await this.store.close();
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { NotFoundError, PitwallError, WaitTimeoutError, workflow } from "../../engine/index.js";
+import { createEngine, NotFoundError, PitwallError, WaitTimeoutError, workflow } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -54,5 +54,20 @@ describe("an engine embedded in a service", () => {
     const missing = await engine.run("run-typo").get().catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(NotFoundError);
     expect(missing).toMatchObject({ code: "NOT_FOUND", what: "run", id: "run-typo", message: "run run-typo not found" });
+  });
+
+  it("leaves a store it was given open on close, for the engines sharing it and for its owner to close; closes the store it made itself", async () => {
+    const first = await harness.engine([held], { worker: false });
+    const second = await harness.engine([held], { store: first.store });
+    await first.close();
+    const run = await second.start(held);
+    expect(await run.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused" });
+    await second.close();
+    expect((await first.store.getRun(run.id))?.status).toBe("paused");
+
+    const own = createEngine({ workflows: [held], worker: false });
+    const started = await own.start(held);
+    await own.close();
+    await expect(own.store.getRun(started.id)).rejects.toThrow(/closed/);
   });
 });
