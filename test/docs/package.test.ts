@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire, isBuiltin } from "node:module";
 import { dirname, join, resolve } from "node:path";
+import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -47,6 +48,22 @@ const TSCONFIG = {
   },
 };
 
+/** The packages the public declarations import, from dist/engine/index.d.ts through every file it reaches. */
+function typeImports(): Set<string> {
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const next = [join(ROOT, "dist", "engine", "index.d.ts")];
+  for (let file = next.pop(); file !== undefined; file = next.pop()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const [, specifier] of readFileSync(file, "utf8").matchAll(/(?:from |import\()"([^"]+)"/g)) {
+      if (specifier!.startsWith(".")) next.push(resolve(dirname(file), specifier!.replace(/\.js$/, ".d.ts")));
+      else if (!isBuiltin(specifier!)) packages.add(specifier!.startsWith("@") ? specifier!.split("/").slice(0, 2).join("/") : specifier!.split("/")[0]!);
+    }
+  }
+  return packages;
+}
+
 describe("the package as npm packs it", () => {
   // Inside the repository, so that the package's dependencies resolve from its node_modules as
   // they would from a service's; the app's own package.json keeps it out of pitwall's scope.
@@ -65,6 +82,19 @@ describe("the package as npm packs it", () => {
       mkdirSync(dirname(join(installed, file)), { recursive: true });
       cpSync(join(ROOT, file), join(installed, file));
     }
+  });
+
+  it("declares only types that its dependencies give a service (a devDependency's would be missing there)", () => {
+    const { dependencies } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const options = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext };
+    const from = join(ROOT, "dist", "engine", "index.d.ts");
+    // The package whose declarations TypeScript takes for each import: @types/better-sqlite3 for better-sqlite3.
+    const providers = [...typeImports()].map((name) => {
+      const resolved = ts.resolveModuleName(name, from, options, ts.sys, undefined, undefined, ts.ModuleKind.ESNext).resolvedModule;
+      return resolved?.packageId?.name ?? `${name} (no declarations)`;
+    });
+    expect(providers).toContain("@types/better-sqlite3");
+    expect(providers.filter((name) => !(name in dependencies))).toEqual([]);
   });
 
   it("compiles into a strict TypeScript service and runs under plain node from dist/", () => {
