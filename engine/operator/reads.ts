@@ -1,7 +1,9 @@
 import { NotFoundError } from "../errors.js";
 import { diffStates, type DiffEntry } from "../state/diff.js";
 import { readState } from "../state/read.js";
+import type { State } from "../state/ops.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord, type RunRecord } from "../store/records.js";
+import { mustGetRun } from "./must-get.js";
 import { waitForRun, type WaitUntil } from "./run-wait.js";
 import type { EventQuery, Store } from "../store/store.js";
 
@@ -23,6 +25,28 @@ type CheckpointPlace = Pick<CheckpointRecord, "runId" | "n">;
 export async function diffCheckpoints(store: Store, from: CheckpointPlace | null, to: CheckpointPlace): Promise<DiffEntry[]> {
   const before = from ? await readState(store, from.runId, from.n) : {};
   return diffStates(before, await readState(store, to.runId, to.n));
+}
+
+/**
+ * A structural diff from checkpoint `a` to checkpoint `b`, in the order given (from a later
+ * checkpoint to an earlier one it shows what the later steps added as removed), or from `a`'s
+ * parent to `a`.
+ */
+export async function checkpointDiff(store: Store, runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
+  const first = await findCheckpoint(store, runId, a);
+  if (b === undefined) {
+    const parent = first.parentId ? ((await store.getCheckpoint(first.parentId)) ?? null) : null;
+    return { from: parent, to: first, diff: await diffCheckpoints(store, parent, first) };
+  }
+  const second = await findCheckpoint(store, runId, b);
+  return { from: first, to: second, diff: await diffCheckpoints(store, first, second) };
+}
+
+/** The state at a checkpoint (default: the run's head). */
+export async function stateAt(store: Store, runId: string, checkpoint?: CheckpointRef): Promise<State> {
+  const run = await mustGetRun(store, runId);
+  const n = checkpoint === undefined ? run.headN : (await findCheckpoint(store, runId, checkpoint)).n;
+  return readState(store, runId, n);
 }
 
 /**

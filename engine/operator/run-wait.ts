@@ -1,7 +1,8 @@
-import { NotFoundError, PitwallError, ValidationError } from "../errors.js";
+import { PitwallError, ValidationError } from "../errors.js";
 import { MAX_TIMER_MS } from "../graph/definition.js";
 import { TERMINAL_RUN_STATUSES, type InterruptKind, type InterruptRecord, type PauseReason, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import { mustGetRun } from "./must-get.js";
 
 /** Settled: ended, or paused for an operator (itself or a sub-workflow it waits on). End: ended. */
 export type WaitUntil = "settled" | "end";
@@ -29,12 +30,6 @@ export async function waitingChain(store: Store, run: RunRecord): Promise<RunRec
 
 function settledChain(links: readonly RunRecord[], until: WaitUntil): boolean {
   return TERMINAL_RUN_STATUSES.includes(links[0]!.status) || (until === "settled" && links.some((r) => r.status === "paused"));
-}
-
-async function mustGetRun(store: Store, runId: string): Promise<RunRecord> {
-  const run = await store.getRun(runId);
-  if (!run) throw new NotFoundError("run", runId);
-  return run;
 }
 
 /**

@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto";
 import { ConflictError, StaleFenceError } from "../errors.js";
 import { spanIdOf, traceIdOf } from "../ids.js";
-import { TERMINAL_RUN_STATUSES, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom, type WorkerRecord } from "./records.js";
+import { TERMINAL_RUN_STATUSES, type ArtifactRef, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom, type WorkerRecord } from "./records.js";
 import type { ClaimOptions, Commit } from "./store.js";
 
 /**
@@ -206,6 +207,11 @@ export function formatBytes(n: number): string {
   if (n < MiB) return `${(n / 1024).toFixed(1)} kB`;
   if (n < 1024 * MiB) return `${(n / MiB).toFixed(1)} MB`;
   return `${(n / 1024 / MiB).toFixed(1)} GB`;
+}
+
+/** An artifact's reference: it is addressed by the sha256 of its bytes, so that equal artifacts are kept once. */
+export function artifactRef(data: Uint8Array, mediaType: string): ArtifactRef {
+  return { sha256: createHash("sha256").update(data).digest("hex"), size: data.byteLength, mediaType };
 }
 
 /** How long a worker's record is kept after it was last seen, for `pitwall workers` to show it gone. */

@@ -27,6 +27,8 @@ export interface ConsoleSnapshot {
   interrupts: readonly InterruptRecord[];
   /** The first page of runs has been read. */
   ready: boolean;
+  /** The counts and the pending interrupts have been read (after the first page of runs). */
+  queueRead: boolean;
   /** More runs exist than the console keeps in memory. */
   capped: boolean;
   /**
@@ -69,7 +71,7 @@ const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrup
  * Reads never block the screen: it draws whatever the last completed read gave.
  */
 export class ConsoleData {
-  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map(), retries: new Map() };
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, queueRead: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map(), retries: new Map() };
   private readonly listeners = new Set<() => void>();
   private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
   private pending: Change[] = [];
@@ -87,7 +89,7 @@ export class ConsoleData {
   async start(): Promise<void> {
     this.stopListening = this.feed.listen((change) => this.enqueue(change));
     const runs = await this.relist(true);
-    this.set({ ...runs, ...(await this.readSide(true)), orphans: this.orphans(runs.runs!, undefined),
+    this.set({ ...runs, ...(await this.readSide(true)), queueRead: true, orphans: this.orphans(runs.runs!, undefined),
       pausedAt: await this.pausedTimes(runs.runs!, []),
       doneInStep: await this.stepsDone(runs.runs!, undefined),
       retries: await this.retryWaits(runs.runs!),

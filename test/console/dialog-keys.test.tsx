@@ -9,9 +9,10 @@ async function panelOn(workflow: string): Promise<{ ui: ConsoleHarness; runId: s
   const { fx } = await sqlite.open();
   const run = await (await fx.engine.start(workflow, {})).wait({ timeoutMs: 10_000 });
   const ui = sqlite.console(await openConsole({ store: fx.store, columns: 120 }));
-  await ui.waitFor("⚑");
+  // The header counts the pending interrupts once they are read (the runs list comes first).
+  await ui.waitFor(/⚑ [1-9]\d* pending/);
   await ui.press("i");
-  await ui.waitFor("pending, oldest first");
+  await ui.waitFor(/[1-9]\d* pending, oldest first/);
   await ui.press("enter");
   await ui.waitFor(/Interrupt \d of \d/);
   return { ui, runId: run.id, store: fx.store };

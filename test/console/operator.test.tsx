@@ -26,9 +26,10 @@ afterAll(() => rmSync(scripts, { recursive: true, force: true }));
 
 async function openPanel(f: Fixture, options: { coalesceMs?: number; editorCommand?: string } = {}) {
   ui = await openConsole({ store: f.store, ...options });
-  await ui.waitFor("⚑");
+  // The header counts the pending interrupts once they are read (the runs list comes first).
+  await ui.waitFor(/⚑ [1-9]\d* pending/);
   await ui.press("i");
-  await ui.waitFor("pending, oldest first");
+  await ui.waitFor(/[1-9]\d* pending, oldest first/);
   await ui.press("enter");
   await ui.waitFor(/Interrupt \d of \d/);
   return ui;

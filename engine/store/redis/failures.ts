@@ -3,6 +3,7 @@ import { StoreError, errorMessage, isPitwallError } from "../../errors.js";
 import type { RedisTarget } from "./connection.js";
 import { outOfMemory, readMemory } from "./memory.js";
 import { writersOwn } from "../rules.js";
+import type { Store } from "../store.js";
 
 /**
  * Whether an error says the connection is down (the server stopped or unreachable), which may
@@ -64,6 +65,53 @@ export async function commandFailure(error: unknown, at: FailureContext & { clos
   const message = redisMessage(error);
   const what = /timed out/i.test(message) ? `did not answer: ${message}` : `refused a command: ${message}`;
   return new StoreError(`Redis at ${at.description} ${what}`, { cause: error, transient: true });
+}
+
+/** The store's methods that talk to the server (subscribe retries on its own; close never fails). */
+const ANSWERING = [
+  "putWorkflow",
+  "getWorkflow",
+  "listWorkflows",
+  "createRun",
+  "getRun",
+  "listRuns",
+  "countRuns",
+  "claimRun",
+  "renewLease",
+  "commit",
+  "getCheckpoint",
+  "listCheckpoints",
+  "listCheckpointSummaries",
+  "checkpointRows",
+  "checkpointRowRange",
+  "getTask",
+  "listTasks",
+  "getInterrupt",
+  "listInterrupts",
+  "submitCommand",
+  "answerCommand",
+  "getCommand",
+  "listCommands",
+  "readEvents",
+  "lastEventSeq",
+  "putArtifact",
+  "getArtifact",
+  "runStorage",
+  "deleteRun",
+  "room",
+  "putWorker",
+  "listWorkers",
+] as const satisfies readonly (keyof Store)[];
+
+/** Makes what Redis or ioredis says of a failed command of the store's one line naming the store (`commandFailure`). */
+export function reportFailures(store: Store, at: () => FailureContext & { closed: boolean }): void {
+  for (const name of ANSWERING) {
+    const method = store[name] as (...args: unknown[]) => Promise<unknown>;
+    (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
+      method.apply(store, args).catch(async (error: unknown) => {
+        throw await commandFailure(error, at());
+      });
+  }
 }
 
 /** `NOPERM this user has no permissions to run the 'info' command` (or to access one of the keys...). */

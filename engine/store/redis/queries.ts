@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { inFilter, oldestFirst } from "../listing.js";
 import { decodeCursor, encodeCursor } from "../rules.js";
 import { numberedEvent, type EventRecord, type NewEvent, type RunRecord, type RunStatus } from "../records.js";
 import type { EventQuery, RunFilter } from "../store.js";
@@ -190,4 +191,22 @@ export async function scanOldestFirst<T>(
     if (ids.length < pageSize) break;
   }
   return out;
+}
+
+/**
+ * Interrupts or commands, oldest first: a run's from its own hash, else through the store-wide
+ * index (`<kind>`, or `<kind>:pending` for pending ones only) read in pages by id.
+ */
+export async function listOldestFirst<T extends { id: string; runId: string; createdAt: number; status: S }, S extends string>(
+  client: Redis,
+  keys: RedisKeys,
+  kind: "interrupts" | "commands",
+  filter: { status?: S; runId?: string; limit?: number },
+  read: { ofRun: (runId: string) => Promise<T[]>; byIds: (ids: string[]) => Promise<T[]> },
+): Promise<T[]> {
+  const keep = (record: T) => inFilter(record, filter);
+  const limit = filter.limit ?? Infinity;
+  if (filter.runId !== undefined) return (await read.ofRun(filter.runId)).filter(keep).sort(oldestFirst).slice(0, limit);
+  const index = keys.global(filter.status === "pending" ? `${kind}:pending` : kind);
+  return scanOldestFirst(client, index, limit, read.byIds, keep);
 }

@@ -1,7 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { ConflictError, NotFoundError, StoreError, ValidationError } from "../../errors.js";
-import { newId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import {
   RUN_STATUSES,
@@ -21,95 +19,53 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { WORKER_RECORDS_KEPT_MS, checkDeletion, checkOwnRecords } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, artifactRef, checkOwnRecords } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { withColon } from "../open.js";
+import * as claims from "./claims.js";
+import * as commands from "./commands.js";
 import { connectRedis, parseRedisUrl, type RedisStoreOptions, type RedisTarget } from "./connection.js";
+import { deleteRun } from "./erasure.js";
 import { EventTail } from "./event-tail.js";
-import { commandFailure, failureContext, knownFailure, redisMessage, type FailureContext } from "./failures.js";
-import { memoryRoom, readMemory, type EvictionWatch } from "./memory.js";
+import { failureContext, knownFailure, redisMessage, reportFailures, type FailureContext } from "./failures.js";
+import * as history from "./history.js";
+import { memoryRoom, readMemory } from "./memory.js";
 import { RedisKeys } from "./keys.js";
-import { ScriptArgs, callScript, loadScripts, type ScriptName, type ScriptReply } from "./lua/scripts.js";
+import { loadScripts } from "./lua/scripts.js";
 import * as queries from "./queries.js";
 import { checkLayout, checkServer, type ServerFit } from "./server-checks.js";
-import { checkpointRow, commitArgs, numbered, refusal } from "./replies.js";
-import { decodeRun, encodeRunFields, pairsToHash } from "./run-codec.js";
-
-type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
-
-/** Entries a deleted run's purge handles per script call: at most about 3 ms of the server's time, measured. */
-const PURGE_BATCH = 1000;
-
-/** The store's methods that talk to the server (subscribe retries on its own; close never fails). */
-const ANSWERING = [
-  "putWorkflow",
-  "getWorkflow",
-  "listWorkflows",
-  "createRun",
-  "getRun",
-  "listRuns",
-  "countRuns",
-  "claimRun",
-  "renewLease",
-  "commit",
-  "getCheckpoint",
-  "listCheckpoints",
-  "listCheckpointSummaries",
-  "checkpointRows",
-  "checkpointRowRange",
-  "getTask",
-  "listTasks",
-  "getInterrupt",
-  "listInterrupts",
-  "submitCommand",
-  "answerCommand",
-  "getCommand",
-  "listCommands",
-  "readEvents",
-  "lastEventSeq",
-  "putArtifact",
-  "getArtifact",
-  "runStorage",
-  "deleteRun",
-  "room",
-  "putWorker",
-  "listWorkers",
-] as const satisfies readonly (keyof Store)[];
+import { checkpointRow, commitArgs, refusal } from "./replies.js";
+import { decodeRun, encodeRunFields } from "./run-codec.js";
+import { ScriptWriter } from "./script-writer.js";
+import { subscribeEvents } from "./subscription.js";
 
 /**
  * The Store contract on Redis, for many workers on many machines sharing one server. Every write
- * is one Lua script (atomic, preconditions checked inside), loaded once and called by EVALSHA;
- * runs are dispatched through stream consumer groups (see `lua/lib.ts`); live subscriptions use
- * blocking stream reads on a connection of their own.
+ * is one Lua script (atomic, preconditions checked inside), loaded once and called by EVALSHA
+ * (script-writer.ts); runs are dispatched through stream consumer groups (see `lua/lib.ts`); live
+ * subscriptions use blocking stream reads on a connection of their own (subscription.ts). Claims
+ * and leases are in claims.ts, history reads in history.ts, commands in commands.ts, deletion in
+ * erasure.ts.
  */
 export class RedisStore implements Store {
   readonly description: string;
   private readonly keys: RedisKeys;
+  private readonly w: ScriptWriter;
   private readonly tail: EventTail;
   private readonly failureAt: FailureContext;
-  private readonly waitForFsync: boolean;
-  private readonly eviction: EvictionWatch | undefined;
   private closed = false;
 
   private constructor(
     private readonly client: Redis,
-    private readonly target: RedisTarget,
+    target: RedisTarget,
     fit: ServerFit,
   ) {
-    this.waitForFsync = fit.waitForFsync;
-    this.eviction = fit.eviction;
     this.description = target.description;
     this.keys = new RedisKeys(target.prefix);
+    this.w = new ScriptWriter(client, this.keys, target, fit);
     this.failureAt = failureContext(client, target);
     this.tail = new EventTail(() => connectRedis(target, "pitwall-tail", { timesOut: false }), this.keys.global("events"), () => this.lastEventSeq());
-    // What Redis or ioredis says of a failed command becomes one line naming the store.
-    for (const name of ANSWERING) {
-      const method = this[name] as (...args: unknown[]) => Promise<unknown>;
-      (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) =>
-        method.apply(this, args).catch(async (error: unknown) => {
-          throw await commandFailure(error, { ...this.failureAt, closed: this.closed });
-        });
-    }
+    reportFailures(this, () => ({ ...this.failureAt, closed: this.closed }));
   }
 
   /** Connects, checks the server and the key layout, and loads the scripts. */
@@ -134,18 +90,19 @@ export class RedisStore implements Store {
   // ---------------------------------------------------------------- workflows
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    this.eviction?.check();
+    this.w.eviction?.check();
     const { definition: _d, ...meta } = record;
     await this.client
       .multi()
       .hsetnx(this.keys.global("workflows"), record.version, JSON.stringify(record))
       .hsetnx(this.keys.global("workflow-list"), record.version, JSON.stringify(meta))
       .exec();
-    await this.fsync();
+    await this.w.fsync();
   }
 
   async getWorkflow(version: string): Promise<WorkflowRecord | undefined> {
-    return parse(await this.client.hget(this.keys.global("workflows"), version));
+    const json = await this.client.hget(this.keys.global("workflows"), version);
+    return json === null ? undefined : (JSON.parse(json) as WorkflowRecord);
   }
 
   async listWorkflows(): Promise<Omit<WorkflowRecord, "definition">[]> {
@@ -157,16 +114,17 @@ export class RedisStore implements Store {
 
   async createRun(init: NewRun): Promise<CommitResult> {
     const { set } = encodeRunFields(init.run);
-    const reply = await this.write(
+    const reply = await this.w.write(
       "createRun",
-      this.args()
+      this.w
+        .args()
         .add(init.run.id)
         .tuples(set, (pair) => pair)
         .tuples([init.checkpoint], checkpointRow)
         .strings(init.events.map((e) => JSON.stringify(e))),
     );
     if (reply[0] === "exists") throw new ConflictError(`run ${init.run.id} already exists`);
-    return this.result(reply, init.events);
+    return this.w.result(reply, init.events);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -184,157 +142,74 @@ export class RedisStore implements Store {
     return Object.fromEntries(RUN_STATUSES.map((status, i) => [status, Number(replies[i]?.[1] ?? 0)])) as Record<RunStatus, number>;
   }
 
-  async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
-    const reply = await this.write(
-      "claim",
-      this.args()
-        .add(options.owner, options.leaseMs, newId("claim", 12), options.runId ?? "")
-        .strings(options.versions)
-        .strings(options.exclude ?? [])
-        .add(options.takeOver === false ? "0" : "1"),
-    );
-    if (reply[0] === "none") return undefined;
-    if (reply[0] !== "claimed") throw refusal(reply);
-    const [, fence, recovered, hash, previous] = reply as [string, number, number, string[], string | null];
-    const run = decodeRun(pairsToHash(hash))!;
-    return { run, fence, recovered: recovered === 1, ...(recovered === 1 && previous ? { takenFrom: previous } : {}) };
+  claimRun(options: ClaimOptions): Promise<Claim | undefined> {
+    return claims.claimRun(this.w, options);
   }
 
-  async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
-    const reply = await this.write("renew", this.args().add(runId, owner, fence, leaseMs));
-    if (reply[0] !== "ok") throw refusal(reply, { id: "", runId, fence });
+  renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
+    return claims.renewLease(this.w, runId, owner, fence, leaseMs);
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
     checkOwnRecords(commit);
-    const reply = await this.write("commit", commitArgs(this.args(), commit));
-    return this.result(reply, commit.events ?? [], commit);
+    const reply = await this.w.write("commit", commitArgs(this.w.args(), commit));
+    return this.w.result(reply, commit.events ?? [], commit);
   }
 
-  // ---------------------------------------------------------------- checkpoints
+  // ---------------------------------------------------------------- history
 
-  async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
-    // Checkpoint ids are `<runId>:<n>` (engine/ids.ts); the record says whether that holds.
-    const at = id.lastIndexOf(":");
-    const n = Number(id.slice(at + 1));
-    if (at < 0 || !Number.isInteger(n) || n < 0) return undefined;
-    const checkpoint = parse<CheckpointRecord>(await this.client.lindex(this.keys.runPart(id.slice(0, at), "checkpoints"), n));
-    return checkpoint?.id === id ? checkpoint : undefined;
+  getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
+    return history.getCheckpoint(this.client, this.keys, id);
   }
 
-  async listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
-    const start = options.afterN === undefined ? 0 : Math.max(0, options.afterN + 1);
-    if (options.limit !== undefined && options.limit <= 0) return [];
-    const stop = options.limit === undefined ? -1 : start + options.limit - 1;
-    return (await this.client.lrange(this.keys.runPart(runId, "checkpoints"), start, stop)).map((json) => JSON.parse(json) as CheckpointRecord);
+  listCheckpoints(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointRecord[]> {
+    return history.listCheckpoints(this.client, this.keys, runId, options);
   }
 
   async listCheckpointSummaries(runId: string, options: { limit?: number; afterN?: number } = {}): Promise<CheckpointSummary[]> {
     return (await this.listCheckpoints(runId, options)).map(summarizeCheckpoint);
   }
 
-  async checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {
-    const wanted = ns.filter((n) => Number.isInteger(n) && n >= 0);
-    const pipeline = this.client.pipeline();
-    for (const n of wanted) pipeline.lindex(this.keys.runPart(runId, "checkpoints"), n);
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.flatMap(([error, json]) => {
-      if (error) throw error;
-      return typeof json === "string" ? [JSON.parse(json) as CheckpointRecord] : [];
-    });
+  checkpointRows(runId: string, ns: readonly number[]): Promise<ChainRow[]> {
+    return history.checkpointRows(this.client, this.keys, runId, ns);
   }
 
-  async checkpointRowRange(runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
-    const start = Math.max(0, fromN + 1);
-    if (toN < start) return [];
-    return (await this.client.lrange(this.keys.runPart(runId, "checkpoints"), start, toN)).map((json) => JSON.parse(json) as CheckpointRecord);
+  checkpointRowRange(runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
+    return history.checkpointRowRange(this.client, this.keys, runId, fromN, toN);
   }
 
-  // ---------------------------------------------------------------- tasks
-
-  async getTask(id: string): Promise<TaskRecord | undefined> {
-    const runId = await this.client.hget(this.keys.global("task-runs"), id);
-    return runId === null ? undefined : parse(await this.client.hget(this.keys.runPart(runId, "tasks"), id));
+  getTask(id: string): Promise<TaskRecord | undefined> {
+    return history.getTask(this.client, this.keys, id);
   }
 
-  async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
-    const tasksKey = this.keys.runPart(runId, "tasks");
-    let jsons: (string | null)[];
-    if (options.step === undefined) {
-      jsons = await this.client.hvals(tasksKey);
-    } else {
-      const ids = await this.client.smembers(this.keys.stepTasks(runId, options.step));
-      jsons = ids.length === 0 ? [] : await this.client.hmget(tasksKey, ...ids);
-    }
-    return jsons
-      .flatMap((json) => (json === null ? [] : [JSON.parse(json) as TaskRecord]))
-      .filter((t) => t.runId === runId && (options.step === undefined || t.step === options.step))
-      .sort((a, b) => a.step - b.step || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+  listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
+    return history.listTasks(this.client, this.keys, runId, options);
   }
-
-  // ---------------------------------------------------------------- interrupts
 
   async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
-    return (await this.interruptsByIds([id]))[0];
+    return (await history.interruptsByIds(this.client, this.keys, [id]))[0];
   }
 
-  async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
-    const keep = (i: InterruptRecord) => (filter.status === undefined || i.status === filter.status) && (filter.runId === undefined || i.runId === filter.runId);
-    const limit = filter.limit ?? Infinity;
-    if (filter.runId !== undefined) {
-      const all = (await this.client.hvals(this.keys.runPart(filter.runId, "interrupts"))).map((json) => JSON.parse(json) as InterruptRecord);
-      return all.filter(keep).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).slice(0, limit);
-    }
-    const index = this.keys.global(filter.status === "pending" ? "interrupts:pending" : "interrupts");
-    return queries.scanOldestFirst(this.client, index, limit, (ids) => this.interruptsByIds(ids), keep);
-  }
-
-  private async interruptsByIds(ids: string[]): Promise<InterruptRecord[]> {
-    const rows = await queries.recordsByIds(this.client, this.keys, "interrupt-runs", ["interrupts"], ids);
-    return rows.map(([json]) => JSON.parse(json!) as InterruptRecord);
+  listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
+    return history.listInterrupts(this.client, this.keys, filter);
   }
 
   // ---------------------------------------------------------------- commands
 
-  async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
-    const reply = await this.write(
-      "submitCommand",
-      this.args().add(command.id, command.runId, command.createdAt, JSON.stringify(command), JSON.stringify(event)),
-    );
-    if (reply[0] === "exists") throw new ConflictError(`command ${command.id} already exists`);
-    return this.result(reply, [event]);
+  submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
+    return commands.submitCommand(this.w, command, event);
   }
 
-  async answerCommand(answer: Answer, event: NewEvent): Promise<CommitResult> {
-    const reply = await this.write("answerCommand", this.args().add(answer.id, answer.status, JSON.stringify(answer), JSON.stringify(event)));
-    if (reply[0] === "answered") {
-      throw new ConflictError(`command ${answer.id} was already ${(JSON.parse(String(reply[1])) as Answer).status}`);
-    }
-    return this.result(reply, [event]);
+  answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult> {
+    return commands.answerCommand(this.w, answer, event);
   }
 
   async getCommand(id: string): Promise<CommandRecord | undefined> {
-    return (await this.commandsByIds([id]))[0];
+    return (await commands.commandsByIds(this.client, this.keys, [id]))[0];
   }
 
-  async listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number } = {}): Promise<CommandRecord[]> {
-    const keep = (c: CommandRecord) => (filter.status === undefined || c.status === filter.status) && (filter.runId === undefined || c.runId === filter.runId);
-    const limit = filter.limit ?? Infinity;
-    if (filter.runId !== undefined) {
-      const [commands, answers] = await Promise.all([
-        this.client.hgetall(this.keys.runPart(filter.runId, "commands")),
-        this.client.hgetall(this.keys.runPart(filter.runId, "answers")),
-      ]);
-      const all = Object.entries(commands).map(([id, json]) => withAnswer(json, answers[id] ?? null));
-      return all.filter(keep).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).slice(0, limit);
-    }
-    const index = this.keys.global(filter.status === "pending" ? "commands:pending" : "commands");
-    return queries.scanOldestFirst(this.client, index, limit, (ids) => this.commandsByIds(ids), keep);
-  }
-
-  private async commandsByIds(ids: string[]): Promise<CommandRecord[]> {
-    const rows = await queries.recordsByIds(this.client, this.keys, "command-runs", ["commands", "answers"], ids);
-    return rows.map(([json, answer]) => withAnswer(json!, answer ?? null));
+  listCommands(filter: { runId?: string; status?: CommandRecord["status"]; limit?: number } = {}): Promise<CommandRecord[]> {
+    return commands.listCommands(this.client, this.keys, filter);
   }
 
   // ---------------------------------------------------------------- events
@@ -347,42 +222,17 @@ export class RedisStore implements Store {
     return Number((await this.client.get(this.keys.global("seq"))) ?? 0);
   }
 
-  /**
-   * Past events after `after`, then new ones as they are committed. The tail wakes this
-   * subscription when the store-wide sequence passes what it has seen; a lost connection is
-   * retried (commands wait for the reconnect), so a Redis restart does not end a subscription.
-   */
-  async *subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
-    const { runId, signal, types } = options;
-    let after = options.after;
-    let failures = 0;
-    while (!signal?.aborted && !this.closed) {
-      try {
-        after ??= await this.lastEventSeq();
-        const mark = runId === undefined && !types ? after : await this.lastEventSeq();
-        const batch = await this.readEvents({ after, ...(runId !== undefined ? { runId } : {}), ...(types ? { types } : {}), limit: 500 });
-        failures = 0;
-        for (const event of batch) {
-          if (signal?.aborted) return;
-          after = event.seq;
-          yield event;
-        }
-        if (batch.length === 0) await this.tail.waitPast(mark, signal);
-      } catch (error) {
-        if (this.closed || signal?.aborted) return;
-        if (error instanceof StoreError) throw error;
-        await pause(Math.min(2_000, 100 * 2 ** failures++), signal);
-      }
-    }
+  subscribe(options: SubscribeOptions = {}): AsyncIterable<EventRecord> {
+    return subscribeEvents(this, this.tail, () => this.closed, options);
   }
 
-  // ---------------------------------------------------------------- artifacts and storage
+  // ---------------------------------------------------------------- artifacts, storage, workers
 
   async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
-    const sha256 = createHash("sha256").update(data).digest("hex");
-    const reply = await this.write("putArtifact", this.args().add(runId, sha256, mediaType, data.byteLength, Buffer.from(data)));
+    const ref = artifactRef(data, mediaType);
+    const reply = await this.w.write("putArtifact", this.w.args().add(runId, ref.sha256, mediaType, data.byteLength, Buffer.from(data)));
     if (reply[0] !== "ok") throw refusal(reply);
-    return { sha256, size: data.byteLength, mediaType };
+    return ref;
   }
 
   async getArtifact(sha256: string): Promise<{ data: Uint8Array; mediaType: string } | undefined> {
@@ -390,18 +240,8 @@ export class RedisStore implements Store {
     return data && mediaType ? { data: new Uint8Array(data), mediaType: mediaType.toString() } : undefined;
   }
 
-  async deleteRun(runId: string): Promise<string[]> {
-    const reply = await this.write("deleteRun", this.args().add(runId));
-    const [status, ...rest] = reply;
-    if (status === "ok") {
-      // Also the purges of deletions whose process stopped before they were done.
-      const ids = [...new Set([...(rest[0] as string[]), ...(await this.client.hkeys(this.keys.global("purging")))])];
-      for (const id of ids) while ((await this.write("purgeRun", this.args().add(id, PURGE_BATCH)))[0] === "more");
-      return rest[0] as string[];
-    }
-    if (status === "child") checkDeletion({ id: runId, parentRunId: String(rest[0]) }, []);
-    if (status === "live") checkDeletion({ id: runId, parentRunId: null }, [{ id: String(rest[0]), status: rest[1] as RunStatus }]);
-    throw refusal(reply);
+  deleteRun(runId: string): Promise<string[]> {
+    return deleteRun(this.w, runId);
   }
 
   async runStorage(runId: string): Promise<RunStorage> {
@@ -413,14 +253,14 @@ export class RedisStore implements Store {
 
   async room(): Promise<StoreRoom | undefined> {
     const memory = await readMemory(this.client);
-    this.eviction?.saw(memory);
+    this.w.eviction?.saw(memory);
     return memoryRoom(memory, this.description);
   }
 
   async putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined> {
     // The script stamps the server's time over the lastSeen written first.
     const { lastSeen: _lastSeen, ...rest } = record;
-    const reply = await this.write("putWorker", this.args().add(record.id, JSON.stringify({ lastSeen: 0, ...rest }), WORKER_RECORDS_KEPT_MS));
+    const reply = await this.w.write("putWorker", this.w.args().add(record.id, JSON.stringify({ lastSeen: 0, ...rest }), WORKER_RECORDS_KEPT_MS));
     const json = reply[1] as string | null;
     return json === null ? undefined : (JSON.parse(json) as WorkerRecord);
   }
@@ -444,54 +284,4 @@ export class RedisStore implements Store {
     this.client.disconnect();
     await tail;
   }
-
-  // ---------------------------------------------------------------- plumbing
-
-  private args(): ScriptArgs {
-    return new ScriptArgs(this.target.prefix, this.target.eventRetention);
-  }
-
-  /** Runs a write script; with `durability: "os"` on Redis 7.2+, waits until it is fsynced. */
-  private async write(name: ScriptName, args: ScriptArgs): Promise<ScriptReply> {
-    this.eviction?.check();
-    const reply = await callScript(this.client, name, args);
-    if (reply[0] === "gone") {
-      throw new StoreError(
-        `the pitwall store at ${this.description} is gone (its keys were deleted: the server restarted without its data, or was flushed); nothing was written: restore it, or start over on a new store`,
-        { gone: true },
-      );
-    }
-    await this.fsync();
-    return reply;
-  }
-
-  private async fsync(): Promise<void> {
-    if (this.waitForFsync) await this.client.call("WAITAOF", "1", "0", "0");
-  }
-
-  private result(reply: ScriptReply, events: readonly NewEvent[], commit?: Commit): CommitResult {
-    if (reply[0] === "duplicate") return { events: [] };
-    if (reply[0] !== "ok") throw refusal(reply, commit);
-    return { events: numbered(events, reply[1]) };
-  }
-}
-
-function parse<T>(json: string | null): T | undefined {
-  return json === null ? undefined : (JSON.parse(json) as T);
-}
-
-function withAnswer(json: string, answer: string | null): CommandRecord {
-  return { ...(JSON.parse(json) as CommandRecord), ...(answer === null ? {} : (JSON.parse(answer) as Answer)) };
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

@@ -85,7 +85,7 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
 export function InterruptsView({ width, height }: { width: number; height: number }) {
   const services = useServices();
   const { nav, copy, operator, ui } = services;
-  const { interrupts: pending, runs } = useSnapshot();
+  const { interrupts: pending, runs, queueRead } = useSnapshot();
   const [pickedId, setPickedId] = useRemembered<string | undefined>("interrupt-selected", undefined);
   const [markedIds, setMarkedIds] = useRemembered<readonly string[]>("interrupt-marks", []);
   const [filterText, setFilterText] = useRemembered("interrupt-filter", "");
@@ -159,7 +159,9 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const lines: Line[] = [
     [
       seg(" Interrupts", { bold: true }),
-      ...(marked.length === 0
+      ...(!queueRead
+        ? [seg("  reading the queue…", { color: MUTED })]
+        : marked.length === 0
         ? [seg(`  ${count}, ${interruptSortLabel(sort)} · enter answers · space marks`, { color: MUTED })]
         : [
             seg(`  ${count}, ${interruptSortLabel(sort)} · `, { color: MUTED }),
@@ -170,7 +172,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     ],
     [seg(` ${head.join(" ")}`, { color: MUTED, bold: true })],
   ];
-  if (interrupts.length === 0) lines.push([seg(pending.length === 0 ? " nothing is waiting for an operator" : " no interrupt matches the filter (esc clears it)", { color: MUTED })]);
+  if (queueRead && interrupts.length === 0) lines.push([seg(pending.length === 0 ? " nothing is waiting for an operator" : " no interrupt matches the filter (esc clears it)", { color: MUTED })]);
   for (let i = start; i < Math.min(interrupts.length, start + rows); i++) {
     const it = interrupts[i]!;
     const workflow = runs.get(it.runId)?.workflow;

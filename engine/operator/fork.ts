@@ -1,0 +1,86 @@
+import { ValidationError } from "../errors.js";
+import type { CompiledWorkflow } from "../graph/model.js";
+import { derivedId } from "../ids.js";
+import { newRun } from "../runtime/new-run.js";
+import { diffStates, summarizeDiff } from "../state/diff.js";
+import { applyStatePatch } from "../state/patch.js";
+import { readState } from "../state/read.js";
+import { acceptCommand, checkArgs, newCommand, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
+import { checkNodesKept, fitState } from "./fork-version.js";
+import { mustGetRun } from "./must-get.js";
+import { findCheckpoint, type CheckpointRef } from "./reads.js";
+import { checkInterruptNodes, storeVersion, type WorkflowVersion } from "./start.js";
+import { reducerOf, type WorkflowVersions } from "./workflow-versions.js";
+
+export interface ForkOptions {
+  patch?: unknown;
+  reason?: string;
+  workflow?: CompiledWorkflow | WorkflowVersion;
+  restart?: boolean;
+  interruptBefore?: string[] | null;
+  interruptAfter?: string[] | null;
+}
+
+/**
+ * A new run whose history begins at a checkpoint of another (`Operator.fork`), recorded as a
+ * `fork` command on the source run, which is not changed otherwise.
+ */
+export async function forkRun(writer: CommandWriter, versions: WorkflowVersions, runId: string, checkpoint: CheckpointRef, options: ForkOptions): Promise<CommandOutcome<{ runId: string }>> {
+  const { store } = writer;
+  const source = await mustGetRun(store, runId);
+  const from = await findCheckpoint(store, runId, checkpoint);
+  const target = options.workflow;
+  if (target && target.definition.name !== source.workflow) {
+    throw new ValidationError(`run ${runId} is a run of workflow ${source.workflow}; a fork may move it to another version of that workflow, not to ${target.definition.name}`);
+  }
+  const version = target?.version ?? source.version;
+  if (target && !options.restart) checkNodesKept(target.definition, version, from, source);
+  // Checked before the command is recorded: a fork refused for a node it lacks leaves no trace.
+  checkInterruptNodes(target ? target.definition : (await versions.get(version)).definition, options);
+  checkArgs(options);
+  const command = newCommand(
+    writer,
+    source.id,
+    "fork",
+    { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
+    options.reason,
+  );
+  await recordCommand(writer, command);
+  try {
+    if (target) await storeVersion(store, target);
+    const { definition, validator } = await versions.get(version);
+    const sourceState = await readState(store, runId, from.n);
+    const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerOf(definition, key)).state;
+    const state = target ? fitState(validator, patched, from, version) : patched;
+    const diff = diffStates(sourceState, state);
+    const id = derivedId("run", command.id);
+    await store.createRun(
+      newRun({
+        id,
+        workflow: { name: source.workflow, version },
+        state,
+        actor: writer.actor,
+        secretKeys: writer.secretKeys,
+        // A fork is a run of its own, not a child: it outlives its source and is deleted on its own.
+        forkOf: { runId: source.id, checkpointId: from.id },
+        // Restarted, it plans from the start node (newRun's own plan); its steps count on.
+        ...(options.restart
+          ? { next: [definition.start] }
+          : {
+              control: target ? { ...from.control, visits: Object.fromEntries(Object.entries(from.control.visits).filter(([node]) => Object.hasOwn(definition.nodes, node))) } : from.control,
+              next: from.next,
+            }),
+        step: from.step,
+        interruptBefore: options.interruptBefore !== undefined ? options.interruptBefore : source.interruptBefore,
+        interruptAfter: options.interruptAfter !== undefined ? options.interruptAfter : source.interruptAfter,
+        ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),
+        ...(options.reason ? { reason: options.reason } : {}),
+      }),
+    );
+    const how = options.restart ? `continued from checkpoint ${from.id} as run ${id}, from the start node` : `forked from checkpoint ${from.id} as run ${id}`;
+    return (await acceptCommand(writer, command, `${how}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id })) as CommandOutcome<{ runId: string }>;
+  } catch (error) {
+    await refuseCommand(writer, command, error).catch(() => undefined);
+    throw error;
+  }
+}

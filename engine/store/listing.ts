@@ -1,0 +1,19 @@
+import type { TaskRecord } from "./records.js";
+
+// The orders and filters of the Store contract's listings, for the stores that sort and filter
+// in this process (memory; Redis, once it has read the records). SQLite says the same in SQL.
+
+/** A run's tasks: by step, then as they were created. */
+export function taskOrder(a: Pick<TaskRecord, "step" | "createdAt" | "id">, b: Pick<TaskRecord, "step" | "createdAt" | "id">): number {
+  return a.step - b.step || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1);
+}
+
+/** Interrupts and commands: the oldest first. */
+export function oldestFirst(a: { createdAt: number; id: string }, b: { createdAt: number; id: string }): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1);
+}
+
+/** Whether an interrupt or a command passes a listing's filter by status and run. */
+export function inFilter<S extends string>(record: { status: S; runId: string }, filter: { status?: S; runId?: string }): boolean {
+  return (filter.status === undefined || record.status === filter.status) && (filter.runId === undefined || record.runId === filter.runId);
+}

@@ -1,0 +1,83 @@
+import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import { headFields, type CommandRecord, type NewEvent } from "../records.js";
+import { checkCommit, claimPatch, claimable, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
+import { copy, type MemoryTables } from "./tables.js";
+
+// The memory store's writes to runs: creation, claims and leases, commits, commands.
+
+export function createRun(t: MemoryTables, init: NewRun): CommitResult {
+  if (t.runs.has(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
+  const run = copy(init.run);
+  Object.assign(run, headFields(init.checkpoint));
+  t.runs.set(run.id, run);
+  t.insertCheckpoint(copy(init.checkpoint));
+  return { events: t.appendEvents(run, init.events) };
+}
+
+export function claimRun(t: MemoryTables, options: ClaimOptions): Claim | undefined {
+  const now = Date.now();
+  const candidates = [...t.runs.values()].filter((run) => claimable(run, now, options, (id) => t.runs.get(id)?.status));
+  const run = pickClaim(candidates, t.lastClaimedWorkflow);
+  if (!run) return undefined;
+  const recovered = run.status === "running";
+  const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
+  if (!recovered) t.lastClaimedWorkflow = run.workflow;
+  const fence = ++t.fenceCounter;
+  Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
+  t.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
+  return { run: copy(run), fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
+}
+
+export function renewLease(t: MemoryTables, runId: string, owner: string, fence: number, leaseMs: number): void {
+  const run = t.mustGetRun(runId);
+  if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
+  run.leaseUntil = Date.now() + leaseMs;
+}
+
+export function commit(t: MemoryTables, commit: Commit): CommitResult {
+  const run = t.mustGetRun(commit.runId);
+  if (checkCommit(run, commit, (id) => t.interrupts.get(id)) === "duplicate") return { events: [] };
+  for (const command of commit.submit ?? []) if (t.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
+  const now = Date.now();
+  const active = movesUpdatedAt(run.status, commit);
+  run.lastCommit = commit.id;
+  if (commit.run) Object.assign(run, copy(commit.run));
+  if (commit.checkpoint) {
+    const checkpoint = copy(commit.checkpoint);
+    t.insertCheckpoint(checkpoint);
+    Object.assign(run, headFields(checkpoint));
+  }
+  for (const task of commit.tasks ?? []) t.keepTask(copy(task));
+  for (const interrupt of commit.interrupts ?? []) t.keepInterrupt(copy(interrupt));
+  for (const command of commit.submit ?? []) t.commands.set(command.id, copy(command));
+  for (const answer of commit.commands ?? []) {
+    const command = t.commands.get(answer.id);
+    if (command) Object.assign(command, copy(answer));
+  }
+  for (const id of commit.wake ?? []) {
+    const waiting = t.runs.get(id);
+    if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
+      waiting.waitingOn = null;
+      waiting.updatedAt = now;
+    }
+  }
+  run.pendingInterrupts = [...(t.interruptsByRun.get(run.id)?.values() ?? [])].filter((i) => i.status === "pending").length;
+  if (active) run.updatedAt = now;
+  return { events: t.appendEvents(run, commit.events ?? []) };
+}
+
+export function submitCommand(t: MemoryTables, command: CommandRecord, event: NewEvent): CommitResult {
+  const run = t.mustGetRun(command.runId);
+  if (t.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
+  t.commands.set(command.id, copy(command));
+  return { events: t.appendEvents(run, [event]) };
+}
+
+export function answerCommand(t: MemoryTables, answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): CommitResult {
+  const command = t.commands.get(answer.id);
+  if (!command) throw new NotFoundError("command", answer.id);
+  if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
+  Object.assign(command, copy(answer));
+  return { events: t.appendEvents(t.mustGetRun(command.runId), [event]) };
+}

@@ -1,0 +1,78 @@
+import type { Redis } from "ioredis";
+import { parseCheckpointId } from "../../ids.js";
+import type { ChainRow } from "../../state/read.js";
+import { taskOrder } from "../listing.js";
+import type { CheckpointRecord, InterruptRecord, TaskRecord } from "../records.js";
+import type { RedisKeys } from "./keys.js";
+import { listOldestFirst, recordsByIds } from "./queries.js";
+
+// The Redis store's reads of runs' histories: checkpoints (a list per run, index = n), tasks and
+// interrupts (a hash per run). Events are read in queries.ts, commands in commands.ts.
+
+type CheckpointRange = { limit?: number; afterN?: number };
+
+export async function getCheckpoint(client: Redis, keys: RedisKeys, id: string): Promise<CheckpointRecord | undefined> {
+  // The record says whether the id it was found by is its own.
+  const at = parseCheckpointId(id);
+  if (!at) return undefined;
+  const json = await client.lindex(keys.runPart(at.runId, "checkpoints"), at.n);
+  const checkpoint = json === null ? undefined : (JSON.parse(json) as CheckpointRecord);
+  return checkpoint?.id === id ? checkpoint : undefined;
+}
+
+export async function listCheckpoints(client: Redis, keys: RedisKeys, runId: string, options: CheckpointRange): Promise<CheckpointRecord[]> {
+  const start = options.afterN === undefined ? 0 : Math.max(0, options.afterN + 1);
+  if (options.limit !== undefined && options.limit <= 0) return [];
+  const stop = options.limit === undefined ? -1 : start + options.limit - 1;
+  return (await client.lrange(keys.runPart(runId, "checkpoints"), start, stop)).map((json) => JSON.parse(json) as CheckpointRecord);
+}
+
+export async function checkpointRows(client: Redis, keys: RedisKeys, runId: string, ns: readonly number[]): Promise<ChainRow[]> {
+  const wanted = ns.filter((n) => Number.isInteger(n) && n >= 0);
+  const pipeline = client.pipeline();
+  for (const n of wanted) pipeline.lindex(keys.runPart(runId, "checkpoints"), n);
+  const replies = (await pipeline.exec()) ?? [];
+  return replies.flatMap(([error, json]) => {
+    if (error) throw error;
+    return typeof json === "string" ? [JSON.parse(json) as CheckpointRecord] : [];
+  });
+}
+
+export async function checkpointRowRange(client: Redis, keys: RedisKeys, runId: string, fromN: number, toN: number): Promise<ChainRow[]> {
+  const start = Math.max(0, fromN + 1);
+  if (toN < start) return [];
+  return (await client.lrange(keys.runPart(runId, "checkpoints"), start, toN)).map((json) => JSON.parse(json) as CheckpointRecord);
+}
+
+export async function getTask(client: Redis, keys: RedisKeys, id: string): Promise<TaskRecord | undefined> {
+  const runId = await client.hget(keys.global("task-runs"), id);
+  const json = runId === null ? null : await client.hget(keys.runPart(runId, "tasks"), id);
+  return json === null ? undefined : (JSON.parse(json) as TaskRecord);
+}
+
+export async function listTasks(client: Redis, keys: RedisKeys, runId: string, options: { step?: number }): Promise<TaskRecord[]> {
+  const tasksKey = keys.runPart(runId, "tasks");
+  let jsons: (string | null)[];
+  if (options.step === undefined) {
+    jsons = await client.hvals(tasksKey);
+  } else {
+    const ids = await client.smembers(keys.stepTasks(runId, options.step));
+    jsons = ids.length === 0 ? [] : await client.hmget(tasksKey, ...ids);
+  }
+  return jsons
+    .flatMap((json) => (json === null ? [] : [JSON.parse(json) as TaskRecord]))
+    .filter((t) => t.runId === runId && (options.step === undefined || t.step === options.step))
+    .sort(taskOrder);
+}
+
+export async function interruptsByIds(client: Redis, keys: RedisKeys, ids: string[]): Promise<InterruptRecord[]> {
+  const rows = await recordsByIds(client, keys, "interrupt-runs", ["interrupts"], ids);
+  return rows.map(([json]) => JSON.parse(json!) as InterruptRecord);
+}
+
+export function listInterrupts(client: Redis, keys: RedisKeys, filter: { status?: "pending" | "resolved"; runId?: string; limit?: number }): Promise<InterruptRecord[]> {
+  return listOldestFirst(client, keys, "interrupts", filter, {
+    ofRun: async (runId) => (await client.hvals(keys.runPart(runId, "interrupts"))).map((json) => JSON.parse(json) as InterruptRecord),
+    byIds: (ids) => interruptsByIds(client, keys, ids),
+  });
+}
