@@ -236,7 +236,7 @@ export class RunHandle<S extends State = State> {
     try {
       return await waitForRun(this.store, this.id, { until, signal: signal ? AbortSignal.any([deadline, signal]) : deadline });
     } catch (error) {
-      if (error !== deadline.reason || signal?.aborted) throw error;
+      if (error !== deadline.reason) throw error;
       const run = await this.get();
       throw new WaitTimeoutError(run, timeoutMs, until, await this.diagnose?.(run));
     }
