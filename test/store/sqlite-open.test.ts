@@ -588,6 +588,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       expect(warnings).toContain("the store answers again: the commits that waited went through");
     } finally {
       await engine.close();
+      await store.close();
     }
   });
 
