@@ -85,6 +85,8 @@ export function claimable(
   options: Pick<ClaimOptions, "versions" | "runId" | "exclude" | "takeOver">,
   statusOf: (runId: string) => RunStatus | undefined,
 ): boolean {
+  // The status first: it rules out most runs of a store (those ended), and costs least to look at.
+  if (run.status !== "queued" && run.status !== "running") return false;
   if (options.runId !== undefined && run.id !== options.runId) return false;
   if (options.exclude?.includes(run.id)) return false;
   if (options.versions && !options.versions.includes(run.version)) return false;

@@ -71,8 +71,10 @@ export class MemoryTables {
       else this.eventsByRun.set(run.id, [record]);
       out.push(record);
     }
-    if (out.length > 0) this.feed.publish(copy(out));
-    return copy(out);
+    // One copy for the subscribers and the committer, as the SQLite store hands both the same records.
+    const handed = copy(out);
+    if (handed.length > 0) this.feed.publish(handed);
+    return handed;
   }
 }
 

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
-import { headFields, type CommandRecord, type NewEvent } from "../records.js";
+import { headFields, type CommandRecord, type NewEvent, type RunRecord } from "../records.js";
 import { checkCommit, claimPatch, claimable, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
 import { copy, type MemoryTables } from "./tables.js";
@@ -17,7 +17,9 @@ export function createRun(t: MemoryTables, init: NewRun): CommitResult {
 
 export function claimRun(t: MemoryTables, options: ClaimOptions): Claim | undefined {
   const now = Date.now();
-  const candidates = [...t.runs.values()].filter((run) => claimable(run, now, options, (id) => t.runs.get(id)?.status));
+  const statusOf = (id: string) => t.runs.get(id)?.status;
+  const candidates: RunRecord[] = [];
+  for (const run of t.runs.values()) if (claimable(run, now, options, statusOf)) candidates.push(run);
   const run = pickClaim(candidates, t.lastClaimedWorkflow);
   if (!run) return undefined;
   const recovered = run.status === "running";
