@@ -84,6 +84,7 @@ export class Engine {
   readonly registry: WorkflowRegistry;
   readonly worker: Worker | undefined;
   private readonly actor: string;
+  private readonly givenActor: string | undefined;
   private readonly secretKeys: readonly string[];
   /** Whether this engine made its store (the default memory store), and so closes it. */
   private readonly ownsStore: boolean;
@@ -96,6 +97,7 @@ export class Engine {
       actions = extendRegistry(actions, { ...(options.tools ? { tools: options.tools } : {}), ...(options.model ? { model: options.model } : {}) }, "engine option");
     }
     this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
+    this.givenActor = options.actor;
     this.actor = options.actor ?? "engine";
     this.secretKeys = options.secretKeys ?? [];
     if (options.worker !== false) {
@@ -157,10 +159,14 @@ export class Engine {
     return `this engine's worker cannot run it: ${this.registry.whyUnusable(run.version) ?? `version ${run.version} is not in the store`}; register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow }))`;
   }
 
-  /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
+  /**
+   * Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits), recorded as
+   * `operator:<name>` when a name is given, else as the engine's `actor` when it was given one
+   * (what `run.cancel` records too), else as `operator:<the user running this process>`.
+   */
   operator(options: OperatorOptions | string = {}): Operator {
     const opts = typeof options === "string" ? { actor: defaultActor(options) } : options;
-    return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
+    return new Operator(this.store, { secretKeys: this.secretKeys, ...(this.givenActor !== undefined ? { actor: this.givenActor } : {}), ...opts });
   }
 
   /**
