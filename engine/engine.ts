@@ -1,4 +1,4 @@
-import { NotFoundError, RunExistsError, ValidationError, WaitTimeoutError } from "./errors.js";
+import { NotFoundError, RunExistsError, ValidationError } from "./errors.js";
 import { parseCheckpointId } from "./ids.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
@@ -232,20 +232,8 @@ export class RunHandle<S extends State = State> {
    * Past `timeoutMs` it throws a WaitTimeoutError (code TIMEOUT) holding the run as it then was;
    * an aborted `signal` throws the signal's reason.
    */
-  async wait(options: WaitOptions = {}): Promise<RunRecord> {
-    const { timeoutMs, signal, until = "settled" } = options;
-    if (timeoutMs === undefined) return waitForRun(this.store, this.id, options, this.diagnose);
-    if (!(timeoutMs >= 0 && timeoutMs <= MAX_WAIT_MS)) throw new ValidationError(`timeoutMs ${timeoutMs}: give milliseconds from 0 to ${MAX_WAIT_MS}`);
-    // The deadline is kept here, so that running out of it is told apart from the caller's own
-    // signal and from the store closing under the wait: a WaitTimeoutError, not a message to match.
-    const deadline = AbortSignal.timeout(timeoutMs);
-    try {
-      return await waitForRun(this.store, this.id, { until, signal: signal ? AbortSignal.any([deadline, signal]) : deadline });
-    } catch (error) {
-      if (error !== deadline.reason) throw error;
-      const run = await this.get();
-      throw new WaitTimeoutError(run, timeoutMs, until, await this.diagnose?.(run));
-    }
+  wait(options: WaitOptions = {}): Promise<RunRecord> {
+    return waitForRun(this.store, this.id, options, this.diagnose);
   }
 
   /**
