@@ -1,4 +1,4 @@
-import { NotFoundError, RunExistsError, ValidationError, WaitTimeoutError } from "./errors.js";
+import { NotFoundError, RunExistsError, ValidationError } from "./errors.js";
 import { parseCheckpointId } from "./ids.js";
 import { actionRegistry, extendRegistry } from "./graph/actions.js";
 import type { Tool } from "./llm/tools.js";
@@ -84,6 +84,7 @@ export class Engine {
   readonly registry: WorkflowRegistry;
   readonly worker: Worker | undefined;
   private readonly actor: string;
+  private readonly givenActor: string | undefined;
   private readonly secretKeys: readonly string[];
   /** Whether this engine made its store (the default memory store), and so closes it. */
   private readonly ownsStore: boolean;
@@ -96,6 +97,7 @@ export class Engine {
       actions = extendRegistry(actions, { ...(options.tools ? { tools: options.tools } : {}), ...(options.model ? { model: options.model } : {}) }, "engine option");
     }
     this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
+    this.givenActor = options.actor;
     this.actor = options.actor ?? "engine";
     this.secretKeys = options.secretKeys ?? [];
     if (options.worker !== false) {
@@ -157,10 +159,14 @@ export class Engine {
     return `this engine's worker cannot run it: ${this.registry.whyUnusable(run.version) ?? `version ${run.version} is not in the store`}; register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow }))`;
   }
 
-  /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
+  /**
+   * Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits), recorded as
+   * `operator:<name>` when a name is given, else as the engine's `actor` when it was given one
+   * (what `run.cancel` records too), else as `operator:<the user running this process>`.
+   */
   operator(options: OperatorOptions | string = {}): Operator {
     const opts = typeof options === "string" ? { actor: defaultActor(options) } : options;
-    return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
+    return new Operator(this.store, { secretKeys: this.secretKeys, ...(this.givenActor !== undefined ? { actor: this.givenActor } : {}), ...opts });
   }
 
   /**
@@ -181,6 +187,8 @@ export const MAX_WAIT_MS = MAX_TIMER_MS;
 export interface StateAt<S extends State = State> {
   checkpointId: string;
   n: number;
+  /** The store-wide sequence number of the event that announced it: `after` resumes a stream past it (a client that reconnects). */
+  seq: number;
   /** The nodes whose writes the checkpoint holds (none for the input; the node an edit was made as). */
   nodes: string[];
   state: S;
@@ -190,6 +198,8 @@ export interface StateAt<S extends State = State> {
 export interface UpdateAt {
   checkpointId: string;
   n: number;
+  /** As `StateAt.seq`: give it as `after` to go on from here. */
+  seq: number;
   /** The nodes whose writes these are (several for a step of parallel nodes; the node an edit was made as). */
   nodes: string[];
   /** The writes as the reducers applied them: `[key, "set", value]`, `[key, "append", items]`, `[key, "merge", patch]`. */
@@ -226,20 +236,8 @@ export class RunHandle<S extends State = State> {
    * Past `timeoutMs` it throws a WaitTimeoutError (code TIMEOUT) holding the run as it then was;
    * an aborted `signal` throws the signal's reason.
    */
-  async wait(options: WaitOptions = {}): Promise<RunRecord> {
-    const { timeoutMs, signal, until = "settled" } = options;
-    if (timeoutMs === undefined) return waitForRun(this.store, this.id, options, this.diagnose);
-    if (!(timeoutMs >= 0 && timeoutMs <= MAX_WAIT_MS)) throw new ValidationError(`timeoutMs ${timeoutMs}: give milliseconds from 0 to ${MAX_WAIT_MS}`);
-    // The deadline is kept here, so that running out of it is told apart from the caller's own
-    // signal and from the store closing under the wait: a WaitTimeoutError, not a message to match.
-    const deadline = AbortSignal.timeout(timeoutMs);
-    try {
-      return await waitForRun(this.store, this.id, { until, signal: signal ? AbortSignal.any([deadline, signal]) : deadline });
-    } catch (error) {
-      if (error !== deadline.reason) throw error;
-      const run = await this.get();
-      throw new WaitTimeoutError(run, timeoutMs, until, await this.diagnose?.(run));
-    }
+  wait(options: WaitOptions = {}): Promise<RunRecord> {
+    return waitForRun(this.store, this.id, options, this.diagnose);
   }
 
   /**
@@ -328,7 +326,7 @@ export class RunHandle<S extends State = State> {
               : undefined;
       const n = at && parseCheckpointId(at.id)?.n;
       if (at === undefined || n === undefined) continue;
-      yield { checkpointId: at.id, n, nodes: at.nodes };
+      yield { checkpointId: at.id, n, seq: event.seq, nodes: at.nodes };
     }
   }
 }

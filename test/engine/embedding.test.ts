@@ -11,7 +11,7 @@ const held = workflow("held", { state: z.object({ n: z.number().default(0) }), i
   .compile();
 
 describe("an engine embedded in a service", () => {
-  it("records run.cancel as the engine's actor, with the engine's secret keys, unless given another actor", async () => {
+  it("records run.cancel and engine.operator() as the engine's actor, with the engine's secret keys, unless given another actor", async () => {
     const engine = await harness.engine([held], { actor: "service:billing", secretKeys: ["reason"] });
     const first = await engine.start(held);
     await first.wait();
@@ -19,10 +19,19 @@ describe("an engine embedded in a service", () => {
     const second = await engine.start(held);
     await second.wait();
     await second.cancel("duplicate", "ann");
+    // Its operator acts as the engine too, unless named.
+    const third = await engine.start(held);
+    await third.wait();
+    await engine.operator().cancel(third.id, { reason: "stale" });
+    const fourth = await engine.start(held);
+    await fourth.wait();
+    await engine.operator("bo").cancel(fourth.id, { reason: "stale" });
     const requested = await engine.store.readEvents({ types: ["operator.requested"] });
     expect(requested.map((e) => [e.runId, e.actor])).toEqual([
       [first.id, "service:billing"],
       [second.id, "operator:ann"],
+      [third.id, "service:billing"],
+      [fourth.id, "operator:bo"],
     ]);
     expect(JSON.stringify(requested)).not.toContain("4111");
   });
