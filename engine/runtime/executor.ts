@@ -16,8 +16,8 @@ import { failTask, quarantine, recordOutcome, recoverLostTasks, resumeParked } f
 import { RunState } from "./run-state.js";
 import { NOT_SAVED } from "./retry.js";
 import { TaskAbortedError, type AbortCause } from "./signals.js";
-import { barrier, planStep, settle, startTasks, startable, stepProgress } from "./step.js";
-import { runTransition } from "./transitions.js";
+import { barrier, planStep, settle, startTasks, startable, stepProgress, waitingWhy } from "./step.js";
+import { runTransition, waitsForPerson } from "./transitions.js";
 
 export interface ExecutorOptions {
   workerId: string;
@@ -347,9 +347,7 @@ export class RunExecutor {
     }
     await this.commit();
     this.rs.batch = prepared.batch;
-    const accepted = acceptance(command, prepared.effect, prepared.result ?? {}, command.actor);
-    this.rs.batch.commands.push(accepted.answer);
-    this.rs.batch.event(accepted.event);
+    this.rs.batch.answer(acceptance(command, prepared.effect, prepared.result ?? {}, command.actor));
     await this.commit(prepared.writesState ? { expectHead: this.rs.head.id } : {});
     await this.load();
   }
@@ -372,9 +370,7 @@ export class RunExecutor {
     const pending = this.rs.pendingInterrupts();
     const batch = cancelBatch(this.rs.run, [...this.rs.tasks.values()], pending, command.actor, command.reason ?? "canceled by operator", new EventFactory(this.rs.run.id, command.actor, this.options.secretKeys));
     this.rs.batch.absorb(batch);
-    const accepted = acceptance(command, canceledEffect(this.rs.run.id), {}, command.actor);
-    this.rs.batch.commands.push(accepted.answer);
-    this.rs.batch.event(accepted.event);
+    this.rs.batch.answer(acceptance(command, canceledEffect(this.rs.run.id), {}, command.actor));
     this.cancelRequest = undefined;
     await this.commit();
     const children = await this.host.store.listRuns({ parentRunId: this.rs.run.id, status: ["queued", "running", "paused"] });
@@ -382,8 +378,7 @@ export class RunExecutor {
   }
 
   private async answer(answer: ReturnType<typeof acceptance> | ReturnType<typeof refusal>): Promise<void> {
-    this.rs.batch.commands.push(answer.answer);
-    this.rs.batch.event(answer.event);
+    this.rs.batch.answer(answer);
     await this.commit();
   }
 
@@ -450,7 +445,7 @@ export class RunExecutor {
    */
   private async release(): Promise<void> {
     const tasks = [...this.rs.tasks.values()];
-    const blocked = (t: TaskRecord) => t.status === "failed" || t.status === "canceled" || (t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
+    const blocked = (t: TaskRecord) => t.status === "failed" || t.status === "canceled" || waitsForPerson(t);
     if (!tasks.some((t) => t.status === "pending") && tasks.some(blocked)) {
       settle(this.rs, Infinity);
     } else {
@@ -577,7 +572,7 @@ export class RunExecutor {
 function endedWhy(run: RunRecord): string {
   if (run.status === "failed" && run.error) return `${run.error.node ? `${run.error.node}: ` : ""}${run.error.message}`;
   if (run.status === "paused") return `${run.reason ?? "paused"}${run.current.length > 0 ? ` at ${run.current.join(", ")}` : ""}`;
-  if (run.status === "queued") return run.waitingOn ? `waiting for child run ${run.waitingOn}` : run.wakeAt ? `waiting until ${new Date(run.wakeAt).toISOString()}` : "for another worker";
+  if (run.status === "queued") return run.waitingOn || run.wakeAt ? waitingWhy(run.waitingOn, run.wakeAt ?? Infinity) : "for another worker";
   if (run.status === "succeeded") return `after ${run.step} step${run.step === 1 ? "" : "s"}`;
   return "by an operator";
 }

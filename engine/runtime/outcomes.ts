@@ -7,7 +7,7 @@ import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
-import { closeAttempt, transitionTask } from "./transitions.js";
+import { closeAttempt, isParked, transitionTask } from "./transitions.js";
 
 /** Turns how an attempt ended into the task's transitions (and interrupts), into the batch. */
 export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOutcome): void {
@@ -218,7 +218,7 @@ export function quarantine(rs: RunState): void {
 /** Tasks parked on a timer or a child run get another look whenever the run is claimed. */
 export function resumeParked(rs: RunState): void {
   for (const task of rs.tasks.values()) {
-    if (task.status === "interrupted" && task.waitingFor && task.waitingFor.kind !== "interrupt") {
+    if (isParked(task)) {
       const resumed = transitionTask(task, "pending", { waitingFor: null });
       rs.setTask(resumed, rs.events.task(resumed, "task.scheduled", { node: task.node, why: "resume" }));
     }

@@ -65,6 +65,16 @@ export function runTransition(run: Pick<RunRecord, "id" | "status">, to: RunStat
   return { ...base, ...patch };
 }
 
+/** A task waiting for a person's answer to an interrupt. */
+export function waitsForPerson(task: TaskRecord): boolean {
+  return task.status === "interrupted" && task.waitingFor?.kind === "interrupt";
+}
+
+/** A task parked on a timer or a child run: it holds no worker, and gets another look when its run is claimed. */
+export function isParked(task: TaskRecord): boolean {
+  return task.status === "interrupted" && !!task.waitingFor && task.waitingFor.kind !== "interrupt";
+}
+
 /** The task's attempts with the last (open) one closed with an outcome. */
 export function closeAttempt(
   task: TaskRecord,
