@@ -301,6 +301,22 @@ export function settle(rs: RunState, nextWake: number): void {
   );
 }
 
+/**
+ * A stopping worker hands the run back (queued) so another worker continues it; or, when nothing
+ * is left that a worker could run and a task waits for a person (an at-most-once node stopped
+ * part-way asks whether to run it again), settles it (paused for them), as any worker would at once.
+ */
+export function handBack(rs: RunState): void {
+  const tasks = [...rs.tasks.values()];
+  const blocked = (t: TaskRecord) => t.status === "failed" || t.status === "canceled" || waitsForPerson(t);
+  if (!tasks.some((t) => t.status === "pending") && tasks.some(blocked)) {
+    settle(rs, Infinity);
+  } else {
+    rs.batch.patchRun(runTransition(rs.run, "queued"));
+    rs.batch.event(rs.events.run("run.released", { status: "queued", why: "worker shutting down" }));
+  }
+}
+
 /** What a run released until a child run ends or a time comes waits for, in the same words wherever it is said. */
 export function waitingWhy(waitingOn: string | null, wakeAt: number): string {
   return waitingOn ? `waiting for child run ${waitingOn}` : `waiting until ${new Date(wakeAt).toISOString()}`;
