@@ -19,7 +19,11 @@ import { WorkflowRegistry } from "./worker/registry.js";
 import { Worker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
 
 export interface EngineOptions {
-  /** Where runs are kept (default: an in-memory store). */
+  /**
+   * Where runs are kept (default: an in-memory store of this engine's). A store given here stays
+   * the caller's: `engine.close()` leaves it open (other engines, workers or operators may share
+   * it), and the caller closes it when done with it.
+   */
   store?: Store;
   /** Workflows built in code that this process can run. */
   workflows?: readonly CompiledWorkflow[];
@@ -34,7 +38,7 @@ export interface EngineOptions {
   model?: ModelProvider;
   /** The in-process worker; `false` to only start runs and let other processes execute them. */
   worker?: WorkerOptions | false;
-  /** Recorded as the actor of the runs this engine starts. */
+  /** Recorded as the actor of the runs this engine starts, and of the commands its run handles send (`run.cancel`). */
   actor?: string;
   /**
    * Names of secrets, added to the default ones (`apiKey`, `token`, `password`, `secret`, ...):
@@ -80,15 +84,20 @@ export class Engine {
   readonly registry: WorkflowRegistry;
   readonly worker: Worker | undefined;
   private readonly actor: string;
+  private readonly givenActor: string | undefined;
   private readonly secretKeys: readonly string[];
+  /** Whether this engine made its store (the default memory store), and so closes it. */
+  private readonly ownsStore: boolean;
 
   constructor(options: EngineOptions = {}) {
     this.store = options.store ?? new MemoryStore();
+    this.ownsStore = options.store === undefined;
     let actions = isRegistry(options.actions) ? options.actions : actionRegistry(options.actions ?? {});
     if (options.tools || options.model) {
       actions = extendRegistry(actions, { ...(options.tools ? { tools: options.tools } : {}), ...(options.model ? { model: options.model } : {}) }, "engine option");
     }
     this.registry = new WorkflowRegistry(this.store, actions, options.workflows ?? []);
+    this.givenActor = options.actor;
     this.actor = options.actor ?? "engine";
     this.secretKeys = options.secretKeys ?? [];
     if (options.worker !== false) {
@@ -141,7 +150,7 @@ export class Engine {
 
   /** A handle on an existing run. */
   run(id: string): RunHandle {
-    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run));
+    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run), { actor: this.actor, secretKeys: this.secretKeys });
   }
 
   /** A queued run that the worker of this engine cannot run: the version it cannot, and why. */
@@ -150,16 +159,24 @@ export class Engine {
     return `this engine's worker cannot run it: ${this.registry.whyUnusable(run.version) ?? `version ${run.version} is not in the store`}; register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow }))`;
   }
 
-  /** Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits). */
+  /**
+   * Operator actions (resolve, kill, retry, cancel, breakpoints, fork, state edits), recorded as
+   * `operator:<name>` when a name is given, else as the engine's `actor` when it was given one
+   * (what `run.cancel` records too), else as `operator:<the user running this process>`.
+   */
   operator(options: OperatorOptions | string = {}): Operator {
     const opts = typeof options === "string" ? { actor: defaultActor(options) } : options;
-    return new Operator(this.store, { secretKeys: this.secretKeys, ...opts });
+    return new Operator(this.store, { secretKeys: this.secretKeys, ...(this.givenActor !== undefined ? { actor: this.givenActor } : {}), ...opts });
   }
 
-  /** Stops the worker (draining its running nodes for `drainMs` when given: `Worker.stop`) and closes the store. */
+  /**
+   * Stops the worker (draining its running nodes for `drainMs` when given: `Worker.stop`), and
+   * closes the store if this engine made it: a store passed in `EngineOptions.store` is left open
+   * for the caller, who owns it.
+   */
   async close(options: StopOptions = {}): Promise<void> {
     await this.worker?.stop(options);
-    await this.store.close();
+    if (this.ownsStore) await this.store.close();
   }
 }
 
@@ -194,10 +211,12 @@ export interface FollowOptions {
 }
 
 export class RunHandle<S extends State = State> {
+  /** `operator`: the actor and secret keys of the commands this handle sends (an engine's handles have the engine's). */
   constructor(
     private readonly store: Store,
     readonly id: string,
     private readonly diagnose?: Diagnosis,
+    private readonly operator: Pick<OperatorOptions, "actor" | "secretKeys"> = {},
   ) {}
 
   async get(): Promise<RunRecord> {
@@ -210,6 +229,8 @@ export class RunHandle<S extends State = State> {
    * Resolves when the run has ended, or (unless `until: "end"`) when it paused for an operator:
    * itself, or the child run it waits on (a sub-workflow whose node asked a person), whose id its
    * `waitingOn` gives. A run waiting for a timer, or for a child run still going, is in progress.
+   * Past `timeoutMs` it throws a WaitTimeoutError (code TIMEOUT) holding the run as it then was;
+   * an aborted `signal` throws the signal's reason.
    */
   wait(options: WaitOptions = {}): Promise<RunRecord> {
     return waitForRun(this.store, this.id, options, this.diagnose);
@@ -237,9 +258,12 @@ export class RunHandle<S extends State = State> {
     return this.store.listCheckpointSummaries(this.id, options);
   }
 
-  /** Ends the run as canceled (an operator command, recorded with the reason). */
+  /**
+   * Ends the run as canceled (an operator command, recorded with the reason). The actor is
+   * `operator:<actor>` when given, else the engine's (`EngineOptions.actor`).
+   */
   cancel(reason: string, actor?: string): Promise<CommandOutcome> {
-    return new Operator(this.store, actor ? { actor: defaultActor(actor) } : {}).cancel(this.id, { reason });
+    return new Operator(this.store, { ...this.operator, ...(actor ? { actor: defaultActor(actor) } : {}) }).cancel(this.id, { reason });
   }
 
   /** The run's current state (or at a checkpoint number). */

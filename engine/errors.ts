@@ -1,4 +1,4 @@
-import type { RunRecord } from "./store/records.js";
+import type { RunRecord, RunStatus } from "./store/records.js";
 
 /**
  * Every error pitwall raises on purpose is a PitwallError with a stable `code`, so that callers
@@ -11,6 +11,7 @@ export type ErrorCode =
   | "NOT_FOUND"
   | "STORE"
   | "WORKFLOW"
+  | "TIMEOUT"
   | "RUN";
 
 export class PitwallError extends Error {
@@ -70,9 +71,33 @@ export class StaleFenceError extends PitwallError {
   }
 }
 
+/** `what` (a run, a checkpoint, an interrupt, a workflow...) named `id` is not in the store. */
 export class NotFoundError extends PitwallError {
-  constructor(what: string, id: string) {
+  constructor(
+    readonly what: string,
+    readonly id: string,
+  ) {
     super("NOT_FOUND", `${what} ${id} not found`);
+  }
+}
+
+/**
+ * `run.wait({ timeoutMs })` ran out before the run settled (or ended, with `until: "end"`): the
+ * run goes on, neither failed nor done. `run` is the record as it was then (`status`: where it
+ * stands), so a service can answer a 504 with it.
+ */
+export class WaitTimeoutError extends PitwallError {
+  readonly runId: string;
+  readonly status: RunStatus;
+  constructor(
+    readonly run: RunRecord,
+    readonly timeoutMs: number,
+    readonly until: "settled" | "end",
+    why?: string,
+  ) {
+    super("TIMEOUT", `run ${run.id} did not ${until === "end" ? "end" : "settle"} within ${timeoutMs} ms (it is ${run.status}${why ? `; ${why}` : ""})`);
+    this.runId = run.id;
+    this.status = run.status;
   }
 }
 

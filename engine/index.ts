@@ -49,6 +49,7 @@ export {
   RunExistsError,
   StaleFenceError,
   NotFoundError,
+  WaitTimeoutError,
   StoreError,
   WorkflowError,
   isPitwallError,

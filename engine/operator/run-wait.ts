@@ -1,4 +1,4 @@
-import { PitwallError, ValidationError } from "../errors.js";
+import { PitwallError, ValidationError, WaitTimeoutError } from "../errors.js";
 import { MAX_TIMER_MS } from "../graph/definition.js";
 import { TERMINAL_RUN_STATUSES, type InterruptKind, type InterruptRecord, type PauseReason, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
@@ -35,13 +35,17 @@ function settledChain(links: readonly RunRecord[], until: WaitUntil): boolean {
 /**
  * Resolves with the run once it has ended, or (unless `until: "end"`) paused for an operator:
  * itself, or a child run it waits on (a sub-workflow whose node asked a person). A run waiting
- * for a timer, or for a child run still going, is in progress.
+ * for a timer, or for a child run still going, is in progress. Past `timeoutMs` it throws a
+ * WaitTimeoutError holding the run as it then was (with `diagnose`'s why); an aborted `signal`
+ * throws the signal's reason; a store closed under the wait, a PitwallError RUN.
  */
 export async function waitForRun(store: Store, runId: string, options: WaitOptions = {}, diagnose?: Diagnosis): Promise<RunRecord> {
   const until = options.until ?? "settled";
   if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0 && options.timeoutMs <= MAX_TIMER_MS)) {
     throw new ValidationError(`timeoutMs ${options.timeoutMs}: give milliseconds from 0 to ${MAX_TIMER_MS}`);
   }
+  // The deadline is kept apart from the caller's signal, so that running out of it is told
+  // apart from an abort and from the store closing: a WaitTimeoutError, not a message to match.
   const timeout = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
   const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
@@ -55,16 +59,16 @@ export async function waitForRun(store: Store, runId: string, options: WaitOptio
     // A child's pause is in its own history: listen to each run of the chain, not the whole store.
     if (!(await nextEventOf(store, links.map((r) => r.id), after, signal))) break;
   }
-  if (options.signal?.aborted) throw options.signal.reason;
-  const goal = until === "end" ? "end" : "settle";
-  if (signal?.aborted) {
-    const why = await diagnose?.(run);
-    throw new PitwallError("RUN", `run ${runId} did not ${goal} within ${options.timeoutMs} ms (it is ${run.status}${why ? `; ${why}` : ""})`);
+  // Whichever of the deadline and the caller's signal ended the wait first says why.
+  if (timeout?.aborted && signal?.reason === timeout.reason && options.timeoutMs !== undefined) {
+    run = await mustGetRun(store, runId);
+    throw new WaitTimeoutError(run, options.timeoutMs, until, await diagnose?.(run));
   }
+  if (options.signal?.aborted) throw options.signal.reason;
   // The subscription ended by itself: the store was closed under this wait.
   run = await mustGetRun(store, runId);
   if (settledChain(await waitingChain(store, run), until)) return run;
-  throw new PitwallError("RUN", `run ${runId} had not ${goal === "end" ? "ended" : "settled"} when its store was closed (it is ${run.status})`);
+  throw new PitwallError("RUN", `run ${runId} had not ${until === "end" ? "ended" : "settled"} when its store was closed (it is ${run.status})`);
 }
 
 /**

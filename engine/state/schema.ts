@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
 import { describeIssues, jsonPath } from "./issues.js";
 import { checkValue } from "./limits.js";
+import { PARSE_EFFECT_PROBLEMS, PARSE_EFFECTS, parseEffectOf, type ParseEffect } from "./parse-effects.js";
 import { didYouMean } from "../suggest.js";
 
 export { jsonPath };
@@ -182,42 +183,27 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
   // State is stored as JSON: a type JSON cannot hold (a Date, a Map) throws, rather than being
   // stored unchecked and coming back as something else after a restart.
   let json: JsonSchema;
-  let preprocessed = false;
-  let refined = false;
+  const effects = new Set<ParseEffect>();
   try {
     json = z.toJSONSchema(schema, {
       io: "input",
       unrepresentable: "throw",
-      // z.preprocess() is a pipe from a transform, which the input form skips over silently. (Zod
-      // builds such pipes itself from JSON Schema, e.g. for `propertyNames`: those are not the user's.)
       override: ({ zodSchema }) => {
-        const def = zodSchema._zod.def;
-        if (origin === "code" && def.type === "pipe" && def.in._zod.def.type === "transform") preprocessed = true;
-        if (origin === "code" && def.checks?.some((check) => check._zod.def.check === "custom")) refined = true;
+        const effect = origin === "code" ? parseEffectOf(zodSchema) : undefined;
+        if (effect) effects.add(effect);
       },
     }) as JsonSchema;
   } catch (error) {
     throw new Error(`${errorMessage(error)}: state is stored as JSON (a time as z.string() or z.number(), a map as z.record())`);
   }
-  let transformed = preprocessed;
+  // A transform has no output form (the input form skips over it).
   try {
     z.toJSONSchema(schema, { io: "output", unrepresentable: "throw" });
   } catch {
-    transformed = true;
+    effects.add("transform");
   }
-  if (transformed) {
-    // A run's input would be transformed, a node's write not: the state would hold both forms.
-    throw new Error(
-      `a ${preprocessed ? "preprocess" : "transform"} changes values as they are parsed, but state is checked, not parsed, as nodes write it: give the plain type, and shape the value in the node that writes it`,
-    );
-  }
-  if (refined) {
-    // Kept with the workflow is its JSON form: an operator's edit, checked against it in any
-    // process, would pass what the function refuses, and the run would go on with it.
-    throw new Error(
-      "a refinement (.refine, .superRefine, .check) is code, and the state's checks are stored as JSON Schema, which operators' edits are checked against too: give the rule as a schema (.min, .max, .regex, z.enum, ...), or check the value in the node that writes it",
-    );
-  }
+  const refused = PARSE_EFFECTS.find((effect) => effects.has(effect));
+  if (refused) throw new Error(PARSE_EFFECT_PROBLEMS[refused]);
   const { $schema: _ignored, ...rest } = json;
   // A key the state may lack: undefined passes, and stays undefined (a default would fill it in).
   const absent = schema.safeParse(undefined);

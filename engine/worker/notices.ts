@@ -12,6 +12,10 @@ export type WorkerNoticeKind =
   | "store-failing"
   /** The store answers again. */
   | "store-recovered"
+  /** Its store file was deleted or replaced, or is damaged: it stopped for good (without `onStoreGone`). */
+  | "store-gone"
+  /** A run's execution here ended on an error of the executor itself (without `onRunEnd`). */
+  | "run-error"
   /** It took over a run whose worker's lease ran out. */
   | "took-over"
   /** It regained its store after a silence longer than a lease, and takes over no run for a lease. */

@@ -40,7 +40,8 @@ export interface WorkerOptions extends Partial<Omit<ExecutorOptions, "workerId" 
   /**
    * Called once when the worker stops itself because its store is gone or damaged (the SQLite
    * file deleted, replaced or corrupt under it: `StoreError.gone`, `damaged`). It claims nothing
-   * more; the runs it held are left to their leases. Without it, `onError` hears of it.
+   * more (`stats().stopping`); the runs it held are left to their leases. Without it, a notice
+   * of kind `store-gone` (level `error`) says so, to `onNotice` (else `onError`).
    */
   onStoreGone?: (error: StoreError) => void;
   /**

@@ -126,10 +126,15 @@ export class Worker implements ExecutorHost {
     if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
   }
 
-  /** Says something to whoever listens: `onNotice`, else `onError`. */
+  /**
+   * Says something to whoever listens: `onNotice`, else `onError`; with neither, what someone
+   * should look at (a warning or an error) goes to stderr, as Temporal's and DBOS's workers log
+   * by default: a service that passed no listener is not left deaf to a store that fails.
+   */
   private notify(notice: WorkerNotice): void {
     if (this.options.onNotice) this.options.onNotice(notice);
-    else this.options.onError?.(notice.message);
+    else if (this.options.onError) this.options.onError(notice.message);
+    else if (notice.level !== "info") console.warn(`pitwall worker ${this.id}: ${notice.message}`);
   }
 
   /**
@@ -152,7 +157,6 @@ export class Worker implements ExecutorHost {
 
   private lookForLeftBehind(signal: AbortSignal): void {
     const onLeftBehind = this.options.onLeftBehind;
-    if (!onLeftBehind && !this.options.onNotice && !this.options.onError) return;
     watchLeftBehind(this.store, this.registry, signal, onLeftBehind ?? ((left) => this.notify({ level: "warn", kind: "left-behind", message: leftBehindText(left) })));
   }
 
@@ -220,10 +224,11 @@ export class Worker implements ExecutorHost {
   }
 
   private storeGone(error: StoreError): void {
+    this.stopping = true;
     this.abort.abort();
     for (const executor of this.executors.values()) void executor.stop();
     if (this.options.onStoreGone) this.options.onStoreGone(error);
-    else this.options.onError?.(`stopped: ${error.message}`);
+    else this.notify({ level: "error", kind: "store-gone", message: `stopped: ${error.message}` });
   }
 
   private sleep(ms: number): Promise<void> {
@@ -300,7 +305,8 @@ export class Worker implements ExecutorHost {
         },
         (error) => {
           this.counts.errors++;
-          this.options.onRunEnd?.(claim.run.id, { error: errorMessage(error) });
+          if (this.options.onRunEnd) this.options.onRunEnd(claim.run.id, { error: errorMessage(error) });
+          else this.notify({ level: "error", kind: "run-error", runId: claim.run.id, message: `run ${claim.run.id} stopped executing here: ${errorMessage(error)}` });
         },
       )
       .finally(() => {

@@ -44,6 +44,8 @@ export function exitCodeOf(error: unknown): ExitCode {
       case "CONFLICT":
       case "STALE_FENCE":
         return EXIT.conflict;
+      case "TIMEOUT":
+        return EXIT.timedOut;
       default:
         return EXIT.failed;
     }

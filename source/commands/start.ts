@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, PitwallError, UNCLAIMED_MS, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, WaitTimeoutError, UNCLAIMED_MS, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -118,7 +118,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
         run = await handle.wait({ ...budget(), until: "end" });
       }
     } catch (error) {
-      if (!(error instanceof PitwallError && error.code === "RUN" && / did not (settle|end) within /.test(error.message))) throw error;
+      if (!(error instanceof WaitTimeoutError)) throw error;
       // A script still learns which run it started (and how far it got) when the wait times out.
       const now = await opened.getRun(runId);
       if (out.json && now) settled(now, await child(now));

@@ -39,6 +39,7 @@ it("drops the runs that another process deleted (pitwall prune), although deleti
     data.stop();
     await feed.stop();
     await engine.close();
+    await store.close();
   }
 });
 
@@ -76,5 +77,6 @@ it("leaves the view of a run another process deleted, saying so, for the runs li
     ui?.unmount();
     ui = undefined;
     await engine.close();
+    await store.close();
   }
 });

@@ -184,7 +184,14 @@ export function fixture(): Fixture {
 export function fixtureOn<S extends Store>(store: S): Fixture<S> {
   const travel = travelWorkflow();
   const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travel, taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow(travel)]});
-  return { store, engine, close: () => engine.close() };
+  return {
+    store,
+    engine,
+    close: async () => {
+      await engine.close();
+      await store.close();
+    },
+  };
 }
 
 /** Starts a run and waits until it ends or pauses. */

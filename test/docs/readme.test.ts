@@ -16,12 +16,13 @@ function codeBlock(language: string, after: string): string {
 describe("the README", () => {
   it("has a TypeScript quick start that runs as printed", () => {
     const code = codeBlock("ts", "## Quick start");
-    // Inside the package, so that `import ... from "pitwall"` resolves as it does for a user.
+    // Inside the package, so that `import ... from "pitwall"` resolves through its exports as it
+    // does for a user; to the sources under test (the "pitwall-source" condition), not a build.
     mkdirSync(resolve(".tmp"), { recursive: true });
     const dir = mkdtempSync(join(resolve(".tmp"), "readme-"));
     const file = join(dir, "quickstart.ts");
     writeFileSync(file, code);
-    const out = execFileSync(process.execPath, ["--import", "tsx", file], { encoding: "utf8", cwd: resolve("."), timeout: 30_000 });
+    const out = execFileSync(process.execPath, ["--conditions=pitwall-source", "--import", "tsx", file], { encoding: "utf8", cwd: resolve("."), timeout: 30_000 });
     expect(out).toMatch(/^succeeded \{/);
     expect(out).toContain("tasks: [ 'draft', 'step 1', 'step 2' ]");
   });

@@ -49,6 +49,24 @@ describe("a worker whose store keeps failing its claims", () => {
     expect(claiming()).toHaveLength(3);
   });
 
+  it("with no listener at all, writes its warnings to stderr (never information), naming itself", async () => {
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const memory = new MemoryStore();
+      const run = await createEngine({ store: memory, workflows: [wf], worker: false }).start(wf);
+      const { store, failing } = failingClaims(memory);
+      const worker = new Worker(store, new WorkflowRegistry(store, actionRegistry({}), [wf]), { pollMs: 20, id: "w-quiet" });
+      worker.start();
+      await until(() => warned.mock.calls.length > 0, 5_000, "the warning");
+      failing.on = false;
+      await until(async () => (await memory.getRun(run.id))?.status === "succeeded", 5_000, "the run");
+      await worker.stop();
+      expect(warned.mock.calls).toEqual([["pitwall worker w-quiet: claiming failed: store ./f4.db could not be read or written (SQLITE_IOERR_WRITE); trying again (said again each minute it goes on)"]]);
+    } finally {
+      warned.mockRestore();
+    }
+  });
+
   it("tells onNotice that the store fails as a warning, and that it works again as information, not an error", async () => {
     const memory = new MemoryStore();
     const run = await createEngine({ store: memory, workflows: [wf], worker: false }).start(wf);

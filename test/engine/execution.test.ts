@@ -265,12 +265,13 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     expect((await run.state()).config).toEqual({ apiKey: "sk-live-456" });
   });
 
-  it("after close(), a pending wait() and a new start() fail saying the store is closed, on every store", async () => {
+  it("after the store's close(), a pending wait() and a new start() fail saying the store is closed, on every store", async () => {
     const wf = workflow("closing", { state }).node("a", () => ({ out: "a" }), { next: "END" }).compile();
     const engine = await harness.engine([wf], { worker: false });
     const run = await engine.start(wf);
     const waiting = run.wait();
     await engine.close();
+    await engine.store.close();
     await expect(waiting).rejects.toThrow(/closed/);
     await expect(engine.start(wf)).rejects.toThrow(/closed/);
   });

@@ -269,6 +269,29 @@ describe("workflow validation", () => {
     expect(problemsOfState(z.object({ list: z.array(z.string()).default(() => []) }))).toEqual([]);
   });
 
+  it("refuses what rewrites a value as it is parsed (codec, .catch, .trim and kin, z.coerce), naming the key and what to give instead", () => {
+    const problem = (schema: z.ZodType) => problemsOfState(z.object({ n: z.number().default(0), key: schema as z.ZodString }));
+    const [codec] = problem(z.stringbool());
+    expect(codec).toMatch(/^\$\.state\.key BAD_STATE_SCHEMA a codec \(z\.stringbool\(\), z\.codec\(\)\) decodes values as they are parsed: .*give the type the state holds \(z\.boolean\(\) for z\.stringbool\(\)\)/);
+    expect(problem(z.codec(z.string(), z.number(), { decode: Number, encode: String }))).toEqual([codec]);
+    const [caught] = problem(z.number().catch(0));
+    expect(caught).toMatch(/^\$\.state\.key BAD_STATE_SCHEMA a \.catch\(\) puts its fallback in place of an invalid value .*give the plain type \(with \.default\(\) for a missing value\)/);
+    expect(problem(z.array(z.object({ tag: z.string().catch("none") })))).toEqual([caught]);
+    const [rewritten] = problem(z.string().trim());
+    expect(rewritten).toMatch(/^\$\.state\.key BAD_STATE_SCHEMA a \.trim\(\), \.toLowerCase\(\), \.toUpperCase\(\), \.normalize\(\) or \.overwrite\(\) rewrites values as they are parsed.*check the form instead \(\.lowercase\(\), \.uppercase\(\)/);
+    for (const schema of [z.string().toLowerCase(), z.string().toUpperCase(), z.string().normalize(), z.number().overwrite(Math.round), z.object({ email: z.string().trim() })]) {
+      expect(problem(schema)).toEqual([rewritten]);
+    }
+    const [coerced] = problem(z.coerce.number());
+    expect(coerced).toMatch(/^\$\.state\.key BAD_STATE_SCHEMA z\.coerce converts values as they are parsed .*give the plain type \(z\.number\(\), z\.boolean\(\), \.\.\.\)/);
+    expect(problem(z.object({ on: z.coerce.boolean() }))).toEqual([coerced]);
+    // What the messages offer instead compiles, and checks what the refused schema rewrote.
+    expect(problem(z.boolean())).toEqual([]);
+    expect(problem(z.string().lowercase().regex(/^\S(.*\S)?$/))).toEqual([]);
+    const wf = workflow("checked-form", { state: z.object({ tag: z.string().lowercase().default("a") }) }).node("a", noop, { next: "END" }).compile();
+    expect(() => wf.validator.parseInput({ tag: "Mixed" })).toThrow(/tag/);
+  });
+
   it("refuses a refinement, which the state's stored checks (what operators' edits are checked against) cannot hold", () => {
     const refused = (state: z.ZodObject) => problemsOfState(state).map((p) => p.split(" ").slice(0, 2).join(" "));
     expect(refused(z.object({ even: z.number().refine((n) => n % 2 === 0).default(0) }))).toEqual(["$.state.even BAD_STATE_SCHEMA"]);

@@ -76,6 +76,7 @@ describe("agent loop: a worker process killed with SIGKILL in the middle", () =>
       if (first) await kill(first);
       if (second) await kill(second);
       await engine.close();
+      await store.close();
     }
   }, 60_000);
 });

@@ -44,6 +44,7 @@ describe("an outage of the store longer than the lease", () => {
       async close() {
         for (const proxy of proxies) proxy.restore();
         await Promise.all(engines.map((e) => e.close()));
+        await Promise.all([a!.close(), b!.close()]);
         await Promise.all(proxies.map((p) => p.stop()));
       },
     };

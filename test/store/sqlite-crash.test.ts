@@ -72,6 +72,7 @@ describe("SQLite store: worker processes killed with SIGKILL", () => {
       console.log(`${runIds.length} runs, ${takeovers.length} take-overs, ${lost.length} tasks lost mid-run and retried`);
     } finally {
       await engine.close();
+      await store.close();
     }
   }, 240_000);
 });

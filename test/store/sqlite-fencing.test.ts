@@ -74,6 +74,7 @@ describe("SQLite store: a worker stopped past its lease", () => {
       first.process.kill("SIGCONT");
       await kill(first);
       await engine.close();
+      await store.close();
     }
   }, 60_000);
 });

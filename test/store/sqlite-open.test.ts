@@ -536,6 +536,26 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
     }
   });
 
+  it("a worker in code without onStoreGone says its store file was deleted through onNotice, and says it is stopping", async () => {
+    const file = fresh("gone-notice");
+    await storeWithRuns(file, 0);
+    const store = await openStore(`sqlite:${file}`);
+    const wf = workflow("wf", { state: z.object({}) }).node("a", () => ({}), { next: "END" }).compile();
+    const notices: { level: string; kind: string; message: string }[] = [];
+    const w = new Worker(store, new WorkflowRegistry(store, actionRegistry({}), [wf]), { pollMs: 20, onNotice: (notice) => notices.push(notice) });
+    try {
+      w.start();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+      const deadline = Date.now() + 5_000;
+      while (!notices.some((n) => n.kind === "store-gone") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(notices.find((n) => n.kind === "store-gone")).toEqual({ level: "error", kind: "store-gone", message: `stopped: store ${file} was deleted while this process had it open: what it reads and writes is no longer that store; restart this process` });
+      expect(w.stats().stopping).toBe(true);
+    } finally {
+      await w.stop();
+      await store.close();
+    }
+  });
+
   it("a worker whose commit finds the store locked past its lease tries again until it answers: finished nodes never run twice", async () => {
     const file = fresh("outage");
     const runs: string[] = [];
@@ -568,6 +588,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       expect(warnings).toContain("the store answers again: the commits that waited went through");
     } finally {
       await engine.close();
+      await store.close();
     }
   });
 

@@ -56,6 +56,7 @@ describe("SQLite store: state at every checkpoint", () => {
           expect(checkpoints.some((c) => c.snapshot && c.n > 0) || script.length < every).toBe(true);
         } finally {
           await engine.close();
+          await store.close();
         }
       }),
       { numRuns: 12 },

@@ -51,6 +51,7 @@ describe("SQLite store: storage figures per run", () => {
       }
     } finally {
       await engine.close();
+      await store.close();
     }
   });
 

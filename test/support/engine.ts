@@ -8,14 +8,18 @@ import type { StoreFactory } from "./stores.js";
  */
 export function engineHarness(factory: StoreFactory) {
   const open: Engine[] = [];
+  const stores: Store[] = [];
   beforeAll(async () => factory.setup?.());
   afterAll(async () => factory.teardown?.());
   afterEach(async () => {
+    // The engines first: a store given to an engine is the caller's to close, once its worker stopped.
     await Promise.all(open.splice(0).map((e) => e.close()));
+    await Promise.all(stores.splice(0).map((s) => s.close()));
   });
   return {
     async engine(workflows: CompiledWorkflow[] = [], options: Partial<EngineOptions> = {}): Promise<Engine> {
       const store: Store = options.store ?? (await factory.open());
+      if (!options.store) stores.push(store);
       const engine = createEngine({
         store,
         workflows,

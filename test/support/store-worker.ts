@@ -35,4 +35,5 @@ if (mode === "serve") {
     await sleep(50);
   }
   await engine.close();
+  await store.close();
 }
