@@ -3,7 +3,7 @@ import { askAboutAtMostOnce, failTask } from "./outcomes.js";
 import { NOT_SAVED, WORKER_LOST } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { settle } from "./step.js";
-import { closeAttempt, isParked, transitionTask } from "./transitions.js";
+import { closeAttempt, isParked, lostWithWorker, transitionTask } from "./transitions.js";
 
 /**
  * What a newly claimed run's executor does first with the step it finds. A run whose workers
@@ -50,11 +50,7 @@ function quarantine(rs: RunState): void {
   const lost = [...rs.tasks.values()].filter((t) => t.status === "running");
   for (const task of lost) {
     const message = `worker lost while running "${task.node}"; run paused as poison after ${rs.run.lostInARow ?? rs.run.recoveries} workers lost in a row without a step committed`;
-    const failed = transitionTask(task, "failed", {
-      attempts: closeAttempt(task, "failed", at, message, WORKER_LOST),
-      error: { message, code: WORKER_LOST },
-      endedAt: at,
-    });
+    const failed = lostWithWorker(task, at, message);
     rs.setTask(failed, rs.events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: message, code: WORKER_LOST, willRetry: false }));
   }
   rs.pause("poison", lost.map((t) => t.node));
