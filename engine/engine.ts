@@ -187,6 +187,8 @@ export const MAX_WAIT_MS = MAX_TIMER_MS;
 export interface StateAt<S extends State = State> {
   checkpointId: string;
   n: number;
+  /** The store-wide sequence number of the event that announced it: `after` resumes a stream past it (a client that reconnects). */
+  seq: number;
   /** The nodes whose writes the checkpoint holds (none for the input; the node an edit was made as). */
   nodes: string[];
   state: S;
@@ -196,6 +198,8 @@ export interface StateAt<S extends State = State> {
 export interface UpdateAt {
   checkpointId: string;
   n: number;
+  /** As `StateAt.seq`: give it as `after` to go on from here. */
+  seq: number;
   /** The nodes whose writes these are (several for a step of parallel nodes; the node an edit was made as). */
   nodes: string[];
   /** The writes as the reducers applied them: `[key, "set", value]`, `[key, "append", items]`, `[key, "merge", patch]`. */
@@ -322,7 +326,7 @@ export class RunHandle<S extends State = State> {
               : undefined;
       const n = at && parseCheckpointId(at.id)?.n;
       if (at === undefined || n === undefined) continue;
-      yield { checkpointId: at.id, n, nodes: at.nodes };
+      yield { checkpointId: at.id, n, seq: event.seq, nodes: at.nodes };
     }
   }
 }

@@ -359,6 +359,13 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     await op.resolve(pending!.id, { decision: "approve" });
     await following;
     expect(later).toEqual(["2 [] edited ", "3 [b] edited b"]);
+    // A client that lost its stream goes on from the last one it got: its seq is the `after` to give.
+    const all: { n: number; seq: number }[] = [];
+    for await (const at of run.values({ until: "end" })) all.push({ n: at.n, seq: at.seq });
+    expect(all.map((a) => a.n)).toEqual([0, 1, 2, 3]);
+    const resumed: number[] = [];
+    for await (const at of run.values({ after: all[1]!.seq, until: "end" })) resumed.push(at.n);
+    expect(resumed).toEqual([2, 3]);
   });
 
   it("streams what each step and edit wrote, live: each node's writes as its reducers applied them", async () => {
