@@ -127,8 +127,7 @@ export class CommandDelivery implements CommandWriter {
       batch.events.unshift(requested(command, this.secretKeys));
     }
     const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, this.actor) : refusal(command, prepared.error, this.actor);
-    batch.commands.push(answer.answer);
-    batch.event(answer.event);
+    batch.answer(answer);
     const expect = prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {};
     await this.store.commit(batch.toCommit(run.id, run.fence, expect));
     if (!prepared.ok) throw new Refused(prepared.error);

@@ -47,6 +47,13 @@ export class Batch {
     return this;
   }
 
+  /** An operator command's answer (accepted or refused) with its event. */
+  answer(answered: { answer: Batch["commands"][number]; event: NewEvent }): this {
+    this.commands.push(answered.answer);
+    this.events.push(answered.event);
+    return this;
+  }
+
   patchRun(patch: RunPatch): this {
     this.run = { ...this.run, ...patch };
     return this;

@@ -6,7 +6,7 @@ import { boundedValue } from "./bounded.js";
 import type { EventFactory } from "./event-factory.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
-import { closeAttempt, newTaskRecord, transitionTask } from "./transitions.js";
+import { closeAttempt, lostWithWorker, newTaskRecord, transitionTask } from "./transitions.js";
 
 export interface CallHost {
   /** Commits a batch through the executor (serially, with its fence). */
@@ -39,11 +39,7 @@ export class DurableCalls {
   recoverLost(batch: Batch, at: number): void {
     for (const record of this.records.values()) {
       if (record.status !== "running") continue;
-      const failed = transitionTask(record, "failed", {
-        attempts: closeAttempt(record, "failed", at, "worker lost", WORKER_LOST),
-        error: { message: "worker lost", code: WORKER_LOST },
-        endedAt: at,
-      });
+      const failed = lostWithWorker(record, at);
       this.records.set(failed.id, failed);
       batch.task(failed, this.host.events.task(failed, "task.failed", { node: record.node, attempt: record.attempts.length, error: "worker lost", code: WORKER_LOST, willRetry: true, call: record.call! }));
     }
@@ -143,7 +139,7 @@ export class DurableCalls {
     if (record.status === "pending") return { ...record, ...patch };
     if (record.status === "running") {
       // Still marked running from an attempt nobody finished: count it as lost.
-      record = transitionTask(record, "failed", { attempts: closeAttempt(record, "failed", Date.now(), "worker lost", WORKER_LOST) });
+      record = lostWithWorker(record, Date.now());
     }
     const pending = transitionTask(record, "pending", { ...patch, error: null, endedAt: null });
     this.records.set(pending.id, pending);

@@ -6,7 +6,7 @@ import type { ArtifactRef, NewEvent, RunRecord, TaskRecord } from "../store/reco
 import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
 import type { DurableCalls } from "./calls.js";
 import type { EventFactory } from "./event-factory.js";
-import type { ExecutorHost, ExecutorOptions } from "./executor.js";
+import type { ExecutorHost, ExecutorOptions } from "./executor-host.js";
 import { lastFailedAttempt } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import type { AbortCause } from "./signals.js";

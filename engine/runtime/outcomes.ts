@@ -157,25 +157,8 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
   }
 }
 
-/**
- * The previous owner died: its running tasks failed ("worker lost") and run again, without
- * spending their retries; an at-most-once task is interrupted for an operator to decide instead.
- */
-export function recoverLostTasks(rs: RunState): void {
-  const at = Date.now();
-  for (const task of rs.tasks.values()) {
-    if (task.status !== "running") continue;
-    if (!rs.nodeDefinition(task.node)?.atMostOnce) {
-      failTask(rs, task, new Error(`worker lost while running "${task.node}" (attempt ${task.attempts.length})`), WORKER_LOST, at);
-      continue;
-    }
-    const attempts = closeAttempt(task, "interrupted", at, "worker lost", WORKER_LOST);
-    askAboutAtMostOnce(rs, { ...task, attempts }, at, "its worker was lost while it ran");
-  }
-}
-
 /** An at-most-once task that may have done part of its work: interrupted for an operator to retry or skip. */
-function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, what: string): void {
+export function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, what: string): void {
   const interruptId = derivedId("int", task.id, "recovery", task.attempts.length);
   const interrupted = transitionTask(task, "interrupted", { waitingFor: { kind: "interrupt", interruptId } });
   rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
@@ -194,33 +177,4 @@ function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, what: st
     resolution: null,
     createdAt: at,
   });
-}
-
-/**
- * A run whose workers keep dying (it may be what kills them) pauses as `poison`: its running
- * tasks fail without a retry, so an operator decides whether to retry them.
- */
-export function quarantine(rs: RunState): void {
-  const at = Date.now();
-  const lost = [...rs.tasks.values()].filter((t) => t.status === "running");
-  for (const task of lost) {
-    const message = `worker lost while running "${task.node}"; run paused as poison after ${rs.run.lostInARow ?? rs.run.recoveries} workers lost in a row without a step committed`;
-    const failed = transitionTask(task, "failed", {
-      attempts: closeAttempt(task, "failed", at, message, WORKER_LOST),
-      error: { message, code: WORKER_LOST },
-      endedAt: at,
-    });
-    rs.setTask(failed, rs.events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: message, code: WORKER_LOST, willRetry: false }));
-  }
-  rs.pause("poison", lost.map((t) => t.node));
-}
-
-/** Tasks parked on a timer or a child run get another look whenever the run is claimed. */
-export function resumeParked(rs: RunState): void {
-  for (const task of rs.tasks.values()) {
-    if (task.status === "interrupted" && task.waitingFor && task.waitingFor.kind !== "interrupt") {
-      const resumed = transitionTask(task, "pending", { waitingFor: null });
-      rs.setTask(resumed, rs.events.task(resumed, "task.scheduled", { node: task.node, why: "resume" }));
-    }
-  }
 }

@@ -8,7 +8,7 @@ import type { CheckpointRecord, PauseReason, PlanControl, RunError, TaskRecord }
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
 import { byNodeThenIndex, type RunState } from "./run-state.js";
-import { closeAttempt, newTaskRecord, runTransition, transitionTask } from "./transitions.js";
+import { closeAttempt, isParked, newTaskRecord, runTransition, transitionTask, waitsForPerson } from "./transitions.js";
 
 /** The tasks that may start now: pending, due, not gated by an interrupt, within concurrency limits. */
 export function startable(rs: RunState, running: ReadonlySet<string>, now: number): TaskRecord[] {
@@ -271,7 +271,7 @@ export function settle(rs: RunState, nextWake: number): void {
   const failed = tasks.filter((t) => t.status === "failed");
   const fatal = failed.find((t) => retryPolicyOf(rs.nodeDefinition(t.node)?.retry).onExhausted === "fail");
   if (fatal) return rs.failRun(taskFailure(fatal));
-  const waitingForPeople = tasks.filter((t) => t.status === "interrupted" && t.waitingFor?.kind === "interrupt");
+  const waitingForPeople = tasks.filter(waitsForPerson);
   const canceled = tasks.filter((t) => t.status === "canceled");
   // One reason (the first that applies), but every node the run waits on: failed, asking, killed.
   const blocked = [...new Set([...failed, ...waitingForPeople, ...canceled].map((t) => t.node))];
@@ -285,7 +285,7 @@ export function settle(rs: RunState, nextWake: number): void {
   if (canceled.length > 0) return rs.pause("killed", blocked);
 
   // Parked on timers, child runs or a long backoff: release the run until then.
-  const parked = tasks.filter((t) => t.status === "interrupted" && t.waitingFor && t.waitingFor.kind !== "interrupt");
+  const parked = tasks.filter(isParked);
   const times = parked.flatMap((t) => (t.waitingFor?.kind === "time" ? [t.waitingFor.until] : []));
   const wakeAt = Math.min(nextWake, ...times);
   const child = parked.find((t) => t.waitingFor?.kind === "run")?.waitingFor;
@@ -296,7 +296,28 @@ export function settle(rs: RunState, nextWake: number): void {
       status: "queued",
       ...(wakeAt !== Infinity ? { wakeAt } : {}),
       ...(waitingOn ? { waitingOn } : {}),
-      why: waitingOn ? `waiting for child run ${waitingOn}` : `waiting until ${new Date(wakeAt).toISOString()}`,
+      why: waitingWhy(waitingOn, wakeAt),
     }),
   );
+}
+
+/**
+ * A stopping worker hands the run back (queued) so another worker continues it; or, when nothing
+ * is left that a worker could run and a task waits for a person (an at-most-once node stopped
+ * part-way asks whether to run it again), settles it (paused for them), as any worker would at once.
+ */
+export function handBack(rs: RunState): void {
+  const tasks = [...rs.tasks.values()];
+  const blocked = (t: TaskRecord) => t.status === "failed" || t.status === "canceled" || waitsForPerson(t);
+  if (!tasks.some((t) => t.status === "pending") && tasks.some(blocked)) {
+    settle(rs, Infinity);
+  } else {
+    rs.batch.patchRun(runTransition(rs.run, "queued"));
+    rs.batch.event(rs.events.run("run.released", { status: "queued", why: "worker shutting down" }));
+  }
+}
+
+/** What a run released until a child run ends or a time comes waits for, in the same words wherever it is said. */
+export function waitingWhy(waitingOn: string | null, wakeAt: number): string {
+  return waitingOn ? `waiting for child run ${waitingOn}` : `waiting until ${new Date(wakeAt).toISOString()}`;
 }

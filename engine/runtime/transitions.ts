@@ -1,4 +1,5 @@
 import type { RunPatch, RunRecord, RunStatus, TaskRecord, TaskStatus } from "../store/records.js";
+import { WORKER_LOST } from "./retry.js";
 
 /**
  * The task state machine of DESIGN.md §2, checked in this one place. An illegal transition is
@@ -65,6 +66,16 @@ export function runTransition(run: Pick<RunRecord, "id" | "status">, to: RunStat
   return { ...base, ...patch };
 }
 
+/** A task waiting for a person's answer to an interrupt. */
+export function waitsForPerson(task: TaskRecord): boolean {
+  return task.status === "interrupted" && task.waitingFor?.kind === "interrupt";
+}
+
+/** A task parked on a timer or a child run: it holds no worker, and gets another look when its run is claimed. */
+export function isParked(task: TaskRecord): boolean {
+  return task.status === "interrupted" && !!task.waitingFor && task.waitingFor.kind !== "interrupt";
+}
+
 /** The task's attempts with the last (open) one closed with an outcome. */
 export function closeAttempt(
   task: TaskRecord,
@@ -78,6 +89,15 @@ export function closeAttempt(
       ? { ...a, outcome, endedAt: at, ...(error ? { error } : {}), ...(code ? { code } : {}) }
       : a,
   );
+}
+
+/** A task, or a durable call, its worker was lost while running: failed, its attempt closed as lost. */
+export function lostWithWorker(task: TaskRecord, at: number, message = "worker lost"): TaskRecord {
+  return transitionTask(task, "failed", {
+    attempts: closeAttempt(task, "failed", at, message, WORKER_LOST),
+    error: { message, code: WORKER_LOST },
+    endedAt: at,
+  });
 }
 
 /** A new task, pending, with no attempt yet; its idempotency key is its id. */

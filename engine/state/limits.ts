@@ -17,7 +17,12 @@ export type ValueProblem =
   /** An own key `__proto__` (JSON.parse makes one): objects built from it would lose it or take it as their prototype. */
   | { kind: "proto"; path: Path }
   /** An object inside itself: JSON cannot write it. */
-  | { kind: "cycle"; path: Path };
+  | { kind: "cycle"; path: Path }
+  /**
+   * A value JSON would change or drop as it stores it (a Date becomes a string, a Map `{}`, NaN
+   * `null`, a function nothing): the run would read back something else than was written.
+   */
+  | { kind: "json"; path: Path; what: string };
 
 interface Frame {
   value: object;
@@ -37,7 +42,12 @@ interface Frame {
  * and each object once, however often it is shared.
  */
 export function valueProblem(value: unknown, limit = MAX_DEPTH): ValueProblem | undefined {
-  if (value === null || typeof value !== "object") return undefined;
+  if (value === null || typeof value !== "object") {
+    const what = notJson(value);
+    return what ? { kind: "json", path: [], what } : undefined;
+  }
+  const what = notJson(value);
+  if (what) return { kind: "json", path: [], what };
   walkBudget = QUICK_MEMBERS;
   if (limit >= QUICK_DEPTH && quicklyFine(value, 0)) return undefined;
   const heights = new Map<object, number>();
@@ -54,6 +64,8 @@ export function valueProblem(value: unknown, limit = MAX_DEPTH): ValueProblem | 
       const key = top.keys ? top.keys[top.next]! : top.next;
       const member = (top.value as Record<string | number, unknown>)[key];
       top.next++;
+      const what = notJson(member, top.keys === null);
+      if (what) return { kind: "json", path: [...pathOf(top), key], what };
       if (member === null || typeof member !== "object") continue;
       const known = heights.get(member);
       if (known !== undefined) top.height = Math.max(top.height, known + 1);
@@ -84,18 +96,63 @@ let walkBudget = 0;
 function quicklyFine(value: object, depth: number): boolean {
   if (depth >= QUICK_DEPTH || --walkBudget < 0) return false;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const member: unknown = value[i];
-      if (member !== null && typeof member === "object" && !quicklyFine(member, depth + 1)) return false;
-    }
+    for (let i = 0; i < value.length; i++) if (!quicklyFineMember(value[i], depth, true)) return false;
     return true;
   }
   for (const key of Object.keys(value)) {
-    if (key === "__proto__") return false;
-    const member = (value as Record<string, unknown>)[key];
-    if (member !== null && typeof member === "object" && !quicklyFine(member, depth + 1)) return false;
+    if (key === "__proto__" || !quicklyFineMember((value as Record<string, unknown>)[key], depth, false)) return false;
   }
   return true;
+}
+
+function quicklyFineMember(member: unknown, depth: number, inArray: boolean): boolean {
+  switch (typeof member) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(member);
+    case "object":
+      return member === null || (plainPrototype(member) && quicklyFine(member, depth + 1));
+    default:
+      return member === undefined && !inArray;
+  }
+}
+
+function plainPrototype(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === Array.prototype || prototype === null;
+}
+
+/**
+ * What `value` is when JSON would not store it as it is, in words; undefined for what it keeps
+ * (an `undefined` member of an object is left out, as a node's `undefined` leaves a key as it is;
+ * in an array JSON would make it `null`).
+ */
+function notJson(value: unknown, inArray = false): string | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined;
+    case "number":
+      return Number.isFinite(value) ? undefined : `the number ${String(value)} (JSON has none: it would become null)`;
+    case "undefined":
+      return inArray ? "undefined in an array (JSON would make it null)" : undefined;
+    case "bigint":
+      return "a bigint (JSON has none: give a number or a string)";
+    case "function":
+      return "a function";
+    case "symbol":
+      return "a symbol";
+    case "object": {
+      if (value === null || plainPrototype(value)) return undefined;
+      if (value instanceof Date) return "a Date (JSON would make it a string: give date.toISOString())";
+      if (value instanceof Map) return "a Map (JSON would make it {}: give an object, or an array of [key, value] pairs)";
+      if (value instanceof Set) return "a Set (JSON would make it {}: give an array)";
+      const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+      return `an instance of ${typeof name === "string" && name ? name : "a class"} (JSON keeps only its own fields, not what it is: give a plain object)`;
+    }
+  }
 }
 
 /** The first steps of the way to the deepest member (the rest only repeats what they show). */
@@ -128,6 +185,7 @@ export function describeValueProblem(what: string, problem: ValueProblem): strin
     return `${what} has a key "__proto__" at ${jsonPath(problem.path)}: a JavaScript object cannot keep it as data (it would set the object's prototype); rename the key`;
   }
   if (problem.kind === "cycle") return `${what} contains itself at ${jsonPath(problem.path)} (a cycle): state is stored as JSON, which cannot hold one`;
+  if (problem.kind === "json") return `${what} holds ${problem.what} at ${jsonPath(problem.path)}: state is stored as JSON and read back as it`;
   const shown = problem.path.length > 4 ? `${jsonPath(problem.path.slice(0, 4))}…` : jsonPath(problem.path);
   return `${what} nests objects and arrays ${problem.depth} levels deep (at ${shown}); state holds values at most ${MAX_DEPTH} levels deep`;
 }
@@ -135,6 +193,10 @@ export function describeValueProblem(what: string, problem: ValueProblem): strin
 /** Throws a ValidationError (bad input, exit 2 on the command line) when `value` has a problem. */
 export function checkValue(value: unknown, what: string, limit = MAX_DEPTH): void {
   const problem = valueProblem(value, limit);
-  if (!problem) return;
+  if (problem) throwValueProblem(problem, what);
+}
+
+/** The ValidationError for `problem` of the value `what` names. */
+export function throwValueProblem(problem: ValueProblem, what: string): never {
   throw new ValidationError(describeValueProblem(what, problem), [{ path: jsonPath(problem.path.slice(0, 4)), message: describeValueProblem("the value", problem) }]);
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
 import { describeIssues, jsonPath } from "./issues.js";
-import { checkValue } from "./limits.js";
+import { throwValueProblem, valueProblem } from "./limits.js";
 import { PARSE_EFFECT_PROBLEMS, PARSE_EFFECTS, parseEffectOf, type ParseEffect } from "./parse-effects.js";
 import { didYouMean } from "../suggest.js";
 
@@ -288,10 +288,15 @@ export class StateValidator {
   }
 
   parse(state: unknown, what = "state"): Record<string, unknown> {
-    // Before zod, which would drop a `__proto__` key unsaid, and overflow the stack on a deep value.
-    checkValue(state, what);
+    // Before zod, which would drop a `__proto__` key unsaid, and overflow the stack on a deep value;
+    // a value JSON would not keep as it is, after: what a key's schema says of it comes first.
+    const problem = valueProblem(state);
+    if (problem && problem.kind !== "json") throwValueProblem(problem, what);
     const result = parseReported(this.object, state);
-    if (result.success) return result.data;
+    if (result.success) {
+      if (problem) throwValueProblem(problem, what);
+      return result.data;
+    }
     // A key the state does not have comes first, with the key meant: its misspelling is often
     // why a key it needs is missing (`tickte` for `ticket`).
     const unknown = result.error.issues.flatMap((issue) =>

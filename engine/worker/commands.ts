@@ -3,7 +3,7 @@ import type { WorkflowDefinition } from "../graph/definition.js";
 import { checkpointId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import { Batch } from "../runtime/batch.js";
-import { closeAttempt, runTransition, transitionTask } from "../runtime/transitions.js";
+import { closeAttempt, isParked, lostWithWorker, runTransition, transitionTask } from "../runtime/transitions.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import type { ChannelOp, Reducer, State } from "../state/ops.js";
 import { applyStatePatch } from "../state/patch.js";
@@ -284,7 +284,7 @@ function prepareOrphanKill(command: CommandRecord, view: RunView, events: EventF
 
 /** What parked tasks wait for, as a refused kill says it: there is no process to kill. */
 function parkedNote(tasks: readonly TaskRecord[]): string {
-  const parked = tasks.filter((t) => t.parent === null && t.status === "interrupted" && t.waitingFor && t.waitingFor.kind !== "interrupt");
+  const parked = tasks.filter((t) => t.parent === null && isParked(t));
   const notes = parked.map((t) =>
     t.waitingFor!.kind === "time"
       ? `${t.node} sleeps on a timer until ${new Date(t.waitingFor!.until).toISOString()}`
@@ -302,12 +302,7 @@ function workerLost(view: RunView): boolean {
 }
 
 function loseTask(task: TaskRecord, batch: Batch, events: EventFactory): TaskRecord {
-  const at = Date.now();
-  const failed = transitionTask(task, "failed", {
-    attempts: closeAttempt(task, "failed", at, "worker lost", WORKER_LOST),
-    error: { message: "worker lost", code: WORKER_LOST },
-    endedAt: at,
-  });
+  const failed = lostWithWorker(task, Date.now());
   batch.task(failed, events.task(failed, "task.failed", { node: task.node, attempt: task.attempts.length, error: "worker lost", code: WORKER_LOST, willRetry: true }));
   return failed;
 }

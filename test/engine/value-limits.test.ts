@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { MAX_DEPTH, ValidationError, editPatch, workflow, type Engine } from "../../engine/index.js";
+import { MAX_DEPTH, ValidationError, editPatch, workflow, type Commit, type Engine, type Store } from "../../engine/index.js";
 import { engineHarness, sleep } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -39,14 +39,13 @@ describe.each(storeFactories.filter((f) => f.name !== "memory"))("a value the st
     expect((await engine.store.getRun(run.id))!.recoveries).toBe(0);
   });
 
-  it("any other error while saving a step (a BigInt JSON cannot write) is recorded as the step's failure, not left for a 'lost' worker to run again", async () => {
+  it("any other error while saving a step (the store's write refuses it) is recorded as the step's failure, not left for a 'lost' worker to run again", async () => {
     const ran = { big: 0, slow: 0 };
     const wf = workflow("unsaveable", { state: anyState })
       .node("start", () => ({}), { next: ["big", "slow"] })
-      // Saved while its sibling still runs: the store's own write meets the BigInt.
       .node("big", () => {
         ran.big++;
-        return { v: 10n as unknown };
+        return { v: "x" };
       })
       .node("slow", async () => {
         ran.slow++;
@@ -54,19 +53,58 @@ describe.each(storeFactories.filter((f) => f.name !== "memory"))("a value the st
         return { w: 1 };
       })
       .compile();
-    const engine = await harness.engine([wf], { worker: { leaseMs: 600, maxRecoveries: 2 } });
-    const run = await engine.start(wf, {});
-    const settled = await run.wait({ timeoutMs: 10_000 });
-    expect([settled.status, settled.reason]).toEqual(["paused", "retries-exhausted"]);
-    // Past a few leases nothing runs it again (a lost worker's recovery would have).
-    await sleep(1_500);
-    expect(ran).toEqual({ big: 1, slow: 1 });
-    const tasks = await engine.store.listTasks(run.id, { step: 2 });
-    const big = tasks.find((t) => t.node === "big")!;
-    expect(big.status).toBe("failed");
-    expect(big.error).toMatchObject({ code: "NOT_SAVED", message: expect.stringMatching(/^the step could not be saved: .*BigInt/) });
-    expect(big.attempts.map((a) => a.code)).toEqual(["NOT_SAVED"]);
-    expect((await engine.store.getRun(run.id))!.recoveries).toBe(0);
+    // Saved while its sibling still runs, big's step meets a store that cannot write it (not a
+    // failure to reach the store, which is tried again).
+    const opened = await factory.open();
+    const store = new Proxy(opened, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (key === "commit") {
+          return async (commit: Commit) => {
+            if (commit.tasks?.some((t) => t.node === "big" && t.status === "succeeded")) throw new RangeError("string or blob too big");
+            return target.commit(commit);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    const engine = await harness.engine([wf], { store, worker: { leaseMs: 600, maxRecoveries: 2 } });
+    try {
+      const run = await engine.start(wf, {});
+      const settled = await run.wait({ timeoutMs: 10_000 });
+      expect([settled.status, settled.reason]).toEqual(["paused", "retries-exhausted"]);
+      // Past a few leases nothing runs it again (a lost worker's recovery would have).
+      await sleep(1_500);
+      expect(ran).toEqual({ big: 1, slow: 1 });
+      const tasks = await engine.store.listTasks(run.id, { step: 2 });
+      const big = tasks.find((t) => t.node === "big")!;
+      expect(big.status).toBe("failed");
+      expect(big.error).toMatchObject({ code: "NOT_SAVED", message: expect.stringMatching(/^the step could not be saved: .*string or blob too big/) });
+      expect(big.attempts.map((a) => a.code)).toEqual(["NOT_SAVED"]);
+      expect((await engine.store.getRun(run.id))!.recoveries).toBe(0);
+    } finally {
+      await engine.close();
+      await opened.close();
+    }
+  });
+
+  it("a node's value JSON would not keep as it is (a Date, a Map, NaN, a BigInt) fails the attempt, naming where, before anything is saved", async () => {
+    const returned: Record<string, unknown>[] = [{ v: { at: new Date(0) } }, { v: [new Map([["a", 1]])] }, { v: { n: NaN } }, { v: 10n }];
+    const said = [
+      "holds a Date (JSON would make it a string: give date.toISOString()) at $.v.at",
+      "holds a Map (JSON would make it {}: give an object, or an array of [key, value] pairs) at $.v[0]",
+      "holds the number NaN (JSON has none: it would become null) at $.v.n",
+      "holds a bigint (JSON has none: give a number or a string) at $.v",
+    ];
+    for (const [i, value] of returned.entries()) {
+      const wf = workflow(`odd-${i}`, { state: anyState }).node("make", () => value, { next: "END" }).compile();
+      const engine = await harness.engine([wf]);
+      const run = await engine.start(wf, {});
+      expect((await run.wait({ timeoutMs: 10_000 })).reason).toBe("retries-exhausted");
+      const [task] = await engine.store.listTasks(run.id);
+      expect(task!.error).toMatchObject({ code: "BAD_OUTPUT", message: `node "make" returned a value that ${said[i]}: state is stored as JSON and read back as it` });
+      expect(await run.state()).toEqual({ v: null, w: null });
+    }
   });
 });
 
@@ -82,6 +120,8 @@ describe("values entering state: the depth limit and __proto__ keys", () => {
     await expect(engine.start(wf, JSON.parse('{"v":{"cfg":{"__proto__":{"admin":true}}}}'))).rejects.toThrow(
       'run input has a key "__proto__" at $.v.cfg: a JavaScript object cannot keep it as data',
     );
+    // A value JSON would change: refused where the key's schema takes anything, the key's schema speaking first otherwise.
+    await expect(engine.start(wf, { v: { since: new Date(0) } })).rejects.toThrow("run input holds a Date (JSON would make it a string: give date.toISOString()) at $.v.since");
     // At the limit a value is fine.
     const ok = await engine.start(wf, { v: nested(MAX_DEPTH - 1) });
     expect((await ok.wait({ timeoutMs: 5_000 })).status).toBe("paused");

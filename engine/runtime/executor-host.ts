@@ -1,0 +1,42 @@
+import type { CompiledWorkflow } from "../graph/model.js";
+import type { State } from "../state/ops.js";
+import type { SnapshotPolicy } from "../state/snapshot.js";
+import type { RunRecord, RunStatus, TaskRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import type { AbortCause } from "./signals.js";
+
+export interface ExecutorOptions {
+  workerId: string;
+  leaseMs: number;
+  /** How long a killed node that ignores its signal is waited for before it is abandoned. */
+  killGraceMs: number;
+  snapshotPolicy: SnapshotPolicy;
+  /** Names of secrets, added to the default ones, whose values events and records people read never hold. */
+  secretKeys: readonly string[];
+  /** At most one `node.progress` event per task per this many milliseconds. */
+  progressIntervalMs: number;
+  /** A retry backoff longer than this releases the run (queued with a wake time) instead of holding it. */
+  holdBackoffMs: number;
+  /** A run taken over after lost workers more often than this pauses as `poison` instead of running again. */
+  maxRecoveries: number;
+}
+
+/** What the executor needs from the engine around it. */
+export interface ExecutorHost {
+  readonly store: Store;
+  /** The child run of a sub-workflow task for `generation`, created on first call. */
+  childRun(parent: RunRecord, task: TaskRecord, child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
+  /** Cancels a child run of a canceled run (through a command, for its audit trail). */
+  cancelChild(runId: string, actor: string, reason: string): Promise<void>;
+  /** A commit of the run waits for the store to answer (it is tried again), and why. */
+  commitWaiting?(runId: string, error: string): void;
+  /** A commit that waited went through (`through`), or was given up (the worker stopping). */
+  commitSettled?(runId: string, through: boolean): void;
+  /** A node ignored its abort signal through the grace period and was left running, its result to be discarded. */
+  nodeAbandoned?(runId: string, task: TaskRecord, cause: AbortCause): void;
+}
+
+export interface ExecutionEnd {
+  status: RunStatus;
+  why: string;
+}
