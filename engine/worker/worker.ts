@@ -1,18 +1,16 @@
 import { hostname } from "node:os";
-import { ConflictError, StoreError, errorMessage } from "../errors.js";
+import { StoreError, errorMessage } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
-import { derivedId, newId } from "../ids.js";
+import { newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import type { EventType } from "../runtime/events.js";
 import { RunExecutor, type ExecutorHost } from "../runtime/executor.js";
-import { newRun } from "../runtime/new-run.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
 import { RUN_STATUSES, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
-import { storeWorkflow } from "../operator/workflows.js";
 import type { WorkflowRegistry } from "./registry.js";
 import type { AbortCause } from "../runtime/signals.js";
 import { StoreContact, watchedStore } from "./contact.js";
@@ -23,6 +21,7 @@ import { abandoned, takeoversHeld, tookOver, type WorkerNotice } from "./notices
 import { drainExecutors } from "./drain.js";
 import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats } from "./options.js";
 import { startRetention } from "./retention.js";
+import { startChildRun } from "./child-runs.js";
 
 export type { StopOptions, WorkerOptions, WorkerStats } from "./options.js";
 
@@ -350,27 +349,9 @@ export class Worker implements ExecutorHost {
   // ExecutorHost
 
   async childRun(parent: RunRecord, task: TaskRecord, child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {
-    const id = derivedId("run", task.id, generation);
-    const existing = await this.store.getRun(id);
-    if (existing) return existing;
-    await storeWorkflow(this.store, child);
-    const init = newRun({
-      id,
-      workflow: child,
-      state: child.initialState(input),
-      actor: `worker:${this.id}`,
-      parentRunId: parent.id,
-      parentTaskId: task.id,
-      secretKeys: this.options.secretKeys,
-      next: [child.definition.start],
-    });
-    try {
-      await this.store.createRun(init);
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error;
-    }
+    const run = await startChildRun(this.store, { parent, task, child, input, generation }, `worker:${this.id}`, this.options.secretKeys);
     this.nudge();
-    return (await this.store.getRun(id))!;
+    return run;
   }
 
   /**
