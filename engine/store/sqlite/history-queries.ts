@@ -3,7 +3,8 @@ import type { ChainRow } from "../../state/read.js";
 import { numberedEvent, type CheckpointRecord, type CheckpointSummary, type EventRecord, type NewEvent, type RunStorage, type TaskRecord } from "../records.js";
 import type { EventQuery } from "../store.js";
 import { batchDocs, eventBatch, eventRecords, type EventBatchRow } from "./event-rows.js";
-import { docReference, readDocReference, unpackJson, unpackText } from "./packed-json.js";
+import type { GroupDocs } from "./group-docs.js";
+import { docReference, readDocReference, unpackJson } from "./packed-json.js";
 import {
   chainRow,
   checkpointMeta,
@@ -20,6 +21,9 @@ import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.j
 /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
 const LAST_EVENT_SEQ = "max(coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT value FROM meta WHERE key = 'event_seq'), 0))";
 
+/** Events rows whose document is kept in a blob (a `groupReference`, schema version 7). */
+const IN_GROUP = "typeof(events) = 'blob' AND substr(events, 1, 1) = x'fe'";
+
 /** What a commit writes beside its events. */
 export interface CommitRecords {
   checkpoint?: CheckpointRecord | undefined;
@@ -28,13 +32,17 @@ export interface CommitRecords {
 
 /**
  * A run's history, the rows its commits add: checkpoints, tasks and events. A commit writes its
- * own at once (`insertCommit`), its documents packed together with its events.
+ * own at once (`insertCommit`), its documents kept together with its events, and those of its
+ * group transaction deflated together (group-docs.ts).
  */
 export class HistoryQueries {
   /** Events rows inflated in this turn of the event loop (`eventsRowText`). */
   private inflated: Map<number, string> | undefined;
 
-  constructor(private readonly s: Statements) {}
+  constructor(
+    private readonly s: Statements,
+    private readonly docs: GroupDocs,
+  ) {}
 
   // checkpoints
 
@@ -129,9 +137,10 @@ export class HistoryQueries {
    * Appends a commit's events as one row, numbered after the last event of the store and after
    * `runSeq - 1` within their run, and writes the commit's checkpoint and tasks; `runKey` is the
    * run's row key, which they name it by. The documents of the checkpoint and of the tasks that
-   * stay are packed with the events, in one deflate call for the commit (zlib's fixed cost per
-   * call was most of what packing a step cost), and their rows refer to them there. The events row
-   * is numbered as it is inserted (one statement, not a read of the last number and an insert).
+   * stay are kept with the events, and their rows refer to them there; that document is deflated
+   * with those of the other commits of the group transaction, in one call at its end
+   * (group-docs.ts). The events row is numbered as it is inserted (one statement, not a read of
+   * the last number and an insert).
    * The records returned are the events as given, numbered (their payloads are not copied).
    */
   insertCommit(runKey: number, runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
@@ -147,7 +156,7 @@ export class HistoryQueries {
     const seq = this.s
       .sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (${LAST_EVENT_SEQ} + ?, ?, ?, ?, ?) RETURNING seq`)
       .pluck()
-      .get(events.length, runKey, runSeq, events.length, eventBatch(runId, events, docs)) as number;
+      .get(events.length, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs))) as number;
     if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint, docReference({ seq, index: metaIndex })));
     tasks.forEach((task, i) => {
       const index = taskIndexes[i]!;
@@ -193,7 +202,7 @@ export class HistoryQueries {
     if (text === undefined) {
       const row = this.s.sql("SELECT events FROM events WHERE seq = ?").pluck().get(seq) as string | Buffer | undefined;
       if (row === undefined) return undefined;
-      text = unpackText(row);
+      text = this.docs.text(row);
       this.inflated.set(seq, text);
     }
     return text;
@@ -218,7 +227,7 @@ export class HistoryQueries {
     let count = 0;
     const enough = newestFirst ? query.last! : (query.limit ?? Infinity);
     for (const row of rows) {
-      const events = eventRecords(row).filter(wanted);
+      const events = eventRecords(row, this.docs.text(row.events)).filter(wanted);
       found.push(events);
       count += events.length;
       // Leaving the loop ends the statement (for...of returns the iterator).
@@ -239,16 +248,21 @@ export class HistoryQueries {
    */
   deleteHistory(runId: string): void {
     const lastSeq = this.lastEventSeq();
+    this.docs.release(this.s.sql(`SELECT events FROM events WHERE run_key = ${RUN_KEY} AND ${IN_GROUP}`).pluck().all({ run_id: runId }) as Buffer[]);
     for (const table of ["checkpoints", "tasks", "events"]) this.s.sql(`DELETE FROM ${table} WHERE run_key = ${RUN_KEY}`).run({ run_id: runId });
     this.s.sql("INSERT INTO meta (key, value) VALUES ('event_seq', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)").run(lastSeq);
   }
 
-  /** Bytes of a run's checkpoint and event rows as stored (row contents, not the pages around them). */
+  /**
+   * Bytes of a run's checkpoint and event rows as stored (row contents, not the pages around them),
+   * with its documents' share of the blobs they are kept in.
+   */
   storage(runId: string): Pick<RunStorage, "checkpoints" | "events"> {
     const checkpoints = this.s.sql(
       `SELECT coalesce(sum(octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_key = ${RUN_KEY}`,
     ).pluck().get({ run_id: runId }) as number;
-    const events = this.s.sql(`SELECT coalesce(sum(octet_length(events) + 24), 0) FROM events WHERE run_key = ${RUN_KEY}`).pluck().get({ run_id: runId }) as number;
-    return { checkpoints, events };
+    const rows = this.s.sql(`SELECT coalesce(sum(octet_length(events) + 24), 0) FROM events WHERE run_key = ${RUN_KEY}`).pluck().get({ run_id: runId }) as number;
+    const shares = this.docs.share(this.s.sql(`SELECT events FROM events WHERE run_key = ${RUN_KEY} AND ${IN_GROUP}`).pluck().all({ run_id: runId }) as Buffer[]);
+    return { checkpoints, events: rows + shares };
   }
 }

@@ -32,6 +32,7 @@ import { ClaimChoice } from "./claim-choice.js";
 import { storeFailure } from "./failure.js";
 import { Erasure } from "./erasure.js";
 import { GroupCommit } from "./group-commit.js";
+import { GroupDocs } from "./group-docs.js";
 import { HistoryQueries, type CommitRecords } from "./history-queries.js";
 import { Queries } from "./queries.js";
 import { SCHEMA_VERSION } from "./schema.js";
@@ -86,9 +87,17 @@ export class SqliteStore implements Store {
     const statements = new Statements(this.db);
     const written = new WrittenRuns(() => this.q.dataVersion());
     this.q = new Queries(statements, written);
-    this.history = new HistoryQueries(statements);
+    const docs = new GroupDocs(statements);
+    this.history = new HistoryQueries(statements, docs);
     this.claims = new ClaimChoice(this.q);
-    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), written);
+    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), {
+      begin: () => written.begin(),
+      end: () => docs.end(),
+      rolledBack: () => {
+        written.rolledBack();
+        docs.clear();
+      },
+    });
     this.erasure = new Erasure(this.db);
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch);
