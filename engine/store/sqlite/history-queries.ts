@@ -38,6 +38,8 @@ export interface CommitRecords {
 export class HistoryQueries {
   /** Events rows inflated in this turn of the event loop (`eventsRowText`). */
   private inflated: Map<number, string> | undefined;
+  /** The last event number given in the write transaction under way, once read (`insertCommit`). */
+  private lastSeq: number | undefined;
 
   constructor(
     private readonly s: Statements,
@@ -139,8 +141,8 @@ export class HistoryQueries {
    * run's row key, which they name it by. The documents of the checkpoint and of the tasks that
    * stay are kept with the events, and their rows refer to them there; that document is deflated
    * with those of the other commits of the group transaction, in one call at its end
-   * (group-docs.ts). The events row is numbered as it is inserted (one statement, not a read of
-   * the last number and an insert).
+   * (group-docs.ts). The last event number is read once per write transaction, under its lock,
+   * and counted on from there (no other connection writes meanwhile).
    * The records returned are the events as given, numbered (their payloads are not copied).
    */
   insertCommit(runKey: number, runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
@@ -153,10 +155,9 @@ export class HistoryQueries {
     const docs: unknown[] = [];
     const metaIndex = checkpoint ? docs.push(checkpointMeta(checkpoint)) - 1 : -1;
     const taskIndexes = tasks.map((task) => (stays(task) ? docs.push(taskDoc(task)) - 1 : -1));
-    const seq = this.s
-      .sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (${LAST_EVENT_SEQ} + ?, ?, ?, ?, ?) RETURNING seq`)
-      .pluck()
-      .get(events.length, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs))) as number;
+    const seq = (this.lastSeq ??= this.lastEventSeq()) + events.length;
+    this.s.sql("INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (?, ?, ?, ?, ?)").run(seq, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs)));
+    this.lastSeq = seq;
     if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint, docReference({ seq, index: metaIndex })));
     tasks.forEach((task, i) => {
       const index = taskIndexes[i]!;
@@ -235,6 +236,11 @@ export class HistoryQueries {
     }
     if (!newestFirst) return found.flat().slice(0, query.limit);
     return found.reverse().flat().slice(-query.last!).slice(0, query.limit);
+  }
+
+  /** Each write transaction, when it begins or is rolled back, reads the last event number afresh. */
+  newTransaction(): void {
+    this.lastSeq = undefined;
   }
 
   /** The last number given to an event, also when its run was deleted since (kept in `meta`). */

@@ -91,10 +91,14 @@ export class SqliteStore implements Store {
     this.history = new HistoryQueries(statements, docs);
     this.claims = new ClaimChoice(this.q);
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), {
-      begin: () => written.begin(),
+      begin: () => {
+        written.begin();
+        this.history.newTransaction();
+      },
       end: () => docs.end(),
       rolledBack: () => {
         written.rolledBack();
+        this.history.newTransaction();
         docs.clear();
       },
     });
