@@ -65,6 +65,29 @@ function storedDocument(db: Database.Database, stored: string | Buffer): unknown
   return batchDocs(eventsDocument(db, db.prepare("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer))[reference.index];
 }
 
+/** What a store holds of a run: its record, checkpoints (with their states), tasks and events. */
+async function runHistory(store: Store, id: string) {
+  const checkpoints = await store.listCheckpoints(id);
+  return {
+    run: await store.getRun(id),
+    checkpoints,
+    summaries: await store.listCheckpointSummaries(id),
+    states: await Promise.all(checkpoints.map((c) => readState(store, id, c.n))),
+    tasks: await store.listTasks(id),
+    events: await store.readEvents({ runId: id }),
+  };
+}
+
+/** A store file's schema version and integrity, with what `more` reads of its layout. */
+function storeLayout(file: string, more: (db: Database.Database) => Record<string, unknown>): Record<string, unknown> {
+  const db = new Database(file, { readonly: true });
+  try {
+    return { version: db.pragma("user_version", { simple: true }), ...more(db), integrity: db.pragma("integrity_check", { simple: true }) };
+  } finally {
+    db.close();
+  }
+}
+
 /** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
 async function lockHolder(file: string, lock: "write" | "exclusive") {
   const take =
@@ -280,13 +303,7 @@ describe("SQLite schema migrations", () => {
     const runs = [await engine.start(wf, {}), await engine.start(wf, { n: 5 })];
     for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
     await engine.worker!.stop();
-    const history = async (store: Store) =>
-      Promise.all(
-        runs.map(async ({ id }) => {
-          const checkpoints = await store.listCheckpoints(id);
-          return { checkpoints, states: await Promise.all(checkpoints.map((c) => readState(store, id, c.n))), summaries: await store.listCheckpointSummaries(id), storage: await store.runStorage(id) };
-        }),
-      );
+    const history = async (store: Store) => Promise.all(runs.map(async ({ id }) => ({ ...(await runHistory(store, id)), storage: await store.runStorage(id) })));
     const written = await history(before);
     await before.close();
     expect(written.map((h) => h.checkpoints.length)).toEqual([4, 4]);
@@ -300,18 +317,10 @@ describe("SQLite schema migrations", () => {
       ALTER TABLE checkpoints_v5 RENAME TO checkpoints;`);
     raw.pragma("user_version = 5");
     raw.close();
-    const layout = () => {
-      const db = new Database(file, { readonly: true });
-      try {
-        return {
-          version: db.pragma("user_version", { simple: true }),
-          sql: (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'checkpoints'").pluck().get() as string).includes("WITHOUT ROWID") ? "clustered" : "in writing order",
-          integrity: db.pragma("integrity_check", { simple: true }),
-        };
-      } finally {
-        db.close();
-      }
-    };
+    const layout = () =>
+      storeLayout(file, (db) => ({
+        sql: (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'checkpoints'").pluck().get() as string).includes("WITHOUT ROWID") ? "clustered" : "in writing order",
+      }));
     expect(layout()).toEqual({ version: 5, sql: "clustered", integrity: "ok" });
 
     // Read-only, it is read as it is.
@@ -353,21 +362,7 @@ describe("SQLite schema migrations", () => {
     const runs = await Promise.all([engine.start(wf, {}), engine.start(wf, { n: 5 }), engine.start(wf, { n: 7 })]);
     for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
     await engine.worker!.stop();
-    const history = async (store: Store) =>
-      Promise.all(
-        runs.map(async ({ id }) => {
-          const checkpoints = await store.listCheckpoints(id);
-          return {
-            run: await store.getRun(id),
-            checkpoints,
-            summaries: await store.listCheckpointSummaries(id),
-            states: await Promise.all(checkpoints.map((c) => readState(store, id, c.n))),
-            tasks: await store.listTasks(id),
-            task: await store.getTask(`${id}:1:split`),
-            events: await store.readEvents({ runId: id }),
-          };
-        }),
-      );
+    const history = async (store: Store) => Promise.all(runs.map(async ({ id }) => ({ ...(await runHistory(store, id)), task: await store.getTask(`${id}:1:split`) })));
     const written = await history(before);
     const allEvents = await before.readEvents();
     await before.close();
@@ -382,18 +377,7 @@ describe("SQLite schema migrations", () => {
     raw.exec("DROP TABLE blobs");
     raw.pragma("user_version = 6");
     raw.close();
-    const layout = () => {
-      const db = new Database(file, { readonly: true });
-      try {
-        return {
-          version: db.pragma("user_version", { simple: true }),
-          blobs: db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'blobs'").pluck().get(),
-          integrity: db.pragma("integrity_check", { simple: true }),
-        };
-      } finally {
-        db.close();
-      }
-    };
+    const layout = () => storeLayout(file, (db) => ({ blobs: db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'blobs'").pluck().get() }));
     expect(layout()).toEqual({ version: 6, blobs: 0, integrity: "ok" });
 
     // Read-only, it is read as it is.

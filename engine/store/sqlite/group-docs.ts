@@ -1,5 +1,6 @@
 import { groupReference, packText, readGroupReference, unpackText, type GroupReference } from "./packed-json.js";
 import type { Statements } from "./statements.js";
+import { TurnCache } from "./turn-cache.js";
 
 /**
  * The documents of the commits of one group transaction (each commit's events, with its
@@ -17,16 +18,20 @@ import type { Statements } from "./statements.js";
 export class GroupDocs {
   private texts: string[] = [];
   private length = 0;
-  /** The id of the blob being gathered, taken at the group's first document (under the write lock). */
+  /**
+   * The id of the blob being gathered: the number of the events row of the group's first
+   * document, which is never given again (also once its run is deleted), so that no id is reused
+   * while another process may hold the text of a blob it named.
+   */
   private blob: number | undefined;
   /** Blobs' texts inflated in this turn of the event loop (a run's rows share them). */
-  private inflated: Map<number, string> | undefined;
+  private readonly inflated = new TurnCache<number, string>();
 
   constructor(private readonly s: Statements) {}
 
-  /** Keeps a commit's document (JSON text) for its group's blob; returns what its events row stores. */
-  add(text: string): Buffer {
-    this.blob ??= this.s.sql("SELECT coalesce(max(id), 0) + 1 FROM blobs").pluck().get() as number;
+  /** Keeps a commit's document (JSON text) for its group's blob; returns what its events row (`seq`) stores. */
+  add(text: string, seq: number): Buffer {
+    this.blob ??= seq;
     const reference = groupReference({ blob: this.blob, offset: this.length, length: text.length });
     this.texts.push(text);
     this.length += text.length;
@@ -63,21 +68,10 @@ export class GroupDocs {
 
   private blobText(blob: number): string | undefined {
     if (blob === this.blob) return this.texts.join("");
-    if (!this.inflated) {
-      const inflated = new Map<number, string>();
-      this.inflated = inflated;
-      setImmediate(() => {
-        if (this.inflated === inflated) this.inflated = undefined;
-      });
-    }
-    let text = this.inflated.get(blob);
-    if (text === undefined) {
+    return this.inflated.get(blob, () => {
       const data = this.s.sql("SELECT data FROM blobs WHERE id = ?").pluck().get(blob) as string | Buffer | undefined;
-      if (data === undefined) return undefined;
-      text = unpackText(data);
-      this.inflated.set(blob, text);
-    }
-    return text;
+      return data === undefined ? undefined : unpackText(data);
+    });
   }
 
   /**
@@ -111,7 +105,7 @@ export class GroupDocs {
       if (reference) byBlob.set(reference.blob, [...(byBlob.get(reference.blob) ?? []), reference]);
     }
     for (const [blob, references] of byBlob) {
-      this.inflated?.delete(blob);
+      this.inflated.delete(blob);
       const row = this.s.sql("SELECT refs, data FROM blobs WHERE id = ?").get(blob) as { refs: number; data: string | Buffer } | undefined;
       if (!row) continue;
       if (row.refs <= references.length) {

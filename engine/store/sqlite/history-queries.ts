@@ -16,6 +16,7 @@ import {
   type StoredCheckpointMeta,
 } from "./rows.js";
 import { RUN_KEY, whereClause, type Param, type Statements } from "./statements.js";
+import { TurnCache } from "./turn-cache.js";
 import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.js";
 
 /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
@@ -36,8 +37,8 @@ export interface CommitRecords {
  * group transaction deflated together (group-docs.ts).
  */
 export class HistoryQueries {
-  /** Events rows inflated in this turn of the event loop (`eventsRowText`). */
-  private inflated: Map<number, string> | undefined;
+  /** Events rows' documents read in this turn of the event loop (`eventsRowText`). */
+  private readonly inflated = new TurnCache<number, string>();
   /** The last event number given in the write transaction under way, once read (`insertCommit`). */
   private lastSeq: number | undefined;
 
@@ -156,7 +157,7 @@ export class HistoryQueries {
     const metaIndex = checkpoint ? docs.push(checkpointMeta(checkpoint)) - 1 : -1;
     const taskIndexes = tasks.map((task) => (stays(task) ? docs.push(taskDoc(task)) - 1 : -1));
     const seq = (this.lastSeq ??= this.lastEventSeq()) + events.length;
-    this.s.sql("INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (?, ?, ?, ?, ?)").run(seq, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs)));
+    this.s.sql("INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (?, ?, ?, ?, ?)").run(seq, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs), seq));
     this.lastSeq = seq;
     if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint, docReference({ seq, index: metaIndex })));
     tasks.forEach((task, i) => {
@@ -186,27 +187,15 @@ export class HistoryQueries {
   }
 
   /**
-   * An events row's document as JSON text. Rows inflated in this turn of the event loop are kept
-   * until its end: a run's checkpoints and its tasks, read together (the console's run view), refer
-   * to the same rows, and inflating is most of what reading them costs. Rows never change once
-   * written, so what is kept is never stale; it is text, so that no two records share objects.
+   * An events row's document as JSON text, kept until the end of this turn of the event loop: a
+   * run's checkpoints and its tasks, read together (the console's run view), refer to the same
+   * rows, and inflating is most of what reading them costs.
    */
   private eventsRowText(seq: number): string | undefined {
-    if (!this.inflated) {
-      const inflated = new Map<number, string>();
-      this.inflated = inflated;
-      setImmediate(() => {
-        if (this.inflated === inflated) this.inflated = undefined;
-      });
-    }
-    let text = this.inflated.get(seq);
-    if (text === undefined) {
+    return this.inflated.get(seq, () => {
       const row = this.s.sql("SELECT events FROM events WHERE seq = ?").pluck().get(seq) as string | Buffer | undefined;
-      if (row === undefined) return undefined;
-      text = this.docs.text(row);
-      this.inflated.set(seq, text);
-    }
-    return text;
+      return row === undefined ? undefined : this.docs.text(row);
+    });
   }
 
   /** Reads the batches in order (newest first for `last`) only as far as the query needs. */
