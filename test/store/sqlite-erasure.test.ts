@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import Database from "better-sqlite3";
-import { ConflictError, createEngine, deleteWithDescendants, openStore, pruneRuns, runDescendants, workflow, type Engine } from "../../engine/index.js";
+import { ConflictError, createEngine, deleteWithDescendants, openStore, pruneRuns, runDescendants, workflow, type Engine, type NewEvent } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
 import { readGroupReference, unpackText } from "../../engine/store/sqlite/packed-json.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pitwall-erasure-"));
@@ -128,5 +129,31 @@ describe("SQLite: a deleted run leaves nothing of itself in the file or its WAL"
     }
     expect(await Promise.all(kept.map(history))).toEqual(before);
     await engine.close();
+  });
+
+  it("a run deleted in the group transaction that ended it leaves that group's blob too", async () => {
+    const file = join(dir, "same-group.db");
+    const store = await openStore(`sqlite:${file}`);
+    const note = (runId: string, message: string): NewEvent => ({ runId, taskId: null, traceId: "t", spanId: null, type: "node.log", actor: "engine", payload: { node: "x", level: "info", message }, time: Date.now() });
+    const [gone, kept] = ["run-gone", "run-kept"];
+    for (const id of [gone, kept]) await store.createRun(newRun({ id, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+    const fences = [(await store.claimRun({ owner: "w", leaseMs: 60_000, runId: gone }))!.fence, (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: kept }))!.fence];
+    const secret = `${EMAIL} `.repeat(20);
+    // Issued in one turn: one group transaction ends the run, writes another's events, and deletes it.
+    const writes = [
+      store.commit({ id: "c-gone", runId: gone, fence: fences[0]!, events: [note(gone, secret)], run: { status: "succeeded", owner: null, leaseUntil: null, endedAt: Date.now() } }),
+      store.commit({ id: "c-kept", runId: kept, fence: fences[1]!, events: [note(kept, "kept ".repeat(80))] }),
+      store.deleteRun(gone),
+    ];
+    await Promise.all(writes);
+    const db = new Database(file, { readonly: true });
+    const blobs = db.prepare("SELECT refs, data FROM blobs").all() as { refs: number; data: string | Buffer }[];
+    const rows = db.prepare("SELECT count(*) FROM events WHERE substr(events, 1, 1) = x'fe'").pluck().get();
+    db.close();
+    expect(blobs.reduce((n, b) => n + b.refs, 0)).toBe(rows);
+    expect(blobs.some((b) => unpackText(b.data).includes(EMAIL))).toBe(false);
+    expect((await store.readEvents({ runId: kept })).at(-1)!.payload).toMatchObject({ message: "kept ".repeat(80) });
+    expect(await store.getRun(gone)).toBeUndefined();
+    await store.close();
   });
 });

@@ -18,6 +18,8 @@ import { TurnCache } from "./turn-cache.js";
 export class GroupDocs {
   private texts: string[] = [];
   private length = 0;
+  /** Documents gathered for the blob whose run was deleted in the same transaction (blanked). */
+  private released = 0;
   /**
    * The id of the blob being gathered: the number of the events row of the group's first
    * document, which is never given again (also once its run is deleted), so that no id is reused
@@ -42,7 +44,8 @@ export class GroupDocs {
   end(): void {
     if (this.blob === undefined) return;
     const text = this.texts.join("");
-    this.s.sql("INSERT INTO blobs (id, refs, size, data) VALUES (?, ?, ?, ?)").run(this.blob, this.texts.length, text.length, packText(text));
+    const refs = this.texts.length - this.released;
+    if (refs > 0) this.s.sql("INSERT INTO blobs (id, refs, size, data) VALUES (?, ?, ?, ?)").run(this.blob, refs, text.length, packText(text));
     this.clear();
   }
 
@@ -50,6 +53,7 @@ export class GroupDocs {
   clear(): void {
     this.texts = [];
     this.length = 0;
+    this.released = 0;
     this.blob = undefined;
   }
 
@@ -105,6 +109,10 @@ export class GroupDocs {
       if (reference) byBlob.set(reference.blob, [...(byBlob.get(reference.blob) ?? []), reference]);
     }
     for (const [blob, references] of byBlob) {
+      if (blob === this.blob) {
+        this.releasePending(references);
+        continue;
+      }
       this.inflated.delete(blob);
       const row = this.s.sql("SELECT refs, data FROM blobs WHERE id = ?").get(blob) as { refs: number; data: string | Buffer } | undefined;
       if (!row) continue;
@@ -116,5 +124,16 @@ export class GroupDocs {
       for (const r of references) text = text.slice(0, r.offset) + " ".repeat(r.length) + text.slice(r.offset + r.length);
       this.s.sql("UPDATE blobs SET refs = ?, data = ? WHERE id = ?").run(row.refs - references.length, packText(text), blob);
     }
+  }
+
+  /** A run that ended and was deleted in the transaction under way leaves the blob being gathered. */
+  private releasePending(references: readonly GroupReference[]): void {
+    let offset = 0;
+    this.texts = this.texts.map((text) => {
+      const released = references.some((r) => r.offset === offset);
+      offset += text.length;
+      return released ? " ".repeat(text.length) : text;
+    });
+    this.released += references.length;
   }
 }
