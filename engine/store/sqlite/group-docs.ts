@@ -7,7 +7,7 @@ import { TurnCache } from "./turn-cache.js";
  * checkpoint's metadata and settled tasks), deflated together in one zlib call into one row of
  * `blobs` (schema version 7), which each commit's events row refers to. A commit's own deflate
  * call cost about 9 µs for its ~650 bytes; the dozen commits of a worker's group transaction
- * deflate together in about 4 µs each, and about a third as many bytes, deflate finding the
+ * deflate together in about 4 µs each, and into about half as many bytes, deflate finding the
  * repetitions between them (the same node, worker and field names, the same shapes).
  *
  * A blob counts the events rows referring to it (`refs`): deleting a run's history blanks its
