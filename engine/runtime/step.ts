@@ -3,7 +3,7 @@ import { hasRoutes, type NodeDefinition } from "../graph/definition.js";
 import { stepLimitMessage } from "../graph/paths.js";
 import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
 import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
-import { jsonBytes } from "../state/snapshot.js";
+import { jsonBytes, measureOps } from "../state/snapshot.js";
 import type { CheckpointRecord, PauseReason, PlanControl, RunError, TaskRecord } from "../store/records.js";
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
@@ -203,8 +203,9 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
     barriers: rs.run.barriers,
     visits,
   };
-  const deltaBytes = jsonBytes(reduced.ops);
-  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state, deltaBytes);
+  const measured = measureOps(reduced.ops);
+  const deltaBytes = measured.bytes;
+  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state, measured);
   const checkpoint: CheckpointRecord = {
     id: checkpointId(rs.run.id, n),
     runId: rs.run.id,
