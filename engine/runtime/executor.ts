@@ -98,7 +98,7 @@ export class RunExecutor {
 
   /** Hands an operator command for this run to the executor. */
   command(command: CommandRecord): void {
-    this.post({ kind: "command", command });
+    if (ownersCommand(command)) this.post({ kind: "command", command });
   }
 
   /**
@@ -143,7 +143,7 @@ export class RunExecutor {
         await this.committer.commit();
         return this.end!;
       }
-      for (const command of await this.waitingCommands(recovered)) this.post({ kind: "command", command });
+      for (const command of await this.waitingCommands(recovered)) this.command(command);
       while (!this.end) {
         const message = this.inbox.shift();
         if (message) {
@@ -327,4 +327,12 @@ export class RunExecutor {
     this.rs.batch.event(event);
     this.wakes.flushSoon();
   }
+}
+
+/**
+ * Whether the run's owner answers the command. A fork is recorded on its source run for the
+ * record, and answered by the operator that makes it: the owner answering too would race it.
+ */
+function ownersCommand(command: CommandRecord): boolean {
+  return command.type !== "fork";
 }
