@@ -1,8 +1,8 @@
-import { asError, errorCodeOf, errorMessage } from "../errors.js";
+import { asError, errorCodeOf } from "../errors.js";
 import type { CompiledNode } from "../graph/model.js";
 import { hasRoutes } from "../graph/definition.js";
 import { describeValueProblem, valueProblem } from "../state/limits.js";
-import { isPlainObject, type State } from "../state/ops.js";
+import { copyData, isPlainObject, type State } from "../state/ops.js";
 import type { TaskWait } from "../store/records.js";
 import { AttemptContext, type AttemptServices } from "./context.js";
 import { TIMED_OUT } from "./retry.js";
@@ -162,12 +162,10 @@ function written(node: CompiledNode, update: Record<string, unknown>, route?: st
   // stack of the copy, or of the commit after it (then no step could be saved).
   const problem = valueProblem(defined);
   if (problem) return { kind: "failed", error: new Error(describeValueProblem(`node "${node.name}" returned a value that`, problem)), code: "BAD_OUTPUT" };
-  // A copy: the node may go on changing the objects it returned, which become the state's.
-  try {
-    return { kind: "succeeded", update: structuredClone(defined), ...(route !== undefined ? { route } : {}) };
-  } catch (error) {
-    return { kind: "failed", error: new Error(`node "${node.name}" returned a value state cannot hold (${errorMessage(error)}): state is JSON`), code: "BAD_OUTPUT" };
-  }
+  // A copy: the node may go on changing the objects it returned, which become the state's. What
+  // passed the look above is plain data (objects, arrays, strings, finite numbers, booleans,
+  // null), which a plain copy takes as structuredClone would, some thirty times faster.
+  return { kind: "succeeded", update: copyData(defined), ...(route !== undefined ? { route } : {}) };
 }
 
 function hasUndefined(update: Record<string, unknown>): boolean {

@@ -55,11 +55,16 @@ export class RunExecutor {
   private readonly calls: DurableCalls;
   readonly done: Promise<ExecutionEnd>;
 
+  /**
+   * `arrived`, when given: every command recorded for the run since before it was claimed reaches
+   * this executor through `command()`, but these, which came before it was made (their ids).
+   */
   constructor(
     private readonly host: ExecutorHost,
     workflow: CompiledWorkflow,
     claim: Claim,
     private readonly options: ExecutorOptions,
+    private readonly arrived?: readonly string[],
   ) {
     this.events = new EventFactory(claim.run.id, `worker:${options.workerId}`, options.secretKeys);
     this.rs = new RunState(workflow, claim.run, this.events, options.workerId);
@@ -93,7 +98,7 @@ export class RunExecutor {
 
   /** Hands an operator command for this run to the executor. */
   command(command: CommandRecord): void {
-    this.post({ kind: "command", command });
+    if (ownersCommand(command)) this.post({ kind: "command", command });
   }
 
   /**
@@ -138,9 +143,7 @@ export class RunExecutor {
         await this.committer.commit();
         return this.end!;
       }
-      for (const command of await this.host.store.listCommands({ runId: this.rs.run.id, status: "pending" })) {
-        this.post({ kind: "command", command });
-      }
+      for (const command of await this.waitingCommands(recovered)) this.command(command);
       while (!this.end) {
         const message = this.inbox.shift();
         if (message) {
@@ -163,6 +166,20 @@ export class RunExecutor {
       this.wakes.clear();
     }
     return this.end!;
+  }
+
+  /**
+   * The commands waiting for the run as its execution starts. A run no worker owned before this
+   * claim (no commit applied to it, not taken over) has none but those recorded since: an
+   * operator queues a command for a run only while a worker owns it (applying it itself
+   * otherwise), and answers a fork's at once. When its worker followed them, those are the ones
+   * that `arrived` before this executor was made: the store's list is not needed.
+   */
+  private async waitingCommands(recovered: boolean): Promise<CommandRecord[]> {
+    const store = this.host.store;
+    if (!this.arrived || recovered || this.rs.run.lastCommit !== null) return store.listCommands({ runId: this.rs.run.id, status: "pending" });
+    const found = await Promise.all(this.arrived.map((id) => store.getCommand(id)));
+    return found.filter((command): command is CommandRecord => command?.status === "pending");
   }
 
   /** Reads the run (claimed: as just claimed) and its step in progress from the store. */
@@ -310,4 +327,12 @@ export class RunExecutor {
     this.rs.batch.event(event);
     this.wakes.flushSoon();
   }
+}
+
+/**
+ * Whether the run's owner answers the command. A fork is recorded on its source run for the
+ * record, and answered by the operator that makes it: the owner answering too would race it.
+ */
+function ownersCommand(command: CommandRecord): boolean {
+  return command.type !== "fork";
 }

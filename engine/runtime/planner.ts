@@ -31,7 +31,7 @@ export function planNextStep(workflow: CompiledWorkflow, state: State, control: 
   const barriers: Record<string, string[]> = { ...control.barriers };
   const triggered = new Set<string>();
   const tasks: PlannedTask[] = [];
-  let queue = [...control.finished];
+  let queue = control.finished;
   const writtenByOperator = control.finished.some((f) => f.asNode) ? new Set(control.finished.filter((f) => f.asNode).map((f) => f.node)) : NONE;
 
   while (queue.length > 0) {

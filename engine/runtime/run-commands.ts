@@ -1,6 +1,7 @@
 import { ConflictError } from "../errors.js";
 import type { CommandRecord } from "../store/records.js";
-import { acceptance, cancelBatch, canceledEffect, prepareCommand, refusal, type RunView } from "../worker/commands.js";
+import { acceptance, cancelBatch, canceledEffect, prepareCommand, refusal } from "../worker/commands.js";
+import type { RunView } from "../worker/command-view.js";
 import type { Committer } from "./commit.js";
 import { EventFactory } from "./event-factory.js";
 import type { ExecutorHost, ExecutorOptions } from "./executor-host.js";

@@ -1,6 +1,6 @@
 import { loadStateChain } from "../state/read.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
-import type { RunRecord } from "../store/records.js";
+import type { InterruptRecord, RunRecord, TaskRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { DurableCalls } from "./calls.js";
 import type { RunState } from "./run-state.js";
@@ -17,9 +17,15 @@ export async function loadRun(store: Store, rs: RunState, calls: DurableCalls, s
   if (!head) throw new Error(`run ${run.id} has no head checkpoint`);
   rs.head = head;
   rs.chain = await loadStateChain(store, run.id, head, snapshotPolicy);
-  const tasks = await store.listTasks(run.id, { step: head.step + 1 });
+  // Tasks and interrupts are written by commits only: a run none was applied to (just created,
+  // or forked) has neither, and most runs a worker claims are such (a query each saved).
+  const fresh = run.lastCommit === null;
+  const tasks = fresh ? NO_TASKS : await store.listTasks(run.id, { step: head.step + 1 });
   rs.tasks = new Map(tasks.filter((t) => t.parent === null).map((t) => [t.id, t]));
   calls.load(tasks.filter((t) => t.parent !== null));
-  const interrupts = await store.listInterrupts({ runId: run.id });
+  const interrupts = fresh ? NO_INTERRUPTS : await store.listInterrupts({ runId: run.id });
   rs.interrupts = new Map(interrupts.filter((i) => i.status === "pending" || i.step === head.step + 1).map((i) => [i.id, i]));
 }
+
+const NO_TASKS: readonly TaskRecord[] = [];
+const NO_INTERRUPTS: readonly InterruptRecord[] = [];

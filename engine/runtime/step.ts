@@ -3,7 +3,7 @@ import { hasRoutes, type NodeDefinition } from "../graph/definition.js";
 import { stepLimitMessage } from "../graph/paths.js";
 import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
 import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
-import { jsonBytes } from "../state/snapshot.js";
+import { jsonBytes, measureOps } from "../state/snapshot.js";
 import type { CheckpointRecord, PauseReason, PlanControl, RunError, TaskRecord } from "../store/records.js";
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
@@ -12,6 +12,8 @@ import { closeAttempt, isParked, newTaskRecord, runTransition, transitionTask, w
 
 /** The tasks that may start now: pending, due, not gated by an interrupt, within concurrency limits. */
 export function startable(rs: RunState, running: ReadonlySet<string>, now: number): TaskRecord[] {
+  // Asked twice a step with nothing to start (a task just ended, or is running): no lists made then.
+  if (!someWaiting(rs, running)) return [];
   const gated = rs.interrupts.size === 0 ? NONE : new Set(rs.pendingInterrupts().filter((i) => i.kind === "before" || i.kind === "breakpoint").map((i) => i.node));
   let free = rs.workflow.definition.limits.concurrency - running.size;
   const perNode = new Map<string, number>();
@@ -34,6 +36,11 @@ export function startable(rs: RunState, running: ReadonlySet<string>, now: numbe
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+function someWaiting(rs: RunState, running: ReadonlySet<string>): boolean {
+  for (const task of rs.tasks.values()) if (task.status === "pending" && !running.has(task.id)) return true;
+  return false;
+}
 
 /** When the first pending task not running may start (Infinity: none waits), and whether every task succeeded. */
 export function stepProgress(rs: RunState, running: ReadonlySet<string>): { nextWake: number; allSucceeded: boolean } {
@@ -115,7 +122,7 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
     return [];
   }
   const { maxSteps } = rs.workflow.definition.limits;
-  const nodes = [...new Set(plan.tasks.map((t) => t.node))];
+  const nodes = distinct(plan.tasks, (t) => t.node);
   if (step > maxSteps) {
     rs.failRun({
       code: "MAX_STEPS",
@@ -178,10 +185,15 @@ function newTask(runId: string, planned: PlannedTask, step: number, now: number)
  * into the same batch (so a linear step costs one commit).
  */
 export function barrier(rs: RunState, running: ReadonlySet<string>): void {
-  const ordered = [...rs.tasks.values()].sort(byNodeThenIndex);
-  const writes: ChannelWrite[] = ordered.flatMap((t) =>
-    (t.writes ?? []).map(([key, value]) => ({ key, value, writer: t.index === null ? t.node : `${t.node}[${t.index}]` })),
-  );
+  const ordered = rs.tasks.size === 1 ? [...rs.tasks.values()] : [...rs.tasks.values()].sort(byNodeThenIndex);
+  // Plain loops here and below: this runs at every step, and flatMap and spread Sets cost more
+  // than the rest of the step's bookkeeping together.
+  const writes: ChannelWrite[] = [];
+  for (const t of ordered) {
+    if (t.writes === null) continue;
+    const writer = t.index === null ? t.node : `${t.node}[${t.index}]`;
+    for (const [key, value] of t.writes) writes.push({ key, value, writer });
+  }
   let reduced: ReturnType<typeof reduceWrites>;
   try {
     reduced = reduceWrites(rs.chain.state, writes, (key) => rs.workflow.reducerOf(key));
@@ -192,19 +204,18 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
   }
   const step = rs.head.step + 1;
   const n = rs.head.n + 1;
-  const nodes = [...new Set(ordered.map((t) => t.node))];
+  const nodes = distinct(ordered, (t) => t.node);
   const visits = { ...rs.head.control.visits };
   for (const node of nodes) visits[node] = (visits[node] ?? 0) + 1;
-  const control: PlanControl = {
-    finished: nodes.map((node) => {
-      const route = ordered.find((t) => t.node === node && t.route !== null)?.route;
-      return route != null ? { node, route } : { node };
-    }),
-    barriers: rs.run.barriers,
-    visits,
-  };
-  const deltaBytes = jsonBytes(reduced.ops);
-  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state, deltaBytes);
+  const finished: PlanControl["finished"] = [];
+  for (const node of nodes) {
+    const route = ordered.find((t) => t.node === node && t.route !== null)?.route;
+    finished.push(route != null ? { node, route } : { node });
+  }
+  const control: PlanControl = { finished, barriers: rs.run.barriers, visits };
+  const measured = measureOps(reduced.ops);
+  const deltaBytes = measured.bytes;
+  const snapshot = rs.chain.advance(n, reduced.ops, reduced.state, measured);
   const checkpoint: CheckpointRecord = {
     id: checkpointId(rs.run.id, n),
     runId: rs.run.id,
@@ -257,8 +268,18 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
   rs.batch.events.splice(
     completedAt,
     0,
-    rs.events.run("step.completed", { step, checkpointId: checkpoint.id, nodes, keys: [...new Set(reduced.ops.map(([k]) => k))], next: checkpoint.next }),
+    rs.events.run("step.completed", { step, checkpointId: checkpoint.id, nodes, keys: distinct(reduced.ops, ([key]) => key), next: checkpoint.next }),
   );
+}
+
+/** The distinct values of `key` over `items`, in their first order (a step has few: no Set needed). */
+function distinct<T>(items: readonly T[], key: (item: T) => string): string[] {
+  const out: string[] = [];
+  for (const item of items) {
+    const value = key(item);
+    if (!out.includes(value)) out.push(value);
+  }
+  return out;
 }
 
 function taskFailure(task: TaskRecord): RunError {

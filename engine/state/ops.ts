@@ -1,3 +1,4 @@
+import rfdc from "rfdc";
 import type { ReducerName } from "./schema.js";
 
 /**
@@ -124,6 +125,12 @@ export function deepFreeze<T>(value: T): T {
   else for (const inner of Object.values(value)) deepFreeze(inner);
   return value;
 }
+
+/**
+ * A deep copy of plain data (what `valueProblem` finds nothing wrong with: no cycle, no class
+ * instance, no function); undefined members of objects stay, as structuredClone keeps them.
+ */
+export const copyData: <T>(value: T) => T = rfdc();
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -89,8 +89,8 @@ export class StateChain {
   }
 
   /** Replays the deltas committed after the base snapshot (when a run is loaded from the store). */
-  replay(deltas: readonly { n: number; delta: ChannelOp[]; bytes?: number }[]): void {
-    for (const d of deltas) this.record(d.delta, d.bytes ?? jsonBytes(d.delta));
+  replay(deltas: readonly { n: number; delta: ChannelOp[] }[]): void {
+    for (const d of deltas) this.record(d.delta, measureOps(d.delta));
   }
 
   get state(): State {
@@ -102,11 +102,12 @@ export class StateChain {
   }
 
   /**
-   * Records checkpoint `n`'s ops. Returns the snapshot to store with it, when one is due.
-   * `next` is the state after the ops (the caller has it already; it is not recomputed).
+   * Records checkpoint `n`'s ops (`measured`: their size, when the caller measured them). Returns
+   * the snapshot to store with it, when one is due. `next` is the state after the ops (the caller
+   * has it already; it is not recomputed).
    */
-  advance(n: number, ops: readonly ChannelOp[], next: State, opsBytes = jsonBytes(ops)): Snapshot | undefined {
-    this.record(ops, opsBytes, next);
+  advance(n: number, ops: readonly ChannelOp[], next: State, measured = measureOps(ops)): Snapshot | undefined {
+    this.record(ops, measured, next);
     const due =
       this.deltasSince >= this.policy.every ||
       (this.deltaBytesSince >= this.policy.minBytes && this.deltaBytesSince > this.stateBytes);
@@ -140,22 +141,30 @@ export class StateChain {
     return snapshot;
   }
 
-  private record(ops: readonly ChannelOp[], bytes: number, next?: State): void {
-    for (const [key, kind, value] of ops) {
+  private record(ops: readonly ChannelOp[], measured: OpsSize, next?: State): void {
+    for (let i = 0; i < ops.length; i++) {
+      const [key, kind, value] = ops[i]!;
       const change = this.changes.get(key);
       if (kind === "append" && change?.kind !== "reset") {
         this.changes.set(key, { kind: "appended", items: change ? change.items.concat(value) : [...value] });
-        this.stateBytes += jsonBytes(value);
+        this.stateBytes += measured.values[i]!;
       } else {
         this.changes.set(key, { kind: "reset" });
       }
     }
     this.current = next ?? applyOps(this.current, ops);
     // What the ops changed is read-only too (the rest was already): nodes are handed this state.
-    for (const [key] of ops) deepFreeze(this.current[key]);
+    // An appended list holds the frozen items it had and the op's: only those are walked.
+    for (const [key, kind, value] of ops) {
+      if (kind !== "append") deepFreeze(this.current[key]);
+      else {
+        Object.freeze(this.current[key]);
+        for (const item of value) deepFreeze(item);
+      }
+    }
     Object.freeze(this.current);
     this.deltasSince++;
-    this.deltaBytesSince += bytes;
+    this.deltaBytesSince += measured.bytes;
   }
 }
 
@@ -169,4 +178,25 @@ function freshSnapshot(state: State): Snapshot {
 
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? "null");
+}
+
+/** The JSON size of some ops (what `jsonBytes(ops)` says), and of each op's value. */
+export interface OpsSize {
+  bytes: number;
+  values: number[];
+}
+
+/**
+ * Measured from one stringify per value, not one of the ops and another of their values: an op
+ * is `[key,"kind",value]`, which adds its key, its kind in quotes, two commas and two brackets
+ * to its value; a list of ops adds its brackets and a comma between ops.
+ */
+export function measureOps(ops: readonly ChannelOp[]): OpsSize {
+  let bytes = ops.length > 0 ? ops.length + 1 : 2;
+  const values = ops.map(([key, kind, value]) => {
+    const size = jsonBytes(value);
+    bytes += size + jsonBytes(key) + kind.length + 6;
+    return size;
+  });
+  return { bytes, values };
 }

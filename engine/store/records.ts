@@ -69,7 +69,10 @@ export interface RunRecord {
   eventCount: number;
   /** Fan-in arrivals after the planning of the step in progress (see PlanControl.barriers). */
   barriers: Record<string, string[]>;
-  /** Id of the last commit applied, so that a commit retried after a lost reply is not applied twice. */
+  /**
+   * Id of the last commit applied, so that a commit retried after a lost reply is not applied twice.
+   * Null while none was: only commits write tasks and interrupts, so such a run has neither.
+   */
   lastCommit: string | null;
 }
 

@@ -3,7 +3,6 @@ import { StoreError, errorMessage } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { newId } from "../ids.js";
 import { EventFactory } from "../runtime/event-factory.js";
-import type { EventType } from "../runtime/events.js";
 import { RunExecutor, type ExecutorHost } from "../runtime/executor.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
@@ -22,13 +21,9 @@ import { drainExecutors } from "./drain.js";
 import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats } from "./options.js";
 import { startRetention } from "./retention.js";
 import { startChildRun } from "./child-runs.js";
+import { EventWatch } from "./event-watch.js";
 
 export type { StopOptions, WorkerOptions, WorkerStats } from "./options.js";
-
-/** Events after which there may be a run to claim. */
-const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
-/** What the worker follows: new work, and commands for the runs it owns. */
-const WATCHED: readonly EventType[] = [...WORK_EVENTS, "operator.requested"];
 
 /**
  * Claims runnable runs from the store (with a lease and a fencing token) and executes them.
@@ -44,6 +39,7 @@ export class Worker implements ExecutorHost {
   readonly store: Store;
   private readonly contact: StoreContact;
   private readonly heartbeat: Heartbeat;
+  private readonly events: EventWatch;
   private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   private stopping = false;
   private abort = new AbortController();
@@ -65,6 +61,14 @@ export class Worker implements ExecutorHost {
     } as typeof this.options;
     this.contact = new StoreContact(this.options.leaseMs, this.options.pollMs, (silentMs) => this.regained(silentMs));
     this.store = watchedStore(store, this.contact);
+    this.events = new EventWatch({
+      store: this.store,
+      registry,
+      executes: (runId) => this.executors.has(runId),
+      deliver: (runId, command) => this.executors.get(runId)?.command(command),
+      nudge: () => this.nudge(),
+      notify: (notice) => this.notify(notice),
+    });
     this.heartbeat = new Heartbeat(
       this.store,
       {
@@ -116,7 +120,7 @@ export class Worker implements ExecutorHost {
     if (this.loop) return;
     this.abort = new AbortController();
     this.stopping = false;
-    void this.watch(this.abort.signal);
+    void this.events.follow(this.abort.signal);
     this.loop = this.claimLoop(this.abort.signal);
     this.lookForLeftBehind(this.abort.signal);
     // Beats on through a drain, until the worker has stopped.
@@ -195,7 +199,7 @@ export class Worker implements ExecutorHost {
    */
   async drain(): Promise<void> {
     const signal = new AbortController();
-    void this.watch(signal.signal);
+    void this.events.follow(signal.signal);
     try {
       for (;;) {
         await this.claimAvailable();
@@ -257,6 +261,8 @@ export class Worker implements ExecutorHost {
         await this.store.lastEventSeq();
         return;
       }
+      // Whether every command recorded from here on reaches this worker (its executor counts on it).
+      const followed = this.events.following;
       const claim = await this.store.claimRun({
         owner: this.id,
         leaseMs: this.options.leaseMs,
@@ -266,7 +272,7 @@ export class Worker implements ExecutorHost {
       });
       if (!claim) return;
       this.counted(claim);
-      await this.execute(claim);
+      await this.execute(claim, followed);
     }
   }
 
@@ -277,7 +283,7 @@ export class Worker implements ExecutorHost {
     this.notify(tookOver(claim));
   }
 
-  private async execute(claim: Claim): Promise<void> {
+  private async execute(claim: Claim, followed: boolean): Promise<void> {
     const workflow = await this.registry.resolve(claim.run.version);
     if (!workflow) {
       await this.store.commit({
@@ -294,7 +300,9 @@ export class Worker implements ExecutorHost {
       });
       return;
     }
-    const executor = new RunExecutor(this, workflow, claim, { ...this.options, workerId: this.id });
+    // In one turn with the executor's making: a command that comes later reaches the executor.
+    const arrived = followed ? this.events.arrivedFor(claim.run.id) : undefined;
+    const executor = new RunExecutor(this, workflow, claim, { ...this.options, workerId: this.id }, arrived);
     this.executors.set(claim.run.id, executor);
     const finished = executor.done
       .then(
@@ -314,36 +322,6 @@ export class Worker implements ExecutorHost {
         this.nudge();
       });
     this.finished.add(finished);
-  }
-
-  /**
-   * Follows the store's events: new work wakes the claim loop, commands reach their run's
-   * executor. A broken subscription (a store restart) is resumed from the last event seen.
-   */
-  private async watch(signal: AbortSignal): Promise<void> {
-    let after: number | undefined;
-    while (!signal.aborted) {
-      try {
-        for await (const event of this.store.subscribe({ signal, types: WATCHED, ...(after !== undefined ? { after } : {}) })) {
-          after = event.seq;
-          if (event.type === "operator.requested") {
-            const executor = this.executors.get(event.runId);
-            const command = executor ? await this.store.getCommand((event.payload as { commandId: string }).commandId) : undefined;
-            if (executor && command) executor.command(command);
-          }
-          // A run of a version this worker has not seen may be one it can run (a JSON workflow).
-          if (event.type === "run.created" && !this.registry.knows((event.payload as { version: string }).version)) this.registry.invalidate();
-          if (WORK_EVENTS.has(event.type)) this.nudge();
-        }
-        // A subscription ends by itself only when its store was closed under this worker: going
-        // straight back to it would spin without ever yielding to timers.
-        if (!signal.aborted) throw new Error("the store ended it (was the store closed?)");
-      } catch (error) {
-        if (signal.aborted) return;
-        this.notify({ level: "warn", kind: "store-failing", message: `event subscription interrupted: ${errorMessage(error)}` });
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
   }
 
   // ExecutorHost

@@ -33,6 +33,18 @@ async function withoutCiFlags<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Ink, React and the console's app as `runConsole` draws with them: Ink loaded with the CI variables
+ * put aside (withoutCiFlags). Whatever else renders the console in this process (the render-cost
+ * test) loads it here too, before anything imports Ink.
+ */
+export async function loadConsole() {
+  const [{ render }, { createElement }, { Console, RENDER_OPTIONS }, { systemEditor }, { terminalClipboard }] = await withoutCiFlags(() =>
+    Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js"), import("./clipboard.js")]),
+  );
+  return { render, createElement, Console, RENDER_OPTIONS, systemEditor, terminalClipboard };
+}
+
 const ENTER_SCREEN = "\u001b[?1049h\u001b[?25l\u001b[2J\u001b[H";
 const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 
@@ -44,9 +56,7 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 export async function runConsole(options: ConsoleOptions): Promise<void> {
   // Before React loads, which is why Ink and the app are imported here.
   tuneConsoleProcess();
-  const [{ render }, { createElement }, { Console, RENDER_OPTIONS }, { systemEditor }, { terminalClipboard }] = await withoutCiFlags(() =>
-    Promise.all([import("ink"), import("react"), import("./app.js"), import("./editor.js"), import("./clipboard.js")]),
-  );
+  const { render, createElement, Console, RENDER_OPTIONS, systemEditor, terminalClipboard } = await loadConsole();
   const inkCaches = await boundInkCaches();
   const { stdin, stdout } = process;
   let restored = false;

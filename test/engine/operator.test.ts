@@ -371,6 +371,26 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await expect(engine.operator("ann").fork(source.id, 99)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it("forks a run that a worker is executing: the fork is answered by the operator that made it, not refused by the worker", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const wf = workflow("fork-live", { state, reducers: { log: "append" } })
+      .node("a", () => ({ log: ["a"] }), { next: "b" })
+      .node("b", async () => (await gate, { log: ["b"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const source = await engine.start(wf);
+    await until(async () => (await engine.store.listTasks(source.id)).some((t) => t.node === "b" && t.status === "running"), 5000, "b running");
+    const op = engine.operator("ann");
+    for (let i = 0; i < 3; i++) {
+      const outcome = await op.fork(source.id, 1, { reason: `fork ${i}` });
+      expect(outcome.command.status).toBe("accepted");
+      expect(await engine.store.getCommand(outcome.command.id)).toMatchObject({ status: "accepted", result: { runId: outcome.result.runId } });
+    }
+    release();
+    expect((await source.wait()).status).toBe("succeeded");
+  });
+
   it("keeps a fork a run of its own: cancelling or deleting its source leaves it whole, and it is deleted on its own", async () => {
     const wf = workflow("fork-apart", { state, reducers: { log: "append" }, interruptBefore: ["b"] })
       .node("a", () => ({ log: ["a"] }), { next: "b" })

@@ -100,6 +100,24 @@ describe.each(storeFactories)("reducers in runs ($name store)", (factory) => {
     ]);
   });
 
+  it("gives each step's checkpoint the size its delta (and snapshot) takes as JSON, in UTF-8 bytes", async () => {
+    const wf = workflow("sizes", {
+      state: z.object({ note: z.string().default(""), items: z.array(z.string()).default([]), meta: z.record(z.string(), z.unknown()).default({}) }),
+      reducers: { items: "append", meta: "merge" },
+      limits: { maxSteps: 20 },
+    })
+      .node("one", () => ({ note: "naïve café ☕", items: ["€", 'quote " and \\ back'], meta: { "ключ": [1, { "ü": null }] } }), { next: "two" })
+      .node("two", () => ({ items: [] }), { next: "three" })
+      .node("three", () => ({}), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf, {});
+    await run.wait();
+    const steps = (await engine.store.listCheckpoints(run.id)).filter((c) => c.source === "loop");
+    expect(steps.map((c) => c.delta.length)).toEqual([3, 1, 0]);
+    for (const c of steps) expect(c.bytes).toBe(Buffer.byteLength(JSON.stringify(c.delta)) + (c.snapshot ? Buffer.byteLength(JSON.stringify(c.snapshot)) : 0));
+  });
+
   it("fails the step, naming both nodes, when two parallel nodes write one replace key", async () => {
     const wf = workflow("conflict", { state: z.object({ answer: z.string().default(""), log: z.array(z.string()).default([]) }), reducers: { log: "append" } })
       .node("fork", () => ({}), { next: ["left", "right"] })
