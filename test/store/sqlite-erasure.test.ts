@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, createEngine, deleteWithDescendants, openStore, pruneRuns, runDescendants, workflow, type Engine } from "../../engine/index.js";
+import Database from "better-sqlite3";
+import { ConflictError, createEngine, deleteWithDescendants, openStore, pruneRuns, runDescendants, workflow, type Engine, type NewEvent } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
+import { readGroupReference, unpackText } from "../../engine/store/sqlite/packed-json.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pitwall-erasure-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,5 +88,72 @@ describe("SQLite: a deleted run leaves nothing of itself in the file or its WAL"
     await expect(deleteWithDescendants(engine.store, run.id)).rejects.toThrow(`run ${fork.result.runId} is paused: only runs that have ended can be deleted`);
     expect((await engine.store.listRuns({})).runs).toHaveLength(2);
     await engine.close();
+  });
+
+  it("the runs that ran with it keep their documents in the blobs they shared with it, where its own are blanked", async () => {
+    const file = join(dir, "shared.db");
+    const engine = createEngine({ store: await openStore(`sqlite:${file}`), workflows: [wf] });
+    // Started together, their commits are written in the same group transactions.
+    const runs = await Promise.all([EMAIL, "kept.one@example.com", "kept.two@example.com"].map((to) => engine.start(wf, { to })));
+    for (const run of runs) await settled(engine, run.id);
+    const [gone, ...kept] = runs.map((r) => r.id);
+    const history = (id: string) => Promise.all([engine.store.listCheckpoints(id), engine.store.listTasks(id), engine.store.readEvents({ runId: id })]);
+    const before = await Promise.all(kept.map(history));
+    /** The blobs' texts, whether each counts the events rows referring to it, and where each run's documents are. */
+    const blobs = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        const texts = new Map((db.prepare("SELECT id, refs, data FROM blobs").all() as { id: number; refs: number; data: string | Buffer }[]).map((b) => [b.id, { refs: b.refs, text: unpackText(b.data) }]));
+        const rows = db.prepare("SELECT r.id AS run, e.events FROM events e JOIN runs r ON r.key = e.run_key").all() as { run: string; events: string | Buffer }[];
+        const references = rows.map((row) => ({ run: row.run, ...readGroupReference(row.events)! }));
+        const counted = [...texts].every(([id, b]) => references.filter((r) => r.blob === id).length === b.refs);
+        return { texts, references, counted };
+      } finally {
+        db.close();
+      }
+    };
+    const written = blobs();
+    expect(written.counted).toBe(true);
+    const ofGone = written.references.filter((r) => r.run === gone);
+    const sharedBlobs = new Set(written.references.filter((r) => r.run !== gone && ofGone.some((g) => g.blob === r.blob)).map((r) => r.blob));
+    expect(sharedBlobs.size).toBeGreaterThan(0);
+
+    expect(await engine.store.deleteRun(gone!)).toEqual([gone]);
+    const after = blobs();
+    expect(after.counted).toBe(true);
+    // Its documents are blanked where the blob stays (shared), and the blobs it alone used are gone.
+    for (const r of ofGone) {
+      const blob = after.texts.get(r.blob);
+      if (sharedBlobs.has(r.blob)) expect(blob!.text.slice(r.offset, r.offset + r.length).trim()).toBe("");
+      else expect(blob).toBeUndefined();
+    }
+    expect(await Promise.all(kept.map(history))).toEqual(before);
+    await engine.close();
+  });
+
+  it("a run deleted in the group transaction that ended it leaves that group's blob too", async () => {
+    const file = join(dir, "same-group.db");
+    const store = await openStore(`sqlite:${file}`);
+    const note = (runId: string, message: string): NewEvent => ({ runId, taskId: null, traceId: "t", spanId: null, type: "node.log", actor: "engine", payload: { node: "x", level: "info", message }, time: Date.now() });
+    const [gone, kept] = ["run-gone", "run-kept"];
+    for (const id of [gone, kept]) await store.createRun(newRun({ id, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+    const fences = [(await store.claimRun({ owner: "w", leaseMs: 60_000, runId: gone }))!.fence, (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: kept }))!.fence];
+    const secret = `${EMAIL} `.repeat(20);
+    // Issued in one turn: one group transaction ends the run, writes another's events, and deletes it.
+    const writes = [
+      store.commit({ id: "c-gone", runId: gone, fence: fences[0]!, events: [note(gone, secret)], run: { status: "succeeded", owner: null, leaseUntil: null, endedAt: Date.now() } }),
+      store.commit({ id: "c-kept", runId: kept, fence: fences[1]!, events: [note(kept, "kept ".repeat(80))] }),
+      store.deleteRun(gone),
+    ];
+    await Promise.all(writes);
+    const db = new Database(file, { readonly: true });
+    const blobs = db.prepare("SELECT refs, data FROM blobs").all() as { refs: number; data: string | Buffer }[];
+    const rows = db.prepare("SELECT count(*) FROM events WHERE substr(events, 1, 1) = x'fe'").pluck().get();
+    db.close();
+    expect(blobs.reduce((n, b) => n + b.refs, 0)).toBe(rows);
+    expect(blobs.some((b) => unpackText(b.data).includes(EMAIL))).toBe(false);
+    expect((await store.readEvents({ runId: kept })).at(-1)!.payload).toMatchObject({ message: "kept ".repeat(80) });
+    expect(await store.getRun(gone)).toBeUndefined();
+    await store.close();
   });
 });

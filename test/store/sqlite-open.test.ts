@@ -9,8 +9,10 @@ import { SqliteStore, StoreError, Worker, WorkflowRegistry, actionRegistry, crea
 import { traceIdOf } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { batchDocs } from "../../engine/store/sqlite/event-rows.js";
-import { packJson, readDocReference, unpackJson } from "../../engine/store/sqlite/packed-json.js";
+import { GroupDocs } from "../../engine/store/sqlite/group-docs.js";
+import { groupReference, packJson, packText, readDocReference, readGroupReference, unpackJson } from "../../engine/store/sqlite/packed-json.js";
 import type { CheckpointRow } from "../../engine/store/sqlite/rows.js";
+import { Statements } from "../../engine/store/sqlite/statements.js";
 import { APPLICATION_ID, MIGRATIONS, READABLE_FROM_VERSION, SCHEMA_VERSION, TABLES } from "../../engine/store/sqlite/schema.js";
 import type { TaskRow } from "../../engine/store/sqlite/task-rows.js";
 import { kill, spawnChild } from "../support/processes.js";
@@ -51,11 +53,39 @@ async function storeWithRuns(file: string, runs = 3, workflowName = "wf"): Promi
   await store.close();
 }
 
+/** An events row's document as JSON text, wherever it is kept: in the row, or in its group's blob. */
+function eventsDocument(db: Database.Database, stored: string | Buffer): string {
+  return new GroupDocs(new Statements(db)).text(stored);
+}
+
 /** A checkpoint's or task's document as a store keeps it: in its row, or with its commit's events. */
 function storedDocument(db: Database.Database, stored: string | Buffer): unknown {
   const reference = readDocReference(stored);
   if (!reference) return unpackJson(stored);
-  return batchDocs(db.prepare("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer)[reference.index];
+  return batchDocs(eventsDocument(db, db.prepare("SELECT events FROM events WHERE seq = ?").pluck().get(reference.seq) as string | Buffer))[reference.index];
+}
+
+/** What a store holds of a run: its record, checkpoints (with their states), tasks and events. */
+async function runHistory(store: Store, id: string) {
+  const checkpoints = await store.listCheckpoints(id);
+  return {
+    run: await store.getRun(id),
+    checkpoints,
+    summaries: await store.listCheckpointSummaries(id),
+    states: await Promise.all(checkpoints.map((c) => readState(store, id, c.n))),
+    tasks: await store.listTasks(id),
+    events: await store.readEvents({ runId: id }),
+  };
+}
+
+/** A store file's schema version and integrity, with what `more` reads of its layout. */
+function storeLayout(file: string, more: (db: Database.Database) => Record<string, unknown>): Record<string, unknown> {
+  const db = new Database(file, { readonly: true });
+  try {
+    return { version: db.pragma("user_version", { simple: true }), ...more(db), integrity: db.pragma("integrity_check", { simple: true }) };
+  } finally {
+    db.close();
+  }
 }
 
 /** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
@@ -240,7 +270,7 @@ describe("SQLite schema migrations", () => {
     expect(references).toBe(8);
     const batches = raw.prepare("SELECT seq, events FROM events").all() as { seq: number; events: string | Buffer }[];
     for (const { seq, events } of batches) {
-      const { docs: _docs, ...batch } = unpackJson<{ docs?: unknown[] }>(events);
+      const { docs: _docs, ...batch } = JSON.parse(eventsDocument(raw, events)) as { docs?: unknown[] };
       raw.prepare("UPDATE events SET events = ? WHERE seq = ?").run(packJson(batch), seq);
     }
     raw.pragma("user_version = 3");
@@ -273,13 +303,7 @@ describe("SQLite schema migrations", () => {
     const runs = [await engine.start(wf, {}), await engine.start(wf, { n: 5 })];
     for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
     await engine.worker!.stop();
-    const history = async (store: Store) =>
-      Promise.all(
-        runs.map(async ({ id }) => {
-          const checkpoints = await store.listCheckpoints(id);
-          return { checkpoints, states: await Promise.all(checkpoints.map((c) => readState(store, id, c.n))), summaries: await store.listCheckpointSummaries(id), storage: await store.runStorage(id) };
-        }),
-      );
+    const history = async (store: Store) => Promise.all(runs.map(async ({ id }) => ({ ...(await runHistory(store, id)), storage: await store.runStorage(id) })));
     const written = await history(before);
     await before.close();
     expect(written.map((h) => h.checkpoints.length)).toEqual([4, 4]);
@@ -293,18 +317,10 @@ describe("SQLite schema migrations", () => {
       ALTER TABLE checkpoints_v5 RENAME TO checkpoints;`);
     raw.pragma("user_version = 5");
     raw.close();
-    const layout = () => {
-      const db = new Database(file, { readonly: true });
-      try {
-        return {
-          version: db.pragma("user_version", { simple: true }),
-          sql: (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'checkpoints'").pluck().get() as string).includes("WITHOUT ROWID") ? "clustered" : "in writing order",
-          integrity: db.pragma("integrity_check", { simple: true }),
-        };
-      } finally {
-        db.close();
-      }
-    };
+    const layout = () =>
+      storeLayout(file, (db) => ({
+        sql: (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'checkpoints'").pluck().get() as string).includes("WITHOUT ROWID") ? "clustered" : "in writing order",
+      }));
     expect(layout()).toEqual({ version: 5, sql: "clustered", integrity: "ok" });
 
     // Read-only, it is read as it is.
@@ -330,6 +346,77 @@ describe("SQLite schema migrations", () => {
       await store.close();
     }
     expect(layout()).toEqual({ version: SCHEMA_VERSION, sql: "in writing order", integrity: "ok" });
+  });
+
+  it("brings a version 6 store, whose events rows hold their documents, up to date: everything reads back the same, and new commits are deflated together", async () => {
+    const wf = workflow("fan6", { state: z.object({ n: z.number().default(0), log: z.array(z.string()).default([]) }), reducers: { n: (a: unknown, b: unknown) => (a as number) + (b as number), log: "append" } })
+      .node("split", () => ({ n: 1, log: ["split"] }), { next: ["a", "b"] })
+      .node("a", () => ({ n: 10, log: ["a"] }), { next: "join" })
+      .node("b", () => ({ n: 100, log: ["b"] }), { next: "join" })
+      .node("join", () => ({ n: 1000, log: ["join"] }), { waitFor: ["a", "b"] })
+      .compile();
+    const file = fresh("v6");
+    const before = await openStore(`sqlite:${file}`);
+    const engine = createEngine({ store: before, workflows: [wf] });
+    // Started together, their commits share group transactions (and blobs).
+    const runs = await Promise.all([engine.start(wf, {}), engine.start(wf, { n: 5 }), engine.start(wf, { n: 7 })]);
+    for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    await engine.worker!.stop();
+    const history = async (store: Store) => Promise.all(runs.map(async ({ id }) => ({ ...(await runHistory(store, id)), task: await store.getTask(`${id}:1:split`) })));
+    const written = await history(before);
+    const allEvents = await before.readEvents();
+    await before.close();
+    expect(written[0]!.task?.node).toBe("split");
+    // As version 6 kept them: each events row holding its commit's document, packed on its own.
+    const raw = new Database(file);
+    const shared = raw.prepare("SELECT count(*) FROM blobs WHERE refs > 1").pluck().get() as number;
+    expect(shared).toBeGreaterThan(0);
+    for (const { seq, events } of raw.prepare("SELECT seq, events FROM events").all() as { seq: number; events: Buffer }[]) {
+      raw.prepare("UPDATE events SET events = ? WHERE seq = ?").run(packText(eventsDocument(raw, events)), seq);
+    }
+    raw.exec("DROP TABLE blobs");
+    raw.pragma("user_version = 6");
+    raw.close();
+    const layout = () => storeLayout(file, (db) => ({ blobs: db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'blobs'").pluck().get() }));
+    expect(layout()).toEqual({ version: 6, blobs: 0, integrity: "ok" });
+
+    // Read-only, it is read as it is.
+    const reader = await openStore(`sqlite:${file}`, { readOnly: true });
+    try {
+      expect(await history(reader)).toEqual(written);
+      expect(await reader.readEvents()).toEqual(allEvents);
+    } finally {
+      await reader.close();
+    }
+    expect(layout()).toEqual({ version: 6, blobs: 0, integrity: "ok" });
+
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(layout()).toEqual({ version: SCHEMA_VERSION, blobs: 1, integrity: "ok" });
+      expect(await history(store)).toEqual(written);
+      expect(await store.readEvents()).toEqual(allEvents);
+      const again = createEngine({ store, workflows: [wf] });
+      const more = await Promise.all([again.start(wf, { n: 1 }), again.start(wf, { n: 2 })]);
+      for (const run of more) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+      await again.worker!.stop();
+      expect(await more[0]!.state()).toEqual({ n: 1112, log: ["split", "a", "b", "join"] });
+      expect(await readState(store, more[1]!.id, 1)).toEqual({ n: 3, log: ["split"] });
+      expect((await store.listTasks(more[1]!.id)).map((t) => t.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+      // The events before and after the upgrade read as one log, numbered on.
+      const after = await store.readEvents();
+      expect(after.slice(0, allEvents.length)).toEqual(allEvents);
+      expect(after.slice(allEvents.length).every((e, i) => e.seq > allEvents.at(-1)!.seq && (i === 0 || e.seq > after[allEvents.length + i - 1]!.seq))).toBe(true);
+      // A run written before the upgrade is deleted whole, beside those written after.
+      const storage = await store.runStorage(runs[0]!.id);
+      expect(storage.events).toBeGreaterThan(0);
+      expect(await store.deleteRun(runs[0]!.id)).toEqual([runs[0]!.id]);
+      expect(await store.deleteRun(more[0]!.id)).toEqual([more[0]!.id]);
+      expect(await history(store).then((h) => h.slice(1))).toEqual(written.slice(1));
+      expect((await store.readEvents({ runId: more[1]!.id })).map((e) => e.type)).toContain("run.succeeded");
+    } finally {
+      await store.close();
+    }
+    expect(layout()).toEqual({ version: SCHEMA_VERSION, blobs: 1, integrity: "ok" });
   });
 
   it("reads tasks, events and checkpoints in the fuller encodings earlier releases wrote", async () => {
@@ -455,23 +542,28 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
   it("reports a damaged packed record as corruption of the store", async () => {
     const file = fresh("packed");
     // A name long enough for the runs' first events to be packed (shorter documents stay text).
-    await storeWithRuns(file, 6, "w".repeat(200));
+    await storeWithRuns(file, 8, "w".repeat(200));
     const raw = new Database(file);
-    // A run's first checkpoint keeps its metadata in the events row of the run's creation.
-    const eventsOf = (run: string) => `FROM events WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`;
-    const setEvents = (run: string, value: Buffer) => raw.prepare(`UPDATE events SET events = ? WHERE seq = (SELECT seq ${eventsOf(run)})`).run(value);
+    // A run's first checkpoint keeps its metadata in the events row of the run's creation, whose
+    // document is kept in the blob of its group transaction (each run was created in its own).
+    const eventsRow = (run: string) => `(SELECT seq FROM events WHERE run_key = (SELECT key FROM runs WHERE id = '${run}'))`;
+    const referenceTo = (run: string) => readGroupReference(raw.prepare(`SELECT events FROM events WHERE seq = ${eventsRow(run)}`).pluck().get() as Buffer)!;
+    const setBlob = (run: string, value: Buffer) => raw.prepare("UPDATE blobs SET data = ? WHERE id = ?").run(value, referenceTo(run).blob);
+    const setEventsRow = (run: string, value: Buffer) => raw.prepare(`UPDATE events SET events = ? WHERE seq = ${eventsRow(run)}`).run(value);
     const setMeta = (run: string, value: Buffer) => raw.prepare(`UPDATE checkpoints SET meta = ? WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`).run(value);
-    const packed = raw.prepare(`SELECT events ${eventsOf("run-0")}`).pluck().get() as Buffer;
+    const packed = raw.prepare("SELECT data FROM blobs WHERE id = ?").pluck().get(referenceTo("run-0").blob) as Buffer;
     const referenceOf = (run: string) => raw.prepare(`SELECT meta FROM checkpoints WHERE run_key = (SELECT key FROM runs WHERE id = '${run}')`).pluck().get() as Buffer;
     const reference = referenceOf("run-3");
     expect(Buffer.isBuffer(packed) && Buffer.isBuffer(reference)).toBe(true);
     const garbled = Buffer.from(packed);
     garbled.fill(0xff, 4, 10);
-    setEvents("run-0", garbled);
-    setEvents("run-1", Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
-    setEvents("run-2", packed.subarray(0, 1));
+    setBlob("run-0", garbled);
+    setBlob("run-1", Buffer.concat([Buffer.from([0x7f]), packed.subarray(1)]));
+    setBlob("run-2", packed.subarray(0, 1));
     setMeta("run-3", Buffer.concat([reference.subarray(0, -1), Buffer.from([9])]));
     setMeta("run-4", reference.subarray(0, 1));
+    setEventsRow("run-5", groupReference({ ...referenceTo("run-5"), length: 100_000 }));
+    setEventsRow("run-6", groupReference({ ...referenceTo("run-6"), blob: 1_000_000 }));
     raw.close();
     const store = await openStore(`sqlite:${file}`);
     try {
@@ -481,10 +573,12 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       expect(await storeError(store.getCheckpoint("run-2:0"), file)).toMatch(unreadable("packed record has no readable length"));
       expect(await storeError(store.getCheckpoint("run-3:0"), file)).toMatch(unreadable("a record refers to document 9 of event row \\d+, which has 1"));
       expect(await storeError(store.getCheckpoint("run-4:0"), file)).toMatch(unreadable("packed record has no readable length"));
+      expect(await storeError(store.getCheckpoint("run-5:0"), file)).toMatch(unreadable("an event row refers to characters \\d+ to \\d+ of blob \\d+, which has \\d+"));
+      expect(await storeError(store.readEvents({ runId: "run-6" }), file)).toMatch(unreadable("an event row refers to characters \\d+ to \\d+ of blob 1000000, which is missing"));
       expect(await storeError(store.readEvents({ runId: "run-0" }), file)).toMatch(unreadable("packed record .+"));
       // The damage is the records' own: the run left intact reads as written.
-      expect(await store.getCheckpoint("run-5:0")).toMatchObject({ id: "run-5:0", actor: "test" });
-      expect((await store.readEvents({ runId: "run-5" })).map((e) => e.type)).toEqual(["run.created"]);
+      expect(await store.getCheckpoint("run-7:0")).toMatchObject({ id: "run-7:0", actor: "test" });
+      expect((await store.readEvents({ runId: "run-7" })).map((e) => e.type)).toEqual(["run.created"]);
     } finally {
       await store.close();
     }

@@ -31,9 +31,11 @@ describe("SQLite store: storage figures per run", () => {
     const long = appender(256);
     const engine = createEngine({ store, workflows: [short, long] });
     try {
+      // One after the other: the commits of runs running together are deflated together, and
+      // the share of each run's documents then depends on whom it ran with.
       const a = await engine.start(short, {});
-      const b = await engine.start(long, {});
       expect((await a.wait({ until: "end" })).status).toBe("succeeded");
+      const b = await engine.start(long, {});
       expect((await b.wait({ until: "end" })).status).toBe("succeeded");
       const sa = await store.runStorage(a.id);
       const sb = await store.runStorage(b.id);

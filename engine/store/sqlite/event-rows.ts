@@ -1,8 +1,11 @@
 import { traceIdOf } from "../../ids.js";
 import { numberedEvent, type EventRecord, type NewEvent } from "../records.js";
-import { packJson, unpackJson } from "./packed-json.js";
 
-/** A commit's events, stored as one row: `seq` is the last one's store-wide number, `run_seq` the first one's number within the run. */
+/**
+ * A commit's events, stored as one row: `seq` is the last one's store-wide number, `run_seq` the
+ * first one's number within the run; `events` the batch's document, or where it is kept
+ * (group-docs.ts).
+ */
 export interface EventBatchRow {
   seq: number;
   run_id: string;
@@ -36,8 +39,8 @@ type StoredEvent = [type: EventRecord["type"], payload: unknown, taskId?: string
 /** Schema version 2's batches, which are still read: one full tuple per event. */
 type LegacyEvent = [type: EventRecord["type"], taskId: string | null, traceId: string | null, spanId: string | null, actor: string, time: number, payload: unknown];
 
-/** A commit's events (and `docs`, the other documents packed with them) as their row stores them. */
-export function eventBatch(runId: string, events: readonly NewEvent[], docs: readonly unknown[] = []): string | Buffer {
+/** A commit's events (and `docs`, the other documents kept with them) as a JSON document. */
+export function eventBatch(runId: string, events: readonly NewEvent[], docs: readonly unknown[] = []): string {
   const runTrace = traceIdOf(runId);
   const { actor, time } = events[0]!;
   // What each position of a tuple is when it is left out.
@@ -58,14 +61,15 @@ export function eventBatch(runId: string, events: readonly NewEvent[], docs: rea
     return tuple;
   });
   const batch: StoredBatch = { actor, time, events: stored, ...(docs.length > 0 ? { docs: [...docs] } : {}) };
-  return packJson(batch);
+  return JSON.stringify(batch);
 }
 
-export function eventRecords(row: EventBatchRow): EventRecord[] {
+/** `text` is the row's document as JSON text (wherever it was kept). */
+export function eventRecords(row: EventBatchRow, text: string): EventRecord[] {
   const first = row.seq - row.count + 1;
   const runTrace = traceIdOf(row.run_id);
   const record = (i: number, e: Omit<NewEvent, "runId">): EventRecord => numberedEvent({ runId: row.run_id, ...e } as NewEvent, first + i, row.run_seq + i);
-  const parsed = unpackJson<StoredBatch | LegacyEvent[]>(row.events);
+  const parsed = JSON.parse(text) as StoredBatch | LegacyEvent[];
   if (Array.isArray(parsed)) {
     return parsed.map(([type, taskId, traceId, spanId, actor, time, payload], i) =>
       record(i, { taskId, traceId: traceId ?? runTrace, spanId, type, actor, payload: payload as EventRecord["payload"], time }),
@@ -90,8 +94,8 @@ function storedTaskId(runId: string, taskId: string | null): string | [string] |
   return taskId.startsWith(":") ? [taskId] : taskId;
 }
 
-/** The documents stored with a batch's events (none in batches of schema version 3 and before). */
-export function batchDocs(stored: string | Buffer): unknown[] {
-  const parsed = unpackJson<StoredBatch | LegacyEvent[]>(stored);
+/** The documents stored with a batch's events, from its JSON text (none in batches of schema version 3 and before). */
+export function batchDocs(text: string): unknown[] {
+  const parsed = JSON.parse(text) as StoredBatch | LegacyEvent[];
   return Array.isArray(parsed) ? [] : (parsed.docs ?? []);
 }

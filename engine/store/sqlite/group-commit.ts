@@ -20,8 +20,11 @@ export class GroupCommit {
     private readonly failure: (error: unknown) => Error,
     /** Hands committed events to this process's subscribers, without reading them back. */
     private readonly publish: (events: EventRecord[]) => void,
-    /** Told when each transaction begins (under its lock) and when one is rolled back. */
-    private readonly hooks: { begin(): void; rolledBack(): void },
+    /**
+     * Told when each transaction begins (under its lock), when its writes are done (still inside
+     * it: what it adds commits with them) and when one is rolled back.
+     */
+    private readonly hooks: { begin(): void; end(): void; rolledBack(): void },
   ) {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }
@@ -70,6 +73,7 @@ export class GroupCommit {
           this.events = [];
           outcomes.push({ ok: true, value: write.fn(), events: this.events });
         }
+        this.hooks.end();
       });
       return outcomes;
     } catch (error) {

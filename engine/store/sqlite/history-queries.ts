@@ -3,7 +3,8 @@ import type { ChainRow } from "../../state/read.js";
 import { numberedEvent, type CheckpointRecord, type CheckpointSummary, type EventRecord, type NewEvent, type RunStorage, type TaskRecord } from "../records.js";
 import type { EventQuery } from "../store.js";
 import { batchDocs, eventBatch, eventRecords, type EventBatchRow } from "./event-rows.js";
-import { docReference, readDocReference, unpackJson, unpackText } from "./packed-json.js";
+import type { GroupDocs } from "./group-docs.js";
+import { docReference, readDocReference, unpackJson } from "./packed-json.js";
 import {
   chainRow,
   checkpointMeta,
@@ -15,10 +16,14 @@ import {
   type StoredCheckpointMeta,
 } from "./rows.js";
 import { RUN_KEY, whereClause, type Param, type Statements } from "./statements.js";
+import { TurnCache } from "./turn-cache.js";
 import { stays, taskDoc, taskRecord, taskRow, type TaskRow } from "./task-rows.js";
 
 /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
 const LAST_EVENT_SEQ = "max(coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT value FROM meta WHERE key = 'event_seq'), 0))";
+
+/** Events rows whose document is kept in a blob (a `groupReference`, schema version 7). */
+const IN_GROUP = "typeof(events) = 'blob' AND substr(events, 1, 1) = x'fe'";
 
 /** What a commit writes beside its events. */
 export interface CommitRecords {
@@ -28,13 +33,19 @@ export interface CommitRecords {
 
 /**
  * A run's history, the rows its commits add: checkpoints, tasks and events. A commit writes its
- * own at once (`insertCommit`), its documents packed together with its events.
+ * own at once (`insertCommit`), its documents kept together with its events, and those of its
+ * group transaction deflated together (group-docs.ts).
  */
 export class HistoryQueries {
-  /** Events rows inflated in this turn of the event loop (`eventsRowText`). */
-  private inflated: Map<number, string> | undefined;
+  /** Events rows' documents read in this turn of the event loop (`eventsRowText`). */
+  private readonly inflated = new TurnCache<number, string>();
+  /** The last event number given in the write transaction under way, once read (`insertCommit`). */
+  private lastSeq: number | undefined;
 
-  constructor(private readonly s: Statements) {}
+  constructor(
+    private readonly s: Statements,
+    private readonly docs: GroupDocs,
+  ) {}
 
   // checkpoints
 
@@ -129,9 +140,10 @@ export class HistoryQueries {
    * Appends a commit's events as one row, numbered after the last event of the store and after
    * `runSeq - 1` within their run, and writes the commit's checkpoint and tasks; `runKey` is the
    * run's row key, which they name it by. The documents of the checkpoint and of the tasks that
-   * stay are packed with the events, in one deflate call for the commit (zlib's fixed cost per
-   * call was most of what packing a step cost), and their rows refer to them there. The events row
-   * is numbered as it is inserted (one statement, not a read of the last number and an insert).
+   * stay are kept with the events, and their rows refer to them there; that document is deflated
+   * with those of the other commits of the group transaction, in one call at its end
+   * (group-docs.ts). The last event number is read once per write transaction, under its lock,
+   * and counted on from there (no other connection writes meanwhile).
    * The records returned are the events as given, numbered (their payloads are not copied).
    */
   insertCommit(runKey: number, runId: string, runSeq: number, events: readonly NewEvent[], { checkpoint, tasks = [] }: CommitRecords = {}): EventRecord[] {
@@ -144,10 +156,9 @@ export class HistoryQueries {
     const docs: unknown[] = [];
     const metaIndex = checkpoint ? docs.push(checkpointMeta(checkpoint)) - 1 : -1;
     const taskIndexes = tasks.map((task) => (stays(task) ? docs.push(taskDoc(task)) - 1 : -1));
-    const seq = this.s
-      .sql(`INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (${LAST_EVENT_SEQ} + ?, ?, ?, ?, ?) RETURNING seq`)
-      .pluck()
-      .get(events.length, runKey, runSeq, events.length, eventBatch(runId, events, docs)) as number;
+    const seq = (this.lastSeq ??= this.lastEventSeq()) + events.length;
+    this.s.sql("INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (?, ?, ?, ?, ?)").run(seq, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs), seq));
+    this.lastSeq = seq;
     if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint, docReference({ seq, index: metaIndex })));
     tasks.forEach((task, i) => {
       const index = taskIndexes[i]!;
@@ -176,27 +187,15 @@ export class HistoryQueries {
   }
 
   /**
-   * An events row's document as JSON text. Rows inflated in this turn of the event loop are kept
-   * until its end: a run's checkpoints and its tasks, read together (the console's run view), refer
-   * to the same rows, and inflating is most of what reading them costs. Rows never change once
-   * written, so what is kept is never stale; it is text, so that no two records share objects.
+   * An events row's document as JSON text, kept until the end of this turn of the event loop: a
+   * run's checkpoints and its tasks, read together (the console's run view), refer to the same
+   * rows, and inflating is most of what reading them costs.
    */
   private eventsRowText(seq: number): string | undefined {
-    if (!this.inflated) {
-      const inflated = new Map<number, string>();
-      this.inflated = inflated;
-      setImmediate(() => {
-        if (this.inflated === inflated) this.inflated = undefined;
-      });
-    }
-    let text = this.inflated.get(seq);
-    if (text === undefined) {
+    return this.inflated.get(seq, () => {
       const row = this.s.sql("SELECT events FROM events WHERE seq = ?").pluck().get(seq) as string | Buffer | undefined;
-      if (row === undefined) return undefined;
-      text = unpackText(row);
-      this.inflated.set(seq, text);
-    }
-    return text;
+      return row === undefined ? undefined : this.docs.text(row);
+    });
   }
 
   /** Reads the batches in order (newest first for `last`) only as far as the query needs. */
@@ -218,7 +217,7 @@ export class HistoryQueries {
     let count = 0;
     const enough = newestFirst ? query.last! : (query.limit ?? Infinity);
     for (const row of rows) {
-      const events = eventRecords(row).filter(wanted);
+      const events = eventRecords(row, this.docs.text(row.events)).filter(wanted);
       found.push(events);
       count += events.length;
       // Leaving the loop ends the statement (for...of returns the iterator).
@@ -226,6 +225,11 @@ export class HistoryQueries {
     }
     if (!newestFirst) return found.flat().slice(0, query.limit);
     return found.reverse().flat().slice(-query.last!).slice(0, query.limit);
+  }
+
+  /** Each write transaction, when it begins or is rolled back, reads the last event number afresh. */
+  newTransaction(): void {
+    this.lastSeq = undefined;
   }
 
   /** The last number given to an event, also when its run was deleted since (kept in `meta`). */
@@ -239,16 +243,21 @@ export class HistoryQueries {
    */
   deleteHistory(runId: string): void {
     const lastSeq = this.lastEventSeq();
+    this.docs.release(this.s.sql(`SELECT events FROM events WHERE run_key = ${RUN_KEY} AND ${IN_GROUP}`).pluck().all({ run_id: runId }) as Buffer[]);
     for (const table of ["checkpoints", "tasks", "events"]) this.s.sql(`DELETE FROM ${table} WHERE run_key = ${RUN_KEY}`).run({ run_id: runId });
     this.s.sql("INSERT INTO meta (key, value) VALUES ('event_seq', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)").run(lastSeq);
   }
 
-  /** Bytes of a run's checkpoint and event rows as stored (row contents, not the pages around them). */
+  /**
+   * Bytes of a run's checkpoint and event rows as stored (row contents, not the pages around them),
+   * with its documents' share of the blobs they are kept in.
+   */
   storage(runId: string): Pick<RunStorage, "checkpoints" | "events"> {
     const checkpoints = this.s.sql(
       `SELECT coalesce(sum(octet_length(meta) + octet_length(delta) + coalesce(octet_length(snapshot), 0) + 16), 0) FROM checkpoints WHERE run_key = ${RUN_KEY}`,
     ).pluck().get({ run_id: runId }) as number;
-    const events = this.s.sql(`SELECT coalesce(sum(octet_length(events) + 24), 0) FROM events WHERE run_key = ${RUN_KEY}`).pluck().get({ run_id: runId }) as number;
-    return { checkpoints, events };
+    const rows = this.s.sql(`SELECT coalesce(sum(octet_length(events) + 24), 0) FROM events WHERE run_key = ${RUN_KEY}`).pluck().get({ run_id: runId }) as number;
+    const shares = this.docs.share(this.s.sql(`SELECT events FROM events WHERE run_key = ${RUN_KEY} AND ${IN_GROUP}`).pluck().all({ run_id: runId }) as Buffer[]);
+    return { checkpoints, events: rows + shares };
   }
 }

@@ -57,7 +57,11 @@ const MIN_PACKED_LENGTH = 320;
  * whose data does not match it is found damaged.
  */
 export function packJson(value: unknown): string | Buffer {
-  const text = JSON.stringify(value);
+  return packText(JSON.stringify(value));
+}
+
+/** JSON text, deflated when that makes it shorter (as `packJson`). */
+export function packText(text: string): string | Buffer {
   if (text.length < MIN_PACKED_LENGTH) return text;
   const utf8 = Buffer.from(text);
   const header = [CURRENT, ...leb128(utf8.length)];
@@ -109,6 +113,35 @@ export function readDocReference(stored: string | Buffer): DocReference | undefi
   const seq = readLeb128(stored, 1);
   const index = readLeb128(stored, seq.end);
   return { seq: seq.value, index: index.value };
+}
+
+/**
+ * A commit's document kept with the other documents of its group transaction (schema version 7),
+ * which are deflated together in one call into one row of `blobs`: [254, the blob's id, the
+ * document's offset and length in the blob's text], each an unsigned LEB128. 254 is never a
+ * dictionary version: a pitwall of version 6 finds such a row unreadable, and says the store was
+ * upgraded under it.
+ */
+const IN_GROUP = 254;
+
+export interface GroupReference {
+  blob: number;
+  /** Where the document's JSON text starts in the blob's text, in UTF-16 code units. */
+  offset: number;
+  length: number;
+}
+
+export function groupReference({ blob, offset, length }: GroupReference): Buffer {
+  return Buffer.from([IN_GROUP, ...leb128(blob), ...leb128(offset), ...leb128(length)]);
+}
+
+/** Where a stored document is kept, when it is kept with its group transaction's. */
+export function readGroupReference(stored: string | Buffer): GroupReference | undefined {
+  if (typeof stored === "string" || stored[0] !== IN_GROUP) return undefined;
+  const blob = readLeb128(stored, 1);
+  const offset = readLeb128(stored, blob.end);
+  const length = readLeb128(stored, offset.end);
+  return { blob: blob.value, offset: offset.value, length: length.value };
 }
 
 /** A document stored by `packJson` (or as plain JSON text), parsed. */

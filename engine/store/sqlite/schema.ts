@@ -264,6 +264,15 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE checkpoints_v6 RENAME TO checkpoints;
   CREATE UNIQUE INDEX checkpoints_by_run ON checkpoints (run_key, n);
   `,
+  `
+  -- Version 7. The documents of the commits written in one group transaction (each commit's
+  -- events, with its checkpoint's metadata and settled tasks) are deflated together, in one call,
+  -- into one row here; each commit's events row refers to its document's place in the row's text
+  -- (engine/store/sqlite/group-docs.ts). 'size' is the text's length, 'refs' the number of events
+  -- rows referring to it. Rows of earlier versions keep their documents and are read as they are;
+  -- a pitwall of version 6 could not read the references, so it must refuse the store.
+  CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, refs INTEGER NOT NULL, size INTEGER NOT NULL, data BLOB NOT NULL);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

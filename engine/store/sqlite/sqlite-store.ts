@@ -1,14 +1,12 @@
 import { createHash } from "node:crypto";
 import { statfs } from "node:fs/promises";
-import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type Database from "better-sqlite3";
-import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
+import { StoreError } from "../../errors.js";
 import type { ChainRow } from "../../state/read.js";
 import { EventFeed } from "../event-feed.js";
 import {
   RUN_STATUSES,
-  headFields,
   type ArtifactRef,
   type CheckpointRecord,
   type CheckpointSummary,
@@ -24,7 +22,7 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { WORKER_RECORDS_KEPT_MS, checkCommit, checkDeletion, claimPatch, decodeCursor, encodeCursor, movesUpdatedAt, runClaimedEvent, storeRoom } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, checkDeletion, decodeCursor, encodeCursor, storeRoom } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { backupStore, type BackupResult } from "./backup.js";
 import { connect, type Durability } from "./connect.js";
@@ -32,8 +30,11 @@ import { ClaimChoice } from "./claim-choice.js";
 import { storeFailure } from "./failure.js";
 import { Erasure } from "./erasure.js";
 import { GroupCommit } from "./group-commit.js";
-import { HistoryQueries, type CommitRecords } from "./history-queries.js";
+import { GroupDocs } from "./group-docs.js";
+import { FileIdentity } from "./file-identity.js";
+import { HistoryQueries } from "./history-queries.js";
 import { Queries } from "./queries.js";
+import { RunWrites } from "./run-writes.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
@@ -72,9 +73,9 @@ export class SqliteStore implements Store {
   private readonly busyTimeoutMs: number;
   private readonly erasure: Erasure;
   private readonly writes: GroupCommit;
-  /** The file opened (device and inode), to notice it deleted or replaced under this process. */
-  private readonly identity: { dev: number; ino: number } | undefined;
-  private lastIdentityCheck = 0;
+  /** The file opened, to notice it deleted or replaced under this process (asked by the console's health check, claims and commits). */
+  private readonly identity: FileIdentity;
+  private readonly runWrites: RunWrites;
 
   constructor(
     readonly file: string,
@@ -86,33 +87,26 @@ export class SqliteStore implements Store {
     const statements = new Statements(this.db);
     const written = new WrittenRuns(() => this.q.dataVersion());
     this.q = new Queries(statements, written);
-    this.history = new HistoryQueries(statements);
+    const docs = new GroupDocs(statements);
+    this.history = new HistoryQueries(statements, docs);
     this.claims = new ClaimChoice(this.q);
-    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), written);
+    this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), {
+      begin: () => {
+        written.begin();
+        this.history.newTransaction();
+      },
+      end: () => docs.end(),
+      rolledBack: () => {
+        written.rolledBack();
+        this.history.newTransaction();
+        docs.clear();
+      },
+    });
     this.erasure = new Erasure(this.db);
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch);
-    this.identity = fileIdentity(file);
-  }
-
-  /** `checkStillThere` on the path of every commit: at most once a second (a stat is not free). */
-  private checkStillThereNow(): void {
-    const now = Date.now();
-    if (now - this.lastIdentityCheck < IDENTITY_CHECK_MS) return;
-    this.checkStillThere();
-    this.lastIdentityCheck = now;
-  }
-
-  /**
-   * The file at the store's path is still the one this process opened. Deleted or replaced (a
-   * restore, a mistaken `rm`), what this process reads is a store nobody else sees and what it
-   * writes is lost: asked by the console's health check and every claim of a worker.
-   */
-  private checkStillThere(): void {
-    if (!this.identity) return;
-    const now = fileIdentity(this.file);
-    if (now?.dev === this.identity.dev && now.ino === this.identity.ino) return;
-    throw new StoreError(`store ${this.file} was ${now ? "replaced by another file" : "deleted"} while this process had it open: what it reads and writes is no longer that store; restart this process`, { gone: true });
+    this.identity = new FileIdentity(file);
+    this.runWrites = new RunWrites(this.q, this.history, this.claims, (events) => this.writes.appended(events));
   }
 
   /** The connection's settings as SQLite reports them (for diagnostics). */
@@ -125,7 +119,7 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    this.checkStillThere();
+    this.identity.check();
     await this.writes.write(() => this.q.putWorkflow(record), false);
   }
 
@@ -139,16 +133,8 @@ export class SqliteStore implements Store {
 
   async createRun(init: NewRun): Promise<CommitResult> {
     // A run started in a file nobody else sees would be lost without a word: say so now.
-    this.checkStillThere();
-    return this.writes.write(() => {
-      if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
-      const run: RunRecord = { ...init.run, ...headFields(init.checkpoint) };
-      // The run row first, since the checkpoint and event rows refer to its key; it already
-      // counts the events appended below.
-      const key = this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
-      const events = this.appendEvents(run, init.events, { checkpoint: init.checkpoint }, key);
-      return { events };
-    });
+    this.identity.check();
+    return this.writes.write(() => this.runWrites.createRun(init));
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -181,72 +167,21 @@ export class SqliteStore implements Store {
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // The run is chosen before taking the write lock, which most calls (finding nothing) never
     // need; under the lock only that run is checked again, unless another process took it first.
-    this.checkStillThere();
+    this.identity.check();
     const chosen = this.read(() => this.claims.choose(options, Date.now(), true));
     if (!chosen) return undefined;
-    return this.writes.write(() => {
-      // Read the clock under the write lock: waiting for it may have taken a while.
-      const now = Date.now();
-      let run = this.claims.claimableRun(chosen.id, options, now);
-      if (!run) {
-        this.claims.taken(now);
-        run = this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
-      }
-      if (!run) return undefined;
-      const recovered = run.status === "running";
-      const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
-      const fence = this.q.nextFence();
-      Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
-      this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
-      this.q.saveRun(run);
-      this.claims.claimed(run, recovered);
-      return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
-    });
+    return this.writes.write(() => this.runWrites.claimRun(chosen.id, options));
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
-    this.checkStillThereNow();
-    await this.writes.write(() => {
-      const run = this.mustGetRun(runId);
-      if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
-      run.leaseUntil = Date.now() + leaseMs;
-      this.q.saveRun(run);
-    }, false);
+    this.identity.checkSoon();
+    await this.writes.write(() => this.runWrites.renewLease(runId, owner, fence, leaseMs), false);
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
     // A worker holding runs goes on committing them: it too must stop when its file is gone.
-    this.checkStillThereNow();
-    return this.writes.write(() => {
-      const keyed = this.q.getKeyedRun(commit.runId);
-      if (!keyed) throw new NotFoundError("run", commit.runId);
-      const { run, key } = keyed;
-      if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
-      for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
-      const now = Date.now();
-      const active = movesUpdatedAt(run.status, commit);
-      run.lastCommit = commit.id;
-      if (commit.run) Object.assign(run, commit.run);
-      if (commit.checkpoint) Object.assign(run, headFields(commit.checkpoint));
-      for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
-      for (const command of commit.submit ?? []) this.q.insertCommand(command);
-      for (const answer of commit.commands ?? []) {
-        const command = this.q.getCommand(answer.id);
-        if (command) this.q.saveCommand({ ...command, ...answer });
-      }
-      for (const id of commit.wake ?? []) {
-        const waiting = this.q.getRun(id);
-        if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
-          this.q.saveRun({ ...waiting, waitingOn: null, updatedAt: now });
-        }
-      }
-      // Interrupts change only through commits: without any, the count stands.
-      if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
-      if (active) run.updatedAt = now;
-      const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks }, key);
-      this.q.saveRun(run);
-      return { events };
-    });
+    this.identity.checkSoon();
+    return this.writes.write(() => this.runWrites.commit(commit));
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {
@@ -286,28 +221,12 @@ export class SqliteStore implements Store {
   }
 
   async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
-    this.checkStillThere();
-    return this.writes.write(() => {
-      const run = this.mustGetRun(command.runId);
-      if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
-      this.q.insertCommand(command);
-      const events = this.appendEvents(run, [event]);
-      this.q.saveRun(run);
-      return { events };
-    });
+    this.identity.check();
+    return this.writes.write(() => this.runWrites.submitCommand(command, event));
   }
 
   async answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): Promise<CommitResult> {
-    return this.writes.write(() => {
-      const command = this.q.getCommand(answer.id);
-      if (!command) throw new NotFoundError("command", answer.id);
-      if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
-      this.q.saveCommand({ ...command, ...answer });
-      const run = this.mustGetRun(command.runId);
-      const events = this.appendEvents(run, [event]);
-      this.q.saveRun(run);
-      return { events };
-    });
+    return this.writes.write(() => this.runWrites.answerCommand(answer, event));
   }
 
   async getCommand(id: string): Promise<CommandRecord | undefined> {
@@ -323,7 +242,7 @@ export class SqliteStore implements Store {
   }
 
   async lastEventSeq(): Promise<number> {
-    this.checkStillThere();
+    this.identity.check();
     return this.read(() => this.history.lastEventSeq());
   }
 
@@ -334,7 +253,7 @@ export class SqliteStore implements Store {
   async putArtifact(runId: string, data: Uint8Array, mediaType: string): Promise<ArtifactRef> {
     const ref: ArtifactRef = { sha256: createHash("sha256").update(data).digest("hex"), size: data.byteLength, mediaType };
     await this.writes.write(() => {
-      this.mustGetRun(runId);
+      this.runWrites.mustGetRun(runId);
       this.q.putArtifact(runId, ref, data);
     }, false);
     return ref;
@@ -346,7 +265,7 @@ export class SqliteStore implements Store {
 
   async runStorage(runId: string): Promise<RunStorage> {
     return this.read(() => {
-      this.mustGetRun(runId);
+      this.runWrites.mustGetRun(runId);
       const artifacts = this.q.artifactBytes(runId);
       const { checkpoints, events } = this.history.storage(runId);
       return { checkpoints, events, artifacts, total: checkpoints + events + artifacts };
@@ -366,9 +285,9 @@ export class SqliteStore implements Store {
 
   async deleteRun(runId: string): Promise<string[]> {
     const deleted = await this.writes.write(() => {
-      const run = this.mustGetRun(runId);
+      const run = this.runWrites.mustGetRun(runId);
       const tree = [run];
-      for (let i = 0; i < tree.length; i++) for (const child of this.q.childRunIds(tree[i]!.id)) tree.push(this.mustGetRun(child));
+      for (let i = 0; i < tree.length; i++) for (const child of this.q.childRunIds(tree[i]!.id)) tree.push(this.runWrites.mustGetRun(child));
       checkDeletion(run, tree);
       this.erasure.overwriting(() => {
         for (const r of tree) {
@@ -446,36 +365,5 @@ export class SqliteStore implements Store {
     } catch {
       return undefined;
     }
-  }
-
-  private mustGetRun(id: string): RunRecord {
-    const run = this.q.getRun(id);
-    if (!run) throw new NotFoundError("run", id);
-    return run;
-  }
-
-  /**
-   * Numbers events store-wide (their row id) and within the run (its event count), and writes the
-   * checkpoint and tasks committed with them. `key` is the run's row key, looked up when the
-   * caller did not read it with the run.
-   */
-  private appendEvents(run: RunRecord, events: readonly NewEvent[], records: CommitRecords = {}, key = this.q.runKey(run.id)): EventRecord[] {
-    if (key === undefined) throw new NotFoundError("run", run.id);
-    const numbered = this.history.insertCommit(key, run.id, run.eventCount + 1, events, records);
-    run.eventCount += events.length;
-    this.writes.appended(numbered);
-    return numbered;
-  }
-}
-
-/** How often the commit path looks whether the store's file is still the one opened. */
-const IDENTITY_CHECK_MS = 1_000;
-
-function fileIdentity(file: string): { dev: number; ino: number } | undefined {
-  try {
-    const { dev, ino } = statSync(file);
-    return { dev, ino };
-  } catch {
-    return undefined;
   }
 }

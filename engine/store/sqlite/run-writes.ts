@@ -1,0 +1,129 @@
+import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
+import { headFields, type CommandRecord, type EventRecord, type NewEvent, type RunRecord } from "../records.js";
+import { checkCommit, claimPatch, movesUpdatedAt, runClaimedEvent } from "../rules.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
+import type { ClaimChoice } from "./claim-choice.js";
+import type { HistoryQueries, CommitRecords } from "./history-queries.js";
+import type { Queries } from "./queries.js";
+
+/**
+ * What each write to a run does, inside the write transaction the store runs it in (group-commit.ts):
+ * its preconditions are checked under the same lock that applies it. Synchronous: a transaction
+ * never waits for anything but SQLite.
+ */
+export class RunWrites {
+  constructor(
+    private readonly q: Queries,
+    private readonly history: HistoryQueries,
+    private readonly claims: ClaimChoice,
+    /** Told of the events each write appends, to publish them once committed. */
+    private readonly appended: (events: readonly EventRecord[]) => void,
+  ) {}
+
+  createRun(init: NewRun): CommitResult {
+    if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
+    const run: RunRecord = { ...init.run, ...headFields(init.checkpoint) };
+    // The run row first, since the checkpoint and event rows refer to its key; it already
+    // counts the events appended below.
+    const key = this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
+    const events = this.appendEvents(run, init.events, { checkpoint: init.checkpoint }, key);
+    return { events };
+  }
+
+  /** Claims the run chosen before the lock was taken, or, when another process took it, another. */
+  claimRun(chosenId: string, options: ClaimOptions): Claim | undefined {
+    // Read the clock under the write lock: waiting for it may have taken a while.
+    const now = Date.now();
+    let run = this.claims.claimableRun(chosenId, options, now);
+    if (!run) {
+      this.claims.taken(now);
+      run = this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
+    }
+    if (!run) return undefined;
+    const recovered = run.status === "running";
+    const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
+    const fence = this.q.nextFence();
+    Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
+    this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
+    this.q.saveRun(run);
+    this.claims.claimed(run, recovered);
+    return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
+  }
+
+  renewLease(runId: string, owner: string, fence: number, leaseMs: number): void {
+    const run = this.mustGetRun(runId);
+    if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
+    run.leaseUntil = Date.now() + leaseMs;
+    this.q.saveRun(run);
+  }
+
+  commit(commit: Commit): CommitResult {
+    const keyed = this.q.getKeyedRun(commit.runId);
+    if (!keyed) throw new NotFoundError("run", commit.runId);
+    const { run, key } = keyed;
+    if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
+    for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
+    const now = Date.now();
+    const active = movesUpdatedAt(run.status, commit);
+    run.lastCommit = commit.id;
+    if (commit.run) Object.assign(run, commit.run);
+    if (commit.checkpoint) Object.assign(run, headFields(commit.checkpoint));
+    for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
+    for (const command of commit.submit ?? []) this.q.insertCommand(command);
+    for (const answer of commit.commands ?? []) {
+      const command = this.q.getCommand(answer.id);
+      if (command) this.q.saveCommand({ ...command, ...answer });
+    }
+    for (const id of commit.wake ?? []) {
+      const waiting = this.q.getRun(id);
+      if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
+        this.q.saveRun({ ...waiting, waitingOn: null, updatedAt: now });
+      }
+    }
+    // Interrupts change only through commits: without any, the count stands.
+    if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
+    if (active) run.updatedAt = now;
+    const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks }, key);
+    this.q.saveRun(run);
+    return { events };
+  }
+
+  submitCommand(command: CommandRecord, event: NewEvent): CommitResult {
+    const run = this.mustGetRun(command.runId);
+    if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
+    this.q.insertCommand(command);
+    const events = this.appendEvents(run, [event]);
+    this.q.saveRun(run);
+    return { events };
+  }
+
+  answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): CommitResult {
+    const command = this.q.getCommand(answer.id);
+    if (!command) throw new NotFoundError("command", answer.id);
+    if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
+    this.q.saveCommand({ ...command, ...answer });
+    const run = this.mustGetRun(command.runId);
+    const events = this.appendEvents(run, [event]);
+    this.q.saveRun(run);
+    return { events };
+  }
+
+  mustGetRun(id: string): RunRecord {
+    const run = this.q.getRun(id);
+    if (!run) throw new NotFoundError("run", id);
+    return run;
+  }
+
+  /**
+   * Numbers events store-wide (their row id) and within the run (its event count), and writes the
+   * checkpoint and tasks committed with them. `key` is the run's row key, looked up when the
+   * caller did not read it with the run.
+   */
+  private appendEvents(run: RunRecord, events: readonly NewEvent[], records: CommitRecords = {}, key = this.q.runKey(run.id)): EventRecord[] {
+    if (key === undefined) throw new NotFoundError("run", run.id);
+    const numbered = this.history.insertCommit(key, run.id, run.eventCount + 1, events, records);
+    run.eventCount += events.length;
+    this.appended(numbered);
+    return numbered;
+  }
+}
