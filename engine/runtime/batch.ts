@@ -75,20 +75,19 @@ export class Batch {
 
   /** `id` must be unique per commit of the run; the executor numbers its commits under its fence. */
   toCommit(runId: string, fence: number, expect: Pick<Commit, "expectHead" | "expectStatus"> = {}, id = newId("c", 12)): Commit {
-    return {
-      id,
-      runId,
-      fence,
-      ...expect,
-      ...(this.expectPending.length > 0 ? { expectPending: this.expectPending } : {}),
-      ...(this.run ? { run: this.run } : {}),
-      ...(this.checkpoint ? { checkpoint: this.checkpoint } : {}),
-      ...(this.tasks.size > 0 ? { tasks: [...this.tasks.values()] } : {}),
-      ...(this.interrupts.size > 0 ? { interrupts: [...this.interrupts.values()] } : {}),
-      ...(this.submit.length > 0 ? { submit: this.submit } : {}),
-      ...(this.commands.length > 0 ? { commands: this.commands } : {}),
-      ...(this.events.length > 0 ? { events: this.events } : {}),
-      ...(this.wake.length > 0 ? { wake: this.wake } : {}),
-    };
+    // Assigned in turn rather than spread from conditional literals: one object, made at every step.
+    const commit: Commit = { id, runId, fence };
+    if (expect.expectHead !== undefined) commit.expectHead = expect.expectHead;
+    if (expect.expectStatus !== undefined) commit.expectStatus = expect.expectStatus;
+    if (this.expectPending.length > 0) commit.expectPending = this.expectPending;
+    if (this.run) commit.run = this.run;
+    if (this.checkpoint) commit.checkpoint = this.checkpoint;
+    if (this.tasks.size > 0) commit.tasks = [...this.tasks.values()];
+    if (this.interrupts.size > 0) commit.interrupts = [...this.interrupts.values()];
+    if (this.submit.length > 0) commit.submit = this.submit;
+    if (this.commands.length > 0) commit.commands = this.commands;
+    if (this.events.length > 0) commit.events = this.events;
+    if (this.wake.length > 0) commit.wake = this.wake;
+    return commit;
   }
 }

@@ -147,7 +147,9 @@ export class RunExecutor {
       while (!this.end) {
         const message = this.inbox.shift();
         if (message) {
-          await this.handle(message);
+          // Most messages (a node's outcome while no sibling runs) need no wait.
+          const handled = this.handle(message);
+          if (handled) await handled;
           continue;
         }
         while (!this.end && this.inbox.length === 0 && (await this.reconcile()));
@@ -189,32 +191,35 @@ export class RunExecutor {
 
   // ---------------------------------------------------------------- the loop
 
-  private async handle(message: Message): Promise<void> {
+  // Not async itself: each message's handler's promise is returned as it is, without the two
+  // turns an async function takes to adopt a promise it returns.
+  private handle(message: Message): Promise<void> | void {
     switch (message.kind) {
       case "outcome":
         return this.onOutcome(message.taskId, message.attempt, message.outcome);
       case "command":
         return this.onCommand(message.command);
       case "tick":
-        if (!this.rs.batch.empty) await this.committer.commit();
-        return;
-      case "submit": {
-        if (this.end || this.stopping === "lease-lost") {
-          message.done(new TaskAbortedError("lease-lost", "the run's lease was lost"));
-          return;
-        }
-        this.rs.batch.absorb(message.batch);
-        try {
-          await this.committer.commit();
-          message.done();
-        } catch (error) {
-          message.done(error);
-          throw error;
-        }
-        return;
-      }
+        return this.rs.batch.empty ? undefined : this.committer.commit();
+      case "submit":
+        return this.onSubmit(message.batch, message.done);
       case "stop":
         return this.onStop(message.cause);
+    }
+  }
+
+  private async onSubmit(batch: Batch, done: (error?: unknown) => void): Promise<void> {
+    if (this.end || this.stopping === "lease-lost") {
+      done(new TaskAbortedError("lease-lost", "the run's lease was lost"));
+      return;
+    }
+    this.rs.batch.absorb(batch);
+    try {
+      await this.committer.commit();
+      done();
+    } catch (error) {
+      done(error);
+      throw error;
     }
   }
 
@@ -263,7 +268,7 @@ export class RunExecutor {
     return true;
   }
 
-  private async onOutcome(taskId: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
+  private onOutcome(taskId: string, attempt: number, outcome: AttemptOutcome): Promise<void> | void {
     if (!this.inflight.settle(taskId, attempt)) return;
     const task = this.rs.tasks.get(taskId);
     if (task && outcome.kind === "canceled" && outcome.abandoned) this.host.nodeAbandoned?.(this.rs.run.id, task, outcome.cause);
@@ -271,7 +276,7 @@ export class RunExecutor {
     recordOutcome(this.rs, task, outcome);
     this.calls.closeRunning(task.id, this.rs.batch, outcome.kind === "canceled" ? `its node was ${outcome.cause === "killed" ? "killed by operator" : outcome.cause}` : "its node ended before it", Date.now());
     // Results are made durable at once while siblings still run; the last one rides with the step.
-    if (this.inflight.size > 0) await this.committer.commit();
+    if (this.inflight.size > 0) return this.committer.commit();
   }
 
   // ---------------------------------------------------------------- commands
