@@ -118,12 +118,21 @@ export class Queries {
     return key;
   }
 
-  saveRun(run: RunRecord): void {
+  /**
+   * `key` is the run's row key when the caller has it (a commit reads it with the run): the row is
+   * then found by its primary key, without a look-up in the index of ids.
+   */
+  saveRun(run: RunRecord, key?: number): void {
     const row = runRow(run);
-    this.s
-      .sql("UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ? WHERE id = ?")
-      .run(row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on, row.id);
-    this.written.saved(run.id, row.doc, ended(run));
+    const set = "UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ?";
+    const values = [row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on];
+    if (key === undefined) {
+      this.s.sql(`${set} WHERE id = ?`).run(...values, row.id);
+      this.written.saved(run.id, row.doc, ended(run));
+    } else {
+      this.s.sql(`${set} WHERE key = ?`).run(...values, key);
+      this.written.set(run.id, key, row.doc, ended(run));
+    }
   }
 
   listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
