@@ -75,7 +75,7 @@ export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
-export type { BackupResult } from "./store/sqlite/backup.js";
+export type { BackupResult, Durability } from "./store/sqlite/store-types.js";
 export { openStore, describeStoreUrl, storeUrlWarning, type OpenStoreOptions } from "./store/open.js";
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";

@@ -46,7 +46,18 @@ export async function waitForRun(store: Store, runId: string, options: WaitOptio
   }
   // The deadline is kept apart from the caller's signal, so that running out of it is told
   // apart from an abort and from the store closing: a WaitTimeoutError, not a message to match.
-  const timeout = options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined;
+  // Its timer is cleared when the wait ends (AbortSignal.timeout's would hold the wait's
+  // listeners until it fired, however long after).
+  const deadline = options.timeoutMs !== undefined ? new AbortController() : undefined;
+  const timer = deadline && setTimeout(() => deadline.abort(), options.timeoutMs);
+  try {
+    return await waitWithin(store, runId, until, options, deadline?.signal, diagnose);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function waitWithin(store: Store, runId: string, until: WaitUntil, options: WaitOptions, timeout: AbortSignal | undefined, diagnose?: Diagnosis): Promise<RunRecord> {
   const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   let run: RunRecord;

@@ -5,13 +5,7 @@ import Database from "better-sqlite3";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { statOrUndefined } from "./connect.js";
 import { APPLICATION_ID } from "./schema.js";
-
-export interface BackupResult {
-  /** The backup file, as it was named. */
-  file: string;
-  bytes: number;
-  runs: number;
-}
+import type { BackupResult } from "./store-types.js";
 
 /**
  * Writes a consistent copy of the open store `db` to `file`, which must not exist yet, while other

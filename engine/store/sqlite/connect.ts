@@ -4,13 +4,8 @@ import Database from "better-sqlite3";
 import { StoreError } from "../../errors.js";
 import { storeFailure } from "./failure.js";
 import { APPLICATION_ID, MIGRATIONS, READABLE_FROM_VERSION, SCHEMA_VERSION, TABLES } from "./schema.js";
+import type { Durability } from "./store-types.js";
 
-/**
- * `process`: WAL with synchronous=NORMAL. A commit survives the process crashing at any moment;
- * the last commits before a power loss or OS crash may be lost (the file stays consistent).
- * `os`: WAL with synchronous=FULL. Every commit is on disk (fsync) before it returns.
- */
-export type Durability = "process" | "os";
 
 export interface ConnectOptions {
   durability: Durability;

@@ -24,8 +24,9 @@ import {
 } from "../records.js";
 import { WORKER_RECORDS_KEPT_MS, checkDeletion, decodeCursor, encodeCursor, storeRoom } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
-import { backupStore, type BackupResult } from "./backup.js";
-import { connect, type Durability } from "./connect.js";
+import { backupStore } from "./backup.js";
+import { connect } from "./connect.js";
+import type { BackupResult, Durability } from "./store-types.js";
 import { ClaimChoice } from "./claim-choice.js";
 import { storeFailure } from "./failure.js";
 import { Erasure } from "./erasure.js";
