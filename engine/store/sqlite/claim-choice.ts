@@ -55,10 +55,13 @@ export class ClaimChoice {
     this.contendedUntil = now + CONTENDED_MS;
   }
 
-  /** The run, read whole, when it may be claimed now. */
-  claimableRun(runId: string | undefined, options: ClaimOptions, now: number): RunRecord | undefined {
-    const run = runId === undefined ? undefined : this.q.getRun(runId);
-    return run && this.canClaim(run, options, now) ? run : undefined;
+  /**
+   * The run, read whole with its row key (in the write transaction of the claim), when it may be
+   * claimed now.
+   */
+  claimableRun(runId: string | undefined, options: ClaimOptions, now: number): { run: RunRecord; key: number } | undefined {
+    const keyed = runId === undefined ? undefined : this.q.getKeyedRun(runId);
+    return keyed && this.canClaim(keyed.run, options, now) ? keyed : undefined;
   }
 
   /** Claimable runs in claim order: take-overs, then the queued runs of the workflows in turn. */

@@ -25,6 +25,9 @@ const QUEUED = `SELECT ${CANDIDATE_COLUMNS} FROM runs r
      AND ${FILTER}`;
 /** Along the index of queued runs by workflow (schema version 5), one workflow's oldest first. */
 const QUEUED_OF_WORKFLOW = `${QUEUED} AND workflow = :workflow ORDER BY updated_at, id LIMIT :limit`;
+const SAVE_RUN = "UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ?";
+const SAVE_RUN_BY_ID = `${SAVE_RUN} WHERE id = ?`;
+const SAVE_RUN_BY_KEY = `${SAVE_RUN} WHERE key = ?`;
 const EXPIRED = `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`;
 
 /**
@@ -118,12 +121,20 @@ export class Queries {
     return key;
   }
 
-  saveRun(run: RunRecord): void {
+  /**
+   * `key` is the run's row key when the caller has it (a commit reads it with the run): the row is
+   * then found by its primary key, without a look-up in the index of ids.
+   */
+  saveRun(run: RunRecord, key?: number): void {
     const row = runRow(run);
-    this.s
-      .sql("UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ? WHERE id = ?")
-      .run(row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on, row.id);
-    this.written.saved(run.id, row.doc, ended(run));
+    const values = [row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on];
+    if (key === undefined) {
+      this.s.sql(SAVE_RUN_BY_ID).run(...values, row.id);
+      this.written.saved(run.id, row.doc, ended(run));
+    } else {
+      this.s.sql(SAVE_RUN_BY_KEY).run(...values, key);
+      this.written.set(run.id, key, row.doc, ended(run));
+    }
   }
 
   listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {

@@ -34,18 +34,20 @@ export class RunWrites {
   claimRun(chosenId: string, options: ClaimOptions): Claim | undefined {
     // Read the clock under the write lock: waiting for it may have taken a while.
     const now = Date.now();
-    let run = this.claims.claimableRun(chosenId, options, now);
-    if (!run) {
+    let keyed = this.claims.claimableRun(chosenId, options, now);
+    if (!keyed) {
       this.claims.taken(now);
-      run = this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
+      keyed = this.claims.claimableRun(this.claims.choose(options, now, false)?.id, options, now);
     }
-    if (!run) return undefined;
+    if (!keyed) return undefined;
+    const { run, key } = keyed;
     const recovered = run.status === "running";
     const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
     const fence = this.q.nextFence();
     Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
-    this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)]);
-    this.q.saveRun(run);
+    this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)], {}, key);
+    // Saved by its key, the row is kept for the run's first commit (`WrittenRuns`).
+    this.q.saveRun(run, key);
     this.claims.claimed(run, recovered);
     return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
   }
@@ -84,7 +86,7 @@ export class RunWrites {
     if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
     if (active) run.updatedAt = now;
     const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks }, key);
-    this.q.saveRun(run);
+    this.q.saveRun(run, key);
     return { events };
   }
 
