@@ -193,6 +193,7 @@ export function dropClient(client: Redis): void {
 }
 
 function reason(error: unknown): string {
-  const message = errorMessage(error);
+  // OpenSSL's messages (a TLS alert from the server) end with a line break.
+  const message = errorMessage(error).replace(/\s*\n\s*/g, " ").trim();
   return /^Protocol error/.test(message) ? `it does not answer as Redis does (${message.replace(/\s*Please report this\.?$/, "")})` : message;
 }
