@@ -2,6 +2,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type InterruptRecord, type RunRecord } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 import { addReadmeUser, readmeAcl } from "../support/redis-acl.js";
 import { until } from "../support/engine.js";
@@ -88,10 +89,13 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     await gone.start();
     const store = await openStore(`${gone.url}/0?prefix=close:`);
     const stop = new AbortController();
+    let seen = 0;
     const following = (async () => {
-      for await (const _ of store.subscribe({ after: 0, signal: stop.signal }));
+      for await (const _ of store.subscribe({ after: 0, signal: stop.signal })) seen++;
     })().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Followed: it has handed on the event of a run created while it ran.
+    await store.createRun(newRun({ id: "run-followed", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+    await until(() => seen > 0, 15_000, "the subscription handing on the run's event");
     await gone.dispose();
     stop.abort();
     await following;
