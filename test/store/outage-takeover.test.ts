@@ -82,7 +82,7 @@ describe("an outage of the store longer than the lease", () => {
       expect(starts).toBe(1);
       expect(await claims(fleet.store, fleet.run.id)).toEqual([{ worker: "owner", recovered: false }]);
       expect(fleet.notices.find((n) => n.kind === "takeovers-held")?.message).toMatch(
-        /^the store answers again after \d+\.\d s without an answer, longer than the 3 s lease: this worker renewed the leases of its 0 runs, and for 3 s takes over no run whose lease ran out meanwhile/,
+        /^the store answers again after \d+\.\d s without an answer, longer than the 3 s lease: this worker renews the leases of its 0 runs, and for 3 s takes over no run whose lease ran out meanwhile/,
       );
     } finally {
       await fleet.close();
