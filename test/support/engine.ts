@@ -19,8 +19,7 @@ export function engineHarness(factory: StoreFactory) {
     // The engines first: a store given to an engine is the caller's to close, once its worker stopped.
     await Promise.all(open.splice(0).map((e) => e.close()));
     await Promise.all(stores.splice(0).map((s) => s.close()));
-    for (const notice of notices.unasked()) console.warn(`worker notice no test asked about (${notice.kind}): ${notice.message}`);
-    notices.clear();
+    notices.end();
   });
   return {
     notices,
