@@ -270,14 +270,17 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       const store = await openStore(`sqlite:${file}`);
       try {
         expect(await store.lastEventSeq()).toBeGreaterThan(0);
+        // A worker holding a run, which it has just written: its next write, at once, is refused too.
+        const claim = await store.claimRun({ owner: "w", leaseMs: 60_000 });
+        await store.renewLease("run-0", "w", claim!.fence, 60_000);
         for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
         if (how !== "deleted") await storeWithRuns(file, 1);
         const said = `store ${file} was ${how} while this process had it open: what it reads and writes is no longer that store; restart this process`;
         expect(await storeError(store.lastEventSeq(), file)).toBe(said);
         expect(await storeError(store.claimRun({ owner: "w", leaseMs: 1000 }), file)).toBe(said);
         // A worker that holds runs goes no further with them either: its commits and renewals stop.
-        expect(await storeError(store.renewLease("run-0", "w", 1, 1000), file)).toBe(said);
-        expect(await storeError(store.commit({ id: "c-1", runId: "run-0", fence: 1 }), file)).toBe(said);
+        expect(await storeError(store.commit({ id: "c-1", runId: "run-0", fence: claim!.fence }), file)).toBe(said);
+        expect(await storeError(store.renewLease("run-0", "w", claim!.fence, 60_000), file)).toBe(said);
         // Nor does a run start, nor a command get sent, into a file nobody else sees.
         const started = newRun({ id: "run-late", workflow: { name: "w", version: "v" }, state: {}, actor: "test" });
         expect(await storeError(store.createRun(started), file)).toBe(said);
