@@ -148,9 +148,12 @@ export class Engine {
     return this.run(runId);
   }
 
-  /** A handle on an existing run. */
-  run(id: string): RunHandle {
-    return new RunHandle(this.store, id, (run) => this.whyNotRunning(run), { actor: this.actor, secretKeys: this.secretKeys });
+  /**
+   * A handle on an existing run. Given the run's workflow, the handle is typed by its state (the
+   * run is checked to be of that workflow when read); or name the type: `engine.run<StateOf<typeof wf>>(id)`.
+   */
+  run<S extends State = State>(id: string, workflow?: CompiledWorkflow<S>): RunHandle<S> {
+    return new RunHandle<S>(this.store, id, (run) => this.whyNotRunning(run), { actor: this.actor, secretKeys: this.secretKeys }, workflow?.name);
   }
 
   /** A queued run that the worker of this engine cannot run: the version it cannot, and why. */
@@ -221,11 +224,16 @@ export class RunHandle<S extends State = State> {
     readonly id: string,
     private readonly diagnose?: Diagnosis,
     private readonly operator: Pick<OperatorOptions, "actor" | "secretKeys"> = {},
+    /** The workflow the handle's state type is of (`Engine.run(id, workflow)`): a run of another is refused. */
+    private readonly workflow?: string,
   ) {}
 
   async get(): Promise<RunRecord> {
     const run = await this.store.getRun(this.id);
     if (!run) throw new NotFoundError("run", this.id);
+    if (this.workflow !== undefined && run.workflow !== this.workflow) {
+      throw new ValidationError(`run ${this.id} is a run of workflow ${run.workflow}, not of ${this.workflow}: its state is not of that workflow's type`);
+    }
     return run;
   }
 
@@ -294,6 +302,7 @@ export class RunHandle<S extends State = State> {
    * writes it holds. Takes the options of `events()` and ends as it does.
    */
   async *values(options: FollowOptions = {}): AsyncGenerator<StateAt<S>> {
+    if (this.workflow !== undefined) await this.get();
     for await (const at of this.checkpointsAsRecorded(options)) {
       yield { ...at, state: (await readState(this.store, this.id, at.n)) as S };
     }

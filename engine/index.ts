@@ -12,6 +12,7 @@ export type {
   NodeFunction,
   NodeResult,
   Router,
+  StateOf,
 } from "./graph/model.js";
 export { actionRegistry, defineActions, extendRegistry, loadActionModules, type Actions } from "./graph/actions.js";
 export { defineTool, type BoundTool, type Tool, type ToolContext } from "./llm/tools.js";

@@ -139,6 +139,9 @@ export interface CompiledWorkflow<S extends State = State> {
   readonly __state?: S;
 }
 
+/** The state type of a compiled workflow: `StateOf<typeof myWorkflow>`. */
+export type StateOf<W> = W extends CompiledWorkflow<infer S> ? S : never;
+
 export type ActionMap = Record<string, NodeFunction>;
 
 /**

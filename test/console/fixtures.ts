@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MemoryStore, createEngine, workflow, type Engine, type RunRecord, type Store } from "../../engine/index.js";
+import { NoticeLog } from "../support/notices.js";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -180,16 +181,23 @@ export function fixture(): Fixture {
   return fixtureOn(new MemoryStore());
 }
 
-/** `store` (a SQLite file other processes can open too) with an in-process worker running the fixture workflows. */
-export function fixtureOn<S extends Store>(store: S): Fixture<S> {
+/**
+ * `store` (a SQLite file other processes can open too) with an in-process worker running the
+ * fixture workflows. `notices` is what that worker says; those of a kind the test did not ask
+ * about are written to stderr on `close`.
+ */
+export function fixtureOn<S extends Store>(store: S): Fixture<S> & { notices: NoticeLog } {
   const travel = travelWorkflow();
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200 }, workflows: [travel, taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow(travel)]});
+  const notices = new NoticeLog();
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200, onNotice: notices.listen }, workflows: [travel, taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow(travel)]});
   return {
     store,
     engine,
+    notices,
     close: async () => {
       await engine.close();
       await store.close();
+      notices.end();
     },
   };
 }

@@ -5,6 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore, type RunRecord } from "../../engine/index.js";
 import { RedisStore } from "../../engine/store/redis/redis-store.js";
+import { until } from "../support/engine.js";
 import { RedisServer } from "../support/redis-server.js";
 import { fixtureOn, settle, type Fixture } from "./fixtures.js";
 import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
@@ -37,6 +38,8 @@ describe("the console while Redis is down", () => {
   beforeAll(() => server.start());
   afterAll(() => server.dispose());
   afterEach(async () => {
+    // The console and its worker first: a worker would find the restarted server empty, and stop for good.
+    [ui, fx] = await closeAll(ui, fx);
     // The next test finds the server up again.
     await server.stop("SIGKILL");
     await server.start();
@@ -46,6 +49,9 @@ describe("the console while Redis is down", () => {
     fx = f;
     return f;
   };
+  /** The fixture's worker says, as the console does, that the store cannot be reached, naming it. */
+  const workerSaysDown = (f: ReturnType<typeof fixtureOn>) =>
+    until(() => f.notices.of("store-failing").some((n) => n.message.startsWith(`claiming failed: Redis at ${server.url} cannot be reached: the connection is down`)), 10_000, "the worker to say Redis cannot be reached");
 
   it("says in the footer that an approval failed, naming the store, and goes on (the process does not die)", async () => {
     const f = await open();
@@ -59,6 +65,7 @@ describe("the console while Redis is down", () => {
     // The console still takes keys.
     await ui.press("esc");
     await ui.waitFor("2 pending, oldest first");
+    await workerSaysDown(f);
   });
 
   it("counts a bulk approval that met a dead connection as failed on the store, not as answered meanwhile, and sends no more", async () => {
@@ -73,6 +80,7 @@ describe("the console while Redis is down", () => {
     const frame = await ui.waitFor((f) => footer(f).includes("✗ approved 0 of 2; the store failed on int-"));
     expect(footer(frame)).toMatch(/✗ approved 0 of 2; the store failed on int-\S+, which may not have been approved: Redis at \S+ (cannot be reached|did not answer).*; 1 not sent/);
     expect(frame).not.toContain("answered meanwhile");
+    await workerSaysDown(f);
   });
 
   it("says in the footer that a frozen store does not answer, naming it, and clears that when it answers again", async () => {
@@ -97,6 +105,7 @@ describe("the console while Redis is down", () => {
     await server.stop("SIGKILL");
     // Whether "no answer within 0.1 s" shows first depends on when the next question is asked.
     await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: Redis at ${server.url} cannot be reached: the connection is down`));
+    await workerSaysDown(f);
   });
 
   it("says the store is gone after Redis lost its data (flushed), as workers do, and drops the interrupts it no longer holds", async () => {
@@ -115,6 +124,9 @@ describe("the console while Redis is down", () => {
     await ui.waitFor((f) => f.includes("Runs 0") && !f.includes("pending"));
     await ui.press("i");
     await ui.waitFor("nothing is waiting for an operator");
+    // Its worker, told the same, stopped for good.
+    await until(() => f.notices.of("store-gone").length > 0, 10_000, "the worker to say the store is gone");
+    expect(f.notices.of("store-gone")).toEqual([{ level: "error", kind: "store-gone", message: expect.stringContaining(`stopped: the pitwall store at ${server.url} is gone (its keys were deleted`) }]);
   });
 });
 

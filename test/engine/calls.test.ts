@@ -118,6 +118,9 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     await until(async () => (await engine.store.listTasks(run.id)).some((t) => t.call === "b" && t.status === "running"), 5000, "call b running");
     await engine.operator("ann").kill(run.id, { task: "agent" });
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "killed" });
+    expect(harness.notices.of("abandoned")).toMatchObject([
+      { runId: run.id, node: "agent", message: expect.stringContaining(`node agent (task ${run.id}:1:agent) ignored its abort signal (a kill)`) },
+    ]);
     // The call its node was killed in (and that ignored the signal) ended with it.
     const b = (await engine.store.listTasks(run.id)).find((t) => t.call === "b")!;
     expect([b.status, b.attempts.map((a) => [a.outcome, a.error])]).toEqual(["canceled", [["canceled", "its node was killed by operator"]]]);

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { createEngine, NotFoundError, PitwallError, WaitTimeoutError, workflow } from "../../engine/index.js";
+import { createEngine, NotFoundError, PitwallError, ValidationError, WaitTimeoutError, workflow, type StateOf } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -63,6 +63,28 @@ describe("an engine embedded in a service", () => {
     const missing = await engine.run("run-typo").get().catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(NotFoundError);
     expect(missing).toMatchObject({ code: "NOT_FOUND", what: "run", id: "run-typo", message: "run run-typo not found" });
+  });
+
+  it("types a handle on an existing run by its workflow's state, and refuses a run of another workflow for that type", async () => {
+    const other = workflow("other", { state: z.object({ text: z.string().default("") }) })
+      .node("work", () => ({ text: "done" }), { next: "END" })
+      .compile();
+    expectTypeOf<StateOf<typeof held>>().toEqualTypeOf<{ n: number }>();
+    const engine = await harness.engine([held, other]);
+    const started = await engine.start(held);
+    await started.wait();
+    // A service that kept only the run's id: the handle's state is typed by the workflow given.
+    const handle = engine.run(started.id, held);
+    const state = await handle.state();
+    expectTypeOf(state).toEqualTypeOf<{ n: number }>();
+    expect(state).toEqual({ n: 0 });
+    expectTypeOf(await engine.run<StateOf<typeof held>>(started.id).state()).toEqualTypeOf<{ n: number }>();
+
+    const wrong = await engine.run(started.id, other).state().catch((error: unknown) => error);
+    expect(wrong).toBeInstanceOf(ValidationError);
+    expect((wrong as Error).message).toBe(`run ${started.id} is a run of workflow held, not of other: its state is not of that workflow's type`);
+    const values = engine.run(started.id, other).values()[Symbol.asyncIterator]();
+    await expect(values.next()).rejects.toThrow(ValidationError);
   });
 
   it("leaves a store it was given open on close, for the engines sharing it and for its owner to close; closes the store it made itself", async () => {

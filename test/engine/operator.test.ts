@@ -17,6 +17,11 @@ async function dieWhileRunning(engine: Engine, runId: string, node: string, leas
   await engine.store.commit({ id: newId("c"), runId, fence: claim.fence, tasks: [running] });
 }
 
+/** What a worker says when it takes over a run from the worker `dieWhileRunning` made (`again`: its nodes that will run again). */
+function tookOverFromDead(runId: string, again = "") {
+  return { level: "warn", kind: "took-over", runId, from: "dead", message: `took over run ${runId} from worker dead (lease expired)${again}` };
+}
+
 async function pendingOf(engine: Engine, runId: string) {
   return engine.store.listInterrupts({ runId, status: "pending" });
 }
@@ -59,6 +64,15 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     await sleep(900);
     expect(lateReturned).toBe(true);
     expect((await run.state()).log).toEqual([]);
+    expect(harness.notices.of("abandoned")).toEqual([
+      {
+        level: "warn",
+        kind: "abandoned",
+        runId: run.id,
+        node: "stubborn",
+        message: `run ${run.id}: node stubborn (task ${run.id}:1:stubborn) ignored its abort signal (a kill) and was abandoned after the 0.2 s grace; it may still be running in this process, and what it returns is discarded`,
+      },
+    ]);
     const audit = await engine.store.readEvents({ runId: run.id, types: ["operator.requested", "operator.accepted", "task.canceled"] });
     expect(audit.map((e) => [e.type, e.actor])).toEqual([
       ["operator.requested", "operator:ann"],
@@ -172,6 +186,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(await worker.run(edited.id).state()).toMatchObject({ n: 6 });
     expect(await worker.run(killed.id).state()).toMatchObject({ n: 8 });
     expect(runs).toBe(2);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(edited.id)]);
   });
 
   it("retrying one of several failed parallel branches runs that one alone, and says which are still to retry", async () => {
@@ -679,6 +694,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await run.wait()).status).toBe("succeeded");
     expect(runs).toBe(0);
     expect((await run.state()).log).toEqual(["charged by hand"]);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id)]);
     const succeeded = await engine.store.readEvents({ runId: run.id, types: ["task.succeeded"] });
     expect(succeeded.map((e) => e.payload)).toEqual([expect.objectContaining({ node: "charge", skipped: true })]);
   });
@@ -740,6 +756,8 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     release();
     expect(await run.wait({ until: "end", timeoutMs: 5_000 })).toMatchObject({ status: "succeeded", recoveries: 4 });
     void third;
+    // The second worker took the run over after a, the third after b, which the second had started.
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id), tookOverFromDead(run.id, ": b will run again")]);
   });
 
   it("runs a task a lost worker left running again, also without a retry policy, and records the lost attempt", async () => {
@@ -750,6 +768,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const { engine, run } = await lostWhileRunning(wf, "work", 50);
     expect(await run.wait()).toMatchObject({ status: "succeeded", recoveries: 1 });
     expect(runs).toBe(1);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id)]);
     const [task] = await engine.store.listTasks(run.id);
     expect(task!.attempts.map((a) => [a.worker === "dead", a.outcome, a.code ?? null])).toEqual([
       [true, "failed", "WORKER_LOST"],
@@ -777,5 +796,6 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       ["failed", "flaky"],
       ["succeeded", null],
     ]);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id)]);
   });
 });

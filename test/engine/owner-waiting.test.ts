@@ -17,5 +17,7 @@ describe("a command waiting on a live worker that is stopping a node", () => {
     const outcome = await new Operator(engine.store, { onWaiting: (w) => told.push(w) }).cancel(run.id, { reason: "enough" });
     expect(outcome.effect).toBe(`run ${run.id} canceled`);
     expect(told).toEqual([{ runId: run.id, owner: engine.worker!.id, leaseUntil: expect.any(Number), commandId: outcome.command.id, worker: "alive", stopping: ["hang"] }]);
+    // What it waited for: the node's grace, which the worker's log names.
+    expect(harness.notices.of("abandoned")).toMatchObject([{ runId: run.id, node: "hang", message: expect.stringContaining("ignored its abort signal (a cancel) and was abandoned after the 2.5 s grace") }]);
   });
 });

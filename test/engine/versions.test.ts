@@ -74,5 +74,9 @@ describe("a node that holds the event loop past its worker's lease", () => {
     expect(ends[0]).toMatch(
       /^lease lost: this process's event loop was held for \d+\.\d s \(by a node computing without awaiting, or the process was stopped or suspended\), past the 0\.15 s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease \(pitwall worker --lease, WorkerOptions\.leaseMs\)$/,
     );
+    // To the worker, the held loop looks like a store that did not answer: it takes over no run for a lease.
+    expect(harness.notices.of("takeovers-held")[0]?.message).toMatch(
+      /^the store answers again after \d+\.\d s without an answer, longer than the 0\.15 s lease: this worker renews the leases of its 1 run, and for 0\.15 s takes over no run/,
+    );
   });
 });

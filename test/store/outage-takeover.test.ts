@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createEngine, openStore, workflow, type CompiledWorkflow, type EventRecord, type Store, type WorkerNotice } from "../../engine/index.js";
+import { createEngine, openStore, workflow, type CompiledWorkflow, type EventRecord, type Store } from "../../engine/index.js";
 import { until } from "../support/engine.js";
 import { Fleet, owners, waitFor } from "../support/fleet.js";
+import { NoticeLog } from "../support/notices.js";
 import { RedisServer } from "../support/redis-server.js";
 import { slow } from "../support/slow-workflow.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
@@ -27,20 +28,21 @@ describe("an outage of the store longer than the lease", () => {
 
   /**
    * Two workers on one Redis store, each through a proxy of its own that can cut it off: the first
-   * starts a run of `wf` (and claims it); `second()` starts the other worker.
+   * starts a run of `wf` (and claims it); `second()` starts the other worker. `notices` are each
+   * worker's, in the order of `ids`.
    */
   async function twoWorkers(prefix: string, wf: CompiledWorkflow, leaseMs: number, ids: [string, string]) {
     const proxies = [new TcpProxy(server.port), new TcpProxy(server.port)] as const;
     const ports = await Promise.all(proxies.map((p) => p.start()));
     const [a, b] = await Promise.all(ports.map((port) => openStore(`redis://127.0.0.1:${port}/0?prefix=${prefix}:`)));
-    const engines = [createEngine({ store: a!, workflows: [wf], worker: { id: ids[0], leaseMs, pollMs: 100, killGraceMs: 100 } })];
-    const notices: WorkerNotice[] = [];
+    const notices = [new NoticeLog(), new NoticeLog()] as const;
+    const engines = [createEngine({ store: a!, workflows: [wf], worker: { id: ids[0], leaseMs, pollMs: 100, killGraceMs: 100, onNotice: notices[0].listen } })];
     return {
       store: a!,
       proxies,
       notices,
       run: await engines[0]!.start(wf, {}),
-      second: () => engines.push(createEngine({ store: b!, workflows: [wf], worker: { id: ids[1], leaseMs, pollMs: 100, onNotice: (n) => notices.push(n) } })),
+      second: () => engines.push(createEngine({ store: b!, workflows: [wf], worker: { id: ids[1], leaseMs, pollMs: 100, onNotice: notices[1].listen } })),
       async close() {
         for (const proxy of proxies) proxy.restore();
         await Promise.all(engines.map((e) => e.close()));
@@ -74,16 +76,17 @@ describe("an outage of the store longer than the lease", () => {
       await sleep(leaseMs + 1_000);
       // The other worker reconnects first; the owner a moment later.
       fleet.proxies[1].restore();
-      await until(() => fleet.notices.some((n) => n.kind === "takeovers-held"), 10_000, "the other worker to regain the store");
+      await until(() => fleet.notices[1].of("takeovers-held").length > 0, 10_000, "the other worker to regain the store");
       await sleep(300);
       fleet.proxies[0].restore();
 
       await until(async () => (await fleet.store.getRun(fleet.run.id))?.status === "succeeded", 20_000, "the run to succeed");
       expect(starts).toBe(1);
       expect(await claims(fleet.store, fleet.run.id)).toEqual([{ worker: "owner", recovered: false }]);
-      expect(fleet.notices.find((n) => n.kind === "takeovers-held")?.message).toMatch(
-        /^the store answers again after \d+\.\d s without an answer, longer than the 3 s lease: this worker renewed the leases of its 0 runs, and for 3 s takes over no run whose lease ran out meanwhile/,
-      );
+      const held = (runs: string) => new RegExp(`^the store answers again after \\d+\\.\\d s without an answer, longer than the 3 s lease: this worker renews the leases of its ${runs}, and for 3 s takes over no run whose lease ran out meanwhile`);
+      expect(fleet.notices[1].of("takeovers-held")[0]?.message).toMatch(held("0 runs"));
+      // The owner says it renews the lease of the run it holds.
+      expect(fleet.notices[0].of("takeovers-held")[0]?.message).toMatch(held("1 run"));
     } finally {
       await fleet.close();
     }
@@ -109,9 +112,9 @@ describe("an outage of the store longer than the lease", () => {
       fleet.proxies[1].restore();
       const regained = Date.now();
       const runId = fleet.run.id;
-      await until(() => fleet.notices.some((n) => n.kind === "took-over"), 20_000, "the other worker to take the run over");
+      await until(() => fleet.notices[1].of("took-over").length > 0, 20_000, "the other worker to take the run over");
       expect(Date.now() - regained).toBeGreaterThanOrEqual(leaseMs - 100);
-      expect(fleet.notices.find((n) => n.kind === "took-over")).toMatchObject({ level: "warn", runId, from: "lost", message: `took over run ${runId} from worker lost (lease expired): work will run again` });
+      expect(fleet.notices[1].of("took-over")).toEqual([{ level: "warn", kind: "took-over", runId, from: "lost", message: `took over run ${runId} from worker lost (lease expired): work will run again` }]);
       fleet.proxies[0].restore();
       await until(async () => (await fleet.store.getRun(runId))?.status === "succeeded", 20_000, "the run to succeed on the other worker");
       expect((await claims(fleet.store, runId)).at(-1)).toEqual({ worker: "other", recovered: true });

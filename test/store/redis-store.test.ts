@@ -9,6 +9,7 @@ import { ScriptArgs, callScript } from "../../engine/store/redis/lua/scripts.js"
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { runClaimedEvent } from "../../engine/store/rules.js";
 import { waitFor } from "../support/fleet.js";
+import { NoticeLog } from "../support/notices.js";
 import { checkpoint } from "../support/records.js";
 import { RedisServer } from "../support/redis-server.js";
 
@@ -219,10 +220,13 @@ describe("Redis store", () => {
       expect(await store.claimRun({ owner: ghost, leaseMs: 50 })).toBeDefined();
       await sleep(80);
     }
-    const engine = createEngine({ store, workflows: [wf], worker: { maxRecoveries: 1, pollMs: 50 } });
+    const notices = new NoticeLog();
+    const engine = createEngine({ store, workflows: [wf], worker: { maxRecoveries: 1, pollMs: 50, onNotice: notices.listen } });
     const settled = await run.wait({ timeoutMs: 10_000 });
     await engine.worker!.stop();
     expect(settled).toMatchObject({ status: "paused", reason: "poison", recoveries: 2 });
+    // Taken over from the last worker lost, to be paused.
+    expect(notices.of("took-over")).toMatchObject([{ runId: run.id, from: "ghost-2" }]);
   });
 
   it("claims a timer run only once it is due, from the timer set", async () => {

@@ -1,30 +1,39 @@
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { createEngine, type CompiledWorkflow, type Engine, type EngineOptions, type Store } from "../../engine/index.js";
+import { NoticeLog } from "./notices.js";
 import type { StoreFactory } from "./stores.js";
 
 /**
  * Engines for a test file, one per test, on a fresh store of the given kind, with short timings
- * so that retries, kills and leases do not slow the suite down.
+ * so that retries, kills and leases do not slow the suite down. Their workers' notices go to
+ * `notices` (unless the test listens itself), for the test to assert on; those of a kind the test
+ * did not ask about are written to stderr when it ends, as a worker without a listener would.
  */
 export function engineHarness(factory: StoreFactory) {
   const open: Engine[] = [];
   const stores: Store[] = [];
+  const notices = new NoticeLog();
   beforeAll(async () => factory.setup?.());
   afterAll(async () => factory.teardown?.());
   afterEach(async () => {
     // The engines first: a store given to an engine is the caller's to close, once its worker stopped.
     await Promise.all(open.splice(0).map((e) => e.close()));
     await Promise.all(stores.splice(0).map((s) => s.close()));
+    notices.end();
   });
   return {
+    notices,
     async engine(workflows: CompiledWorkflow[] = [], options: Partial<EngineOptions> = {}): Promise<Engine> {
       const store: Store = options.store ?? (await factory.open());
       if (!options.store) stores.push(store);
+      const worker = options.worker ?? {};
+      // A test that listens itself (onNotice, or onError, which hears notices without onNotice) keeps them.
+      const listen = worker && !worker.onNotice && !worker.onError ? { onNotice: notices.listen } : {};
       const engine = createEngine({
         store,
         workflows,
         ...options,
-        worker: options.worker === false ? false : { killGraceMs: 200, pollMs: 50, leaseMs: 2_000, ...(options.worker ?? {}) },
+        worker: worker === false ? false : { killGraceMs: 200, pollMs: 50, leaseMs: 2_000, ...listen, ...worker },
       });
       open.push(engine);
       return engine;

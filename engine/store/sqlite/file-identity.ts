@@ -1,9 +1,6 @@
 import { statSync } from "node:fs";
 import { StoreError } from "../../errors.js";
 
-/** How often the commit path looks whether the store's file is still the one opened. */
-const CHECK_EVERY_MS = 1_000;
-
 /**
  * The file a store opened (device and inode), to notice it deleted or replaced under this
  * process (a restore, a mistaken `rm`): what this process reads is then a store nobody else sees,
@@ -11,7 +8,6 @@ const CHECK_EVERY_MS = 1_000;
  */
 export class FileIdentity {
   private readonly opened: { dev: number; ino: number } | undefined;
-  private lastCheck = 0;
 
   constructor(private readonly file: string) {
     this.opened = identity(file);
@@ -24,20 +20,12 @@ export class FileIdentity {
     if (now?.dev === this.opened.dev && now.ino === this.opened.ino) return;
     throw new StoreError(`store ${this.file} was ${now ? "replaced by another file" : "deleted"} while this process had it open: what it reads and writes is no longer that store; restart this process`, { gone: true });
   }
-
-  /** `check` on the path of every commit: at most once a second (a stat is not free). */
-  checkSoon(): void {
-    const now = Date.now();
-    if (now - this.lastCheck < CHECK_EVERY_MS) return;
-    this.check();
-    this.lastCheck = now;
-  }
 }
 
 function identity(file: string): { dev: number; ino: number } | undefined {
   try {
-    const { dev, ino } = statSync(file);
-    return { dev, ino };
+    const stats = statSync(file, { throwIfNoEntry: false });
+    return stats && { dev: stats.dev, ino: stats.ino };
   } catch {
     return undefined;
   }

@@ -74,7 +74,11 @@ export class SqliteStore implements Store {
   private readonly busyTimeoutMs: number;
   private readonly erasure: Erasure;
   private readonly writes: GroupCommit;
-  /** The file opened, to notice it deleted or replaced under this process (asked by the console's health check, claims and commits). */
+  /**
+   * The file opened, to notice it deleted or replaced under this process: looked at by every write
+   * transaction under its lock (so no write lands in a file nobody else sees), and by the reads
+   * that stand for the store's health (the console's check, a claim's look for runs).
+   */
   private readonly identity: FileIdentity;
   private readonly runWrites: RunWrites;
 
@@ -91,8 +95,10 @@ export class SqliteStore implements Store {
     const docs = new GroupDocs(statements);
     this.history = new HistoryQueries(statements, docs);
     this.claims = new ClaimChoice(this.q);
+    this.identity = new FileIdentity(file);
     this.writes = new GroupCommit(this.db, (error) => this.failure(error), (events) => this.feed.publish(events), {
       begin: () => {
+        this.identity.check();
         written.begin();
         this.history.newTransaction();
       },
@@ -106,7 +112,6 @@ export class SqliteStore implements Store {
     this.erasure = new Erasure(this.db);
     const watch = new DataVersionWatch(() => this.q.dataVersion(), options.watchMs ?? 30);
     this.feed = new EventFeed(watch);
-    this.identity = new FileIdentity(file);
     this.runWrites = new RunWrites(this.q, this.history, this.claims, (events) => this.writes.appended(events));
   }
 
@@ -120,7 +125,6 @@ export class SqliteStore implements Store {
   }
 
   async putWorkflow(record: WorkflowRecord): Promise<void> {
-    this.identity.check();
     await this.writes.write(() => this.q.putWorkflow(record), false);
   }
 
@@ -133,8 +137,6 @@ export class SqliteStore implements Store {
   }
 
   async createRun(init: NewRun): Promise<CommitResult> {
-    // A run started in a file nobody else sees would be lost without a word: say so now.
-    this.identity.check();
     return this.writes.write(() => this.runWrites.createRun(init));
   }
 
@@ -175,13 +177,10 @@ export class SqliteStore implements Store {
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
-    this.identity.checkSoon();
     await this.writes.write(() => this.runWrites.renewLease(runId, owner, fence, leaseMs), false);
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
-    // A worker holding runs goes on committing them: it too must stop when its file is gone.
-    this.identity.checkSoon();
     return this.writes.write(() => this.runWrites.commit(commit));
   }
 
@@ -222,7 +221,6 @@ export class SqliteStore implements Store {
   }
 
   async submitCommand(command: CommandRecord, event: NewEvent): Promise<CommitResult> {
-    this.identity.check();
     return this.writes.write(() => this.runWrites.submitCommand(command, event));
   }
 
