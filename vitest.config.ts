@@ -10,6 +10,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two test files at once: much of a file's time is spent waiting on the child processes and
+    // servers it starts, so two overlap well even on two cores (vitest's default, one less than
+    // the cores, runs one file at a time there). Tests wait for what they can observe rather than
+    // for a fixed time, so that the other file's load does not make them fail.
+    maxWorkers: 2,
     // Builds dist/ when stale, so the CLI tests' child processes start fast.
     globalSetup: ["test/support/build.ts"],
   },

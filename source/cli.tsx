@@ -101,11 +101,13 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   const resources: { current?: Resources } = {};
   const controller = new AbortController();
   const onSignal = () => {
-    // A second Ctrl-C, or one during a short command, leaves at once.
+    // A second Ctrl-C, or one during a short command, leaves at once; so does one while the store
+    // is still being opened: nothing has begun that could stop cleanly, and a server that does not
+    // answer would keep the command until its connect timeout.
     if (controller.signal.aborted && command.exitsWhenDone) {
       process.stderr.write(`pitwall ${command.name}: stopping at once; the runs it held wait for their leases to run out before another worker takes them\n`);
     }
-    if (controller.signal.aborted || !command.stopsOnSignal) process.exit(130);
+    if (controller.signal.aborted || !command.stopsOnSignal || resources.current?.opening) process.exit(130);
     controller.abort();
   };
   process.on("SIGINT", onSignal);

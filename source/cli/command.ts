@@ -104,8 +104,19 @@ export class Resources {
         onWarning: (message) => this.warn(message),
       });
       this.opened.set(readOnly, opened);
+      this.pending++;
+      const settled = () => void this.pending--;
+      opened.then(settled, settled);
     }
     return opened;
+  }
+
+  /** How many stores are still being opened. */
+  private pending = 0;
+
+  /** Whether a store is still being opened (a Redis that does not answer holds it up to its connect timeout). */
+  get opening(): boolean {
+    return this.pending > 0;
   }
 
   /** What a store says as it opens, on stderr, once even when it is opened twice (writable and read-only). */

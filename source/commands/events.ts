@@ -31,7 +31,6 @@ Lines of one run start with the event's number in the run, then #SEQ, its number
     if (flags.after !== undefined && (!Number.isInteger(flags.after) || flags.after < 0)) throw new UsageError("--after must be an event sequence number");
     const s = await store();
     const runId = args[0];
-    if (runId !== undefined) await mustGetRun(s, runId);
     const wanted = (e: EventRecord) => types === undefined || types.includes(e.type);
     // A reader resuming the store's log from a sequence number is told when what came right after
     // it is gone (trimmed by a Redis store's retention, or deleted with its runs).
@@ -43,20 +42,34 @@ Lines of one run start with the event's number in the run, then #SEQ, its number
     };
 
     if (!flags.follow) {
+      if (runId !== undefined) await mustGetRun(s, runId);
       for await (const e of readAllEvents(s, { after: flags.after ?? 0, ...(runId ? { runId } : {}), ...(types ? { types } : {}) })) print(e);
       return EXIT.ok;
     }
-    const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
-    try {
+    const follow = async () => {
+      if (runId !== undefined) await mustGetRun(s, runId);
+      const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
       for await (const e of runId !== undefined ? followRun(s, runId, { after, signal }) : s.subscribe({ after, signal })) {
         if (wanted(e)) print(e);
       }
-    } catch (error) {
-      if (!signal.aborted) throw error;
-    }
+    };
+    await untilAborted(follow(), signal);
     return EXIT.ok;
   },
 });
+
+/**
+ * `work` (its failure, unless the signal aborted first), or nothing as soon as the signal aborts:
+ * Ctrl-C ends a follower at once even while a read waits for a server that has gone away (it is
+ * failed when the store closes, after the command).
+ */
+function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  const ended = work.catch((error: unknown) => {
+    if (!signal.aborted) throw error;
+  });
+  if (signal.aborted) return Promise.resolve();
+  return Promise.race([ended, new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }))]);
+}
 
 /** `task` and `task.*` stand for every task event; exact names must exist. */
 function expandTypes(given: readonly string[]): EventType[] | undefined {

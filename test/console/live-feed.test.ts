@@ -20,8 +20,10 @@ it("hands a burst of store events to listeners in a few coalesced changes, in or
   feed.start(await fx.store.lastEventSeq());
   const runs = await Promise.all([0, 1, 2, 3].map(() => settle(fx!.engine, "task-queue")));
   const written = await fx.store.readEvents({});
-  await new Promise((resolve) => setTimeout(resolve, 250));
-  const seen = changes.flatMap((c) => c.events.map((e) => e.seq));
+  const seen = await until(() => {
+    const handed = changes.flatMap((c) => c.events.map((e) => e.seq));
+    return handed.length >= written.length && handed;
+  }, 5_000, "every written event handed out");
   expect(seen).toEqual(written.map((e) => e.seq));
   expect(written.length).toBeGreaterThan(80);
   expect(changes.length).toBeLessThanOrEqual(written.length / 10);
@@ -35,8 +37,7 @@ it("says when it dropped events from a window so that readers go back to the sto
   feed.listen((c) => changes.push(c));
   feed.start(await fx.store.lastEventSeq());
   await settle(fx.engine, "task-queue");
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(changes.some((c) => c.overflow)).toBe(true);
+  await until(() => changes.some((c) => c.overflow), 5_000, "a change saying it dropped events");
   expect(Math.max(...changes.map((c) => c.events.length))).toBeLessThanOrEqual(10);
 });
 

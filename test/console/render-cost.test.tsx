@@ -6,6 +6,7 @@ import { newRun } from "../../engine/runtime/new-run.js";
 import { loadConsole } from "../../source/console/index.js";
 import { diffedScreen } from "../../source/console/screen-diff.js";
 import { LiveFeed, type Change } from "../../source/console/live.js";
+import { until } from "../support/engine.js";
 import { ScreenModel } from "../support/screen.js";
 import { fixture, settle, type Fixture } from "./fixtures.js";
 
@@ -36,8 +37,9 @@ it("hands a stream of events to the screen a few times a second, and an event af
     written += 2;
     await sleep(10);
   }
-  await sleep(400);
-  expect(changes.reduce((n, c) => n + c.events.length, 0)).toBe(written);
+  const handed = () => changes.reduce((n, c) => n + c.events.length, 0);
+  await until(() => handed() >= written, 5_000, "every event handed to the screen");
+  expect(handed()).toBe(written);
   // About one change each 200 ms while they keep coming (100 ms windows gave twice as many).
   expect(changes.length).toBeLessThanOrEqual(12);
   // After a quiet moment, one event is handed on within the short window, not the busy one:

@@ -1,8 +1,11 @@
+import { createServer, type AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type InterruptRecord, type RunRecord } from "../../engine/index.js";
+import { newRun } from "../../engine/runtime/new-run.js";
 import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 import { addReadmeUser, readmeAcl } from "../support/redis-acl.js";
+import { until } from "../support/engine.js";
 import { RedisServer } from "../support/redis-server.js";
 
 const SECRET = "hunter2-do-not-print";
@@ -86,10 +89,13 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     await gone.start();
     const store = await openStore(`${gone.url}/0?prefix=close:`);
     const stop = new AbortController();
+    let seen = 0;
     const following = (async () => {
-      for await (const _ of store.subscribe({ after: 0, signal: stop.signal }));
+      for await (const _ of store.subscribe({ after: 0, signal: stop.signal })) seen++;
     })().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Followed: it has handed on the event of a run created while it ran.
+    await store.createRun(newRun({ id: "run-followed", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+    await until(() => seen > 0, 15_000, "the subscription handing on the run's event");
     await gone.dispose();
     stop.abort();
     await following;
@@ -210,16 +216,42 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     ]);
   });
 
+  it("Ctrl-C while the store is still being opened (a Redis that does not answer) ends events --follow and worker at once, exit 130", async () => {
+    let connections = 0;
+    const silent = createServer(() => connections++);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}/0`;
+      const commands = [cli.spawn(["events", "--follow", "--store", url]), cli.spawn(["worker", "--store", url])];
+      // Both are connecting (they would wait 5 s, the connect timeout, for an answer).
+      await until(() => connections === commands.length, 15_000, "both commands connecting");
+      const interruptedAt = Date.now();
+      for (const command of commands) command.child.kill("SIGINT");
+      const results = await Promise.all(commands.map((command) => command.exited));
+      expect(Date.now() - interruptedAt).toBeLessThan(2_500);
+      expect(results.map((r) => [r.code, r.stderr])).toEqual([
+        [130, ""],
+        [130, ""],
+      ]);
+    } finally {
+      silent.close();
+    }
+  });
+
+  // Last: it kills the file's server.
   it("Ctrl-C ends events --follow at once when Redis has gone away, cleanly", async () => {
-    await (await openStore(`${server.url}/0?prefix=gone:`)).close();
-    const follower = cli.spawn(["events", "--follow", "--store", `${server.url}/0?prefix=gone:`]);
-    // Following from now: it is attached once it has read the last sequence number.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const url = `${server.url}/0?prefix=gone:`;
+    await (await openStore(url)).close();
+    const follower = cli.spawn(["events", "--follow", "--after", "0", "--store", url]);
+    // It is attached once it prints the event of a run created after it started.
+    const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("travel-planner"), "--input", '{"destination":"Porto","nights":3}', "--store", url]);
+    await follower.waitForLine((line) => line.includes(runId) && line.includes("run.created"));
     await server.stop("SIGKILL");
     const stoppedAt = Date.now();
     follower.child.kill("SIGINT");
     const result = await follower.exited;
-    expect(Date.now() - stoppedAt).toBeLessThan(3_000);
+    // At once: not after a read waiting for the server (10 s), nor a timer left by its connection (2 s).
+    expect(Date.now() - stoppedAt).toBeLessThan(2_000);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
   });

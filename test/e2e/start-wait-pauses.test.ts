@@ -29,7 +29,8 @@ describe("start --wait: a pause on a failure exits 1, a question for a person 0"
       writeFileSync(file, JSON.stringify(workflowWith(name, name === "charge")));
       return file;
     });
-    const worker = cli.spawn(["worker", "--actions", actions]);
+    // No drain: its node would only end when aborted, after the default 20 s of draining.
+    const worker = cli.spawn(["worker", "--actions", actions, "--drain-timeout", "0"]);
     const [charge, plain] = files.map((file) => cli.spawn(["start", file, "--wait"]));
     const [chargeRun, plainRun] = await Promise.all([charge!, plain!].map(async (p) => (await p.waitForLine((l) => l.startsWith("run-"))).trim()));
     const running = (runId: string) => async () => (await cli.json<{ tasks: TaskRecord[] }>(["show", runId!])).tasks.some((t) => t.status === "running");

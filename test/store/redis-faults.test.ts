@@ -88,6 +88,23 @@ describe("Redis store: connection faults", () => {
     }
   });
 
+  it("closing a store whose server has gone away fails, at once, the reads still waiting for it", async () => {
+    const gone = new RedisServer();
+    await gone.start();
+    const store = await openStore(`${gone.url}/0?prefix=gone:`);
+    await gone.stop("SIGKILL");
+    // Waits for the server to come back, until the command timeout (10 s).
+    const waiting = store.getRun("run-any").then(
+      () => "answered",
+      (error: Error) => error.message,
+    );
+    const closedAt = Date.now();
+    await store.close();
+    expect(await waiting).toMatch(/closed/i);
+    expect(Date.now() - closedAt).toBeLessThan(3_000);
+    await gone.dispose();
+  });
+
   it("says the store is gone, and writes nothing, once the server has lost its keys (restarted without its data, flushed)", async () => {
     const url = `${server.url}/3?prefix=emptied:`;
     const store = await RedisStore.open(url);

@@ -12,7 +12,9 @@ const LEASE_MS = 1_500;
  * Four worker processes share one redis-server (appendonly, fsync always) and execute 200 runs
  * of a fan-out workflow started from this process; each test disturbs them in one way.
  */
-describe("Redis: worker processes sharing one server", () => {
+// Longer than the waits below add up to (a quarter of the runs, a takeover, all settled): they,
+// not the test's deadline, say what did not happen in time on a loaded machine.
+describe("Redis: worker processes sharing one server", { timeout: 200_000 }, () => {
   let server: RedisServer;
   let store: Store;
   let fleet: Fleet | undefined;

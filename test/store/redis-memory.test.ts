@@ -4,6 +4,7 @@ import { StoreError, openStore, type NewEvent, type Store } from "../../engine/i
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { RedisStore } from "../../engine/store/redis/redis-store.js";
+import { until } from "../support/engine.js";
 import { RedisServer } from "../support/redis-server.js";
 
 const WF = { name: "memory", version: "v-memory" };
@@ -28,9 +29,11 @@ describe("Redis store: the server's memory limit and eviction policy", () => {
     return s;
   }
 
+  const usedMemory = async () => Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
+
   /** Sets maxmemory `headroom` bytes above what the server uses now (below it when negative; 0: no limit). */
   async function limitMemory(headroom: number): Promise<number> {
-    const used = Number(/^used_memory:(\d+)/m.exec(await raw.info("memory"))![1]);
+    const used = await usedMemory();
     const limit = headroom === 0 ? 0 : used + headroom;
     await raw.config("SET", "maxmemory", String(limit));
     return limit;
@@ -65,8 +68,12 @@ describe("Redis store: the server's memory limit and eviction policy", () => {
     let limit = await limitMemory(100 * 2 ** 20);
     expect(await store.room()).toMatchObject({ totalBytes: limit, where, state: "ok" });
     // With 30 MB used, 1.5 MiB left is under 5% of the limit: nearly full, above the 1 MiB floor.
+    const before = await usedMemory();
     await raw.set("filler", Buffer.alloc(30 * 2 ** 20));
     try {
+      // The buffer the value came in is counted too (60 MiB in all) until the server frees it a
+      // moment later: a limit set from used_memory before then would leave 30 MiB of room.
+      await until(async () => (await usedMemory()) < before + 45 * 2 ** 20, 10_000, "the server to free the filler's query buffer");
       await limitMemory(1.5 * 2 ** 20);
       expect(await store.room()).toMatchObject({ state: "low" });
       await limitMemory(4 * 2 ** 20);

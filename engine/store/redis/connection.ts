@@ -135,6 +135,11 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     ...(options.timesOut ? { commandTimeout: target.commandTimeoutMs } : {}),
     lazyConnect: true,
     connectionName: name,
+    // Disconnecting arms a timer (2 s by default) that destroys a socket the server has not closed
+    // by then; it is never cleared when the socket had already closed (the server gone away), and
+    // it keeps the process alive: a CLI stopped by Ctrl-C, or a program that closed its store,
+    // would linger that long for nothing. The socket is ours to drop once we disconnect.
+    disconnectTimeout: 100,
     retryStrategy: (attempt) => (connected ? Math.min(attempt * 100, 2_000) : null),
   });
   client.on("error", (error: Error) => {
@@ -149,7 +154,7 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
   try {
     await Promise.race([client.connect(), silence]);
   } catch (error) {
-    client.disconnect();
+    dropClient(client);
     // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
     const cause = lastError ?? error;
     const message = reason(cause);
@@ -169,14 +174,26 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
       await client.select(db);
     } catch (error) {
       const failure = (await knownFailure(error, failureContext(client, target))) ?? new StoreError(`Redis at ${target.description} has no database ${db} (${errorMessage(error)}; see its \`databases\` setting)`, { cause: error });
-      client.disconnect();
+      dropClient(client);
       throw failure;
     }
   }
   return client;
 }
 
+/**
+ * Closes a client at once, failing the commands it holds ("Connection is closed"). A client
+ * waiting to reconnect (its server gone away) that is disconnected keeps the commands queued for
+ * the reconnect, with their timeout timers, which keep the process alive until they fire
+ * (redis/ioredis#1535): a connection attempt started and dropped at once fails them.
+ */
+export function dropClient(client: Redis): void {
+  if (client.status === "reconnecting") client.connect().catch(() => undefined);
+  client.disconnect();
+}
+
 function reason(error: unknown): string {
-  const message = errorMessage(error);
+  // OpenSSL's messages (a TLS alert from the server) end with a line break.
+  const message = errorMessage(error).replace(/\s*\n\s*/g, " ").trim();
   return /^Protocol error/.test(message) ? `it does not answer as Redis does (${message.replace(/\s*Please report this\.?$/, "")})` : message;
 }

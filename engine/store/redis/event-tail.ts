@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { dropClient } from "./connection.js";
 
 interface Waiter {
   mark: number;
@@ -50,7 +51,7 @@ export class EventTail {
     const connection = this.connection;
     this.connection = undefined;
     // A connection still being made is closed once it is made; nobody waits for it.
-    connection?.then((c) => c.disconnect(), () => undefined);
+    connection?.then(dropClient, () => undefined);
     await this.loop;
   }
 

@@ -24,7 +24,7 @@ import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, Run
 import { withColon } from "../open.js";
 import * as claims from "./claims.js";
 import * as commands from "./commands.js";
-import { connectRedis, parseRedisUrl, type RedisStoreOptions, type RedisTarget } from "./connection.js";
+import { connectRedis, dropClient, parseRedisUrl, type RedisStoreOptions, type RedisTarget } from "./connection.js";
 import { deleteRun } from "./erasure.js";
 import { EventTail } from "./event-tail.js";
 import { failureContext, knownFailure, redisMessage, reportFailures, type FailureContext } from "./failures.js";
@@ -82,7 +82,7 @@ export class RedisStore implements Store {
       return new RedisStore(client, target, fit);
     } catch (error) {
       const failure = error instanceof StoreError ? error : ((await knownFailure(error, failureContext(client, target))) ?? new StoreError(`Redis at ${withColon(target.description)} ${redisMessage(error)}`, { cause: error }));
-      client.disconnect();
+      dropClient(client);
       throw failure;
     }
   }
@@ -281,7 +281,7 @@ export class RedisStore implements Store {
     if (this.client.status === "ready") {
       await Promise.race([this.client.quit().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     }
-    this.client.disconnect();
+    dropClient(this.client);
     await tail;
   }
 }
