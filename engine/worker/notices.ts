@@ -52,12 +52,16 @@ export function tookOver(claim: Claim): WorkerNotice {
   return { level: "warn", kind: "took-over", message: `took over run ${claim.run.id} from worker ${from ?? "(unknown)"} (lease expired)${again}`, runId: claim.run.id, ...(from !== undefined ? { from } : {}) };
 }
 
-/** The store answers again after a silence longer than a lease (`StoreContact`). */
+/**
+ * The store answers again after a silence longer than a lease (`StoreContact`): the worker cannot
+ * tell an outage from its own event loop held (a node computing without awaiting) or its process
+ * stopped, and says so.
+ */
 export function takeoversHeld(silentMs: number, leaseMs: number, runs: number): WorkerNotice {
   return {
     level: "warn",
     kind: "takeovers-held",
-    message: `the store answers again after ${(silentMs / 1000).toFixed(1)} s without an answer, longer than the ${leaseMs / 1000} s lease: this worker renews the leases of its ${runs} run${runs === 1 ? "" : "s"}, and for ${leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
+    message: `the store answers again after ${(silentMs / 1000).toFixed(1)} s without an answer (the store or the network was down, or this process was held or stopped), longer than the ${leaseMs / 1000} s lease: this worker renews the leases of its ${runs} run${runs === 1 ? "" : "s"}, and for ${leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
   };
 }
 
