@@ -1,4 +1,4 @@
-import type { CheckpointSummary } from "../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, type CheckpointSummary, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes } from "../cli/format.js";
@@ -25,14 +25,25 @@ function listed(c: CheckpointSummary) {
   };
 }
 
+/**
+ * Checkpoints whose step has not planned what runs next: paused after its nodes (`interruptAfter`,
+ * a breakpoint), or an edit made as a node. Their nodes' edges are followed when the run goes on,
+ * so an empty plan there is not the end — but for the last checkpoint of a run that ended.
+ */
+function unplanned(run: RunRecord, list: readonly CheckpointSummary[]): Set<number> {
+  const ended = TERMINAL_RUN_STATUSES.includes(run.status);
+  return new Set(list.filter((c) => c.next.length === 0 && c.control.finished.length > 0 && !(ended && c.n === run.headN)).map((c) => c.n));
+}
+
 export const checkpoints = defineCommand({
   name: "checkpoints",
   usage: "checkpoints <run>",
   summary: "a run's checkpoints, oldest first",
   details: `--json prints a JSON array of { "id", "runId", "n", "step", "parentId", "source", "actor",
 "nodes", "next", "snapshot", "bytes", "createdAt" }; SIZE is what the checkpoint stores: its
-step's delta, and the whole state when it is a snapshot. Read a checkpoint's state with
-pitwall state --checkpoint.`,
+step's delta, and the whole state when it is a snapshot. NEXT is what runs next from it:
+(on resume) where its step has not planned yet (paused after its nodes, or an edit made as a
+node), - where the run ends. Read a checkpoint's state with pitwall state --checkpoint.`,
   flags: {},
   args: { min: 1, max: 1 },
   readsOnly: true,
@@ -40,6 +51,7 @@ pitwall state --checkpoint.`,
     const s = await store();
     const run = await mustGetRun(s, args[0]!);
     const list = await s.listCheckpointSummaries(run.id);
+    const planLater = unplanned(run, list);
     out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "NEXT", "SIZE", "AGE"], (c) => [
       String(c.n),
       c.id,
@@ -47,7 +59,7 @@ pitwall state --checkpoint.`,
       c.source,
       c.actor,
       c.nodes.join(",") || "-",
-      c.next.join(",") || "-",
+      c.next.join(",") || (planLater.has(c.n) ? "(on resume)" : "-"),
       c.snapshot ? `${bytes(c.bytes)} snapshot` : bytes(c.bytes),
       age(c.createdAt),
     ]);

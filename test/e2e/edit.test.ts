@@ -174,6 +174,22 @@ writeFileSync(file, JSON.stringify(state, null, 2));
     expect(await cli.json(["state", runId])).toEqual({ note: "by hand" });
   });
 
+  it("checkpoints says what runs next is planned on resume after a pause after a node and an edit made as it, and - where the run ended", async () => {
+    const file = join(cli.dir, "after-a.json");
+    writeFileSync(file, JSON.stringify({ name: "after-a", state: { note: { type: "string", default: "" } }, start: "a", nodes: { a: { kind: "wait", seconds: 0, next: "b" }, b: { kind: "wait", seconds: 0, next: "END" } } }));
+    const runId = (await cli.run(["start", file, "--interrupt-after", "a"])).stdout.trim();
+    await cli.run(["worker", "--once"]);
+    expect((await cli.run(["edit", runId, "--set", "note=by hand", "--as-node", "a"])).code).toBe(0);
+    const next = async () => (await cli.run(["checkpoints", runId])).stdout.trim().split("\n").slice(1).map((line) => line.split(/ {2,}/)[6]);
+    expect(await next()).toEqual(["a", "(on resume)", "(on resume)"]);
+    const [pending] = await cli.json<InterruptRecord[]>(["interrupts", "--run", runId]);
+    expect((await cli.run(["resolve", pending!.id, "--approve"])).code).toBe(0);
+    await cli.run(["worker", "--once"]);
+    expect(await next()).toEqual(["a", "(on resume)", "(on resume)", "-"]);
+    // The JSON keeps the plan as recorded: empty until the run went on.
+    expect((await cli.json<CheckpointRecord[]>(["checkpoints", runId])).map((c) => c.next)).toEqual([["a"], [], [], []]);
+  });
+
   it("fork --workflow moves a run that failed on a bug onto the fixed version of its workflow", async () => {
     const actions = join(cli.dir, "fixable-actions.mjs");
     writeFileSync(actions, "export default { first: () => ({ log: ['a'] }), buggy: () => { throw new Error('bug'); }, fixed: () => ({ log: ['b'] }) };\n");
