@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from "ioredis";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { describeStoreUrl, withColon } from "../open.js";
 import { connectionDown, failureContext, knownFailure, quietIoredis } from "./failures.js";
+import { alertReason } from "./tls-alerts.js";
 import { TLS_PARAMETERS, connectHint, tlsOptions } from "./tls.js";
 
 export interface RedisStoreOptions {
@@ -155,11 +156,15 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     await Promise.race([client.connect(), silence]);
   } catch (error) {
     dropClient(client);
-    // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
     const cause = lastError ?? error;
+    const { host = "localhost", port = 6379, tls } = target.options;
+    // A server that refused the handshake with an alert will refuse it again: not transient.
+    const alert = tls ? await alertReason(cause, { host, port, tls }, timeoutMs) : undefined;
+    if (alert) throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${alert}`, { cause });
     const message = reason(cause);
-    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, target.options.tls)}`, {
+    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, tls)}`, {
       cause,
+      // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
       transient: connectionDown(cause) || /no answer within|timed out/i.test(errorMessage(cause)),
     });
   } finally {
