@@ -97,6 +97,28 @@ describe("the console while Redis is down", () => {
     await ui.waitFor((f) => !footer(f).includes("⚠"));
   });
 
+  it("with the default bounds, says a stopped server (SIGSTOP) does not answer, naming it, keeps the list, and goes live again once it answers", async () => {
+    const f = fixtureOn(await RedisStore.open(server.url, { prefix: `down${prefix++}:` }));
+    fx = f;
+    await settle(f.engine, "task-queue");
+    ui = await openConsole({ store: f.store });
+    await ui.waitFor("by recent activity");
+    const silence = `Redis at ${server.url} did not answer within 3 s (is the server stopped or frozen, or the network dropping packets?)`;
+    server.pause();
+    try {
+      // Generous: the bounds are a question every 2 s and the store's 3 s command timeout.
+      const frame = await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: ${silence}; what is shown may be out of date`), 20_000);
+      expect(frame).toMatch(/Runs 1\b[\s\S]*task-queue/);
+      // The worker says the same of the store, in the same words.
+      await until(() => f.notices.of("store-failing").some((n) => n.message.includes(silence)), 20_000, "the worker to say Redis does not answer");
+    } finally {
+      server.resume();
+    }
+    await ui.waitFor((f) => !footer(f).includes("⚠"), 20_000);
+    await settle(f.engine, "task-queue");
+    await ui.waitFor("Runs 2", 20_000);
+  });
+
   it("names the refused connection in the footer once the store's answer fails", async () => {
     const f = await open();
     await settle(f.engine, "task-queue");
