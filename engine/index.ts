@@ -68,6 +68,7 @@ export { deleteWithDescendants, runDescendants } from "./operator/descendants.js
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { continueRun } from "./operator/continue-run.js";
+export { FORK_ANSWER_MS, answerAbandonedForks } from "./operator/abandoned-forks.js";
 export { Worker, type StopOptions, type WorkerOptions, type WorkerStats } from "./worker/worker.js";
 export type { WorkerNotice, WorkerNoticeKind } from "./worker/notices.js";
 export { UNCLAIMED_MS, unclaimedWhy } from "./worker/unclaimed.js";
@@ -83,6 +84,7 @@ export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
 export { checkDeletion, formatBytes, leaseRanOut, workerLive } from "./store/rules.js";
 export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
+export { forkAnsweredNotice } from "./worker/fork-sweep.js";
 export type { EventPayloads, EventType } from "./runtime/events.js";
 export { EVENT_TYPES } from "./runtime/events.js";
 export { diffStates, summarizeDiff, type DiffEntry } from "./state/diff.js";

@@ -4,7 +4,7 @@ import meow, { type AnyFlags } from "meow";
 import { defaultActor, didYouMean } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
 import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
-import { CLOSE_WAIT_MS, Resources, type Command, type GlobalOptions } from "./cli/command.js";
+import { CLOSE_WAIT_MS, Resources, stopsOnSignal, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, errorJson, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
@@ -101,22 +101,26 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   const resources: { current?: Resources } = {};
   const controller = new AbortController();
   const onSignal = () => {
-    // A second Ctrl-C, or one during a short command, leaves at once; so does one while the store
-    // is still being opened: nothing has begun that could stop cleanly, and a server that does not
-    // answer would keep the command until its connect timeout.
+    // A second Ctrl-C leaves at once; so does one while the store is still being opened: nothing
+    // has begun that could stop cleanly, and a server that does not answer would keep the command
+    // until its connect timeout.
     if (controller.signal.aborted && command.exitsWhenDone) {
       process.stderr.write(`pitwall ${command.name}: stopping at once; the runs it held wait for their leases to run out before another worker takes them\n`);
     }
-    if (controller.signal.aborted || !command.stopsOnSignal || resources.current?.opening) process.exit(130);
+    if (controller.signal.aborted || resources.current?.opening) process.exit(130);
     controller.abort();
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
   try {
     const sub = parseCommandLine(command, rest);
     if (sub.flags.help) {
       process.stdout.write(`${sub.help}\n`);
       return EXIT.ok;
+    }
+    // Any other command is left to the signal's own action, which ends it at once: a handler would
+    // wait for the event loop, which a long listing into a full pipe does not reach.
+    if (stopsOnSignal(command, sub.flags as never)) {
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
     }
     const flags = sub.flags as Record<string, unknown>;
     debug = Boolean(flags.debug);

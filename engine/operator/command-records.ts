@@ -4,7 +4,7 @@ import { EventFactory } from "../runtime/event-factory.js";
 import { MAX_DEPTH, checkValue } from "../state/limits.js";
 import type { CommandRecord, CommandType } from "../store/records.js";
 import type { Store } from "../store/store.js";
-import { acceptance, refusal } from "../worker/commands.js";
+import { refusal } from "../worker/commands.js";
 
 /** What an accepted command did: its effect in words, and what it made (`result`, e.g. a fork's `runId`). */
 export interface CommandOutcome<R extends Record<string, unknown> = Record<string, unknown>> {
@@ -40,12 +40,6 @@ export function newCommand(writer: CommandWriter, runId: string, type: CommandTy
 export async function recordCommand(writer: CommandWriter, command: CommandRecord): Promise<number> {
   const { events } = await writer.store.submitCommand(command, requested(command, writer.secretKeys));
   return events[0]?.seq ?? 0;
-}
-
-export async function acceptCommand(writer: CommandWriter, command: CommandRecord, effect: string, extra: Record<string, unknown>): Promise<CommandOutcome> {
-  const answer = acceptance(command, effect, extra, writer.actor);
-  await writer.store.answerCommand(answer.answer, answer.event);
-  return outcomeOf({ ...command, ...answer.answer });
 }
 
 export async function refuseCommand(writer: CommandWriter, command: CommandRecord, error: unknown): Promise<void> {

@@ -1,11 +1,14 @@
 import { ValidationError } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId } from "../ids.js";
+import { thisProcess } from "../local-process.js";
 import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
-import { acceptCommand, checkArgs, newCommand, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
+import type { CommandRecord } from "../store/records.js";
+import { acceptance } from "../worker/commands.js";
+import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
 import { checkNodesKept, fitState } from "./fork-version.js";
 import { mustGetRun } from "./must-get.js";
 import { findCheckpoint, type CheckpointRef } from "./reads.js";
@@ -38,13 +41,17 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   // Checked before the command is recorded: a fork refused for a node it lacks leaves no trace.
   checkInterruptNodes(target ? target.definition : (await versions.get(version)).definition, options);
   checkArgs(options);
-  const command = newCommand(
-    writer,
-    source.id,
-    "fork",
-    { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
-    options.reason,
-  );
+  const command: CommandRecord = {
+    ...newCommand(
+      writer,
+      source.id,
+      "fork",
+      { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
+      options.reason,
+    ),
+    // Should this process stop before it answers, another tells that it is gone (abandoned-forks.ts).
+    recorder: thisProcess(),
+  };
   await recordCommand(writer, command);
   try {
     if (target) await storeVersion(store, target);
@@ -54,8 +61,11 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
     const state = target ? fitState(validator, patched, from, version) : patched;
     const diff = diffStates(sourceState, state);
     const id = derivedId("run", command.id);
-    await store.createRun(
-      newRun({
+    const accepted = acceptance(command, forkEffect(command, id), { runId: id }, writer.actor);
+    // The run and the command's answer in one write, made only while the command is pending: a
+    // worker that took this fork for abandoned meanwhile (and refused it) leaves no run behind.
+    await store.createRun({
+      ...newRun({
         id,
         workflow: { name: source.workflow, version },
         state,
@@ -76,11 +86,21 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
         ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),
         ...(options.reason ? { reason: options.reason } : {}),
       }),
-    );
-    const how = options.restart ? `continued from checkpoint ${from.id} as run ${id}, from the start node` : `forked from checkpoint ${from.id} as run ${id}`;
-    return (await acceptCommand(writer, command, `${how}${target ? ` on version ${version.slice(0, 12)}` : ""}`, { runId: id })) as CommandOutcome<{ runId: string }>;
+      answering: accepted,
+    });
+    return outcomeOf({ ...command, ...accepted.answer }) as CommandOutcome<{ runId: string }>;
   } catch (error) {
+    // Answered already: by the write above, its reply lost, or by a worker in this process's place.
+    const answered = await store.getCommand(command.id).catch(() => undefined);
+    if (answered && answered.status !== "pending") return outcomeOf(answered) as CommandOutcome<{ runId: string }>;
     await refuseCommand(writer, command, error).catch(() => undefined);
     throw error;
   }
+}
+
+/** What a fork did, in the same words whichever process answered it. */
+export function forkEffect(command: CommandRecord, runId: string): string {
+  const { checkpointId, restart, version } = command.args as { checkpointId: string; restart?: boolean; version?: string };
+  const how = restart ? `continued from checkpoint ${checkpointId} as run ${runId}, from the start node` : `forked from checkpoint ${checkpointId} as run ${runId}`;
+  return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}`;
 }

@@ -336,7 +336,8 @@ export class RunExecutor {
 
 /**
  * Whether the run's owner answers the command. A fork is recorded on its source run for the
- * record, and answered by the operator that makes it: the owner answering too would race it.
+ * record, and answered by the operator that makes it (or, should that stop first, by any worker's
+ * sweep, abandoned-forks.ts, whatever owns the source run): the owner answering too would race it.
  */
 function ownersCommand(command: CommandRecord): boolean {
   return command.type !== "fork";

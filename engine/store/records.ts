@@ -280,7 +280,15 @@ export interface CommandRecord {
   /** What the command did (accepted) or why not (refused). */
   result: Record<string, unknown> | null;
   answeredAt: number | null;
+  /**
+   * The process that recorded it, for a command that process answers itself (a fork): another
+   * process answers it in its place once that one is gone (`answerAbandonedForks`). Absent on others.
+   */
+  recorder?: { host: string; pid: number };
 }
+
+/** A command's answer, as a store writes it. */
+export type CommandAnswer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
 
 /**
  * An event; `EventRecord` alone is the union of every type's, so that testing `type` narrows

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ConflictError, StaleFenceError } from "../errors.js";
 import { spanIdOf, traceIdOf } from "../ids.js";
-import { TERMINAL_RUN_STATUSES, type ArtifactRef, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom, type WorkerRecord } from "./records.js";
+import { TERMINAL_RUN_STATUSES, type ArtifactRef, type CommandRecord, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom, type WorkerRecord } from "./records.js";
 import type { ClaimOptions, Commit } from "./store.js";
 
 /**
@@ -76,6 +76,10 @@ export function checkpointGap(runId: string, n: number, headN: number): Conflict
 export function alreadyResolved(id: string, resolution: InterruptRecord["resolution"]): ConflictError {
   const by = resolution ? ` by ${resolution.actor} at ${new Date(resolution.at).toISOString()} (${resolution.decision})` : "";
   return new ConflictError(`interrupt ${id} was already resolved${by}`);
+}
+
+export function alreadyAnswered(id: string, status: CommandRecord["status"]): ConflictError {
+  return new ConflictError(`command ${id} was already ${status}`);
 }
 
 /** Whether a worker may claim this run now. */

@@ -4,6 +4,7 @@ import type {
   ArtifactRef,
   CheckpointRecord,
   CheckpointSummary,
+  CommandAnswer,
   CommandRecord,
   EventRecord,
   InterruptRecord,
@@ -121,6 +122,13 @@ export interface NewRun {
   run: RunRecord;
   checkpoint: CheckpointRecord;
   events: readonly NewEvent[];
+  /**
+   * The answer to the command that makes this run (a fork's, on its source run), with its event,
+   * written in the same atomic write: the run is made only while that command is pending
+   * (ConflictError, nothing written, once it is answered). A fork another process has answered
+   * as abandoned can then never make its run after all.
+   */
+  answering?: { answer: CommandAnswer; event: NewEvent };
 }
 
 /** The Store methods that write: what a store opened read-only refuses (read-only.ts). */
@@ -138,7 +146,10 @@ export interface Store extends ChainReader {
   getWorkflow(version: string): Promise<WorkflowRecord | undefined>;
   listWorkflows(): Promise<Omit<WorkflowRecord, "definition">[]>;
 
-  /** Creates a run with its input checkpoint and first events; ConflictError if the id exists. */
+  /**
+   * Creates a run with its input checkpoint and first events (and answers the command that makes
+   * it, `answering`); ConflictError if the id exists, or if that command was answered already.
+   */
   createRun(init: NewRun): Promise<CommitResult>;
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Most recently updated first. */

@@ -1,8 +1,8 @@
-import { hostname } from "node:os";
 import { ConflictError } from "../errors.js";
 import type { WorkerRecord } from "../store/records.js";
 import { workerLive } from "../store/rules.js";
 import type { Store } from "../store/store.js";
+import { ofThisHost, pidGone, thisProcess } from "../local-process.js";
 import type { WorkerNotice } from "./notices.js";
 
 /** How long a stopping worker waits for its last heartbeat to be written. */
@@ -91,8 +91,7 @@ export class Heartbeat {
     return {
       ...this.identity,
       instance: this.instance,
-      host: hostname(),
-      pid: process.pid,
+      ...thisProcess(),
       lastSeen: Date.now(),
       stoppedAt,
       heartbeatMs: this.intervalMs,
@@ -103,14 +102,7 @@ export class Heartbeat {
 
 /** An earlier process of this host: this process's own id (a container restarted), or one that is no longer running. */
 function earlierHere(record: Pick<WorkerRecord, "host" | "pid">): boolean {
-  if (record.host !== hostname()) return false;
-  if (record.pid === process.pid) return true;
-  try {
-    process.kill(record.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  return ofThisHost(record) && (record.pid === process.pid || pidGone(record.pid));
 }
 
 function duplicateText(id: string, other: WorkerRecord): string {

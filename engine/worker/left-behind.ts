@@ -1,5 +1,6 @@
 import { leaseRanOut } from "../store/rules.js";
 import type { Store } from "../store/store.js";
+import { repeatUntil } from "./periodic.js";
 import type { WorkflowRegistry } from "./registry.js";
 
 /** Runs of one workflow version that a worker cannot take, and why (a missing action, say). */
@@ -50,7 +51,7 @@ const EVERY_MS = 30_000;
  */
 export function watchLeftBehind(store: Store, registry: WorkflowRegistry, signal: AbortSignal, report: (left: LeftBehind) => void): void {
   const told = new Set<string>();
-  const look = async () => {
+  repeatUntil(signal, FIRST_MS, EVERY_MS, async () => {
     try {
       for (const left of await runsLeftBehind(store, registry)) {
         const key = leftBehindKey(left);
@@ -61,12 +62,7 @@ export function watchLeftBehind(store: Store, registry: WorkflowRegistry, signal
     } catch {
       // The claim loop reports a failing store; this look is only a courtesy.
     }
-  };
-  const first = setTimeout(look, FIRST_MS);
-  const again = setInterval(look, EVERY_MS);
-  first.unref();
-  again.unref();
-  signal.addEventListener("abort", () => (clearTimeout(first), clearInterval(again)), { once: true });
+  });
 }
 
 export function leftBehindText({ workflow, version, status, count, why }: LeftBehind): string {

@@ -31,7 +31,9 @@ export type WorkerNoticeKind =
   /** Another live process writes heartbeats with this worker's id. */
   | "duplicate-id"
   /** Ended runs older than the retention were deleted (or deleting them failed). */
-  | "pruned";
+  | "pruned"
+  /** It answered a fork whose recorder stopped before answering it (refused: no run was made). */
+  | "fork-answered";
 
 export interface WorkerNotice {
   level: "info" | "warn" | "error";

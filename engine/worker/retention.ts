@@ -2,6 +2,7 @@ import { errorMessage } from "../errors.js";
 import { pruneRuns } from "../operator/prune.js";
 import type { Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
+import { repeatUntil } from "./periodic.js";
 
 /** When a worker first prunes after it starts, then how often at most. */
 const FIRST_MS = 5_000;
@@ -14,10 +15,7 @@ const EVERY_MS = 10 * 60_000;
  * each delete what the others have not.
  */
 export function startRetention(store: Store, retainMs: number, signal: AbortSignal, notify: (notice: WorkerNotice) => void): void {
-  let running = false;
-  const prune = async () => {
-    if (running || signal.aborted) return;
-    running = true;
+  repeatUntil(signal, Math.min(FIRST_MS, retainMs), Math.min(EVERY_MS, retainMs), async () => {
     try {
       const result = await pruneRuns(store, { endedBefore: Date.now() - retainMs });
       if (result.runs.length > 0) {
@@ -26,15 +24,8 @@ export function startRetention(store: Store, retainMs: number, signal: AbortSign
       }
     } catch (error) {
       notify({ level: "warn", kind: "pruned", message: `retention: deleting the runs that ended more than ${span(retainMs)} ago failed: ${errorMessage(error)}; trying again later` });
-    } finally {
-      running = false;
     }
-  };
-  const first = setTimeout(prune, Math.min(FIRST_MS, retainMs));
-  const again = setInterval(prune, Math.min(EVERY_MS, retainMs));
-  first.unref();
-  again.unref();
-  signal.addEventListener("abort", () => (clearTimeout(first), clearInterval(again)), { once: true });
+  });
 }
 
 /** 30d, 12h, 90m, 45s: a retention as it was given. */

@@ -20,6 +20,7 @@ import { abandoned, takeoversHeld, tookOver, type WorkerNotice } from "./notices
 import { drainExecutors } from "./drain.js";
 import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats } from "./options.js";
 import { startRetention } from "./retention.js";
+import { sweepAbandonedForks } from "./fork-sweep.js";
 import { startChildRun } from "./child-runs.js";
 import { EventWatch } from "./event-watch.js";
 
@@ -126,6 +127,7 @@ export class Worker implements ExecutorHost {
     // Beats on through a drain, until the worker has stopped.
     this.beating = new AbortController();
     this.heartbeat.start(this.beating.signal);
+    sweepAbandonedForks(this.store, `worker:${this.id}`, this.abort.signal, (notice) => this.notify(notice));
     if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
   }
 

@@ -48,8 +48,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
   flags: F;
   /** How many positional arguments it takes. */
   args: { min: number; max: number };
-  /** Handles Ctrl-C itself through `ctx.signal` (worker, events --follow); others exit at once. */
-  stopsOnSignal?: boolean;
+  /**
+   * Handles Ctrl-C and SIGTERM itself through `ctx.signal` (worker, events --follow), given its
+   * flags; any other command is ended by the signal at once, even while it writes its output.
+   */
+  stopsOnSignal?: boolean | ((flags: Partial<TypedFlags<F>>) => boolean);
   /**
    * Runs user code (actions): the process exits when the command ends, so that a node that
    * ignored its abort signal (abandoned after the grace period) does not keep it alive.
@@ -72,6 +75,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
    */
   inProcess?: boolean;
   run(ctx: CommandContext<F>): Promise<ExitCode | void>;
+}
+
+/** Whether `command`, given `flags`, stops cleanly on Ctrl-C through its signal. */
+export function stopsOnSignal<F extends AnyFlags>(command: Command<F>, flags: Partial<TypedFlags<F>>): boolean {
+  return typeof command.stopsOnSignal === "function" ? command.stopsOnSignal(flags) : (command.stopsOnSignal ?? false);
 }
 
 /** Keeps each command's flag types attached to its `run`. */

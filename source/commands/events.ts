@@ -25,7 +25,8 @@ Lines of one run start with the event's number in the run, then #SEQ, its number
   },
   args: { min: 0, max: 1 },
   readsOnly: true,
-  stopsOnSignal: true,
+  // A listing, however long, ends at Ctrl-C like any short command; a follower stops cleanly.
+  stopsOnSignal: (flags) => flags.follow === true,
   async run({ args, flags, out, store, signal }) {
     const types = expandTypes(flags.type ?? []);
     if (flags.after !== undefined && (!Number.isInteger(flags.after) || flags.after < 0)) throw new UsageError("--after must be an event sequence number");

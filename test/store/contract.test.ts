@@ -1,12 +1,11 @@
 import fc from "fast-check";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ConflictError,
   NotFoundError,
   StaleFenceError,
   pruneRuns,
   readState,
-  type CommandRecord,
   type InterruptRecord,
   type NewEvent,
   type Store,
@@ -19,8 +18,8 @@ import { newTaskRecord } from "../../engine/runtime/transitions.js";
 import { applyOps, type ChannelOp, type State } from "../../engine/state/ops.js";
 import { StateChain } from "../../engine/state/snapshot.js";
 import { storeRoom } from "../../engine/store/rules.js";
-import { checkpoint } from "../support/records.js";
-import { storeFactories } from "../support/stores.js";
+import { checkpoint, pendingCommand } from "../support/records.js";
+import { storeEach, storeFactories } from "../support/stores.js";
 
 const WF = { name: "contract", version: "v-contract" };
 
@@ -64,14 +63,7 @@ const commitId = () => newId("c", 12);
 
 describe.each(storeFactories)("Store contract: $name", (factory) => {
   let store: Store;
-  beforeAll(async () => factory.setup?.());
-  afterAll(async () => factory.teardown?.());
-  beforeEach(async () => {
-    store = await factory.open();
-  });
-  afterEach(async () => {
-    await store.close();
-  });
+  storeEach(factory, (opened) => (store = opened));
 
   describe("workflow versions", () => {
     it("stores each version once and lists them", async () => {
@@ -572,18 +564,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
   describe("commands", () => {
     it("queues a command with its event and takes exactly one answer", async () => {
       const run = await createRun(store);
-      const command: CommandRecord = {
-        id: "cmd-1",
-        runId: run.id,
-        type: "kill",
-        args: {},
-        actor: "operator:ann",
-        reason: "stuck",
-        createdAt: Date.now(),
-        status: "pending",
-        result: null,
-        answeredAt: null,
-      };
+      const command = pendingCommand(run.id, "kill", { id: "cmd-1", reason: "stuck" });
       await store.submitCommand(command, event(run.id, "operator.requested", { commandId: "cmd-1", command: "kill", args: {} }));
       expect((await store.listCommands({ runId: run.id, status: "pending" })).map((c) => c.id)).toEqual(["cmd-1"]);
       await store.answerCommand({ id: "cmd-1", status: "refused", result: { reason: "nothing runs" }, answeredAt: Date.now() }, event(run.id, "operator.refused", { commandId: "cmd-1", command: "kill", reason: "nothing runs" }));
@@ -600,18 +581,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
   it("stores and answers a command in the same commit that applies it", async () => {
     const run = await createRun(store);
     const { fence } = await claimed(store, run.id);
-    const command: CommandRecord = {
-      id: "cmd-inline",
-      runId: run.id,
-      type: "break",
-      args: { node: "x" },
-      actor: "operator:ann",
-      reason: null,
-      createdAt: Date.now(),
-      status: "pending",
-      result: null,
-      answeredAt: null,
-    };
+    const command = pendingCommand(run.id, "break", { id: "cmd-inline", args: { node: "x" } });
     const answered = { id: command.id, status: "accepted" as const, result: { effect: "done" }, answeredAt: Date.now() };
     const events = [event(run.id, "operator.requested", { commandId: command.id, command: "break", args: {} }), event(run.id, "operator.accepted", { commandId: command.id, command: "break", effect: "done" })];
     await store.commit({ id: commitId(), runId: run.id, fence, submit: [command], commands: [answered], run: { breakpoints: ["x"] }, events });
@@ -677,7 +647,7 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
         events: Array.from({ length: events }, () => event(run.id)),
         run: { status, owner: null, leaseUntil: null, endedAt: Date.now() },
       });
-      const command: CommandRecord = { id: `cmd-${run.id}`, runId: run.id, type: "retry", args: {}, actor: "operator:ann", reason: null, createdAt: Date.now(), status: "pending", result: null, answeredAt: null };
+      const command = pendingCommand(run.id, "retry", { id: `cmd-${run.id}` });
       await store.submitCommand(command, event(run.id, "operator.requested", { commandId: command.id, command: "retry", args: {} }));
       await store.putArtifact(run.id, new TextEncoder().encode(`own ${run.id}`), "text/plain");
       return run;

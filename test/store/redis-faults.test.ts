@@ -3,11 +3,12 @@ import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { StoreError, openStore, type CommandRecord, type NewEvent, type Store } from "../../engine/index.js";
+import { StoreError, openStore, type NewEvent, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { EventTail } from "../../engine/store/redis/event-tail.js";
 import { RedisStore } from "../../engine/store/redis/redis-store.js";
+import { pendingCommand } from "../support/records.js";
 import { RedisServer } from "../support/redis-server.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
@@ -177,18 +178,7 @@ describe("Redis store: connection faults", () => {
       expect(claim).toMatchObject({ run: { id: runId }, recovered: false });
       proxy.loseNextReply();
       await store.commit({ id: newId("c"), runId, fence: claim!.fence, events: [log(runId), log(runId)] });
-      const command: CommandRecord = {
-        id: newId("cmd"),
-        runId,
-        type: "kill",
-        args: {},
-        actor: "operator:ann",
-        reason: null,
-        createdAt: Date.now(),
-        status: "pending",
-        result: null,
-        answeredAt: null,
-      };
+      const command = pendingCommand(runId, "kill");
       proxy.loseNextReply();
       await store.submitCommand(command, { ...log(runId), type: "operator.requested", payload: { commandId: command.id, command: "kill", args: {} } });
       proxy.loseNextReply();

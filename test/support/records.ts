@@ -1,5 +1,5 @@
-import { checkpointId } from "../../engine/ids.js";
-import type { CheckpointRecord } from "../../engine/index.js";
+import { checkpointId, newId } from "../../engine/ids.js";
+import type { CheckpointRecord, CommandRecord, CommandType } from "../../engine/index.js";
 import type { ChannelOp } from "../../engine/state/ops.js";
 import { jsonBytes } from "../../engine/state/snapshot.js";
 
@@ -22,4 +22,9 @@ export function checkpoint(runId: string, n: number, delta: ChannelOp[], extra: 
     bytes: jsonBytes(delta),
     ...extra,
   };
+}
+
+/** A command of `type` on a run, as an operator records it: pending, unanswered. */
+export function pendingCommand(runId: string, type: CommandType, extra: Partial<CommandRecord> = {}): CommandRecord {
+  return { id: newId("cmd"), runId, type, args: {}, actor: "operator:ann", reason: null, createdAt: Date.now(), status: "pending", result: null, answeredAt: null, ...extra };
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { MemoryStore, openStore, type Store } from "../../engine/index.js";
 import { addReadmeUser } from "./redis-acl.js";
 import { RedisServer } from "./redis-server.js";
@@ -60,6 +61,20 @@ function sqliteFactory(): StoreFactory {
       return openStore(`sqlite:${join(dir, `store-${++opened}.db`)}`);
     },
   };
+}
+
+/** A fresh store of the factory's kind for each test of a file, handed to `use` before it and closed after it. */
+export function storeEach(factory: StoreFactory, use: (store: Store) => void): void {
+  let store: Store | undefined;
+  beforeAll(async () => factory.setup?.());
+  afterAll(async () => factory.teardown?.());
+  beforeEach(async () => {
+    store = await factory.open();
+    use(store);
+  });
+  afterEach(async () => {
+    await store?.close();
+  });
 }
 
 export const storeFactories: StoreFactory[] = [{ name: "memory", open: async () => new MemoryStore() }, sqliteFactory(), redisFactory()];

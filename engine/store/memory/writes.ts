@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
-import { headFields, type CommandRecord, type NewEvent, type RunRecord } from "../records.js";
-import { checkCommit, claimPatch, claimable, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
+import { headFields, type CommandAnswer, type CommandRecord, type NewEvent, type RunRecord } from "../records.js";
+import { alreadyAnswered, checkCommit, claimPatch, claimable, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
 import { copy, type MemoryTables } from "./tables.js";
 
@@ -8,11 +8,15 @@ import { copy, type MemoryTables } from "./tables.js";
 
 export function createRun(t: MemoryTables, init: NewRun): CommitResult {
   if (t.runs.has(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
+  const answering = init.answering && { ...init.answering, command: pendingCommand(t, init.answering.answer.id) };
   const run = copy(init.run);
   Object.assign(run, headFields(init.checkpoint));
   t.runs.set(run.id, run);
   t.insertCheckpoint(copy(init.checkpoint));
-  return { events: t.appendEvents(run, init.events) };
+  const events = t.appendEvents(run, init.events);
+  if (!answering) return { events };
+  Object.assign(answering.command, copy(answering.answer));
+  return { events: [...events, ...t.appendEvents(t.mustGetRun(answering.command.runId), [answering.event])] };
 }
 
 export function claimRun(t: MemoryTables, options: ClaimOptions): Claim | undefined {
@@ -76,10 +80,15 @@ export function submitCommand(t: MemoryTables, command: CommandRecord, event: Ne
   return { events: t.appendEvents(run, [event]) };
 }
 
-export function answerCommand(t: MemoryTables, answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): CommitResult {
-  const command = t.commands.get(answer.id);
-  if (!command) throw new NotFoundError("command", answer.id);
-  if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
+export function answerCommand(t: MemoryTables, answer: CommandAnswer, event: NewEvent): CommitResult {
+  const command = pendingCommand(t, answer.id);
   Object.assign(command, copy(answer));
   return { events: t.appendEvents(t.mustGetRun(command.runId), [event]) };
+}
+
+function pendingCommand(t: MemoryTables, id: string): CommandRecord {
+  const command = t.commands.get(id);
+  if (!command) throw new NotFoundError("command", id);
+  if (command.status !== "pending") throw alreadyAnswered(id, command.status);
+  return command;
 }

@@ -1,14 +1,14 @@
 import type { Redis } from "ioredis";
 import { ConflictError } from "../../errors.js";
-import type { CommandRecord, NewEvent } from "../records.js";
+import type { CommandAnswer, CommandRecord, NewEvent } from "../records.js";
+import { alreadyAnswered } from "../rules.js";
 import type { CommitResult } from "../store.js";
 import type { RedisKeys } from "./keys.js";
 import { listOldestFirst, recordsByIds } from "./queries.js";
+import type { ScriptReply } from "./lua/scripts.js";
 import type { ScriptWriter } from "./script-writer.js";
 
 // Operator commands on Redis: a hash of commands per run, and one of their answers beside it.
-
-type Answer = Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">;
 
 export async function submitCommand(w: ScriptWriter, command: CommandRecord, event: NewEvent): Promise<CommitResult> {
   const reply = await w.write("submitCommand", w.args().add(command.id, command.runId, command.createdAt, JSON.stringify(command), JSON.stringify(event)));
@@ -16,12 +16,15 @@ export async function submitCommand(w: ScriptWriter, command: CommandRecord, eve
   return w.result(reply, [event]);
 }
 
-export async function answerCommand(w: ScriptWriter, answer: Answer, event: NewEvent): Promise<CommitResult> {
+export async function answerCommand(w: ScriptWriter, answer: CommandAnswer, event: NewEvent): Promise<CommitResult> {
   const reply = await w.write("answerCommand", w.args().add(answer.id, answer.status, JSON.stringify(answer), JSON.stringify(event)));
-  if (reply[0] === "answered") {
-    throw new ConflictError(`command ${answer.id} was already ${(JSON.parse(String(reply[1])) as Answer).status}`);
-  }
+  if (reply[0] === "answered") throw answeredBefore(answer.id, reply);
   return w.result(reply, [event]);
+}
+
+/** The script's `{'answered', answer json}`: the command had its answer already. */
+export function answeredBefore(id: string, reply: ScriptReply): ConflictError {
+  return alreadyAnswered(id, (JSON.parse(String(reply[1])) as CommandAnswer).status);
 }
 
 export async function commandsByIds(client: Redis, keys: RedisKeys, ids: string[]): Promise<CommandRecord[]> {
@@ -40,5 +43,5 @@ export function listCommands(client: Redis, keys: RedisKeys, filter: { runId?: s
 }
 
 function withAnswer(json: string, answer: string | null): CommandRecord {
-  return { ...(JSON.parse(json) as CommandRecord), ...(answer === null ? {} : (JSON.parse(answer) as Answer)) };
+  return { ...(JSON.parse(json) as CommandRecord), ...(answer === null ? {} : (JSON.parse(answer) as CommandAnswer)) };
 }

@@ -121,10 +121,12 @@ export class RedisStore implements Store {
         .add(init.run.id)
         .tuples(set, (pair) => pair)
         .tuples([init.checkpoint], checkpointRow)
-        .strings(init.events.map((e) => JSON.stringify(e))),
+        .strings(init.events.map((e) => JSON.stringify(e)))
+        .tuples(init.answering ? [init.answering] : [], ({ answer, event }) => [answer.id, answer.status, JSON.stringify(answer), JSON.stringify(event)]),
     );
     if (reply[0] === "exists") throw new ConflictError(`run ${init.run.id} already exists`);
-    return this.w.result(reply, init.events);
+    if (reply[0] === "answered") throw commands.answeredBefore(init.answering!.answer.id, reply);
+    return this.w.result(reply, init.answering ? [...init.events, init.answering.event] : init.events);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {

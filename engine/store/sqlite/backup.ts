@@ -3,6 +3,7 @@ import { closeSync, fsyncSync, linkSync, openSync, readdirSync, statSync, unlink
 import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
+import { pidGone } from "../../local-process.js";
 import { statOrUndefined } from "./connect.js";
 import { APPLICATION_ID } from "./schema.js";
 import type { BackupResult } from "./store-types.js";
@@ -88,17 +89,7 @@ function removeAbandoned(folder: string, prefix: string): void {
   for (const name of readdirSync(folder)) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length).split("-")[0]);
-    if (Number.isInteger(pid) && pid > 0 && !running(pid)) removeIfPresent(join(folder, name));
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as { code?: unknown }).code === "EPERM";
+    if (Number.isInteger(pid) && pid > 0 && pidGone(pid)) removeIfPresent(join(folder, name));
   }
 }
 

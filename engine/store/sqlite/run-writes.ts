@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
-import { headFields, type CommandRecord, type EventRecord, type NewEvent, type RunRecord } from "../records.js";
-import { checkCommit, claimPatch, movesUpdatedAt, runClaimedEvent } from "../rules.js";
+import { headFields, type CommandAnswer, type CommandRecord, type EventRecord, type NewEvent, type RunRecord } from "../records.js";
+import { alreadyAnswered, checkCommit, claimPatch, movesUpdatedAt, runClaimedEvent } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
 import type { ClaimChoice } from "./claim-choice.js";
 import type { HistoryQueries, CommitRecords } from "./history-queries.js";
@@ -22,12 +22,14 @@ export class RunWrites {
 
   createRun(init: NewRun): CommitResult {
     if (this.q.runStatus(init.run.id)) throw new ConflictError(`run ${init.run.id} already exists`);
+    if (init.answering) this.pendingCommand(init.answering.answer.id);
     const run: RunRecord = { ...init.run, ...headFields(init.checkpoint) };
     // The run row first, since the checkpoint and event rows refer to its key; it already
     // counts the events appended below.
     const key = this.q.insertRun({ ...run, eventCount: run.eventCount + init.events.length });
     const events = this.appendEvents(run, init.events, { checkpoint: init.checkpoint }, key);
-    return { events };
+    if (!init.answering) return { events };
+    return { events: [...events, ...this.answerCommand(init.answering.answer, init.answering.event).events] };
   }
 
   /** Claims the run chosen before the lock was taken, or, when another process took it, another. */
@@ -99,15 +101,20 @@ export class RunWrites {
     return { events };
   }
 
-  answerCommand(answer: Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">, event: NewEvent): CommitResult {
-    const command = this.q.getCommand(answer.id);
-    if (!command) throw new NotFoundError("command", answer.id);
-    if (command.status !== "pending") throw new ConflictError(`command ${answer.id} was already ${command.status}`);
+  answerCommand(answer: CommandAnswer, event: NewEvent): CommitResult {
+    const command = this.pendingCommand(answer.id);
     this.q.saveCommand({ ...command, ...answer });
     const run = this.mustGetRun(command.runId);
     const events = this.appendEvents(run, [event]);
     this.q.saveRun(run);
     return { events };
+  }
+
+  private pendingCommand(id: string): CommandRecord {
+    const command = this.q.getCommand(id);
+    if (!command) throw new NotFoundError("command", id);
+    if (command.status !== "pending") throw alreadyAnswered(id, command.status);
+    return command;
   }
 
   mustGetRun(id: string): RunRecord {

@@ -1,13 +1,17 @@
 /**
- * Creates a run with its input checkpoint and first events (`Store.createRun`). Arguments: run
- * id, run fields, checkpoint (id, n, step, bytes, json), events. A resent request (same input
- * checkpoint) is acknowledged. Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'exists'}
+ * Creates a run with its input checkpoint and first events (`Store.createRun`), answering the
+ * command that makes it if one is given (only while that command is pending). Arguments: run id,
+ * run fields, checkpoint (id, n, step, bytes, json), events, command answered (0 or 1 of command
+ * id, status, answer json, event). A resent request (same input checkpoint) is acknowledged.
+ * Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'exists'} | {'notfound', 'command', id}
+ * | {'answered', answer json}
  */
 export const CREATE_RUN = `
 local id = arg()
 local fields = arg_tuples(2)
 local checkpoint = arg_tuples(5)[1]
 local events = arg_strings()
+local answering = arg_tuples(4)[1]
 local rk = K.run(id)
 if redis.call('EXISTS', rk) == 1 then
   -- A resent create is the same run: the same first checkpoint, workflow, version and creation time.
@@ -20,6 +24,13 @@ if redis.call('EXISTS', rk) == 1 then
   if same then return {'duplicate'} end
   return {'exists'}
 end
+local source
+if answering then
+  source = redis.call('HGET', K.g('command-runs'), answering[1])
+  if not source then return {'notfound', 'command', answering[1]} end
+  local earlier = redis.call('HGET', K.part(source, 'answers'), answering[1])
+  if earlier then return {'answered', earlier} end
+end
 hset_pairs(rk, fields)
 redis.call('HSET', rk, 'head', checkpoint[1], 'headN', checkpoint[2], 'step', checkpoint[3], 'updatedAt', NOW,
   '_cpBytes', checkpoint[4], '_evBytes', 0, '_artBytes', 0, '_firstSeq', (tonumber(redis.call('GET', K.g('seq'))) or 0) + 1)
@@ -27,6 +38,11 @@ redis.call('RPUSH', K.part(id, 'checkpoints'), checkpoint[5])
 local numbers = append_events(id, events)
 index_run(id, nil)
 schedule(id)
+if answering then
+  redis.call('HSET', K.part(source, 'answers'), answering[1], answering[3])
+  if answering[2] ~= 'pending' then redis.call('ZREM', K.g('commands:pending'), answering[1]) end
+  for _, n in ipairs(append_events(source, { answering[4] })) do numbers[#numbers + 1] = n end
+end
 return {'ok', numbers}
 `;
 
