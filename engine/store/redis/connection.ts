@@ -2,6 +2,7 @@ import { Redis, type Command, type RedisOptions } from "ioredis";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { describeStoreUrl, withColon } from "../open.js";
 import { connectionDown, failureContext, knownFailure, quietIoredis } from "./failures.js";
+import { alertReason } from "./tls-alerts.js";
 import { TLS_PARAMETERS, connectHint, tlsOptions } from "./tls.js";
 
 export interface RedisStoreOptions {
@@ -178,10 +179,14 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     const failure = lastError ?? error;
     // ioredis's own bound on the TCP connection (a network that drops the packets) is a silence too.
     const cause = /\bETIMEDOUT\b/.test(errorMessage(failure)) ? silent : failure;
+    const { host = "localhost", port = 6379, tls } = target.options;
+    // A server that refused the handshake with an alert will refuse it again: not transient.
+    const alert = tls && cause !== silent ? await alertReason(failure, { host, port, tls }, timeoutMs) : undefined;
+    if (alert) throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${alert}`, { cause: failure });
     const message = reason(cause);
-    // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
-    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, target.options.tls, cause === silent)}`, {
+    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, tls, cause === silent)}`, {
       cause: failure,
+      // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
       transient: cause === silent || connectionDown(cause) || /timed out/i.test(errorMessage(cause)),
     });
   } finally {

@@ -56,17 +56,18 @@ function readPem(name: TlsParameter, path: string, description: string): string 
 /**
  * What a failed first connection may mean, after Node's words for it (`silent`: no answer in
  * time): a server stopped or cut off says nothing, and a TLS client talking to a plaintext port
- * hears nothing it understands either; a server that wants a client certificate resets the
- * connection without saying why; a private CA is not trusted unless named.
+ * hears nothing it understands either; a server that refuses the client certificate may reset
+ * the connection without an alert pitwall heard (tls-alerts.ts); a private CA is not trusted
+ * unless named.
  */
 export function connectHint(message: string, tls: ConnectionOptions | undefined, silent: boolean): string {
-  const reset = /ECONNRESET|socket hang up|Connection is closed|certificate required/i.test(message);
+  const reset = /ECONNRESET|socket hang up|Connection is closed/i.test(message);
   if (!tls) return reset ? " (if that port serves TLS, use rediss://)" : silent ? SILENCE_HINT : "";
   if (silent) return " (is the server stopped or frozen, the network dropping packets, or the port a plaintext one? rediss:// speaks TLS; a plaintext port wants redis://)";
   if (/self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i.test(message)) {
     return ": name the CA that signed the server's certificate with tls_ca=/path/to/ca.pem in the URL (or NODE_EXTRA_CA_CERTS)";
   }
-  if (reset || /unknown ca|bad certificate|certificate unknown/i.test(message)) {
+  if (reset) {
     return tls.cert
       ? " (the server may have refused the client certificate: check that tls_cert= is signed by a CA in the server's tls-ca-cert-file)"
       : " (does the server require a client certificate? give tls_cert= and tls_key=)";
