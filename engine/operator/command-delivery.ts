@@ -129,7 +129,9 @@ export class CommandDelivery implements CommandWriter {
     }
     const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, this.actor) : refusal(command, prepared.error, this.actor);
     batch.answer(answer);
-    const expect = prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {};
+    // Fenced out in the same write: a worker whose lease ran out, stalled rather than gone, must not
+    // write over what the command did once it wakes.
+    const expect = { fenceOut: true, ...(prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {}) };
     await this.store.commit(batch.toCommit(run.id, run.fence, expect));
     if (!prepared.ok) throw new Refused(prepared.error);
     return outcomeOf({ ...command, ...answer.answer });

@@ -131,7 +131,7 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
   it("says a port may not speak what the URL's scheme does: rediss:// to a plaintext port, redis:// to a TLS one", async () => {
     const tlsToPlain = await failure(`rediss://127.0.0.1:${plain.port}/0`, { connectTimeoutMs: 500 });
     expect(tlsToPlain!.message).toBe(
-      `cannot connect to Redis at rediss://127.0.0.1:${plain.port}/0: no answer within 500 ms (is it a TLS port? rediss:// speaks TLS; a plaintext port wants redis://)`,
+      `cannot connect to Redis at rediss://127.0.0.1:${plain.port}/0: no answer within 0.5 s (is the server stopped or frozen, the network dropping packets, or the port a plaintext one? rediss:// speaks TLS; a plaintext port wants redis://)`,
     );
     const plainToTls = await failure(`redis://127.0.0.1:${mutual.port}/0`);
     expect(plainToTls!.message).toMatch(new RegExp(`^cannot connect to Redis at redis://127.0.0.1:${mutual.port}/0: .* \\(if that port serves TLS, use rediss://\\)$`));

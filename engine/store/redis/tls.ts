@@ -4,6 +4,7 @@ import { ValidationError, errorMessage, fileProblem } from "../../errors.js";
 import { readTextFile } from "../../text-file.js";
 import { withColon } from "../open.js";
 import { clientCertificateProblem } from "./client-certificate.js";
+import { SILENCE_HINT } from "./failures.js";
 
 /** The URL parameters naming TLS files, and the option of Node's TLS each one fills. */
 export const TLS_PARAMETERS = { tls_ca: "ca", tls_cert: "cert", tls_key: "key" } as const;
@@ -57,15 +58,16 @@ function readPem(name: TlsParameter, path: string, description: string): string 
 }
 
 /**
- * What a failed first connection may mean, after Node's words for it: a TLS client talking to a
- * plaintext port hears nothing it understands; a server that refuses the client certificate may
- * reset the connection without an alert pitwall heard (tls-alerts.ts); a private CA is not
- * trusted unless named.
+ * What a failed first connection may mean, after Node's words for it (`silent`: no answer in
+ * time): a server stopped or cut off says nothing, and a TLS client talking to a plaintext port
+ * hears nothing it understands either; a server that refuses the client certificate may reset
+ * the connection without an alert pitwall heard (tls-alerts.ts); a private CA is not trusted
+ * unless named.
  */
-export function connectHint(message: string, tls: ConnectionOptions | undefined): string {
+export function connectHint(message: string, tls: ConnectionOptions | undefined, silent: boolean): string {
   const reset = /ECONNRESET|socket hang up|Connection is closed/i.test(message);
-  if (!tls) return reset ? " (if that port serves TLS, use rediss://)" : "";
-  if (/no answer within/.test(message)) return " (is it a TLS port? rediss:// speaks TLS; a plaintext port wants redis://)";
+  if (!tls) return reset ? " (if that port serves TLS, use rediss://)" : silent ? SILENCE_HINT : "";
+  if (silent) return " (is the server stopped or frozen, the network dropping packets, or the port a plaintext one? rediss:// speaks TLS; a plaintext port wants redis://)";
   if (/self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i.test(message)) {
     return ": name the CA that signed the server's certificate with tls_ca=/path/to/ca.pem in the URL (or NODE_EXTRA_CA_CERTS)";
   }
