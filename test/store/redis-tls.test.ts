@@ -1,17 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreError, ValidationError, openStore } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { RedisStore } from "../../engine/store/redis/redis-store.js";
+import { cliHarness } from "../support/cli.js";
 import { RedisServer } from "../support/redis-server.js";
 
 /** `rediss://` with the files of a TLS connection given in the URL (Debian's redis-server is built with TLS). */
 describe("Redis store over TLS: the server's CA and a client certificate given in the URL", () => {
   const mutual = new RedisServer({ tls: true, clientCertificates: true });
   const plain = new RedisServer();
+  const cli = cliHarness();
   beforeAll(() => Promise.all([mutual.start(), plain.start()]));
   afterAll(() => Promise.all([mutual.dispose(), plain.dispose()]));
 
@@ -24,17 +26,39 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
     return { cert: join(mutual.dir, `${name}.crt`), key: join(mutual.dir, `${name}.key`) };
   }
 
-  /** A client certificate signed by the server's CA: valid for `days` (-1: expired), with a key of `bits`, and these extensions. */
-  function signedByServerCa(name: string, options: { days?: string; bits?: number; extensions?: string }): { cert: string; key: string } {
+  /** A client certificate signed by the server's CA (or by `ca`), valid for a day, with a key of `bits`, and these extensions. */
+  function signedByServerCa(name: string, options: { bits?: number; extensions?: string; ca?: { cert: string; key: string } }): { cert: string; key: string } {
     openssl("req", "-newkey", `rsa:${options.bits ?? 2048}`, "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
     const extensions: string[] = [];
     if (options.extensions !== undefined) {
       writeFileSync(join(mutual.dir, `${name}.cnf`), options.extensions);
       extensions.push("-extfile", `${name}.cnf`);
     }
-    openssl("x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", options.days ?? "1", ...extensions);
+    openssl("x509", "-req", "-in", `${name}.csr`, "-CA", options.ca?.cert ?? "ca.crt", "-CAkey", options.ca?.key ?? "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", ...extensions);
     return { cert: join(mutual.dir, `${name}.crt`), key: join(mutual.dir, `${name}.key`) };
   }
+  /**
+   * A certificate signed by the server's CA, valid from `start` to `end` (openssl ca's
+   * YYYYMMDDHHMMSSZ; openssl x509 sets only a number of days from now), with these extensions.
+   */
+  function signedWithDates(name: string, start: string, end: string, extensions = ""): { cert: string; key: string } {
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
+    const config = "[ca]\ndefault_ca=dated\n[dated]\ndatabase=index.txt\nunique_subject=no\nserial=serial\nnew_certs_dir=.\ndefault_md=sha256\npolicy=any\n[any]\ncommonName=supplied\n";
+    writeFileSync(join(mutual.dir, "dated.cnf"), config);
+    writeFileSync(join(mutual.dir, `${name}.ext`), extensions);
+    writeFileSync(join(mutual.dir, "index.txt"), "", { flag: "a" });
+    openssl("ca", "-batch", "-config", "dated.cnf", "-create_serial", "-cert", "ca.crt", "-keyfile", "ca.key", "-in", `${name}.csr`, "-out", `${name}.crt`, "-notext", "-startdate", start, "-enddate", end, "-extfile", `${name}.ext`);
+    return { cert: join(mutual.dir, `${name}.crt`), key: join(mutual.dir, `${name}.key`) };
+  }
+
+  /** A client certificate valid now, signed by an intermediate CA (signed by the server's CA) that has expired; the file holds both. */
+  function underExpiredCa(name: string): { cert: string; key: string } {
+    const ca = signedWithDates(`${name}-ca`, "20200101000000Z", "20200102000000Z", "basicConstraints=critical,CA:TRUE\n");
+    const leaf = signedByServerCa(name, { ca });
+    writeFileSync(leaf.cert, readFileSync(leaf.cert, "utf8") + readFileSync(ca.cert, "utf8"));
+    return leaf;
+  }
+
   const failure = (url: string, options: { connectTimeoutMs?: number } = {}) => RedisStore.open(url, options).then(() => undefined, (e: unknown) => e as Error);
 
   it("connects to a server that requires client certificates (tls-auth-clients yes) with tls_ca, tls_cert and tls_key", async () => {
@@ -69,7 +93,8 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
         selfSigned("stranger"),
         "the server does not trust the CA that signed the client certificate (tls_cert=): give one signed by a CA in the server's tls-ca-cert-file, or add its CA there (tlsv1 alert unknown ca, SSL alert number 48)",
       ],
-      [signedByServerCa("expired", { days: "-1" }), "the client certificate (tls_cert=) or a CA certificate it is signed by has expired: renew it (sslv3 alert certificate expired, SSL alert number 45)"],
+      // An expired client certificate is refused before connecting (below); an expired CA in its chain only by the server.
+      [underExpiredCa("expired-chain"), "the client certificate (tls_cert=) or a CA certificate it is signed by has expired: renew it (sslv3 alert certificate expired, SSL alert number 45)"],
       [
         signedByServerCa("weak", { bits: 1024 }),
         "the server refused the client certificate (tls_cert=) as bad: it may not be valid yet, or its key or signature too weak for the server (an RSA key under 2048 bits, SHA-1); give another (sslv3 alert bad certificate, SSL alert number 42)",
@@ -112,6 +137,26 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
     expect(plainToTls!.message).toMatch(new RegExp(`^cannot connect to Redis at redis://127.0.0.1:${mutual.port}/0: .* \\(if that port serves TLS, use rediss://\\)$`));
   });
 
+  it("refuses a client certificate that has expired or is not valid yet, or a key not its own, before connecting, naming the file", async () => {
+    const expired = signedWithDates("expired", "20200101000000Z", "20200102030405Z");
+    const future = signedWithDates("future", "20990101000000Z", "20991231000000Z");
+    const otherKey = { cert: mutual.clientCertFile, key: join(mutual.dir, "server.key") };
+    const url = (files: { cert: string; key: string }) => `${mutual.url}/0?${query({ tls_ca: mutual.caFile, tls_cert: files.cert, tls_key: files.key })}`;
+    const cases: [string, string][] = [
+      [url(expired), `tls_cert ${expired.cert} expired on 2020-01-02 03:04:05 UTC; renew it`],
+      [url(future), `tls_cert ${future.cert} is not valid until 2099-01-01 00:00:00 UTC; give one valid now, or check this machine's clock`],
+      [url(otherKey), `tls_key ${otherKey.key} is not the key of tls_cert ${otherKey.cert}`],
+    ];
+    for (const [url, problem] of cases) {
+      const error = await openStore(url).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toBe(`store URL ${url}: ${problem}`);
+    }
+    const [url0, problem0] = cases[0]!;
+    const r = await cli.run(["runs", "--store", url0]);
+    expect([r.code, r.stderr]).toEqual([2, `pitwall runs: store URL ${url0}: ${problem0}\n`]);
+  });
+
   it("refuses TLS files it cannot read, a certificate without its key, and TLS parameters on a plaintext URL, before connecting", async () => {
     const notPem = join(mutual.dir, "not.pem");
     writeFileSync(notPem, "hello\n");
@@ -121,7 +166,6 @@ describe("Redis store over TLS: the server's CA and a client certificate given i
       [`${base}?tls_ca=${mutual.dir}`, `store URL ${base}?tls_ca=${mutual.dir}: tls_ca ${mutual.dir} cannot be read: it is a folder, not a file`],
       [`${base}?tls_ca=${notPem}`, `store URL ${base}?tls_ca=${notPem}: tls_ca ${notPem} is not a PEM file (no "-----BEGIN" line)`],
       [`${base}?tls_cert=${mutual.clientCertFile}`, `store URL ${base}?tls_cert=${mutual.clientCertFile} gives tls_cert without tls_key: a client certificate needs both`],
-      [`${base}?tls_cert=${mutual.clientCertFile}&tls_key=${join(mutual.dir, "server.key")}`, `store URL ${base}?tls_cert=${mutual.clientCertFile}&tls_key=${join(mutual.dir, "server.key")}: tls_key is not the key of tls_cert`],
       [`redis://127.0.0.1:${plain.port}/0?tls_ca=${mutual.caFile}`, `store URL redis://127.0.0.1:${plain.port}/0?tls_ca=${mutual.caFile} gives tls_ca, which only a rediss:// (TLS) URL takes`],
     ];
     for (const [url, message] of cases) {

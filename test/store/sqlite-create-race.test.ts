@@ -1,6 +1,8 @@
-import { renameSync, writeFileSync } from "node:fs";
+import { renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { openStore } from "../../engine/index.js";
+import { lockHolder } from "../support/lock-holder.js";
 import { kill, spawnChild } from "../support/processes.js";
 import { storeFiles } from "../support/sqlite-files.js";
 
@@ -8,7 +10,7 @@ const OPENER = new URL("../support/open-new-stores.ts", import.meta.url).pathnam
 const STORES = 100;
 const EVERY_MS = 40;
 
-const { dir } = storeFiles("pitwall-create-race-");
+const { dir, fresh } = storeFiles("pitwall-create-race-");
 
 /**
  * The first processes to open a new store race to create it: one switches the empty file to WAL
@@ -33,5 +35,27 @@ describe("SQLite: processes creating a new store at once", { timeout: 120_000 },
     } finally {
       await Promise.all(openers.map(kill));
     }
+  });
+});
+
+/**
+ * While a process creating a store switches the new file to WAL it holds a write lock on it, and
+ * SQLite refuses another process's switch at once, without its busy timeout: opening asks again
+ * until the busy timeout has passed. Given no time to wait, it does not claim to have waited.
+ */
+describe("SQLite: creating a store in a new file another process is writing to", () => {
+  it("is refused after the busy timeout, saying so; with a timeout of 0, refused at once, saying that", async () => {
+    const file = fresh("held");
+    const holder = await lockHolder(file, "new");
+    const failure = (busyTimeoutMs: number) => openStore(`sqlite:${file}`, { busyTimeoutMs }).then(() => undefined, (e: unknown) => e as Error);
+    try {
+      const started = Date.now();
+      expect((await failure(300))?.message).toBe(`store ${file} is locked by another process (still busy after 300 ms)`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect((await failure(0))?.message).toBe(`store ${file} is locked by another process (refused at once, without waiting)`);
+    } finally {
+      await kill(holder);
+    }
+    expect(statSync(file).size).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { createSecureContext, type ConnectionOptions } from "node:tls";
 import { ValidationError, errorMessage, fileProblem } from "../../errors.js";
 import { readTextFile } from "../../text-file.js";
 import { withColon } from "../open.js";
+import { clientCertificateProblem } from "./client-certificate.js";
 import { SILENCE_HINT } from "./failures.js";
 
 /** The URL parameters naming TLS files, and the option of Node's TLS each one fills. */
@@ -13,8 +14,8 @@ type TlsParameter = keyof typeof TLS_PARAMETERS;
 /**
  * The TLS options of a `rediss://` URL: the CA that signed the server's certificate (in place of
  * the system's), and a client certificate and key for a server that asks for one
- * (`tls-auth-clients yes`). The files are read now, so that a path that cannot be read is said
- * at once rather than as a failed handshake.
+ * (`tls-auth-clients yes`). The files are read now, so that a path that cannot be read, or a client
+ * certificate the server would refuse, is said at once rather than as a failed handshake.
  */
 export function tlsOptions(parsed: URL, host: string, description: string): ConnectionOptions | undefined {
   const given = (Object.keys(TLS_PARAMETERS) as TlsParameter[]).filter((name) => parsed.searchParams.has(name));
@@ -26,15 +27,18 @@ export function tlsOptions(parsed: URL, host: string, description: string): Conn
     throw new ValidationError(`store URL ${description} gives ${given.includes("tls_cert") ? "tls_cert without tls_key" : "tls_key without tls_cert"}: a client certificate needs both`);
   }
   const files: ConnectionOptions = {};
+  const pem: Partial<Record<TlsParameter, { path: string; text: string }>> = {};
   for (const name of given) {
     const path = parsed.searchParams.get(name)!;
-    files[TLS_PARAMETERS[name]] = readPem(name, path, description);
+    pem[name] = { path, text: readPem(name, path, description) };
+    files[TLS_PARAMETERS[name]] = pem[name].text;
   }
+  const problem = pem.tls_cert && pem.tls_key ? clientCertificateProblem(pem.tls_cert, pem.tls_key) : undefined;
+  if (problem) throw new ValidationError(`store URL ${withColon(description)} ${problem}`);
   try {
     createSecureContext(files);
   } catch (error) {
-    const why = /key values mismatch/.test(errorMessage(error)) ? "tls_key is not the key of tls_cert" : `the TLS files cannot be used (${errorMessage(error)})`;
-    throw new ValidationError(`store URL ${withColon(description)} ${why}`);
+    throw new ValidationError(`store URL ${withColon(description)} the TLS files cannot be used (${errorMessage(error)})`);
   }
   // SNI names a host, never an address: for an IP the certificate is checked against it instead.
   return { ...(isIP(host) ? {} : { servername: host }), ...files };
