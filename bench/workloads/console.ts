@@ -1,11 +1,9 @@
-import { execFileSync, spawn } from "node:child_process";
-import { join } from "node:path";
-// @ts-expect-error The bin's helper is plain JavaScript without types.
-import { buildIsFresh, root } from "../../bin/build-state.js";
+import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { openStore, storeWorkflow, type CompiledWorkflow, type NewEvent, type RunStatus, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
+import { ROOT as root, ensureBuild } from "../support/build.js";
 import { fmt, median, percentile, ratio, scratchDir, table } from "../support/harness.js";
 import { chainWorkflow, fanoutWorkflow, loopWorkflow } from "../support/workflows.js";
 
@@ -110,13 +108,6 @@ async function measure(mode: "console" | "console-tsx" | "baseline", url: string
   const done = await next();
   child.kill();
   return { firstFrameMs: ready.firstFrameMs as number, ...(done as Omit<Measured, "firstFrameMs">) };
-}
-
-/** The child runs the compiled console, as `pitwall console` does once built: build it if needed. */
-function ensureBuild(): void {
-  if (buildIsFresh()) return;
-  console.log("building dist/ (npm run build) for the console child…");
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], { stdio: "inherit" });
 }
 
 export default async function consoleBench(): Promise<void> {

@@ -2,17 +2,19 @@
  * `redis`: the `chain` workload on a local redis-server (append-only file, fsync every second).
  * Throughput with 1 and with 4 worker processes; per-step engine overhead (a step's wall time
  * minus its node's wait) against one raw EVALSHA writing as many bytes as the engine sends to
- * Redis per step. Also runs on its own: `npx tsx bench/workloads/redis.ts`.
+ * Redis per step; how soon a subscriber is handed the workers' events, against a raw XADD seen
+ * by a blocked XREAD. Also runs on its own: `npx tsx bench/workloads/redis.ts`.
  */
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import { MemoryStore, Worker, WorkflowRegistry, actionRegistry, createEngine, openStore, type Store } from "../../engine/index.js";
 import { Fleet } from "../../test/support/fleet.js";
 import { RedisServer } from "../../test/support/redis-server.js";
-import { fastest, ratio, table } from "../support/harness.js";
+import { fastest, median, ratio, table } from "../support/harness.js";
+import { SAMPLES, engineDelivery, rawDelivery } from "../support/redis-delivery.js";
 import chain, { CHAIN_NODES, NODE_MS } from "../support/redis-chain.js";
 
-export const description = `chain of ${CHAIN_NODES} nodes waiting ${NODE_MS} ms on Redis: 1 vs 4 worker processes (target ≥ 3×), per-step overhead against one raw EVALSHA`;
+export const description = `chain of ${CHAIN_NODES} nodes waiting ${NODE_MS} ms on Redis: 1 vs 4 worker processes (target ≥ 3×), per-step overhead against one raw EVALSHA, event delivery to a subscriber against a raw XADD → XREAD`;
 
 const RUNS = 96;
 const PER_WORKER = 4;
@@ -113,6 +115,21 @@ export default async function redis(): Promise<void> {
     ["redis", step.ms, overhead, memory, step.rawMs, ratio(overhead, step.rawMs), Math.round(step.bytes)],
   ]);
   console.log("fastest of 3 each; the raw EVALSHA writes the bytes the engine sent per step in one script call");
+  const { engine, raw } = await withServer(async (server, store) => {
+    const fleet = await Fleet.start(server.url, 4, { leaseMs: 15_000, workflowModule: CHAIN_MODULE });
+    try {
+      const [engine, raw] = await Promise.all([engineDelivery(store, chain), rawDelivery(server.port)]);
+      return { engine, raw };
+    } finally {
+      await fleet.stop();
+    }
+  });
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  table(["event delivery", "mean ms", "median ms", "max ms", "mean vs raw"], [
+    ["run.claimed → subscriber", mean(engine), median(engine), Math.max(...engine), ratio(mean(engine), mean(raw))],
+    ["raw XADD → XREAD BLOCK", mean(raw), median(raw), Math.max(...raw), ratio(mean(raw), mean(raw))],
+  ]);
+  console.log(`${SAMPLES} events each, one every 25 ms, 4 worker processes, measured together; from the server's clock at the commit to Date.now() on delivery, both in whole ms (their mean is unbiased)`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await redis();

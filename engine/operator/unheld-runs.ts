@@ -49,7 +49,9 @@ export class UnheldRuns {
     }
     const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, actor) : refusal(command, prepared.error, actor);
     batch.answer(answer);
-    const expect = prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {};
+    // Fenced out in the same write: a worker whose lease ran out, stalled rather than gone, must not
+    // write over what the command did once it wakes.
+    const expect = { fenceOut: true, ...(prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {}) };
     await store.commit(batch.toCommit(run.id, run.fence, expect));
     return { command: { ...command, ...answer.answer }, ...(prepared.ok ? {} : { refused: prepared.error }) };
   }

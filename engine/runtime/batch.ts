@@ -74,11 +74,12 @@ export class Batch {
   }
 
   /** `id` must be unique per commit of the run; the executor numbers its commits under its fence. */
-  toCommit(runId: string, fence: number, expect: Pick<Commit, "expectHead" | "expectStatus"> = {}, id = newId("c", 12)): Commit {
+  toCommit(runId: string, fence: number, expect: Pick<Commit, "expectHead" | "expectStatus" | "fenceOut"> = {}, id = newId("c", 12)): Commit {
     // Assigned in turn rather than spread from conditional literals: one object, made at every step.
     const commit: Commit = { id, runId, fence };
     if (expect.expectHead !== undefined) commit.expectHead = expect.expectHead;
     if (expect.expectStatus !== undefined) commit.expectStatus = expect.expectStatus;
+    if (expect.fenceOut) commit.fenceOut = true;
     if (this.expectPending.length > 0) commit.expectPending = this.expectPending;
     if (this.run) commit.run = this.run;
     if (this.checkpoint) commit.checkpoint = this.checkpoint;

@@ -1,8 +1,9 @@
-import { ConflictError, StaleFenceError, StoreError, errorMessage, isPitwallError } from "../errors.js";
+import { ConflictError, StoreError, errorMessage, isPitwallError } from "../errors.js";
 import { headFields, type RunRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import type { ExecutorHost } from "./executor-host.js";
 import type { InflightTasks } from "./inflight.js";
+import { runTakenAway } from "./lease-loss.js";
 import type { RunState } from "./run-state.js";
 import { waitingWhy } from "./step.js";
 
@@ -54,7 +55,8 @@ export class Committer {
     // The store away for a while (locked, a disk error, Redis restarting) loses nothing: the commit
     // is tried again until it lands (a commit that landed unseen is known by its id), or until
     // another worker took the run over once the lease ran out (StaleFenceError), which then does
-    // the work again. Giving up sooner would throw away finished work and call its worker lost.
+    // the work again, or the run was deleted. Giving up sooner would throw away finished work and
+    // call its worker lost.
     let warned = false;
     for (let delay = 50; ; delay = Math.min(delay * 2, 2000)) {
       try {
@@ -62,7 +64,7 @@ export class Committer {
         if (warned) this.host.commitSettled?.(rs.run.id, true);
         break;
       } catch (error) {
-        if (error instanceof StaleFenceError) {
+        if (runTakenAway(error, rs.run.id)) {
           if (warned) this.host.commitSettled?.(rs.run.id, false);
           rs.launch = [];
           await this.owner.leaseLost();

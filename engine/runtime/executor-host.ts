@@ -43,6 +43,9 @@ export interface ExecutorHost {
 }
 
 export interface ExecutionEnd {
+  /** The run's status as this execution left it (a lost lease leaves it as it was here, running). */
   status: RunStatus;
   why: string;
+  /** Another worker or an operator took the run while this one had lost its lease: `why` says what became of it. */
+  leaseLost?: true;
 }

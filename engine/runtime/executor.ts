@@ -339,9 +339,9 @@ export class RunExecutor {
     this.stopping = cause;
     if (cause === "drain") return;
     if (cause === "lease-lost") {
-      const why = this.lease.lostWhy();
       this.inflight.abortAll("lease-lost");
-      this.finish(why);
+      const why = await this.lease.lostWhy();
+      this.end ??= { status: this.rs.run.status, why, leaseLost: true };
       return;
     }
     this.inflight.abortAll("shutdown");

@@ -1,9 +1,10 @@
-import { StaleFenceError } from "../errors.js";
 import type { Store } from "../store/store.js";
+import { runTakenAway, whatBecameOf } from "./lease-loss.js";
 
 /**
  * Keeps an executor's lease on its run: renewed every third of the lease, and told lost when
- * another worker holds the run. A renewal that comes late says the event loop was held.
+ * another worker holds the run, or it was deleted. A renewal that comes late says the event loop
+ * was held.
  */
 export class Lease {
   private timer: NodeJS.Timeout | undefined;
@@ -39,16 +40,22 @@ export class Lease {
     try {
       await this.store.renewLease(this.runId, this.workerId, this.fence, this.leaseMs);
     } catch (error) {
-      if (error instanceof StaleFenceError) this.lost();
+      if (runTakenAway(error, this.runId)) this.lost();
     }
   }
 
-  /** Why the lease was lost, as an execution's end says it: a held event loop is named as the cause. */
-  lostWhy(): string {
+  /**
+   * Why the lease was lost, as an execution's end says it: what became of the run, from the store
+   * (`whatBecameOf`), and a held event loop as the cause when the lease timer fired that late.
+   */
+  async lostWhy(): Promise<string> {
     this.noteHeldLoop();
-    return this.heldMs > 0
-      ? `lease lost: this process's event loop was held for ${(this.heldMs / 1000).toFixed(1)} s (by a node computing without awaiting, or the process was stopped or suspended), past the ${this.leaseMs / 1000} s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`
-      : "lease lost: it ran out before it was renewed, and the run was claimed again (by another worker, or by this one once it could)";
+    const what = await whatBecameOf(this.store, this.runId, this.workerId, this.fence);
+    const lost = what
+      ? `lease lost: ${what}; this worker's attempt was discarded`
+      : "lease lost: the run is no longer this worker's (taken over, canceled or deleted: the store did not answer when asked what became of it); this worker's attempt was discarded";
+    if (this.heldMs === 0) return lost;
+    return `${lost}. This process's event loop was held for ${(this.heldMs / 1000).toFixed(1)} s (by a node computing without awaiting, or the process was stopped or suspended), past the ${this.leaseMs / 1000} s lease, so it could not renew it; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`;
   }
 
   /** The lease timer fires every third of the lease unless the event loop is held: a longer gap says it was. */

@@ -29,6 +29,12 @@ export interface Commit {
   runId: string;
   /** The writer's fencing token. A different current token → StaleFenceError, nothing written. */
   fence: number;
+  /**
+   * Gives the run a new fencing token in this write (the store's next, as a claim does): whoever
+   * held the run can write nothing more for it. Set by an operator applying a command to a run
+   * nobody holds — one whose worker's lease ran out may still have that worker, stalled, behind it.
+   */
+  fenceOut?: boolean;
   /** The run's head checkpoint must still be this one (ConflictError otherwise). */
   expectHead?: string | null;
   /** The run's status must be one of these (ConflictError otherwise). */

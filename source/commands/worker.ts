@@ -55,7 +55,8 @@ rest on stderr. Says first which actions and tools it loaded and, when PITWALL_L
 PITWALL_LLM_API_KEY or PITWALL_LLM_SCRIPT names one, the model of llm, tool and agent nodes (a
 script and a server at once, or a script that cannot be read, is refused).
 --json logs each line as { "time", "level", "worker", "kind", "message", ... } on stdout; a run's
-end as kind "run-ended" with "runId", "status" and "why".`,
+end as kind "run-ended" with "runId", "status" and "why" (and "leaseLost": true when another worker
+or an operator took the run from it: "why" then says what became of the run).`,
   flags: {
     actions: { type: "string", isMultiple: true },
     workflow: { type: "string", isMultiple: true },
@@ -113,6 +114,8 @@ end as kind "run-ended" with "runId", "status" and "why".`,
       onNotice: ({ level, kind, message, ...fields }) => log!.log({ ...fields, level, kind, message: kind === "draining" ? `${message}; signal again to stop now` : message }),
       onRunEnd: (runId, end) => {
         if ("error" in end) log!.log({ level: "error", kind: "run-error", message: `${runId ? `run ${runId}: ` : ""}${end.error}`, runId: runId || null, error: end.error });
+        // A lost lease says what became of the run in its why: not the status it had here (running).
+        else if (end.leaseLost) log!.log({ level: "warn", kind: "run-ended", message: `run ${runId}: ${end.why}`, runId, status: end.status, why: end.why, leaseLost: true });
         else log!.log({ level: end.status === "failed" ? "warn" : "info", kind: "run-ended", message: `run ${runId} ${end.status}: ${end.why}`, runId, status: end.status, why: end.why });
       },
     });

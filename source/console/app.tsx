@@ -40,7 +40,7 @@ export interface ConsoleProps {
   coalesceMs?: number;
   /** How often the counts are read again, to notice runs deleted by another process (default 5 s). */
   recountMs?: number;
-  /** How often the store is asked whether it answers (default 5 s), and how long it has to answer (default 3 s). */
+  /** How often the store is asked whether it answers (default 2 s), and how long it has to answer (default 3 s). */
   heartbeatMs?: number;
   answerMs?: number;
 }

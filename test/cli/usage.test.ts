@@ -15,20 +15,6 @@ describe("pitwall: usage, errors and exit codes", () => {
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  // One test per round: each round is seven processes starting at once, a few seconds of CPU on
-  // a machine that also runs another test file, so eight of them in one test outgrew its deadline.
-  for (let round = 0; round < 8; round++) {
-    it(`many processes opening a new store at once all find a pitwall store (none calls it another application's), round ${round + 1} of 8`, async () => {
-      const store = `sqlite:${join(cli.dir, `race-${round}.db`)}`;
-      const results = await Promise.all([
-        ...Array.from({ length: 3 }, () => cli.run(["start", join(FIXTURES, "task-queue", "workflow.json"), "--store", store])),
-        ...Array.from({ length: 4 }, () => cli.run(["runs", "--store", store])),
-      ]);
-      expect(results.filter((r) => r.stderr.includes("another application"))).toEqual([]);
-      expect(results.slice(0, 3).map((r) => [r.code, r.stderr])).toEqual([[0, ""], [0, ""], [0, ""]]);
-    });
-  }
-
   it("help prints the usage, help <command> the command's, and a mistyped command says the one meant", async () => {
     const [help, helpStart, startHelp, typo] = await Promise.all([cli.run(["help"]), cli.run(["help", "start"]), cli.run(["start", "--help"]), cli.run(["strat"])]);
     expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage\n    $ pitwall <command> [arguments] [options]")]);

@@ -61,7 +61,7 @@ export interface HarnessOptions {
   coalesceMs?: number;
   /** How often the counts are read again, noticing runs another process deleted (default 5 s). */
   recountMs?: number;
-  /** How often the store is asked whether it answers (default 5 s), and how long it has to answer (default 3 s). */
+  /** How often the store is asked whether it answers (default 2 s), and how long it has to answer (default 3 s). */
   heartbeatMs?: number;
   answerMs?: number;
   /** What the header names the store (default memory:test). */

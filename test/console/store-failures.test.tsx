@@ -29,6 +29,9 @@ async function queueOfTwo(f: Fixture<RedisStore | SqliteStore>): Promise<Console
   return opened;
 }
 
+/** The runs list once read (its title shows before the first read is done): the task-queue run listed. */
+const listed = /Runs 1\b[\s\S]*task-queue/;
+
 /** The footer's rows under the row of keys (which ends with `q quit`), as one text: a message wrapped over rows reads whole. */
 const footer = (frame: string) => frame.slice(frame.lastIndexOf("q quit") + "q quit".length).replace(/\s*\n\s*/g, " ");
 
@@ -87,7 +90,7 @@ describe("the console while Redis is down", () => {
     const f = await open();
     await settle(f.engine, "task-queue");
     ui = await openConsole({ store: f.store, heartbeatMs: 200, answerMs: 100 });
-    await ui.waitFor("by recent activity");
+    await ui.waitFor(listed);
     server.pause();
     try {
       await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: no answer from ${server.url} within 0.1 s`));
@@ -97,11 +100,33 @@ describe("the console while Redis is down", () => {
     await ui.waitFor((f) => !footer(f).includes("⚠"));
   });
 
+  it("with the default bounds, says a stopped server (SIGSTOP) does not answer, naming it, keeps the list, and goes live again once it answers", async () => {
+    const f = fixtureOn(await RedisStore.open(server.url, { prefix: `down${prefix++}:` }));
+    fx = f;
+    await settle(f.engine, "task-queue");
+    ui = await openConsole({ store: f.store });
+    await ui.waitFor(listed);
+    const silence = `Redis at ${server.url} did not answer within 3 s (is the server stopped or frozen, or the network dropping packets?)`;
+    server.pause();
+    try {
+      // Generous: the bounds are a question every 2 s and the store's 3 s command timeout.
+      const frame = await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: ${silence}; what is shown may be out of date`), 20_000);
+      expect(frame).toMatch(listed);
+      // The worker says the same of the store, in the same words.
+      await until(() => f.notices.of("store-failing").some((n) => n.message.includes(silence)), 20_000, "the worker to say Redis does not answer");
+    } finally {
+      server.resume();
+    }
+    await ui.waitFor((f) => !footer(f).includes("⚠"), 20_000);
+    await settle(f.engine, "task-queue");
+    await ui.waitFor("Runs 2", 20_000);
+  });
+
   it("names the refused connection in the footer once the store's answer fails", async () => {
     const f = await open();
     await settle(f.engine, "task-queue");
     ui = await openConsole({ store: f.store, heartbeatMs: 200, answerMs: 100 });
-    await ui.waitFor("by recent activity");
+    await ui.waitFor(listed);
     await server.stop("SIGKILL");
     // Whether "no answer within 0.1 s" shows first depends on when the next question is asked.
     await ui.waitFor((f) => footer(f).includes(`⚠ store not answering: Redis at ${server.url} cannot be reached: the connection is down`));

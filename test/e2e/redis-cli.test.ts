@@ -30,7 +30,6 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     expect(results[0]!.stderr).toBe(`pitwall runs: cannot connect to Redis at redis://app:***@127.0.0.1:${port}/0: connect ECONNREFUSED 127.0.0.1:${port}\n`);
   });
 
-  // No TLS server name is sent for an IP address (Node would warn about it on stderr).
   it("backup refuses a Redis store on one line, without its password, exit 2", async () => {
     const url = server.url.replace("redis://", `redis://default:${SECRET}@`);
     const r = await cli.run(["backup", "copy.db", "--store", `${url}/0?prefix=backup:`]);
@@ -77,10 +76,40 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     }
   });
 
+  it("a Redis that stopped answering (SIGSTOP) is one line saying so, exit 1, before the server is resumed", async () => {
+    const frozen = new RedisServer();
+    await frozen.start();
+    const url = `${frozen.url}/0`;
+    await (await openStore(url)).close();
+    frozen.pause();
+    try {
+      const results = Promise.all([cli.run(["runs", "--store", url]), cli.run(["show", "run-x", "--json", "--store", url])]);
+      // Generous: the bound is the connect timeout (3 s); the server stays stopped until they end, or this.
+      const ended = await Promise.race([results, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20_000))]);
+      expect(ended, "both commands to end while the server is stopped").toBeDefined();
+      const [runs, show] = ended!;
+      const silence = `cannot connect to Redis at ${url}: no answer within 3 s (is the server stopped or frozen, or the network dropping packets?)`;
+      expect([runs.code, runs.stderr]).toEqual([1, `pitwall runs: ${silence}\n`]);
+      // It may answer later: scripts can tell (and try again).
+      expect([show.code, JSON.parse(show.stderr)]).toEqual([1, { error: expect.objectContaining({ message: silence, transient: true }) }]);
+    } finally {
+      frozen.resume();
+      await frozen.dispose();
+    }
+  });
+
+  // No TLS server name is sent for an IP address (Node would warn about it on stderr). The
+  // server's certificate is signed by a CA the URL does not name: the handshake fails at once.
   it("a rediss:// URL naming an IP address fails with one line too", async () => {
-    const r = await cli.run(["runs", "--store", `rediss://app:${SECRET}@127.0.0.1:${server.port}/0`]);
-    expect(r.code).toBe(1);
-    expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: cannot connect to Redis at rediss:\/\/app:\*\*\*@127\.0\.0\.1/)]);
+    const tls = new RedisServer({ tls: true });
+    await tls.start();
+    try {
+      const r = await cli.run(["runs", "--store", `rediss://app:${SECRET}@127.0.0.1:${tls.port}/0`]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^pitwall runs: cannot connect to Redis at rediss:\/\/app:\*\*\*@127\.0\.0\.1:\d+\/0: self[- ]signed certificate in certificate chain: name the CA/)]);
+    } finally {
+      await tls.dispose();
+    }
   });
 
   // Closing does not wait for a server that has gone away, even after a subscription was followed.
@@ -110,7 +139,7 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
       cli.run(["runs", "--store", `${server.url}/0?prefix=typo:`]),
     ]);
     expect([db.code, db.stderr]).toEqual([1, expect.stringMatching(new RegExp(`^pitwall worker: Redis at ${server.url}/99 has no database 99 \\(.*out of range.*\\)\n$`))]);
-    expect([param.code, param.stderr]).toEqual([2, `pitwall runs: store URL ${server.url}/0?prefx=app: unknown parameter "prefx" (known: prefix, retention, tls_ca, tls_cert, tls_key)\n`]);
+    expect([param.code, param.stderr]).toEqual([2, `pitwall runs: store URL ${server.url}/0?prefx=app: unknown parameter "prefx" (known: prefix, retention, connect_timeout, command_timeout, tls_ca, tls_cert, tls_key)\n`]);
     expect([missing.code, missing.stderr]).toEqual([
       1,
       `pitwall runs: there is no pitwall store under prefix "typo:" at ${server.url}/0?prefix=typo: (a mistyped --store, prefix or database?); nothing was written\n`,
@@ -221,9 +250,10 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     const silent = createServer(() => connections++);
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     try {
-      const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}/0`;
+      // A connect timeout far beyond the bound below: Ctrl-C, not the timeout, must end them.
+      const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}/0?connect_timeout=30`;
       const commands = [cli.spawn(["events", "--follow", "--store", url]), cli.spawn(["worker", "--store", url])];
-      // Both are connecting (they would wait 5 s, the connect timeout, for an answer).
+      // Both are connecting (they would wait 30 s, the connect timeout, for an answer).
       await until(() => connections === commands.length, 15_000, "both commands connecting");
       const interruptedAt = Date.now();
       for (const command of commands) command.child.kill("SIGINT");
@@ -240,7 +270,8 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
 
   // Last: it kills the file's server.
   it("Ctrl-C ends events --follow at once when Redis has gone away, cleanly", async () => {
-    const url = `${server.url}/0?prefix=gone:`;
+    // A command timeout far beyond the bound below: Ctrl-C, not the timeout, must end it.
+    const url = `${server.url}/0?prefix=gone:&command_timeout=30`;
     await (await openStore(url)).close();
     const follower = cli.spawn(["events", "--follow", "--after", "0", "--store", url]);
     // It is attached once it prints the event of a run created after it started.
@@ -250,7 +281,7 @@ describe("pitwall against Redis: unreachable, or gone while a command runs", () 
     const stoppedAt = Date.now();
     follower.child.kill("SIGINT");
     const result = await follower.exited;
-    // At once: not after a read waiting for the server (10 s), nor a timer left by its connection (2 s).
+    // At once: not after a read waiting for the server (30 s), nor a timer left by its connection (2 s).
     expect(Date.now() - stoppedAt).toBeLessThan(2_000);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { openStore, type RunRecord, type WorkerRecord } from "../../engine/index.js";
+import { leaseRanOut, openStore, type RunRecord, type WorkerRecord } from "../../engine/index.js";
 import { actionsOf, cliHarness, workflowOf, type Pitwall } from "../support/cli.js";
 import { until } from "../support/engine.js";
 
@@ -136,6 +136,34 @@ describe("a fleet of workers, as an operator sees it", () => {
     expect(lines.find((l) => l.kind === "took-over")).toMatchObject({ level: "warn", runId, from: "vanished", message: `took over run ${runId} from worker vanished (lease expired)` });
     expect(lines.find((l) => l.kind === "run-ended")).toMatchObject({ level: "info", runId, status: "succeeded", why: expect.stringMatching(/^after \d+ steps$/) });
     expect(lines.map((l) => l.kind)).toEqual(expect.arrayContaining(["started", "took-over", "run-ended", "stopping", "stopped"]));
+  }, 60_000);
+
+  it("a worker stopped past its lease (SIGSTOP) and resumed says, as a warning, who took its run over", async () => {
+    const actions = join(cli.dir, "held-actions.mjs");
+    const workflow = join(cli.dir, "held.json");
+    writeFileSync(actions, "export default { hold: (_s, ctx) => new Promise((resolve) => { const t = setTimeout(resolve, 60_000, {}); ctx.signal.addEventListener('abort', () => (clearTimeout(t), resolve({}))); }) };\n");
+    writeFileSync(workflow, JSON.stringify({ name: "held", state: {}, start: "h", nodes: { h: { action: "hold" } } }));
+    await cli.createStore();
+    const worker = cli.spawn(["worker", "--id", "s1", "--lease", "1", "--json", "--actions", actions]);
+    const { runId } = await cli.json<{ runId: string }>(["start", workflow]);
+    const store = await openStore(`sqlite:${storeFile()}`);
+    try {
+      await until(async () => (await store.readEvents({ runId, types: ["task.started"] })).length > 0, 20_000, "the node to start");
+      worker.child.kill("SIGSTOP");
+      await until(async () => leaseRanOut((await store.getRun(runId))!, Date.now()), 10_000, "the lease to run out");
+      await until(() => store.claimRun({ owner: "s2", leaseMs: 60_000, runId }), 10_000, "the run to be taken over");
+    } finally {
+      worker.child.kill("SIGCONT");
+      await store.close();
+    }
+    const line = JSON.parse(await worker.waitForLine((l) => l.includes('"kind":"run-ended"'), 20_000)) as Record<string, unknown>;
+    expect(line).toMatchObject({
+      level: "warn",
+      runId,
+      leaseLost: true,
+      // And, when its lease timer saw the stop (longer than a lease since it last fired), that.
+      message: expect.stringMatching(new RegExp(`^run ${runId}: lease lost: run ${runId} was taken over by worker s2, which is running it now; this worker's attempt was discarded(\\. This process's event loop was held for \\d+\\.\\d s .*)?$`)),
+    });
   }, 60_000);
 
   it("--retain deletes the runs that ended longer ago than that, and says so", async () => {

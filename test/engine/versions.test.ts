@@ -72,7 +72,7 @@ describe("a node that holds the event loop past its worker's lease", () => {
     await engine.start(holder);
     await until(() => ends.length > 0, 5_000, "the execution to end");
     expect(ends[0]).toMatch(
-      /^lease lost: this process's event loop was held for \d+\.\d s \(by a node computing without awaiting, or the process was stopped or suspended\), past the 0\.15 s lease, so it could not renew it, and the run was claimed again; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease \(pitwall worker --lease, WorkerOptions\.leaseMs\)$/,
+      /^lease lost: run \S+ was taken over by worker other, which is running it now; this worker's attempt was discarded\. This process's event loop was held for \d+\.\d s \(by a node computing without awaiting, or the process was stopped or suspended\), past the 0\.15 s lease, so it could not renew it; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease \(pitwall worker --lease, WorkerOptions\.leaseMs\)$/,
     );
     // To the worker, the held loop looks like a store that did not answer: it takes over no run for a lease.
     expect(harness.notices.of("takeovers-held")[0]?.message).toMatch(

@@ -168,6 +168,20 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(await store.readEvents({ runId: run.id })).toEqual(before);
     });
 
+    it("a commit that fences out (an operator's, on a run nobody holds) gives the run a new token: the old holder can no longer write", async () => {
+      const run = await createRun(store);
+      const old = await store.claimRun({ owner: "w1", leaseMs: 100 });
+      await store.commit({ id: commitId(), runId: run.id, fence: old!.fence, fenceOut: true, run: { status: "canceled", owner: null, leaseUntil: null }, events: [event(run.id)] });
+      const fenced = await store.getRun(run.id);
+      expect(fenced!.fence).toBeGreaterThan(old!.fence);
+      await expect(store.commit({ id: commitId(), runId: run.id, fence: old!.fence, run: { status: "succeeded" } })).rejects.toBeInstanceOf(StaleFenceError);
+      await expect(store.renewLease(run.id, "w1", old!.fence, 1000)).rejects.toBeInstanceOf(StaleFenceError);
+      expect(await store.getRun(run.id)).toEqual(fenced);
+      // Tokens only grow: a later claim's is greater still.
+      const next = await createRun(store);
+      expect((await store.claimRun({ owner: "w2", leaseMs: 1000, runId: next.id }))!.fence).toBeGreaterThan(fenced!.fence);
+    });
+
     it("gives back tasks, events and checkpoints exactly as committed, whatever their shape", async () => {
       const run = await createRun(store);
       const other = await createRun(store);

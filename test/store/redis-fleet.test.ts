@@ -43,7 +43,7 @@ describe("Redis: worker processes sharing one server", { timeout: 200_000 }, () 
     await waitFor(async () => (await store.countRuns()).succeeded >= RUNS / 4, 60_000, "a quarter of the runs to finish");
   }
 
-  it("finishes every run with one recorded success per task, and a subscriber here sees the workers' events within 250 ms", async () => {
+  it("finishes every run with one recorded success per task, and a subscriber here is handed every event the workers commit, in order, as they commit them", async () => {
     fleet = await Fleet.start(server.url, WORKERS, { leaseMs: LEASE_MS });
     const ids = await startRuns();
     await waitUntilSettled(store, RUNS);
@@ -51,25 +51,30 @@ describe("Redis: worker processes sharing one server", { timeout: 200_000 }, () 
     const claimedBy = new Set((await store.readEvents({ types: ["run.claimed"] })).map((e) => (e.payload as { worker: string }).worker));
     expect(claimedBy.size).toBe(WORKERS);
 
-    // Propagation, measured while this process only watches: run.claimed is stamped with the
-    // server's clock inside the claim script, so `now - time` is the delay since its commit.
-    const delays: number[] = [];
+    // This process follows the store while the workers, other processes, commit. Each run starts
+    // once the end of the one before has been handed on: a subscription that did not pass on
+    // other processes' events as they are committed would stall here. (How soon it passes them
+    // on is a figure of the `redis` benchmark.)
+    const after = await store.lastEventSeq();
+    const seen: EventRecord[] = [];
     const controller = new AbortController();
     const watching = (async () => {
-      for await (const event of store.subscribe({ signal: controller.signal })) {
-        if (event.type === "run.claimed") delays.push(Date.now() - event.time);
-      }
+      for await (const event of store.subscribe({ after, signal: controller.signal })) seen.push(event);
     })();
     const engine = createEngine({ store, worker: false, workflows: [fanout] });
+    const followed: string[] = [];
     for (let i = 0; i < 20; i++) {
-      await engine.start(fanout, {});
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      const { id } = await engine.start(fanout, {});
+      followed.push(id);
+      await waitFor(() => seen.some((e) => e.runId === id && e.type === "run.succeeded"), 30_000, `the subscription to hand on the end of run ${i + 1} of 20`);
     }
-    await waitUntilSettled(store, RUNS + 20);
     controller.abort();
     await watching;
-    expect(delays).toHaveLength(20);
-    expect(Math.max(...delays)).toBeLessThan(250);
+    expect(await checkRuns(store, followed)).toEqual([]);
+    // Every event committed since it began, once each and in the order of the store's sequence,
+    // up to the last it handed on before it was stopped.
+    expect(seen).toEqual((await store.readEvents({ after })).slice(0, seen.length));
+    expect([...new Set(seen.filter((e) => e.type === "run.claimed").map((e) => e.runId))]).toEqual(followed);
   });
 
   it("finishes the runs of a worker killed with SIGKILL on the other workers", async () => {

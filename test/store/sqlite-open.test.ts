@@ -9,6 +9,7 @@ import { SqliteStore, StoreError, Worker, WorkflowRegistry, actionRegistry, crea
 import { newRun } from "../../engine/runtime/new-run.js";
 import { groupReference, readGroupReference } from "../../engine/store/sqlite/packed-json.js";
 import { READABLE_FROM_VERSION, SCHEMA_VERSION } from "../../engine/store/sqlite/schema.js";
+import { lockHolder } from "../support/lock-holder.js";
 import { kill, spawnChild } from "../support/processes.js";
 import { storeFiles, storeWithRuns } from "../support/sqlite-files.js";
 
@@ -35,17 +36,6 @@ function fingerprint(file: string) {
     mtimeMs: statSync(file).mtimeMs,
     siblings: readdirSync(folder).filter((f) => f.startsWith(file.slice(folder.length + 1))).sort(),
   };
-}
-
-/** Another process holding the store's lock: `BEGIN IMMEDIATE` (writers wait) or an exclusive lock (everyone waits). */
-async function lockHolder(file: string, lock: "write" | "exclusive") {
-  const take =
-    lock === "write"
-      ? `db.exec("BEGIN IMMEDIATE"); db.prepare("DELETE FROM meta WHERE key = 'nothing'").run();`
-      : `db.pragma("locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE");`;
-  const holder = spawnChild(process.execPath, ["-e", `const db = new (require("better-sqlite3"))(${JSON.stringify(file)}); ${take} console.log('{"locked":true}'); setTimeout(() => {}, 60000);`]);
-  await holder.line((l) => l.locked === true);
-  return holder;
 }
 
 /** Uses a store: whatever is wrong with the file shows up by now. */

@@ -57,9 +57,9 @@ export function spawnChild(command: string, args: string[], options: { uid?: num
   };
 }
 
-/** The test worker (see store-worker.ts) in a child process running TypeScript through tsx. */
-export function spawnWorker(file: string, workflow: "crash" | "slow" | "timer", leaseMs: number, mode: "serve" | "drain" = "serve"): Child {
-  return spawnChild(process.execPath, ["--import", "tsx", WORKER, file, workflow, String(leaseMs), mode]);
+/** The test worker (see store-worker.ts) on a SQLite file or a store URL, in a child process running TypeScript through tsx. */
+export function spawnWorker(store: string, workflow: "crash" | "slow" | "timer", leaseMs: number, mode: "serve" | "drain" = "serve"): Child {
+  return spawnChild(process.execPath, ["--import", "tsx", WORKER, store, workflow, String(leaseMs), mode]);
 }
 
 /** SIGKILLs a child (if still alive) and waits until it is gone. */

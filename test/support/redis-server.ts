@@ -13,6 +13,8 @@ export interface RedisServerOptions {
   tls?: boolean;
   /** With `tls`: refuse a client without a certificate signed by the server's CA (`clientCertFile`, `clientKeyFile`). */
   clientCertificates?: boolean;
+  /** With `tls`: the TLS versions it accepts (its `tls-protocols`, e.g. "TLSv1.2"; by default 1.2 and 1.3). */
+  tlsProtocols?: string;
 }
 
 /**
@@ -97,6 +99,7 @@ export class RedisServer {
       const file = (name: string) => join(this.dir, name);
       args.push("--port", "0", "--tls-port", String(this.portNumber), "--tls-auth-clients", this.options.clientCertificates ? "yes" : "no");
       args.push("--tls-cert-file", file("server.crt"), "--tls-key-file", file("server.key"), "--tls-ca-cert-file", file("ca.crt"));
+      if (this.options.tlsProtocols) args.push("--tls-protocols", this.options.tlsProtocols);
     } else {
       args.push("--port", String(this.portNumber));
     }
@@ -115,6 +118,8 @@ export class RedisServer {
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    // A server that speaks no TLS version Node does cannot be sent PING; it starts empty.
+    if (this.options.tlsProtocols && !/TLSv1\.[23]/.test(this.options.tlsProtocols)) return;
     // The port accepts before the data set is loaded; PING answers only once it is.
     const tls = this.options.tls ? { ca: readFileSync(this.caFile), cert: readFileSync(this.clientCertFile), key: readFileSync(this.clientKeyFile) } : undefined;
     while (!(await pong(this.portNumber, tls))) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,19 +1,20 @@
 // A worker process for the tests that kill, stop and restart processes:
-//   node --import tsx test/support/store-worker.ts <store file> <workflow> <lease ms> [serve|drain]
+//   node --import tsx test/support/store-worker.ts <store> <workflow> <lease ms> [serve|drain]
+// <store> is a SQLite file, or a store URL (sqlite:…, redis://…).
 // `serve` works until the process is killed; `drain` exits 0 once no run is queued or running.
 // It prints JSON lines: {"ready":id} once it works, {"end":...} when a run's execution ends here.
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker, createEngine, openStore } from "../../engine/index.js";
 import { WORKFLOWS, type WorkflowName } from "./durable-workflows.js";
 
-const [file, name, lease, mode = "serve"] = process.argv.slice(2);
+const [target, name, lease, mode = "serve"] = process.argv.slice(2);
 const workflow = WORKFLOWS[name as WorkflowName]?.();
-if (!file || !workflow || !lease) {
-  console.error("usage: store-worker.ts <store file> <crash|slow|timer> <lease ms> [serve|drain]");
+if (!target || !workflow || !lease) {
+  console.error("usage: store-worker.ts <store file or URL> <crash|slow|timer> <lease ms> [serve|drain]");
   process.exit(2);
 }
 
-const store = await openStore(`sqlite:${file}`);
+const store = await openStore(/^[a-z][a-z0-9+.-]*:/i.test(target) ? target : `sqlite:${target}`);
 const id = `child-${process.pid}`;
 const engine = createEngine({ store, workflows: [workflow], worker: false });
 const worker = new Worker(store, engine.registry, {

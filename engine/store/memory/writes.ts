@@ -48,6 +48,7 @@ export function commit(t: MemoryTables, commit: Commit): CommitResult {
   const now = Date.now();
   const active = movesUpdatedAt(run.status, commit);
   run.lastCommit = commit.id;
+  if (commit.fenceOut) run.fence = ++t.fenceCounter;
   if (commit.run) Object.assign(run, copy(commit.run));
   if (commit.checkpoint) {
     const checkpoint = copy(commit.checkpoint);

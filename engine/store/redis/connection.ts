@@ -1,7 +1,8 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Redis, type Command, type RedisOptions } from "ioredis";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { describeStoreUrl, withColon } from "../open.js";
 import { connectionDown, failureContext, knownFailure, quietIoredis } from "./failures.js";
+import { alertReason } from "./tls-alerts.js";
 import { TLS_PARAMETERS, connectHint, tlsOptions } from "./tls.js";
 
 export interface RedisStoreOptions {
@@ -24,12 +25,19 @@ export interface RedisStoreOptions {
    * and later; on older servers only with `appendonly yes` and `appendfsync always`).
    */
   durability?: "process" | "os";
-  /** How long to wait for the server when connecting (default 5000 ms). */
+  /**
+   * How long to wait for the server when connecting (default 3000 ms; the URL's `connect_timeout`,
+   * in seconds): long enough for a lost SYN to be sent again (after 1 s) and a TLS handshake far away.
+   */
   connectTimeoutMs?: number;
   /**
-   * How long a command waits for its reply (default 10 000 ms). A server that stops answering
-   * but keeps the connection open (frozen, or behind a partition that never resets it) fails the
-   * command then, as one line, instead of holding a worker silently.
+   * How long a command waits for its reply (default 3000 ms; the URL's `command_timeout`, in
+   * seconds). A server that stops answering but keeps the connection open (frozen, or behind a
+   * partition that never resets it) fails the command then, as one line, instead of holding a
+   * command-line tool, the console or a worker silently. A worker tries again (commits and claims
+   * are applied once), and a renewal that timed out still reaches the server when it answers
+   * again: a lease runs out only after a silence as long as it, and a server or a process held
+   * for a second fails nothing.
    */
   commandTimeoutMs?: number;
   /**
@@ -51,17 +59,19 @@ export interface RedisTarget {
 }
 
 const DEFAULT_RETENTION = 100_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 
 /** How special characters are written in a URL's user and password. */
 const ENCODE_HINT = 'percent-encode special characters in the user and password (% as %25, # as %23, / as %2F, ? as %3F, @ as %40, : in the user as %3A, a space as %20)';
 
 /** The query parameters a store URL may have; any other is refused. */
-const URL_PARAMETERS = ["prefix", "retention", ...Object.keys(TLS_PARAMETERS)];
+const URL_PARAMETERS = ["prefix", "retention", "connect_timeout", "command_timeout", ...Object.keys(TLS_PARAMETERS)];
 
 /**
  * Reads `redis://[user[:password]@]host[:port][/db][?prefix=...&retention=...]` (and `rediss://`
- * for TLS, which also takes `tls_ca`, `tls_cert` and `tls_key`: files read now). Options given in
- * code win over the URL's.
+ * for TLS, which also takes `tls_ca`, `tls_cert` and `tls_key`: files read now), with
+ * `connect_timeout` and `command_timeout` in seconds. Options given in code win over the URL's.
  */
 export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): RedisTarget {
   const description = describeStoreUrl(url);
@@ -99,6 +109,16 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
   const retentionText = parsed.searchParams.get("retention");
   const eventRetention = options.eventRetention ?? (retentionText === null ? DEFAULT_RETENTION : Number(retentionText));
   if (!Number.isInteger(eventRetention) || eventRetention < 0) throw bad("retention must be a whole number of events (0 keeps all)");
+  const timeoutMs = (name: string, given: number | undefined, fallback: number): number => {
+    if (given !== undefined) return given;
+    const text = parsed.searchParams.get(name);
+    if (text === null) return fallback;
+    const seconds = Number(text);
+    if (text.trim() === "" || !Number.isFinite(seconds) || seconds <= 0) throw bad(`${name} must be a number of seconds above 0, not "${text}"`);
+    return Math.max(1, Math.round(seconds * 1000));
+  };
+  const connectTimeout = timeoutMs("connect_timeout", options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+  const commandTimeoutMs = timeoutMs("command_timeout", options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS);
   const prefix = options.prefix ?? parsed.searchParams.get("prefix") ?? "pitwall:";
   if (prefix === "") throw bad("the key prefix must not be empty");
   const port = parsed.port === "" ? 6379 : Number(parsed.port);
@@ -108,7 +128,7 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
     description,
     prefix,
     eventRetention,
-    commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
+    commandTimeoutMs,
     options: {
       host,
       port,
@@ -116,7 +136,7 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
       ...(username !== undefined ? { username } : {}),
       ...(password !== undefined ? { password } : {}),
       ...(tls ? { tls } : {}),
-      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      connectTimeout,
     },
   };
 }
@@ -131,8 +151,6 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
   let lastError: Error | undefined;
   const client = new Redis({
     ...target.options,
-    // Blocking reads (the event tail's XREAD BLOCK) wait on purpose: only other clients time out.
-    ...(options.timesOut ? { commandTimeout: target.commandTimeoutMs } : {}),
     lazyConnect: true,
     connectionName: name,
     // Disconnecting arms a timer (2 s by default) that destroys a socket the server has not closed
@@ -145,22 +163,31 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
   client.on("error", (error: Error) => {
     lastError = error;
   });
-  const timeoutMs = target.options.connectTimeout ?? 5_000;
+  // Blocking reads (the event tail's XREAD BLOCK) wait on purpose: only other clients time out.
+  if (options.timesOut) timeCommands(client, target.commandTimeoutMs);
+  const timeoutMs = target.options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const silent = new Error(`no answer within ${timeoutMs / 1000} s`);
   let timer: NodeJS.Timeout | undefined;
   const silence = new Promise<never>((_resolve, reject) => {
     // The TCP timeout does not cover a server that accepts and then never answers.
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(silent), timeoutMs);
   });
   try {
     await Promise.race([client.connect(), silence]);
   } catch (error) {
     dropClient(client);
-    // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
-    const cause = lastError ?? error;
+    const failure = lastError ?? error;
+    // ioredis's own bound on the TCP connection (a network that drops the packets) is a silence too.
+    const cause = /\bETIMEDOUT\b/.test(errorMessage(failure)) ? silent : failure;
+    const { host = "localhost", port = 6379, tls } = target.options;
+    // A server that refused the handshake with an alert will refuse it again: not transient.
+    const alert = tls && cause !== silent ? await alertReason(failure, { host, port, tls }, timeoutMs) : undefined;
+    if (alert) throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${alert}`, { cause: failure });
     const message = reason(cause);
-    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, target.options.tls)}`, {
-      cause,
-      transient: connectionDown(cause) || /no answer within|timed out/i.test(errorMessage(cause)),
+    throw new StoreError(`cannot connect to Redis at ${withColon(target.description)} ${message}${connectHint(message, tls, cause === silent)}`, {
+      cause: failure,
+      // Refused or unreachable now may answer later (a server restarting); a wrong password will not.
+      transient: cause === silent || connectionDown(cause) || /timed out/i.test(errorMessage(cause)),
     });
   } finally {
     clearTimeout(timer);
@@ -179,6 +206,28 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     }
   }
   return client;
+}
+
+/**
+ * Fails a command with no reply within `ms` ("Command timed out"), as ioredis's `commandTimeout`
+ * does, but only once the replies already received are read. After this process's event loop was
+ * held (a node computing without awaiting, a long GC pause, a starved CPU), expired timers run
+ * before the socket is read again: a reply that came meanwhile would be taken for a silent server.
+ * Declared in the next check phase instead, after a poll of the sockets, it is read first.
+ */
+function timeCommands(client: Redis, ms: number): void {
+  const send = client.sendCommand.bind(client);
+  // A command passes through sendCommand again when it is sent after a reconnect: timed once.
+  const timed = new WeakSet<Command>();
+  client.sendCommand = (command: Command, stream?: Parameters<Redis["sendCommand"]>[1]) => {
+    if (!timed.has(command)) {
+      timed.add(command);
+      const timer = setTimeout(() => setImmediate(() => command.isResolved || command.reject(new Error("Command timed out"))), ms);
+      const settled = () => clearTimeout(timer);
+      command.promise.then(settled, settled);
+    }
+    return send(command, stream);
+  };
 }
 
 /**

@@ -13,18 +13,27 @@ export function connectionDown(error: unknown): boolean {
   return /max retries per request|Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN/.test(errorMessage(error));
 }
 
+/**
+ * What a server that did not answer in time may be, connecting or to a command of an open store:
+ * stopped (SIGSTOP) or frozen, or cut off by a network that drops its packets — a client cannot
+ * tell them apart. (A TLS connection adds a plaintext port: see `connectHint`.)
+ */
+export const SILENCE_HINT = " (is the server stopped or frozen, or the network dropping packets?)";
+
 /** Who and where, for the messages of a failed command. */
 export interface FailureContext {
   client: Redis;
   /** The store's URL without its password. */
   description: string;
+  /** How long a command waits for its reply (`RedisStoreOptions.commandTimeoutMs`). */
+  commandTimeoutMs: number;
   /** The ACL user the store connects as (`default` without one in the URL). */
   user: string;
   prefix: string;
 }
 
 export function failureContext(client: Redis, target: RedisTarget): FailureContext {
-  return { client, description: target.description, user: target.options.username ?? "default", prefix: target.prefix };
+  return { client, description: target.description, commandTimeoutMs: target.commandTimeoutMs, user: target.options.username ?? "default", prefix: target.prefix };
 }
 
 /**
@@ -63,7 +72,7 @@ export async function commandFailure(error: unknown, at: FailureContext & { clos
     return new StoreError(`Redis at ${at.description} cannot be reached: the connection is down (is the server running?)`, { cause: error, transient: true });
   }
   const message = redisMessage(error);
-  const what = /timed out/i.test(message) ? `did not answer: ${message}` : `refused a command: ${message}`;
+  const what = /^Command timed out$/.test(message) ? `did not answer within ${at.commandTimeoutMs / 1000} s${SILENCE_HINT}` : `refused a command: ${message}`;
   return new StoreError(`Redis at ${at.description} ${what}`, { cause: error, transient: true });
 }
 

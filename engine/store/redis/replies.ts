@@ -9,7 +9,7 @@ import { encodeRunFields } from "./run-codec.js";
 export function commitArgs(args: ScriptArgs, commit: Commit): ScriptArgs {
   const change = encodeRunFields(commit.run ?? {});
   return args
-    .add(commit.id, commit.runId, commit.fence)
+    .add(commit.id, commit.runId, commit.fence, commit.fenceOut ? 1 : 0)
     .optional(commit.expectHead)
     .strings(commit.expectStatus)
     .strings(commit.expectPending ?? [])

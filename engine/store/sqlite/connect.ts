@@ -25,6 +25,7 @@ export interface ConnectOptions {
 export function connect(file: string, options: ConnectOptions): Database.Database {
   if (options.readOnly) return connectReadOnly(file, options.busyTimeoutMs);
   prepareFile(file, options.busyTimeoutMs, options.create);
+  const started = Date.now();
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { fileMustExist: true, timeout: options.busyTimeoutMs });
@@ -42,7 +43,7 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
     return db;
   } catch (error) {
     db?.close();
-    throw storeFailure(file, error, options.busyTimeoutMs);
+    throw storeFailure(file, error, options.busyTimeoutMs, Date.now() - started);
   }
 }
 
@@ -52,6 +53,7 @@ export function connect(file: string, options: ConnectOptions): Database.Databas
  * store of an older version is read as it is when its tables are the current ones.
  */
 function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database {
+  const started = Date.now();
   let db: Database.Database | undefined;
   try {
     const stat = statOrUndefined(file);
@@ -84,7 +86,7 @@ function connectReadOnly(file: string, busyTimeoutMs: number): Database.Database
         : "SQLite needs to create its -shm file beside it, and the folder is read-only";
       throw new StoreError(`store ${file} cannot be read where it is: ${why}; copy the file to a folder you can write`, { cause: error });
     }
-    throw storeFailure(file, error, busyTimeoutMs);
+    throw storeFailure(file, error, busyTimeoutMs, Date.now() - started);
   }
 }
 

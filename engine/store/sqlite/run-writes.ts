@@ -70,6 +70,7 @@ export class RunWrites {
     const now = Date.now();
     const active = movesUpdatedAt(run.status, commit);
     run.lastCommit = commit.id;
+    if (commit.fenceOut) run.fence = this.q.nextFence();
     if (commit.run) Object.assign(run, commit.run);
     if (commit.checkpoint) Object.assign(run, headFields(commit.checkpoint));
     for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);

@@ -68,13 +68,7 @@ local function take(id, lease_held)
   local rk = K.run(id)
   local f = redis.call('HMGET', rk, 'status', 'startedAt', '_offer', '_lease', '_leaseMs', 'version', 'owner')
   local recovered = f[1] == 'running'
-  -- Fences never fall below the clock (in microseconds): a server that lost its last writes in a
-  -- crash does not hand out again a fence that a live worker still holds.
-  local fence = redis.call('INCR', K.g('fence'))
-  if fence < NOW_US then
-    fence = NOW_US
-    redis.call('SET', K.g('fence'), fmt(fence))
-  end
+  local fence = next_fence()
   if f[3] then withdraw_offer(id, f[6], f[3]) end
   local lease = f[4]
   if recovered and lease and tonumber(f[5]) == lease_ms then

@@ -1,7 +1,7 @@
 /**
  * One atomic step commit (`Store.commit`), with the preconditions of `engine/store/rules.ts`
  * checked in the same order. Arguments after prefix and retention: commit id, run id, fence,
- * expectHead (optional), expectStatus (list or absent), expectPending, run fields to set and to
+ * fenceOut (1 to give the run a new fence), expectHead (optional), expectStatus (list or absent), expectPending, run fields to set and to
  * delete, checkpoint (0 or 1 of id, n, step, bytes, json), tasks (id, runId, step, json),
  * interrupts (id, runId, status, createdAt, json), commands to store (id, createdAt, json),
  * command answers (id, status, json; each only while its command is pending), events, runs to wake.
@@ -14,6 +14,7 @@ export const COMMIT = `
 local commit_id = arg()
 local id = arg()
 local fence = arg_num()
+local fence_out = arg() == '1'
 local check_head, expect_head = arg_optional()
 local expect_status = arg_strings()
 local expect_pending = arg_strings()
@@ -62,6 +63,7 @@ for _, c in ipairs(answers) do
 end
 
 redis.call('HSET', rk, 'lastCommit', commit_id)
+if fence_out then redis.call('HSET', rk, 'fence', fmt(next_fence())) end
 hset_pairs(rk, set_fields)
 if #del_fields > 0 then redis.call('HDEL', rk, unpack(del_fields)) end
 if checkpoint then

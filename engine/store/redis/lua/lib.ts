@@ -57,6 +57,17 @@ local NOW = tonumber(TIME[1]) * 1000 + math.floor(tonumber(TIME[2]) / 1000)
 -- The server clock in microseconds: the floor of fencing tokens.
 local NOW_US = tonumber(TIME[1]) * 1000000 + tonumber(TIME[2])
 
+-- Fences never fall below the clock (in microseconds): a server that lost its last writes in a
+-- crash does not hand out again a fence that a live worker still holds.
+local function next_fence()
+  local fence = redis.call('INCR', K.g('fence'))
+  if fence < NOW_US then
+    fence = NOW_US
+    redis.call('SET', K.g('fence'), fmt(fence))
+  end
+  return fence
+end
+
 local function hset_pairs(key, pairs)
   if #pairs == 0 then return end
   local flat = {}
