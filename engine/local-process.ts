@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 
-/** A process as a record names it (a worker's heartbeat, a fork's recorder): its host, and its id there. */
+/** A process as a record names it (a worker's heartbeat, a command's recorder): its host, and its id there. */
 export interface ProcessRef {
   host: string;
   pid: number;
@@ -30,4 +30,13 @@ export function pidGone(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
+}
+
+/**
+ * Whether the process named, which wrote a record at `since`, is demonstrably gone: it ran on this
+ * host, and no process has its id now, or this process has its id and started after `since`. A
+ * process elsewhere, or one whose id was taken by a new process, is not known to be gone.
+ */
+export function processGone(ref: ProcessRef, since: number): boolean {
+  return ofThisHost(ref) && (ref.pid === process.pid ? since < PROCESS_STARTED_AT : pidGone(ref.pid));
 }

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, PitwallError } from "../errors.js";
 import { derivedId } from "../ids.js";
-import { PROCESS_STARTED_AT, ofThisHost, pidGone } from "../local-process.js";
+import { processGone } from "../local-process.js";
 import type { CommandRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance, refusal } from "../worker/commands.js";
@@ -26,7 +26,7 @@ export const FORK_ANSWER_MS = 2 * 60_000;
 export function abandonedWhy(command: Pick<CommandRecord, "createdAt" | "recorder">, now: number): string | undefined {
   const by = command.recorder;
   const recorder = `the process that recorded it${by ? ` (pid ${by.pid} on ${by.host})` : ""}`;
-  if (by && ofThisHost(by) && (by.pid === process.pid ? command.createdAt < PROCESS_STARTED_AT : pidGone(by.pid))) {
+  if (by && processGone(by, command.createdAt)) {
     return `${recorder} stopped before it made the run`;
   }
   if (now - command.createdAt > FORK_ANSWER_MS) return `${recorder} did not make the run within ${FORK_ANSWER_MS / 60_000} minutes (it stopped, or lost the store)`;

@@ -1,15 +1,12 @@
-import { ConflictError, NotFoundError, PitwallError, StaleFenceError } from "../errors.js";
-import { Batch } from "../runtime/batch.js";
+import { ConflictError, PitwallError, StaleFenceError } from "../errors.js";
 import type { EventType } from "../runtime/events.js";
-import { readState } from "../state/read.js";
 import type { CommandRecord, CommandType, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
-import { acceptance, prepareCommand, refusal } from "../worker/commands.js";
-import type { RunView } from "../worker/command-view.js";
-import { checkArgs, newCommand, outcomeOf, recordCommand, requested, type CommandOutcome, type CommandWriter } from "./command-records.js";
+import { checkArgs, newCommand, outcomeOf, recordCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
 import { mustGetRun } from "./must-get.js";
 import { watchOwner, type OwnerWaiting } from "./owner-watch.js";
-import { reducerOf, type WorkflowVersions } from "./workflow-versions.js";
+import { UnheldRuns, isHeld, type Applied } from "./unheld-runs.js";
+import type { WorkflowVersions } from "./workflow-versions.js";
 
 export interface DeliveryOptions {
   actor: string;
@@ -27,14 +24,16 @@ export interface DeliveryOptions {
 export class CommandDelivery implements CommandWriter {
   readonly actor: string;
   readonly secretKeys: readonly string[];
+  private readonly unheld: UnheldRuns;
 
   constructor(
     readonly store: Store,
-    private readonly versions: WorkflowVersions,
+    versions: WorkflowVersions,
     private readonly options: DeliveryOptions,
   ) {
     this.actor = options.actor;
     this.secretKeys = options.secretKeys;
+    this.unheld = new UnheldRuns(this, versions);
   }
 
   /**
@@ -46,17 +45,19 @@ export class CommandDelivery implements CommandWriter {
     const command = newCommand(this, runId, type, args, reason);
     for (let attempt = 0; ; attempt++) {
       const run = await mustGetRun(this.store, runId);
-      if (isOwned(run)) return this.settle(command, run, await recordCommand(this, command));
+      if (isHeld(run)) return this.settle(command, run, await recordCommand(this, command));
+      let applied: Applied;
       try {
-        return await this.applyHere(command, run, true);
+        applied = await this.unheld.apply(command, run, true);
       } catch (error) {
-        if (error instanceof Refused) throw error.reason;
         // An earlier try was written after all (its reply lost): its answer stands.
         const stored = error instanceof ConflictError ? await this.store.getCommand(command.id) : undefined;
         if (stored) return stored.status === "pending" ? this.settle(stored, run, 0) : outcomeOf(stored);
         // The run moved on, or a worker claimed it meanwhile: look again.
         if (!(error instanceof StaleFenceError || error instanceof ConflictError) || attempt >= 8) throw error;
+        continue;
       }
+      return appliedOutcome(applied);
     }
   }
 
@@ -87,14 +88,16 @@ export class CommandDelivery implements CommandWriter {
       }
       const run: RunRecord = known ?? (await mustGetRun(this.store, command.runId));
       known = undefined;
-      if (!isOwned(run)) {
+      if (!isHeld(run)) {
+        let applied: Applied;
         try {
-          return await this.applyHere(command, run, false);
+          applied = await this.unheld.apply(command, run, false);
         } catch (error) {
-          if (error instanceof Refused) throw error.reason;
+          // Answered by another process (a worker that let go of the run), or the run moved on: look again.
           if ((error instanceof StaleFenceError || error instanceof ConflictError) && conflicts++ < 8) continue;
           throw error;
         }
+        return appliedOutcome(applied);
       }
       if (Date.now() > deadline) {
         throw new PitwallError("RUN", `command ${command.id} is queued but the worker owning run ${run.id} has not answered yet`);
@@ -115,63 +118,12 @@ export class CommandDelivery implements CommandWriter {
       if (!signal.aborted) throw error;
     }
   }
-
-  /**
-   * Applies a command to a run nobody owns, in one write: the command itself when `record`, its
-   * effect and its answer. A refusal is recorded too, and raised as its typed error.
-   */
-  private async applyHere(command: CommandRecord, run: RunRecord, record: boolean): Promise<CommandOutcome> {
-    const prepared = await prepareCommand(command, await this.view(run));
-    const batch = prepared.ok ? prepared.batch : new Batch();
-    if (record) {
-      batch.submit.push(command);
-      batch.events.unshift(requested(command, this.secretKeys));
-    }
-    const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, this.actor) : refusal(command, prepared.error, this.actor);
-    batch.answer(answer);
-    // Fenced out in the same write: a worker whose lease ran out, stalled rather than gone, must not
-    // write over what the command did once it wakes.
-    const expect = { fenceOut: true, ...(prepared.ok ? { expectStatus: [run.status], ...(prepared.writesState ? { expectHead: run.head } : {}) } : {}) };
-    await this.store.commit(batch.toCommit(run.id, run.fence, expect));
-    if (!prepared.ok) throw new Refused(prepared.error);
-    return outcomeOf({ ...command, ...answer.answer });
-  }
-
-  private async view(run: RunRecord): Promise<RunView> {
-    const record = await this.versions.get(run.version);
-    const head = run.head ? await this.store.getCheckpoint(run.head) : undefined;
-    if (!head) throw new NotFoundError("checkpoint", String(run.head));
-    const [state, tasks, pending] = await Promise.all([
-      readState(this.store, run.id, head.n),
-      this.store.listTasks(run.id, { step: head.step + 1 }),
-      this.store.listInterrupts({ runId: run.id, status: "pending" }),
-    ]);
-    return {
-      run,
-      definition: record.definition,
-      validator: record.validator,
-      reducerOf: (key) => reducerOf(record.definition, key),
-      head,
-      state,
-      tasks,
-      pending,
-      interrupt: (id) => this.store.getInterrupt(id),
-      executing: false,
-      secretKeys: this.secretKeys,
-    };
-  }
 }
 
-/** A command this process refused (and recorded as refused): its error is final. */
-class Refused extends Error {
-  constructor(readonly reason: Error) {
-    super(reason.message);
-  }
-}
-
-/** A worker holds the run's lease: commands go to it. */
-function isOwned(run: RunRecord): boolean {
-  return run.status === "running" && run.owner !== null && (run.leaseUntil ?? 0) > Date.now();
+/** What a command applied here did; a refusal is raised as its typed error. */
+function appliedOutcome(applied: Applied): CommandOutcome {
+  if (applied.refused) throw applied.refused;
+  return outcomeOf(applied.command);
 }
 
 /** Events after which a waiting operator looks again: an answer, or the run no longer owned. */

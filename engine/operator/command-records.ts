@@ -1,5 +1,6 @@
 import { ConflictError, PitwallError, ValidationError } from "../errors.js";
 import { newId } from "../ids.js";
+import { thisProcess } from "../local-process.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import { MAX_DEPTH, checkValue } from "../state/limits.js";
 import type { CommandRecord, CommandType } from "../store/records.js";
@@ -20,7 +21,11 @@ export interface CommandWriter {
   readonly secretKeys: readonly string[];
 }
 
-/** A command as it is first stored: pending, unanswered. */
+/**
+ * A command as it is first stored: pending, unanswered, naming this process, so that should it
+ * stop before the command is answered, another process tells that it is gone (abandoned-forks.ts,
+ * left-commands.ts).
+ */
 export function newCommand(writer: CommandWriter, runId: string, type: CommandType, args: Record<string, unknown>, reason: string | undefined): CommandRecord {
   return {
     id: newId("cmd"),
@@ -33,6 +38,7 @@ export function newCommand(writer: CommandWriter, runId: string, type: CommandTy
     status: "pending",
     result: null,
     answeredAt: null,
+    recorder: thisProcess(),
   };
 }
 

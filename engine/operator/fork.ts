@@ -1,7 +1,6 @@
 import { ValidationError } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId } from "../ids.js";
-import { thisProcess } from "../local-process.js";
 import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import { applyStatePatch } from "../state/patch.js";
@@ -41,17 +40,13 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   // Checked before the command is recorded: a fork refused for a node it lacks leaves no trace.
   checkInterruptNodes(target ? target.definition : (await versions.get(version)).definition, options);
   checkArgs(options);
-  const command: CommandRecord = {
-    ...newCommand(
-      writer,
-      source.id,
-      "fork",
-      { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
-      options.reason,
-    ),
-    // Should this process stop before it answers, another tells that it is gone (abandoned-forks.ts).
-    recorder: thisProcess(),
-  };
+  const command = newCommand(
+    writer,
+    source.id,
+    "fork",
+    { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
+    options.reason,
+  );
   await recordCommand(writer, command);
   try {
     if (target) await storeVersion(store, target);

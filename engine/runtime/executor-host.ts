@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from "../graph/model.js";
 import type { State } from "../state/ops.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
-import type { RunRecord, RunStatus, TaskRecord } from "../store/records.js";
+import type { CommandRecord, RunRecord, RunStatus, TaskRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { AbortCause } from "./signals.js";
 
@@ -28,6 +28,12 @@ export interface ExecutorHost {
   childRun(parent: RunRecord, task: TaskRecord, child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   /** Cancels a child run of a canceled run (through a command, for its audit trail). */
   cancelChild(runId: string, actor: string, reason: string): Promise<void>;
+  /**
+   * Answers the commands handed to an executor that it had not applied when it let go of its run
+   * (ended, paused or released it), as on a run nobody holds. Never throws: one it cannot answer
+   * is left pending, for a worker's look for commands left unanswered.
+   */
+  answerLeft(runId: string, commands: readonly CommandRecord[]): Promise<void>;
   /** A commit of the run waits for the store to answer (it is tried again), and why. */
   commitWaiting?(runId: string, error: string): void;
   /** A commit that waited went through (`through`), or was given up (the worker stopping). */

@@ -139,35 +139,60 @@ export class RunExecutor {
     this.lease.start();
     try {
       await this.load(this.rs.run);
-      if (takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) {
-        await this.committer.commit();
-        return this.end!;
-      }
+      // Handed over first: a run paused as poison at once answers them as it lets go.
       for (const command of await this.waitingCommands(recovered)) this.command(command);
-      while (!this.end) {
-        const message = this.inbox.shift();
-        if (message) {
-          // Most messages (a node's outcome while no sibling runs) need no wait.
-          const handled = this.handle(message);
-          if (handled) await handled;
-          continue;
-        }
-        while (!this.end && this.inbox.length === 0 && (await this.reconcile()));
-        if (this.end || this.inbox.length > 0) continue;
-        await new Promise<void>((resolve) => (this.wakeLoop = resolve));
-      }
+      if (takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) await this.committer.commit();
+      else await this.loop();
     } catch (error) {
       if (!(error instanceof Stopped)) {
         this.inflight.abortAll("lease-lost");
-        if (!isPitwallError(error) && (await this.recordBreakdown(error))) return this.end!;
-        this.end = { status: this.rs.run.status, why: `executor error: ${errorMessage(error)}` };
-        throw error;
+        if (isPitwallError(error) || !(await this.recordBreakdown(error))) {
+          this.end = { status: this.rs.run.status, why: `executor error: ${errorMessage(error)}` };
+          throw error;
+        }
       }
     } finally {
       this.lease.stop();
       this.wakes.clear();
     }
+    await this.answerLeft();
     return this.end!;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.end) {
+      const message = this.inbox.shift();
+      if (message) {
+        // Most messages (a node's outcome while no sibling runs) need no wait.
+        const handled = this.handle(message);
+        if (handled) await handled;
+        continue;
+      }
+      while (!this.end && this.inbox.length === 0 && (await this.reconcile()));
+      if (this.end || this.inbox.length > 0) continue;
+      await new Promise<void>((resolve) => (this.wakeLoop = resolve));
+    }
+  }
+
+  /**
+   * The commands handed over that the execution ended before applying (they came while the
+   * commit that let go of the run was on its way), answered now as on a run nobody holds: their
+   * recorders may have stopped, and the run may never be claimed again. A run this executor did
+   * not let go of — taken over by another worker, or left as it was by a failed commit — is not
+   * its to answer for.
+   */
+  private async answerLeft(): Promise<void> {
+    if (this.rs.run.status === "running" || this.stopping === "lease-lost") return;
+    for (let left = this.takeLeft(); left.length > 0; left = this.takeLeft()) await this.host.answerLeft(this.rs.run.id, left);
+  }
+
+  /** The commands in the inbox and a cancel waiting for its nodes to stop, each once (the other messages were for the execution, which has ended). */
+  private takeLeft(): CommandRecord[] {
+    const left = new Map<string, CommandRecord>();
+    if (this.cancelRequest) left.set(this.cancelRequest.id, this.cancelRequest);
+    this.cancelRequest = undefined;
+    for (const message of this.inbox.splice(0)) if (message.kind === "command") left.set(message.command.id, message.command);
+    return [...left.values()];
   }
 
   /**

@@ -281,8 +281,9 @@ export interface CommandRecord {
   result: Record<string, unknown> | null;
   answeredAt: number | null;
   /**
-   * The process that recorded it, for a command that process answers itself (a fork): another
-   * process answers it in its place once that one is gone (`answerAbandonedForks`). Absent on others.
+   * The process that recorded it: another process answers the command in its place once that one
+   * is gone and nobody else will (`answerAbandonedForks`, `answerLeftCommands`). Absent on commands
+   * recorded by versions of pitwall that did not name it.
    */
   recorder?: { host: string; pid: number };
 }

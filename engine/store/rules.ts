@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ConflictError, StaleFenceError } from "../errors.js";
+import { ConflictError, NotFoundError, StaleFenceError } from "../errors.js";
 import { spanIdOf, traceIdOf } from "../ids.js";
 import { TERMINAL_RUN_STATUSES, type ArtifactRef, type CommandRecord, type InterruptRecord, type NewEvent, type RunRecord, type RunStatus, type StoreRoom, type WorkerRecord } from "./records.js";
 import type { ClaimOptions, Commit } from "./store.js";
@@ -11,7 +11,10 @@ import type { ClaimOptions, Commit } from "./store.js";
 export function checkCommit(
   run: RunRecord,
   commit: Commit,
-  interruptOf: (id: string) => Pick<InterruptRecord, "status" | "resolution"> | undefined,
+  stored: {
+    interrupt(id: string): Pick<InterruptRecord, "status" | "resolution"> | undefined;
+    command(id: string): Pick<CommandRecord, "status"> | undefined;
+  },
 ): "apply" | "duplicate" {
   if (run.lastCommit === commit.id) return "duplicate";
   checkOwnRecords(commit);
@@ -19,11 +22,17 @@ export function checkCommit(
   if (commit.expectHead !== undefined && run.head !== commit.expectHead) throw headMoved(run.id, run.head, commit.expectHead);
   if (commit.expectStatus && !commit.expectStatus.includes(run.status)) throw unexpectedStatus(run.id, run.status, commit.expectStatus);
   for (const id of commit.expectPending ?? []) {
-    const interrupt = interruptOf(id);
+    const interrupt = stored.interrupt(id);
     if (!interrupt) throw missingInterrupt(id);
     if (interrupt.status !== "pending") throw alreadyResolved(id, interrupt.resolution);
   }
   if (commit.checkpoint && commit.checkpoint.n !== run.headN + 1) throw checkpointGap(run.id, commit.checkpoint.n, run.headN);
+  for (const { id } of commit.commands ?? []) {
+    if (commit.submit?.some((c) => c.id === id)) continue;
+    const command = stored.command(id);
+    if (!command) throw new NotFoundError("command", id);
+    if (command.status !== "pending") throw alreadyAnswered(id, command.status);
+  }
   return "apply";
 }
 

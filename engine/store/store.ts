@@ -52,7 +52,11 @@ export interface Commit {
    * write that records it; their `operator.requested` events are among `events`.
    */
   submit?: readonly CommandRecord[];
-  /** Answers to operator commands. */
+  /**
+   * Answers to operator commands (or to those stored by `submit`), written only while each is
+   * pending: one answered already → ConflictError, nothing written. Two processes answering one
+   * command (a worker letting go of its run, the operator who recorded it) never both succeed.
+   */
   commands?: readonly Pick<CommandRecord, "id" | "status" | "result" | "answeredAt">[];
   events?: readonly NewEvent[];
   /** Runs waiting on this one (a parent waiting for its child) to make claimable now. */

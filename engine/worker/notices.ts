@@ -33,7 +33,12 @@ export type WorkerNoticeKind =
   /** Ended runs older than the retention were deleted (or deleting them failed). */
   | "pruned"
   /** It answered a fork whose recorder stopped before answering it (refused: no run was made). */
-  | "fork-answered";
+  | "fork-answered"
+  /**
+   * It answered a command left pending on a run nobody holds: queued for a worker that let go of
+   * the run before applying it, its recorder stopped (refused with why, or applied).
+   */
+  | "command-answered";
 
 export interface WorkerNotice {
   level: "info" | "warn" | "error";

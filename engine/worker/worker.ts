@@ -7,9 +7,11 @@ import { RunExecutor, type ExecutorHost } from "../runtime/executor.js";
 import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
-import { RUN_STATUSES, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
+import { RUN_STATUSES, type CommandRecord, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
+import { UnheldRuns } from "../operator/unheld-runs.js";
+import { WorkflowVersions } from "../operator/workflow-versions.js";
 import type { WorkflowRegistry } from "./registry.js";
 import type { AbortCause } from "../runtime/signals.js";
 import { StoreContact, watchedStore } from "./contact.js";
@@ -20,7 +22,7 @@ import { abandoned, takeoversHeld, tookOver, type WorkerNotice } from "./notices
 import { drainExecutors } from "./drain.js";
 import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats } from "./options.js";
 import { startRetention } from "./retention.js";
-import { sweepAbandonedForks } from "./fork-sweep.js";
+import { sweepUnansweredCommands } from "./command-sweep.js";
 import { startChildRun } from "./child-runs.js";
 import { EventWatch } from "./event-watch.js";
 
@@ -41,6 +43,8 @@ export class Worker implements ExecutorHost {
   private readonly contact: StoreContact;
   private readonly heartbeat: Heartbeat;
   private readonly events: EventWatch;
+  /** Where the commands its executors had not applied when they let go of their runs are answered. */
+  private readonly unheld: UnheldRuns;
   private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   private stopping = false;
   private abort = new AbortController();
@@ -62,6 +66,7 @@ export class Worker implements ExecutorHost {
     } as typeof this.options;
     this.contact = new StoreContact(this.options.leaseMs, this.options.pollMs, (silentMs) => this.regained(silentMs));
     this.store = watchedStore(store, this.contact);
+    this.unheld = new UnheldRuns({ store: this.store, actor: `worker:${this.id}`, secretKeys: this.options.secretKeys }, new WorkflowVersions(this.store));
     this.events = new EventWatch({
       store: this.store,
       registry,
@@ -127,7 +132,7 @@ export class Worker implements ExecutorHost {
     // Beats on through a drain, until the worker has stopped.
     this.beating = new AbortController();
     this.heartbeat.start(this.beating.signal);
-    sweepAbandonedForks(this.store, `worker:${this.id}`, this.abort.signal, (notice) => this.notify(notice));
+    sweepUnansweredCommands(this.store, `worker:${this.id}`, this.options.secretKeys, this.abort.signal, (notice) => this.notify(notice));
     if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
   }
 
@@ -355,6 +360,21 @@ export class Worker implements ExecutorHost {
   }
 
   private readonly waitingCommits = new Set<string>();
+
+  async answerLeft(runId: string, commands: readonly CommandRecord[]): Promise<void> {
+    for (const command of commands) {
+      try {
+        await this.unheld.answer(command);
+      } catch (error) {
+        this.notify({
+          level: "warn",
+          kind: "command-answered",
+          runId,
+          message: `${command.type} ${command.id} of run ${runId} (by ${command.actor}) came as this worker let go of the run, and answering it failed: ${errorMessage(error)}; it is answered within a minute by a worker's look for commands left unanswered`,
+        });
+      }
+    }
+  }
 
   async cancelChild(runId: string, actor: string, reason: string): Promise<void> {
     try {

@@ -4,9 +4,8 @@ import {
   Worker,
   WorkflowRegistry,
   actionRegistry,
-  answerAbandonedForks,
+  answerUnansweredCommands,
   extendRegistry,
-  forkAnsweredNotice,
   leaseRanOut,
   leftBehindText,
   runsLeftBehind,
@@ -137,8 +136,8 @@ or an operator took the run from it: "why" then says what became of the run).`,
     if (room) log.log({ level: "warn", kind: "store-room", message: room.replace(/^warning: /, "") });
     if (flags.once) {
       await w.drain();
-      // What a serving worker does every 30 s, done once: forks their recorders left unanswered.
-      for (const command of await answerAbandonedForks(s, `worker:${w.id}`)) log.log({ ...forkAnsweredNotice(command) });
+      // What a serving worker does every 30 s, done once: commands their recorders left unanswered.
+      for (const notice of await answerUnansweredCommands(s, `worker:${w.id}`, global.secretKeys)) log.log({ ...notice });
       for (const left of await runsLeftBehind(s, workflows)) log.log({ level: "warn", kind: "left-behind", message: leftBehindText(left) });
       await noteHeld(log, s, w.id);
       return EXIT.ok;

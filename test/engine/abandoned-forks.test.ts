@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -8,16 +7,12 @@ import { requested } from "../../engine/operator/command-records.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { engineHarness, until } from "../support/engine.js";
 import { pendingCommand } from "../support/records.js";
+import { endedPid } from "../support/processes.js";
 import { storeFactories } from "../support/stores.js";
 
 const wf = workflow("forkable", { state: z.object({ n: z.number().default(0) }) })
   .node("a", (state) => ({ n: state.n + 1 }))
   .compile();
-
-/** The id of a process of this host that has ended. */
-function endedPid(): number {
-  return spawnSync(process.execPath, ["-e", ""]).pid!;
-}
 
 /** A fork as a process recorded it before it stopped (or while it works on it, elsewhere). */
 async function recordedFork(store: Store, runId: string, recorder: NonNullable<CommandRecord["recorder"]>, createdAt = Date.now()): Promise<CommandRecord> {

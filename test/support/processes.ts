@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 
@@ -66,4 +66,9 @@ export function spawnWorker(store: string, workflow: "crash" | "slow" | "timer",
 export async function kill(child: Child): Promise<void> {
   if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill("SIGKILL");
   await child.exited;
+}
+
+/** The id of a process of this host that has ended. */
+export function endedPid(): number {
+  return spawnSync(process.execPath, ["-e", ""]).pid!;
 }

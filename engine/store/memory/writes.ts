@@ -43,7 +43,7 @@ export function renewLease(t: MemoryTables, runId: string, owner: string, fence:
 
 export function commit(t: MemoryTables, commit: Commit): CommitResult {
   const run = t.mustGetRun(commit.runId);
-  if (checkCommit(run, commit, (id) => t.interrupts.get(id)) === "duplicate") return { events: [] };
+  if (checkCommit(run, commit, { interrupt: (id) => t.interrupts.get(id), command: (id) => t.commands.get(id) }) === "duplicate") return { events: [] };
   for (const command of commit.submit ?? []) if (t.commands.has(command.id)) throw new ConflictError(`command ${command.id} already exists`);
   const now = Date.now();
   const active = movesUpdatedAt(run.status, commit);
@@ -58,10 +58,7 @@ export function commit(t: MemoryTables, commit: Commit): CommitResult {
   for (const task of commit.tasks ?? []) t.keepTask(copy(task));
   for (const interrupt of commit.interrupts ?? []) t.keepInterrupt(copy(interrupt));
   for (const command of commit.submit ?? []) t.commands.set(command.id, copy(command));
-  for (const answer of commit.commands ?? []) {
-    const command = t.commands.get(answer.id);
-    if (command) Object.assign(command, copy(answer));
-  }
+  for (const answer of commit.commands ?? []) Object.assign(t.commands.get(answer.id)!, copy(answer));
   for (const id of commit.wake ?? []) {
     const waiting = t.runs.get(id);
     if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {

@@ -1,11 +1,9 @@
 import type { Redis } from "ioredis";
 import { ConflictError } from "../../errors.js";
 import type { CommandAnswer, CommandRecord, NewEvent } from "../records.js";
-import { alreadyAnswered } from "../rules.js";
 import type { CommitResult } from "../store.js";
 import type { RedisKeys } from "./keys.js";
 import { listOldestFirst, recordsByIds } from "./queries.js";
-import type { ScriptReply } from "./lua/scripts.js";
 import type { ScriptWriter } from "./script-writer.js";
 
 // Operator commands on Redis: a hash of commands per run, and one of their answers beside it.
@@ -18,13 +16,7 @@ export async function submitCommand(w: ScriptWriter, command: CommandRecord, eve
 
 export async function answerCommand(w: ScriptWriter, answer: CommandAnswer, event: NewEvent): Promise<CommitResult> {
   const reply = await w.write("answerCommand", w.args().add(answer.id, answer.status, JSON.stringify(answer), JSON.stringify(event)));
-  if (reply[0] === "answered") throw answeredBefore(answer.id, reply);
   return w.result(reply, [event]);
-}
-
-/** The script's `{'answered', answer json}`: the command had its answer already. */
-export function answeredBefore(id: string, reply: ScriptReply): ConflictError {
-  return alreadyAnswered(id, (JSON.parse(String(reply[1])) as CommandAnswer).status);
 }
 
 export async function commandsByIds(client: Redis, keys: RedisKeys, ids: string[]): Promise<CommandRecord[]> {

@@ -125,7 +125,6 @@ export class RedisStore implements Store {
         .tuples(init.answering ? [init.answering] : [], ({ answer, event }) => [answer.id, answer.status, JSON.stringify(answer), JSON.stringify(event)]),
     );
     if (reply[0] === "exists") throw new ConflictError(`run ${init.run.id} already exists`);
-    if (reply[0] === "answered") throw commands.answeredBefore(init.answering!.answer.id, reply);
     return this.w.result(reply, init.answering ? [...init.events, init.answering.event] : init.events);
   }
 

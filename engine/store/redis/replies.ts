@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, StaleFenceError, StoreError } from "../../errors.js";
-import { numberedEvent, type CheckpointRecord, type EventRecord, type InterruptRecord, type NewEvent, type RunStatus } from "../records.js";
-import { alreadyResolved, checkpointGap, headMoved, missingInterrupt, unexpectedStatus } from "../rules.js";
+import { numberedEvent, type CheckpointRecord, type CommandAnswer, type EventRecord, type InterruptRecord, type NewEvent, type RunStatus } from "../records.js";
+import { alreadyAnswered, alreadyResolved, checkpointGap, headMoved, missingInterrupt, unexpectedStatus } from "../rules.js";
 import type { Commit } from "../store.js";
 import type { ScriptArgs, ScriptReply } from "./lua/scripts.js";
 import { encodeRunFields } from "./run-codec.js";
@@ -56,6 +56,8 @@ export function refusal(reply: ScriptReply, commit?: Commit): Error {
       return checkpointGap(runId, commit?.checkpoint?.n ?? 0, Number(text(0)));
     case "command-exists":
       return new ConflictError(`command ${text(0)} already exists`);
+    case "answered":
+      return alreadyAnswered(text(0), (JSON.parse(text(1)) as CommandAnswer).status);
     default:
       return new StoreError(`unexpected reply from Redis: ${JSON.stringify(reply)}`);
   }

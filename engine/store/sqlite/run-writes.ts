@@ -65,7 +65,7 @@ export class RunWrites {
     const keyed = this.q.getKeyedRun(commit.runId);
     if (!keyed) throw new NotFoundError("run", commit.runId);
     const { run, key } = keyed;
-    if (checkCommit(run, commit, (id) => this.q.getInterrupt(id)) === "duplicate") return { events: [] };
+    if (checkCommit(run, commit, { interrupt: (id) => this.q.getInterrupt(id), command: (id) => this.q.getCommand(id) }) === "duplicate") return { events: [] };
     for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
     const now = Date.now();
     const active = movesUpdatedAt(run.status, commit);
@@ -75,10 +75,7 @@ export class RunWrites {
     if (commit.checkpoint) Object.assign(run, headFields(commit.checkpoint));
     for (const interrupt of commit.interrupts ?? []) this.q.putInterrupt(interrupt);
     for (const command of commit.submit ?? []) this.q.insertCommand(command);
-    for (const answer of commit.commands ?? []) {
-      const command = this.q.getCommand(answer.id);
-      if (command) this.q.saveCommand({ ...command, ...answer });
-    }
+    for (const answer of commit.commands ?? []) this.q.saveCommand({ ...this.q.getCommand(answer.id)!, ...answer });
     for (const id of commit.wake ?? []) {
       const waiting = this.q.getRun(id);
       if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {

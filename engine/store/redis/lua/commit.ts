@@ -4,11 +4,11 @@
  * fenceOut (1 to give the run a new fence), expectHead (optional), expectStatus (list or absent), expectPending, run fields to set and to
  * delete, checkpoint (0 or 1 of id, n, step, bytes, json), tasks (id, runId, step, json),
  * interrupts (id, runId, status, createdAt, json), commands to store (id, createdAt, json),
- * command answers (id, status, json), events, runs to wake.
+ * command answers (id, status, json; each only while its command is pending), events, runs to wake.
  *
  * Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'notfound', 'run', id} | {'stale', fence}
  * | {'head', head} | {'status', status} | {'missing-interrupt', id} | {'resolved', id, json} | {'gap', headN}
- * | {'command-exists', id}
+ * | {'command-exists', id} | {'notfound', 'command', id} | {'answered', id, answer json}
  */
 export const COMMIT = `
 local commit_id = arg()
@@ -48,8 +48,18 @@ for _, iid in ipairs(expect_pending) do
   if redis.call('SISMEMBER', K.part(owner, 'pending'), iid) == 0 then return {'resolved', iid, json} end
 end
 if checkpoint and tonumber(checkpoint[2]) ~= tonumber(run[6]) + 1 then return {'gap', run[6]} end
+local submitting = {}
 for _, c in ipairs(submitted) do
   if redis.call('HEXISTS', K.g('command-runs'), c[1]) == 1 then return {'command-exists', c[1]} end
+  submitting[c[1]] = true
+end
+for _, c in ipairs(answers) do
+  if not submitting[c[1]] then
+    local owner = redis.call('HGET', K.g('command-runs'), c[1])
+    if not owner then return {'notfound', 'command', c[1]} end
+    local earlier = redis.call('HGET', K.part(owner, 'answers'), c[1])
+    if earlier then return {'answered', c[1], earlier} end
+  end
 end
 
 redis.call('HSET', rk, 'lastCommit', commit_id)
@@ -85,11 +95,8 @@ for _, c in ipairs(submitted) do
   redis.call('ZADD', K.g('commands:pending'), c[2], c[1])
 end
 for _, c in ipairs(answers) do
-  local owner = redis.call('HGET', K.g('command-runs'), c[1])
-  if owner then
-    redis.call('HSET', K.part(owner, 'answers'), c[1], c[3])
-    if c[2] ~= 'pending' then redis.call('ZREM', K.g('commands:pending'), c[1]) end
-  end
+  redis.call('HSET', K.part(redis.call('HGET', K.g('command-runs'), c[1]), 'answers'), c[1], c[3])
+  if c[2] ~= 'pending' then redis.call('ZREM', K.g('commands:pending'), c[1]) end
 end
 for _, waiter in ipairs(wake) do
   local wk = K.run(waiter)

@@ -4,7 +4,7 @@
  * run fields, checkpoint (id, n, step, bytes, json), events, command answered (0 or 1 of command
  * id, status, answer json, event). A resent request (same input checkpoint) is acknowledged.
  * Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'exists'} | {'notfound', 'command', id}
- * | {'answered', answer json}
+ * | {'answered', command id, answer json}
  */
 export const CREATE_RUN = `
 local id = arg()
@@ -29,7 +29,7 @@ if answering then
   source = redis.call('HGET', K.g('command-runs'), answering[1])
   if not source then return {'notfound', 'command', answering[1]} end
   local earlier = redis.call('HGET', K.part(source, 'answers'), answering[1])
-  if earlier then return {'answered', earlier} end
+  if earlier then return {'answered', answering[1], earlier} end
 end
 hset_pairs(rk, fields)
 redis.call('HSET', rk, 'head', checkpoint[1], 'headN', checkpoint[2], 'step', checkpoint[3], 'updatedAt', NOW,
@@ -73,7 +73,7 @@ return {'ok', append_events(id, { event })}
 /**
  * Answers a pending command with its `operator.*` event (`Store.answerCommand`). Arguments:
  * command id, status, answer json, event. A resent request is acknowledged.
- * Replies: {'ok', {seq, runSeq}} | {'duplicate'} | {'notfound', 'command', id} | {'answered', answer json}
+ * Replies: {'ok', {seq, runSeq}} | {'duplicate'} | {'notfound', 'command', id} | {'answered', command id, answer json}
  */
 export const ANSWER_COMMAND = `
 local cid = arg()
@@ -84,7 +84,7 @@ local owner = redis.call('HGET', K.g('command-runs'), cid)
 if not owner then return {'notfound', 'command', cid} end
 local earlier = redis.call('HGET', K.part(owner, 'answers'), cid)
 if earlier == json then return {'duplicate'} end
-if earlier then return {'answered', earlier} end
+if earlier then return {'answered', cid, earlier} end
 redis.call('HSET', K.part(owner, 'answers'), cid, json)
 if status ~= 'pending' then redis.call('ZREM', K.g('commands:pending'), cid) end
 return {'ok', append_events(owner, { event })}
