@@ -116,6 +116,11 @@ describe("operator commands on live runs, across processes", () => {
     const reviewed = await cli.json<{ runId: string }>(["fork", runId, "2", "--interrupt-before", "join"]);
     await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
     expect((await cli.json<Shown>(["show", reviewed.runId])).interrupts).toEqual([expect.objectContaining({ kind: "before", node: "join" })]);
+    // A fork given no lists stops where its source would; --no-interrupts alone stops nowhere.
+    const [kept, free] = await Promise.all([cli.json<{ runId: string }>(["fork", reviewed.runId, "2"]), cli.json<{ runId: string }>(["fork", reviewed.runId, "2", "--no-interrupts"])]);
+    await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
+    expect((await cli.json<Shown>(["show", kept.runId])).interrupts).toEqual([expect.objectContaining({ kind: "before", node: "join" })]);
+    expect((await cli.json<Shown>(["show", free.runId])).status).toBe("succeeded");
     const both = await cli.run(["fork", runId, "2", "--no-interrupts", "--interrupt-after", "join"]);
     expect([both.code, both.stderr]).toEqual([2, "pitwall fork: --no-interrupts takes neither --interrupt-before nor --interrupt-after\n"]);
     const unknown = await cli.run(["fork", runId, "2", "--interrupt-after", "nowhere"]);
