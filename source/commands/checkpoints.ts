@@ -1,8 +1,9 @@
-import { SKIPPED, TERMINAL_RUN_STATUSES, type CheckpointSummary, type RunRecord, type TaskRecord } from "../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, type CheckpointSummary, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
+import { checkpointNodes, skippedByStep } from "../text/checkpoint-nodes.js";
 
 /**
  * What a listing shows of a checkpoint: its history, not its (possibly large) state; `snapshot`
@@ -35,30 +36,6 @@ function unplanned(run: RunRecord, list: readonly CheckpointSummary[]): Set<numb
   return new Set(list.filter((c) => c.next.length === 0 && c.control.finished.length > 0 && !(ended && c.n === run.headN)).map((c) => c.n));
 }
 
-/**
- * The NODES column: what a step ran, a node an operator skipped marked so; an operator's edit
- * names the node it was made as (its write, whose edges are followed next) or at (an interrupt
- * answered with it, a retry's patch): not the node's own write either way.
- */
-function nodesColumn(c: CheckpointSummary, skipped: ReadonlyMap<number, ReadonlySet<string>>): string {
-  if (c.nodes.length === 0) return "-";
-  if (c.source === "update") {
-    return c.nodes.map((node) => (c.control.finished.some((f) => f.node === node && f.asNode) ? `as ${node}` : `at ${node}`)).join(",");
-  }
-  const skips = c.source === "loop" ? skipped.get(c.step) : undefined;
-  return c.nodes.map((node) => (skips?.has(node) ? `${node} (skipped)` : node)).join(",");
-}
-
-/** The nodes an operator skipped (they did not run), by step. */
-function skippedByStep(tasks: readonly TaskRecord[]): Map<number, Set<string>> {
-  const byStep = new Map<number, Set<string>>();
-  for (const task of tasks) {
-    if (task.parent !== null || task.attempts.at(-1)?.code !== SKIPPED) continue;
-    byStep.set(task.step, (byStep.get(task.step) ?? new Set()).add(task.node));
-  }
-  return byStep;
-}
-
 export const checkpoints = defineCommand({
   name: "checkpoints",
   usage: "checkpoints <run>",
@@ -77,7 +54,7 @@ node), - where the run ends. Read a checkpoint's state with pitwall state --chec
     const list = await s.listCheckpointSummaries(run.id);
     const planLater = unplanned(run, list);
     const skipped = out.json ? new Map<number, Set<string>>() : skippedByStep(await s.listTasks(run.id));
-    const nodes = new Map(list.map((c) => [c.n, nodesColumn(c, skipped)]));
+    const nodes = new Map(list.map((c) => [c.n, checkpointNodes(c, skipped).join(",") || "-"]));
     // Its checkpoint 0 goes on from another run's: say which, as its history begins there.
     if (run.forkOf && !out.json) out.note(`run ${run.id} was forked from checkpoint ${run.forkOf.checkpointId} of run ${run.forkOf.runId} (pitwall checkpoints ${run.forkOf.runId})`);
     out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "NEXT", "SIZE", "AGE"], (c) => [
