@@ -2,8 +2,9 @@ import { SKIPPED, type CheckpointSummary, type TaskRecord } from "../../engine/i
 
 /**
  * The nodes a checkpoint lists (the CLI's NODES column, the console's): what its step ran, a node
- * an operator skipped marked so; an operator's edit names the node it was made as (its write, whose edges are followed next) or at (an interrupt
- * answered with it, a retry's patch): not the node's own write either way.
+ * an operator skipped marked so; an operator's edit names the node it was made as (its write,
+ * whose edges are followed next) or at (an interrupt answered with it, a retry's patch): not the
+ * node's own write either way.
  */
 export function checkpointNodes(c: CheckpointSummary, skipped: ReadonlyMap<number, ReadonlySet<string>>): string[] {
   if (c.source === "update") return c.nodes.map((node) => (c.control.finished.some((f) => f.node === node && f.asNode) ? `as ${node}` : `at ${node}`));
