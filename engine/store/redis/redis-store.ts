@@ -64,7 +64,7 @@ export class RedisStore implements Store {
     this.keys = new RedisKeys(target.prefix);
     this.w = new ScriptWriter(client, this.keys, target, fit);
     this.failureAt = failureContext(client, target);
-    this.tail = new EventTail(() => connectRedis(target, "pitwall-tail", { timesOut: false }), this.keys.global("events"), () => this.lastEventSeq());
+    this.tail = new EventTail(() => connectRedis(target, "pitwall-tail"), this.keys.global("events"), () => this.lastEventSeq());
     reportFailures(this, () => ({ ...this.failureAt, closed: this.closed }));
   }
 
@@ -74,7 +74,7 @@ export class RedisStore implements Store {
       throw new ValidationError(`unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
     }
     const target = parseRedisUrl(url, options);
-    const client = await connectRedis(target, "pitwall", { timesOut: true });
+    const client = await connectRedis(target, "pitwall");
     try {
       const fit = await checkServer(client, target, options);
       await checkLayout(client, target, options);
