@@ -1,8 +1,9 @@
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
-/** A client's connection and the proxy's to the server; a dead one carries nothing any more. */
+/** A client's connection and the proxy's to the server; a black-holed one carries no more replies, nor ends. */
 interface Pair {
-  live: boolean;
+  holed: boolean;
+  requestsPass: boolean;
 }
 
 /**
@@ -18,7 +19,8 @@ export class TcpProxy {
   private readonly pairs = new Set<Pair>();
   private cutNextReply = false;
   private down = false;
-  private holing = false;
+  /** While black-holing: whether requests still reach the server (only replies are lost). */
+  private holing: { requestsPass: boolean } | undefined;
   /** How many replies were lost so far. */
   cuts = 0;
 
@@ -32,12 +34,12 @@ export class TcpProxy {
         return;
       }
       const upstream = createConnection({ port: this.targetPort, host: "127.0.0.1" });
-      const pair: Pair = { live: !this.holing };
+      const pair: Pair = { holed: this.holing !== undefined, requestsPass: this.holing?.requestsPass ?? false };
       this.pairs.add(pair);
       this.sockets.add(client).add(upstream);
-      client.on("data", (chunk) => pair.live && upstream.write(chunk));
+      client.on("data", (chunk) => (!pair.holed || pair.requestsPass) && upstream.write(chunk));
       upstream.on("data", (chunk) => {
-        if (!pair.live) return;
+        if (pair.holed) return;
         if (this.cutNextReply) {
           this.cutNextReply = false;
           this.cuts++;
@@ -47,10 +49,10 @@ export class TcpProxy {
         }
         client.write(chunk);
       });
-      client.on("end", () => pair.live && upstream.end());
+      client.on("end", () => !pair.holed && upstream.end());
       const close = () => {
         // Nothing crosses a black hole, not even a connection's end: the other side stays open.
-        if (!pair.live) return;
+        if (pair.holed) return;
         client.destroy();
         upstream.destroy();
         this.sockets.delete(client);
@@ -82,16 +84,17 @@ export class TcpProxy {
 
   /**
    * Every connection open now carries nothing from here on, for good, and is never closed; so do
-   * the ones made until `heal`. Neither side is told.
+   * the ones made until `heal`. Neither side is told. `requestsPass`: only the replies are lost
+   * (the server still gets, and applies, what is sent).
    */
-  blackHole(): void {
-    this.holing = true;
-    for (const pair of this.pairs) pair.live = false;
+  blackHole(options: { requestsPass?: boolean } = {}): void {
+    this.holing = { requestsPass: options.requestsPass ?? false };
+    for (const pair of this.pairs) Object.assign(pair, { holed: true, ...this.holing });
   }
 
   /** Connections made from now on work again; the black-holed ones stay dead. */
   heal(): void {
-    this.holing = false;
+    this.holing = undefined;
   }
 
   async stop(): Promise<void> {

@@ -53,6 +53,7 @@ export class RedisStore implements Store {
   private readonly w: ScriptWriter;
   private readonly tail: EventTail;
   private readonly failureAt: FailureContext;
+  private readonly unansweredClaims: claims.UnansweredClaims = new Map();
   private closed = false;
 
   private constructor(
@@ -144,7 +145,7 @@ export class RedisStore implements Store {
   }
 
   claimRun(options: ClaimOptions): Promise<Claim | undefined> {
-    return claims.claimRun(this.w, options);
+    return claims.claimRun(this.w, this.unansweredClaims, options);
   }
 
   renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
