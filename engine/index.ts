@@ -83,6 +83,7 @@ export { openStore, describeStoreUrl, storeUrlWarning, type OpenStoreOptions } f
 export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
+export { secondsPast } from "./seconds-past.js";
 export { checkDeletion, formatBytes, leaseRanOut, workerLive } from "./store/rules.js";
 export { leftBehindText, runsLeftBehind, type LeftBehind } from "./worker/left-behind.js";
 export { answerUnansweredCommands } from "./worker/command-sweep.js";

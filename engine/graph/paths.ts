@@ -59,9 +59,10 @@ export function checkPathsToEnd(nodes: Nodes, start: string, reachable: Readonly
  * Why a run passed its step limit, and what to do: raising the limit helps a loop that is meant
  * to go on that long, not one from which no path leads to END.
  */
-export function stepLimitMessage(definition: WorkflowDefinition, step: number, nodes: readonly string[]): string {
+export function stepLimitMessage(definition: WorkflowDefinition, step: number, nodes: readonly string[], firstStep = 0): string {
   const { maxSteps } = definition.limits;
-  const head = `run exceeded its step limit (maxSteps ${maxSteps}) before step ${step} (${nodes.join(", ")})`;
+  const began = firstStep > 0 ? `, step ${step - firstStep} counted from step ${firstStep} where it began (the step of the run it was forked or continued from)` : "";
+  const head = `run exceeded its step limit (maxSteps ${maxSteps}) before step ${step} (${nodes.join(", ")})${began}`;
   const reachesEnd = nodesReachingEnd(definition.nodes);
   const stuck = nodes.filter((n) => Object.hasOwn(definition.nodes, n) && !reachesEnd.has(n));
   if (stuck.length > 0) {

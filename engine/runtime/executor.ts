@@ -129,6 +129,9 @@ export class RunExecutor {
   }
 
   private post(message: Message): void {
+    // The loop takes no more messages once the execution ended: a node that outlived it (it did
+    // not stop when aborted) and records a durable call now is told so, rather than left waiting.
+    if (message.kind === "submit" && this.end) return message.done(this.endedError());
     this.inbox.push(message);
     const wake = this.wakeLoop;
     this.wakeLoop = undefined;
@@ -154,6 +157,7 @@ export class RunExecutor {
     } finally {
       this.lease.stop();
       this.wakes.clear();
+      this.refuseLeftSubmits();
     }
     await this.answerLeft();
     return this.end!;
@@ -184,6 +188,20 @@ export class RunExecutor {
   private async answerLeft(): Promise<void> {
     if (this.rs.run.status === "running" || this.stopping === "lease-lost") return;
     for (let left = this.takeLeft(); left.length > 0; left = this.takeLeft()) await this.host.answerLeft(this.rs.run.id, left);
+  }
+
+  /** The durable calls' writes the loop did not take before the execution ended. */
+  private refuseLeftSubmits(): void {
+    const left = this.inbox.filter((message) => message.kind === "submit");
+    this.inbox.splice(0, this.inbox.length, ...this.inbox.filter((message) => message.kind !== "submit"));
+    for (const submit of left) submit.done(this.endedError());
+  }
+
+  /** Why a node's write is refused: the execution that ran it has ended, or is ending, on this worker. */
+  private endedError(): TaskAbortedError {
+    if (this.stopping === "lease-lost") return new TaskAbortedError("lease-lost", "the run's lease was lost");
+    const why = this.end ? ` (${this.end.why})` : "";
+    return new TaskAbortedError(this.stopping === "shutdown" ? "shutdown" : "canceled", `run ${this.rs.run.id}'s execution on this worker has ended${why}: this call's outcome was not recorded`);
   }
 
   /** The commands in the inbox and a cancel waiting for its nodes to stop, each once (the other messages were for the execution, which has ended). */
@@ -235,7 +253,7 @@ export class RunExecutor {
 
   private async onSubmit(batch: Batch, done: (error?: unknown) => void): Promise<void> {
     if (this.end || this.stopping === "lease-lost") {
-      done(new TaskAbortedError("lease-lost", "the run's lease was lost"));
+      done(this.endedError());
       return;
     }
     this.rs.batch.absorb(batch);

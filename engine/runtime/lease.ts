@@ -1,4 +1,5 @@
 import type { Store } from "../store/store.js";
+import { secondsPast } from "../seconds-past.js";
 import { runTakenAway, whatBecameOf } from "./lease-loss.js";
 
 /**
@@ -55,7 +56,7 @@ export class Lease {
       ? `lease lost: ${what}; this worker's attempt was discarded`
       : "lease lost: the run is no longer this worker's (taken over, canceled or deleted: the store did not answer when asked what became of it); this worker's attempt was discarded";
     if (this.heldMs === 0) return lost;
-    return `${lost}. This process's event loop was held for ${(this.heldMs / 1000).toFixed(1)} s (by a node computing without awaiting, or the process was stopped or suspended), past the ${this.leaseMs / 1000} s lease, so it could not renew it; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`;
+    return `${lost}. This process's event loop was held for ${secondsPast(this.heldMs)} s (by a node computing without awaiting, or the process was stopped or suspended), past the ${this.leaseMs / 1000} s lease, so it could not renew it; a node that computes that long without awaiting holds its whole worker: await in the work, move it to a worker thread, or give workers a longer lease (pitwall worker --lease, WorkerOptions.leaseMs)`;
   }
 
   /** The lease timer fires every third of the lease unless the event loop is held: a longer gap says it was. */

@@ -70,6 +70,7 @@ export function newRun(options: NewRunOptions): NewRun {
     head: checkpoint.id,
     headN: 0,
     step: checkpoint.step,
+    firstStep: checkpoint.step,
     owner: null,
     leaseUntil: null,
     fence: 0,

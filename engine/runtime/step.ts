@@ -123,11 +123,12 @@ export function planStep(rs: RunState, state: State, control: PlanControl, step:
   }
   const { maxSteps } = rs.workflow.definition.limits;
   const nodes = distinct(plan.tasks, (t) => t.node);
-  if (step > maxSteps) {
+  // Counted from the step the run began at: a fork or a continuation gets the whole limit.
+  if (step - (rs.run.firstStep ?? 0) > maxSteps) {
     rs.failRun({
       code: "MAX_STEPS",
       node: nodes[0]!,
-      message: stepLimitMessage(rs.workflow.definition, step, nodes),
+      message: stepLimitMessage(rs.workflow.definition, step, nodes, rs.run.firstStep ?? 0),
     });
     return [];
   }

@@ -44,6 +44,11 @@ export interface RunRecord {
   headN: number;
   /** The super-step of the head checkpoint. */
   step: number;
+  /**
+   * The step it began at: a fork's or a continuation's source checkpoint's (its steps count on
+   * from there). Its step limit counts from it. Absent: 0.
+   */
+  firstStep?: number;
   owner: string | null;
   leaseUntil: number | null;
   fence: number;

@@ -1,3 +1,4 @@
+import { secondsPast } from "../seconds-past.js";
 import type { AbortCause } from "../runtime/signals.js";
 import type { TaskRecord } from "../store/records.js";
 import type { Claim } from "../store/store.js";
@@ -68,7 +69,7 @@ export function takeoversHeld(silentMs: number, leaseMs: number, runs: number): 
   return {
     level: "warn",
     kind: "takeovers-held",
-    message: `the store answers again after ${(silentMs / 1000).toFixed(1)} s without an answer (the store or the network was down, or this process was held or stopped), longer than the ${leaseMs / 1000} s lease: this worker renews the leases of its ${runs} run${runs === 1 ? "" : "s"}, and for ${leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
+    message: `the store answers again after ${secondsPast(silentMs)} s without an answer (the store or the network was down, or this process was held or stopped), longer than the ${leaseMs / 1000} s lease: this worker renews the leases of its ${runs} run${runs === 1 ? "" : "s"}, and for ${leaseMs / 1000} s takes over no run whose lease ran out meanwhile (its worker was most likely cut off too, and gets the time to renew it)`,
   };
 }
 

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { RUN_STATUSES, type Worker } from "../../engine/index.js";
+import { RUN_STATUSES, secondsPast, type Worker } from "../../engine/index.js";
 import { UsageError } from "../cli/errors.js";
 
 /** Where `--health` listens: loopback unless a host is given. */
@@ -83,7 +83,7 @@ export class HealthServer {
 
   private healthz(): [number, string] {
     const worst = Math.max(0, ...this.lateMs.map((l) => l.ms));
-    if (worst > this.leaseMs) return [503, `event loop held for ${(worst / 1000).toFixed(1)} s in the last minute, longer than the ${this.leaseMs / 1000} s lease\n`];
+    if (worst > this.leaseMs) return [503, `event loop held for ${secondsPast(worst)} s in the last minute, longer than the ${this.leaseMs / 1000} s lease\n`];
     return [200, `ok: event loop turning (worst delay in the last minute ${worst} ms)\n`];
   }
 
@@ -92,7 +92,7 @@ export class HealthServer {
     if (stopping) return [503, "stopping: claims no more runs\n"];
     if (lastStoreAnswer === undefined) return [503, "the store has not answered yet\n"];
     const age = Date.now() - lastStoreAnswer;
-    if (age > this.leaseMs) return [503, `the store last answered ${(age / 1000).toFixed(1)} s ago, more than the ${this.leaseMs / 1000} s lease\n`];
+    if (age > this.leaseMs) return [503, `the store last answered ${secondsPast(age)} s ago, more than the ${this.leaseMs / 1000} s lease\n`];
     return [200, `ready: the store answered ${(age / 1000).toFixed(1)} s ago\n`];
   }
 

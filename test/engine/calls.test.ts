@@ -128,6 +128,34 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(outcome.result.willRun).toEqual(["agent"]);
   });
 
+  it("tells a node that outlived its killed execution that its call's late result was not recorded, instead of leaving it waiting", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const told: string[] = [];
+    const wf = workflow("outlived", { state })
+      .node("agent", async (_s, ctx) => {
+        try {
+          // Ignores its abort signal: finishes only when the gate opens, after the kill.
+          await ctx.call("slow", () => gate.then(() => "late"));
+          told.push("recorded");
+        } catch (error) {
+          told.push((error as Error).message);
+        }
+        return {};
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => (await engine.store.listTasks(run.id)).some((t) => t.call === "slow" && t.status === "running"), 5000, "the call running");
+    await engine.operator("ann").kill(run.id, { task: "agent" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "killed" });
+    release();
+    await until(() => told.length > 0, 5000, "the node's call to settle");
+    expect(told).toEqual([expect.stringMatching(new RegExp(`^run ${run.id}'s execution on this worker has ended \\(.*\\): this call's outcome was not recorded$`))]);
+    const slow = (await engine.store.listTasks(run.id)).find((t) => t.call === "slow")!;
+    expect(slow.status).toBe("canceled");
+  });
+
   it("does not count attempts that paused for a person against the retry policy", async () => {
     let failures = 0;
     const wf = workflow("ask-then-fail", { state, reducers: { results: "append" } })

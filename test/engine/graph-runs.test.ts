@@ -160,6 +160,26 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     expect((await run.state()).n).toBe(5);
   });
 
+  it("gives a fork and a continued run the whole step limit, counted from the step they began at", async () => {
+    const target = z.object({ n: z.number().default(0), target: z.number().default(4) });
+    const wf = workflow("turns", { state: target, limits: { maxSteps: 5 } })
+      .node("inc", (s) => ({ n: s.n + 1 }), { routes: { done: "END" }, default: "inc", route: (s) => (s.n >= s.target ? "done" : undefined) })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const first = await engine.start(wf);
+    expect(await first.wait()).toMatchObject({ status: "succeeded", step: 4 });
+    // A next turn of four more steps ends at step 8, past 5 counted from 0, within 5 counted from 4.
+    const next = await engine.start(wf, { target: 8 }, { from: first.id });
+    expect(await next.wait()).toMatchObject({ status: "succeeded", step: 8 });
+    const fork = await engine.operator("ann").fork(first.id, 2, { patch: { target: 7 } });
+    expect(await engine.run(fork.result.runId).wait()).toMatchObject({ status: "succeeded", step: 7 });
+    // Its limit still holds, counted from there, and the error says from where.
+    const spin = await engine.operator("ann").fork(first.id, 2, { patch: { target: 100 } });
+    const end = await engine.run(spin.result.runId).wait();
+    expect(end).toMatchObject({ status: "failed", step: 7, error: { code: "MAX_STEPS" } });
+    expect(end.error!.message).toMatch(/^run exceeded its step limit \(maxSteps 5\) before step 8 \(inc\), step 6 counted from step 2 where it began \(the step of the run it was forked or continued from\): /);
+  });
+
   it("says a higher step limit would not help a loop with no path to END", async () => {
     const wf = workflow("no-way-out", { state: listState, limits: { maxSteps: 3 } })
       .node("spin", (s) => ({ n: s.n + 1 }), { routes: { again: "spin" }, default: "spin", route: () => "again" })

@@ -52,7 +52,8 @@ describe("SQLite store: durable timers", () => {
       const state = (await readState(store, runId, run!.headN)) as { trail: string[] };
       const ranAt = Number(state.trail[1]!.replace("after at ", ""));
       expect(ranAt).toBeGreaterThanOrEqual(wakeAt);
-      expect(ranAt - wakeAt).toBeLessThan(2000);
+      // On time: woken by its timer, not by a later sweep (a loaded machine may add a second or two).
+      expect(ranAt - wakeAt).toBeLessThan(5000);
     } finally {
       await store.close();
     }

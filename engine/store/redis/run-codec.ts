@@ -26,6 +26,7 @@ const RUN_FIELDS = {
   head: "string?",
   headN: "number",
   step: "number",
+  firstStep: "count",
   owner: "string?",
   leaseUntil: "number?",
   fence: "number",
