@@ -34,7 +34,7 @@ describe("Redis store: connections the network silently drops (black-holed, neve
       const before = await starter.start(wf, {});
       await until(() => ran(before.id), 10_000, "the worker to run the first run, and the subscription to hear it");
       // Idle again: the subscription waits on the event tail's blocking read.
-      await sleep(300);
+      await sleep(500);
 
       proxy.blackHole();
       // Said as a silence, also while the client reconnects through the black hole.
