@@ -1,6 +1,7 @@
 import { StoreError } from "../errors.js";
 import type { EventRecord } from "../store/records.js";
 import type { Store, SubscribeOptions } from "../store/store.js";
+import { pause } from "../sleep.js";
 
 /**
  * Told of a passing store failure as it begins (its error) and as it ends (undefined), once each
@@ -84,16 +85,4 @@ export async function* outlastingSubscription(store: Store, options: SubscribeOp
       await outlasting.attempt(() => store.lastEventSeq());
     }
   }
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
