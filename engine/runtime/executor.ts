@@ -89,7 +89,7 @@ export class RunExecutor {
     this.commands = new RunCommands(this.rs, host, this.inflight, this.committer, options, () => this.load());
     this.lease = new Lease(host.store, claim.run.id, options.workerId, claim.fence, options.leaseMs, () => this.end !== undefined, () => this.post({ kind: "stop", cause: "lease-lost" }));
     this.wakes = new WakeTimers(() => this.post({ kind: "tick" }));
-    this.done = this.execute(claim.recovered);
+    this.done = this.execute(claim.recovered, claim.takenFrom);
   }
 
   get runId(): string {
@@ -138,13 +138,19 @@ export class RunExecutor {
     wake?.();
   }
 
-  private async execute(recovered: boolean): Promise<ExecutionEnd> {
+  private async execute(recovered: boolean, takenFrom: string | undefined): Promise<ExecutionEnd> {
     this.lease.start();
     try {
       await this.load(this.rs.run);
+      const waiting = await this.waitingCommands(recovered);
+      // A kill left for the lost worker (its sender gone too) stops the nodes that worker left
+      // running, as the sender would have on the run nobody held: applied before recovery, which
+      // would run them again, and then find nothing running to kill.
+      const kills = recovered ? waiting.filter((command) => command.type === "kill") : [];
+      for (const kill of kills) await this.commands.apply(kill, takenFrom ?? "");
       // Handed over first: a run paused as poison at once answers them as it lets go.
-      for (const command of await this.waitingCommands(recovered)) this.command(command);
-      if (takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) await this.committer.commit();
+      for (const command of waiting) if (!kills.includes(command)) this.command(command);
+      if (this.rs.run.status === "running" && takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) await this.committer.commit();
       else await this.loop();
     } catch (error) {
       if (!(error instanceof Stopped)) {

@@ -30,11 +30,15 @@ export class RunCommands {
     return current?.status === "pending";
   }
 
-  /** A command other than kill or cancel: its batch is committed after what the run's batch held, then the run is read again. */
-  async apply(command: CommandRecord): Promise<void> {
+  /**
+   * A command other than kill or cancel: its batch is committed after what the run's batch held,
+   * then the run is read again. `lostOwner`: applied on a run just taken over, before its
+   * recovery, as on the run that worker left (a kill left for it: see RunExecutor.execute).
+   */
+  async apply(command: CommandRecord, lostOwner?: string): Promise<void> {
     const rs = this.rs;
     const view: RunView = {
-      run: rs.run,
+      run: lostOwner !== undefined ? { ...rs.run, owner: lostOwner } : rs.run,
       definition: rs.workflow.definition,
       validator: rs.workflow.validator,
       reducerOf: (key) => rs.workflow.reducerOf(key),

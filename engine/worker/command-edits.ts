@@ -80,7 +80,8 @@ export async function prepareResolve(command: CommandRecord, view: RunView, even
 
 export async function prepareUpdate(command: CommandRecord, view: RunView, events: EventFactory): Promise<Prepared> {
   if (workerLost(view)) {
-    const lost = view.tasks.filter((t) => t.status === "running").map((t) => t.node);
+    // The nodes, not their durable calls (child tasks of the same node), each once.
+    const lost = [...new Set(view.tasks.filter((t) => t.parent === null && t.status === "running").map((t) => t.node))];
     return refuse(
       new ConflictError(
         `run ${view.run.id} is still running on ${view.run.owner ?? "a worker"}, whose lease ran out (the worker is gone or stalled)` +

@@ -3,18 +3,26 @@ import { z } from "zod";
 import { ConflictError, NotFoundError, Operator, SKIPPED, ValidationError, editPatch, workflow, type CompiledWorkflow, type Engine } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newTaskRecord } from "../../engine/runtime/transitions.js";
+import { requested } from "../../engine/operator/command-records.js";
+import { pendingCommand } from "../support/records.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), note: z.string().default("") });
 
-/** A worker that claims a run, marks a node of the step running (the first step's by default), and dies (its lease runs out). */
-async function dieWhileRunning(engine: Engine, runId: string, node: string, leaseMs: number, step = 1): Promise<void> {
+/**
+ * A worker that claims a run, marks a node of the step running (the first step's by default) and
+ * its durable `calls`, and dies (its lease runs out).
+ */
+async function dieWhileRunning(engine: Engine, runId: string, node: string, leaseMs: number, step = 1, calls: string[] = []): Promise<void> {
   const claim = (await engine.store.claimRun({ owner: "dead", leaseMs, runId }))!;
   const startedAt = Date.now();
-  const task = newTaskRecord({ id: `${runId}:${step}:${node}`, runId, step, node, index: null, createdAt: startedAt });
-  const running = { ...task, status: "running" as const, worker: "dead", startedAt, attempts: [{ n: 1, worker: "dead", startedAt, endedAt: null, outcome: null }] };
-  await engine.store.commit({ id: newId("c"), runId, fence: claim.fence, tasks: [running] });
+  const id = `${runId}:${step}:${node}`;
+  const tasks = [
+    newTaskRecord({ id, runId, step, node, index: null, createdAt: startedAt }),
+    ...calls.map((call) => newTaskRecord({ id: `${id}/${call}`, runId, step, node, index: null, parent: id, call, createdAt: startedAt + 1 })),
+  ].map((task) => ({ ...task, status: "running" as const, worker: "dead", startedAt, attempts: [{ n: 1, worker: "dead", startedAt, endedAt: null, outcome: null }] }));
+  await engine.store.commit({ id: newId("c"), runId, fence: claim.fence, tasks });
 }
 
 /** What a worker says when it takes over a run from the worker `dieWhileRunning` made (`again`: its nodes that will run again). */
@@ -41,6 +49,27 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const survivor = await harness.engine([wf], { store: engine.store });
     return { engine, run, survivor };
   }
+
+  it("a kill left pending for a worker that died (its sender gone too) stops the node when another worker takes the run over: not run again", async () => {
+    let ran = 0;
+    const wf = workflow("kill-left", { state })
+      .node("s1", () => {
+        ran++;
+        return {};
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    await dieWhileRunning(engine, run.id, "s1", 300);
+    // Recorded for the run's worker while it held the run; the process that sent it stopped at once.
+    const command = pendingCommand(run.id, "kill", { actor: "operator:carol", args: { taskId: `${run.id}:1:s1` } });
+    await engine.store.submitCommand(command, requested(command, []));
+    await sleep(350);
+    await harness.engine([wf], { store: engine.store });
+    expect(await run.wait({ timeoutMs: 5_000 })).toMatchObject({ status: "paused", reason: "killed" });
+    expect(ran).toBe(0);
+    expect(await engine.store.getCommand(command.id)).toMatchObject({ status: "accepted", result: { effect: "killed s1 (its worker dead was lost while running it)" } });
+  });
 
   it("kills a node that ignores its signal: abandoned after the grace period, run paused, late result discarded", async () => {
     let lateReturned = false;
@@ -156,14 +185,15 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       .compile();
     const engine = await harness.engine([wf], { worker: false });
     const op = engine.operator("ann");
-    const lost = async () => {
+    const lost = async (calls: string[] = []) => {
       const run = await engine.start(wf);
-      await dieWhileRunning(engine, run.id, "charge", 50);
+      await dieWhileRunning(engine, run.id, "charge", 50, 1, calls);
       await sleep(80);
       return run;
     };
 
-    const edited = await lost();
+    // Named once, however many durable calls of it were running too.
+    const edited = await lost(["lookup", "pay"]);
     await expect(op.updateState(edited.id, { n: 5 })).rejects.toThrow(
       new ConflictError(
         `run ${edited.id} is still running on dead, whose lease ran out (the worker is gone or stalled) with charge running: retry it with the edit, kill it to pause the run and edit then, or start a worker to take the run over`,
