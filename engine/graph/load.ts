@@ -7,7 +7,7 @@ import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
 import { ProblemList, formatProblem, formatProblemIn, type Problem } from "./problems.js";
-import { locateProblems, parseWorkflowText } from "./parse-json.js";
+import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
 import { missingAction } from "./actions.js";
 
 export interface CheckFileOptions {
@@ -37,20 +37,21 @@ export function checkWorkflowText(text: string, options: CheckFileOptions = {}):
 
 function checkText(text: string, options: CheckFileOptions, stack: string[]): CheckResult {
   const problems = new ProblemList();
-  const value = parseWorkflowText(text, problems);
-  if (value === undefined) return { problems: problems.items, children: new Map() };
-  const result = checkValue(value, options, stack, problems);
+  const parsed = parseWorkflowText(text, problems);
+  if (parsed === undefined) return { problems: problems.items, children: new Map() };
+  const result = checkValue(parsed.value, options, stack, problems, parsed.lostNodes);
   locateProblems(text, problems);
   return result;
 }
 
-function checkValue(value: unknown, options: CheckFileOptions, stack: string[], problems = new ProblemList()): CheckResult {
+function checkValue(value: unknown, options: CheckFileOptions, stack: string[], problems = new ProblemList(), lostNodes: LostDefinition[] = []): CheckResult {
   const children = new Map<string, CheckedChild>();
   const result = checkWorkflow(
     value,
     {
       ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
+      lostNodes,
       resolveChild: (ref, path, list) => {
         const child = loadChild(ref, options, stack, path, list);
         if (child) {

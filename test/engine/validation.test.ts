@@ -152,6 +152,28 @@ describe("workflow validation", () => {
     expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1"), line: 2, column: 1 }));
   });
 
+  it("checks both definitions of a node written twice, each at its own line, without calling unreachable what only the dropped one leads to", () => {
+    const text = [
+      "{",
+      '  "name": "twice",',
+      '  "start": "a",',
+      '  "nodes": {',
+      '    "a": { "action": "tasks.noop", "next": ["b", "c", "b"] },',
+      '    "b": { "action": "tasks.noop", "next": "END" },',
+      '    "c": { "action": "tasks.noop", "next": "END" },',
+      '    "lone": { "action": "tasks.noop", "next": "END" },',
+      '    "a": { "action": "tasks.noop", "next": "b", "retry": { "backoffMs": 100, "maxBackoffMs": 10 } }',
+      "  }",
+      "}",
+    ].join("\n");
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("twice.json", p))).toEqual([
+      'twice.json:9:5: $.nodes.a: DUPLICATE_NODE: node "a" is defined twice (again at line 9, column 5)',
+      "twice.json:9:78: $.nodes.a.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
+      'twice.json:8:5: $.nodes.lone: UNREACHABLE_NODE: no path from "a" reaches "lone"',
+      'twice.json:5:55: $.nodes.a.next[2]: INVALID_FIELD: "b" is listed more than once: a node runs once per step however often it is listed (`map: { over }` runs it once per item)',
+    ]);
+  });
+
   it("refuses names JavaScript objects hold already (__proto__, constructor, toString) for nodes, state keys and routes", () => {
     const text = JSON.stringify({
       name: "x",
