@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkWorkflowText, formatProblem, loadWorkflowText } from "../../engine/index.js";
+import { checkWorkflowText, formatProblem, formatProblemIn, loadWorkflowText } from "../../engine/index.js";
 import { checkActions as actions, problemsOf } from "../support/workflow-checks.js";
 
 describe("sub-workflow validation", () => {
@@ -24,7 +24,8 @@ describe("sub-workflow validation", () => {
     writeFileSync(join(dir, "a.json"), doc("a", "./b.json"));
     writeFileSync(join(dir, "b.json"), doc("b", "./a.json"));
     writeFileSync(join(dir, "self.json"), doc("self", "./self.json"));
-    const at = (f: string) => relative(process.cwd(), join(dir, f));
+    // A file outside the current folder is named by its whole path.
+    const at = (f: string) => join(dir, f);
     const check = (f: string) => checkWorkflowText(readFileSync(join(dir, f), "utf8"), { actions, baseDir: dir, file: join(dir, f) }).problems.map(formatProblem);
     expect(check("a.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("a.json")} → ${at("b.json")} → ${at("a.json")}`]);
     expect(check("self.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("self.json")} → ${at("self.json")}`]);
@@ -116,6 +117,49 @@ describe("sub-workflow validation", () => {
     ]);
     expect(check(parent({ n: { type: ["integer", "null"], default: null } }, { output: {} }))).toEqual([
       '$.nodes.sub.workflow: BAD_SUBGRAPH (warning): state key "n" holds integer|null, and the sub-workflow child\'s "n" (by name, as `input` is not given) takes integer: a null would be refused by the child run\'s input at run time',
+    ]);
+  });
+
+  it("refuses two different workflows of one name in a file tree, naming both: a sub-workflow named as its parent, inline or nested, and two sub-workflow files", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pitwall-names-"));
+    const doc = (name: string, nodes: Record<string, unknown>) => JSON.stringify({ name, start: Object.keys(nodes)[0], nodes }, null, 2);
+    const check = (file: string) => checkWorkflowText(readFileSync(join(dir, file), "utf8"), { actions, baseDir: dir, file: join(dir, file) }).problems.map((p) => formatProblemIn(file, p));
+    const clash = (one: string, other: string, name: string) =>
+      `${one} is named "${name}", as is ${other}, but the two differ: pitwall workflows would list them as versions of one workflow, and pitwall graph ${name} draw only the newest; rename one of them`;
+    const leaf = (name: string, action = "tasks.noop") => ({ name, start: "x", nodes: { x: { action, next: "END" } } });
+
+    writeFileSync(join(dir, "same.json"), doc("same", { outer: { kind: "subgraph", next: "END", workflow: leaf("same") } }));
+    expect(check("same.json")).toEqual([
+      `same.json:8:7: $.nodes.outer.workflow: BAD_SUBGRAPH: ${clash(`the inline sub-workflow at $.nodes.outer.workflow in ${join(dir, "same.json")}`, `the workflow of ${join(dir, "same.json")}`, "same")}`,
+    ]);
+
+    // Two files of one name; the same file twice is the same workflow.
+    mkdirSync(join(dir, "a"));
+    mkdirSync(join(dir, "b"));
+    writeFileSync(join(dir, "a", "child.json"), JSON.stringify(leaf("child")));
+    writeFileSync(join(dir, "b", "child.json"), JSON.stringify(leaf("child", "tasks.work")));
+    const sub = (workflow: string, next = "END") => ({ kind: "subgraph", workflow, next });
+    writeFileSync(join(dir, "two.json"), doc("two", { first: sub("./a/child.json", "again"), again: sub("./a/child.json", "second"), second: sub("./b/child.json") }));
+    expect(check("two.json")).toEqual([
+      `two.json:17:7: $.nodes.second.workflow: BAD_SUBGRAPH: ${clash(`the workflow of ${join(dir, "b", "child.json")}`, `the workflow of ${join(dir, "a", "child.json")}`, "child")}`,
+    ]);
+
+    // Two levels down, in a file of its own.
+    writeFileSync(join(dir, "middle.json"), doc("middle", { deeper: sub("./a/child.json", "down"), down: sub("./top-again.json") }));
+    writeFileSync(join(dir, "top-again.json"), JSON.stringify(leaf("top")));
+    writeFileSync(join(dir, "top.json"), doc("top", { call: sub("./middle.json") }));
+    expect(check("top.json")).toEqual([`top.json:7:7: $.nodes.call.workflow: BAD_SUBGRAPH: ${clash(`the workflow of ${join(dir, "top-again.json")}`, `the workflow of ${join(dir, "top.json")}`, "top")}`]);
+  });
+
+  it("says an inline sub-workflow's problems where they are in the file, with their paths from its root", () => {
+    const text = JSON.stringify(
+      { name: "outer", start: "sub", nodes: { sub: { kind: "subgraph", next: "END", workflow: { name: "inner", start: "x", nodes: { x: { action: "tasks.gone", next: "nowhere" } } } } } },
+      null,
+      2,
+    );
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("outer.json", p))).toEqual([
+      'outer.json:13:13: $.nodes.sub.workflow.nodes.x.action: UNKNOWN_ACTION: action "tasks.gone" is not exported by the actions module (did you mean "tasks.join"?)',
+      'outer.json:14:13: $.nodes.sub.workflow.nodes.x.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: x)',
     ]);
   });
 });
