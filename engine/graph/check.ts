@@ -1,14 +1,14 @@
 import type { z } from "zod";
 import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
 import { ProblemList, type Problem } from "./problems.js";
-import { describeIssues } from "../state/issues.js";
+import { REPORTED, describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
 import { keyValidator } from "../state/schema.js";
 import { checkState } from "./check-state.js";
 import { checkGraph, type LostNode } from "./check-graph.js";
 import type { LostDefinition } from "./parse-json.js";
 import { checkSubgraphMappings } from "./check-subgraph.js";
-import { checkNodeFields, checkSchemaBounds, repeatedEntries } from "./check-fields.js";
+import { checkBackoff, checkNodeFields, checkSchemaContradictions, repeatedEntries } from "./check-fields.js";
 import { isPlainObject } from "../state/ops.js";
 import { fieldsAt, nodeHint, unknownField } from "./field-hints.js";
 import { didYouMean } from "../suggest.js";
@@ -83,7 +83,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const broken = new Set<string>();
   const nodes = checkNodes(value.nodes, problems, options, children, broken);
   const lost = checkLostNodes(options, children);
-  const limitsResult = limitsSchema.safeParse(value.limits ?? {}, { reportInput: true });
+  const limitsResult = limitsSchema.safeParse(value.limits ?? {}, REPORTED);
   if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems, limitsSchema);
 
   const start = value.start;
@@ -182,9 +182,10 @@ function checkNode(
     broken.add(name);
     return undefined;
   }
-  const parsed = nodeSchemas[kind].safeParse(raw, { reportInput: true });
+  const parsed = nodeSchemas[kind].safeParse(raw, REPORTED);
   if (!parsed.success) {
     reportZod(parsed.error, path, problems, nodeSchemas[kind]);
+    checkBackoff(raw, path, problems);
     broken.add(name);
     return undefined;
   }
@@ -201,7 +202,7 @@ function checkNode(
     });
   }
   if ((node.kind === "llm" || node.kind === "agent") && node.schema) {
-    checkSchemaBounds(node.schema, [...path, "schema"], "INVALID_FIELD", problems);
+    checkSchemaContradictions(node.schema, [...path, "schema"], "INVALID_FIELD", problems);
     try {
       keyValidator(node.schema);
     } catch (error) {

@@ -183,4 +183,12 @@ describe("pitwall validate", () => {
     ]);
   });
 
+  it("run and start with actions name a workflow's first error, and the validate command that lists the rest", async () => {
+    const file = join(cli.dir, "three-errors.json");
+    writeFileSync(file, JSON.stringify({ ...base(), start: "nope", nodes: { a: { action: "tasks.nope", next: "nowhere" } } }, null, 2));
+    const [ran, started] = await Promise.all(["run", "start"].map((command) => cli.run([command, file, "--actions", actionsOf("task-queue")])));
+    const first = `${file}:12:7: $.nodes.a.action: UNKNOWN_ACTION: action "tasks.nope" is not exported by the actions module (did you mean "tasks.noop"?)`;
+    expect([ran!.code, ran!.stderr]).toEqual([2, `pitwall run: ${file} is invalid: ${first} (and 2 more; pitwall validate ${file} lists them)\n`]);
+    expect([started!.code, started!.stderr]).toEqual([2, `pitwall start: ${file} is invalid: ${first} (and 2 more; pitwall validate ${file} lists them)\n`]);
+  });
 });

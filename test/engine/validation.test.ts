@@ -174,6 +174,27 @@ describe("workflow validation", () => {
     ]);
   });
 
+  it("says an integer key expects an integer when given what is no number at all", () => {
+    expect(problemsOf(variant((d: any) => (d.state.count = { type: "integer", default: "0" }))).map(formatProblem)).toEqual([
+      '$.state.count.default: BAD_STATE_SCHEMA: default does not match the schema: expected integer, got string "0"',
+    ]);
+  });
+
+  it("reports maxBackoffMs below backoffMs beside another mistake in the same retry", () => {
+    expect(problemsOf(variant((d: any) => (d.nodes.work.retry = { maxAttempts: 0, backoffMs: 100, maxBackoffMs: 10 }))).map(formatProblem)).toEqual([
+      "$.nodes.work.retry.maxAttempts: INVALID_FIELD: must be at least 1, got 0",
+      "$.nodes.work.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
+    ]);
+  });
+
+  it("refuses an enum value its type refuses, which no value can ever be", () => {
+    const enums = { level: { type: "integer", enum: [1, 2, "3"], default: 1 }, mode: { type: ["string", "null"], enum: ["a", null, 1.5], default: "a" }, n: { type: "number", enum: [1, 2.5], default: 1 } };
+    expect(problemsOf(variant((d: any) => Object.assign(d.state, enums))).map(formatProblem)).toEqual([
+      '$.state.level.enum[2]: BAD_STATE_SCHEMA: enum value "3" is a string, which "type": "integer" refuses: no value can ever be "3"',
+      '$.state.mode.enum[2]: BAD_STATE_SCHEMA: enum value 1.5 is a number, which "type": ["string","null"] refuses: no value can ever be 1.5',
+    ]);
+  });
+
   it("refuses names JavaScript objects hold already (__proto__, constructor, toString) for nodes, state keys and routes", () => {
     const text = JSON.stringify({
       name: "x",
