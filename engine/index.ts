@@ -66,6 +66,7 @@ export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
+export { outlastingSubscription, type OutageListener } from "./operator/store-outage.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { continueRun } from "./operator/continue-run.js";
 export { FORK_ANSWER_MS, answerAbandonedForks } from "./operator/abandoned-forks.js";

@@ -206,9 +206,11 @@ function parseCommandLine(command: Command, argv: readonly string[]) {
     const values = [sub.flags[name]].flat().filter((v) => v !== undefined);
     if (f.type === "number" && values.some((v) => !Number.isFinite(v))) throw new UsageError(`--${kebab(name)} needs a number`);
   }
-  if (sub.input.length < command.args.min || sub.input.length > command.args.max) {
-    throw new UsageError(`usage: pitwall ${command.usage}`);
+  if (sub.input.length > command.args.max) {
+    const extra = sub.input.slice(command.args.max);
+    throw new UsageError(`unexpected argument${extra.length > 1 ? "s" : ""} ${extra.map((a) => JSON.stringify(a)).join(" ")}: usage: pitwall ${command.usage}`);
   }
+  if (sub.input.length < command.args.min) throw new UsageError(`usage: pitwall ${command.usage}`);
   return sub;
 }
 

@@ -1,5 +1,5 @@
 import { ModelError, scrub } from "./errors.js";
-import { sleep } from "./sleep.js";
+import { sleep } from "../sleep.js";
 import { sseData } from "./sse.js";
 import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 import { StreamAssembler, parseCompletion, requestBody, wireError } from "./wire.js";

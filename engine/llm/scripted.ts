@@ -4,7 +4,7 @@ import { ModelError } from "./errors.js";
 import { fileProblem } from "../errors.js";
 import { readTextFile } from "../text-file.js";
 import { parseJsonText } from "../graph/parse-json.js";
-import { sleep } from "./sleep.js";
+import { sleep } from "../sleep.js";
 import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 const answerSchema = z

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { END, type WorkflowDefinition } from "../graph/definition.js";
+import { END, hasRoutes, type WorkflowDefinition } from "../graph/definition.js";
 import { START } from "../runtime/planner.js";
 import type { State } from "../state/ops.js";
 import type { StateValidator } from "../state/schema.js";
@@ -24,6 +24,24 @@ export function checkNodesKept(definition: WorkflowDefinition, version: string, 
   if (missing !== undefined) {
     throw new ValidationError(
       `version ${version.slice(0, 12)} of workflow ${definition.name} has no node "${missing[0]}", ${missing[1]}: fork from another checkpoint, or keep the node in the new version`,
+    );
+  }
+}
+
+/**
+ * A node whose result chose a route key its version has no route for (the run failed there,
+ * ROUTE_NO_MATCH): a fork from that checkpoint plans from the same key and fails at once without
+ * running anything, so it is refused, pointing at the checkpoint before, from which the node runs
+ * again. (A key read from the state — routeOn, a router — is chosen anew, after a patch.)
+ */
+export function checkRoutesTaken(definition: WorkflowDefinition, version: string, from: CheckpointRecord, source: RunRecord): void {
+  for (const { node, route } of from.control.finished) {
+    const def = definition.nodes[node];
+    if (route === undefined || !def || !hasRoutes(def) || def.default !== undefined) continue;
+    if (Object.hasOwn(def.routes!, route) || (def.kind === "approval" && route === "edit" && "approve" in def.routes!)) continue;
+    const before = from.n > 0 ? `fork from checkpoint ${from.n - 1} to run "${node}" again, or ` : "";
+    throw new ValidationError(
+      `at checkpoint ${from.n} of run ${source.id}, node "${node}" chose route "${route}", which matches none of ${Object.keys(def.routes!).join(", ")} in version ${version.slice(0, 12)}: a fork from there would fail at once; ${before}fork onto a version whose routes take "${route}" (pitwall fork --workflow)`,
     );
   }
 }

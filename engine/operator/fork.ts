@@ -8,7 +8,7 @@ import { readState } from "../state/read.js";
 import type { CommandRecord } from "../store/records.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
-import { checkNodesKept, fitState } from "./fork-version.js";
+import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { mustGetRun } from "./must-get.js";
 import { findCheckpoint, type CheckpointRef } from "./reads.js";
 import { checkInterruptNodes, storeVersion, type WorkflowVersion } from "./start.js";
@@ -38,7 +38,9 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   const version = target?.version ?? source.version;
   if (target && !options.restart) checkNodesKept(target.definition, version, from, source);
   // Checked before the command is recorded: a fork refused for a node it lacks leaves no trace.
-  checkInterruptNodes(target ? target.definition : (await versions.get(version)).definition, options);
+  const forkDefinition = target ? target.definition : (await versions.get(version)).definition;
+  if (!options.restart) checkRoutesTaken(forkDefinition, version, from, source);
+  checkInterruptNodes(forkDefinition, options);
   checkArgs(options);
   const command = newCommand(
     writer,

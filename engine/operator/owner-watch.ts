@@ -1,5 +1,6 @@
 import type { CommandRecord, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import { pause } from "../sleep.js";
 
 /** What a command waiting on the worker that owns its run is told (`OperatorOptions.onWaiting`). */
 export interface OwnerWaiting {
@@ -52,16 +53,4 @@ export async function watchOwner(store: Store, command: CommandRecord, sentTo: R
 async function runningNodes(store: Store, run: RunRecord): Promise<string[]> {
   const tasks = await store.listTasks(run.id, { step: run.step + 1 });
   return [...new Set(tasks.filter((t) => t.parent === null && t.status === "running").map((t) => t.node))];
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }

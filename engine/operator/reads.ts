@@ -6,6 +6,7 @@ import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type EventRecord, type Ru
 import { mustGetRun } from "./must-get.js";
 import { waitForRun, type WaitUntil } from "./run-wait.js";
 import type { EventQuery, Store } from "../store/store.js";
+import { outlastingSubscription, type OutageListener } from "./store-outage.js";
 
 export type CheckpointRef = string | number;
 
@@ -56,19 +57,26 @@ export async function stateAt(store: Store, runId: string, checkpoint?: Checkpoi
  * what its history holds after that (an operator's refused command, say) is read to its last
  * event, and the iteration ends.
  */
-export async function* followRun(store: Store, runId: string, options: { after?: number; signal?: AbortSignal; until?: WaitUntil } = {}): AsyncGenerator<EventRecord> {
+export async function* followRun(
+  store: Store,
+  runId: string,
+  options: { after?: number; signal?: AbortSignal; until?: WaitUntil; onStoreFailure?: OutageListener } = {},
+): AsyncGenerator<EventRecord> {
   let after = options.after ?? 0;
   if (!(await store.getRun(runId))) throw new NotFoundError("run", runId);
   // Whether the run has stopped may show in another run's history (a child pausing), so a wait
   // for it, not the run's own events, ends the live part.
   const stopped = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stopped.signal]) : stopped.signal;
-  const waiting = waitForRun(store, runId, { until: options.until ?? "end", signal }).then(
+  const { onStoreFailure } = options;
+  const waiting = waitForRun(store, runId, { until: options.until ?? "end", signal, ...(onStoreFailure ? { onStoreFailure } : {}) }).then(
     () => stopped.abort(),
     () => undefined,
   );
   try {
-    for await (const event of store.subscribe({ runId, after, signal })) {
+    // The wait tells the outages: the subscription waits them out quietly.
+    const events = onStoreFailure ? outlastingSubscription(store, { runId, after, signal }, () => undefined) : store.subscribe({ runId, after, signal });
+    for await (const event of events) {
       yield event;
       after = event.seq;
     }

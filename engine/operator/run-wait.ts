@@ -3,6 +3,7 @@ import { MAX_TIMER_MS } from "../graph/definition.js";
 import { TERMINAL_RUN_STATUSES, type InterruptKind, type InterruptRecord, type PauseReason, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { mustGetRun } from "./must-get.js";
+import { Outlasting, type OutageListener } from "./store-outage.js";
 
 /** Settled: ended, or paused for an operator (itself or a sub-workflow it waits on). End: ended. */
 export type WaitUntil = "settled" | "end";
@@ -11,6 +12,11 @@ export interface WaitOptions {
   until?: WaitUntil;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Given, the wait outlasts the store's passing failures (a lost connection, a file locked for
+   * now), telling each outage as it begins and ends, instead of failing with the first.
+   */
+  onStoreFailure?: OutageListener;
 }
 
 /** Why a run may not be moving, as the process waiting knows it (its worker cannot run it, say). */
@@ -60,15 +66,28 @@ export async function waitForRun(store: Store, runId: string, options: WaitOptio
 async function waitWithin(store: Store, runId: string, until: WaitUntil, options: WaitOptions, timeout: AbortSignal | undefined, diagnose?: Diagnosis): Promise<RunRecord> {
   const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  const outlasting = options.onStoreFailure ? new Outlasting(options.onStoreFailure, signal) : undefined;
   let run: RunRecord;
   for (;;) {
-    // Read after noting where the log ends: whatever changes the chain later is an event past it.
-    const after = await store.lastEventSeq();
-    run = await mustGetRun(store, runId);
-    const links = await waitingChain(store, run);
+    const read = async () => {
+      // Read after noting where the log ends: whatever changes the chain later is an event past it.
+      const after = await store.lastEventSeq();
+      const now = await mustGetRun(store, runId);
+      return { after, now, links: await waitingChain(store, now) };
+    };
+    const { after, now, links } = outlasting ? await outlasting.attempt(read) : await read();
+    run = now;
     if (settledChain(links, until)) return run;
     // A child's pause is in its own history: listen to each run of the chain, not the whole store.
-    if (!(await nextEventOf(store, links.map((r) => r.id), after, signal))) break;
+    let moved: boolean;
+    try {
+      moved = await nextEventOf(store, links.map((r) => r.id), after, signal);
+    } catch (error) {
+      if (!outlasting) throw error;
+      await outlasting.failed(error);
+      continue;
+    }
+    if (!moved) break;
   }
   // Whichever of the deadline and the caller's signal ended the wait first says why.
   if (timeout?.aborted && signal?.reason === timeout.reason && options.timeoutMs !== undefined) {

@@ -7,6 +7,7 @@ import type { EventFactory } from "./event-factory.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, lastFailedAttempt, retryDecision, retryPolicyOf } from "./retry.js";
 import { TaskAbortedError } from "./signals.js";
 import { closeAttempt, lostWithWorker, newTaskRecord, transitionTask } from "./transitions.js";
+import { sleep } from "../sleep.js";
 
 export interface CallHost {
   /** Commits a batch through the executor (serially, with its fence). */
@@ -172,19 +173,4 @@ async function withTimeout<T>(value: T | Promise<T>, timeoutMs: number | undefin
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal.removeEventListener("abort", abort);
-      resolve();
-    }
-    function abort() {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }
-    signal.addEventListener("abort", abort, { once: true });
-  });
 }

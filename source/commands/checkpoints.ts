@@ -3,6 +3,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
+import { checkpointNodes, skippedByStep } from "../text/checkpoint-nodes.js";
 
 /**
  * What a listing shows of a checkpoint: its history, not its (possibly large) state; `snapshot`
@@ -52,13 +53,17 @@ node), - where the run ends. Read a checkpoint's state with pitwall state --chec
     const run = await mustGetRun(s, args[0]!);
     const list = await s.listCheckpointSummaries(run.id);
     const planLater = unplanned(run, list);
+    const skipped = out.json ? new Map<number, Set<string>>() : skippedByStep(await s.listTasks(run.id));
+    const nodes = new Map(list.map((c) => [c.n, checkpointNodes(c, skipped).join(",") || "-"]));
+    // Its checkpoint 0 goes on from another run's: say which, as its history begins there.
+    if (run.forkOf && !out.json) out.note(`run ${run.id} was forked from checkpoint ${run.forkOf.checkpointId} of run ${run.forkOf.runId} (pitwall checkpoints ${run.forkOf.runId})`);
     out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "NEXT", "SIZE", "AGE"], (c) => [
       String(c.n),
       c.id,
       String(c.step),
       c.source,
       c.actor,
-      c.nodes.join(",") || "-",
+      nodes.get(c.n)!,
       c.next.join(",") || (planLater.has(c.n) ? "(on resume)" : "-"),
       c.snapshot ? `${bytes(c.bytes)} snapshot` : bytes(c.bytes),
       age(c.createdAt),

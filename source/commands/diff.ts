@@ -21,7 +21,8 @@ export const diff = defineCommand({
       out.value({ from: result.from?.id ?? null, to: result.to.id, diff: result.diff });
       return EXIT.ok;
     }
-    const label = (c: typeof result.to) => `${c.n} (${c.source}, step ${c.step}, ${c.actor})`;
+    // A fork's first checkpoint is compared with its parent in the source run: named as that run's.
+    const label = (c: typeof result.to) => `${c.runId === runId ? "" : `${c.runId}:`}${c.n} (${c.source}, step ${c.step}, ${c.actor})`;
     out.line(`run ${runId}: checkpoint ${result.from ? label(result.from) : "(empty)"} → ${label(result.to)}`);
     if (result.diff.length === 0) out.line("no change");
     for (const entry of result.diff) out.line(diffLine(entry));

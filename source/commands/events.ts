@@ -1,10 +1,11 @@
-import { EVENT_TYPES, followRun, readAllEvents, type EventRecord, type EventType } from "../../engine/index.js";
+import { EVENT_TYPES, followRun, outlastingSubscription, readAllEvents, type EventRecord, type EventType } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
 import { describeEvent } from "../text/event-text.js";
 import { clock } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
+import { outageNotes } from "../cli/outage-notes.js";
 
 
 export const events = defineCommand({
@@ -50,7 +51,10 @@ Lines of one run start with the event's number in the run, then #SEQ, its number
     const follow = async () => {
       if (runId !== undefined) await mustGetRun(s, runId);
       const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
-      for await (const e of runId !== undefined ? followRun(s, runId, { after, signal }) : s.subscribe({ after, signal })) {
+      // A store that stops answering for a while (a Redis failover, a file locked by a backup) is
+      // waited out, said as it begins and ends: a follower is often left running unattended.
+      const onStoreFailure = outageNotes(out, "still following: the events go on from where they stopped once it answers", "following on");
+      for await (const e of runId !== undefined ? followRun(s, runId, { after, signal, onStoreFailure }) : outlastingSubscription(s, { after, signal }, onStoreFailure)) {
         if (wanted(e)) print(e);
       }
     };

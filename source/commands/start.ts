@@ -7,6 +7,7 @@ import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
 import { checkedVersion, compiledFile } from "../cli/workflow-file.js";
+import { outageNotes } from "../cli/outage-notes.js";
 
 export const start = defineCommand({
   name: "start",
@@ -110,7 +111,8 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     let run: RunRecord;
     try {
       const deadline = flags.timeout !== undefined ? Date.now() + flags.timeout * 1000 : undefined;
-      const budget = () => (deadline !== undefined ? { timeoutMs: Math.max(1, deadline - Date.now()) } : {});
+      const onStoreFailure = outageNotes(out, `still waiting for run ${runId}: the wait goes on once it answers`, `still waiting for run ${runId}`);
+      const budget = () => ({ onStoreFailure, ...(deadline !== undefined ? { timeoutMs: Math.max(1, deadline - Date.now()) } : {}) });
       run = await handle.wait(budget());
       if (flags.until === "end" && !TERMINAL_RUN_STATUSES.includes(run.status)) {
         // Waiting on in silence would look like a hang: say once what the run waits for.

@@ -36,6 +36,8 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["bogus"], 'pitwall: unknown command "bogus" (pitwall --help lists them)'],
       [["runs", "--bogus"], "pitwall runs: unknown flag --bogus (see pitwall runs --help)"],
       [["show"], "pitwall show: usage: pitwall show <run>"],
+      [["show", "run-a", "run-b", "x"], 'pitwall show: unexpected arguments "run-b" "x": usage: pitwall show <run>'],
+      [["state", "run-a", "2", "--checkpoint", "3"], "pitwall state: give the checkpoint as an argument or with --checkpoint, not both"],
       [["runs", "--limit", "many"], "pitwall runs: --limit needs a number"],
       [["runs", "--limit", "0"], "pitwall runs: --limit must be a whole number of at least 1"],
       [["worker", "--concurrency", "2.5"], "pitwall worker: --concurrency must be a whole number of at least 1"],

@@ -106,7 +106,13 @@ describe("operator commands on live runs, across processes", () => {
     const forkLog = (await cli.run(["events", fork.runId])).stdout;
     expect(forkLog).toMatch(new RegExp(`run\\.created .* forked from ${runId} at ${runId}:2 \\(what if\\)`));
     expect(forkLog).toMatch(/state\.edited .*~ \$\.objective: "Write a short market brief.* → "Cargo bikes in Lisbon/);
-    expect((await cli.run(["checkpoints", fork.runId])).stdout).toMatch(/^N +CHECKPOINT +STEP +SOURCE +ACTOR +NODES +NEXT +SIZE +AGE$/m);
+    const forkCheckpoints = await cli.run(["checkpoints", fork.runId]);
+    expect(forkCheckpoints.stdout).toMatch(/^N +CHECKPOINT +STEP +SOURCE +ACTOR +NODES +NEXT +SIZE +AGE$/m);
+    expect(forkCheckpoints.stderr).toBe(`run ${fork.runId} was forked from checkpoint ${runId}:2 of run ${runId} (pitwall checkpoints ${runId})\n`);
+    // Its first checkpoint compared with where it came from: the source run's checkpoint, named as such.
+    const forkDiff = (await cli.run(["diff", fork.runId, "0"])).stdout.split("\n");
+    expect(forkDiff[0]).toMatch(new RegExp(`^run ${fork.runId}: checkpoint ${runId}:2 \\(loop, step \\d+, worker:\\S+\\) → 0 \\(fork, step \\d+, operator:\\S+\\)$`));
+    expect(forkDiff[1]).toMatch(/^~ \$\.objective: "Write a short market brief.* → "Cargo bikes in Lisbon"$/);
     await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
     const forked = await cli.json<Shown>(["show", fork.runId]);
     expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId, checkpointId: `${runId}:2` } });

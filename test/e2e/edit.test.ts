@@ -172,6 +172,9 @@ writeFileSync(file, JSON.stringify(state, null, 2));
     expect((await cli.run(["show", runId])).stdout).toMatch(/^\s*2 +b +skipped +1 /m);
     expect((await cli.run(["events", runId, "--type", "task.succeeded"])).stdout).toMatch(/task\.succeeded .* b skipped by an operator: it did not run$/m);
     expect(await cli.json(["state", runId])).toEqual({ note: "by hand" });
+    // Its checkpoints name the edit at the node it answered, and the node as skipped, not as run.
+    const nodes = (await cli.run(["checkpoints", runId])).stdout.trim().split("\n").slice(1).map((line) => line.split(/ {2,}/)[5]);
+    expect(nodes).toEqual(["-", "a", "at b", "b (skipped)"]);
   });
 
   it("checkpoints says what runs next is planned on resume after a pause after a node and an edit made as it, and - where the run ended", async () => {
@@ -186,6 +189,8 @@ writeFileSync(file, JSON.stringify(state, null, 2));
     expect((await cli.run(["resolve", pending!.id, "--approve"])).code).toBe(0);
     await cli.run(["worker", "--once"]);
     expect(await next()).toEqual(["a", "(on resume)", "(on resume)", "-"]);
+    // The edit is listed as made as the node: its write, whose edges the run followed.
+    expect((await cli.run(["checkpoints", runId])).stdout).toMatch(/^2 +\S+ +1 +update +operator:\S+ +as a +\(on resume\)/m);
     // The JSON keeps the plan as recorded: empty until the run went on.
     expect((await cli.json<CheckpointRecord[]>(["checkpoints", runId])).map((c) => c.next)).toEqual([["a"], [], [], []]);
   });

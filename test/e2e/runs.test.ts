@@ -87,6 +87,8 @@ describe("starting, running and inspecting runs from the command line", () => {
     const atSnapshot = await cli.json<{ options: Record<string, unknown> }>(["state", runId, "--checkpoint", "2"]);
     expect(Object.keys(atSnapshot.options).sort()).toEqual(["flights", "hotels", "weather"]);
     expect(await cli.json(["state", runId, "--checkpoint", "3"])).toEqual(await cli.json(["state", runId]));
+    // As LangGraph users and `diff` have it: the checkpoint as the second argument.
+    expect(await cli.json(["state", runId, "2"])).toEqual(atSnapshot);
     expect(await cli.json(["state", runId, "--checkpoint", "3"])).toMatchObject({ options: atSnapshot.options, summary: expect.stringContaining("Lyon") });
   });
 

@@ -6,16 +6,33 @@ import type { ScriptWriter } from "./script-writer.js";
 
 // Claims and leases on Redis: the `claim` script picks the run (lua/claim.ts), `renew` extends its lease.
 
-export async function claimRun(w: ScriptWriter, options: ClaimOptions): Promise<Claim | undefined> {
-  const reply = await w.write(
-    "claim",
-    w
-      .args()
-      .add(options.owner, options.leaseMs, newId("claim", 12), options.runId ?? "")
-      .strings(options.versions)
-      .strings(options.exclude ?? [])
-      .add(options.takeOver === false ? "0" : "1"),
-  );
+/**
+ * Per owner, the request id of its last claim that failed: it may have been applied all the same
+ * (its reply lost, or the claim sent again on a new connection after its caller gave up on it).
+ * The owner's next claim is sent with that id, and so gets the run claimed by it, if any, rather
+ * than leaving that run claimed by nobody who knows until its lease runs out.
+ */
+export type UnansweredClaims = Map<string, string>;
+
+export async function claimRun(w: ScriptWriter, unanswered: UnansweredClaims, options: ClaimOptions): Promise<Claim | undefined> {
+  // Taken, not read: two claims sent at once with one id would get one run for both.
+  const request = unanswered.get(options.owner) ?? newId("claim", 12);
+  unanswered.delete(options.owner);
+  let reply;
+  try {
+    reply = await w.write(
+      "claim",
+      w
+        .args()
+        .add(options.owner, options.leaseMs, request, options.runId ?? "")
+        .strings(options.versions)
+        .strings(options.exclude ?? [])
+        .add(options.takeOver === false ? "0" : "1"),
+    );
+  } catch (error) {
+    unanswered.set(options.owner, request);
+    throw error;
+  }
   if (reply[0] === "none") return undefined;
   if (reply[0] !== "claimed") throw refusal(reply);
   const [, fence, recovered, hash, previous] = reply as [string, number, number, string[], string | null];

@@ -1,7 +1,8 @@
-import { Redis, type Command, type RedisOptions } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import { StoreError, ValidationError, errorMessage } from "../../errors.js";
 import { describeStoreUrl, withColon } from "../open.js";
 import { connectionDown, failureContext, knownFailure, quietIoredis } from "./failures.js";
+import { timeCommands } from "./silence.js";
 import { alertReason } from "./tls-alerts.js";
 import { TLS_PARAMETERS, connectHint, tlsOptions } from "./tls.js";
 
@@ -34,10 +35,10 @@ export interface RedisStoreOptions {
    * How long a command waits for its reply (default 3000 ms; the URL's `command_timeout`, in
    * seconds). A server that stops answering but keeps the connection open (frozen, or behind a
    * partition that never resets it) fails the command then, as one line, instead of holding a
-   * command-line tool, the console or a worker silently. A worker tries again (commits and claims
-   * are applied once), and a renewal that timed out still reaches the server when it answers
-   * again: a lease runs out only after a silence as long as it, and a server or a process held
-   * for a second fails nothing.
+   * command-line tool, the console or a worker silently, and the connection is made again. A
+   * worker tries again (commits and claims are applied once), and a renewal that timed out still
+   * reaches the server when it answers again: a lease runs out only after a silence as long as
+   * it, and a server or a process held for a second fails nothing.
    */
   commandTimeoutMs?: number;
   /**
@@ -61,6 +62,8 @@ export interface RedisTarget {
 const DEFAULT_RETENTION = 100_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
+/** Idle time before TCP keepalive probes a connection (then, by Node's settings, every second, 10 times). */
+const KEEPALIVE_MS = 5_000;
 
 /** How special characters are written in a URL's user and password. */
 const ENCODE_HINT = 'percent-encode special characters in the user and password (% as %25, # as %23, / as %2F, ? as %3F, @ as %40, : in the user as %3A, a space as %20)';
@@ -145,7 +148,7 @@ export function parseRedisUrl(url: string, options: RedisStoreOptions = {}): Red
  * A connected client. The first connection must succeed (a clear one-line error otherwise);
  * after that, a lost connection is retried for as long as it takes and commands wait for it.
  */
-export async function connectRedis(target: RedisTarget, name: string, options: { timesOut: boolean }): Promise<Redis> {
+export async function connectRedis(target: RedisTarget, name: string): Promise<Redis> {
   quietIoredis();
   let connected = false;
   let lastError: Error | undefined;
@@ -159,12 +162,15 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     // would linger that long for nothing. The socket is ours to drop once we disconnect.
     disconnectTimeout: 100,
     retryStrategy: (attempt) => (connected ? Math.min(attempt * 100, 2_000) : null),
+    // Left to the OS, the first keepalive probe comes after two idle hours (Linux). Probed after a
+    // few idle seconds, a connection whose path died while idle is closed (and made again) before
+    // it is used, and a NAT or load balancer that forgets idle connections sees this one in use.
+    keepAlive: KEEPALIVE_MS,
   });
   client.on("error", (error: Error) => {
     lastError = error;
   });
-  // Blocking reads (the event tail's XREAD BLOCK) wait on purpose: only other clients time out.
-  if (options.timesOut) timeCommands(client, target.commandTimeoutMs);
+  timeCommands(client, target.commandTimeoutMs);
   const timeoutMs = target.options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const silent = new Error(`no answer within ${timeoutMs / 1000} s`);
   let timer: NodeJS.Timeout | undefined;
@@ -206,28 +212,6 @@ export async function connectRedis(target: RedisTarget, name: string, options: {
     }
   }
   return client;
-}
-
-/**
- * Fails a command with no reply within `ms` ("Command timed out"), as ioredis's `commandTimeout`
- * does, but only once the replies already received are read. After this process's event loop was
- * held (a node computing without awaiting, a long GC pause, a starved CPU), expired timers run
- * before the socket is read again: a reply that came meanwhile would be taken for a silent server.
- * Declared in the next check phase instead, after a poll of the sockets, it is read first.
- */
-function timeCommands(client: Redis, ms: number): void {
-  const send = client.sendCommand.bind(client);
-  // A command passes through sendCommand again when it is sent after a reconnect: timed once.
-  const timed = new WeakSet<Command>();
-  client.sendCommand = (command: Command, stream?: Parameters<Redis["sendCommand"]>[1]) => {
-    if (!timed.has(command)) {
-      timed.add(command);
-      const timer = setTimeout(() => setImmediate(() => command.isResolved || command.reject(new Error("Command timed out"))), ms);
-      const settled = () => clearTimeout(timer);
-      command.promise.then(settled, settled);
-    }
-    return send(command, stream);
-  };
 }
 
 /**

@@ -90,6 +90,8 @@ export class EventTail {
         this.advance(await this.untilClosed(this.lastSeq()));
         if (this.waiters.size === 0) break;
         // Returns at the next event past what was seen (or after 5 s, to notice a restored server).
+        // Unanswered for the command timeout past that, it fails and its connection is made again
+        // (silence.ts): a network that dropped the connection silently would hold it for good.
         await this.untilClosed(connection.xread("COUNT", 1, "BLOCK", 5_000, "STREAMS", this.stream, `${this.seen}-0`));
       } catch {
         if (this.closed) return;

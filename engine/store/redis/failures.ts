@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import { StoreError, errorMessage, isPitwallError } from "../../errors.js";
 import type { RedisTarget } from "./connection.js";
 import { outOfMemory, readMemory } from "./memory.js";
+import { wentSilent } from "./silence.js";
 import { writersOwn } from "../rules.js";
 import type { Store } from "../store.js";
 
@@ -67,12 +68,14 @@ export async function commandFailure(error: unknown, at: FailureContext & { clos
   if (at.closed) return new StoreError(`store ${at.description} is closed`, { cause: error });
   const known = await knownFailure(error, at);
   if (known) return known;
-  // A command that timed out while the client reconnects met a stopped server, not a frozen one.
-  if (connectionDown(error) || at.client.status !== "ready") {
+  // A command that timed out while the client reconnects met a stopped server, not a frozen one,
+  // unless the connection was given up because nothing came back (silence.ts).
+  if (connectionDown(error) || (at.client.status !== "ready" && !wentSilent(at.client))) {
     return new StoreError(`Redis at ${at.description} cannot be reached: the connection is down (is the server running?)`, { cause: error, transient: true });
   }
   const message = redisMessage(error);
-  const what = /^Command timed out$/.test(message) ? `did not answer within ${at.commandTimeoutMs / 1000} s${SILENCE_HINT}` : `refused a command: ${message}`;
+  // The ready check of a connection made again fails the commands queued for it as it times out.
+  const what = /^(Ready check failed: )?Command timed out$/.test(message) ? `did not answer within ${at.commandTimeoutMs / 1000} s${SILENCE_HINT}` : `refused a command: ${message}`;
   return new StoreError(`Redis at ${at.description} ${what}`, { cause: error, transient: true });
 }
 

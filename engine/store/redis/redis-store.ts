@@ -53,6 +53,7 @@ export class RedisStore implements Store {
   private readonly w: ScriptWriter;
   private readonly tail: EventTail;
   private readonly failureAt: FailureContext;
+  private readonly unansweredClaims: claims.UnansweredClaims = new Map();
   private closed = false;
 
   private constructor(
@@ -64,7 +65,7 @@ export class RedisStore implements Store {
     this.keys = new RedisKeys(target.prefix);
     this.w = new ScriptWriter(client, this.keys, target, fit);
     this.failureAt = failureContext(client, target);
-    this.tail = new EventTail(() => connectRedis(target, "pitwall-tail", { timesOut: false }), this.keys.global("events"), () => this.lastEventSeq());
+    this.tail = new EventTail(() => connectRedis(target, "pitwall-tail"), this.keys.global("events"), () => this.lastEventSeq());
     reportFailures(this, () => ({ ...this.failureAt, closed: this.closed }));
   }
 
@@ -74,7 +75,7 @@ export class RedisStore implements Store {
       throw new ValidationError(`unknown durability ${JSON.stringify(options.durability)}: use "process" or "os"`);
     }
     const target = parseRedisUrl(url, options);
-    const client = await connectRedis(target, "pitwall", { timesOut: true });
+    const client = await connectRedis(target, "pitwall");
     try {
       const fit = await checkServer(client, target, options);
       await checkLayout(client, target, options);
@@ -144,7 +145,7 @@ export class RedisStore implements Store {
   }
 
   claimRun(options: ClaimOptions): Promise<Claim | undefined> {
-    return claims.claimRun(this.w, options);
+    return claims.claimRun(this.w, this.unansweredClaims, options);
   }
 
   renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {

@@ -3,6 +3,7 @@ import type { EventSource } from "../event-feed.js";
 import type { EventRecord } from "../records.js";
 import type { SubscribeOptions } from "../store.js";
 import type { EventTail } from "./event-tail.js";
+import { pause } from "../../sleep.js";
 
 /**
  * Past events after `after`, then new ones as they are committed (`Store.subscribe` on Redis).
@@ -32,16 +33,4 @@ export async function* subscribeEvents(source: EventSource, tail: EventTail, clo
       await pause(Math.min(2_000, 100 * 2 ** failures++), signal);
     }
   }
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,3 +1,4 @@
+import { useMemo } from "react";
 import { diffCheckpoints, editPatch, readState, type CheckpointSummary } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
@@ -9,6 +10,7 @@ import type { RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { bytes, clean, clock, fit } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
+import { checkpointNodes, skippedByStep } from "../../text/checkpoint-nodes.js";
 import { SIDE_BY_SIDE_WIDTH, diffLines, sideBySideLines } from "./diff-lines.js";
 
 /** Marks a checkpoint that stores a snapshot (the whole state), not only its step's delta. */
@@ -109,6 +111,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
 
   const c = { n: 4, step: 5, source: 7, actor: Math.min(22, Math.max(10, Math.floor(width / 5))), time: 8, size: 9 };
   const nodesWidth = Math.max(6, width - (c.n + c.step + c.source + c.actor + c.time + c.size + 10));
+  const skipped = useMemo(() => skippedByStep(detail.tasks), [detail.tasks]);
   const lines: Line[] = [
     [seg(` ${checkpoints.length} checkpoints`, { bold: true }), seg(`  enter diff with parent · space mark${marked.length ? ` (${marked.join(", ")})` : ""} · d diff marked · ${SNAPSHOT} snapshot`, { color: MUTED })],
     [seg(`   ${fit("#", c.n, "right")} ${fit("STEP", c.step, "right")} ${fit("SOURCE", c.source)} ${fit("ACTOR", c.actor)} ${fit("NODES", nodesWidth)} ${fit("TIME", c.time)} ${fit("SIZE", c.size, "right")}`, { color: MUTED, bold: true })],
@@ -120,7 +123,7 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
       seg(`${fit(String(cp.n), c.n, "right")} ${fit(String(cp.step), c.step, "right")} `),
       seg(fit(cp.source, c.source), { color: SOURCE_COLOR[cp.source] }),
       seg(` ${fit(clean(cp.actor), c.actor)} `, { color: MUTED }),
-      seg(fit(clean(cp.nodes.join(", ")), nodesWidth)),
+      seg(fit(clean(checkpointNodes(cp, skipped).join(", ")), nodesWidth)),
       seg(` ${fit(clock(cp.createdAt), c.time)} ${fit(`${cp.hasSnapshot ? `${SNAPSHOT} ` : ""}${bytes(cp.bytes)}`, c.size, "right")}`, { color: MUTED }),
     ];
     lines.push(i === index ? highlight(line, width) : line);

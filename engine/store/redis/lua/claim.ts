@@ -6,7 +6,8 @@ import { LUA_SHA256 } from "./sha256.js";
  * streams, one at a time), then a fresh offer among the versions the worker can run: the
  * workflows take turns (the first by name after the one the store's last claim of a queued run
  * took, kept in `claim-turn`), and within one the oldest offer goes first. Due timers are offered
- * first. Arguments: owner, leaseMs, request id (a resent request gets the same answer), run id
+ * first. Arguments: owner, leaseMs, request id (a request sent again, or asked again by a claim
+ * after one that failed, gets the run it claimed while its owner holds it), run id
  * ('' for any), versions (list, or absent for every version), runs not to take over (list),
  * take-overs allowed ('1' or '0').
  *
