@@ -1,6 +1,7 @@
-import { END, type NodeDefinition, type NodeKind } from "./definition.js";
+import { END, retryPolicySchema, type NodeDefinition, type NodeKind } from "./definition.js";
 import type { ProblemCode, ProblemList } from "./problems.js";
 import { isPlainObject } from "../state/ops.js";
+import { schemaTypes } from "../state/schema.js";
 
 type Path = (string | number)[];
 
@@ -32,22 +33,35 @@ const NO_EFFECT: Partial<Record<NodeKind, Partial<Record<"retry" | "timeoutMs" |
  */
 export function checkNodeFields(node: NodeDefinition, raw: Record<string, unknown>, path: Path, problems: ProblemList): void {
   for (const [field, why] of Object.entries(NO_EFFECT[node.kind] ?? {})) {
-    if (raw[field] !== undefined) problems.error([...path, field], "INVALID_FIELD", `\`${field}\` has no effect on a ${node.kind} node: ${why}`);
+    if (raw[field] !== undefined) problems.error([...path, field], "INVALID_FIELD", `\`${field}\` has no effect on ${withArticle(node.kind)} node: ${why}`);
   }
   checkTargetList(node.next, [...path, "next"], problems);
   for (const [key, targets] of Object.entries(node.routes ?? {})) checkTargetList(targets, [...path, "routes", key], problems);
   repeatedEntries(node.waitFor, [...path, "waitFor"], problems, "waiting for it once is the same");
-  if (node.retry && isPlainObject(raw.retry)) {
-    const { backoffMs, maxBackoffMs } = node.retry;
-    if (maxBackoffMs < backoffMs) {
-      const given = raw.retry.maxBackoffMs !== undefined;
-      problems.error(
-        [...path, "retry", given ? "maxBackoffMs" : "backoffMs"],
-        "INVALID_FIELD",
-        `maxBackoffMs ${maxBackoffMs}${given ? "" : " (the default)"} is below backoffMs ${backoffMs}: every wait would be ${maxBackoffMs} ms, not ${backoffMs}; ${given ? "raise maxBackoffMs or lower backoffMs" : "give maxBackoffMs too"}`,
-      );
-    }
-  }
+  checkBackoff(raw, path, problems);
+}
+
+/**
+ * A backoff cap below the backoff, read from the fields as written (with their defaults): said
+ * beside any other mistake in the same `retry`, which leaves the policy itself unparsed.
+ */
+export function checkBackoff(raw: Record<string, unknown>, path: Path, problems: ProblemList): void {
+  if (!isPlainObject(raw.retry)) return;
+  const backoff = retryPolicySchema.shape.backoffMs.safeParse(raw.retry.backoffMs);
+  const cap = retryPolicySchema.shape.maxBackoffMs.safeParse(raw.retry.maxBackoffMs);
+  if (!backoff.success || !cap.success || cap.data >= backoff.data) return;
+  const [backoffMs, maxBackoffMs] = [backoff.data, cap.data];
+  const given = raw.retry.maxBackoffMs !== undefined;
+  problems.error(
+    [...path, "retry", given ? "maxBackoffMs" : "backoffMs"],
+    "INVALID_FIELD",
+    `maxBackoffMs ${maxBackoffMs}${given ? "" : " (the default)"} is below backoffMs ${backoffMs}: every wait would be ${maxBackoffMs} ms, not ${backoffMs}; ${given ? "raise maxBackoffMs or lower backoffMs" : "give maxBackoffMs too"}`,
+  );
+}
+
+/** `an approval`, `a wait`: a word led by the article its sound takes. */
+export function withArticle(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? "an" : "a"} ${word}`;
 }
 
 /** A list of targets runs each node once, whatever the list repeats; END beside nodes ends nothing. */
@@ -80,12 +94,14 @@ const BOUNDS = [
 ] as const;
 
 /**
- * Bounds no value can meet (`minimum` above `maximum`, an exclusive bound equal to the other),
- * in a schema and every schema nested in it: such a key or answer refuses every value.
+ * What a schema contradicts itself in, in it and every schema nested in it: bounds no value can
+ * meet (`minimum` above `maximum`, an exclusive bound equal to the other), such that the key or
+ * answer refuses every value, and an `enum` value its `type` refuses (`"3"` for an integer), which
+ * the key can never hold.
  */
-export function checkSchemaBounds(schema: unknown, path: Path, code: ProblemCode, problems: ProblemList): void {
+export function checkSchemaContradictions(schema: unknown, path: Path, code: ProblemCode, problems: ProblemList): void {
   if (Array.isArray(schema)) {
-    schema.forEach((s, i) => checkSchemaBounds(s, [...path, i], code, problems));
+    schema.forEach((s, i) => checkSchemaContradictions(s, [...path, i], code, problems));
     return;
   }
   if (!isPlainObject(schema)) return;
@@ -102,12 +118,28 @@ export function checkSchemaBounds(schema: unknown, path: Path, code: ProblemCode
   if (lower && upper && (lower.exclusive || upper.exclusive) && lower.value >= upper.value) {
     problems.error([...path, lower.keyword], code, `${lower.keyword} ${lower.value} leaves no number below ${upper.keyword} ${upper.value}: no value can match`);
   }
+  const types = schemaTypes(schema);
+  if (Array.isArray(schema.enum) && types.length > 0) {
+    schema.enum.forEach((value: unknown, i) => {
+      const type = jsonTypeOf(value);
+      const fits = types.includes(type) || (type === "integer" && types.includes("number")) || (type === "null" && schema.nullable === true);
+      if (!fits) problems.error([...path, "enum", i], code, `enum value ${JSON.stringify(value)} is ${type === "null" ? "null" : withArticle(type)}, which "type": ${JSON.stringify(schema.type)} refuses: no value can ever be ${JSON.stringify(value)}`);
+    });
+  }
   for (const nested of ["items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"]) {
-    if (nested in schema) checkSchemaBounds(schema[nested], [...path, nested], code, problems);
+    if (nested in schema) checkSchemaContradictions(schema[nested], [...path, nested], code, problems);
   }
   if (isPlainObject(schema.properties)) {
-    for (const [key, value] of Object.entries(schema.properties)) checkSchemaBounds(value, [...path, "properties", key], code, problems);
+    for (const [key, value] of Object.entries(schema.properties)) checkSchemaContradictions(value, [...path, "properties", key], code, problems);
   }
+}
+
+/** A JSON value's type as JSON Schema names it, whole numbers being integers. */
+function jsonTypeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (Number.isInteger(value)) return "integer";
+  return typeof value;
 }
 
 /** The tighter of an inclusive and an exclusive numeric bound, when either is given. */

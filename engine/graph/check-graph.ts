@@ -11,10 +11,34 @@ import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
 
+/** A definition of a node that a later one of the same name replaced (a JSON key written twice). */
+export interface LostNode {
+  name: string;
+  /** Undefined when its own fields are invalid. */
+  node: NodeDefinition | undefined;
+  /** Where the problems of this definition are collected, apart from those of the one kept. */
+  problems: ProblemList;
+}
+
+interface Graph {
+  nodes: Record<string, NodeDefinition>;
+  start: string | undefined;
+  state: Record<string, StateKeyDefinition>;
+  broken: ReadonlySet<string>;
+  names: ReadonlySet<string>;
+  /** Every node name, whether its fields are valid or not. */
+  known: string[];
+}
+
+const isTarget = (g: Graph, t: string) => t === END || g.names.has(t) || g.broken.has(t);
+
 /**
  * The checks of a workflow as a graph, once its nodes' own fields are known good: edges and
  * routes, joins, reachability, model nodes' templates and answers (sub-workflow mappings are
  * checked by `checkSubgraphMappings`, in check-subgraph.ts, once the children are loaded).
+ * A `lost` definition's edges are checked too, into its own list, and count for reachability:
+ * which of two definitions the author meant to keep is unknown, so a node only the lost one
+ * leads to is not called unreachable.
  */
 export function checkGraph(
   nodes: Record<string, NodeDefinition>,
@@ -22,95 +46,113 @@ export function checkGraph(
   state: Record<string, StateKeyDefinition>,
   problems: ProblemList,
   broken: ReadonlySet<string>,
+  lost: readonly LostNode[] = [],
 ): void {
   const names = new Set(Object.keys(nodes));
-  const isTarget = (t: string) => t === END || names.has(t) || broken.has(t);
-  const known = [...names, ...broken];
-  const hint = (t: string) => nodeHint(t, known, END);
-  for (const [name, node] of Object.entries(nodes)) {
-    const path: Path = ["nodes", name];
-    asList(node.next).forEach((t, i) => {
-      if (!isTarget(t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${hint(t)}`);
-    });
-    for (const [key, targets] of Object.entries(node.routes ?? {})) {
-      if (reservedName(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `route key "${key}" ${RESERVED_NAME_PROBLEM}`);
-      asList(targets).forEach((t, i) => {
-        if (!isTarget(t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)${hint(t)}`);
-      });
-    }
-    if (node.default !== undefined && !isTarget(node.default)) {
-      problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)${hint(node.default)}`);
-    }
-    if (node.next !== undefined && hasRoutes(node)) {
-      problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
-    }
-    if (node.routes !== undefined && !hasRoutes(node)) {
-      problems.error([...path, "routes"], "INVALID_FIELD", "`routes` is empty: name at least one route key and its target");
-    } else if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
-      problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
-    }
-    if (hasRoutes(node) && node.default === undefined && !routesCovered(node) && !routeOnCovered(node, state)) {
-      problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
-    }
-    if (node.routeOn !== undefined && node.router) {
-      problems.error([...path, "routeOn"], "INVALID_FIELD", "a node chooses its route by `routeOn` or by its route function, not both: the function's choice would be ignored");
-    }
-    if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
-      problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
-    }
-    checkRouteKeys(node, path, state, problems);
-    if (node.map) {
-      const key = state[node.map.over];
-      if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
-      else if (!schemaTypes(key).includes("array")) {
-        problems.error([...path, "map", "over"], "INVALID_FIELD", `state key "${node.map.over}" is not an array`);
-      }
-      if (node.map.as !== undefined && node.kind !== "subgraph") {
-        problems.error([...path, "map", "as"], "INVALID_FIELD", "`map.as` names the sub-workflow's state key that receives each item: only a subgraph node has it (other nodes read the item as ctx.item)");
-      }
-    }
-    if (node.kind === "approval") {
-      (node.show ?? []).forEach((p, i) => {
-        const head = p.split(".")[0]!;
-        if (!Object.hasOwn(state, head)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
-      });
-      for (const key of Object.keys(node.routes ?? {})) {
-        if (!(node.decisions as string[]).includes(key)) {
-          problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
-        }
-      }
-      // A rejection that goes on to the next node anyway is an approval that approves everything.
-      const onward = asList(node.next).filter((t) => t !== END);
-      if (!hasRoutes(node) && onward.length > 0 && (node.decisions as string[]).includes("reject")) {
-        problems.error(
-          [...path, "next"],
-          "REJECT_GOES_ON",
-          `approval "${name}" offers "reject" but has no routes, so every decision goes on to ${onward.map((t) => `"${t}"`).join(", ")}: give routes (e.g. { "approve": "${onward[0]}", "reject": "END" }) or leave "reject" out of its decisions`,
-        );
-      }
-    }
-    checkTemplates(node, path, state, problems);
-    if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
-    (node.waitFor ?? []).forEach((pred, i) => {
-      if (broken.has(pred)) return;
-      if (!names.has(pred)) problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node${nodeHint(pred, known, undefined)}`);
-      else if (!nodeTargets(nodes[pred]!).includes(name)) {
-        problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
-      }
-    });
-    if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, start, broken, problems);
-  }
+  const g: Graph = { nodes, start, state, broken, names, known: [...names, ...broken] };
+  // Joins whose waitFor is an error already: what may leave them short is not warned of too.
+  const refused = new Set<string>();
+  for (const [name, node] of Object.entries(nodes)) checkNode(g, name, node, problems, refused);
+  for (const l of lost) if (l.node) checkNode(g, l.name, l.node, l.problems, new Set());
   // Which nodes a broken node leads to is unknown: what is reachable, or reaches END, is too. So
   // it is when an edge goes to no node: "no path to END" would only repeat that error.
-  const edgeToNowhere = Object.values(nodes).some((node) => nodeTargets(node).some((t) => !isTarget(t)));
-  if (start === undefined || !names.has(start) || broken.size > 0 || edgeToNowhere) return;
+  const defined = [...Object.values(nodes), ...lost.flatMap((l) => (l.node ? [l.node] : []))];
+  const edgeToNowhere = defined.some((node) => nodeTargets(node).some((t) => !isTarget(g, t)));
+  if (start === undefined || !names.has(start) || broken.size > 0 || lost.some((l) => !l.node) || edgeToNowhere) return;
 
-  const reachable = walk([start], (n) => nodeTargets(nodes[n]!).filter((t) => names.has(t)));
+  const edges = (n: string) => [nodes[n]!, ...lost.filter((l) => l.name === n).map((l) => l.node!)].flatMap(nodeTargets).filter((t) => names.has(t));
+  const reachable = walk([start], edges);
   for (const name of names) {
     if (!reachable.has(name)) problems.error(["nodes", name], "UNREACHABLE_NODE", `no path from "${start}" reaches "${name}"`);
   }
+  // Which paths end, and which choices leave a join short, depend on the definition kept.
+  if (lost.length > 0) return;
+  for (const [name, node] of Object.entries(nodes)) {
+    if ((node.waitFor ?? []).some((w) => !reachable.has(w))) refused.add(name);
+  }
   checkPathsToEnd(nodes, start, reachable, problems);
-  checkJoinChoices(nodes, start, problems);
+  checkJoinChoices(nodes, start, refused, problems);
+}
+
+/** One node's edges, routes and fields that name state keys or other nodes. */
+function checkNode(g: Graph, name: string, node: NodeDefinition, problems: ProblemList, refused: Set<string>): void {
+  const { nodes, state } = g;
+  const hint = (t: string) => nodeHint(t, g.known, END);
+  const path: Path = ["nodes", name];
+  asList(node.next).forEach((t, i) => {
+    if (!isTarget(g, t)) problems.error([...path, "next", ...(Array.isArray(node.next) && node.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${hint(t)}`);
+  });
+  for (const [key, targets] of Object.entries(node.routes ?? {})) {
+    if (reservedName(key)) problems.error([...path, "routes", key], "INVALID_FIELD", `route key "${key}" ${RESERVED_NAME_PROBLEM}`);
+    asList(targets).forEach((t, i) => {
+      if (!isTarget(g, t)) problems.error([...path, "routes", key, ...(Array.isArray(targets) ? [i] : [])], "UNKNOWN_TARGET", `route ${key} goes to "${t}", which is not a node (nor END)${hint(t)}`);
+    });
+  }
+  if (node.default !== undefined && !isTarget(g, node.default)) {
+    problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)${hint(node.default)}`);
+  }
+  if (node.next !== undefined && hasRoutes(node)) {
+    problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
+  }
+  if (node.routes !== undefined && !hasRoutes(node)) {
+    problems.error([...path, "routes"], "INVALID_FIELD", "`routes` is empty: name at least one route key and its target");
+  } else if (!hasRoutes(node) && (node.default !== undefined || node.routeOn !== undefined || node.router)) {
+    problems.error([...path, node.routeOn !== undefined ? "routeOn" : "default"], "INVALID_FIELD", "`default`, `routeOn` and routers need `routes`");
+  }
+  if (hasRoutes(node) && node.default === undefined && !routesCovered(node) && !routeOnCovered(node, state)) {
+    problems.warning([...path, "routes"], "ROUTES_WITHOUT_DEFAULT", "routes without a `default`: a route key that matches none fails the run");
+  }
+  if (node.routeOn !== undefined && node.router) {
+    problems.error([...path, "routeOn"], "INVALID_FIELD", "a node chooses its route by `routeOn` or by its route function, not both: the function's choice would be ignored");
+  }
+  if (node.routeOn !== undefined && !Object.hasOwn(state, node.routeOn)) {
+    problems.error([...path, "routeOn"], "UNKNOWN_STATE_KEY", `state has no key "${node.routeOn}"`);
+  }
+  checkRouteKeys(node, path, state, problems);
+  if (node.map) {
+    const key = state[node.map.over];
+    if (!key) problems.error([...path, "map", "over"], "UNKNOWN_STATE_KEY", `state has no key "${node.map.over}"`);
+    else if (!schemaTypes(key).includes("array")) {
+      problems.error([...path, "map", "over"], "INVALID_FIELD", `state key "${node.map.over}" is not an array`);
+    }
+    if (node.map.as !== undefined && node.kind !== "subgraph") {
+      problems.error([...path, "map", "as"], "INVALID_FIELD", "`map.as` names the sub-workflow's state key that receives each item: only a subgraph node has it (other nodes read the item as ctx.item)");
+    }
+  }
+  if (node.kind === "approval") {
+    (node.show ?? []).forEach((p, i) => {
+      const head = p.split(".")[0]!;
+      if (!Object.hasOwn(state, head)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
+    });
+    for (const key of Object.keys(node.routes ?? {})) {
+      if (!(node.decisions as string[]).includes(key)) {
+        problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
+      }
+    }
+    // A rejection that goes on to the next node anyway is an approval that approves everything.
+    const onward = asList(node.next).filter((t) => t !== END);
+    if (!hasRoutes(node) && onward.length > 0 && (node.decisions as string[]).includes("reject")) {
+      problems.error(
+        [...path, "next"],
+        "REJECT_GOES_ON",
+        `approval "${name}" offers "reject" but has no routes, so every decision goes on to ${onward.map((t) => `"${t}"`).join(", ")}: give routes (e.g. { "approve": "${onward[0]}", "reject": "END" }) or leave "reject" out of its decisions`,
+      );
+    }
+  }
+  checkTemplates(node, path, state, problems);
+  if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
+  (node.waitFor ?? []).forEach((pred, i) => {
+    if (g.broken.has(pred)) return;
+    if (!g.names.has(pred)) {
+      problems.error([...path, "waitFor", i], "UNKNOWN_TARGET", `"${pred}" is not a node${nodeHint(pred, g.known, undefined)}`);
+      refused.add(name);
+    } else if (!nodeTargets(nodes[pred]!).includes(name)) {
+      problems.error([...path, "waitFor", i], "WAITFOR_NOT_PREDECESSOR", `"${pred}" has no edge to "${name}", so "${name}" would wait forever`);
+      refused.add(name);
+    }
+  });
+  if (node.waitFor !== undefined && name === g.start) refused.add(name);
+  if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, g.start, g.broken, problems);
 }
 
 /**

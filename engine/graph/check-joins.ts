@@ -6,8 +6,10 @@ import type { ProblemList } from "./problems.js";
  * waits for (or lets it arrive from elsewhere) but never to the rest. Taken, the join waits
  * forever and the run fails with STUCK_JOIN — a rejected one of two parallel approvals, say.
  * Optimistic about every other choice: only the choice warned about can leave the join short.
+ * Quiet about the joins in `refused`, whose waitFor is already an error (it names a node that
+ * does not lead there, or that no path reaches): every route would be warned of for that one mistake.
  */
-export function checkJoinChoices(nodes: Record<string, NodeDefinition>, start: string, problems: ProblemList): void {
+export function checkJoinChoices(nodes: Record<string, NodeDefinition>, start: string, refused: ReadonlySet<string>, problems: ProblemList): void {
   const names = new Set(Object.keys(nodes));
   const reachable = (from: readonly string[], avoid: ReadonlySet<string>): Set<string> => {
     const seen = new Set(from.filter((n) => names.has(n) && !avoid.has(n)));
@@ -23,7 +25,7 @@ export function checkJoinChoices(nodes: Record<string, NodeDefinition>, start: s
     return seen;
   };
   for (const [join, joinNode] of Object.entries(nodes)) {
-    if (!joinNode.waitFor) continue;
+    if (!joinNode.waitFor || refused.has(join)) continue;
     const waited = joinNode.waitFor;
     for (const [chooser, node] of Object.entries(nodes)) {
       if (chooser === join || node.routes === undefined) continue;
@@ -40,9 +42,20 @@ export function checkJoinChoices(nodes: Record<string, NodeDefinition>, start: s
         problems.warning(
           ["nodes", chooser, ...(key === "(default)" ? ["default"] : ["routes", key])],
           "JOIN_MAY_STICK",
-          `if "${chooser}" takes ${key === "(default)" ? "its default" : `route ${key}`}, "${join}" gets ${arrives.join(", ")} but never ${never.join(", ")} and waits forever (the run fails with STUCK_JOIN): lead that route on to ${never.join(", ")} too, or let "${join}" wait for fewer`,
+          `if "${chooser}" takes ${key === "(default)" ? "its default" : `route ${key}`}, "${join}" gets ${arrives.join(", ")} but never ${never.join(", ")} and waits forever (the run fails with STUCK_JOIN): ${remedy(chooser, join, never)}, or let "${join}" wait for fewer`,
         );
       }
     }
   }
+}
+
+/**
+ * What the route must also lead to: the chooser arrives at the join only by leading there itself
+ * (an approval's reject route cannot lead "on to" the approval), the others by leading on to them.
+ */
+function remedy(chooser: string, join: string, never: readonly string[]): string {
+  const others = never.filter((w) => w !== chooser);
+  const itself = never.includes(chooser) ? `to "${join}"` : "";
+  const onward = others.length > 0 ? `on to ${others.join(", ")}` : "";
+  return `lead that route ${[itself, onward].filter(Boolean).join(" and ")} too`;
 }

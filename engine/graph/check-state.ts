@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { describeIssues } from "../state/issues.js";
+import { REPORTED, describeIssues } from "../state/issues.js";
 import {
   REDUCER_NAMES,
   jsonPath,
@@ -12,7 +12,7 @@ import {
 import { isPlainObject } from "../state/ops.js";
 import { RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName } from "./definition.js";
 import type { ProblemList } from "./problems.js";
-import { checkSchemaBounds } from "./check-fields.js";
+import { checkSchemaContradictions } from "./check-fields.js";
 import { checkKeywords } from "./check-keywords.js";
 
 type Path = (string | number)[];
@@ -79,7 +79,7 @@ export function checkState(
       problems.error([...path, ...problem.path], "BAD_STATE_SCHEMA", problem.message);
     }
     if (schemaProblems.length > 0 || refusedKeywords) continue;
-    checkSchemaBounds(spec, path, "BAD_STATE_SCHEMA", problems);
+    checkSchemaContradictions(spec, path, "BAD_STATE_SCHEMA", problems);
     let validator: z.ZodType;
     try {
       validator = keyValidator(spec);
@@ -88,7 +88,7 @@ export function checkState(
       continue;
     }
     if ("default" in spec) {
-      const result = validator.safeParse(spec.default, { reportInput: true });
+      const result = validator.safeParse(spec.default, REPORTED);
       if (!result.success) {
         const [issue] = describeIssues(result.error.issues);
         const where = issue!.path.length > 0 ? ` at ${jsonPath(issue!.path)}` : "";

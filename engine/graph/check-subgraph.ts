@@ -2,6 +2,7 @@ import type { NodeDefinition, SubgraphNodeDefinition } from "./definition.js";
 import type { CheckedChild } from "./check.js";
 import type { ProblemList } from "./problems.js";
 import { isPlainObject } from "../state/ops.js";
+import { withArticle } from "./check-fields.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
 
 type Path = (string | number)[];
@@ -128,7 +129,7 @@ export function typeMisfit(fromSchema: JsonSchema, toSchema: JsonSchema): TypeMi
   const misfits = from.filter((t) => !(to.includes(t) || (t === "integer" && to.includes("number"))));
   if (misfits.length === 0) return undefined;
   const meets = misfits.length < from.length || (misfits.includes("number") && to.includes("integer"));
-  const which = misfits.map((t) => (t === "number" && to.includes("integer") ? "a number that is not whole" : `${/^[aeiou]/.test(t) ? "an" : "a"} ${t}`)).join(" or ");
+  const which = misfits.map((t) => (t === "number" && to.includes("integer") ? "a number that is not whole" : withArticle(t))).join(" or ");
   return { from, to, severity: meets ? "warning" : "error", which };
 }
 

@@ -1,13 +1,14 @@
 import type { z } from "zod";
 import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
 import { ProblemList, type Problem } from "./problems.js";
-import { describeIssues } from "../state/issues.js";
+import { REPORTED, describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
 import { keyValidator } from "../state/schema.js";
 import { checkState } from "./check-state.js";
-import { checkGraph } from "./check-graph.js";
+import { checkGraph, type LostNode } from "./check-graph.js";
+import type { LostDefinition } from "./parse-json.js";
 import { checkSubgraphMappings } from "./check-subgraph.js";
-import { checkNodeFields, checkSchemaBounds, repeatedEntries } from "./check-fields.js";
+import { checkBackoff, checkNodeFields, checkSchemaContradictions, repeatedEntries } from "./check-fields.js";
 import { isPlainObject } from "../state/ops.js";
 import { fieldsAt, nodeHint, unknownField } from "./field-hints.js";
 import { didYouMean } from "../suggest.js";
@@ -31,6 +32,12 @@ export interface CheckOptions {
   customReducers?: ReadonlySet<string>;
   /** Node names the code builder saw more than once. */
   duplicateNodes?: readonly string[];
+  /**
+   * The definitions of nodes a document names more than once that a later one replaced (a JSON
+   * key written twice: JSON keeps the last), `occurrence` counting from 0 in the order written.
+   * Each is checked too, and its edges count for reachability, since which one was meant is unknown.
+   */
+  lostNodes?: readonly LostDefinition[];
   /**
    * Workflow files may use only a JSON-Schema subset for state keys; schemas the code builder
    * derived from zod may use any keyword zod emits.
@@ -75,7 +82,8 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   // Nodes whose own fields are invalid: they exist, so nothing else is reported about naming them.
   const broken = new Set<string>();
   const nodes = checkNodes(value.nodes, problems, options, children, broken);
-  const limitsResult = limitsSchema.safeParse(value.limits ?? {}, { reportInput: true });
+  const lost = checkLostNodes(options, children);
+  const limitsResult = limitsSchema.safeParse(value.limits ?? {}, REPORTED);
   if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems, limitsSchema);
 
   const start = value.start;
@@ -88,7 +96,8 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const interruptBefore = checkNodeList(value.interruptBefore, ["interruptBefore"], known, problems);
   const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], known, problems);
 
-  if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken);
+  if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken, lost);
+  for (const l of lost) problems.adopt(l.problems, { occurrence: l.occurrence, only: (path) => path[0] === "nodes" && path[1] === l.name });
   if (nodes && state) checkSubgraphMappings(nodes, state, children, problems);
   if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
 
@@ -118,75 +127,100 @@ function checkNodes(
   }
   const out: Record<string, NodeDefinition> = {};
   for (const [name, raw] of Object.entries(value)) {
-    const path: Path = ["nodes", name];
-    if (name === END || name === "START") {
-      problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
-      continue;
-    }
-    if (name.trim() === "") {
-      problems.error(path, "INVALID_FIELD", "a node needs a name that is not empty");
-      continue;
-    }
-    if (reservedName(name)) {
-      problems.error(path, "INVALID_FIELD", `"${name}" ${RESERVED_NAME_PROBLEM}`);
-      continue;
-    }
-    const hidden = hiddenCharacter(name);
-    if (hidden !== undefined) {
-      problems.error(path, "INVALID_FIELD", hiddenCharacterProblem("node name", name, hidden));
-      continue;
-    }
-    if (!isPlainObject(raw)) {
-      problems.error(path, "INVALID_FIELD", "a node must be an object");
-      broken.add(name);
-      continue;
-    }
-    const kind = (raw.kind ?? "action") as NodeKind;
-    if (!NODE_KINDS.includes(kind)) {
-      problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}${typeof raw.kind === "string" ? didYouMean(raw.kind, NODE_KINDS) : ""}; use one of ${NODE_KINDS.join(", ")}`);
-      broken.add(name);
-      continue;
-    }
-    const parsed = nodeSchemas[kind].safeParse(raw, { reportInput: true });
-    if (!parsed.success) {
-      reportZod(parsed.error, path, problems, nodeSchemas[kind]);
-      broken.add(name);
-      continue;
-    }
-    const node = parsed.data as NodeDefinition;
-    checkNodeFields(node, raw, path, problems);
-    const missing = node.kind === "action" ? options.missingAction?.(node.action) : undefined;
-    if (missing !== undefined) problems.error([...path, "action"], "UNKNOWN_ACTION", missing);
-    if ((node.kind === "tool" || node.kind === "agent") && options.hasTool) {
-      const names = node.kind === "tool" ? [node.tool] : node.tools;
-      names.forEach((tool, i) => {
-        if (!options.hasTool!(tool)) {
-          problems.error([...path, ...(node.kind === "tool" ? ["tool"] : ["tools", i])], "UNKNOWN_TOOL", `tool "${tool}" is not in the \`tools\` export of the actions module`);
-        }
-      });
-    }
-    if ((node.kind === "llm" || node.kind === "agent") && node.schema) {
-      checkSchemaBounds(node.schema, [...path, "schema"], "INVALID_FIELD", problems);
-      try {
-        keyValidator(node.schema);
-      } catch (error) {
-        problems.error([...path, "schema"], "INVALID_FIELD", `schema cannot be used: ${(error as Error).message}`);
-      }
-    }
-    if (node.kind === "subgraph") {
-      const child = options.resolveChild?.(node.workflow, [...path, "workflow"], problems);
-      if (!options.resolveChild) {
-        problems.error([...path, "workflow"], "BAD_SUBGRAPH", "sub-workflows need a loader for their `workflow` reference");
-      }
-      if (child) {
-        children.set(child.version, child);
-        node.workflow = child.version;
-        node.workflowName = child.definition.name;
-      }
-    }
-    out[name] = node;
+    const node = checkNode(name, raw, problems, options, children, broken);
+    if (node) out[name] = node;
   }
   return out;
+}
+
+/**
+ * The definitions a later one of the same name replaced, each checked on its own fields (its
+ * edges are checked with the graph), its problems collected apart, to be found at its own key.
+ */
+function checkLostNodes(options: CheckOptions, children: Map<string, CheckedChild>): (LostNode & { occurrence: number })[] {
+  return (options.lostNodes ?? []).map(({ name, definition, occurrence }) => {
+    const own = new ProblemList();
+    return { name, node: checkNode(name, definition, own, options, children, new Set()), problems: own, occurrence };
+  });
+}
+
+/** One node's own fields; undefined when its name cannot be a node's or it is broken (then in `broken`). */
+function checkNode(
+  name: string,
+  raw: unknown,
+  problems: ProblemList,
+  options: CheckOptions,
+  children: Map<string, CheckedChild>,
+  broken: Set<string>,
+): NodeDefinition | undefined {
+  const path: Path = ["nodes", name];
+  if (name === END || name === "START") {
+    problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
+    return undefined;
+  }
+  if (name.trim() === "") {
+    problems.error(path, "INVALID_FIELD", "a node needs a name that is not empty");
+    return undefined;
+  }
+  if (reservedName(name)) {
+    problems.error(path, "INVALID_FIELD", `"${name}" ${RESERVED_NAME_PROBLEM}`);
+    return undefined;
+  }
+  const hidden = hiddenCharacter(name);
+  if (hidden !== undefined) {
+    problems.error(path, "INVALID_FIELD", hiddenCharacterProblem("node name", name, hidden));
+    return undefined;
+  }
+  if (!isPlainObject(raw)) {
+    problems.error(path, "INVALID_FIELD", "a node must be an object");
+    broken.add(name);
+    return undefined;
+  }
+  const kind = (raw.kind ?? "action") as NodeKind;
+  if (!NODE_KINDS.includes(kind)) {
+    problems.error([...path, "kind"], "INVALID_FIELD", `unknown kind ${JSON.stringify(raw.kind)}${typeof raw.kind === "string" ? didYouMean(raw.kind, NODE_KINDS) : ""}; use one of ${NODE_KINDS.join(", ")}`);
+    broken.add(name);
+    return undefined;
+  }
+  const parsed = nodeSchemas[kind].safeParse(raw, REPORTED);
+  if (!parsed.success) {
+    reportZod(parsed.error, path, problems, nodeSchemas[kind]);
+    checkBackoff(raw, path, problems);
+    broken.add(name);
+    return undefined;
+  }
+  const node = parsed.data as NodeDefinition;
+  checkNodeFields(node, raw, path, problems);
+  const missing = node.kind === "action" ? options.missingAction?.(node.action) : undefined;
+  if (missing !== undefined) problems.error([...path, "action"], "UNKNOWN_ACTION", missing);
+  if ((node.kind === "tool" || node.kind === "agent") && options.hasTool) {
+    const names = node.kind === "tool" ? [node.tool] : node.tools;
+    names.forEach((tool, i) => {
+      if (!options.hasTool!(tool)) {
+        problems.error([...path, ...(node.kind === "tool" ? ["tool"] : ["tools", i])], "UNKNOWN_TOOL", `tool "${tool}" is not in the \`tools\` export of the actions module`);
+      }
+    });
+  }
+  if ((node.kind === "llm" || node.kind === "agent") && node.schema) {
+    checkSchemaContradictions(node.schema, [...path, "schema"], "INVALID_FIELD", problems);
+    try {
+      keyValidator(node.schema);
+    } catch (error) {
+      problems.error([...path, "schema"], "INVALID_FIELD", `schema cannot be used: ${(error as Error).message}`);
+    }
+  }
+  if (node.kind === "subgraph") {
+    const child = options.resolveChild?.(node.workflow, [...path, "workflow"], problems);
+    if (!options.resolveChild) {
+      problems.error([...path, "workflow"], "BAD_SUBGRAPH", "sub-workflows need a loader for their `workflow` reference");
+    }
+    if (child) {
+      children.set(child.version, child);
+      node.workflow = child.version;
+      node.workflowName = child.definition.name;
+    }
+  }
+  return node;
 }
 
 /** One canonical spelling per meaning, so code and data forms of a graph hash the same. */

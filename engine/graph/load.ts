@@ -1,4 +1,4 @@
-import { dirname, relative, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { WorkflowError, fileProblem } from "../errors.js";
 import { readTextFile } from "../text-file.js";
 import { checkWorkflow, type CheckResult, type CheckedChild } from "./check.js";
@@ -7,7 +7,8 @@ import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
 import { ProblemList, formatProblem, formatProblemIn, type Problem } from "./problems.js";
-import { locateProblems, parseWorkflowText } from "./parse-json.js";
+import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
+import { TreeNames, placeOf, shownPath, type Place } from "./tree-names.js";
 import { missingAction } from "./actions.js";
 
 export interface CheckFileOptions {
@@ -24,8 +25,10 @@ export interface CheckFileOptions {
  * when actions are given, that every action exists. Returns all problems at once.
  */
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
+  const file = options.file !== undefined ? resolve(options.file) : undefined;
   try {
-    return checkText(text, options, options.file ? [resolve(options.file)] : []);
+    const { places: _, ...result } = checkText(text, options, { stack: file ? [file] : [], ...(file ? { file } : {}), prefix: [] });
+    return result;
   } catch (error) {
     // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
     if (!(error instanceof RangeError)) throw error;
@@ -35,35 +38,55 @@ export function checkWorkflowText(text: string, options: CheckFileOptions = {}):
   }
 }
 
-function checkText(text: string, options: CheckFileOptions, stack: string[]): CheckResult {
+/** Where a document being checked is. */
+interface Where {
+  /** The files being checked, outermost first: a sub-workflow that leads back to one is a cycle. */
+  stack: string[];
+  /** The file the document is in (resolved), when it was read from one. */
+  file?: string;
+  /** The document's path in that file: [] for the file's own workflow, else an inline sub-workflow's. */
+  prefix: (string | number)[];
+}
+
+/** A document's check, with each workflow of its tree (itself when valid, and its sub-workflows) by version. */
+interface CheckedTree extends CheckResult {
+  places: Map<string, Place>;
+}
+
+function checkText(text: string, options: CheckFileOptions, where: Where): CheckedTree {
   const problems = new ProblemList();
-  const value = parseWorkflowText(text, problems);
-  if (value === undefined) return { problems: problems.items, children: new Map() };
-  const result = checkValue(value, options, stack, problems);
+  const parsed = parseWorkflowText(text, problems);
+  if (parsed === undefined) return { problems: problems.items, children: new Map(), places: new Map() };
+  const result = checkValue(parsed.value, options, where, problems, parsed.lostNodes);
   locateProblems(text, problems);
   return result;
 }
 
-function checkValue(value: unknown, options: CheckFileOptions, stack: string[], problems = new ProblemList()): CheckResult {
+function checkValue(value: unknown, options: CheckFileOptions, where: Where, problems = new ProblemList(), lostNodes: LostDefinition[] = []): CheckedTree {
   const children = new Map<string, CheckedChild>();
+  const self = placeOf(where);
+  const names = new TreeNames(isPlainObject(value) ? value.name : undefined, self);
   const result = checkWorkflow(
     value,
     {
       ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
+      lostNodes,
       resolveChild: (ref, path, list) => {
-        const child = loadChild(ref, options, stack, path, list);
-        if (child) {
-          for (const [v, c] of child.children) children.set(v, c);
-          children.set(child.version!, { definition: child.definition!, version: child.version! });
-        }
-        return child?.definition ? { definition: child.definition, version: child.version! } : undefined;
+        const child = loadChild(ref, options, where, path, list);
+        if (!child?.definition) return undefined;
+        for (const [v, c] of child.children) children.set(v, c);
+        children.set(child.version!, { definition: child.definition, version: child.version! });
+        names.add(child.places, path, list);
+        return { definition: child.definition, version: child.version! };
       },
     },
     problems,
   );
   for (const [v, c] of children) result.children.set(v, c);
-  return result;
+  const places = new Map(names.places);
+  if (result.definition && result.version) places.set(result.version, { name: result.definition.name, place: self });
+  return { ...result, places };
 }
 
 const CYCLE = "sub-workflows include each other";
@@ -71,35 +94,36 @@ const CYCLE = "sub-workflows include each other";
 function loadChild(
   ref: string | Record<string, unknown>,
   options: CheckFileOptions,
-  stack: string[],
+  where: Where,
   path: (string | number)[],
   problems: ProblemList,
-): CheckResult | undefined {
-  let result: CheckResult;
+): CheckedTree | undefined {
   if (isPlainObject(ref)) {
-    result = checkValue(ref, options, stack);
-  } else {
-    const file = resolve(options.baseDir ?? process.cwd(), ref);
-    if (stack.includes(file)) {
-      const cycle = [...stack.slice(stack.indexOf(file)), file].map((f) => relative(process.cwd(), f) || f);
-      problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
-      return undefined;
-    }
-    let text: string;
-    try {
-      text = readTextFile(file);
-    } catch (error) {
-      problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${ref}: ${fileProblem(error)}`);
-      return undefined;
-    }
-    result = checkText(text, { ...options, baseDir: dirname(file) }, [...stack, file]);
+    // Part of the same file: its problems are said where they are in it, with their whole paths.
+    const own = new ProblemList();
+    const result = checkValue(ref, options, { ...where, prefix: [...where.prefix, ...path] }, own);
+    problems.adopt(own, { prefix: path });
+    return own.hasErrors ? undefined : result;
   }
+  const file = resolve(options.baseDir ?? process.cwd(), ref);
+  if (where.stack.includes(file)) {
+    const cycle = [...where.stack.slice(where.stack.indexOf(file)), file].map(shownPath);
+    problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
+    return undefined;
+  }
+  let text: string;
+  try {
+    text = readTextFile(file);
+  } catch (error) {
+    problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${shownPath(file)}: ${fileProblem(error)}`);
+    return undefined;
+  }
+  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, file], file, prefix: [] });
   const errors = result.problems.filter((p) => p.severity === "error");
-  const name = isPlainObject(ref) ? "the inline sub-workflow" : `sub-workflow ${ref}`;
   for (const p of errors) {
     // A cycle is said once, whole, rather than wrapped once per file it goes through.
     if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
-    else problems.error(path, "BAD_SUBGRAPH", `in ${isPlainObject(ref) ? `${name}: ${formatProblem(p)}` : `sub-workflow ${formatProblemIn(ref, p)}`}`);
+    else problems.error(path, "BAD_SUBGRAPH", `in sub-workflow ${formatProblemIn(shownPath(file), p)}`);
   }
   return errors.length === 0 ? result : undefined;
 }
@@ -126,7 +150,7 @@ export function loadWorkflowText(
 
 /** Compiles a workflow given as a parsed JSON value (e.g. built by a program). */
 export function loadWorkflowValue(value: unknown, actions: ActionRegistry, options: { baseDir?: string } = {}): CompiledWorkflow {
-  return compileChecked(checkValue(value, { actions, ...options }, []), actions, "workflow");
+  return compileChecked(checkValue(value, { actions, ...options }, { stack: [], prefix: [] }), actions, "workflow");
 }
 
 function compileChecked(result: CheckResult, actions: ActionRegistry, label: string, file?: string): CompiledWorkflow {

@@ -1,4 +1,4 @@
-import { findNodeAtLocation, parse, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
+import { parse, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
 import { ProblemList } from "./problems.js";
 
 /**
@@ -35,23 +35,45 @@ export function parseJsonText(
   return { error: `line ${line}, column ${column}: ${message.replace(/ (in JSON )?at position \d+.*$/, "")}`, line, column };
 }
 
+/** A node's definition that a later key of the same name replaced, `occurrence` counting from 0 as written. */
+export interface LostDefinition {
+  name: string;
+  definition: unknown;
+  occurrence: number;
+}
+
 /**
  * Parses a workflow file's text. Syntax errors are reported with line and column; a node name
- * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE. (A
- * `__proto__` key stays a key, which the checks of names refuse where a name is expected.)
+ * written twice (which JSON.parse would silently collapse) is reported as DUPLICATE_NODE, and the
+ * definitions it dropped are returned, to be checked too. (A `__proto__` key stays a key, which
+ * the checks of names refuse where a name is expected.)
  */
-export function parseWorkflowText(text: string, problems: ProblemList): unknown {
+export function parseWorkflowText(text: string, problems: ProblemList): { value: unknown; lostNodes: LostDefinition[] } | undefined {
   const parsed = parseJsonText(text);
   if (parsed.error !== undefined) {
     Object.assign(problems.error([], "BAD_JSON", parsed.error), { line: parsed.line, column: parsed.column });
     return undefined;
   }
-  findLostKeys(text, problems);
-  return parsed.value;
+  const nodeWrittenTwice = findLostKeys(text, problems);
+  return { value: parsed.value, lostNodes: nodeWrittenTwice ? lostNodes(text) : [] };
 }
 
-/** Keys the parsed value cannot hold as written: one written twice (the last wins). */
-function findLostKeys(text: string, problems: ProblemList): void {
+/** The definitions of nodes written more than once that JSON.parse dropped for the last. */
+function lostNodes(text: string): LostDefinition[] {
+  const nodes = parseTree(text)?.children?.findLast((p) => p.children?.[0]?.value === "nodes")?.children?.[1];
+  const written = new Map<string, Node[]>();
+  for (const property of nodes?.type === "object" ? (nodes.children ?? []) : []) {
+    const [key, value] = property.children ?? [];
+    if (typeof key?.value === "string" && value) written.set(key.value, [...(written.get(key.value) ?? []), value]);
+  }
+  return [...written].flatMap(([name, values]) =>
+    values.slice(0, -1).map((v, occurrence) => ({ name, occurrence, definition: JSON.parse(text.slice(v.offset, v.offset + v.length)) as unknown })),
+  );
+}
+
+/** Keys the parsed value cannot hold as written: one written twice (the last wins). Whether a node's was. */
+function findLostKeys(text: string, problems: ProblemList): boolean {
+  let nodeWrittenTwice = false;
   const seen: Set<string>[] = [];
   visit(text, {
     onObjectBegin: () => {
@@ -75,10 +97,12 @@ function findLostKeys(text: string, problems: ProblemList): void {
             : `key "${property}" appears twice (again at line ${line}, column ${column})`,
         );
         Object.assign(problem, { line, column });
+        nodeWrittenTwice ||= isNode;
       }
       keys.add(property);
     },
   });
+  return nodeWrittenTwice;
 }
 
 /**
@@ -93,7 +117,7 @@ export function locateProblems(text: string, problems: ProblemList): void {
     tree ??= parseTree(text);
     if (!tree) return;
     for (let n = path.length; n > 0; n--) {
-      const found = findNodeAtLocation(tree, [...path.slice(0, n)]);
+      const found = nodeAt(tree, path.slice(0, n), problems.occurrenceOf(problem));
       if (!found) continue;
       // A property's value: point at its key, where the field is named.
       const at = found.parent?.type === "property" ? found.parent.offset : found.offset;
@@ -101,6 +125,27 @@ export function locateProblems(text: string, problems: ProblemList): void {
       break;
     }
   }
+}
+
+/**
+ * The value at a path. Of a key written more than once, the last, which JSON keeps, unless
+ * `occurrence` names another (of the first key along the path written more than once).
+ */
+function nodeAt(tree: Node, path: readonly (string | number)[], occurrence: number | undefined): Node | undefined {
+  let node: Node | undefined = tree;
+  let pending = occurrence;
+  for (const part of path) {
+    if (typeof part === "number") {
+      node = node.type === "array" ? node.children?.[part] : undefined;
+    } else {
+      const matches: Node[] = node.type === "object" ? (node.children ?? []).filter((p) => p.children?.length === 2 && p.children[0]!.value === part) : [];
+      const chosen: Node | undefined = matches.length > 1 && pending !== undefined ? matches[pending] : matches.at(-1);
+      if (matches.length > 1) pending = undefined;
+      node = chosen?.children?.[1];
+    }
+    if (!node) return undefined;
+  }
+  return node;
 }
 
 function lineColumn(text: string, offset: number): { line: number; column: number } {

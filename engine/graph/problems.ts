@@ -42,6 +42,8 @@ export class ProblemList {
   readonly items: Problem[] = [];
   /** Each problem's path as parts, to find it in the text it was read from. */
   private readonly parts = new Map<Problem, Path>();
+  /** For a problem of a definition a later key of the same name replaced: which of those keys, from 0. */
+  private readonly occurrences = new Map<Problem, number>();
 
   error(path: Path, code: ProblemCode, message: string): Problem {
     return this.add(path, { path: jsonPath(path), code, message, severity: "error" });
@@ -53,6 +55,27 @@ export class ProblemList {
 
   pathOf(problem: Problem): Path | undefined {
     return this.parts.get(problem);
+  }
+
+  /** Which of the keys its path names more than once in the text the problem is in (else the last, which JSON keeps). */
+  occurrenceOf(problem: Problem): number | undefined {
+    return this.occurrences.get(problem);
+  }
+
+  /**
+   * Takes another list's problems (those `only` keeps) as found in this document: at `prefix`
+   * (an inline sub-workflow's, whose paths start at its own root), or in the `occurrence`-th of
+   * the keys written more than once along their path (a node's definition that a later one replaced).
+   */
+  adopt(other: ProblemList, options: { prefix?: Path; occurrence?: number; only?: (path: Path) => boolean } = {}): void {
+    for (const problem of other.items) {
+      const path = other.pathOf(problem) ?? [];
+      if (options.only && !options.only(path)) continue;
+      const full = [...(options.prefix ?? []), ...path];
+      const adopted = this.add(full, { ...problem, path: jsonPath(full) });
+      const occurrence = options.occurrence ?? other.occurrenceOf(problem);
+      if (occurrence !== undefined) this.occurrences.set(adopted, occurrence);
+    }
   }
 
   private add(path: Path, problem: Problem): Problem {

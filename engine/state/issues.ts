@@ -8,9 +8,28 @@ export interface Issue {
 }
 
 /**
+ * Parse options for values whose issues describeIssues words: the given value in each issue,
+ * and an integer's type named "integer" (zod's own issue says "expected number" of a value that is
+ * no number at all, even where the schema takes integers only).
+ */
+export const REPORTED: z.core.ParseContext<z.core.$ZodIssue> = { reportInput: true, error: integerExpected };
+
+function integerExpected(issue: z.core.$ZodRawIssue): undefined {
+  if (issue.code === "invalid_type" && issue.expected === "number" && takesIntegers(issue.inst)) (issue as { expected: string }).expected = "int";
+  return undefined;
+}
+
+/** A zod number that takes whole numbers only: `z.int()`, or a number with an integer format check. */
+function takesIntegers(inst: unknown): boolean {
+  const def = (inst as { _zod?: { def?: { format?: unknown; checks?: { _zod?: { def?: { format?: unknown } } }[] } } } | undefined)?._zod?.def;
+  const formats = [def?.format, ...(def?.checks ?? []).map((c) => c._zod?.def?.format)];
+  return formats.some((f) => typeof f === "string" && f.includes("int"));
+}
+
+/**
  * Zod's issues in words a person acts on: the path of the field that is wrong (inside unions
  * too: a nullable object reports its bad field, not "Invalid input" at the object), what was
- * expected, and what was given. Parse with `reportInput: true` so that the given value is known.
+ * expected, and what was given. Parse with `REPORTED` so that the given value is known.
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], base: Path = []): Issue[] {
   return issues.map((issue) => describeIssue(issue, base));
@@ -21,7 +40,7 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
   const input = (issue as { input?: unknown }).input;
   switch (issue.code) {
     case "invalid_type":
-      if (issue.expected === "int" && typeof input === "number") return { path, message: `must be an integer, got ${shown(input)}` };
+      if (issue.expected === "int" && Number.isFinite(input)) return { path, message: `must be an integer, got ${shown(input)}` };
       return {
         path,
         message: input === undefined ? `missing (expected ${typeName(issue.expected)})` : `expected ${typeName(issue.expected)}, got ${kindOf(input)}`,

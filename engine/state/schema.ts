@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
-import { describeIssues, jsonPath } from "./issues.js";
+import { REPORTED, describeIssues, jsonPath } from "./issues.js";
 import { throwValueProblem, valueProblem } from "./limits.js";
 import { PARSE_EFFECT_PROBLEMS, PARSE_EFFECTS, parseEffectOf, type ParseEffect } from "./parse-effects.js";
 import { didYouMean } from "../suggest.js";
@@ -109,7 +109,7 @@ export interface SchemaProblem {
 
 /** Checks a state key's schema against the accepted subset. */
 export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
-  const parsed = subsetSchema.safeParse(keySchema(definition), { reportInput: true });
+  const parsed = subsetSchema.safeParse(keySchema(definition), REPORTED);
   if (parsed.success) return [];
   return describeIssues(parsed.error.issues);
 }
@@ -324,7 +324,7 @@ function firstIssue(prefix: string, error: z.ZodError): string {
  */
 function parseReported<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
   const quick = schema.safeParse(value);
-  return quick.success ? quick : schema.safeParse(value, { reportInput: true });
+  return quick.success ? quick : schema.safeParse(value, REPORTED);
 }
 
 /**
@@ -332,7 +332,7 @@ function parseReported<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseR
  * ValidationError naming the failing path, as state validation does.
  */
 export function checkJson(schema: JsonSchema, value: unknown, what: string): unknown {
-  const result = z.fromJSONSchema(zodInput(schema)).safeParse(value, { reportInput: true });
+  const result = z.fromJSONSchema(zodInput(schema)).safeParse(value, REPORTED);
   if (result.success) return result.data;
   const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
   throw new ValidationError(`${what} is invalid at ${issues[0]!.path}: ${issues[0]!.message}`, issues);

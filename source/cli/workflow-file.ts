@@ -3,8 +3,10 @@ import {
   WorkflowError,
   checkWorkflowText,
   formatProblemIn,
+  loadWorkflowFile,
   type ActionRegistry,
   type CheckedChild,
+  type CompiledWorkflow,
   type Problem,
   type WorkflowDefinition,
   type WorkflowVersion,
@@ -54,6 +56,16 @@ export function checkedVersion(file: string): WorkflowVersion & { warnings: Prob
   const errors = errorsOf(checked.problems);
   if (errors.length > 0 || !checked.definition || !checked.version) throw invalidFile(file, errors);
   return { definition: checked.definition, version: checked.version, children: checked.children, warnings: warningsOf(checked.problems) };
+}
+
+/** A workflow file compiled against actions; invalid, refused as `invalidFile` words it. */
+export function compiledFile(file: string, actions: ActionRegistry): CompiledWorkflow {
+  try {
+    return loadWorkflowFile(file, actions);
+  } catch (error) {
+    if (error instanceof WorkflowError && error.problems.length > 0) throw invalidFile(file, errorsOf(error.problems as Problem[]));
+    throw error;
+  }
 }
 
 /** `wf.json is invalid: wf.json:3:5: $.nodes...: CODE: ... (and 2 more; run pitwall validate)`. */

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import {
   PitwallError,
   StoreError,
+  didYouMean,
   inlineSubWorkflows,
   renderDot,
   renderGraph,
@@ -83,6 +84,9 @@ async function storedWorkflow(s: Store, ref: string): Promise<{ definition: Work
   const found = versions[0] ?? named[0];
   const record = found ? await s.getWorkflow(found.version) : undefined;
   // NOT_FOUND, as every other command says of an unknown run (exit 2 all the same).
-  if (!record) throw new PitwallError("NOT_FOUND", `no file, run or stored workflow is named ${ref}${existsSync(`${ref}.json`) ? ` (${ref}.json is a file: give the name with .json)` : " (to draw a workflow file, give its path)"}`);
+  if (!record) {
+    const hint = existsSync(`${ref}.json`) ? ` (${ref}.json is a file: give the name with .json)` : didYouMean(ref, new Set(stored.map((w) => w.name))) || " (to draw a workflow file, give its path)";
+    throw new PitwallError("NOT_FOUND", `no file, run or stored workflow is named ${ref}${hint}`);
+  }
   return record;
 }

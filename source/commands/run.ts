@@ -7,7 +7,6 @@ import {
   checkStart,
   extendRegistry,
   formatProblemIn,
-  loadWorkflowFile,
   startRun,
   type CompiledWorkflow,
   type RunRecord,
@@ -17,6 +16,7 @@ import { EXIT, UsageError } from "../cli/errors.js";
 import { readJsonArgument } from "../cli/inputs.js";
 import { modelOfEnvironment } from "../cli/model.js";
 import { json } from "../cli/output.js";
+import { compiledFile } from "../cli/workflow-file.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { clean } from "../text/plain.js";
 
@@ -49,7 +49,7 @@ paused for a person's answer.
     const loaded = await actions(flags.actions);
     const model = modelOfEnvironment();
     const registry = extendRegistry(loaded ?? actionRegistry({}), model ? { model } : {});
-    const workflow = loadWorkflowFile(file, registry);
+    const workflow = compiledFile(file, registry);
     for (const warning of workflow.warnings) out.note(formatProblemIn(file, warning));
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
     if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");

@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, WaitTimeoutError, UNCLAIMED_MS, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, loadWorkflowFile, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, WaitTimeoutError, UNCLAIMED_MS, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -6,7 +6,7 @@ import { EXIT, TimedOutError, UsageError } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, readJsonArgument } from "../cli/inputs.js";
-import { checkedVersion } from "../cli/workflow-file.js";
+import { checkedVersion, compiledFile } from "../cli/workflow-file.js";
 import { outageNotes } from "../cli/outage-notes.js";
 
 export const start = defineCommand({
@@ -47,7 +47,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     // With actions, the workflow is compiled against them (so a missing action is caught now);
     // without, only its definition is needed here: the workers load the code.
     const file = args[0]!;
-    const workflow = registry ? loadWorkflowFile(file, registry) : checkedVersion(file);
+    const workflow = registry ? compiledFile(file, registry) : checkedVersion(file);
     // What validate warns of (a loop that may not end, routes without a default) is said here too.
     for (const warning of workflow.warnings) out.note(formatProblemIn(file, warning));
     const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);

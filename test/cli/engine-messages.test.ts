@@ -13,7 +13,7 @@ describe("engine messages a person reads through the CLI", () => {
     const operation = { kind: "delete", target: "s3://b/", olderThanDays: 90, limit: "ten" };
     const r = await cli.run(["start", workflowOf("sensitive-operation"), "--input", JSON.stringify({ operation })]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^pitwall start: run input is invalid at \$\.operation\.limit: .*number/);
+    expect(r.stderr).toMatch(/^pitwall start: run input is invalid at \$\.operation\.limit: expected integer, got string "ten"/);
   });
 
   // JSON Patch failures are said in words, not rfc6902's error class names.

@@ -68,6 +68,9 @@ describe("pitwall graph in other formats, and the stored versions of a workflow"
 
     expect((await cli.run(["graph", "parent", ...own])).stdout).toMatch(/^parent \(version \w+\)\n {2}edited\n/);
     expect((await cli.run(["graph", first.slice(0, 8), ...own])).stdout).toMatch(new RegExp(`^parent \\(version ${first}\\)\\n {2}start`));
+    // A stored name mistyped: the nearest one.
+    const typo = await cli.run(["graph", "parnet", ...own]);
+    expect([typo.code, typo.stderr]).toEqual([2, 'pitwall graph: no file, run or stored workflow is named parnet (did you mean "parent"?)\n']);
   });
 
   it("says of a name that is no file, run or stored workflow what it is not, and the file it may mean", async () => {

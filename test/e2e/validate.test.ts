@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, actionsOf, cliHarness, workflowOf } from "../support/cli.js";
@@ -169,5 +169,26 @@ describe("pitwall validate", () => {
     writeFileSync(broken, JSON.stringify({ ...base(), nodes: { a: { action: "tasks.noop", next: "nowhere" } } }, null, 2));
     const refused = await cli.run(["start", broken, "--actions", actionsOf("task-queue")]);
     expect([refused.code, refused.stderr]).toEqual([2, `pitwall start: ${broken} is invalid: ${broken}:13:7: $.nodes.a.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: a)\n`]);
+  });
+
+  it("names a sub-workflow file as resolved, from the current folder, in the problems of the files it is nested in", async () => {
+    mkdirSync(join(cli.dir, "deep"), { recursive: true });
+    const sub = (name: string, node: string, workflow: string) => JSON.stringify({ name, start: node, nodes: { [node]: { kind: "subgraph", workflow, next: "END" } } }, null, 2);
+    writeFileSync(join(cli.dir, "outer.json"), sub("outer", "k", "./deep/kid.json"));
+    writeFileSync(join(cli.dir, "deep", "kid.json"), sub("kid", "g", "./child.json"));
+    const r = await cli.run(["validate", "outer.json"]);
+    expect([r.code, r.stdout]).toEqual([
+      2,
+      "outer.json:7:7: $.nodes.k.workflow: BAD_SUBGRAPH: in sub-workflow deep/kid.json:7:7: $.nodes.g.workflow: BAD_SUBGRAPH: cannot read sub-workflow deep/child.json: no such file\nouter.json: 1 error, 0 warnings\n",
+    ]);
+  });
+
+  it("run and start with actions name a workflow's first error, and the validate command that lists the rest", async () => {
+    const file = join(cli.dir, "three-errors.json");
+    writeFileSync(file, JSON.stringify({ ...base(), start: "nope", nodes: { a: { action: "tasks.nope", next: "nowhere" } } }, null, 2));
+    const [ran, started] = await Promise.all(["run", "start"].map((command) => cli.run([command, file, "--actions", actionsOf("task-queue")])));
+    const first = `${file}:12:7: $.nodes.a.action: UNKNOWN_ACTION: action "tasks.nope" is not exported by the actions module (did you mean "tasks.noop"?)`;
+    expect([ran!.code, ran!.stderr]).toEqual([2, `pitwall run: ${file} is invalid: ${first} (and 2 more; pitwall validate ${file} lists them)\n`]);
+    expect([started!.code, started!.stderr]).toEqual([2, `pitwall start: ${file} is invalid: ${first} (and 2 more; pitwall validate ${file} lists them)\n`]);
   });
 });

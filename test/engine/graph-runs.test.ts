@@ -424,7 +424,7 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
       .compile();
     const engine = await harness.engine([wf]);
     // What tsc refuses (the input is typed by the schema) is refused at run time too, from JavaScript or JSON.
-    await expect(engine.start(wf, { count: "three" } as never)).rejects.toThrow("run input is invalid at $.count: expected number, got string \"three\"");
+    await expect(engine.start(wf, { count: "three" } as never)).rejects.toThrow("run input is invalid at $.count: expected integer, got string \"three\"");
     await expect(engine.start(wf, { count: 1, extra: true } as never)).rejects.toThrow("run input is invalid at $: unknown key extra");
     expect((await engine.store.listRuns()).runs).toEqual([]);
   });

@@ -53,4 +53,29 @@ describe("a choice that can leave a join short is warned of (JOIN_MAY_STICK)", (
       }),
     ).toEqual([]);
   });
+
+  it("asks a chooser the join waits for to lead its route to the join itself, not on to itself", () => {
+    const own = warningsOf(
+      {
+        pick: { action: "x", routes: { both: ["a", "b"], one: "a" } },
+        a: { action: "x", next: "j" },
+        b: { kind: "approval", question: "b?", routes: { approve: "j", reject: "END" } },
+        j: { action: "x", waitFor: ["a", "b"], next: "END" },
+      },
+      "pick",
+    );
+    expect(own).toEqual([
+      '$.nodes.pick.routes.one: if "pick" takes route one, "j" gets a but never b and waits forever (the run fails with STUCK_JOIN): lead that route on to b too, or let "j" wait for fewer',
+      '$.nodes.b.routes.reject: if "b" takes route reject, "j" gets a but never b and waits forever (the run fails with STUCK_JOIN): lead that route to "j" too, or let "j" wait for fewer',
+    ]);
+  });
+
+  it("is quiet about a join whose waitFor is already an error: a node with no edge to it, or that no path reaches", () => {
+    const after = { rt: { action: "x", routes: { yes: "END", no: "END" }, default: "END" } };
+    const codes = (nodes: Record<string, unknown>) => checkWorkflowText(JSON.stringify({ name: "joins", start: "split", nodes })).problems.map((p) => `${p.path} ${p.code}`);
+    const noEdge = { split: { action: "x", next: ["b"] }, b: { action: "x", next: "join" }, d: { action: "x", next: "END" }, join: { action: "x", waitFor: ["b", "d"], next: "rt" }, ...after };
+    expect(codes(noEdge)).toEqual(["$.nodes.join.waitFor[1] WAITFOR_NOT_PREDECESSOR", "$.nodes.d UNREACHABLE_NODE"]);
+    const unreached = { split: { action: "x", next: ["b"] }, b: { action: "x", next: "join" }, d: { action: "x", next: "join" }, join: { action: "x", waitFor: ["b", "d"], next: "rt" }, ...after };
+    expect(codes(unreached)).toEqual(["$.nodes.d UNREACHABLE_NODE"]);
+  });
 });

@@ -24,7 +24,7 @@ describe("messages about bad input", () => {
     expect(() => wf.initialState({ operation: 7 })).toThrow("run input is invalid at $.operation: expected object or null, got number 7");
     const nullable = new StateValidator({ note: { type: "string", nullable: true } });
     expect(() => nullable.parse({})).toThrow("state is invalid at $.note: missing (expected string or null)");
-    expect(() => wf.initialState({ nights: 1e400 })).toThrow("run input is invalid at $.nights: expected number, got Infinity (not a finite number)");
+    expect(() => wf.initialState({ nights: 1e400 })).toThrow("run input is invalid at $.nights: expected integer, got Infinity (not a finite number)");
     // Types in the words the schema is written in (JSON Schema's), not zod's.
     const typed = new StateValidator({ n: { type: "integer" }, scores: { type: "object", additionalProperties: { type: "number" } } });
     expect(() => typed.parse({ n: 1.5, scores: {} })).toThrow("state is invalid at $.n: must be an integer, got 1.5");
@@ -67,6 +67,6 @@ describe("messages about bad input", () => {
     ).problems;
     expect(problems).toContainEqual(expect.objectContaining({ path: "$.state.n.type", code: "BAD_STATE_SCHEMA", message: '"wat" is not one of "string", "number", "integer", "boolean", "array", "object", "null"' }));
     expect(problems).toContainEqual(expect.objectContaining({ path: "$.nodes.a.instruction", code: "INVALID_FIELD", message: "required field is missing (expected string)" }));
-    expect(problems).toContainEqual(expect.objectContaining({ path: "$.state.count.default", message: 'default does not match the schema: expected number, got string "3"' }));
+    expect(problems).toContainEqual(expect.objectContaining({ path: "$.state.count.default", message: 'default does not match the schema: expected integer, got string "3"' }));
   });
 });

@@ -37,8 +37,8 @@ describe("fields that do nothing, and settings that contradict each other", () =
   it.each<[string, (d: Doc) => void, string]>([
     // The child ran 3 s past a 200 ms timeout: the subgraph node's attempt only starts it.
     ["timeoutMs on a subgraph node", (d) => (d.nodes.b = { kind: "subgraph", workflow: { name: "child", start: "x", nodes: { x: { action: "noop", next: "END" } } }, timeoutMs: 200, next: "END" }), "$.nodes.b.timeoutMs: INVALID_FIELD: `timeoutMs` has no effect on a subgraph node: a subgraph node only starts its child run and waits for it without a limit"],
-    ["retry on an approval", (d) => (d.nodes.b = { kind: "approval", question: "Go?", decisions: ["approve"], retry: { maxAttempts: 3 }, next: "END" }), "$.nodes.b.retry: INVALID_FIELD: `retry` has no effect on a approval node: an approval only asks a person"],
-    ["timeoutMs on an approval", (d) => (d.nodes.b = { kind: "approval", question: "Go?", decisions: ["approve"], timeoutMs: 1000, next: "END" }), "$.nodes.b.timeoutMs: INVALID_FIELD: `timeoutMs` has no effect on a approval node"],
+    ["retry on an approval", (d) => (d.nodes.b = { kind: "approval", question: "Go?", decisions: ["approve"], retry: { maxAttempts: 3 }, next: "END" }), "$.nodes.b.retry: INVALID_FIELD: `retry` has no effect on an approval node: an approval only asks a person"],
+    ["timeoutMs on an approval", (d) => (d.nodes.b = { kind: "approval", question: "Go?", decisions: ["approve"], timeoutMs: 1000, next: "END" }), "$.nodes.b.timeoutMs: INVALID_FIELD: `timeoutMs` has no effect on an approval node"],
     ["retry on a wait", (d) => (d.nodes.b = { kind: "wait", seconds: 5, retry: { maxAttempts: 2 }, next: "END" }), "$.nodes.b.retry: INVALID_FIELD: `retry` has no effect on a wait node"],
     ["atMostOnce on a wait", (d) => (d.nodes.b = { kind: "wait", seconds: 5, atMostOnce: true, next: "END" }), "$.nodes.b.atMostOnce: INVALID_FIELD: `atMostOnce` has no effect on a wait node"],
     ["timeoutMs on a wait", (d) => (d.nodes.b = { kind: "wait", seconds: 5, timeoutMs: 100, next: "END" }), "$.nodes.b.timeoutMs: INVALID_FIELD: `timeoutMs` has no effect on a wait node"],

@@ -1,12 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
 import {
   WorkflowError,
-  actionRegistry,
   checkWorkflowText,
   formatProblem,
   formatProblemIn,
@@ -14,8 +10,8 @@ import {
   loadWorkflowValue,
   renderGraph,
   workflow,
-  type Problem,
 } from "../../engine/index.js";
+import { checkActions as actions, problemsOf } from "../support/workflow-checks.js";
 
 const noop = () => ({});
 
@@ -28,7 +24,6 @@ function problemsOfState(state: z.ZodObject): string[] {
     return (error as WorkflowError).problems.map((p) => `${p.path} ${p.code} ${p.message}`);
   }
 }
-const actions = actionRegistry({ tasks: { init: noop, work: noop, check: noop, noop, a: noop, b: noop, join: noop } });
 
 const TASK_QUEUE = {
   name: "task-queue",
@@ -48,10 +43,6 @@ const TASK_QUEUE = {
   },
   limits: { maxSteps: 500, concurrency: 8 },
 };
-
-function problemsOf(doc: unknown, withActions = true): Problem[] {
-  return checkWorkflowText(typeof doc === "string" ? doc : JSON.stringify(doc, null, 2), withActions ? { actions } : {}).problems;
-}
 
 function variant(change: (doc: typeof TASK_QUEUE & Record<string, unknown>) => void) {
   const doc = structuredClone(TASK_QUEUE) as typeof TASK_QUEUE & Record<string, unknown>;
@@ -159,6 +150,49 @@ describe("workflow validation", () => {
     expect(broken).toEqual([{ path: "$", code: "BAD_JSON", severity: "error", message: "line 4, column 3: expected ','", line: 4, column: 3 }]);
     const twice = checkWorkflowText('{"name":"x","start":"a","nodes":{"a":{"action":"tasks.noop"},\n"a":{"action":"tasks.noop"}}}', { actions }).problems;
     expect(twice).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a", message: expect.stringContaining("line 2, column 1"), line: 2, column: 1 }));
+  });
+
+  it("checks both definitions of a node written twice, each at its own line, without calling unreachable what only the dropped one leads to", () => {
+    const text = [
+      "{",
+      '  "name": "twice",',
+      '  "start": "a",',
+      '  "nodes": {',
+      '    "a": { "action": "tasks.noop", "next": ["b", "c", "b"] },',
+      '    "b": { "action": "tasks.noop", "next": "END" },',
+      '    "c": { "action": "tasks.noop", "next": "END" },',
+      '    "lone": { "action": "tasks.noop", "next": "END" },',
+      '    "a": { "action": "tasks.noop", "next": "b", "retry": { "backoffMs": 100, "maxBackoffMs": 10 } }',
+      "  }",
+      "}",
+    ].join("\n");
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("twice.json", p))).toEqual([
+      'twice.json:9:5: $.nodes.a: DUPLICATE_NODE: node "a" is defined twice (again at line 9, column 5)',
+      "twice.json:9:78: $.nodes.a.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
+      'twice.json:8:5: $.nodes.lone: UNREACHABLE_NODE: no path from "a" reaches "lone"',
+      'twice.json:5:55: $.nodes.a.next[2]: INVALID_FIELD: "b" is listed more than once: a node runs once per step however often it is listed (`map: { over }` runs it once per item)',
+    ]);
+  });
+
+  it("says an integer key expects an integer when given what is no number at all", () => {
+    expect(problemsOf(variant((d: any) => (d.state.count = { type: "integer", default: "0" }))).map(formatProblem)).toEqual([
+      '$.state.count.default: BAD_STATE_SCHEMA: default does not match the schema: expected integer, got string "0"',
+    ]);
+  });
+
+  it("reports maxBackoffMs below backoffMs beside another mistake in the same retry", () => {
+    expect(problemsOf(variant((d: any) => (d.nodes.work.retry = { maxAttempts: 0, backoffMs: 100, maxBackoffMs: 10 }))).map(formatProblem)).toEqual([
+      "$.nodes.work.retry.maxAttempts: INVALID_FIELD: must be at least 1, got 0",
+      "$.nodes.work.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
+    ]);
+  });
+
+  it("refuses an enum value its type refuses, which no value can ever be", () => {
+    const enums = { level: { type: "integer", enum: [1, 2, "3"], default: 1 }, mode: { type: ["string", "null"], enum: ["a", null, 1.5], default: "a" }, n: { type: "number", enum: [1, 2.5], default: 1 } };
+    expect(problemsOf(variant((d: any) => Object.assign(d.state, enums))).map(formatProblem)).toEqual([
+      '$.state.level.enum[2]: BAD_STATE_SCHEMA: enum value "3" is a string, which "type": "integer" refuses: no value can ever be "3"',
+      '$.state.mode.enum[2]: BAD_STATE_SCHEMA: enum value 1.5 is a number, which "type": ["string","null"] refuses: no value can ever be 1.5',
+    ]);
   });
 
   it("refuses names JavaScript objects hold already (__proto__, constructor, toString) for nodes, state keys and routes", () => {
@@ -311,119 +345,6 @@ describe("workflow validation", () => {
     const [problem] = problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere")));
     expect(formatProblem(problem!)).toBe('$.nodes.work.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: init, work, check, fanout, a, b, join)');
     expect(formatProblemIn("wf.json", problem!)).toBe(`wf.json:${problem!.line}:${problem!.column}: ${formatProblem(problem!)}`);
-  });
-
-  it("loads sub-workflows by relative path and refuses a broken one with its problem", () => {
-    const dir = mkdtempSync(join(tmpdir(), "pitwall-sub-"));
-    writeFileSync(join(dir, "child.json"), JSON.stringify({ name: "child", start: "x", nodes: { x: { action: "tasks.noop", next: "END" } } }));
-    const parent = { name: "parent", start: "sub", nodes: { sub: { kind: "subgraph", workflow: "./child.json", next: "END" } } };
-    const wf = loadWorkflowText(JSON.stringify(parent), actions, { baseDir: dir });
-    expect(wf.children.size).toBe(1);
-    expect([...wf.children.values()][0]!.name).toBe("child");
-    writeFileSync(join(dir, "child.json"), JSON.stringify({ name: "child", start: "x", nodes: { x: { action: "tasks.gone" } } }));
-    const problems = checkWorkflowText(JSON.stringify(parent), { actions, baseDir: dir }).problems;
-    expect(problems).toContainEqual(expect.objectContaining({ code: "BAD_SUBGRAPH", path: "$.nodes.sub.workflow", message: expect.stringContaining("UNKNOWN_ACTION") }));
-  });
-
-  it("names a cycle of sub-workflow files once, with the files it goes through", () => {
-    const dir = mkdtempSync(join(tmpdir(), "pitwall-cycle-"));
-    const doc = (name: string, child: string) => JSON.stringify({ name, start: "x", nodes: { x: { kind: "subgraph", workflow: child, next: "END" } } });
-    writeFileSync(join(dir, "a.json"), doc("a", "./b.json"));
-    writeFileSync(join(dir, "b.json"), doc("b", "./a.json"));
-    writeFileSync(join(dir, "self.json"), doc("self", "./self.json"));
-    const at = (f: string) => relative(process.cwd(), join(dir, f));
-    const check = (f: string) => checkWorkflowText(readFileSync(join(dir, f), "utf8"), { actions, baseDir: dir, file: join(dir, f) }).problems.map(formatProblem);
-    expect(check("a.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("a.json")} → ${at("b.json")} → ${at("a.json")}`]);
-    expect(check("self.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("self.json")} → ${at("self.json")}`]);
-  });
-
-  it("checks a sub-workflow's input and output mappings against both states", () => {
-    const child = {
-      name: "child",
-      state: { q: { type: "string" }, out: { type: "integer", default: 0 } },
-      start: "x",
-      nodes: { x: { action: "tasks.noop", next: "END" } },
-    };
-    const parent = (sub: Record<string, unknown>) => ({
-      name: "parent",
-      state: { n: { type: "integer", default: 0 }, text: { type: "string", default: "" } },
-      start: "sub",
-      nodes: { sub: { kind: "subgraph", workflow: child, next: "END", ...sub } },
-    });
-    expect(problemsOf(parent({ input: { q: "text" }, output: { n: "out" } }))).toEqual([]);
-    const problems = problemsOf(parent({ input: { q: "text", m: "zz" }, output: { nn: "out", n: "qq" } })).map(formatProblem);
-    expect(problems).toEqual(
-      expect.arrayContaining([
-        '$.nodes.sub.input.m: UNKNOWN_STATE_KEY: the sub-workflow child has no state key "m"',
-        '$.nodes.sub.input.m: UNKNOWN_STATE_KEY: state has no key "zz" to give the sub-workflow',
-        '$.nodes.sub.output.nn: UNKNOWN_STATE_KEY: state has no key "nn" to receive the sub-workflow\'s "out"',
-        '$.nodes.sub.output.n: UNKNOWN_STATE_KEY: the sub-workflow child has no state key "qq"',
-      ]),
-    );
-    expect(problemsOf(parent({})).map(formatProblem)).toEqual([
-      '$.nodes.sub.workflow: BAD_SUBGRAPH: the sub-workflow child needs state key "q" (it has no default), and the parent has no key of that name',
-    ]);
-  });
-
-  it("checks that a mapped sub-workflow's child has the key each item goes into (map.as, default item)", () => {
-    const child = (state: Record<string, unknown>) => ({ name: "child", state, start: "x", nodes: { x: { action: "tasks.noop", next: "END" } } });
-    const parent = (childState: Record<string, unknown>, map: Record<string, unknown>, input?: Record<string, string>) => ({
-      name: "parent",
-      state: { items: { type: "array", items: { type: "string" } } },
-      start: "sub",
-      nodes: { sub: { kind: "subgraph", workflow: child(childState), map: { over: "items", ...map }, next: "END", ...(input ? { input } : {}) } },
-    });
-    // The item gives the key: it needs no default.
-    expect(problemsOf(parent({ item: { type: "string" } }, {}))).toEqual([]);
-    expect(problemsOf(parent({ topic: { type: "string" } }, { as: "topic" }))).toEqual([]);
-    expect(problemsOf(parent({ topic: { type: "string" } }, {})).map(formatProblem)).toEqual([
-      '$.nodes.sub.map: BAD_SUBGRAPH: each item of "items" goes into the sub-workflow\'s state key "item", which child does not have: declare "item" in its state, or name the key that receives the item with map.as',
-      '$.nodes.sub.workflow: BAD_SUBGRAPH: the sub-workflow child needs state key "topic" (it has no default), and the parent has no key of that name',
-    ]);
-    expect(problemsOf(parent({ item: { type: "string" } }, { as: "topic" })).map(formatProblem)).toEqual([
-      '$.nodes.sub.map.as: BAD_SUBGRAPH: each item of "items" goes into the sub-workflow\'s state key "topic", which child does not have: declare "topic" in its state, or name the key that receives the item with map.as',
-      '$.nodes.sub.workflow: BAD_SUBGRAPH: the sub-workflow child needs state key "item" (it has no default), and the parent has no key of that name',
-    ]);
-    expect(problemsOf(parent({ item: { type: "string" } }, {}, { item: "items" })).map(formatProblem)).toEqual([
-      '$.nodes.sub.input.item: BAD_SUBGRAPH: "item" receives each item of "items" (map.as), so `input` cannot also map it',
-    ]);
-    expect(problemsOf(parent({ item: { type: "integer" } }, {})).map(formatProblem)).toEqual([
-      '$.nodes.sub.map: BAD_SUBGRAPH: each item of "items" is string, and the sub-workflow child\'s "item", which receives it, takes integer: the child run\'s input would be refused at run time',
-    ]);
-    // Other nodes read the item as ctx.item: `as` would name nothing.
-    const action = { name: "a", state: { items: { type: "array" } }, start: "x", nodes: { x: { action: "tasks.noop", map: { over: "items", as: "it" }, next: "END" } } };
-    expect(problemsOf(action).map(formatProblem)).toEqual([
-      "$.nodes.x.map.as: INVALID_FIELD: `map.as` names the sub-workflow's state key that receives each item: only a subgraph node has it (other nodes read the item as ctx.item)",
-    ]);
-  });
-
-  it("checks that the types of keys a sub-workflow maps can match", () => {
-    const child = { name: "child", state: { n: { type: "integer", default: 0 }, x: { type: "number", default: 0 } }, start: "x", nodes: { x: { action: "tasks.noop", next: "END" } } };
-    const parent = (state: Record<string, unknown>, sub: Record<string, unknown> = {}) => ({
-      name: "parent",
-      state,
-      start: "sub",
-      nodes: { sub: { kind: "subgraph", workflow: child, next: "END", ...sub } },
-    });
-    const check = (doc: unknown) => problemsOf(doc).map(formatProblem);
-    // Shared by name: said once, for the way in.
-    expect(check(parent({ n: { type: "string", default: "" } }))).toEqual([
-      '$.nodes.sub.workflow: BAD_SUBGRAPH: state key "n" holds string, and the sub-workflow child\'s "n" (by name, as `input` is not given) takes integer: the child run\'s input would be refused at run time',
-    ]);
-    expect(check(parent({ s: { type: "string", default: "" }, m: { type: "integer", default: 0 } }, { input: { n: "s" }, output: { s: "n" } }))).toEqual([
-      '$.nodes.sub.input.n: BAD_SUBGRAPH: state key "s" holds string, and the sub-workflow child\'s "n" takes integer: the child run\'s input would be refused at run time',
-      '$.nodes.sub.output.s: BAD_SUBGRAPH: the sub-workflow child\'s "n" holds integer, and state key "s" takes string: the node\'s update of the parent would be refused at run time',
-    ]);
-    // An integer is a number; a number is an integer only when whole (a warning); no type takes anything.
-    expect(check(parent({ m: { type: "integer", default: 0 }, f: { type: "number", default: 0 }, any: { default: 0 } }, { input: { x: "m", n: "any" }, output: { m: "x", f: "n" } }))).toEqual([
-      '$.nodes.sub.output.m: BAD_SUBGRAPH (warning): the sub-workflow child\'s "x" holds number, and state key "m" takes integer: a number that is not whole would be refused by the node\'s update of the parent at run time',
-    ]);
-    expect(check(parent({ n: { type: "number", default: 0 } }))).toEqual([
-      '$.nodes.sub.workflow: BAD_SUBGRAPH (warning): state key "n" holds number, and the sub-workflow child\'s "n" (by name, as `input` is not given) takes integer: a number that is not whole would be refused by the child run\'s input at run time',
-    ]);
-    expect(check(parent({ n: { type: ["integer", "null"], default: null } }, { output: {} }))).toEqual([
-      '$.nodes.sub.workflow: BAD_SUBGRAPH (warning): state key "n" holds integer|null, and the sub-workflow child\'s "n" (by name, as `input` is not given) takes integer: a null would be refused by the child run\'s input at run time',
-    ]);
   });
 });
 
