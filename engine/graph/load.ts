@@ -10,6 +10,7 @@ import { ProblemList, formatProblem, formatProblemIn, type Problem } from "./pro
 import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
 import { TreeNames, placeOf, shownPath, type Place } from "./tree-names.js";
 import { missingAction } from "./actions.js";
+import { jsonPath } from "../state/schema.js";
 
 export interface CheckFileOptions {
   /** When given, actions it lacks are UNKNOWN_ACTION problems (and tools it lacks, UNKNOWN_TOOL). */
@@ -46,6 +47,8 @@ interface Where {
   file?: string;
   /** The document's path in that file: [] for the file's own workflow, else an inline sub-workflow's. */
   prefix: (string | number)[];
+  /** The definitions of nodes written twice in that file that a later one replaced, of any of its workflows. */
+  lost?: readonly LostDefinition[];
 }
 
 /** A document's check, with each workflow of its tree (itself when valid, and its sub-workflows) by version. */
@@ -57,12 +60,12 @@ function checkText(text: string, options: CheckFileOptions, where: Where): Check
   const problems = new ProblemList();
   const parsed = parseWorkflowText(text, problems);
   if (parsed === undefined) return { problems: problems.items, children: new Map(), places: new Map() };
-  const result = checkValue(parsed.value, options, where, problems, parsed.lostNodes);
+  const result = checkValue(parsed.value, options, { ...where, lost: parsed.lostNodes }, problems);
   locateProblems(text, problems);
   return result;
 }
 
-function checkValue(value: unknown, options: CheckFileOptions, where: Where, problems = new ProblemList(), lostNodes: LostDefinition[] = []): CheckedTree {
+function checkValue(value: unknown, options: CheckFileOptions, where: Where, problems = new ProblemList()): CheckedTree {
   const children = new Map<string, CheckedChild>();
   const self = placeOf(where);
   const names = new TreeNames(isPlainObject(value) ? value.name : undefined, self);
@@ -71,7 +74,7 @@ function checkValue(value: unknown, options: CheckFileOptions, where: Where, pro
     {
       ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
-      lostNodes,
+      lostNodes: (where.lost ?? []).filter((l) => jsonPath(l.workflow) === jsonPath(where.prefix)),
       resolveChild: (ref, path, list) => {
         const child = loadChild(ref, options, where, path, list);
         if (!child?.definition) return undefined;

@@ -162,4 +162,24 @@ describe("sub-workflow validation", () => {
       'outer.json:14:13: $.nodes.sub.workflow.nodes.x.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: x)',
     ]);
   });
+
+  it("reports a node written twice in an inline sub-workflow as at the top level, and checks both definitions", () => {
+    const text = [
+      "{",
+      '  "name": "outer",',
+      '  "start": "sub",',
+      '  "nodes": {',
+      '    "sub": { "kind": "subgraph", "next": "END", "workflow": {',
+      '      "name": "inner", "start": "x", "nodes": {',
+      '        "x": { "action": "tasks.noop", "next": "END", "retry": { "backoffMs": 100, "maxBackoffMs": 10 } },',
+      '        "x": { "action": "tasks.noop", "next": "END" }',
+      "      } } }",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("outer.json", p))).toEqual([
+      'outer.json:8:9: $.nodes.sub.workflow.nodes.x: DUPLICATE_NODE: node "x" is defined twice (again at line 8, column 9)',
+      "outer.json:7:84: $.nodes.sub.workflow.nodes.x.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
+    ]);
+  });
 });
