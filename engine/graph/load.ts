@@ -123,10 +123,13 @@ function loadChild(
   }
   const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, file], file, prefix: [] });
   const errors = result.problems.filter((p) => p.severity === "error");
-  for (const p of errors) {
+  for (const p of result.problems) {
+    const quoted = `in sub-workflow ${formatProblemIn(shownPath(file), p)}`;
+    // A warning keeps its code: it does not make the sub-workflow bad.
+    if (p.severity === "warning") problems.warning(path, p.code, quoted);
     // A cycle is said once, whole, rather than wrapped once per file it goes through.
-    if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
-    else problems.error(path, "BAD_SUBGRAPH", `in sub-workflow ${formatProblemIn(shownPath(file), p)}`);
+    else if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
+    else problems.error(path, "BAD_SUBGRAPH", quoted);
   }
   return errors.length === 0 ? result : undefined;
 }
