@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { WorkflowError, fileProblem } from "../errors.js";
 import { readTextFile } from "../text-file.js";
@@ -28,7 +29,7 @@ export interface CheckFileOptions {
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
   const file = options.file !== undefined ? resolve(options.file) : undefined;
   try {
-    const { places: _, ...result } = checkText(text, options, { stack: file ? [file] : [], ...(file ? { file } : {}), prefix: [] });
+    const { places: _, ...result } = checkText(text, options, { stack: file ? [realFile(file)] : [], ...(file ? { file } : {}), prefix: [] });
     return result;
   } catch (error) {
     // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
@@ -41,7 +42,7 @@ export function checkWorkflowText(text: string, options: CheckFileOptions = {}):
 
 /** Where a document being checked is. */
 interface Where {
-  /** The files being checked, outermost first: a sub-workflow that leads back to one is a cycle. */
+  /** The files being checked (symbolic links resolved), outermost first: a sub-workflow that leads back to one is a cycle. */
   stack: string[];
   /** The file the document is in (resolved), when it was read from one. */
   file?: string;
@@ -109,8 +110,9 @@ function loadChild(
     return own.hasErrors ? undefined : result;
   }
   const file = resolve(options.baseDir ?? process.cwd(), ref);
-  if (where.stack.includes(file)) {
-    const cycle = [...where.stack.slice(where.stack.indexOf(file)), file].map(shownPath);
+  const real = realFile(file);
+  if (where.stack.includes(real)) {
+    const cycle = [...where.stack.slice(where.stack.indexOf(real)), real].map(shownPath);
     problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
     return undefined;
   }
@@ -121,7 +123,7 @@ function loadChild(
     problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${shownPath(file)}: ${fileProblem(error)}`);
     return undefined;
   }
-  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, file], file, prefix: [] });
+  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, real], file, prefix: [] });
   const errors = result.problems.filter((p) => p.severity === "error");
   for (const p of result.problems) {
     const quoted = `in sub-workflow ${formatProblemIn(shownPath(file), p)}`;
@@ -132,6 +134,18 @@ function loadChild(
     else problems.error(path, "BAD_SUBGRAPH", quoted);
   }
   return errors.length === 0 ? result : undefined;
+}
+
+/**
+ * A file with symbolic links resolved, by which two paths are one file (a link to a file it is
+ * reached from is a cycle); as given when it cannot be (reading it then says why).
+ */
+function realFile(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 /** Loads and compiles a JSON workflow file, binding its actions; throws a WorkflowError listing every problem. */
