@@ -7,7 +7,7 @@ import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
-import { ProblemList, formatProblem, formatProblemIn, type Problem } from "./problems.js";
+import { ProblemList, formatProblem, formatProblemIn, moreProblems, type Problem } from "./problems.js";
 import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
 import { TreeNames, placeOf, shownPath, type Place } from "./tree-names.js";
 import { missingAction } from "./actions.js";
@@ -218,7 +218,7 @@ export function compileWithChildren(
 function invalid(label: string, errors: Problem[], file?: string): WorkflowError {
   const first = errors[0];
   const summary = first ? (file !== undefined ? formatProblemIn(file, first) : formatProblem(first)) : "it has no definition";
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problems)` : "";
+  const more = moreProblems(errors.length, [...(file !== undefined ? [`pitwall validate ${file}`] : []), "the WorkflowError's problems"]);
   return new WorkflowError(`${label} is invalid: ${summary}${more}`, errors);
 }
 
