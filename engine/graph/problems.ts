@@ -21,6 +21,7 @@ export const PROBLEM_CODES = [
   "JOIN_MAY_STICK",
   "BAD_SUBGRAPH",
   "UNKNOWN_TOOL",
+  "WAIT_IN_PAST",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
