@@ -11,11 +11,12 @@ import { outlastingSubscription, type OutageListener } from "./store-outage.js";
 export type CheckpointRef = string | number;
 
 /** A checkpoint by id, or by its number within the run. */
-export async function findCheckpoint(store: Store, runId: string, ref: CheckpointRef): Promise<CheckpointRecord> {
+export async function findCheckpoint(store: Store, runId: string, ref: CheckpointRef, options: { ofAnyRun?: boolean } = {}): Promise<CheckpointRecord> {
   const text = String(ref);
   const id = /^\d+$/.test(text) ? `${runId}:${text}` : text;
   const found = await store.getCheckpoint(id);
-  if (!found || found.runId !== runId) throw new NotFoundError("checkpoint", `${text} of run ${runId}`);
+  // `ofAnyRun`: a checkpoint named by its whole id may be another run's (a fork's source, to compare with).
+  if (!found || (found.runId !== runId && !(options.ofAnyRun && id === text))) throw new NotFoundError("checkpoint", `${text} of run ${runId}`);
   return found;
 }
 
@@ -34,12 +35,13 @@ export async function diffCheckpoints(store: Store, from: CheckpointPlace | null
  * parent to `a`.
  */
 export async function checkpointDiff(store: Store, runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
-  const first = await findCheckpoint(store, runId, a);
+  const first = await findCheckpoint(store, runId, a, { ofAnyRun: b !== undefined });
   if (b === undefined) {
     const parent = first.parentId ? ((await store.getCheckpoint(first.parentId)) ?? null) : null;
     return { from: parent, to: first, diff: await diffCheckpoints(store, parent, first) };
   }
-  const second = await findCheckpoint(store, runId, b);
+  // The other may be another run's, named by its id: a fork compared with its source, say.
+  const second = await findCheckpoint(store, runId, b, { ofAnyRun: true });
   return { from: first, to: second, diff: await diffCheckpoints(store, first, second) };
 }
 

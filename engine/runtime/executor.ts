@@ -147,7 +147,7 @@ export class RunExecutor {
       // running, as the sender would have on the run nobody held: applied before recovery, which
       // would run them again, and then find nothing running to kill.
       const kills = recovered ? waiting.filter((command) => command.type === "kill") : [];
-      for (const kill of kills) await this.commands.apply(kill, takenFrom ?? "");
+      for (const kill of kills) if (await this.commands.pending(kill)) await this.commands.apply(kill, takenFrom ?? "");
       // Handed over first: a run paused as poison at once answers them as it lets go.
       for (const command of waiting) if (!kills.includes(command)) this.command(command);
       if (this.rs.run.status === "running" && takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) await this.committer.commit();

@@ -113,6 +113,9 @@ describe("operator commands on live runs, across processes", () => {
     const forkDiff = (await cli.run(["diff", fork.runId, "0"])).stdout.split("\n");
     expect(forkDiff[0]).toMatch(new RegExp(`^run ${fork.runId}: checkpoint ${runId}:2 \\(loop, step \\d+, worker:\\S+\\) → 0 \\(fork, step \\d+, operator:\\S+\\)$`));
     expect(forkDiff[1]).toMatch(/^~ \$\.objective: "Write a short market brief.* → "Cargo bikes in Lisbon"$/);
+    // Or with any checkpoint of another run, named by its whole id; a number is the run's own.
+    expect((await cli.run(["diff", fork.runId, `${runId}:2`, "0"])).stdout.split("\n")).toEqual(forkDiff);
+    expect((await cli.run(["diff", fork.runId, "0", `${runId}:2`])).stdout).toMatch(/^run \S+: checkpoint 0 \(fork, .*\) → run-\S+:2 \(loop, /);
     await cli.run(["worker", "--once", "--actions", actionsOf("task-queue")]);
     const forked = await cli.json<Shown>(["show", fork.runId]);
     expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId, checkpointId: `${runId}:2` } });
