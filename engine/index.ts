@@ -38,7 +38,7 @@ export { ModelError, type ModelErrorCode } from "./llm/errors.js";
 export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValue } from "./graph/load.js";
 export { parseJsonText } from "./graph/parse-json.js";
 export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
-export { formatProblem, formatProblemIn, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
+export { formatProblem, formatProblemIn, moreProblems, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
 export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
 export { renderMermaid, renderDot } from "./graph/render-formats.js";
 export { inlineSubWorkflows } from "./graph/inline.js";

@@ -39,6 +39,10 @@ export function checkNodeFields(node: NodeDefinition, raw: Record<string, unknow
   for (const [key, targets] of Object.entries(node.routes ?? {})) checkTargetList(targets, [...path, "routes", key], problems);
   repeatedEntries(node.waitFor, [...path, "waitFor"], problems, "waiting for it once is the same");
   checkBackoff(raw, path, problems);
+  // Valid as written, but likely a date copied from an example or a year mistyped: the run would not wait.
+  if (node.kind === "wait" && node.until !== undefined && Date.parse(node.until) <= Date.now()) {
+    problems.warning([...path, "until"], "WAIT_IN_PAST", `\`until\` ${node.until} is in the past: the wait ends at once`);
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { WorkflowError, fileProblem } from "../errors.js";
 import { readTextFile } from "../text-file.js";
@@ -6,10 +7,11 @@ import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
-import { ProblemList, formatProblem, formatProblemIn, type Problem } from "./problems.js";
+import { ProblemList, formatProblem, formatProblemIn, moreProblems, type Problem } from "./problems.js";
 import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
 import { TreeNames, placeOf, shownPath, type Place } from "./tree-names.js";
 import { missingAction } from "./actions.js";
+import { jsonPath } from "../state/schema.js";
 
 export interface CheckFileOptions {
   /** When given, actions it lacks are UNKNOWN_ACTION problems (and tools it lacks, UNKNOWN_TOOL). */
@@ -27,7 +29,7 @@ export interface CheckFileOptions {
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
   const file = options.file !== undefined ? resolve(options.file) : undefined;
   try {
-    const { places: _, ...result } = checkText(text, options, { stack: file ? [file] : [], ...(file ? { file } : {}), prefix: [] });
+    const { places: _, ...result } = checkText(text, options, { stack: file ? [realFile(file)] : [], ...(file ? { file } : {}), prefix: [] });
     return result;
   } catch (error) {
     // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
@@ -40,12 +42,14 @@ export function checkWorkflowText(text: string, options: CheckFileOptions = {}):
 
 /** Where a document being checked is. */
 interface Where {
-  /** The files being checked, outermost first: a sub-workflow that leads back to one is a cycle. */
+  /** The files being checked (symbolic links resolved), outermost first: a sub-workflow that leads back to one is a cycle. */
   stack: string[];
   /** The file the document is in (resolved), when it was read from one. */
   file?: string;
   /** The document's path in that file: [] for the file's own workflow, else an inline sub-workflow's. */
   prefix: (string | number)[];
+  /** The definitions of nodes written twice in that file that a later one replaced, of any of its workflows. */
+  lost?: readonly LostDefinition[];
 }
 
 /** A document's check, with each workflow of its tree (itself when valid, and its sub-workflows) by version. */
@@ -57,12 +61,12 @@ function checkText(text: string, options: CheckFileOptions, where: Where): Check
   const problems = new ProblemList();
   const parsed = parseWorkflowText(text, problems);
   if (parsed === undefined) return { problems: problems.items, children: new Map(), places: new Map() };
-  const result = checkValue(parsed.value, options, where, problems, parsed.lostNodes);
+  const result = checkValue(parsed.value, options, { ...where, lost: parsed.lostNodes }, problems);
   locateProblems(text, problems);
   return result;
 }
 
-function checkValue(value: unknown, options: CheckFileOptions, where: Where, problems = new ProblemList(), lostNodes: LostDefinition[] = []): CheckedTree {
+function checkValue(value: unknown, options: CheckFileOptions, where: Where, problems = new ProblemList()): CheckedTree {
   const children = new Map<string, CheckedChild>();
   const self = placeOf(where);
   const names = new TreeNames(isPlainObject(value) ? value.name : undefined, self);
@@ -71,7 +75,7 @@ function checkValue(value: unknown, options: CheckFileOptions, where: Where, pro
     {
       ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
-      lostNodes,
+      lostNodes: (where.lost ?? []).filter((l) => jsonPath(l.workflow) === jsonPath(where.prefix)),
       resolveChild: (ref, path, list) => {
         const child = loadChild(ref, options, where, path, list);
         if (!child?.definition) return undefined;
@@ -106,8 +110,9 @@ function loadChild(
     return own.hasErrors ? undefined : result;
   }
   const file = resolve(options.baseDir ?? process.cwd(), ref);
-  if (where.stack.includes(file)) {
-    const cycle = [...where.stack.slice(where.stack.indexOf(file)), file].map(shownPath);
+  const real = realFile(file);
+  if (where.stack.includes(real)) {
+    const cycle = [...where.stack.slice(where.stack.indexOf(real)), real].map(shownPath);
     problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
     return undefined;
   }
@@ -118,14 +123,29 @@ function loadChild(
     problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${shownPath(file)}: ${fileProblem(error)}`);
     return undefined;
   }
-  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, file], file, prefix: [] });
+  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, real], file, prefix: [] });
   const errors = result.problems.filter((p) => p.severity === "error");
-  for (const p of errors) {
+  for (const p of result.problems) {
+    const quoted = `in sub-workflow ${formatProblemIn(shownPath(file), p)}`;
+    // A warning keeps its code: it does not make the sub-workflow bad.
+    if (p.severity === "warning") problems.warning(path, p.code, quoted);
     // A cycle is said once, whole, rather than wrapped once per file it goes through.
-    if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
-    else problems.error(path, "BAD_SUBGRAPH", `in sub-workflow ${formatProblemIn(shownPath(file), p)}`);
+    else if (p.code === "BAD_SUBGRAPH" && p.message.startsWith(CYCLE)) problems.error(path, "BAD_SUBGRAPH", p.message);
+    else problems.error(path, "BAD_SUBGRAPH", quoted);
   }
   return errors.length === 0 ? result : undefined;
+}
+
+/**
+ * A file with symbolic links resolved, by which two paths are one file (a link to a file it is
+ * reached from is a cycle); as given when it cannot be (reading it then says why).
+ */
+function realFile(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 /** Loads and compiles a JSON workflow file, binding its actions; throws a WorkflowError listing every problem. */
@@ -198,7 +218,7 @@ export function compileWithChildren(
 function invalid(label: string, errors: Problem[], file?: string): WorkflowError {
   const first = errors[0];
   const summary = first ? (file !== undefined ? formatProblemIn(file, first) : formatProblem(first)) : "it has no definition";
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problems)` : "";
+  const more = moreProblems(errors.length, [...(file !== undefined ? [`pitwall validate ${file}`] : []), "the WorkflowError's problems"]);
   return new WorkflowError(`${label} is invalid: ${summary}${more}`, errors);
 }
 

@@ -37,6 +37,8 @@ export function parseJsonText(
 
 /** A node's definition that a later key of the same name replaced, `occurrence` counting from 0 as written. */
 export interface LostDefinition {
+  /** The path in the file of the workflow the node is in: [] for the file's own, else an inline sub-workflow's. */
+  workflow: (string | number)[];
   name: string;
   definition: unknown;
   occurrence: number;
@@ -58,17 +60,41 @@ export function parseWorkflowText(text: string, problems: ProblemList): { value:
   return { value: parsed.value, lostNodes: nodeWrittenTwice ? lostNodes(text) : [] };
 }
 
-/** The definitions of nodes written more than once that JSON.parse dropped for the last. */
+/**
+ * The definitions of nodes written more than once that JSON.parse dropped for the last, in the
+ * file's workflow and in the inline sub-workflows of the nodes it keeps.
+ */
 function lostNodes(text: string): LostDefinition[] {
-  const nodes = parseTree(text)?.children?.findLast((p) => p.children?.[0]?.value === "nodes")?.children?.[1];
-  const written = new Map<string, Node[]>();
-  for (const property of nodes?.type === "object" ? (nodes.children ?? []) : []) {
-    const [key, value] = property.children ?? [];
-    if (typeof key?.value === "string" && value) written.set(key.value, [...(written.get(key.value) ?? []), value]);
+  const out: LostDefinition[] = [];
+  const collect = (doc: Node | undefined, workflow: (string | number)[]) => {
+    const nodes = lastValue(doc, "nodes");
+    const written = new Map<string, Node[]>();
+    for (const property of nodes?.type === "object" ? (nodes.children ?? []) : []) {
+      const [key, value] = property.children ?? [];
+      if (typeof key?.value === "string" && value) written.set(key.value, [...(written.get(key.value) ?? []), value]);
+    }
+    for (const [name, values] of written) {
+      values.slice(0, -1).forEach((v, occurrence) => out.push({ workflow, name, occurrence, definition: JSON.parse(text.slice(v.offset, v.offset + v.length)) as unknown }));
+      const inline = lastValue(values.at(-1), "workflow");
+      if (inline?.type === "object") collect(inline, [...workflow, "nodes", name, "workflow"]);
+    }
+  };
+  collect(parseTree(text), []);
+  return out;
+}
+
+/** The value of an object's last property of that name (the one JSON keeps). */
+function lastValue(object: Node | undefined, key: string): Node | undefined {
+  return object?.type === "object" ? object.children?.findLast((p) => p.children?.[0]?.value === key)?.children?.[1] : undefined;
+}
+
+/** Whether a path in a file is a workflow's node: one of the file's own, or of an inline sub-workflow (`…nodes.X.workflow.nodes.Y`). */
+function isNodePath(path: readonly (string | number)[]): boolean {
+  if (path.length < 2 || path.length % 3 !== 2 || path[path.length - 2] !== "nodes") return false;
+  for (let i = 0; i < path.length - 2; i += 3) {
+    if (path[i] !== "nodes" || path[i + 2] !== "workflow") return false;
   }
-  return [...written].flatMap(([name, values]) =>
-    values.slice(0, -1).map((v, occurrence) => ({ name, occurrence, definition: JSON.parse(text.slice(v.offset, v.offset + v.length)) as unknown })),
-  );
+  return true;
 }
 
 /** Keys the parsed value cannot hold as written: one written twice (the last wins). Whether a node's was. */
@@ -88,7 +114,7 @@ function findLostKeys(text: string, problems: ProblemList): boolean {
       if (keys.has(property)) {
         const path = [...pathSupplier(), property];
         const { line, column } = lineColumn(text, offset);
-        const isNode = path.length === 2 && path[0] === "nodes";
+        const isNode = isNodePath(path);
         const problem = problems.error(
           path,
           isNode ? "DUPLICATE_NODE" : "INVALID_FIELD",

@@ -21,6 +21,7 @@ export const PROBLEM_CODES = [
   "JOIN_MAY_STICK",
   "BAD_SUBGRAPH",
   "UNKNOWN_TOOL",
+  "WAIT_IN_PAST",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
@@ -102,4 +103,12 @@ export function formatProblem(problem: Problem): string {
 export function formatProblemIn(file: string, problem: Problem): string {
   const where = problem.line !== undefined ? `${file}:${problem.line}:${problem.column ?? 1}` : file;
   return `${where}: ${formatProblem(problem)}`;
+}
+
+/**
+ * What an invalid workflow's one-line error adds past its first problem: how many more, and where
+ * to see them all (`pitwall validate FILE`, or the error's `problems`).
+ */
+export function moreProblems(errors: number, seeThem: readonly string[]): string {
+  return errors > 1 ? ` (and ${errors - 1} more; ${seeThem.join(" or ")} list${seeThem.length === 1 ? "s" : ""} them)` : "";
 }

@@ -4,6 +4,7 @@ import {
   checkWorkflowText,
   formatProblemIn,
   loadWorkflowFile,
+  moreProblems,
   type ActionRegistry,
   type CheckedChild,
   type CompiledWorkflow,
@@ -68,8 +69,8 @@ export function compiledFile(file: string, actions: ActionRegistry): CompiledWor
   }
 }
 
-/** `wf.json is invalid: wf.json:3:5: $.nodes...: CODE: ... (and 2 more; run pitwall validate)`. */
+/** `wf.json is invalid: wf.json:3:5: $.nodes...: CODE: ... (and 2 more; pitwall validate wf.json lists them)`. */
 export function invalidFile(file: string, errors: readonly Problem[]): WorkflowError {
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more; pitwall validate ${file} lists them)` : "";
+  const more = moreProblems(errors.length, [`pitwall validate ${file}`]);
   return new WorkflowError(`${file} is invalid: ${errors[0] ? formatProblemIn(file, errors[0]) : "no definition"}${more}`, [...errors]);
 }

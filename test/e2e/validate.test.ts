@@ -183,6 +183,24 @@ describe("pitwall validate", () => {
     ]);
   });
 
+  it("shows a sub-workflow file's warnings, located in that file, and the parent stays valid", async () => {
+    mkdirSync(join(cli.dir, "deep"), { recursive: true });
+    writeFileSync(join(cli.dir, "warned-parent.json"), JSON.stringify({ name: "warned-parent", start: "k", nodes: { k: { kind: "subgraph", workflow: "./deep/warned-child.json", next: "END" } } }, null, 2));
+    writeFileSync(join(cli.dir, "deep", "warned-child.json"), JSON.stringify({ ...base(), name: "warned-child", nodes: { a: { action: "tasks.noop", routes: { YES: "b" } }, b: { action: "tasks.noop" } } }, null, 2));
+    const r = await cli.run(["validate", "warned-parent.json"]);
+    expect([r.code, r.stdout.split("\n")[0]]).toEqual([
+      0,
+      "warned-parent.json:7:7: $.nodes.k.workflow: ROUTES_WITHOUT_DEFAULT (warning): in sub-workflow deep/warned-child.json:13:7: $.nodes.a.routes: ROUTES_WITHOUT_DEFAULT (warning): routes without a `default`: a route key that matches none fails the run",
+    ]);
+    expect(r.stdout).toMatch(/warned-parent\.json: valid workflow warned-parent \(version \w+, 1 node; 1 warning\)\n$/);
+  });
+
+  it("warns of a wait whose `until` is already past", async () => {
+    writeFileSync(join(cli.dir, "past.json"), JSON.stringify({ ...base(), nodes: { a: { kind: "wait", until: "2020-01-01T09:00:00Z", next: "END" } } }, null, 2));
+    const r = await cli.run(["validate", "past.json", "--strict"]);
+    expect([r.code, r.stdout.split("\n")[0]]).toEqual([2, "past.json:13:7: $.nodes.a.until: WAIT_IN_PAST (warning): `until` 2020-01-01T09:00:00Z is in the past: the wait ends at once"]);
+  });
+
   it("run and start with actions name a workflow's first error, and the validate command that lists the rest", async () => {
     const file = join(cli.dir, "three-errors.json");
     writeFileSync(file, JSON.stringify({ ...base(), start: "nope", nodes: { a: { action: "tasks.nope", next: "nowhere" } } }, null, 2));

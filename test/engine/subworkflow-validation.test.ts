@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -29,6 +29,15 @@ describe("sub-workflow validation", () => {
     const check = (f: string) => checkWorkflowText(readFileSync(join(dir, f), "utf8"), { actions, baseDir: dir, file: join(dir, f) }).problems.map(formatProblem);
     expect(check("a.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("a.json")} → ${at("b.json")} → ${at("a.json")}`]);
     expect(check("self.json")).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${at("self.json")} → ${at("self.json")}`]);
+  });
+
+  it("names a cycle through a symbolic link to a file as a cycle", () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "pitwall-link-")));
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "self.json"), JSON.stringify({ name: "self", start: "x", nodes: { x: { kind: "subgraph", workflow: "./sub/link.json", next: "END" } } }));
+    symlinkSync("../self.json", join(dir, "sub", "link.json"));
+    const problems = checkWorkflowText(readFileSync(join(dir, "self.json"), "utf8"), { actions, baseDir: dir, file: join(dir, "self.json") }).problems;
+    expect(problems.map(formatProblem)).toEqual([`$.nodes.x.workflow: BAD_SUBGRAPH: sub-workflows include each other: ${join(dir, "self.json")} → ${join(dir, "self.json")}`]);
   });
 
   it("checks a sub-workflow's input and output mappings against both states", () => {
@@ -160,6 +169,26 @@ describe("sub-workflow validation", () => {
     expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("outer.json", p))).toEqual([
       'outer.json:13:13: $.nodes.sub.workflow.nodes.x.action: UNKNOWN_ACTION: action "tasks.gone" is not exported by the actions module (did you mean "tasks.join"?)',
       'outer.json:14:13: $.nodes.sub.workflow.nodes.x.next: UNKNOWN_TARGET: "nowhere" is not a node (nor END) (nodes: x)',
+    ]);
+  });
+
+  it("reports a node written twice in an inline sub-workflow as at the top level, and checks both definitions", () => {
+    const text = [
+      "{",
+      '  "name": "outer",',
+      '  "start": "sub",',
+      '  "nodes": {',
+      '    "sub": { "kind": "subgraph", "next": "END", "workflow": {',
+      '      "name": "inner", "start": "x", "nodes": {',
+      '        "x": { "action": "tasks.noop", "next": "END", "retry": { "backoffMs": 100, "maxBackoffMs": 10 } },',
+      '        "x": { "action": "tasks.noop", "next": "END" }',
+      "      } } }",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("outer.json", p))).toEqual([
+      'outer.json:8:9: $.nodes.sub.workflow.nodes.x: DUPLICATE_NODE: node "x" is defined twice (again at line 8, column 9)',
+      "outer.json:7:84: $.nodes.sub.workflow.nodes.x.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
     ]);
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
@@ -6,6 +9,7 @@ import {
   checkWorkflowText,
   formatProblem,
   formatProblemIn,
+  loadWorkflowFile,
   loadWorkflowText,
   loadWorkflowValue,
   renderGraph,
@@ -172,6 +176,14 @@ describe("workflow validation", () => {
       'twice.json:8:5: $.nodes.lone: UNREACHABLE_NODE: no path from "a" reaches "lone"',
       'twice.json:5:55: $.nodes.a.next[2]: INVALID_FIELD: "b" is listed more than once: a node runs once per step however often it is listed (`map: { over }` runs it once per item)',
     ]);
+  });
+
+  it("loadWorkflowFile's error names its first problem, and how to see them all", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "pitwall-load-")), "three.json");
+    writeFileSync(file, JSON.stringify({ name: "three", start: "nope", nodes: { a: { action: "tasks.nope", next: "nowhere" } } }));
+    expect(() => loadWorkflowFile(file, actions)).toThrow(
+      `${file} is invalid: ${file}:1:46: $.nodes.a.action: UNKNOWN_ACTION: action "tasks.nope" is not exported by the actions module (did you mean "tasks.noop"?) (and 2 more; pitwall validate ${file} or the WorkflowError's problems list them)`,
+    );
   });
 
   it("says an integer key expects an integer when given what is no number at all", () => {
