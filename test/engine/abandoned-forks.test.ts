@@ -47,10 +47,14 @@ describe.each(storeFactories)("forks their recorders left unanswered: $name", (f
   const h = engineHarness(factory);
 
   it("a worker refuses a fork whose recorder stopped before making the run, and says so", async () => {
-    const engine = await h.engine([wf]);
-    const source = await (await engine.start(wf, {})).wait();
+    const runner = await h.engine([wf]);
+    const source = await (await runner.start(wf, {})).wait();
+    await runner.close();
     const pid = endedPid();
-    const command = await recordedFork(engine.store, source.id, { host: hostname(), pid });
+    const command = await recordedFork(runner.store, source.id, { host: hostname(), pid });
+    // Its worker's first look for abandoned forks comes 2 s after it starts, so after the fork was
+    // recorded however slow this machine is (the next one would come 30 s later).
+    const engine = await h.engine([wf], { store: runner.store });
 
     const answered = await until(async () => {
       const now = await engine.store.getCommand(command.id);
