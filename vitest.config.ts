@@ -1,6 +1,5 @@
 import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
-import SlowFirst from "./test/support/sequencer.js";
 
 export default defineConfig({
   // `import ... from "pitwall"` (the example workflows' actions modules) gets the sources under
@@ -18,6 +17,5 @@ export default defineConfig({
     maxWorkers: 2,
     // Builds dist/ when stale, so the CLI tests' child processes start fast.
     globalSetup: ["test/support/build.ts"],
-    sequence: { sequencer: SlowFirst },
   },
 });
