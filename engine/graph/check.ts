@@ -30,11 +30,10 @@ export interface CheckOptions {
   resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList) => CheckedChild | undefined;
   /** Reducers given as functions in code; canonically recorded as `custom`. */
   customReducers?: ReadonlySet<string>;
-  /** Node names the code builder saw more than once. */
-  duplicateNodes?: readonly string[];
   /**
    * The definitions of nodes a document names more than once that a later one replaced (a JSON
-   * key written twice: JSON keeps the last), `occurrence` counting from 0 in the order written.
+   * key written twice: JSON keeps the last; a node the builder was given twice), `occurrence`
+   * counting from 0 in the order written.
    * Each is checked too, and its edges count for reachability, since which one was meant is unknown.
    */
   lostNodes?: readonly LostDefinition[];
@@ -62,9 +61,6 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   if (!isPlainObject(value)) {
     problems.error([], "INVALID_FIELD", "a workflow must be a JSON object");
     return { problems: problems.items, children };
-  }
-  for (const name of options.duplicateNodes ?? []) {
-    problems.error(["nodes", name], "DUPLICATE_NODE", `node "${name}" is defined twice`);
   }
   const allowed = new Set(["$schema", "name", "description", "state", "start", "nodes", "limits", "interruptBefore", "interruptAfter"]);
   for (const key of Object.keys(value)) {
