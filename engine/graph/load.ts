@@ -29,7 +29,7 @@ export interface CheckFileOptions {
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
   const file = options.file !== undefined ? resolve(options.file) : undefined;
   try {
-    const { places: _, ...result } = checkText(text, options, { stack: file ? [realFile(file)] : [], ...(file ? { file } : {}), prefix: [] });
+    const { places: _, ...result } = checkText(text, options, { stack: file ? [realFile(file)] : [], ...(file ? { file } : {}), prefix: [], files: new Map() });
     return result;
   } catch (error) {
     // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
@@ -50,6 +50,11 @@ interface Where {
   prefix: (string | number)[];
   /** The definitions of nodes written twice in that file that a later one replaced, of any of its workflows. */
   lost?: readonly LostDefinition[];
+  /**
+   * The sub-workflow files of the tree checked so far, by path as resolved (undefined: invalid):
+   * a file used again, anywhere in the tree, is that one workflow, whose problems were said at its first use.
+   */
+  files: Map<string, CheckedTree | undefined>;
 }
 
 /** A document's check, with each workflow of its tree (itself when valid, and its sub-workflows) by version. */
@@ -116,6 +121,14 @@ function loadChild(
     problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
     return undefined;
   }
+  if (where.files.has(file)) return where.files.get(file);
+  const tree = checkFile(file, options, where, path, problems);
+  where.files.set(file, tree);
+  return tree;
+}
+
+/** A sub-workflow file's first use in the tree: its check, its problems said at the node that uses it. */
+function checkFile(file: string, options: CheckFileOptions, where: Where, path: (string | number)[], problems: ProblemList): CheckedTree | undefined {
   let text: string;
   try {
     text = readTextFile(file);
@@ -123,7 +136,7 @@ function loadChild(
     problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${shownPath(file)}: ${fileProblem(error)}`);
     return undefined;
   }
-  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, real], file, prefix: [] });
+  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, realFile(file)], file, prefix: [], files: where.files });
   const errors = result.problems.filter((p) => p.severity === "error");
   for (const p of result.problems) {
     const quoted = `in sub-workflow ${formatProblemIn(shownPath(file), p)}`;
@@ -170,7 +183,7 @@ export function loadWorkflowText(
 
 /** Compiles a workflow given as a parsed JSON value (e.g. built by a program). */
 export function loadWorkflowValue(value: unknown, actions: ActionRegistry, options: { baseDir?: string } = {}): CompiledWorkflow {
-  return compileChecked(checkValue(value, { actions, ...options }, { stack: [], prefix: [] }), actions, "workflow");
+  return compileChecked(checkValue(value, { actions, ...options }, { stack: [], prefix: [], files: new Map() }), actions, "workflow");
 }
 
 function compileChecked(result: CheckResult, actions: ActionRegistry, label: string, file?: string): CompiledWorkflow {
