@@ -8,6 +8,7 @@ import { checkState } from "./check-state.js";
 import { checkGraph, type LostNode } from "./check-graph.js";
 import type { LostDefinition } from "./parse-json.js";
 import { checkSubgraphMappings } from "./check-subgraph.js";
+import { checkMappedWrites } from "./check-mapped-writes.js";
 import { checkBackoff, checkNodeFields, checkSchemaContradictions, repeatedEntries } from "./check-fields.js";
 import { isPlainObject } from "../state/ops.js";
 import { fieldsAt, nodeHint, unknownField } from "./field-hints.js";
@@ -95,6 +96,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken, lost);
   for (const l of lost) problems.adopt(l.problems, { occurrence: l.occurrence, only: (path) => path[0] === "nodes" && path[1] === l.name });
   if (nodes && state) checkSubgraphMappings(nodes, state, children, problems);
+  if (nodes && state) checkMappedWrites(nodes, state, children, problems);
   if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
 
   const definition: WorkflowDefinition = {
