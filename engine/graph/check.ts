@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
-import { ProblemList, type Problem } from "./problems.js";
+import { ProblemList, type Occurrences, type Problem } from "./problems.js";
 import { REPORTED, describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
 import { keyValidator } from "../state/schema.js";
@@ -27,8 +27,11 @@ export interface CheckOptions {
   missingAction?: (name: string) => string | undefined;
   /** When given, tools not in it are reported as UNKNOWN_TOOL. */
   hasTool?: (name: string) => boolean;
-  /** Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version). */
-  resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList) => CheckedChild | undefined;
+  /**
+   * Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version);
+   * `within`, for a node's definition a later one replaced: which one (`[[1, occurrence]]`).
+   */
+  resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList, within?: Occurrences) => CheckedChild | undefined;
   /** Reducers given as functions in code; canonically recorded as `custom`. */
   customReducers?: ReadonlySet<string>;
   /**
@@ -94,7 +97,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], known, problems);
 
   if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken, lost);
-  for (const l of lost) problems.adopt(l.problems, { occurrence: l.occurrence, only: (path) => path[0] === "nodes" && path[1] === l.name });
+  for (const l of lost) problems.adopt(l.problems, { within: l.within, only: (path) => path[0] === "nodes" && path[1] === l.name });
   if (nodes && state) checkSubgraphMappings(nodes, state, children, problems);
   if (nodes && state) checkMappedWrites(nodes, state, children, problems);
   if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
@@ -135,10 +138,13 @@ function checkNodes(
  * The definitions a later one of the same name replaced, each checked on its own fields (its
  * edges are checked with the graph), its problems collected apart, to be found at its own key.
  */
-function checkLostNodes(options: CheckOptions, children: Map<string, CheckedChild>): (LostNode & { occurrence: number })[] {
+function checkLostNodes(options: CheckOptions, children: Map<string, CheckedChild>): (LostNode & { within: Occurrences })[] {
   return (options.lostNodes ?? []).map(({ name, definition, occurrence }) => {
     const own = new ProblemList();
-    return { name, node: checkNode(name, definition, own, options, children, new Set()), problems: own, occurrence };
+    const within: Occurrences = [[1, occurrence]];
+    // Its inline sub-workflow is another than the kept definition's, at the same path.
+    const resolveChild = options.resolveChild && ((ref: string | Record<string, unknown>, path: Path, list: ProblemList) => options.resolveChild!(ref, path, list, within));
+    return { name, node: checkNode(name, definition, own, { ...options, ...(resolveChild ? { resolveChild } : {}) }, children, new Set()), problems: own, within };
   });
 }
 

@@ -7,7 +7,7 @@ import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
-import { ProblemList, formatProblem, formatProblemIn, moreProblems, type Problem } from "./problems.js";
+import { ProblemList, formatProblem, formatProblemIn, moreProblems, type Occurrences, type Problem } from "./problems.js";
 import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
 import { TreeNames, placeOf, shownPath, type Place } from "./tree-names.js";
 import { missingAction } from "./actions.js";
@@ -48,6 +48,8 @@ interface Where {
   file?: string;
   /** The document's path in that file: [] for the file's own workflow, else an inline sub-workflow's. */
   prefix: (string | number)[];
+  /** Which definitions along that path, of nodes written more than once, the document is in (else the last). */
+  within?: Occurrences;
   /** The definitions of nodes written twice in that file that a later one replaced, of any of its workflows. */
   lost?: readonly LostDefinition[];
   /**
@@ -80,9 +82,9 @@ function checkValue(value: unknown, options: CheckFileOptions, where: Where, pro
     {
       ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
-      lostNodes: (where.lost ?? []).filter((l) => jsonPath(l.workflow) === jsonPath(where.prefix)),
-      resolveChild: (ref, path, list) => {
-        const child = loadChild(ref, options, where, path, list);
+      lostNodes: (where.lost ?? []).filter((l) => jsonPath(l.workflow) === jsonPath(where.prefix) && JSON.stringify(l.within ?? []) === JSON.stringify(where.within ?? [])),
+      resolveChild: (ref, path, list, within = []) => {
+        const child = loadChild(ref, options, where, path, list, within);
         if (!child?.definition) return undefined;
         for (const [v, c] of child.children) children.set(v, c);
         children.set(child.version!, { definition: child.definition, version: child.version! });
@@ -106,11 +108,13 @@ function loadChild(
   where: Where,
   path: (string | number)[],
   problems: ProblemList,
+  within: Occurrences,
 ): CheckedTree | undefined {
   if (isPlainObject(ref)) {
     // Part of the same file: its problems are said where they are in it, with their whole paths.
     const own = new ProblemList();
-    const result = checkValue(ref, options, { ...where, prefix: [...where.prefix, ...path] }, own);
+    const inner = [...(where.within ?? []), ...within.map(([at, n]) => [at + where.prefix.length, n] as const)];
+    const result = checkValue(ref, options, { ...where, prefix: [...where.prefix, ...path], within: inner }, own);
     problems.adopt(own, { prefix: path });
     return own.hasErrors ? undefined : result;
   }
