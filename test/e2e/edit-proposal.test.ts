@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CallView, InterruptRecord } from "../../engine/index.js";
-import { cliHarness } from "../support/cli.js";
+import { cliHarness, writeChargeTools } from "../support/cli.js";
 
 /**
  * A person in $EDITOR at a tool call's approval: logs what it was shown, saves an amount the
@@ -22,19 +22,7 @@ describe("pitwall resolve --edit at an agent's tool call", () => {
   const cli = cliHarness();
 
   it("opens the editor on the proposed arguments, checks them against the tool's parameters, and the tool runs with the edit", async () => {
-    const actions = join(cli.dir, "charge-tools.mjs");
-    writeFileSync(
-      actions,
-      `export const tools = {
-  chargeCard: {
-    description: "Charges the customer's card",
-    parameters: { type: "object", properties: { amount: { type: "number" } }, required: ["amount"] },
-    run: ({ amount }) => ({ charged: amount }),
-  },
-};
-export default {};
-`,
-    );
+    const actions = writeChargeTools(cli.dir);
     const file = join(cli.dir, "charge.json");
     writeFileSync(
       file,

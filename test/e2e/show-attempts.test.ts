@@ -2,16 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CallView, TaskRecord } from "../../engine/index.js";
-import { cliHarness } from "../support/cli.js";
-
-/** Lines of a table section of `show`, from its title to the blank line after it. */
-function section(text: string, title: string): string[] {
-  const lines = text.split("\n");
-  const start = lines.indexOf(title);
-  if (start < 0) throw new Error(`no section "${title}" in:\n${text}`);
-  const end = lines.indexOf("", start);
-  return lines.slice(start + 1, end < 0 ? undefined : end);
-}
+import { cliHarness, section } from "../support/cli.js";
 
 describe("pitwall show: how many times a node ran and a call was made", () => {
   const cli = cliHarness();
