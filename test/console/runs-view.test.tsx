@@ -51,6 +51,26 @@ describe("runs view", () => {
     expect(ui.lines().every((l) => l.length <= 45)).toBe(true);
   });
 
+  it("on a narrow header keeps the failed count and the pending badge longest; succeeded and canceled give way first", async () => {
+    fx = fixture();
+    await settle(fx.engine, "travel-planner");
+    await settle(fx.engine, "task-queue");
+    await settle(fx.engine, "failing");
+    const canceled = await fx.engine.start("travel-planner", {});
+    await canceled.wait({ timeoutMs: 10_000 });
+    await canceled.cancel("not needed");
+    await canceled.wait({ timeoutMs: 10_000 });
+    ui = await openConsole({ store: fx.store, columns: 60, rows: 20 });
+    await ui.waitFor("NOW");
+    expect(ui.lines()[0]).toMatch(/⚑ 1 pending +●0 ‖1 ✓1 ✗1 ⊘1$/);
+    await ui.resize(44, 20);
+    await ui.waitFor(() => ui!.lines()[0]!.length <= 44);
+    expect(ui.lines()[0]).toMatch(/⚑ 1 pending +‖1 ✗1 ⊘1$/);
+    await ui.resize(40, 20);
+    await ui.waitFor(() => ui!.lines()[0]!.length <= 40);
+    expect(ui.lines()[0]).toMatch(/⚑ 1 pending +‖1 ✗1$/);
+  });
+
   it("deletes the selected run that has ended after asking (enter alone keeps it); a run still going offers no delete", async () => {
     fx = fixture();
     const paused = await settle(fx.engine, "travel-planner");
