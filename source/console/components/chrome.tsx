@@ -90,7 +90,9 @@ export function statusLines(message: Message | undefined, problem: string | unde
     const wrapped = wrapLine([seg(`${glyph} `, { color: TONE[tone].color, bold: true }), seg(text, { color: TONE[tone].color })], width);
     if (wrapped.length <= max) return wrapped;
     const kept = wrapped.slice(0, max);
-    kept[max - 1] = [...fitLine(kept[max - 1]!, width - 1), seg("…", { color: TONE[tone].color })];
+    // A row cut to make room ends in fitLine's own `…`: one is enough.
+    const last = kept[max - 1]!;
+    kept[max - 1] = lineWidth(last) > width - 1 ? fitLine(last, width - 1) : [...last, seg("…", { color: TONE[tone].color })];
     return kept;
   };
   const lines = [...(message ? rows(message.tone, message.text, MESSAGE_ROWS) : []), ...(problem ? rows("error", problem, PROBLEM_ROWS, "⚠") : [])];
