@@ -4,6 +4,7 @@ import { act, useServices } from "../context.js";
 import { clean, clock } from "../text.js";
 import { MUTED } from "../theme.js";
 import { diffLines } from "../views/diff-lines.js";
+import { hasEnded } from "../run-end.js";
 import { withoutCommentLines } from "../../text/plain.js";
 
 export interface EditRequest {
@@ -111,9 +112,12 @@ function fileHeader(request: EditRequest, at: number | undefined, notice?: Notic
  * meanwhile, it says so and offers to edit again on the value as it is now.
  */
 export function useEditState(): ((request: EditRequest) => Promise<void>) | undefined {
-  const { editor, ui, operator } = useServices();
+  const { editor, ui, operator, store } = useServices();
   if (!operator) return undefined;
   return async (request) => {
+    // How the run stood before the editor opened: a run that ends while it is open closes the dialogs after it.
+    const run = request.runId === undefined ? undefined : await store.getRun(request.runId).catch(() => undefined);
+    const onRun = request.runId === undefined ? {} : { runId: request.runId, ...(run ? { runEndedAt: hasEnded(run) ? run.endedAt : null } : {}) };
     let base = request.value;
     let at = request.at;
     let body = JSON.stringify(base, null, 2);
@@ -145,7 +149,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         body: [[seg(described(request, at), { color: MUTED })], ...someOf(diffLines(diff), 6)],
         action: request.action,
         reason: "optional",
-        ...(request.runId ? { runId: request.runId } : {}),
+        ...onRun,
       });
       if (answer.closed) return;
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
@@ -168,7 +172,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         ],
         action: "Edit again",
         reason: "none",
-        ...(request.runId ? { runId: request.runId } : {}),
+        ...onRun,
       });
       if (again.closed) return;
       if (!again.ok) return ui.report({ tone: "info", text: "the state changed meanwhile; your edit was not sent" });
