@@ -335,6 +335,16 @@ describe("operator panel", () => {
     expect(lines[line - 1]).toContain('"budget": 1200 x');
   });
 
+  it("says an editor that is not installed was not found, naming where it was chosen", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openPanel(fx, { editorCommand: "pitwall-no-such-editor" });
+    await ui.press("e");
+    const frame = await ui.waitFor("was not found");
+    expect(frame.replace(/\s*\n\s*/g, " ")).toContain('editor "pitwall-no-such-editor" ($EDITOR) was not found: set $VISUAL or $EDITOR to an editor installed here; nothing sent');
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
+  });
+
   it("sends nothing when the editor is closed without saving", async () => {
     fx = fixture();
     const run = await settle(fx.engine, "travel-planner");

@@ -90,6 +90,10 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     const failed = await cli.run(["resolve", interruptId, "--edit"], editor("fail").env);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toMatch(/exited with code 1; nothing was changed\n$/);
+    const missing = await cli.run(["resolve", interruptId, "--edit"], { EDITOR: "pitwall-no-such-editor", VISUAL: "" });
+    expect(missing.code).toBe(2);
+    // After the shell's own words (the editor shares the terminal).
+    expect(missing.stderr.trimEnd().split("\n").at(-1)).toBe('pitwall resolve: editor "pitwall-no-such-editor" ($EDITOR) was not found: set $VISUAL or $EDITOR to an editor installed here; nothing was changed');
     expect(await cli.json(["checkpoints", runId])).toEqual(before);
     expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toHaveLength(1);
   });
