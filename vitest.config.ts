@@ -15,6 +15,10 @@ export default defineConfig({
     // the cores, runs one file at a time there). Tests wait for what they can observe rather than
     // for a fixed time, so that the other file's load does not make them fail.
     maxWorkers: 2,
+    // The files of one worker share its modules: each file importing the engine, Ink and zod afresh
+    // cost about 100 s of the suite's time on two cores. Tests leave no module state behind them
+    // (fake timers are put back after each test; stores, workers and servers are closed).
+    isolate: false,
     // Builds dist/ when stale, so the CLI tests' child processes start fast.
     globalSetup: ["test/support/build.ts"],
   },

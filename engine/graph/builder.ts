@@ -9,6 +9,7 @@ import type { ModelProvider } from "../llm/types.js";
 import type { ApprovalDecision, Limits, LlmNodeDefinition, MapSpec, RetryPolicyInput } from "./definition.js";
 import type { CompiledWorkflow, NodeFunction, Router } from "./model.js";
 import { ProblemList, formatProblem } from "./problems.js";
+import type { LostDefinition } from "./parse-json.js";
 
 /** Edges and execution settings shared by every node kind, as in the JSON form. */
 export interface EdgeOptions<S extends State> {
@@ -77,7 +78,8 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
   private readonly actions = new Map<string, NodeFunction>();
   private readonly routers = new Map<string, Router>();
   private readonly children = new Map<string, CompiledWorkflow>();
-  private readonly duplicates: string[] = [];
+  /** The definitions of nodes a later call of the same name replaced, as a JSON key written twice. */
+  private readonly replaced: LostDefinition[] = [];
   private first: string | undefined;
 
   constructor(
@@ -92,7 +94,7 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
   node<K extends keyof S & string = never>(name: string, fn: NodeFunction<S, W, ItemOf<S, K>>, options: NodeOptions<S> & { map?: MapOver<K> } = {}): this {
     const { action = name, ...rest } = options;
     const existing = this.actions.get(action);
-    // A node defined twice is reported with every other problem at compile (DUPLICATE_NODE).
+    // A node added twice is reported with every other problem at compile (DUPLICATE_NODE).
     if (existing && existing !== fn && !(Object.hasOwn(this.nodes, name) && action === name)) {
       throw new WorkflowError(`action name "${action}" is used for two different functions`);
     }
@@ -197,9 +199,12 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
       ...(this.options.interruptBefore ? { interruptBefore: this.options.interruptBefore } : {}),
       ...(this.options.interruptAfter ? { interruptAfter: this.options.interruptAfter } : {}),
     };
+    for (const [name, times] of this.timesAdded()) {
+      problems.error(["nodes", name], "DUPLICATE_NODE", `node "${name}" is added ${times === 2 ? "twice" : `${times} times`}: the workflow would keep only the last; give each node its own name`);
+    }
     const result = checkWorkflow(raw, {
       customReducers: new Set(reducers.keys()),
-      duplicateNodes: this.duplicates,
+      lostNodes: this.replaced,
       anySchemaKeyword: true,
       resolveChild: (ref) => {
         const child = typeof ref === "string" ? this.children.get(ref) : undefined;
@@ -224,8 +229,18 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
     }) as CompiledWorkflow<S>;
   }
 
+  /** How many times each node added more than once was. */
+  private timesAdded(): Map<string, number> {
+    const times = new Map<string, number>();
+    for (const { name } of this.replaced) times.set(name, (times.get(name) ?? 1) + 1);
+    return times;
+  }
+
   private add(name: string, body: Record<string, unknown>, options: EdgeOptions<S>): this {
-    if (Object.hasOwn(this.nodes, name)) this.duplicates.push(name);
+    if (Object.hasOwn(this.nodes, name)) {
+      const occurrence = this.replaced.filter((l) => l.name === name).length;
+      this.replaced.push({ workflow: [], name, definition: this.nodes[name], occurrence });
+    }
     this.first ??= name;
     const { route, ...edges } = options;
     if (route) this.routers.set(name, route as Router);

@@ -2,12 +2,11 @@ import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTarget
 import type { ProblemList } from "./problems.js";
 import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
-import { typeMisfit, valueTypes } from "./check-subgraph.js";
+import { typeMisfit, valueTypes, writeInto } from "./check-subgraph.js";
 import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
 import { checkRouteKeys, routeOnCovered } from "./route-keys.js";
 import { checkPathsToEnd, walk } from "./paths.js";
 import { nodeHint } from "./field-hints.js";
-import { isPlainObject } from "../state/ops.js";
 
 type Path = (string | number)[];
 
@@ -216,9 +215,8 @@ function checkModelNode(node: ModelNodeDefinition, path: Path, state: Record<str
  * of another type failed the node at run time, after its retries (`wrote an invalid update`).
  */
 function checkAnswerType(schema: JsonSchema | undefined, output: string, key: StateKeyDefinition, path: Path, problems: ProblemList): void {
-  const appended = key.reducer === "append";
-  const into: JsonSchema = appended ? (isPlainObject(key.items) ? key.items : {}) : key;
-  const where = appended ? `state key "${output}" appends ${valueTypes(into).join("|") || "anything"}` : `state key "${output}" holds ${valueTypes(into).join("|")}`;
+  const { value: answer, into, appends } = writeInto(schema ?? { type: "string" }, key);
+  const where = appends ? `state key "${output}" appends ${valueTypes(into).join("|") || "anything"}` : `state key "${output}" holds ${valueTypes(into).join("|")}`;
   if (!schema) {
     const types = valueTypes(into);
     if (types.length > 0 && !types.includes("string")) {
@@ -226,7 +224,6 @@ function checkAnswerType(schema: JsonSchema | undefined, output: string, key: St
     }
     return;
   }
-  const answer = appended && valueTypes(schema).includes("array") ? (isPlainObject(schema.items) ? schema.items : {}) : schema;
   const misfit = typeMisfit(answer, into);
   if (!misfit) return;
   const what = `${answer === schema ? "the answer is" : "the answer's items are"} ${misfit.from.join("|")} (by \`schema\`), but ${where}`;

@@ -88,9 +88,12 @@ class FitCheck {
     return this.report(path, from, to, `state key "${parentKey}" holds %from, and the sub-workflow ${this.childName}'s "${childKey}"${shared} takes %to`, "the child run's input");
   }
 
-  output(path: Path, parentKey: string, childKey: string, from: JsonSchema, to: JsonSchema, byName?: "by name"): Severity | undefined {
+  output(path: Path, parentKey: string, childKey: string, from: JsonSchema, to: StateKeyDefinition, byName?: "by name"): Severity | undefined {
     const shared = byName ? ` (${byName}, as \`output\` is not given)` : "";
-    return this.report(path, from, to, `the sub-workflow ${this.childName}'s "${childKey}" holds %from, and state key "${parentKey}"${shared} takes %to`, "the node's update of the parent");
+    const write = writeInto(from, to);
+    const whose = write.value === from ? `"${childKey}" holds` : `"${childKey}"'s items are`;
+    const takes = write.appends ? "appends" : "takes";
+    return this.report(path, write.value, write.into, `the sub-workflow ${this.childName}'s ${whose} %from, and state key "${parentKey}"${shared} ${takes} %to`, "the node's update of the parent");
   }
 
   item(path: Path, over: string, itemKey: string, from: JsonSchema, to: JsonSchema): Severity | undefined {
@@ -105,6 +108,16 @@ class FitCheck {
     else this.problems.warning(path, "BAD_SUBGRAPH", `${what}: ${misfit.which} would be refused by ${refuser} at run time`);
     return misfit.severity;
   }
+}
+
+/**
+ * What a write must fit to go into a state key: the key itself, or, when the key appends, one of
+ * its items — the value written being one item, or, when it is a list, the list's items.
+ */
+export function writeInto(value: JsonSchema, key: StateKeyDefinition): { value: JsonSchema; into: JsonSchema; appends: boolean } {
+  if (key.reducer !== "append") return { value, into: key, appends: false };
+  const items = (schema: JsonSchema): JsonSchema => (isPlainObject(schema.items) ? schema.items : {});
+  return { value: valueTypes(value).includes("array") ? items(value) : value, into: items(key), appends: true };
 }
 
 export interface TypeMisfit {

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
-import { ProblemList, type Problem } from "./problems.js";
+import { ProblemList, type Occurrences, type Problem } from "./problems.js";
 import { REPORTED, describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
 import { keyValidator } from "../state/schema.js";
@@ -8,6 +8,7 @@ import { checkState } from "./check-state.js";
 import { checkGraph, type LostNode } from "./check-graph.js";
 import type { LostDefinition } from "./parse-json.js";
 import { checkSubgraphMappings } from "./check-subgraph.js";
+import { checkMappedWrites } from "./check-mapped-writes.js";
 import { checkBackoff, checkNodeFields, checkSchemaContradictions, repeatedEntries } from "./check-fields.js";
 import { isPlainObject } from "../state/ops.js";
 import { fieldsAt, nodeHint, unknownField } from "./field-hints.js";
@@ -26,15 +27,17 @@ export interface CheckOptions {
   missingAction?: (name: string) => string | undefined;
   /** When given, tools not in it are reported as UNKNOWN_TOOL. */
   hasTool?: (name: string) => boolean;
-  /** Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version). */
-  resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList) => CheckedChild | undefined;
+  /**
+   * Resolves a subgraph node's `workflow` field (a file path, an inline definition, or a version);
+   * `within`, for a node's definition a later one replaced: which one (`[[1, occurrence]]`).
+   */
+  resolveChild?: (ref: string | Record<string, unknown>, path: Path, problems: ProblemList, within?: Occurrences) => CheckedChild | undefined;
   /** Reducers given as functions in code; canonically recorded as `custom`. */
   customReducers?: ReadonlySet<string>;
-  /** Node names the code builder saw more than once. */
-  duplicateNodes?: readonly string[];
   /**
    * The definitions of nodes a document names more than once that a later one replaced (a JSON
-   * key written twice: JSON keeps the last), `occurrence` counting from 0 in the order written.
+   * key written twice: JSON keeps the last; a node the builder was given twice), `occurrence`
+   * counting from 0 in the order written.
    * Each is checked too, and its edges count for reachability, since which one was meant is unknown.
    */
   lostNodes?: readonly LostDefinition[];
@@ -62,9 +65,6 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   if (!isPlainObject(value)) {
     problems.error([], "INVALID_FIELD", "a workflow must be a JSON object");
     return { problems: problems.items, children };
-  }
-  for (const name of options.duplicateNodes ?? []) {
-    problems.error(["nodes", name], "DUPLICATE_NODE", `node "${name}" is defined twice`);
   }
   const allowed = new Set(["$schema", "name", "description", "state", "start", "nodes", "limits", "interruptBefore", "interruptAfter"]);
   for (const key of Object.keys(value)) {
@@ -97,8 +97,9 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const interruptAfter = checkNodeList(value.interruptAfter, ["interruptAfter"], known, problems);
 
   if (nodes && state) checkGraph(nodes, typeof start === "string" ? start : undefined, state, problems, broken, lost);
-  for (const l of lost) problems.adopt(l.problems, { occurrence: l.occurrence, only: (path) => path[0] === "nodes" && path[1] === l.name });
+  for (const l of lost) problems.adopt(l.problems, { within: l.within, only: (path) => path[0] === "nodes" && path[1] === l.name });
   if (nodes && state) checkSubgraphMappings(nodes, state, children, problems);
+  if (nodes && state) checkMappedWrites(nodes, state, children, problems);
   if (problems.hasErrors || !nodes || !state || !limitsResult.success) return { problems: problems.items, children };
 
   const definition: WorkflowDefinition = {
@@ -137,10 +138,13 @@ function checkNodes(
  * The definitions a later one of the same name replaced, each checked on its own fields (its
  * edges are checked with the graph), its problems collected apart, to be found at its own key.
  */
-function checkLostNodes(options: CheckOptions, children: Map<string, CheckedChild>): (LostNode & { occurrence: number })[] {
+function checkLostNodes(options: CheckOptions, children: Map<string, CheckedChild>): (LostNode & { within: Occurrences })[] {
   return (options.lostNodes ?? []).map(({ name, definition, occurrence }) => {
     const own = new ProblemList();
-    return { name, node: checkNode(name, definition, own, options, children, new Set()), problems: own, occurrence };
+    const within: Occurrences = [[1, occurrence]];
+    // Its inline sub-workflow is another than the kept definition's, at the same path.
+    const resolveChild = options.resolveChild && ((ref: string | Record<string, unknown>, path: Path, list: ProblemList) => options.resolveChild!(ref, path, list, within));
+    return { name, node: checkNode(name, definition, own, { ...options, ...(resolveChild ? { resolveChild } : {}) }, children, new Set()), problems: own, within };
   });
 }
 

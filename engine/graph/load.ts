@@ -7,7 +7,7 @@ import { isPlainObject } from "../state/ops.js";
 import { compileDefinition } from "./compile.js";
 import type { WorkflowDefinition } from "./definition.js";
 import type { ActionRegistry, CompiledWorkflow } from "./model.js";
-import { ProblemList, formatProblem, formatProblemIn, moreProblems, type Problem } from "./problems.js";
+import { ProblemList, formatProblem, formatProblemIn, moreProblems, type Occurrences, type Problem } from "./problems.js";
 import { locateProblems, parseWorkflowText, type LostDefinition } from "./parse-json.js";
 import { TreeNames, placeOf, shownPath, type Place } from "./tree-names.js";
 import { missingAction } from "./actions.js";
@@ -29,7 +29,7 @@ export interface CheckFileOptions {
 export function checkWorkflowText(text: string, options: CheckFileOptions = {}): CheckResult {
   const file = options.file !== undefined ? resolve(options.file) : undefined;
   try {
-    const { places: _, ...result } = checkText(text, options, { stack: file ? [realFile(file)] : [], ...(file ? { file } : {}), prefix: [] });
+    const { places: _, ...result } = checkText(text, options, { stack: file ? [realFile(file)] : [], ...(file ? { file } : {}), prefix: [], files: new Map() });
     return result;
   } catch (error) {
     // Parsing and checking recurse into the document: a file nested thousands deep exhausts the stack.
@@ -48,8 +48,15 @@ interface Where {
   file?: string;
   /** The document's path in that file: [] for the file's own workflow, else an inline sub-workflow's. */
   prefix: (string | number)[];
+  /** Which definitions along that path, of nodes written more than once, the document is in (else the last). */
+  within?: Occurrences;
   /** The definitions of nodes written twice in that file that a later one replaced, of any of its workflows. */
   lost?: readonly LostDefinition[];
+  /**
+   * The sub-workflow files of the tree checked so far, by path as resolved (undefined: invalid):
+   * a file used again, anywhere in the tree, is that one workflow, whose problems were said at its first use.
+   */
+  files: Map<string, CheckedTree | undefined>;
 }
 
 /** A document's check, with each workflow of its tree (itself when valid, and its sub-workflows) by version. */
@@ -75,9 +82,9 @@ function checkValue(value: unknown, options: CheckFileOptions, where: Where, pro
     {
       ...(options.actions ? { missingAction: (name: string) => missingAction(options.actions!, name) } : {}),
       ...(options.actions?.tool ? { hasTool: (name: string) => options.actions!.tool!(name) !== undefined } : {}),
-      lostNodes: (where.lost ?? []).filter((l) => jsonPath(l.workflow) === jsonPath(where.prefix)),
-      resolveChild: (ref, path, list) => {
-        const child = loadChild(ref, options, where, path, list);
+      lostNodes: (where.lost ?? []).filter((l) => jsonPath(l.workflow) === jsonPath(where.prefix) && JSON.stringify(l.within ?? []) === JSON.stringify(where.within ?? [])),
+      resolveChild: (ref, path, list, within = []) => {
+        const child = loadChild(ref, options, where, path, list, within);
         if (!child?.definition) return undefined;
         for (const [v, c] of child.children) children.set(v, c);
         children.set(child.version!, { definition: child.definition, version: child.version! });
@@ -101,11 +108,13 @@ function loadChild(
   where: Where,
   path: (string | number)[],
   problems: ProblemList,
+  within: Occurrences,
 ): CheckedTree | undefined {
   if (isPlainObject(ref)) {
     // Part of the same file: its problems are said where they are in it, with their whole paths.
     const own = new ProblemList();
-    const result = checkValue(ref, options, { ...where, prefix: [...where.prefix, ...path] }, own);
+    const inner = [...(where.within ?? []), ...within.map(([at, n]) => [at + where.prefix.length, n] as const)];
+    const result = checkValue(ref, options, { ...where, prefix: [...where.prefix, ...path], within: inner }, own);
     problems.adopt(own, { prefix: path });
     return own.hasErrors ? undefined : result;
   }
@@ -116,6 +125,14 @@ function loadChild(
     problems.error(path, "BAD_SUBGRAPH", `${CYCLE}: ${cycle.join(" → ")}`);
     return undefined;
   }
+  if (where.files.has(file)) return where.files.get(file);
+  const tree = checkFile(file, options, where, path, problems);
+  where.files.set(file, tree);
+  return tree;
+}
+
+/** A sub-workflow file's first use in the tree: its check, its problems said at the node that uses it. */
+function checkFile(file: string, options: CheckFileOptions, where: Where, path: (string | number)[], problems: ProblemList): CheckedTree | undefined {
   let text: string;
   try {
     text = readTextFile(file);
@@ -123,7 +140,7 @@ function loadChild(
     problems.error(path, "BAD_SUBGRAPH", `cannot read sub-workflow ${shownPath(file)}: ${fileProblem(error)}`);
     return undefined;
   }
-  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, real], file, prefix: [] });
+  const result = checkText(text, { ...options, baseDir: dirname(file) }, { stack: [...where.stack, realFile(file)], file, prefix: [], files: where.files });
   const errors = result.problems.filter((p) => p.severity === "error");
   for (const p of result.problems) {
     const quoted = `in sub-workflow ${formatProblemIn(shownPath(file), p)}`;
@@ -170,7 +187,7 @@ export function loadWorkflowText(
 
 /** Compiles a workflow given as a parsed JSON value (e.g. built by a program). */
 export function loadWorkflowValue(value: unknown, actions: ActionRegistry, options: { baseDir?: string } = {}): CompiledWorkflow {
-  return compileChecked(checkValue(value, { actions, ...options }, { stack: [], prefix: [] }), actions, "workflow");
+  return compileChecked(checkValue(value, { actions, ...options }, { stack: [], prefix: [], files: new Map() }), actions, "workflow");
 }
 
 function compileChecked(result: CheckResult, actions: ActionRegistry, label: string, file?: string): CompiledWorkflow {

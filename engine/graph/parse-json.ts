@@ -1,5 +1,5 @@
 import { parse, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
-import { ProblemList } from "./problems.js";
+import { ProblemList, type Occurrences } from "./problems.js";
 
 /**
  * JSON text parsed, or its first syntax error in words, with its line and column: the one
@@ -39,6 +39,8 @@ export function parseJsonText(
 export interface LostDefinition {
   /** The path in the file of the workflow the node is in: [] for the file's own, else an inline sub-workflow's. */
   workflow: (string | number)[];
+  /** Which replaced definitions along that path the workflow is in (an inline sub-workflow of one). */
+  within?: Occurrences;
   name: string;
   definition: unknown;
   occurrence: number;
@@ -62,11 +64,11 @@ export function parseWorkflowText(text: string, problems: ProblemList): { value:
 
 /**
  * The definitions of nodes written more than once that JSON.parse dropped for the last, in the
- * file's workflow and in the inline sub-workflows of the nodes it keeps.
+ * file's workflow and in the inline sub-workflows of every definition, kept or dropped.
  */
 function lostNodes(text: string): LostDefinition[] {
   const out: LostDefinition[] = [];
-  const collect = (doc: Node | undefined, workflow: (string | number)[]) => {
+  const collect = (doc: Node | undefined, workflow: (string | number)[], within: Occurrences) => {
     const nodes = lastValue(doc, "nodes");
     const written = new Map<string, Node[]>();
     for (const property of nodes?.type === "object" ? (nodes.children ?? []) : []) {
@@ -74,12 +76,16 @@ function lostNodes(text: string): LostDefinition[] {
       if (typeof key?.value === "string" && value) written.set(key.value, [...(written.get(key.value) ?? []), value]);
     }
     for (const [name, values] of written) {
-      values.slice(0, -1).forEach((v, occurrence) => out.push({ workflow, name, occurrence, definition: JSON.parse(text.slice(v.offset, v.offset + v.length)) as unknown }));
-      const inline = lastValue(values.at(-1), "workflow");
-      if (inline?.type === "object") collect(inline, [...workflow, "nodes", name, "workflow"]);
+      values.forEach((value, occurrence) => {
+        const dropped = occurrence < values.length - 1;
+        if (dropped) out.push({ workflow, ...(within.length > 0 ? { within } : {}), name, occurrence, definition: JSON.parse(text.slice(value.offset, value.offset + value.length)) as unknown });
+        const inline = lastValue(value, "workflow");
+        const path = [...workflow, "nodes", name];
+        if (inline?.type === "object") collect(inline, [...path, "workflow"], dropped ? [...within, [path.length - 1, occurrence]] : within);
+      });
     }
   };
-  collect(parseTree(text), []);
+  collect(parseTree(text), [], []);
   return out;
 }
 
@@ -143,7 +149,7 @@ export function locateProblems(text: string, problems: ProblemList): void {
     tree ??= parseTree(text);
     if (!tree) return;
     for (let n = path.length; n > 0; n--) {
-      const found = nodeAt(tree, path.slice(0, n), problems.occurrenceOf(problem));
+      const found = nodeAt(tree, path.slice(0, n), problems.occurrencesOf(problem));
       if (!found) continue;
       // A property's value: point at its key, where the field is named.
       const at = found.parent?.type === "property" ? found.parent.offset : found.offset;
@@ -155,19 +161,17 @@ export function locateProblems(text: string, problems: ProblemList): void {
 
 /**
  * The value at a path. Of a key written more than once, the last, which JSON keeps, unless
- * `occurrence` names another (of the first key along the path written more than once).
+ * `occurrences` names another for that part of the path.
  */
-function nodeAt(tree: Node, path: readonly (string | number)[], occurrence: number | undefined): Node | undefined {
+function nodeAt(tree: Node, path: readonly (string | number)[], occurrences: Occurrences): Node | undefined {
   let node: Node | undefined = tree;
-  let pending = occurrence;
-  for (const part of path) {
+  for (const [at, part] of path.entries()) {
     if (typeof part === "number") {
       node = node.type === "array" ? node.children?.[part] : undefined;
     } else {
       const matches: Node[] = node.type === "object" ? (node.children ?? []).filter((p) => p.children?.length === 2 && p.children[0]!.value === part) : [];
-      const chosen: Node | undefined = matches.length > 1 && pending !== undefined ? matches[pending] : matches.at(-1);
-      if (matches.length > 1) pending = undefined;
-      node = chosen?.children?.[1];
+      const occurrence = occurrences.find(([i]) => i === at)?.[1];
+      node = (occurrence !== undefined ? matches[occurrence] : matches.at(-1))?.children?.[1];
     }
     if (!node) return undefined;
   }

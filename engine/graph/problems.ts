@@ -22,6 +22,7 @@ export const PROBLEM_CODES = [
   "BAD_SUBGRAPH",
   "UNKNOWN_TOOL",
   "WAIT_IN_PAST",
+  "WRITE_CONFLICT",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
@@ -38,13 +39,19 @@ export interface Problem {
 
 type Path = readonly (string | number)[];
 
+/**
+ * Which of the keys written more than once along a path a problem is in: at the path's `at`-th
+ * part, the `occurrence`-th of those keys (from 0); at any other, the last, which JSON keeps.
+ */
+export type Occurrences = readonly (readonly [at: number, occurrence: number])[];
+
 /** Collects problems while a definition is checked, so that all of them are reported at once. */
 export class ProblemList {
   readonly items: Problem[] = [];
   /** Each problem's path as parts, to find it in the text it was read from. */
   private readonly parts = new Map<Problem, Path>();
-  /** For a problem of a definition a later key of the same name replaced: which of those keys, from 0. */
-  private readonly occurrences = new Map<Problem, number>();
+  /** For a problem of a definition a later key of the same name replaced: which of those keys. */
+  private readonly occurrences = new Map<Problem, Occurrences>();
 
   error(path: Path, code: ProblemCode, message: string): Problem {
     return this.add(path, { path: jsonPath(path), code, message, severity: "error" });
@@ -59,23 +66,24 @@ export class ProblemList {
   }
 
   /** Which of the keys its path names more than once in the text the problem is in (else the last, which JSON keeps). */
-  occurrenceOf(problem: Problem): number | undefined {
-    return this.occurrences.get(problem);
+  occurrencesOf(problem: Problem): Occurrences {
+    return this.occurrences.get(problem) ?? [];
   }
 
   /**
    * Takes another list's problems (those `only` keeps) as found in this document: at `prefix`
-   * (an inline sub-workflow's, whose paths start at its own root), or in the `occurrence`-th of
-   * the keys written more than once along their path (a node's definition that a later one replaced).
+   * (an inline sub-workflow's, whose paths start at its own root), and `within` definitions that
+   * later keys of the same name replaced (a node's, at its name: `[[1, occurrence]]`).
    */
-  adopt(other: ProblemList, options: { prefix?: Path; occurrence?: number; only?: (path: Path) => boolean } = {}): void {
+  adopt(other: ProblemList, options: { prefix?: Path; within?: Occurrences; only?: (path: Path) => boolean } = {}): void {
+    const shift = options.prefix?.length ?? 0;
     for (const problem of other.items) {
       const path = other.pathOf(problem) ?? [];
       if (options.only && !options.only(path)) continue;
       const full = [...(options.prefix ?? []), ...path];
       const adopted = this.add(full, { ...problem, path: jsonPath(full) });
-      const occurrence = options.occurrence ?? other.occurrenceOf(problem);
-      if (occurrence !== undefined) this.occurrences.set(adopted, occurrence);
+      const occurrences = [...(options.within ?? []), ...other.occurrencesOf(problem).map(([at, n]) => [at + shift, n] as const)];
+      if (occurrences.length > 0) this.occurrences.set(adopted, occurrences);
     }
   }
 

@@ -1,7 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { readOnlyStore } from "./read-only.js";
-import { RedisStore } from "./redis/redis-store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
@@ -88,6 +87,9 @@ async function openByKind(url: string, options: OpenStoreOptions): Promise<Store
   const readOnly = options.readOnly ?? false;
   if (url === "memory:" || url === "memory") return new MemoryStore();
   if (/^rediss?:\/\//i.test(url)) {
+    // Loaded only for a Redis URL: ioredis and the Redis store are ~50 modules that every other
+    // command would load for nothing at start.
+    const { RedisStore } = await import("./redis/redis-store.js");
     return RedisStore.open(url, {
       readOnly,
       ...(options.create !== undefined ? { create: options.create } : {}),

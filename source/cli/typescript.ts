@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { register as registerHooks } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,9 +75,10 @@ export async function enableTypeScript(paths: readonly string[]): Promise<void> 
   }
 }
 
-/** The folder holding pitwall's package.json, from the sources or from dist/. */
+/** The folder holding pitwall's package.json: above the sources, or above dist/ wherever the bundler put this code in it. */
 export function packageRoot(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  // source/cli → root, dist/source/cli → root
-  return here.includes(`${join("dist", "source")}`) ? join(here, "..", "..", "..") : join(here, "..", "..");
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}: reinstall pitwall`);
+  }
 }

@@ -191,4 +191,27 @@ describe("sub-workflow validation", () => {
       "outer.json:7:84: $.nodes.sub.workflow.nodes.x.retry.maxBackoffMs: INVALID_FIELD: maxBackoffMs 10 is below backoffMs 100: every wait would be 10 ms, not 100; raise maxBackoffMs or lower backoffMs",
     ]);
   });
+
+  it("checks the inline sub-workflow of a node's dropped definition with its own nodes written twice, each problem once, at its line", () => {
+    const text = [
+      "{",
+      '  "name": "outer", "start": "s",',
+      '  "nodes": {',
+      '    "s": { "kind": "subgraph", "next": "END", "workflow": { "name": "first", "start": "x", "nodes": {',
+      '      "x": { "action": "tasks.noop", "next": "nowhere1" },',
+      '      "x": { "action": "tasks.noop", "next": "END" } } } },',
+      '    "s": { "kind": "subgraph", "next": "END", "workflow": { "name": "second", "start": "x", "nodes": {',
+      '      "x": { "action": "tasks.noop", "next": "nowhere2" },',
+      '      "x": { "action": "tasks.noop", "next": "END" } } } }',
+      "  }",
+      "}",
+    ].join("\n");
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("outer.json", p))).toEqual([
+      'outer.json:6:7: $.nodes.s.workflow.nodes.x: DUPLICATE_NODE: node "x" is defined twice (again at line 6, column 7)',
+      'outer.json:7:5: $.nodes.s: DUPLICATE_NODE: node "s" is defined twice (again at line 7, column 5)',
+      'outer.json:9:7: $.nodes.s.workflow.nodes.x: DUPLICATE_NODE: node "x" is defined twice (again at line 9, column 7)',
+      'outer.json:8:38: $.nodes.s.workflow.nodes.x.next: UNKNOWN_TARGET: "nowhere2" is not a node (nor END) (nodes: x)',
+      'outer.json:5:38: $.nodes.s.workflow.nodes.x.next: UNKNOWN_TARGET: "nowhere1" is not a node (nor END) (nodes: x)',
+    ]);
+  });
 });

@@ -243,34 +243,6 @@ describe("workflow validation", () => {
     expect(loaded.warnings.map((p) => p.code)).toContain("ROUTES_WITHOUT_DEFAULT");
   });
 
-  it("reports a node added twice in code", () => {
-    const build = () =>
-      workflow("dup", { state: z.object({}) })
-        .node("a", noop, { next: "END" })
-        .node("a", noop, { next: "END" })
-        .compile();
-    expect(build).toThrow(WorkflowError);
-    try {
-      build();
-    } catch (error) {
-      expect((error as WorkflowError).problems).toContainEqual(expect.objectContaining({ code: "DUPLICATE_NODE", path: "$.nodes.a" }));
-    }
-  });
-
-  it("reports a node added twice in code with two different functions as a duplicate node", () => {
-    const build = () =>
-      workflow("dup2", { state: z.object({}) })
-        .node("a", () => ({}), { next: "END" })
-        .node("a", () => ({}), { next: "END" })
-        .compile();
-    expect(build).toThrow(WorkflowError);
-    try {
-      build();
-    } catch (error) {
-      expect((error as WorkflowError).problems.map((p) => p.code)).toEqual(["DUPLICATE_NODE"]);
-    }
-  });
-
   it("reports an edge to no node once, without the missing paths to END that follow from it", () => {
     expect(problemsOf(variant((d: any) => (d.nodes.work.next = "nowhere"))).map((p) => `${p.path} ${p.code}`)).toEqual(["$.nodes.work.next UNKNOWN_TARGET"]);
   });

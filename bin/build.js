@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// `npm run build`: dist/ from the TypeScript sources. The JavaScript is bundled by esbuild: a
+// command starts by loading its modules, and Node loads one file of the engine and the command
+// line much faster than the ~240 files tsc writes (a `pitwall` command starts about 0.15 s
+// sooner). The engine and the command line share their code through common chunks, so that an
+// actions module's `import … from "pitwall"` (dist/engine/index.js) gets the very modules the
+// command runs, not a copy; the console is a chunk of its own, loaded by the commands that show
+// it. Packages stay in node_modules: a user's zod schemas must be instances of the zod the
+// engine checks them against. tsc writes the type declarations.
+import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { root } from "./build-state.js";
+
+export async function build() {
+  const dist = join(root, "dist");
+  rmSync(dist, { recursive: true, force: true });
+  const { build: bundle } = await import("esbuild");
+  await bundle({
+    absWorkingDir: root,
+    entryPoints: ["engine/index.ts", "source/cli.tsx"],
+    outbase: ".",
+    outdir: "dist",
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    packages: "external",
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    tsconfig: join(root, "tsconfig.json"),
+    sourcemap: true,
+    sourcesContent: true,
+    logLevel: "warning",
+  });
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  const types = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+  if (types.status !== 0) {
+    rmSync(dist, { recursive: true, force: true });
+    throw new Error("tsc could not write the type declarations (above); dist/ removed");
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  try {
+    await build();
+  } catch (error) {
+    process.stderr.write(`build: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
