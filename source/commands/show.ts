@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -17,7 +17,8 @@ export const show = defineCommand({
   usage: "show <run>",
   summary: "a run: status and why it waits, tasks, pending interrupts, storage",
   details: `Model and tool calls are listed with what each was sent and what came back (one line each),
-and the tokens the run's models used, in all and by node.
+and the tokens the run's models used, in all and by node. What the finished nodes of a step still
+in progress wrote is listed too: the state has it once the step ends.
 --json prints the run record with "tasks" (every task of the run), "interrupts" (its pending
 interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "call", "status",
 "tokens", and a model's "prompt" and "answer" or a tool's "arguments" and "result"), "tokens"
@@ -46,6 +47,7 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
     }
     printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed);
     printTasks(out, tasks);
+    printHeldWrites(out, run, tasks, global.secretKeys);
     printCalls(out, calls);
     printInterrupts(out, interrupts, tasks);
     out.line();
@@ -144,6 +146,21 @@ function printTasks(out: Output, all: TaskRecord[]): void {
       duration(taskTime(t)),
       errorOrWait(t),
     ]),
+  );
+}
+
+/**
+ * What the step's finished nodes wrote while others of it still run or wait: the state (`pitwall
+ * state`) has none of it until the step's last task ends, when all of it is applied at once.
+ */
+function printHeldWrites(out: Output, run: RunRecord, tasks: readonly TaskRecord[], secretKeys: readonly string[]): void {
+  const held = tasks.filter((t) => t.step === run.step + 1 && t.parent === null && t.writes !== null && t.writes.length > 0);
+  if (held.length === 0) return;
+  out.line();
+  out.line(`written by finished nodes of step ${run.step + 1}, into the state when the step ends`);
+  out.table(
+    ["NODE", "KEY", "VALUE"],
+    held.flatMap((t) => t.writes!.map(([key, value]) => [nodeLabel(t.node, t.index), key, inline(JSON.stringify((redact({ [key]: value }, secretKeys) as Record<string, unknown>)[key]) ?? "undefined", 80)])),
   );
 }
 

@@ -8,7 +8,7 @@ import { until } from "../support/engine.js";
 describe("pitwall show on a run part-way through a parallel step", () => {
   const cli = cliHarness();
 
-  it("says which of the step's nodes are still running and which are done", async () => {
+  it("says which of the step's nodes are still running and which are done, and what the done ones wrote, which the state has once the step ends", async () => {
     const flag = join(cli.dir, "release-slow");
     const file = join(cli.dir, "parallel.json");
     const actions = join(cli.dir, "parallel.mjs");
@@ -16,10 +16,11 @@ describe("pitwall show on a run part-way through a parallel step", () => {
       file,
       JSON.stringify({
         name: "parallel",
+        state: { found: { type: "string", default: "" }, apiToken: { type: "string", default: "" } },
         start: "split",
         nodes: {
           split: { action: "quick", next: ["fast", "slow"] },
-          fast: { action: "quick", next: "join" },
+          fast: { action: "find", next: "join" },
           slow: { action: "slow", next: "join" },
           join: { action: "quick", waitFor: ["fast", "slow"], next: "END" },
         },
@@ -30,6 +31,7 @@ describe("pitwall show on a run part-way through a parallel step", () => {
       `import { existsSync } from "node:fs";
 export default {
   quick: () => ({}),
+  find: () => ({ found: "a room at the Ritz", apiToken: "sk-live-123" }),
   slow: async () => { while (!existsSync(${JSON.stringify(flag)})) await new Promise((r) => setTimeout(r, 20)); return {}; },
 };\n`,
     );
@@ -41,8 +43,13 @@ export default {
     }, 20_000, "fast to finish");
     const shown = await cli.run(["show", runId]);
     expect(shown.stdout).toMatch(/^step +2 · checkpoint \d+ · \d+ events · running slow \(done: fast\)$/m);
+    const held = shown.stdout.slice(shown.stdout.indexOf("written by finished nodes of step 2, into the state when the step ends\n"));
+    expect(held).toMatch(/^NODE +KEY +VALUE\nfast +found +"a room at the Ritz"\nfast +apiToken +"\[redacted\]"\n/m);
+    expect(await cli.json(["state", runId])).toEqual({ found: "", apiToken: "" });
     writeFileSync(flag, "");
     await until(async () => (await cli.json<{ status: string }>(["show", runId])).status === "succeeded", 20_000, "the run to end");
+    expect((await cli.run(["show", runId])).stdout).not.toContain("written by finished nodes");
+    expect(await cli.json(["state", runId])).toEqual({ found: "a room at the Ritz", apiToken: "sk-live-123" });
     worker.child.kill("SIGINT");
     await worker.exited;
   });
