@@ -118,15 +118,16 @@ export class AttemptContext implements InternalContext {
   async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
     const call = this.interruptCalls++;
     const request = withoutSecrets(toRequest(options), (value) => this.services.redact(value));
-    for (let revision = 0; ; revision++) {
+    for (let revision = 0, previous: string | undefined; ; revision++) {
       const id = interruptIdFor(this.services.task.id, call, revision);
       const recorded = this.services.answers.get(id);
       if (!recorded) {
-        const signal = new InterruptSignal(id, kind, request);
+        const signal = new InterruptSignal(id, kind, request, previous);
         this.raised = signal;
         throw signal;
       }
       if (recorded.sameState || sameRequest(recorded.request, request)) return recorded.answer;
+      previous = id;
     }
   }
 

@@ -21,7 +21,8 @@ export interface EventPayloads {
   "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string };
   "task.interrupted": { node: string; waitingFor: TaskWait };
   "task.canceled": { node: string; reason: string; call?: string };
-  "interrupt.created": { interruptId: string; kind: InterruptKind; node: string; question?: string };
+  /** `asksAgain`: the interrupt, answered on another state, that this one asks again (`ctx.interrupt`). */
+  "interrupt.created": { interruptId: string; kind: InterruptKind; node: string; question?: string; asksAgain?: string };
   "interrupt.resolved": { interruptId: string; decision: string; reason?: string };
   "state.edited": { checkpointId: string; diff: DiffEntry[]; truncated?: boolean; asNode?: string };
   "operator.requested": { commandId: string; command: string; args: Record<string, unknown>; reason?: string };

@@ -59,7 +59,7 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
         resolution: null,
         createdAt: now,
         attempt,
-      });
+      }, signal.asksAgain);
       return;
     }
     case "parked": {

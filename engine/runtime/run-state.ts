@@ -47,7 +47,8 @@ export class RunState {
     return [...this.interrupts.values()].filter((i) => i.status === "pending");
   }
 
-  addInterrupt(raised: InterruptRecord): void {
+  /** `asksAgain`: the interrupt whose answer no longer applies, which this one asks again (said in its event). */
+  addInterrupt(raised: InterruptRecord, asksAgain?: string): void {
     const interrupt = { ...raised, headN: this.head.n };
     this.batch.interrupt(interrupt);
     this.batch.event(
@@ -56,6 +57,7 @@ export class RunState {
         kind: interrupt.kind,
         node: interrupt.node,
         ...(interrupt.request.question ? { question: interrupt.request.question } : {}),
+        ...(asksAgain ? { asksAgain } : {}),
       }),
     );
     this.interrupts.set(interrupt.id, interrupt);

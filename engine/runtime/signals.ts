@@ -9,6 +9,8 @@ export class InterruptSignal extends Error {
     readonly interruptId: string,
     readonly kind: InterruptKind,
     readonly request: InterruptRequest,
+    /** The interrupt this one asks again: its answer was given on another state and no longer applies. */
+    readonly asksAgain?: string,
   ) {
     super(`node paused for interrupt ${interruptId}`);
     this.name = "InterruptSignal";

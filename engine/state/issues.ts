@@ -32,10 +32,11 @@ function takesIntegers(inst: unknown): boolean {
  * expected, and what was given. Parse with `REPORTED` so that the given value is known.
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], base: Path = []): Issue[] {
-  return issues.map((issue) => describeIssue(issue, base));
+  return issues.flatMap((issue) => describeIssue(issue, base));
 }
 
-function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
+/** One issue in words; a union's issue is the chosen branch's issues, every one of them (an object's every bad field). */
+function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue | Issue[] {
   const path = [...base, ...(issue.path as Path)];
   const input = (issue as { input?: unknown }).input;
   switch (issue.code) {
@@ -59,7 +60,7 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue {
       const branches = issue.errors.filter((branch) => branch.length > 0);
       const deep = branches.filter((branch) => branch.some((i) => i.path.length > 0 || i.code !== "invalid_type"));
       const chosen = deep.sort((a, b) => depth(b) - depth(a))[0];
-      if (chosen) return describeIssue(chosen[0]!, path);
+      if (chosen) return chosen.flatMap((inner) => describeIssue(inner, path));
       const expected = [...new Set(branches.flatMap((b) => b.flatMap((i) => (i.code === "invalid_type" ? [typeName(i.expected)] : []))))];
       if (expected.length === 0) return { path, message: issue.message };
       return { path, message: input === undefined ? `missing (expected ${expected.join(" or ")})` : `expected ${expected.join(" or ")}, got ${kindOf(input)}` };

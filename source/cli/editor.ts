@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { UsageError, describeError } from "./errors.js";
+import { chosenEditor, editorFailure } from "../text/editor-command.js";
 import { withoutCommentLines } from "../text/plain.js";
 import { parseJsonText } from "../../engine/index.js";
 
@@ -33,7 +34,8 @@ export type EditResult<T> = { kind: "applied"; result: T } | { kind: "unchanged"
  * changing anything gives up with that error.
  */
 export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T>> {
-  const editor = process.env.VISUAL || process.env.EDITOR || "vi";
+  const chosen = chosenEditor();
+  const editor = chosen.command;
   if (editor === "vi" && !(process.stdin.isTTY && process.stdout.isTTY)) {
     throw new UsageError("the editor would be vi, which needs a terminal: run this in one, or set $VISUAL or $EDITOR to an editor command; nothing was changed");
   }
@@ -50,7 +52,7 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
       writeFileSync(file, `${shown.map((l) => (l ? `// ${l}` : "//")).join("\n")}\n${body}\n`, { mode: 0o600 });
       const ran = spawnSync("/bin/sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" });
       if (ran.error || ran.status !== 0) {
-        throw new UsageError(`editor "${editor}" ${ran.error ? `could not start: ${ran.error.message}` : `exited with code ${ran.status}`}; nothing was changed`);
+        throw new UsageError(`${ran.error ? `editor "${editor}" could not start: ${ran.error.message}` : editorFailure(chosen, ran.status, ran.signal)}; nothing was changed`);
       }
       const text = readFileSync(file, "utf8");
       const saved = withoutCommentLines(text);

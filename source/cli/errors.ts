@@ -12,9 +12,17 @@ export const EXIT = {
   conflict: 3,
   /** A wait with --timeout ran out before the run settled: it goes on, neither failed nor done. */
   timedOut: 4,
+  /** Ended by SIGINT or SIGTERM (128 + the signal's number, as a shell reports it). */
+  interrupted: 130,
+  terminated: 143,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The exit code of a command the given signal ended (none: it ended by itself). */
+export function signalExit(signal: NodeJS.Signals | undefined): ExitCode {
+  return signal === "SIGINT" ? EXIT.interrupted : signal === "SIGTERM" ? EXIT.terminated : EXIT.ok;
+}
 
 /** A mistake in what the person typed: exit 2 with this one-line message. */
 export class UsageError extends Error {

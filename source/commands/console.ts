@@ -1,6 +1,6 @@
 import { StoreError, type Store } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
-import { EXIT, UsageError } from "../cli/errors.js";
+import { UsageError, signalExit } from "../cli/errors.js";
 
 export const consoleCommand = defineCommand({
   name: "console",
@@ -17,8 +17,7 @@ store this process may not write (a read-only file) is opened so by itself.`,
     requireTerminal();
     const opened = await openForConsole(store, Boolean(flags.readOnly));
     const { runConsole } = await import("../console/index.js");
-    await runConsole({ store: opened.store, actor: global.actor, readOnly: opened.readOnly, storeLabel: opened.label, secretKeys: global.secretKeys });
-    return EXIT.ok;
+    return signalExit(await runConsole({ store: opened.store, actor: global.actor, readOnly: opened.readOnly, storeLabel: opened.label, secretKeys: global.secretKeys }));
   },
 });
 

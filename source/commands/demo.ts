@@ -1,7 +1,7 @@
 import { Worker, WorkflowRegistry, createEngine } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { FIXTURE_NAMES, OPENING, fixturePaths, loadFixtures, nextDemoRun, useRecordedModelUnlessConfigured, type DemoRun } from "../cli/demo-runs.js";
-import { EXIT, UsageError } from "../cli/errors.js";
+import { UsageError, signalExit } from "../cli/errors.js";
 import { packageRoot } from "../cli/typescript.js";
 import { requireTerminal } from "./console.js";
 
@@ -51,11 +51,10 @@ stretches the simulated model latency.`,
 
     try {
       const { runConsole } = await import("../console/index.js");
-      await runConsole({ store: s, actor: global.actor, readOnly: false, storeLabel: `${s.description} · demo`, secretKeys: global.secretKeys });
+      return signalExit(await runConsole({ store: s, actor: global.actor, readOnly: false, storeLabel: `${s.description} · demo`, secretKeys: global.secretKeys }));
     } finally {
       clearInterval(timer);
       await worker.stop();
     }
-    return EXIT.ok;
   },
 });

@@ -95,23 +95,28 @@ function leaseState(leaseUntil: number, now: number): string {
 }
 
 /**
- * The nodes of the step in progress, what they are to the run; those of them done already, and
- * those waiting out a retry's backoff (not running, though the run is), said apart.
+ * The nodes of the step in progress, what they are to the run; those of them done already, those
+ * stopped (killed or failed while the others go on) and those waiting out a retry's backoff (not
+ * running, though the run is), said apart.
  */
 function currentNodes(run: RunRecord, tasks: readonly TaskRecord[]): string {
   const now = Date.now();
   const stepTasks = tasks.filter((t) => t.step === run.step + 1 && t.parent === null);
   const of = (node: string) => stepTasks.filter((t) => t.node === node);
-  const done = run.current.filter((node) => of(node).length > 0 && of(node).every((t) => t.status === "succeeded"));
+  const all = (node: string, statuses: readonly TaskRecord["status"][]) => of(node).length > 0 && of(node).every((t) => statuses.includes(t.status));
+  const done = run.current.filter((node) => all(node, ["succeeded"]));
+  const running = run.status === "running";
+  const stopped = running ? run.current.filter((node) => !done.includes(node) && all(node, ["succeeded", "failed", "canceled"])) : [];
   const backingOff = (node: string) => of(node).some((t) => t.status === "pending" && t.notBefore !== null && t.notBefore > now) && !of(node).some((t) => t.status === "running");
-  const retrying = run.status === "running" ? run.current.filter((node) => !done.includes(node) && backingOff(node)) : [];
-  const left = run.current.filter((node) => !done.includes(node) && !retrying.includes(node));
+  const retrying = running ? run.current.filter((node) => !done.includes(node) && !stopped.includes(node) && backingOff(node)) : [];
+  const left = run.current.filter((node) => !done.includes(node) && !stopped.includes(node) && !retrying.includes(node));
   const parts = [
     ...(left.length > 0 ? [`${CURRENT[run.status]} ${left.join(", ")}`] : []),
     ...(retrying.length > 0 ? [`waiting to retry ${retrying.join(", ")}`] : []),
   ];
-  if (parts.length === 0 || (done.length === 0 && retrying.length === 0)) return `${CURRENT[run.status]} ${run.current.join(", ")}`;
-  return `${parts.join(", ")}${done.length > 0 ? ` (done: ${done.join(", ")})` : ""}`;
+  const apart = [...(done.length > 0 ? [`done: ${done.join(", ")}`] : []), ...(stopped.length > 0 ? [`stopped: ${stopped.join(", ")}`] : [])];
+  if (parts.length === 0 || (apart.length === 0 && retrying.length === 0)) return `${CURRENT[run.status]} ${run.current.join(", ")}`;
+  return `${parts.join(", ")}${apart.length > 0 ? ` (${apart.join("; ")})` : ""}`;
 }
 
 /** What a run's current nodes are to it. */

@@ -30,6 +30,11 @@ export interface ConfirmRequest {
   reason: "required" | "optional" | "none";
   /** The run the action is on: if it ends while the dialog is open, the dialog closes and says how it ended. */
   runId?: string;
+  /**
+   * When the run had ended as the action began (null: it had not), for a dialog opened later (after
+   * $EDITOR): one that ended since closes it at once. Else it is read when the dialog opens.
+   */
+  runEndedAt?: number | null;
 }
 
 export interface ConfirmResult {

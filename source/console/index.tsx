@@ -4,6 +4,7 @@ import { filterKeyboard } from "./keyboard.js";
 import { diffedScreen } from "./screen-diff.js";
 import { tuneConsoleProcess } from "./process-tuning.js";
 import { boundInkCaches } from "./ink-caches.js";
+import { chosenEditor } from "../text/editor-command.js";
 
 export interface ConsoleOptions {
   store: Store;
@@ -51,9 +52,10 @@ const LEAVE_SCREEN = "\u001b[?25h\u001b[?1049l";
 /**
  * Opens the console full screen (the terminal's alternate screen) and resolves when the
  * operator quits. The terminal is given back as it was — raw mode off, cursor shown, main
- * screen — on quit, on an error, and on SIGINT or SIGTERM.
+ * screen — on quit, on an error, and on SIGINT or SIGTERM. Resolves with the signal that ended
+ * it, if one did (for the exit code).
  */
-export async function runConsole(options: ConsoleOptions): Promise<void> {
+export async function runConsole(options: ConsoleOptions): Promise<NodeJS.Signals | undefined> {
   // Before React loads, which is why Ink and the app are imported here.
   tuneConsoleProcess();
   const { render, createElement, Console, RENDER_OPTIONS, systemEditor, terminalClipboard } = await loadConsole();
@@ -90,15 +92,16 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
       readOnly: options.readOnly,
       storeLabel: options.storeLabel,
       ...(options.secretKeys ? { secretKeys: options.secretKeys } : {}),
-      editor: systemEditor(process.env.VISUAL || process.env.EDITOR, suspend),
+      editor: systemEditor(chosenEditor(), suspend),
       clipboard: terminalClipboard((data) => stdout.write(data)),
     }),
     { stdout: screen.stream, exitOnCtrlC: false, patchConsole: true, ...RENDER_OPTIONS },
   );
+  let endedBy: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
+    endedBy = signal;
     instance.unmount();
     restore();
-    process.exitCode = signal === "SIGINT" ? 130 : 143;
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
@@ -117,4 +120,5 @@ export async function runConsole(options: ConsoleOptions): Promise<void> {
     process.off("SIGTERM", onSignal);
     process.off("exit", onCrash);
   }
+  return endedBy;
 }

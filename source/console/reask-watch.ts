@@ -9,7 +9,8 @@ const ENDS = new Set(["run.succeeded", "run.failed", "run.canceled"]);
 
 /**
  * After a decision on an interrupt whose run's state changed since it was asked (`why`), the
- * node may ask again under a new interrupt: an answer covers what the node asked about. Listens
+ * node may ask again under a new interrupt (its `interrupt.created` event names the one it asks
+ * again): an answer covers what the node asked about. Listens
  * for that for a while and says it in the footer, with why; returns what stops listening. Started
  * before the decision is sent: the worker may ask again before the decision's answer is read.
  */
@@ -25,8 +26,10 @@ export function watchForReask(feed: LiveFeed, ui: Ui, answered: InterruptRecord,
       if (event.runId !== answered.runId) continue;
       if (ENDS.has(event.type)) return stop();
       if (event.type !== "interrupt.created") continue;
-      const { interruptId, node } = (event as EventRecord<"interrupt.created">).payload as EventPayloads["interrupt.created"];
-      if (interruptId === answered.id || node !== answered.node) continue;
+      // Only the question the engine records as this one asked again: the same node on a later
+      // step (a loop come round to a breakpoint) asks something new.
+      const { interruptId, asksAgain } = (event as EventRecord<"interrupt.created">).payload as EventPayloads["interrupt.created"];
+      if (asksAgain !== answered.id) continue;
       stop();
       ui.report({
         tone: "info",

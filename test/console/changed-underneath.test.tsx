@@ -3,7 +3,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
-import { readState } from "../../engine/index.js";
+import { Operator, readState } from "../../engine/index.js";
 import { BIN } from "../support/cli.js";
 import { openConsole } from "./harness.js";
 import { sqliteFixtures } from "./sqlite-fixture.js";
@@ -84,3 +84,23 @@ for (const [what, key, title] of [
     await ui.waitFor("run.canceled");
   });
 }
+
+it("closes the confirmation after $EDITOR when the run was ended from the CLI while the editor was open, saying who ended it and when", async () => {
+  const made = await sqlite.open();
+  const { fx } = made;
+  const handle = await fx.engine.start("slow", {});
+  // Retry with an edit; while the editor is open, alice cancels the run from another shell.
+  const editor = script(
+    "cancel-meanwhile.sh",
+    `node ${JSON.stringify(BIN)} cancel ${handle.id} --reason dup --as alice --store ${JSON.stringify(made.url)} >/dev/null || exit 1
+  sed -i 's/"n": 0/"n": 5/' "$1"`,
+  );
+  const ui = sqlite.console(await openConsole({ store: fx.store, columns: 140, initial: { kind: "run", runId: handle.id }, editorCommand: editor }));
+  await ui.waitFor("▶● crunch");
+  await new Operator(fx.store, { actor: "bob" }).kill(handle.id);
+  await ui.waitFor("‖ paused");
+  await ui.press("E");
+  const frame = await ui.waitFor(`meanwhile run ${handle.id} ended`, 15_000);
+  expect(frame).not.toContain("Apply this change?");
+  expect(ui.lines().at(-1)).toMatch(new RegExp(`meanwhile run ${handle.id} ended: canceled by operator:alice at \\d\\d:\\d\\d:\\d\\d \\(dup\\); nothing sent`));
+});

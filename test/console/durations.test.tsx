@@ -94,3 +94,30 @@ it("counts a timer down by the second on a run over a minute old, in the runs li
     await fx.close();
   }
 });
+
+it("says how long a node ran as its attempts' time, not the wait between them, and the wall time apart", async () => {
+  const fx = fixture();
+  try {
+    const failed = await (await fx.engine.start("failing", {})).wait({ timeoutMs: 10_000 });
+    await sleep(1_200);
+    const op = new Operator(fx.store, { actor: "alice" });
+    await op.retry(failed.id, "call");
+    await fx.engine.run(failed.id).wait({ until: "end", timeoutMs: 10_000 });
+    const [task] = await fx.store.listTasks(failed.id);
+    const times = task!.attempts.map((a) => a.endedAt! - a.startedAt);
+    expect(times).toHaveLength(2);
+    const ui = await openConsole({ store: fx.store, columns: 160, initial: { kind: "run", runId: failed.id } });
+    try {
+      const frame = await ui.waitFor(" call · step ");
+      const [, ran, last, wall] = / call · step \d+: failed, 2 attempts, ran (\S+) \(last (\S+); (\S+) from first start to last end\)/.exec(frame) ?? [];
+      expect(ms(ran)).toBeLessThan(1_000);
+      expect(ms(ran)).toBeGreaterThanOrEqual(times[0]! + times[1]!);
+      expect(ms(last)).toBe(times[1]);
+      expect(ms(wall)).toBeGreaterThanOrEqual(1_200);
+    } finally {
+      ui.unmount();
+    }
+  } finally {
+    await fx.close();
+  }
+});

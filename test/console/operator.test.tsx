@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -314,6 +314,35 @@ describe("operator panel", () => {
     await ui.press("tab", "enter");
     await ui.waitFor(/resolved int-\S+ with edit/);
     expect(await pendingOf(fx, run.id)).toHaveLength(0);
+  });
+
+  it("names the line of a JSON error as the reopened file numbers it, its header with the error counted", async () => {
+    fx = fixture();
+    await settle(fx.engine, "travel-planner");
+    const shown = join(scripts, "shown-json-error.txt");
+    // First save: not JSON. Second time, the file as shown is kept, then fixed.
+    const editor = editorScript(
+      "json-error.sh",
+      `if grep -q "^// ERROR: not valid JSON" "$1"; then cp "$1" "${shown}"; sed -i 's/"budget": 1200 x/"budget": 1500/' "$1"; else sed -i 's/"budget": 1200/"budget": 1200 x/' "$1"; fi`,
+    );
+    ui = await openPanel(fx, { editorCommand: editor });
+    await ui.press("e");
+    await ui.waitFor("The edit is not valid; nothing was sent");
+    await ui.press("tab", "enter"); // Edit again
+    await ui.waitFor("~ $.budget 1200 → 1500");
+    const lines = readFileSync(shown, "utf8").split("\n");
+    const line = Number(/^\/\/ ERROR: not valid JSON at line (\d+),/m.exec(lines.join("\n"))?.[1]);
+    expect(lines[line - 1]).toContain('"budget": 1200 x');
+  });
+
+  it("says an editor that is not installed was not found, naming where it was chosen", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    ui = await openPanel(fx, { editorCommand: "pitwall-no-such-editor" });
+    await ui.press("e");
+    const frame = await ui.waitFor("was not found");
+    expect(frame.replace(/\s*\n\s*/g, " ")).toContain('editor "pitwall-no-such-editor" ($EDITOR) was not found: set $VISUAL or $EDITOR to an editor installed here; nothing sent');
+    expect(await pendingOf(fx, run.id)).toHaveLength(1);
   });
 
   it("sends nothing when the editor is closed without saving", async () => {

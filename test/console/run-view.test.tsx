@@ -133,11 +133,11 @@ describe("run view: graph", () => {
     ui = await openRun(run.id);
     await ui.waitFor(" approve · step 4: waiting");
     await ui.press("g");
-    await ui.waitFor(/ plan · step 1: succeeded, 1 attempt, \d+ms — action plan/);
+    await ui.waitFor(/ plan · step 1: succeeded, 1 attempt, ran \d+ms — action plan/);
     await ui.press("j", "j", "j");
     await ui.waitFor(/ weather · step 2: succeeded/);
     await ui.press("k");
-    await ui.waitFor(/ hotels · step 2: succeeded, 2 attempts, \d+ms — action hotels, retry ×3/);
+    await ui.waitFor(/ hotels · step 2: succeeded, 2 attempts, ran \d+ms \(last \d+ms/);
   });
 
   it("stays inside the frame on a big terminal and when resized", async () => {

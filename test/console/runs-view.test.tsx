@@ -119,26 +119,6 @@ describe("runs view", () => {
     await ui.waitFor("no worker has taken it: the one live worker cannot run workflow nobody-runs-this");
   });
 
-  it("cuts a long store path in the header before the pending badge and the counts", async () => {
-    fx = fixture();
-    await settle(fx.engine, "travel-planner");
-    const label = `sqlite:/srv/${"deeply/nested/".repeat(6)}stores/production.db`;
-    ui = await openConsole({ store: fx.store, storeLabel: label });
-    const header = (await ui.waitFor("⚑ 1 pending")).split("\n")[0]!;
-    expect(header).toContain("…");
-    expect(header).toContain("stores/production.db");
-    expect(header).toMatch(/‖1/);
-    // At 40 columns the actor gives way too: the pending badge and the counts stay.
-    await ui.resize(40, 20);
-    const narrow = (await ui.waitFor((f) => !f.split("\n")[0]!.includes("operator:"))).split("\n")[0]!;
-    expect(narrow).toMatch(/⚑ 1 pending .*‖1/);
-    // Counts that do not fit are left out whole, never cut into another number.
-    for (let i = 0; i < 12; i++) await settle(fx.engine, "travel-planner");
-    const crowded = (await ui.waitFor("⚑ 13 pending")).split("\n")[0]!;
-    expect(crowded.trimEnd()).not.toMatch(/…$/);
-    expect(crowded.trimEnd()).toMatch(/‖13$/);
-  });
-
   it("keeps its columns in place while paging, and says which rows are shown", async () => {
     fx = fixture();
     for (let i = 0; i < 30; i++) await settle(fx.engine, "task-queue");

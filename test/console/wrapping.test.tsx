@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from "vitest";
 import { diffStates } from "../../engine/index.js";
+import { statusLines } from "../../source/console/components/chrome.js";
 import { wrapLine } from "../../source/console/components/lines.js";
 import { KEYMAP } from "../../source/console/keymap.js";
 import { diffLines } from "../../source/console/views/diff-lines.js";
@@ -63,4 +64,14 @@ it("breaks a diff of long texts between words, its later rows indented", () => {
   for (const row of rows.slice(1)) expect(row).toMatch(/^ {2}\S/);
   const words = rows.join(" ").trim().split(/\s+/);
   for (const word of [...before.plan.split(" "), ...after.plan.split(" ")]) expect(words.some((w) => w.replace(/^"|"$/g, "") === word)).toBe(true);
+});
+
+it("ends a footer message longer than its rows with one …, where the last row is cut", () => {
+  const text = (lines: ReturnType<typeof statusLines>) => lines.map((l) => l.map((s) => s.text).join(""));
+  const cut = text(statusLines({ tone: "info", text: "x".repeat(200) }, undefined, 40));
+  expect(cut).toHaveLength(3);
+  expect(cut[2]).toBe(`  ${"x".repeat(36)}…`);
+  const short = text(statusLines({ tone: "info", text: Array.from({ length: 40 }, () => "word").join(" ") }, undefined, 40));
+  expect(short[2]).toMatch(/^ {2}(word ?)+…$/);
+  expect(short[2]!.length).toBeLessThanOrEqual(40);
 });

@@ -143,6 +143,7 @@ describe("pitwall console in a terminal", () => {
     process.kill(Number(children[0]), "SIGTERM");
     const shown = await waitFor((s) => s.includes("TTY-"), "the console exiting and the shell reporting the terminal mode");
     expect(shown).toContain("TTY-icanon");
+    expect(shown).toContain("CONSOLE-EXIT=143"); // as a shell reports a process SIGTERM ended
     expect(shown).not.toContain("pitwall  sqlite:");
   });
 });

@@ -90,6 +90,10 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     const failed = await cli.run(["resolve", interruptId, "--edit"], editor("fail").env);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toMatch(/exited with code 1; nothing was changed\n$/);
+    const missing = await cli.run(["resolve", interruptId, "--edit"], { EDITOR: "pitwall-no-such-editor", VISUAL: "" });
+    expect(missing.code).toBe(2);
+    // After the shell's own words (the editor shares the terminal).
+    expect(missing.stderr.trimEnd().split("\n").at(-1)).toBe('pitwall resolve: editor "pitwall-no-such-editor" ($EDITOR) was not found: set $VISUAL or $EDITOR to an editor installed here; nothing was changed');
     expect(await cli.json(["checkpoints", runId])).toEqual(before);
     expect(await cli.json<InterruptRecord[]>(["interrupts", "--run", runId])).toHaveLength(1);
   });
@@ -111,6 +115,13 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(bad[5]!.stderr).toBe('pitwall edit: patch operation 0 (add /request/x) cannot be applied: /request holds a string, which cannot hold "x"\n');
     expect(bad[0]!.stderr).toMatch(/^pitwall edit: edited state is invalid at \$\.operation\.limit/);
     expect(bad[2]!.stderr).toBe("pitwall edit: run run-nope not found\n");
+    // Every failing field of the (nullable) object is named, not only the first.
+    const patch = [{ op: "replace", path: "/operation/kind", value: "purge" }, { op: "replace", path: "/operation/olderThanDays", value: "7" }, { op: "replace", path: "/operation/limit", value: 20000 }];
+    const many = await cli.run(["edit", runId, "--patch", JSON.stringify(patch)]);
+    expect([many.code, many.stderr]).toEqual([
+      2,
+      'pitwall edit: edited state is invalid at $.operation.kind: "purge" is not one of "delete", "archive" ($.operation.olderThanDays: expected integer, got string "7"; $.operation.limit: must be at most 10000, got 20000)\n',
+    ]);
     expect(await cli.json(["checkpoints", runId])).toEqual(before);
 
     const set = await cli.json<{ effect: string; checkpointId: string }>(["edit", runId, "--set", "operation.limit=7", "--reason", "smaller batch"]);

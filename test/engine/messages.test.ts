@@ -31,6 +31,28 @@ describe("messages about bad input", () => {
     expect(() => typed.parse({ n: 1, scores: 5 })).toThrow("state is invalid at $.scores: expected object, got number 5");
   });
 
+  it("names every bad field inside a nullable object, not only the first", () => {
+    const validator = new StateValidator({
+      operation: {
+        type: ["object", "null"],
+        properties: { kind: { type: "string", enum: ["delete", "archive"] }, olderThanDays: { type: "integer", minimum: 30 }, limit: { type: "integer", maximum: 10000 } },
+        additionalProperties: false,
+      },
+    });
+    let issues: unknown;
+    try {
+      validator.parse({ operation: { kind: "purge", olderThanDays: "7", limit: 20000 } });
+    } catch (error) {
+      expect((error as Error).message).toBe('state is invalid at $.operation.kind: "purge" is not one of "delete", "archive" (and 2 more)');
+      issues = (error as ValidationError).issues;
+    }
+    expect(issues).toEqual([
+      { path: "$.operation.kind", message: '"purge" is not one of "delete", "archive"' },
+      { path: "$.operation.olderThanDays", message: 'expected integer, got string "7"' },
+      { path: "$.operation.limit", message: "must be at most 10000, got 20000" },
+    ]);
+  });
+
   it("says in words why a JSON Patch operation cannot be applied", () => {
     const validator = new StateValidator(wf.definition.state);
     const apply = (patch: unknown) => () => applyStatePatch({ operation: null, nights: 3 }, patch, validator, () => "replace");

@@ -37,6 +37,8 @@ describe("events in words, as `pitwall events` prints them and the console's eve
       subject: "ship",
       text: "approval int-1: Ship it?",
     });
+    // A question asked again (its answer was given on another state) names the one it replaces.
+    expect(eventText(event("interrupt.created", { interruptId: "int-2", kind: "node", node: "ship", question: "Ship it?", asksAgain: "int-1" })).text).toBe("node int-2 (asks int-1 again): Ship it?");
     expect(eventText(event("run.succeeded", { steps: 3 }))).toEqual({ text: "after 3 steps" });
   });
 

@@ -1,4 +1,4 @@
-import { RUN_STATUSES } from "../../../engine/index.js";
+import { RUN_STATUSES, type RunStatus } from "../../../engine/index.js";
 import { useServices, useSnapshot, type Message } from "../context.js";
 import { useAvailableKeys } from "../hooks/use-keys.js";
 import { keyLabel, type Binding } from "../keymap.js";
@@ -28,13 +28,13 @@ export function Header({ width }: { width: number }) {
   if (orphaned > 0) line.push(seg("  "), seg(` ${ORPHANED_LOOK.glyph} ${orphaned} orphaned `, { bold: true, color: "black", bg: ORPHANED_LOOK.color }));
   line.push(seg("  "));
   const words = width >= 120;
-  const counts: Seg[] = [];
+  const counts: { status: RunStatus; count: Seg }[] = [];
   for (const status of RUN_STATUSES) {
     const n = status === "running" ? Math.max(0, snap.counts.running - orphaned) : snap.counts[status];
     if (n === 0 && status !== "running" && status !== "paused") continue;
     const look = RUN_LOOK[status];
     const count = seg(words ? `${look.glyph} ${n} ${status}  ` : `${look.glyph}${n} `, { color: look.color, dim: n === 0 });
-    counts.push(count);
+    counts.push({ status, count });
     line.push(count);
   }
   // A long store path gives way before the badges and counts do: its start is cut, its file name
@@ -47,15 +47,18 @@ export function Header({ width }: { width: number }) {
     over = lineWidth(line) - width;
     if (over > 0) label.text = elideStart(label.text, Math.max(6, displayWidth(label.text) - over));
   }
-  // Counts that still do not fit are left out whole, zeros first, then from the last: a cut one
-  // would read as another number.
-  while (lineWidth(line) > width && counts.length > 0) {
-    const zero = counts.findIndex((c) => c.dim);
-    const [gone] = counts.splice(zero >= 0 ? zero : counts.length - 1, 1);
-    line.splice(line.indexOf(gone!), 1);
+  // Counts that still do not fit are left out whole (a cut one would read as another number):
+  // zeros first, then those an incident needs least, so that failed runs stay longest.
+  counts.sort((a, b) => Number(b.count.dim) - Number(a.count.dim) || GIVE_WAY.indexOf(a.status) - GIVE_WAY.indexOf(b.status));
+  for (const { count } of counts) {
+    if (lineWidth(line) <= width) break;
+    line.splice(line.indexOf(count), 1);
   }
   return <Lines lines={[line]} width={width} />;
 }
+
+/** The order run counts give way in on a narrow header: what an on-call operator acts on goes last. */
+const GIVE_WAY: readonly RunStatus[] = ["succeeded", "canceled", "queued", "running", "paused", "failed"];
 
 const TONE: Record<Message["tone"], { glyph: string; color: string }> = {
   ok: { glyph: "✓", color: "green" },
@@ -87,7 +90,9 @@ export function statusLines(message: Message | undefined, problem: string | unde
     const wrapped = wrapLine([seg(`${glyph} `, { color: TONE[tone].color, bold: true }), seg(text, { color: TONE[tone].color })], width);
     if (wrapped.length <= max) return wrapped;
     const kept = wrapped.slice(0, max);
-    kept[max - 1] = [...fitLine(kept[max - 1]!, width - 1), seg("…", { color: TONE[tone].color })];
+    // A row cut to make room ends in fitLine's own `…`: one is enough.
+    const last = kept[max - 1]!;
+    kept[max - 1] = lineWidth(last) > width - 1 ? fitLine(last, width - 1) : [...last, seg("…", { color: TONE[tone].color })];
     return kept;
   };
   const lines = [...(message ? rows(message.tone, message.text, MESSAGE_ROWS) : []), ...(problem ? rows("error", problem, PROBLEM_ROWS, "⚠") : [])];

@@ -104,7 +104,7 @@ function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): voi
     if (runId === undefined) return;
     let open = true;
     // A run that had ended when the dialog opened (a failed run to retry) closes it by ending again.
-    let endedBefore: number | null | undefined; // undefined: not read yet
+    let endedBefore = dialog.runEndedAt; // undefined: not read yet
     const check = async () => {
       try {
         const run = await store.getRun(runId);

@@ -56,7 +56,7 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
       tasks: own,
       calls: own.flatMap((t) => calls.get(t.id) ?? []),
       visits: visits[node] ?? 0,
-      current: (run.current.includes(node) && !doneHere) || inStep || interrupt !== undefined,
+      current: ((run.current.includes(node) || inStep) && !doneHere) || interrupt !== undefined,
       breakpoint: run.breakpoints.includes(node),
       ...(interrupt ? { interrupt } : {}),
     });

@@ -4,6 +4,7 @@ import { act, useServices } from "../context.js";
 import { clean, clock } from "../text.js";
 import { MUTED } from "../theme.js";
 import { diffLines } from "../views/diff-lines.js";
+import { hasEnded } from "../run-end.js";
 import { withoutCommentLines } from "../../text/plain.js";
 
 export interface EditRequest {
@@ -58,10 +59,16 @@ type Checked = { ok: true; value: State } | { ok: false; problem: string; proble
 /** Failing places listed in the editor's header and the refusal's dialog; the others are counted. */
 const LISTED_PROBLEMS = 8;
 
-/** Parses the saved file (comments allowed) and validates it. */
-export function checkEdit(text: string, validate: (value: unknown) => State): Checked {
+/**
+ * Parses the edited value (comments allowed) and validates it. `firstLine`: the line of the file
+ * the text starts at, so that a JSON error names the line as the file the person sees numbers it.
+ */
+export function checkEdit(text: string, validate: (value: unknown) => State, firstLine = 1): Checked {
   const parsed = parseJsonText(text, { comments: true, trailingCommas: true });
-  if (parsed.error !== undefined) return { ok: false, problem: `not valid JSON at ${parsed.error}`, problems: [] };
+  if (parsed.error !== undefined) {
+    const error = parsed.error.replace(/^line \d+/, `line ${parsed.line + firstLine - 1}`);
+    return { ok: false, problem: `not valid JSON at ${error}`, problems: [] };
+  }
   const { value } = parsed;
   try {
     return { ok: true, value: validate(value) };
@@ -84,14 +91,18 @@ function described(request: EditRequest, at: number | undefined): string {
 }
 
 function fileText(request: EditRequest, at: number | undefined, body: string, notice?: Notice): string {
-  const header = [
+  return `${fileHeader(request, at, notice).join("\n")}\n${body}`;
+}
+
+/** The file's lines above the value. */
+function fileHeader(request: EditRequest, at: number | undefined, notice?: Notice): string[] {
+  return [
     `// ${described(request, at)}.`,
     "// Save and quit to continue: the edit is validated and its diff shown before anything is sent.",
     "// Quit without saving to cancel. Lines starting with // are ignored.",
     ...(notice && "error" in notice ? ["//", `// ERROR: ${notice.error}`, ...notice.problems.map((p) => `//   ${p}`), "// Fix it, or quit without saving to cancel."] : []),
     ...(notice && "note" in notice ? ["//", `// NOTE: ${notice.note}`] : []),
   ];
-  return `${header.join("\n")}\n${body}`;
 }
 
 /**
@@ -101,9 +112,12 @@ function fileText(request: EditRequest, at: number | undefined, body: string, no
  * meanwhile, it says so and offers to edit again on the value as it is now.
  */
 export function useEditState(): ((request: EditRequest) => Promise<void>) | undefined {
-  const { editor, ui, operator } = useServices();
+  const { editor, ui, operator, store } = useServices();
   if (!operator) return undefined;
   return async (request) => {
+    // How the run stood before the editor opened: a run that ends while it is open closes the dialogs after it.
+    const run = request.runId === undefined ? undefined : await store.getRun(request.runId).catch(() => undefined);
+    const onRun = request.runId === undefined ? {} : { runId: request.runId, ...(run ? { runEndedAt: hasEnded(run) ? run.endedAt : null } : {}) };
     let base = request.value;
     let at = request.at;
     let body = JSON.stringify(base, null, 2);
@@ -113,8 +127,8 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
       if (result.status === "failed") return ui.report({ tone: "error", text: clean(result.message) });
       if (result.status === "unchanged") return ui.report({ tone: "info", text: "edit closed without changes; nothing sent" });
       body = withoutCommentLines(result.text);
-      // Checked with its header, so that an error's line and column are those of the file as saved.
-      const checked = checkEdit(result.text, request.validate);
+      // A JSON error is shown in the reopened file, whose header says it: its line is counted from there.
+      const checked = checkEdit(body, request.validate, fileHeader(request, at, { error: "", problems: [] }).length + 1);
       if (!checked.ok) {
         const { problem, problems } = checked;
         notice = { error: problem, problems };
@@ -135,7 +149,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         body: [[seg(described(request, at), { color: MUTED })], ...someOf(diffLines(diff), 6)],
         action: request.action,
         reason: "optional",
-        ...(request.runId ? { runId: request.runId } : {}),
+        ...onRun,
       });
       if (answer.closed) return;
       if (!answer.ok) return ui.report({ tone: "info", text: "edit not confirmed; nothing sent" });
@@ -158,7 +172,7 @@ export function useEditState(): ((request: EditRequest) => Promise<void>) | unde
         ],
         action: "Edit again",
         reason: "none",
-        ...(request.runId ? { runId: request.runId } : {}),
+        ...onRun,
       });
       if (again.closed) return;
       if (!again.ok) return ui.report({ tone: "info", text: "the state changed meanwhile; your edit was not sent" });

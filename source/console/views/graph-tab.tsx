@@ -137,6 +137,22 @@ function parkedOn(tasks: readonly TaskRecord[]): string {
   return "parked";
 }
 
+/**
+ * How long a node ran: its attempts' time, not the waits between them (backoffs, a pause after a
+ * kill); with more than one, the last's (what `pitwall show` says of a task), and the wall time
+ * from the first start to the last end when that reads otherwise.
+ */
+function timeText(tasks: readonly TaskRecord[], now: number): string {
+  const timed = tasks.flatMap((t) => t.attempts.map((a) => ({ ...a, ms: (a.endedAt ?? (t.status === "running" ? now : a.startedAt)) - a.startedAt })));
+  if (timed.length === 0) return "ran 0ms";
+  const ran = span(timed.reduce((sum, a) => sum + a.ms, 0));
+  const wall = span(Math.max(...timed.map((a) => a.startedAt + a.ms)) - Math.min(...timed.map((a) => a.startedAt)));
+  const last = tasks.length === 1 && timed.length > 1 ? `last ${span(timed.at(-1)!.ms)}` : "";
+  const over = wall !== ran ? `${wall} from first start to last end` : "";
+  const more = [last, over].filter(Boolean).join("; ");
+  return `ran ${ran}${more ? ` (${more})` : ""}`;
+}
+
 function nodeDetail(name: string | undefined, definition: WorkflowDefinition, state: NodeState | undefined): Line {
   if (!name) return [];
   const node = definition.nodes[name];
@@ -144,12 +160,9 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
   const tasks = state?.tasks ?? [];
   if (tasks.length > 0) {
     const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
-    // From its first attempt's start to its last one's end: a mapped node's items run side by side.
-    const all = tasks.flatMap((t) => t.attempts);
-    const ms = Math.max(...all.map((a) => a.endedAt ?? Date.now())) - Math.min(...all.map((a) => a.startedAt));
     const status = state!.status === "skipped" ? "skipped by an operator (it did not run)" : state!.status === "parked" ? parkedOn(tasks) : state!.status;
     const items = tasks.length > 1 ? `${tasks.length} items, ` : "";
-    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${items}${attempts} attempt${attempts === 1 ? "" : "s"}, ${span(all.length > 0 ? ms : 0)}`));
+    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${items}${attempts} attempt${attempts === 1 ? "" : "s"}, ${timeText(tasks, Date.now())}`));
     const error = tasks.find((t) => t.error)?.error?.message;
     if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
   } else parts.push(seg(" · has not run", { color: MUTED }));
