@@ -16,7 +16,7 @@ export interface OpenAICompatibleOptions {
   model?: string;
   /** Stream answers (tokens become progress events). Default true. */
   stream?: boolean;
-  /** How many times a request is sent again after a 429, a 5xx or a network error. Default 4. */
+  /** How many times a request is sent again after a 429, a 5xx, a network error or a body that is not JSON. Default 4. */
   maxRetries?: number;
   /** First backoff when the server gives no Retry-After; doubles each time. Default 500 ms. */
   backoffMs?: number;
@@ -106,9 +106,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
       const type = response.headers.get("content-type") ?? "";
       try {
         if (stream && response.body && !type.includes("application/json")) return await this.readStream(response.body, model, info, idle);
-        return this.readJson(await response.text(), model);
+        return this.readJson(await response.text(), model, attempt);
       } catch (error) {
-        if (error instanceof ModelError) throw error;
+        if (error instanceof ModelError || error instanceof Retryable) throw error;
         throw this.networkFailure(error, idle, attempt, true);
       }
     } finally {
@@ -116,8 +116,15 @@ export class OpenAICompatibleProvider implements ModelProvider {
     }
   }
 
-  private readJson(text: string, model: string): ModelResponse {
-    const value = this.parseJson(text);
+  private readJson(text: string, model: string, attempt: number): ModelResponse {
+    let value: unknown;
+    try {
+      value = JSON.parse(text) as unknown;
+    } catch {
+      // A body cut off on the way (a proxy or a connection that gave up after the headers) is as
+      // transient as a dropped stream; JSON of the wrong shape is not, and is not sent again.
+      throw new Retryable(this.notJson(text), "the answer was not valid JSON (cut off?)", this.backoff(attempt));
+    }
     const error = wireError(value);
     if (error !== undefined) throw new ModelError("MODEL_HTTP", `the model server answered with an error: ${this.clean(error)}`);
     return parseCompletion(value, model);
@@ -147,8 +154,12 @@ export class OpenAICompatibleProvider implements ModelProvider {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new ModelError("MODEL_BAD_RESPONSE", `malformed answer from the model server (not JSON): ${JSON.stringify(this.clean(text.slice(0, 120)))}`);
+      throw this.notJson(text);
     }
+  }
+
+  private notJson(text: string): ModelError {
+    return new ModelError("MODEL_BAD_RESPONSE", `malformed answer from the model server (not JSON): ${JSON.stringify(this.clean(text.slice(0, 120)))}`);
   }
 
   private async httpFailure(response: Response, attempt: number): Promise<Error> {

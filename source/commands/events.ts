@@ -1,4 +1,4 @@
-import { EVENT_TYPES, followRun, outlastingSubscription, readAllEvents, type EventRecord, type EventType } from "../../engine/index.js";
+import { EVENT_TYPES, followRun, outlastingSubscription, readAllEvents, type EventRecord, type EventType, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { listFlag } from "../cli/inputs.js";
@@ -16,7 +16,8 @@ export const events = defineCommand({
 --follow prints new events as they are committed, by any process. Following one run stops
 when it ends; following the store starts from now (unless --after) and runs until Ctrl-C.
 Lines of one run start with the event's number in the run, then #SEQ, its number in the store
-(the one --after takes).
+(the one --after takes); the numbers are padded to the widest of the listing (--follow: at least
+6 digits), so that the columns after them stay put.
 --json prints one event per line: { "seq", "runId", "runSeq", "taskId", "traceId", "spanId",
 "type", "actor", "payload", "time" }.`,
   flags: {
@@ -37,19 +38,25 @@ Lines of one run start with the event's number in the run, then #SEQ, its number
     // A reader resuming the store's log from a sequence number is told when what came right after
     // it is gone (trimmed by a Redis store's retention, or deleted with its runs).
     let first = runId === undefined && types === undefined && flags.after !== undefined && flags.after > 0;
+    let widths: Widths = { runSeq: 4, seq: 1 };
     const print = (e: EventRecord) => {
       if (first && e.seq > flags.after! + 1) out.note(`events #${flags.after! + 1} to #${e.seq - 1} are no longer in the store (trimmed by its retention, or deleted with their runs): going on from #${e.seq}`);
       first = false;
-      return out.json ? out.value(e) : out.line(eventLine(e, runId === undefined));
+      return out.json ? out.value(e) : out.line(eventLine(e, runId === undefined, widths));
+    };
+    // The numbers are padded to the widest they will be (as far as can be known), so that the
+    // columns after them do not shift when #SEQ gains a digit; a follower leaves room to grow.
+    const padTo = async (run: RunRecord | undefined, follow: boolean) => {
+      widths = columnWidths(await s.lastEventSeq(), run?.eventCount ?? 0, follow);
     };
 
     if (!flags.follow) {
-      if (runId !== undefined) await mustGetRun(s, runId);
+      await padTo(runId !== undefined ? await mustGetRun(s, runId) : undefined, false);
       for await (const e of readAllEvents(s, { after: flags.after ?? 0, ...(runId ? { runId } : {}), ...(types ? { types } : {}) })) print(e);
       return EXIT.ok;
     }
     const follow = async () => {
-      if (runId !== undefined) await mustGetRun(s, runId);
+      await padTo(runId !== undefined ? await mustGetRun(s, runId) : undefined, true);
       const after = flags.after ?? (runId !== undefined ? 0 : await s.lastEventSeq());
       // A store that stops answering for a while (a Redis failover, a file locked by a backup) is
       // waited out, said as it begins and ends: a follower is often left running unattended.
@@ -89,11 +96,30 @@ function expandTypes(given: readonly string[]): EventType[] | undefined {
   return [...out];
 }
 
+/** How wide the numbers of a listing's lines are; a number wider than expected widens the lines after it. */
+interface Widths {
+  runSeq: number;
+  seq: number;
+}
+
+/** A follower's numbers have room for a few digits more than the log has now. */
+const FOLLOW_SEQ_WIDTH = 6;
+
+function columnWidths(lastSeq: number, runEvents: number, follow: boolean): Widths {
+  const digits = (n: number) => String(n).length;
+  return follow
+    ? { seq: Math.max(FOLLOW_SEQ_WIDTH, digits(lastSeq) + 1), runSeq: Math.max(4, digits(runEvents) + 1) }
+    : { seq: digits(lastSeq), runSeq: Math.max(4, digits(runEvents)) };
+}
+
 /**
  * One event: of one run, its number in the run (gap-free, as the console shows it) beside the
  * store's sequence number (which --after takes); of the whole store, that number and the run.
  */
-function eventLine(e: EventRecord, withRun: boolean): string {
-  const number = withRun ? [`#${e.seq}`] : [String(e.runSeq).padStart(4), `#${e.seq}`];
+function eventLine(e: EventRecord, withRun: boolean, widths: Widths): string {
+  widths.seq = Math.max(widths.seq, String(e.seq).length);
+  widths.runSeq = Math.max(widths.runSeq, String(e.runSeq).length);
+  const seq = `#${e.seq}`.padEnd(widths.seq + 1);
+  const number = withRun ? [seq] : [String(e.runSeq).padStart(widths.runSeq), seq];
   return [...number, clock(e.time), ...(withRun ? [e.runId] : []), e.type.padEnd(18), e.actor, describeEvent(e)].join("  ");
 }

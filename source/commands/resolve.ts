@@ -1,10 +1,11 @@
-import { ConflictError, ValidationError, editPatch, isStaleEdit, type InterruptRecord, type Operator } from "../../engine/index.js";
+import { ConflictError, ValidationError, checkJson, editPatch, isStaleEdit, type InterruptRecord, type Operator } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { editJson } from "../cli/editor.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
 import { statePatch } from "../cli/inputs.js";
 import { mustGetInterrupt } from "../cli/lookup.js";
 import { printOutcome } from "../cli/outcome.js";
+import { editedProposal } from "../text/interrupt-text.js";
 
 export const resolve = defineCommand({
   name: "resolve",
@@ -18,7 +19,9 @@ decision "respond", or with the decision of --approve, --reject or --decision gi
 (a tool call an agent asks approval for, run with edited arguments: --decision edit --respond JSON);
 --decision takes any other decision the interrupt offers (pitwall interrupts lists them).
 --edit opens $EDITOR on the state as JSON and applies what you save as the patch (decision
-"edit" when the interrupt offers it, else "approve"); on an error the editor reopens with it.
+"edit" when the interrupt offers it, else "approve"); at an agent's tool call it opens on the
+call's arguments instead and sends what you save, checked against the tool's parameters, as the
+response. On an error the editor reopens with it.
 Resolving an interrupt twice is refused (exit 3).
 --json prints { "interruptId", "runId", "decision", "commandId", "effect", "checkpointId"? }.`,
   flags: {
@@ -83,19 +86,34 @@ async function editAndResolve(
     throw new ConflictError(`interrupt ${interrupt.id} was already resolved (${interrupt.resolution?.decision} by ${interrupt.resolution?.actor})`);
   }
   const decision = interrupt.request.decisions.includes("edit") ? "edit" : "approve";
-  const current = await op.state(interrupt.runId);
-  const edit = await editJson({
-    value: current,
-    header: [
-      `State of run ${interrupt.runId}, paused at ${interrupt.node} (${interrupt.kind} interrupt ${interrupt.id}).`,
-      ...(interrupt.request.question ? [`Question: ${interrupt.request.question}`] : []),
-      `Save to resolve it with decision "${decision}" and this state; save an empty file to cancel.`,
-      "Lines starting with // are ignored.",
-    ],
-    apply: (edited, base) => op.resolve(interrupt.id, { decision, patch: editPatch(base, edited), ...reason }),
-    retry: (error) => error instanceof ValidationError,
-    reread: (error) => (isStaleEdit(error) ? op.state(interrupt.runId) : undefined),
-  });
+  const asked = [
+    ...(interrupt.request.question ? [`Question: ${interrupt.request.question}`] : []),
+    "Lines starting with // are ignored.",
+  ];
+  const proposal = editedProposal(interrupt.request);
+  // An agent's tool call is answered with its arguments as edited; a state patch would leave them as proposed.
+  const edit = proposal
+    ? await editJson({
+        value: proposal.value,
+        header: [
+          `What interrupt ${interrupt.id} proposes (run ${interrupt.runId}, paused at ${interrupt.node}), checked against its schema when saved.`,
+          `Save to resolve it with decision "${decision}" and these values; save an empty file to cancel.`,
+          ...asked,
+        ],
+        apply: (edited) => op.resolve(interrupt.id, { decision, response: checkJson(proposal.schema, edited, "the edited proposal"), ...reason }),
+        retry: (error) => error instanceof ValidationError,
+      })
+    : await editJson({
+        value: await op.state(interrupt.runId),
+        header: [
+          `State of run ${interrupt.runId}, paused at ${interrupt.node} (${interrupt.kind} interrupt ${interrupt.id}).`,
+          `Save to resolve it with decision "${decision}" and this state; save an empty file to cancel.`,
+          ...asked,
+        ],
+        apply: (edited, base) => op.resolve(interrupt.id, { decision, patch: editPatch(base, edited), ...reason }),
+        retry: (error) => error instanceof ValidationError,
+        reread: (error) => (isStaleEdit(error) ? op.state(interrupt.runId) : undefined),
+      });
   if (edit.kind === "unchanged") {
     note(`edit canceled, no changes made; interrupt ${interrupt.id} is still pending`);
     return EXIT.ok;

@@ -4,6 +4,7 @@ import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
 import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
+import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { noteRoom } from "../cli/room.js";
@@ -16,7 +17,10 @@ export const show = defineCommand({
   name: "show",
   usage: "show <run>",
   summary: "a run: status and why it waits, tasks, pending interrupts, storage",
-  details: `Model and tool calls are listed with what each was sent and what came back (one line each),
+  details: `ATTEMPTS counts tries: an attempt that paused (a question, a timer, a sub-workflow) and the one
+that resumed it are one ("1 (+1 resume)"); a durable call says how often it was made ("made 2
+times": a retry of its node made it again, and it succeeded each time).
+Model and tool calls are listed with what each was sent and what came back (one line each),
 and the tokens the run's models used, in all and by node. What the finished nodes of a step still
 in progress wrote is listed too: the state has it once the step ends.
 --json prints the run record with "tasks" (every task of the run), "interrupts" (its pending
@@ -48,7 +52,7 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
     printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed);
     printTasks(out, tasks);
     printHeldWrites(out, run, tasks, global.secretKeys);
-    printCalls(out, calls);
+    printCalls(out, calls, tasks);
     printInterrupts(out, interrupts, tasks);
     out.line();
     out.line(`storage   checkpoints ${bytes(storage.checkpoints)} · events ${bytes(storage.events)} · artifacts ${bytes(storage.artifacts)} · total ${bytes(storage.total)}`);
@@ -142,7 +146,7 @@ function printTasks(out: Output, all: TaskRecord[]): void {
       String(t.step),
       taskLabel(t),
       t.attempts.at(-1)?.code === SKIPPED ? "skipped" : t.status,
-      String(t.attempts.length),
+      t.call === null ? triesText(t.attempts) : t.attempts.length <= 1 ? String(t.attempts.length) : madeText(t.attempts),
       duration(taskTime(t)),
       errorOrWait(t),
     ]),
@@ -194,7 +198,8 @@ function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
 }
 
 /** Each model and tool call: what it was sent and what came back, on one line each. */
-function printCalls(out: Output, all: readonly CallView[]): void {
+function printCalls(out: Output, all: readonly CallView[], tasks: readonly TaskRecord[]): void {
+  const records = new Map(tasks.map((t) => [t.id, t]));
   const calls = all.filter((c) => c.kind !== "call");
   if (calls.length === 0) return;
   out.line();
@@ -207,7 +212,7 @@ function printCalls(out: Output, all: readonly CallView[]): void {
       nodeLabel(c.node, c.index),
       c.call,
       callTarget(c),
-      c.attempts > 1 ? `${c.status} (${c.attempts} tries)` : c.status,
+      callStatusText(c.status, records.get(c.id)?.attempts ?? []),
       tokenText(c.tokens),
       sentExcerpt(c),
       answerExcerpt(c),

@@ -2,16 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CallView, InterruptRecord } from "../../engine/index.js";
-import { actionsOf, cliHarness, workflowOf } from "../support/cli.js";
-
-/** Lines of a table section of `show`, from its title to the blank line after it. */
-function section(text: string, title: string): string[] {
-  const lines = text.split("\n");
-  const start = lines.indexOf(title);
-  if (start < 0) throw new Error(`no section "${title}" in:\n${text}`);
-  const end = lines.indexOf("", start);
-  return lines.slice(start + 1, end < 0 ? undefined : end);
-}
+import { actionsOf, cliHarness, section, workflowOf, writeChargeTools } from "../support/cli.js";
 
 describe("what the models of a run were asked and answered, from the CLI", () => {
   const cli = cliHarness();
@@ -74,19 +65,7 @@ describe("what the models of a run were asked and answered, from the CLI", () =>
   });
 
   it("a mapped agent's approvals say which item asks, and long arguments are cut on one line", async () => {
-    const actions = join(cli.dir, "charge-tools.mjs");
-    writeFileSync(
-      actions,
-      `export const tools = {
-  chargeCard: {
-    description: "Charges the customer's card",
-    parameters: { type: "object", properties: { amount: { type: "number" }, note: { type: "string" } }, required: ["amount"] },
-    run: ({ amount }) => ({ charged: amount }),
-  },
-};
-export default {};
-`,
-    );
+    const actions = writeChargeTools(cli.dir);
     const file = join(cli.dir, "charges.json");
     writeFileSync(
       file,

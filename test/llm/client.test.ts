@@ -139,21 +139,31 @@ describe("the OpenAI-compatible client against a chat completions server on loop
     expect(server.received).toHaveLength(1);
   });
 
-  it("reports a malformed body clearly, plain or streamed, without retrying", async () => {
-    server.reply({ kind: "raw", body: "<html>502 Bad Gateway</html>" });
-    const plain = (await provider({ stream: false }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+  it("sends again an answer whose body is cut off (not JSON), and says so clearly when it keeps coming cut", async () => {
+    const cut = JSON.stringify(completion({ content: "Hello there" })).slice(0, 40);
+    server.reply({ kind: "raw", body: cut }, { kind: "json", body: completion({ content: "whole" }) });
+    const call = info();
+    expect((await provider({ stream: false }).complete(hello, call)).content).toBe("whole");
+    expect(call.retries.map((r) => r.why)).toEqual(["the answer was not valid JSON (cut off?)"]);
+
+    server.fallback = () => ({ kind: "raw", body: "<html>502 Bad Gateway</html>" });
+    const plain = (await provider({ stream: false, maxRetries: 1 }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
     expect(plain.code).toBe("MODEL_BAD_RESPONSE");
     expect(plain.message).toBe('malformed answer from the model server (not JSON): "<html>502 Bad Gateway</html>"');
+    expect(server.received).toHaveLength(2 + 2);
+  });
 
+  it("reports well-formed JSON that is not a completion, and a streamed event that is not JSON, without retrying", async () => {
     server.reply({ kind: "json", body: { choices: [] } });
     const empty = (await provider({ stream: false }).complete(hello, info()).catch((e: unknown) => e)) as ModelError;
+    expect(empty.code).toBe("MODEL_BAD_RESPONSE");
     expect(empty.message).toMatch(/^malformed answer from the model server at choices: /);
 
     server.reply({ kind: "raw", contentType: "text/event-stream", body: 'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\ndata: {not json\n\n' });
     const streamed = (await provider().complete(hello, info()).catch((e: unknown) => e)) as ModelError;
     expect(streamed.code).toBe("MODEL_BAD_RESPONSE");
     expect(streamed.message).toBe('malformed answer from the model server (not JSON): "{not json"');
-    expect(server.received).toHaveLength(3);
+    expect(server.received).toHaveLength(2);
   });
 
   it("cancels a request that hangs when the signal is aborted", async () => {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
@@ -119,4 +119,31 @@ export async function unwritableCopy(cli: ReturnType<typeof cliHarness>): Promis
     chownSync(folder, user.uid, user.gid);
   }
   return { folder, file, user, cleanup: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+/** Lines of a table section of `show`, from its title to the blank line after it. */
+export function section(text: string, title: string): string[] {
+  const lines = text.split("\n");
+  const start = lines.indexOf(title);
+  if (start < 0) throw new Error(`no section "${title}" in:\n${text}`);
+  const end = lines.indexOf("", start);
+  return lines.slice(start + 1, end < 0 ? undefined : end);
+}
+
+/** Writes, into `dir`, an actions module with one tool, `chargeCard` ({ amount, note? }), that an agent may ask approval for; returns its path. */
+export function writeChargeTools(dir: string): string {
+  const file = join(dir, "charge-tools.mjs");
+  writeFileSync(
+    file,
+    `export const tools = {
+  chargeCard: {
+    description: "Charges the customer's card",
+    parameters: { type: "object", properties: { amount: { type: "number" }, note: { type: "string" } }, required: ["amount"] },
+    run: ({ amount }) => ({ charged: amount }),
+  },
+};
+export default {};
+`,
+  );
+  return file;
 }

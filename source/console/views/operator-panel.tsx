@@ -11,6 +11,7 @@ import { ago, clean, clock, inline } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
 import { watchForReask } from "../reask-watch.js";
+import { editedProposal } from "../../text/interrupt-text.js";
 import { stateChangeSince, stateChangeText, type StateChange } from "../state-change.js";
 
 /** Decisions with a key of their own; any other allowed decision goes through `x`. */
@@ -176,14 +177,12 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
           setTimeout(() => nav.pop(), 0);
           return effect;
         };
-        const schema = interrupt!.request.responseSchema;
-        if (schema) {
-          // What the request proposes (a tool call's arguments) is what is edited, against its schema.
-          const proposed = (interrupt!.request.data as { arguments?: unknown } | undefined)?.arguments;
+        const proposal = editedProposal(interrupt!.request);
+        if (proposal) {
           return edit({
             what: `Editing the proposal of interrupt ${interrupt!.id} (run ${interrupt!.runId}, node ${interrupt!.node})`,
-            value: (proposed ?? {}) as State,
-            validate: (value) => checkJson(schema, value, "the edited proposal") as State,
+            value: proposal.value as State,
+            validate: (value) => checkJson(proposal.schema, value, "the edited proposal") as State,
             runId: interrupt!.runId,
             action: "Edit and resolve",
             send: (value, reason) => resolveWith({ response: value }, reason),
@@ -300,7 +299,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     const add = (key: string, label: string) => keys.push(seg(key, { bold: true, color: ACCENT }), seg(` ${label}   `));
     if (decisions.includes("approve")) add("a", "approve");
     if (decisions.includes("reject")) add("r", "reject (with a reason)");
-    if (decisions.includes("edit")) add("e", interrupt.request.responseSchema ? "edit the proposal in $EDITOR" : "edit the state in $EDITOR");
+    if (decisions.includes("edit")) add("e", editedProposal(interrupt.request) ? "edit the proposal in $EDITOR" : "edit the state in $EDITOR");
     if (respondAs) add("t", "respond with text");
     if (others.length > 0) add("x", others.join(" / "));
     tail.push(keys);
