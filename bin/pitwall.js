@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `pitwall` command. It runs the compiled build in dist/ when one exists and is newer than
-// every source file (`npm run build`, bin/build.js; it starts three to four times faster), else the TypeScript
+// every source file (`npm run build`, bin/build.js; it starts about three times faster), else the TypeScript
 // sources through tsx (bin/from-sources.js). An installed package ships dist/ without the sources:
 // its build is used as it is. Either way actions modules written in TypeScript load (see
 // source/cli/typescript.ts).
