@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run build`: dist/ from the TypeScript sources. The JavaScript is bundled by esbuild: a
 // command starts by loading its modules, and Node loads one file of the engine and the command
-// line much faster than the ~240 files tsc writes (a `pitwall` command starts about 0.15 s
+// line much faster than the ~240 files tsc writes (a `pitwall` command starts about 0.2 s
 // sooner). The engine and the command line share their code through common chunks, so that an
 // actions module's `import … from "pitwall"` (dist/engine/index.js) gets the very modules the
 // command runs, not a copy; the console is a chunk of its own, loaded by the commands that show

@@ -111,6 +111,13 @@ describe("the package as npm packs it", () => {
     expect(out.split("\n")).toEqual(["succeeded 42 queued", `file://${join(installed, "dist", "engine", "index.js")}`, ""]);
   });
 
+  it("holds one copy of the engine, which the command line and `import ... from \"pitwall\"` both load", () => {
+    // An actions module's errors and classes must be the ones the command checks them against.
+    const built = packedFiles().filter((f) => f.startsWith("dist/") && f.endsWith(".js"));
+    const defining = built.filter((f) => /\bPitwallError = class\b|\bclass PitwallError\b/.test(readFileSync(join(ROOT, f), "utf8")));
+    expect(defining).toHaveLength(1);
+  });
+
   it("runs its bin from dist/ without the sources, and says so when the build is missing too", () => {
     const bin = join(installed, "bin", "pitwall.js");
     expect(execFileSync(process.execPath, [bin, "--version"], { cwd: dir, encoding: "utf8" }).trim()).toBe(version);
