@@ -20,8 +20,10 @@ export class AgentTurnsError extends Error {
  * The agent loop: the model picks tools until it answers. Every answer (`model-<turn>`) and
  * every tool call (`tool-<turn>-<name>`) is a durable call, so a node that runs again — after a
  * crash, or after an operator answered an approval — replays what was recorded up to the last
- * finished call and goes on from there, never running a finished tool twice. A retry after a
- * failed attempt starts the conversation over (see DurableCalls).
+ * finished call and goes on from there, never running a finished tool twice. A changed prompt
+ * (the state edited) asks the model again from that turn on. A retry after a failed attempt
+ * starts the conversation over (see DurableCalls), but a tool call the model repeats with the
+ * same arguments at the same turn is handed its recorded result, not run again (callTool).
  */
 export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
   const validator = answerValidator(def.schema);
@@ -69,6 +71,8 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
       data: { tool: tool.name, arguments: args },
       decisions: ["approve", "reject", "edit"],
       responseSchema: tool.spec.parameters,
+      // Approving one call never approves another, also when the operator edited the state with the answer.
+      exact: true,
     });
     const because = answer.reason ? ` Reason: ${answer.reason}` : "";
     if (answer.decision === "reject") {

@@ -180,6 +180,39 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(failures).toBe(2);
   });
 
+  it("makes a call again when what it depends on changed (an operator edited the state), and keeps one marked keep across a failed attempt", async () => {
+    const made: string[] = [];
+    let failures = 1;
+    const wf = workflow("depends", { state: z.object({ topic: z.string().default("cats"), results: z.array(z.string()).default([]) }), reducers: { results: "append" } })
+      .node("agent", async (s, ctx) => {
+        const draft = await ctx.call("draft", () => (made.push(`draft ${s.topic}`), `about ${s.topic}`), { dependsOn: s.topic });
+        const charge = await ctx.call("charge", () => (made.push("charge"), "charged"), { dependsOn: { amount: 5 }, afterFailure: "keep" });
+        await ctx.interrupt({ question: `Publish ${draft}?` });
+        if (failures-- > 0) throw new Error("publisher down");
+        return { results: [draft, charge] };
+      }, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const op = engine.operator("ann");
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    await op.updateState(run.id, { topic: "dogs" });
+    for (let i = 0; i < 2; i++) {
+      const pending = await until(
+        async () => ((await run.get()).status === "paused" ? (await engine.store.listInterrupts({ runId: run.id, status: "pending" }))[0] : undefined),
+        5000,
+        "interrupt",
+      );
+      await op.resolve(pending.id, { decision: "approve" });
+    }
+    expect((await run.wait()).status).toBe("succeeded");
+    // The edit made the draft again; the failure made it once more (a call without `keep`), but never the charge.
+    expect(made).toEqual(["draft cats", "charge", "draft dogs", "draft dogs"]);
+    expect((await run.state()).results).toEqual(["about dogs", "charged"]);
+    const started = await engine.store.readEvents({ runId: run.id, types: ["task.started"] });
+    expect(started.filter((e) => (e.payload as { inputChanged?: boolean }).inputChanged).map((e) => (e.payload as { call?: string }).call)).toEqual(["draft"]);
+  });
+
   it("refuses a call key used twice in one run of a node", async () => {
     const wf = workflow("dup-key", { state })
       .node("agent", async (_s, ctx) => {
