@@ -46,7 +46,7 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
         const n = (seen.get(call.name) ?? 0) + 1;
         seen.set(call.name, n);
         const key = `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}`;
-        messages.push({ role: "tool", toolCallId: call.id, content: await toolTurn(ctx, tools, needsApproval, call, key) });
+        messages.push({ role: "tool", toolCallId: call.id, content: await toolTurn(ctx, tools, needsApproval, call, key, def.toolErrors ?? "fail") });
       }
     }
     throw new AgentTurnsError(ctx.node, def.maxTurns);
@@ -56,9 +56,17 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
 /**
  * One tool call the model asked for, as the text the model reads back. Mistakes the model can
  * fix (an unknown tool, bad arguments) and an operator's rejection or edit, with their reason,
- * are told to it; a tool that fails past its retries fails the node.
+ * are told to it; a tool that fails past its retries fails the node, or with `tell-model` is
+ * told to it too.
  */
-async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string> {
+async function toolTurn(
+  ctx: NodeContext,
+  tools: ReadonlyMap<string, BoundTool>,
+  needsApproval: ReadonlySet<string>,
+  call: ToolCall,
+  key: string,
+  toolErrors: "fail" | "tell-model",
+): Promise<string> {
   const tool = tools.get(call.name);
   if (!tool) return `Error: there is no tool "${call.name}"; the tools are ${[...tools.keys()].join(", ")}.`;
   const parsed = parseArguments(tool, call.arguments);
@@ -88,6 +96,15 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
       args = edited.value;
     }
   }
-  const result = await callTool(ctx, tool, args, key);
+  let result: unknown;
+  try {
+    result = await callTool(ctx, tool, args, key);
+  } catch (error) {
+    // A node being stopped is not the tool's failure.
+    if (toolErrors === "fail" || ctx.signal.aborted) throw error;
+    const message = (error as Error).message;
+    ctx.log.warn(`${tool.name} failed; the model is told: ${message}`, { call: key, tool: tool.name });
+    return `${note}Error: ${tool.name} failed: ${message}`;
+  }
   return `${note}${JSON.stringify(result ?? null)}`;
 }

@@ -1,5 +1,6 @@
 import { asError, errorCodeOf } from "../errors.js";
 import { contentHash } from "../graph/canonical.js";
+import type { RetryPolicy } from "../graph/definition.js";
 import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
@@ -66,11 +67,12 @@ export class DurableCalls {
     const id = `${task.id}/${key}`;
     const known = this.records.get(id);
     const dependsOn = options.dependsOn === undefined ? undefined : contentHash(normalize(options.dependsOn));
-    // A record made without a hash is taken at its key.
-    let inputChanged = known?.status === "succeeded" && dependsOn !== undefined && known.dependsOn !== undefined && known.dependsOn !== dependsOn;
-    if (known?.status === "succeeded" && !inputChanged && stillAnswers(known, task, options.afterFailure ?? "again")) return known.output;
-    let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     const policy = retryPolicyOf(options.retry);
+    // A record made without a hash is taken at its key.
+    let inputChanged = (known?.status === "succeeded" || known?.status === "failed") && dependsOn !== undefined && known.dependsOn !== undefined && known.dependsOn !== dependsOn;
+    if (known?.status === "succeeded" && !inputChanged && stillAnswers(known, task, options.afterFailure ?? "again")) return known.output;
+    if (known?.status === "failed" && !inputChanged && failedForGood(known, task, policy)) throw recordedFailure(known);
+    let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     // What it is called with, for people: kept from its first attempt, as it may be running a while.
     const input = options.input === undefined ? undefined : boundedValue(this.host.events.redact(normalize(options.input)));
     // Each run of the node gives its calls a fresh retry budget.
@@ -166,6 +168,26 @@ export class DurableCalls {
  */
 function stillAnswers(known: TaskRecord, task: TaskRecord, afterFailure: "again" | "keep"): boolean {
   return afterFailure === "keep" || known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task);
+}
+
+/**
+ * Whether a failed call stays failed for a node that runs again: it failed past its retries in an
+ * attempt of the node that went on (caught the error) and then paused or was stopped, so the
+ * node gets the same error back, as Temporal's history hands a workflow its activity's failure
+ * again, rather than a new outcome the rest of its recorded calls were not made on. After an
+ * attempt of the node that failed, or a failure the retries were not done with (its worker was
+ * lost while it waited to try again), it is made again.
+ */
+function failedForGood(known: TaskRecord, task: TaskRecord, policy: RetryPolicy): boolean {
+  if (known.parentAttempt === undefined || known.parentAttempt <= lastFailedAttempt(task) || !known.error || known.error.code === WORKER_LOST) return false;
+  const { name, code } = known.error;
+  return !retryDecision(policy, failuresCounted(known), { ...(name !== undefined ? { name } : {}), ...(code ? { code } : {}) }).retry;
+}
+
+/** The error a call failed with, as its record keeps it. */
+function recordedFailure(known: TaskRecord): Error {
+  const { message, name, code } = known.error!;
+  return Object.assign(new Error(message), { ...(name !== undefined ? { name } : {}), ...(code ? { code } : {}) });
 }
 
 /** The recorded output must survive a round trip through the store. */

@@ -213,6 +213,33 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(started.filter((e) => (e.payload as { inputChanged?: boolean }).inputChanged).map((e) => (e.payload as { call?: string }).call)).toEqual(["draft"]);
   });
 
+  it("hands a node that runs again the error of a call that failed past its retries in an attempt that went on, without making it again", async () => {
+    let made = 0;
+    const wf = workflow("caught", { state, reducers: { results: "append" } })
+      .node("agent", async (_s, ctx) => {
+        let outcome: string;
+        try {
+          outcome = await ctx.call("flaky", () => {
+            made++;
+            throw Object.assign(new Error("service down"), { code: "DOWN" });
+          }, { retry: { maxAttempts: 2, backoffMs: 1 } });
+        } catch (error) {
+          outcome = `${(error as { code?: string }).code}: ${(error as Error).message}`;
+        }
+        await ctx.interrupt({ question: `Go on after "${outcome}"?` });
+        return { results: [outcome] };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).results).toEqual(["DOWN: service down"]);
+    expect(made).toBe(2);
+  });
+
   it("refuses a call key used twice in one run of a node", async () => {
     const wf = workflow("dup-key", { state })
       .node("agent", async (_s, ctx) => {

@@ -135,6 +135,34 @@ describe("an agent node that runs again", () => {
     expect(again!.request.data).toEqual({ tool: "issueRefund", arguments: { orderId: "A-1001", amount: 5 } });
   });
 
+  it("tells the model a tool's failure with toolErrors tell-model, and hands the same failure back when the node runs again", async () => {
+    const { tools: all, calls } = tools(5);
+    server.reply(toolCall("notify", { text: "On its way." }), refund(40), answer("Refunded 40; the mail server is down, so I could not tell the customer."));
+    const { workflow } = compileJson(refundAgent({ toolErrors: "tell-model" }), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const toolMessage = (server.received[1]!.body.messages as { role: string; content: string }[]).find((m) => m.role === "tool")!;
+    expect(toolMessage.content).toBe("Error: notify failed: mail server down");
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    // The node ran again after the approval: notify was not tried again, so the model's recorded answers still fit.
+    expect(calls.map((c) => c.tool)).toEqual(["notify", "issueRefund"]);
+    expect(server.received).toHaveLength(3);
+    const warned = await engine.store.readEvents({ runId: run.id, types: ["node.log"] });
+    expect(warned.map((e) => (e.payload as { message: string }).message)).toContain("notify failed; the model is told: mail server down");
+  });
+
+  it("fails the node when a tool fails past its retries, unless told to tell the model", async () => {
+    const { tools: all } = tools(5);
+    server.reply(toolCall("notify", { text: "On its way." }));
+    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: expect.stringContaining("mail server down") } });
+  });
+
   it("replays every recorded answer and result when the node runs again on the same state", async () => {
     const { tools: all, calls } = tools(0);
     server.reply(toolCall("lookupOrder", { orderId: "A-1001" }), refund(40), answer("Refunded 40."));
