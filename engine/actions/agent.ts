@@ -23,7 +23,8 @@ export class AgentTurnsError extends Error {
  * finished call and goes on from there, never running a finished tool twice. A changed prompt
  * (the state edited) asks the model again from that turn on. A retry after a failed attempt
  * starts the conversation over (see DurableCalls), but a tool call the model repeats with the
- * same arguments at the same turn is handed its recorded result, not run again (callTool).
+ * same arguments at the same turn is handed its recorded result, not run again (callTool). The
+ * tool calls of one turn run together, once each has the approval it needs.
  */
 export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
   const validator = answerValidator(def.schema);
@@ -42,31 +43,35 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
       messages.push({ role: "assistant", content: response.content, ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}) });
       if (response.toolCalls.length === 0) return { [def.output]: value };
       const seen = new Map<string, number>();
-      for (const call of response.toolCalls) {
+      const keyed = response.toolCalls.map((call) => {
         const n = (seen.get(call.name) ?? 0) + 1;
         seen.set(call.name, n);
-        const key = `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}`;
-        messages.push({ role: "tool", toolCallId: call.id, content: await toolTurn(ctx, tools, needsApproval, call, key, def.toolErrors ?? "fail") });
-      }
+        return { call, key: `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}` };
+      });
+      // The approvals one by one, in the model's order (each may pause the run); then the calls, together.
+      const ready: (string | ReadyCall)[] = [];
+      for (const { call, key } of keyed) ready.push(await prepareCall(ctx, tools, needsApproval, call, key));
+      const results = await allInOrder(ready.map((r) => (typeof r === "string" ? r : runCall(ctx, r, def.toolErrors ?? "fail"))));
+      keyed.forEach(({ call }, i) => messages.push({ role: "tool", toolCallId: call.id, content: results[i]! }));
     }
     throw new AgentTurnsError(ctx.node, def.maxTurns);
   };
 }
 
+/** A tool call cleared to run: the tool, its arguments (an operator's edit included) and what the model is told of the edit. */
+interface ReadyCall {
+  tool: BoundTool;
+  args: unknown;
+  key: string;
+  note: string;
+}
+
 /**
- * One tool call the model asked for, as the text the model reads back. Mistakes the model can
- * fix (an unknown tool, bad arguments) and an operator's rejection or edit, with their reason,
- * are told to it; a tool that fails past its retries fails the node, or with `tell-model` is
- * told to it too.
+ * Checks one tool call the model asked for and asks for its approval when it needs one. Mistakes
+ * the model can fix (an unknown tool, bad arguments) and an operator's rejection, with its reason,
+ * are the text the model reads back instead of a result.
  */
-async function toolTurn(
-  ctx: NodeContext,
-  tools: ReadonlyMap<string, BoundTool>,
-  needsApproval: ReadonlySet<string>,
-  call: ToolCall,
-  key: string,
-  toolErrors: "fail" | "tell-model",
-): Promise<string> {
+async function prepareCall(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string | ReadyCall> {
   const tool = tools.get(call.name);
   if (!tool) return `Error: there is no tool "${call.name}"; the tools are ${[...tools.keys()].join(", ")}.`;
   const parsed = parseArguments(tool, call.arguments);
@@ -96,6 +101,11 @@ async function toolTurn(
       args = edited.value;
     }
   }
+  return { tool, args, key, note };
+}
+
+/** Runs a cleared call; its result (or, with `tell-model`, its failure) is the text the model reads back. */
+async function runCall(ctx: NodeContext, { tool, args, key, note }: ReadyCall, toolErrors: "fail" | "tell-model"): Promise<string> {
   let result: unknown;
   try {
     result = await callTool(ctx, tool, args, key);
@@ -107,4 +117,15 @@ async function toolTurn(
     return `${note}Error: ${tool.name} failed: ${message}`;
   }
   return `${note}${JSON.stringify(result ?? null)}`;
+}
+
+/**
+ * Waits for every call of a turn, so that none is left running (and canceled with its node) when
+ * another fails; then fails with the first failure in the model's order.
+ */
+async function allInOrder(results: readonly (string | Promise<string>)[]): Promise<string[]> {
+  const settled = await Promise.allSettled(results);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<string>).value);
 }

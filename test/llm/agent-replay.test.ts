@@ -163,6 +163,38 @@ describe("an agent node that runs again", () => {
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: expect.stringContaining("mail server down") } });
   });
 
+  it("runs the tool calls of one turn together, once every approval among them is given", async () => {
+    const started: string[] = [];
+    let meet: () => void = () => {};
+    const met = new Promise<void>((resolve) => (meet = resolve));
+    const both = async (name: string) => {
+      started.push(name);
+      if (started.length === 2) meet();
+      // Run one after the other, the first would wait here for the second forever: the timeout says so.
+      await Promise.race([met, new Promise((_r, reject) => setTimeout(() => reject(new Error(`${name} ran alone`)), 3000))]);
+      return { ok: name };
+    };
+    const parallelTools = {
+      trackShipment: defineTool({ description: "Where the parcel is", parameters: z.object({ orderId: z.string() }), readOnly: true, run: () => both("trackShipment") }),
+      issueRefund: defineTool({ description: "Refunds", parameters: z.object({ orderId: z.string(), amount: z.number() }), run: () => both("issueRefund") }),
+    };
+    server.reply(
+      { kind: "json", body: completion({ toolCalls: [{ name: "trackShipment", arguments: { orderId: "A-1001" } }, { name: "issueRefund", arguments: { orderId: "A-1001", amount: 9 } }] }) },
+      answer("Done."),
+    );
+    const { workflow } = compileJson(refundAgent({ tools: ["trackShipment", "issueRefund"] }), { tools: parallelTools, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    expect(started).toEqual([]);
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(started.sort()).toEqual(["issueRefund", "trackShipment"]);
+    const tool = (server.received[1]!.body.messages as { role: string; content: string }[]).filter((m) => m.role === "tool").map((m) => m.content);
+    expect(tool).toEqual(['{"ok":"trackShipment"}', '{"ok":"issueRefund"}']);
+  });
+
   it("replays every recorded answer and result when the node runs again on the same state", async () => {
     const { tools: all, calls } = tools(0);
     server.reply(toolCall("lookupOrder", { orderId: "A-1001" }), refund(40), answer("Refunded 40."));
