@@ -126,3 +126,37 @@ async function until<T>(read: () => Promise<T[]>): Promise<T[]> {
   }
   throw new Error("never came");
 }
+
+it("on a narrow screen keeps what tells the rows apart: the question, else the values each shows, else its run", async () => {
+  fx = fixture();
+  const ask = await settle(fx.engine, "ask");
+  const refund = await settle(fx.engine, "refund");
+  ui = await openConsole({ store: fx.store, columns: 60 });
+  await ui.waitFor("⚑ 2 pending");
+  await ui.press("i");
+  await ui.waitFor("2 pending, oldest first");
+  // A row past its number and age: what tells it from the others.
+  const rows = () => ui!.lines().filter((l) => /^.\s*\d+ +\S+ /.test(l) && !l.includes("AGE")).map((l) => l.slice(10).trimEnd());
+  const header = () => ui!.lines().find((l) => l.includes("AGE"))!;
+  // Different questions: the question has the room.
+  expect(header()).toMatch(/# +AGE NODE +QUESTION\s*$/);
+  expect(rows()).toEqual([expect.stringMatching(/^choose +Which branch should I deploy\?/), expect.stringMatching(/^refund +Run issueRefund\?/)]);
+
+  // The same node asking the same question in two runs: the values each shows tell them apart.
+  const oslo = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  const rome = await settle(fx.engine, "travel-planner", { city: "Rome" });
+  await ui.waitFor("4 pending, oldest first");
+  expect(header()).toMatch(/# +AGE NODE +SHOWS +QUESTION\s*$/);
+  const shown = rows();
+  expect(shown.slice(2)).toEqual([expect.stringMatching(/^approve +city=Oslo bud… +Book this trip\?/), expect.stringMatching(/^approve +city=Rome bud… +Book this trip\?/)]);
+  expect(new Set(shown).size).toBe(4);
+
+  // Two that show the same values too: their runs tell them apart.
+  const again = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  await ui.waitFor("5 pending, oldest first");
+  expect(header()).toMatch(/# +AGE RUN +NODE +QUESTION\s*$/);
+  const withRuns = rows();
+  expect(new Set(withRuns).size).toBe(5);
+  [ask, refund, oslo, rome, again].forEach((run, i) => expect(withRuns[i]).toContain(run.id));
+  expect(Math.max(...ui.lines().map((l) => [...l].length))).toBeLessThanOrEqual(60);
+});

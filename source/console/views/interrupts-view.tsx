@@ -11,6 +11,7 @@ import { ago, clean, fit } from "../text.js";
 import { keyNames } from "../filter-text.js";
 import { DEFAULT_INTERRUPT_SORT, INTERRUPT_FILTER_KEYS, INTERRUPT_SORTS, interruptRows, interruptSortLabel, shownValues, type InterruptSort } from "./interrupt-rows.js";
 import { ACCENT, MUTED } from "../theme.js";
+import { queueColumns, runCell } from "./queue-columns.js";
 
 /** The decisions the queue takes on several interrupts at once. */
 type BulkDecision = "approve" | "reject";
@@ -138,22 +139,17 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     rejectMarked: operator !== null && marked.length > 0 && (() => decide("reject")),
   });
 
-  const wide = width >= 120;
-  // A narrow terminal keeps what is being decided: the question, before the run and what it shows.
-  const narrow = width < 80;
-  const c = { k: narrow ? 3 : 4, age: 4, run: narrow ? 0 : wide ? 17 : 14, node: wide ? 16 : narrow ? 10 : 12, kind: wide ? 9 : 0 };
-  const fixed = c.k + c.age + c.run + c.node + c.kind + (wide ? 7 : narrow ? 5 : 6);
-  const rest = Math.max(10, width - fixed);
-  const question = narrow ? rest : Math.ceil(rest * 0.6);
-  const values = narrow ? 0 : rest - question - 1;
+  const questionOf = (i: InterruptRecord) => i.request.question ?? (runs.get(i.runId)?.workflow ? `(${runs.get(i.runId)!.workflow})` : "");
+  const c = useMemo(() => queueColumns(width, interrupts, questionOf), [width, interrupts, runs]);
   const head = [
     fit("#", c.k),
     fit("AGE", c.age, "right"),
-    ...(narrow ? [] : [fit("RUN", c.run)]),
+    ...(c.run > 0 ? [fit("RUN", c.run)] : []),
     fit("NODE", c.node),
-    ...(wide ? [fit("KIND", c.kind)] : []),
-    fit("QUESTION", question),
-    ...(narrow ? [] : [fit("SHOWS", values)]),
+    ...(c.kind > 0 ? [fit("KIND", c.kind)] : []),
+    ...(c.values > 0 && c.valuesFirst ? [fit("SHOWS", c.values)] : []),
+    fit("QUESTION", c.question),
+    ...(c.values > 0 && !c.valuesFirst ? [fit("SHOWS", c.values)] : []),
   ];
   const count = `${pending.length} pending${interrupts.length !== pending.length ? `, ${interrupts.length} shown` : ""}`;
   const lines: Line[] = [
@@ -175,16 +171,17 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   if (queueRead && interrupts.length === 0) lines.push([seg(pending.length === 0 ? " nothing is waiting for an operator" : " no interrupt matches the filter (esc clears it)", { color: MUTED })]);
   for (let i = start; i < Math.min(interrupts.length, start + rows); i++) {
     const it = interrupts[i]!;
-    const workflow = runs.get(it.runId)?.workflow;
+    const values = c.values > 0 ? [seg(`${fit(shownValues(it), c.values)}${c.valuesFirst ? " " : ""}`, { color: MUTED })] : [];
     const line: Line = [
       seg(markedIds.includes(it.id) ? "◆" : " ", { color: ACCENT }),
       seg(`${fit(String(i + 1), c.k, "right")} `, { color: MUTED }),
       seg(`${fit(ago(it.createdAt, now), c.age, "right")} `),
-      ...(narrow ? [] : [seg(`${fit(it.runId, c.run)} `, { color: ACCENT })]),
+      ...(c.run > 0 ? [seg(`${runCell(c, it.runId)} `, { color: ACCENT })] : []),
       seg(`${fit(clean(it.node), c.node)} `, { bold: true }),
-      ...(wide ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
-      seg(`${fit(clean(it.request.question ?? (workflow ? `(${workflow})` : "")), question)} `),
-      ...(narrow ? [] : [seg(fit(shownValues(it), values), { color: MUTED })]),
+      ...(c.kind > 0 ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
+      ...(c.valuesFirst ? values : []),
+      seg(`${fit(clean(questionOf(it)), c.question)} `),
+      ...(c.valuesFirst ? [] : values),
     ];
     lines.push(i === index ? highlight(line, width) : line);
   }
