@@ -251,7 +251,7 @@ function View({ entry, width, height }: { entry: ViewEntry; width: number; heigh
     case "interrupts":
       return <InterruptsView width={width} height={height} />;
     case "operator":
-      return <OperatorPanel interruptId={entry.interruptId} width={width} height={height} />;
+      return <OperatorPanel interruptId={entry.interruptId} queue={entry.queue} width={width} height={height} />;
     case "text":
       return <TextView title={entry.title} lines={entry.lines} indent={entry.indent} width={width} height={height} />;
     case "task":

@@ -5,6 +5,7 @@ import type { ConsoleData, ConsoleSnapshot } from "./data.js";
 import type { Editor } from "./editor.js";
 import type { LiveFeed } from "./live.js";
 import type { TaskTarget } from "./views/task-view.js";
+import type { QueueOrder } from "./views/interrupt-rows.js";
 import { clean } from "./text.js";
 
 /** Where the operator is: views on a stack, `esc` pops. */
@@ -12,7 +13,7 @@ export type ViewEntry =
   | { kind: "runs" }
   | { kind: "run"; runId: string; tab?: number }
   | { kind: "interrupts" }
-  | { kind: "operator"; interruptId: string }
+  | { kind: "operator"; interruptId: string; /** The queue it was opened from, whose order `n`/`N` keep (default: the whole queue, oldest first). */ queue?: QueueOrder }
   | ({ kind: "task" } & TaskTarget)
   | { kind: "text"; title: string; lines: Line[]; /** Where a wrapped line's later rows start (default 2 columns in). */ indent?: number };
 

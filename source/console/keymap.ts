@@ -76,8 +76,8 @@ export const KEYMAP = [
   { id: "reject", keys: ["r"], label: "reject", help: "reject (asks for a reason)", group: "Operator panel", writes: true },
   { id: "respond", keys: ["t"], label: "respond", help: "respond with text", group: "Operator panel", writes: true },
   { id: "decide", keys: ["x"], label: "other", help: "take another of the allowed decisions", group: "Operator panel", writes: true },
-  { id: "next", keys: ["n"], label: "next", help: "next pending interrupt", group: "Operator panel" },
-  { id: "prev", keys: ["N"], label: "prev", help: "previous pending interrupt", group: "Operator panel" },
+  { id: "next", keys: ["n"], label: "next", help: "next pending interrupt (of those the queue shows, in its order)", group: "Operator panel" },
+  { id: "prev", keys: ["N"], label: "prev", help: "previous pending interrupt (of those the queue shows, in its order)", group: "Operator panel" },
   { id: "whole", keys: ["v"], label: "whole", help: "show the whole request (question, values shown, data) as JSON", group: "Operator panel" },
 
   { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },

@@ -160,3 +160,41 @@ it("on a narrow screen keeps what tells the rows apart: the question, else the v
   [ask, refund, oslo, rome, again].forEach((run, i) => expect(withRuns[i]).toContain(run.id));
   expect(Math.max(...ui.lines().map((l) => [...l].length))).toBeLessThanOrEqual(60);
 });
+
+it("n and N in the operator panel walk the queue as it is shown: the filter's interrupts, in its order", async () => {
+  fx = fixture();
+  const oslo = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  const ask = await settle(fx.engine, "ask");
+  const rome = await settle(fx.engine, "travel-planner", { city: "Rome" });
+  const lisbon = await settle(fx.engine, "travel-planner", { city: "Lisbon" });
+  await settle(fx.engine, "refund");
+  ui = await openConsole({ store: fx.store, columns: 120 });
+  await ui.waitFor("⚑ 5 pending");
+  await ui.press("i");
+  await ui.waitFor("5 pending, oldest first");
+  await ui.press("/");
+  await ui.waitFor("workflow: node: run: kind:");
+  await ui.type("node:approve");
+  await ui.press("enter");
+  await ui.waitFor("filter: node:approve");
+  await ui.press("S");
+  await ui.waitFor("5 pending, 3 shown, newest first");
+  await ui.press("enter");
+  // The panel's header: which of the queue's rows it is, and the run it asks for.
+  const at = async (n: number, run: string) => {
+    const frame = await ui!.waitFor(`Interrupt ${n} of 3 (filter: node:approve)  approval at approve  ${run}`);
+    expect(frame).not.toContain(ask.id);
+  };
+  await at(1, lisbon.id);
+  await ui.press("n");
+  await at(2, rome.id);
+  await ui.press("n");
+  await at(3, oslo.id);
+  await ui.press("n");
+  await at(1, lisbon.id);
+  await ui.press("N");
+  await at(3, oslo.id);
+  // Back in the queue, its filter and order are as they were.
+  await ui.press("esc");
+  await ui.waitFor("5 pending, 3 shown, newest first");
+});

@@ -117,7 +117,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const now = useClock(interrupts.slice(start, start + rows).map((i) => i.createdAt));
   useKeys(PRIORITY.view, {
     ...listHandlers(interrupts.length, index, rows, (i) => setPickedId(interrupts[i]?.id)),
-    open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
+    open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id, queue: { filter: filterText, sort } })),
     copy: selected && (() => copy(selected.id)),
     markInterrupt: selected && (() => setMarkedIds(marked.some((i) => i.id === selected.id) ? marked.filter((i) => i.id !== selected.id).map((i) => i.id) : [...marked.map((i) => i.id), selected.id])),
     // With anything marked, `*` clears: it never marks an interrupt that arrived since unseen, nor one the filter hides.
