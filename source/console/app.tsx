@@ -214,7 +214,7 @@ export function Console(props: ConsoleProps) {
   const status = statusLines(message, feedError ?? readError, width).slice(0, Math.max(1, size.rows - MIN.rows));
   // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
   const bodyHeight = size.rows - 1 - 2 - status.length;
-  const dialogRows = dialog ? Math.min(dialogHeight(dialog, 8, width), bodyHeight - 3) : 0;
+  const dialogRows = dialog ? Math.min(dialogHeight(dialog, dialog.kind === "confirm" && dialog.long ? bodyHeight : 8, width), bodyHeight - 3) : 0;
   const viewHeight = bodyHeight - dialogRows;
   return (
     <ServicesContext.Provider value={services}>

@@ -29,6 +29,8 @@ export interface ConfirmRequest {
   action: string;
   /** A reason is asked for; `required` keeps the action button refused until one is typed. */
   reason: "required" | "optional" | "none";
+  /** A list to be read whole (what a decision on many sends): the body may take the screen, the view above giving up its rows. */
+  long?: boolean;
   /** The run the action is on: if it ends while the dialog is open, the dialog closes and says how it ended. */
   runId?: string;
   /**

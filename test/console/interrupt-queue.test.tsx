@@ -198,3 +198,33 @@ it("n and N in the operator panel walk the queue as it is shown: the filter's in
   await ui.press("esc");
   await ui.waitFor("5 pending, 3 shown, newest first");
 });
+
+it("a bulk approval's confirmation lists what each marked interrupt proposes: run, node, the tool's arguments or the values shown, cut to the screen", async () => {
+  fx = fixture();
+  const refund = await settle(fx.engine, "refund");
+  const trips: string[] = [];
+  for (const city of ["Oslo", "Rome", "Kyiv", "Lima", "Pune", "Baku", "Doha", "Riga", "Oran", "Bonn", "Nice", "Graz"]) trips.push((await settle(fx.engine, "travel-planner", { city, budget: 1000 + trips.length })).id);
+  ui = await openConsole({ store: fx.store, columns: 60, rows: 16 });
+  await ui.waitFor("⚑ 13 pending");
+  await ui.press("i");
+  await ui.waitFor("13 pending, oldest first");
+  await ui.press("*");
+  await ui.waitFor("13 marked");
+  await ui.press("a");
+  const frame = await ui.waitFor("Approve 13 interrupts?");
+  const listed = frame.split("\n").filter((l) => l.startsWith("▌"));
+  expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^▌ ${refund.id} refund issueRefund \\{"orderId":"A-1001","a…$`)));
+  expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^▌ ${trips[0]} approve city: "Oslo" · budget: 1000`)));
+  expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^▌ ${trips[1]} approve city: "Rome" · budget: 1001`)));
+  // A line longer than the screen is cut, not broken over rows; what does not fit is counted.
+  expect(Math.max(...frame.split("\n").map((l) => [...l].length))).toBeLessThanOrEqual(60);
+  const more = listed.find((l) => l.includes("more (a taller terminal shows them)"));
+  const shown = listed.filter((l) => trips.some((id) => l.includes(id)) || l.includes(refund.id)).length;
+  expect(more).toBe(`▌ … and ${13 - shown} more (a taller terminal shows them)`);
+  expect(shown).toBeGreaterThanOrEqual(4);
+  // Taller, every one of them is listed.
+  await ui.resize(60, 40);
+  await ui.waitFor((f) => [refund.id, ...trips].every((id) => f.includes(id)));
+  await ui.press("esc");
+  await ui.waitFor("approve not confirmed; nothing sent");
+});

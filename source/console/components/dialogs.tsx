@@ -19,7 +19,16 @@ function bodyRows(dialog: Extract<Dialog, { kind: "confirm" }>, width: number): 
   return dialog.body.flatMap((line) => wrapLine(line, Math.max(10, width - MARGIN.length)));
 }
 
+/** The rows of a body shown in `rows`: one cut short says how much is left out. */
+function shownBody(body: Line[], rows: number): Line[] {
+  if (body.length <= rows) return body;
+  const kept = Math.max(0, rows - 1);
+  return [...body.slice(0, kept), [seg(`… and ${body.length - kept} more (a taller terminal shows them)`, { color: MUTED })]];
+}
+
 const MARGIN = "▌ ";
+/** Columns a confirmation's margin takes: a body line as wide as the screen less these is not broken. */
+export const CONFIRM_MARGIN = MARGIN.length;
 
 /**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
@@ -70,9 +79,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
   const button = (label: string, focused: boolean): Line => [seg(focused ? `[${label}]` : ` ${label} `, focused ? { inverse: true, bold: true } : { color: MUTED })];
   const lines: Line[] = [
     [seg("▌ ", { color: "yellow" }), seg(dialog.title, { bold: true })],
-    ...bodyRows(dialog, width)
-      .slice(0, shownRows)
-      .map((l) => [seg(MARGIN, { color: "yellow" }), ...l]),
+    ...shownBody(bodyRows(dialog, width), shownRows).map((l) => [seg(MARGIN, { color: "yellow" }), ...l]),
   ];
   if (dialog.reason !== "none") {
     lines.push([

@@ -7,7 +7,9 @@ import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
-import { ago, clean, fit } from "../text.js";
+import { ago, clean, displayWidth, fit, truncate } from "../text.js";
+import { interruptDetails } from "../../text/interrupt-text.js";
+import { CONFIRM_MARGIN } from "../components/dialogs.js";
 import { keyNames } from "../filter-text.js";
 import { DEFAULT_INTERRUPT_SORT, INTERRUPT_FILTER_KEYS, INTERRUPT_SORTS, interruptRows, interruptSortLabel, shownValues, type InterruptSort } from "./interrupt-rows.js";
 import { ACCENT, MUTED } from "../theme.js";
@@ -21,7 +23,7 @@ type BulkDecision = "approve" | "reject";
  * (a reject's reason goes to each). Each is resolved on its own: one answered meanwhile by
  * someone else is refused alone, and the footer counts what was done and what was refused.
  */
-async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision, confirmed: (sent: readonly InterruptRecord[]) => void): Promise<boolean> {
+async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision, width: number, confirmed: (sent: readonly InterruptRecord[]) => void): Promise<boolean> {
   const { ui, operator } = services;
   if (!operator) return false;
   const allowed = marked.filter((i) => i.request.decisions.includes(decision));
@@ -30,12 +32,13 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
     ui.report({ tone: "error", text: `none of the ${marked.length} marked interrupts offers ${decision}; nothing sent` });
     return false;
   }
-  const listed = allowed.slice(0, 5).map((i): Line => [seg(`${i.runId} `, { color: ACCENT }), seg(`${clean(i.node)} `, { bold: true }), seg(clean(i.request.question ?? ""), { color: MUTED })]);
-  if (allowed.length > listed.length) listed.push([seg(`… and ${allowed.length - listed.length} more`, { color: MUTED })]);
+  const listed: Line[] = [];
   if (skipped > 0) listed.push([seg(`${skipped} marked interrupt${skipped === 1 ? " does" : "s do"} not offer ${decision} and ${skipped === 1 ? "is" : "are"} left as ${skipped === 1 ? "it is" : "they are"}`, { color: "yellow" })]);
+  listed.push(...allowed.map((i) => decidedLine(i, width)));
   const answer = await ui.confirm({
     title: `${decision === "approve" ? "Approve" : "Reject"} ${allowed.length} interrupt${allowed.length === 1 ? "" : "s"}?`,
     body: listed,
+    long: true,
     action: decision === "approve" ? `Approve ${allowed.length}` : `Reject ${allowed.length}`,
     reason: decision === "reject" ? "required" : "optional",
   });
@@ -80,6 +83,17 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
 }
 
 /**
+ * An interrupt a bulk decision sends, on one line cut to the screen: its run, its node, and what
+ * it proposes (a tool call's arguments, its data, else the values it shows), else its question.
+ */
+function decidedLine(interrupt: InterruptRecord, width: number): Line {
+  const details = interruptDetails(interrupt.request, width);
+  const head = `${interrupt.runId} ${clean(interrupt.node)} `;
+  const room = Math.max(10, width - CONFIRM_MARGIN - displayWidth(head) - 1);
+  return [seg(`${interrupt.runId} `, { color: ACCENT }), seg(`${clean(interrupt.node)} `, { bold: true }), details ? seg(truncate(clean(details), room)) : seg(truncate(clean(interrupt.request.question ?? ""), room), { color: MUTED })];
+}
+
+/**
  * The global queue of pending interrupts, oldest first; `enter` opens the operator panel;
  * `space` marks several for one decision on all of them.
  */
@@ -110,7 +124,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const decide = (decision: BulkDecision) => {
     if (sending.current) return;
     sending.current = true;
-    return decideMarked(services, marked, decision, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
+    return decideMarked(services, marked, decision, width, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
   };
   const rows = Math.max(1, height - 2);
   const start = useWindow(interrupts.length, index, rows);
