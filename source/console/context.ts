@@ -59,7 +59,9 @@ export interface PromptRequest {
 
 export type Dialog =
   | ({ kind: "confirm"; id: number; resolve: (result: ConfirmResult) => void } & ConfirmRequest)
-  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest);
+  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest)
+  /** `q` while a write is under way, which quitting would stop part-way: `underWay` names it. */
+  | { kind: "quit"; id: number; underWay: string; resolve: (quit: boolean) => void };
 
 export interface Ui {
   report(message: Message | undefined): void;
@@ -70,6 +72,8 @@ export interface Ui {
   moved(): void;
   confirm(request: ConfirmRequest): Promise<ConfirmResult>;
   prompt(request: PromptRequest): Promise<string | undefined>;
+  /** A write to the store is under way (`label`, as the footer says it) until the returned function is called: `q` asks before quitting meanwhile. */
+  working(label: string): () => void;
 }
 
 export interface Nav {
@@ -119,6 +123,7 @@ export function useSnapshot(): ConsoleSnapshot {
  */
 export async function act(ui: Ui, label: string, command: () => Promise<string>, explains?: (error: unknown) => boolean): Promise<boolean> {
   ui.report({ tone: "busy", text: `${label}…` });
+  const done = ui.working(label);
   try {
     ui.report({ tone: "ok", text: clean(await command()) });
     return true;
@@ -129,6 +134,8 @@ export async function act(ui: Ui, label: string, command: () => Promise<string>,
     }
     ui.report({ tone: "error", text: failureText(label, error) });
     return false;
+  } finally {
+    done();
   }
 }
 

@@ -10,6 +10,7 @@ import { Lines, seg, wrapLine, type Line } from "./lines.js";
 
 /** Lines a dialog takes at the bottom of the screen, so that the view above can shrink by that much. */
 export function dialogHeight(dialog: Dialog, maxBody: number, width: number): number {
+  if (dialog.kind === "quit") return 1;
   if (dialog.kind === "prompt") return 2 + (dialog.complete ? SHOWN_SUGGESTIONS + 1 : 0);
   return 3 + Math.min(bodyRows(dialog, width).length, maxBody) + (dialog.reason === "none" ? 0 : 1);
 }
@@ -175,4 +176,33 @@ export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind
     [seg(dialog.hint ?? "enter ok · esc cancel", { color: MUTED })],
   ];
   return <Lines lines={lines} width={width} />;
+}
+
+/**
+ * `q` while a write is under way asks first, one key to answer: `y` quits (so does `ctrl-c`), `n`
+ * or `esc` stays. Any other key does nothing: a stray key neither quits nor reaches the view.
+ */
+export function QuitDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "quit" }>; width: number }) {
+  useKeys(
+    PRIORITY.dialog,
+    {
+      quitAnyway: () => dialog.resolve(true),
+      stay: () => dialog.resolve(false),
+      dismiss: () => dialog.resolve(false),
+      // Not offered in the footer: only ctrl-c of its keys quits here, q does not.
+      quit: Object.assign(
+        (key: string) => {
+          if (key === "ctrl-c") dialog.resolve(true);
+        },
+        { explains: true as const },
+      ),
+    },
+    { modal: true, text: () => undefined },
+  );
+  return (
+    <Lines
+      lines={[[seg("▌ ", { color: "yellow" }), seg("quit? ", { bold: true }), seg(`${dialog.underWay}… is still being sent — `), seg("y", { bold: true, color: ACCENT }), seg(" quits · "), seg("n", { bold: true, color: ACCENT }), seg(" stays")]]}
+      width={width}
+    />
+  );
 }

@@ -1,7 +1,7 @@
 import { useMemo, useRef } from "react";
-import { errorMessage, type InterruptRecord } from "../../../engine/index.js";
+import { errorMessage, type InterruptRecord, type Operator } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
-import { isStoreFailure, useServices, useSnapshot, type Services } from "../context.js";
+import { isStoreFailure, useServices, useSnapshot, type Services, type Ui } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -49,14 +49,25 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
   // The marks of what is sent drop now, not once every answer is in: a key pressed meanwhile
   // must not offer them again.
   confirmed(allowed);
-  ui.report({ tone: "busy", text: `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts…` });
+  const doing = `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts`;
+  ui.report({ tone: "busy", text: `${doing}…` });
+  const done = ui.working(doing);
+  try {
+    return await sendEach(ui, operator, allowed, decision, answer.reason);
+  } finally {
+    done();
+  }
+}
+
+/** Resolves each interrupt on its own, and says in the footer what was done and what was refused. */
+async function sendEach(ui: Ui, operator: Operator, allowed: readonly InterruptRecord[], decision: BulkDecision, reason: string): Promise<boolean> {
   const refused: string[] = [];
   let done = 0;
   // A store that cannot be reached fails every one alike (each after its time-out): the first stops the rest.
   let failed: { id: string; error: unknown } | undefined;
   for (const interrupt of allowed) {
     try {
-      await operator.resolve(interrupt.id, { decision, ...(answer.reason ? { reason: answer.reason } : {}) });
+      await operator.resolve(interrupt.id, { decision, ...(reason ? { reason } : {}) });
       done++;
     } catch (error) {
       if (isStoreFailure(error)) {
