@@ -20,8 +20,11 @@ export class AgentTurnsError extends Error {
  * The agent loop: the model picks tools until it answers. Every answer (`model-<turn>`) and
  * every tool call (`tool-<turn>-<name>`) is a durable call, so a node that runs again — after a
  * crash, or after an operator answered an approval — replays what was recorded up to the last
- * finished call and goes on from there, never running a finished tool twice. A retry after a
- * failed attempt starts the conversation over (see DurableCalls).
+ * finished call and goes on from there, never running a finished tool twice. A changed prompt
+ * (the state edited) asks the model again from that turn on. A retry after a failed attempt
+ * starts the conversation over (see DurableCalls), but a tool call the model repeats with the
+ * same arguments at the same turn is handed its recorded result, not run again (callTool). The
+ * tool calls of one turn run together, once each has the approval it needs.
  */
 export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
   const validator = answerValidator(def.schema);
@@ -40,23 +43,35 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
       messages.push({ role: "assistant", content: response.content, ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}) });
       if (response.toolCalls.length === 0) return { [def.output]: value };
       const seen = new Map<string, number>();
-      for (const call of response.toolCalls) {
+      const keyed = response.toolCalls.map((call) => {
         const n = (seen.get(call.name) ?? 0) + 1;
         seen.set(call.name, n);
-        const key = `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}`;
-        messages.push({ role: "tool", toolCallId: call.id, content: await toolTurn(ctx, tools, needsApproval, call, key) });
-      }
+        return { call, key: `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}` };
+      });
+      // The approvals one by one, in the model's order (each may pause the run); then the calls, together.
+      const ready: (string | ReadyCall)[] = [];
+      for (const { call, key } of keyed) ready.push(await prepareCall(ctx, tools, needsApproval, call, key));
+      const results = await allInOrder(ready.map((r) => (typeof r === "string" ? r : runCall(ctx, r, def.toolErrors ?? "fail"))));
+      keyed.forEach(({ call }, i) => messages.push({ role: "tool", toolCallId: call.id, content: results[i]! }));
     }
     throw new AgentTurnsError(ctx.node, def.maxTurns);
   };
 }
 
+/** A tool call cleared to run: the tool, its arguments (an operator's edit included) and what the model is told of the edit. */
+interface ReadyCall {
+  tool: BoundTool;
+  args: unknown;
+  key: string;
+  note: string;
+}
+
 /**
- * One tool call the model asked for, as the text the model reads back. Mistakes the model can
- * fix (an unknown tool, bad arguments) and an operator's rejection or edit, with their reason,
- * are told to it; a tool that fails past its retries fails the node.
+ * Checks one tool call the model asked for and asks for its approval when it needs one. Mistakes
+ * the model can fix (an unknown tool, bad arguments) and an operator's rejection, with its reason,
+ * are the text the model reads back instead of a result.
  */
-async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string> {
+async function prepareCall(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string | ReadyCall> {
   const tool = tools.get(call.name);
   if (!tool) return `Error: there is no tool "${call.name}"; the tools are ${[...tools.keys()].join(", ")}.`;
   const parsed = parseArguments(tool, call.arguments);
@@ -69,6 +84,8 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
       data: { tool: tool.name, arguments: args },
       decisions: ["approve", "reject", "edit"],
       responseSchema: tool.spec.parameters,
+      // Approving one call never approves another, also when the operator edited the state with the answer.
+      exact: true,
     });
     const because = answer.reason ? ` Reason: ${answer.reason}` : "";
     if (answer.decision === "reject") {
@@ -84,6 +101,31 @@ async function toolTurn(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>,
       args = edited.value;
     }
   }
-  const result = await callTool(ctx, tool, args, key);
+  return { tool, args, key, note };
+}
+
+/** Runs a cleared call; its result (or, with `tell-model`, its failure) is the text the model reads back. */
+async function runCall(ctx: NodeContext, { tool, args, key, note }: ReadyCall, toolErrors: "fail" | "tell-model"): Promise<string> {
+  let result: unknown;
+  try {
+    result = await callTool(ctx, tool, args, key);
+  } catch (error) {
+    // A node being stopped is not the tool's failure.
+    if (toolErrors === "fail" || ctx.signal.aborted) throw error;
+    const message = (error as Error).message;
+    ctx.log.warn(`${tool.name} failed; the model is told: ${message}`, { call: key, tool: tool.name });
+    return `${note}Error: ${tool.name} failed: ${message}`;
+  }
   return `${note}${JSON.stringify(result ?? null)}`;
+}
+
+/**
+ * Waits for every call of a turn, so that none is left running (and canceled with its node) when
+ * another fails; then fails with the first failure in the model's order.
+ */
+async function allInOrder(results: readonly (string | Promise<string>)[]): Promise<string[]> {
+  const settled = await Promise.allSettled(results);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<string>).value);
 }

@@ -147,12 +147,20 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
   agent(
     name: string,
     options: EdgeOptions<S> &
-      ModelFields & { prompt: string; tools: string[]; output: keyof S & string; requireApproval?: string[]; schema?: Record<string, unknown>; maxTurns?: number },
+      ModelFields & {
+        prompt: string;
+        tools: string[];
+        output: keyof S & string;
+        requireApproval?: string[];
+        schema?: Record<string, unknown>;
+        maxTurns?: number;
+        toolErrors?: "fail" | "tell-model";
+      },
   ): this {
-    const { model, system, temperature, maxTokens, modelAttempts, prompt, tools, output, requireApproval, schema, maxTurns, ...rest } = options;
+    const { model, system, temperature, maxTokens, modelAttempts, prompt, tools, output, requireApproval, schema, maxTurns, toolErrors, ...rest } = options;
     return this.add(
       name,
-      { kind: "agent", prompt, tools, output, ...defined({ requireApproval, schema, maxTurns, model, system, temperature, maxTokens, modelAttempts }) },
+      { kind: "agent", prompt, tools, output, ...defined({ requireApproval, schema, maxTurns, toolErrors, model, system, temperature, maxTokens, modelAttempts }) },
       rest,
     );
   }

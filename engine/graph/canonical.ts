@@ -9,7 +9,12 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/** The first 16 hex digits of the SHA-256 of a value's canonical JSON: equal for equal values. */
+export function contentHash(value: unknown): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 16);
+}
+
 /** A workflow's version: the content hash of its canonical JSON form. */
 export function workflowVersion(definition: WorkflowDefinition): string {
-  return createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16);
+  return contentHash(definition);
 }

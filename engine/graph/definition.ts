@@ -188,6 +188,12 @@ const agentNode = z
     schema: jsonSchemaField.optional(),
     /** Model turns before the agent gives up (each turn may call several tools). */
     maxTurns: z.number().int().min(1).max(100).default(10),
+    /**
+     * A tool that fails past its own retries: `fail` (default) fails the node, which its retry
+     * policy or an operator retries; `tell-model` hands the error to the model as the call's
+     * result, so it can try something else (LangGraph's ToolNode does so).
+     */
+    toolErrors: z.enum(["fail", "tell-model"]).optional(),
     ...modelFields,
     ...commonFields,
   })

@@ -28,6 +28,14 @@ export interface InterruptOptions<R = unknown> {
    */
   responseSchema?: z.ZodType<R> | Record<string, unknown>;
   data?: unknown;
+  /**
+   * An answer stands only for this very request. Without it, an answer also stands when the node
+   * runs again on the state it was given on, or on that state with the answer's own edit, whatever
+   * the request says then (a node may word its question differently each time); with it, a
+   * request that differs in anything (another tool call proposed on the edited state) is asked
+   * again: an approval covers what the operator saw.
+   */
+  exact?: boolean;
 }
 
 export interface NodeLogger {
@@ -46,6 +54,20 @@ export interface CallOptions {
    * people to read, never to replay: secret-looking keys hidden as in events, long text cut.
    */
   input?: unknown;
+  /**
+   * What the call's result depends on (a model's whole request, a tool's name and arguments).
+   * Given, a recorded output is handed back only while this is the same (compared by a hash of
+   * its JSON, keys in any order): a node that runs again on a state an operator edited makes
+   * again the calls whose inputs the edit changed, instead of replaying answers to another
+   * question. Absent, the key alone decides.
+   */
+  dependsOn?: unknown;
+  /**
+   * A call that succeeded in an attempt of its node that then failed: `"again"` (the default) is
+   * made again by the node's next attempt; `"keep"` is not — its recorded output is handed back
+   * (with `dependsOn`, only while that is the same), so a side effect happens once per node run.
+   */
+  afterFailure?: "again" | "keep";
 }
 
 /** What the function of a durable call receives. */

@@ -23,7 +23,7 @@ export interface Answer<T> {
 
 /**
  * Asks the model as a durable call: the answer is recorded, so a node that runs again (after a
- * crash, an interrupt or a retry) gets it back without asking again. An unusable answer is asked
+ * crash or an interrupt) gets it back without asking again, as long as the request is the same. An unusable answer is asked
  * for again, with the model told what was wrong; streamed text becomes progress; the model,
  * tokens and latency of each answer become a `node.log` event.
  */
@@ -76,7 +76,12 @@ export async function ask<T>(ctx: NodeContext, provider: ModelProvider, question
         throw new ModelError("INVALID_MODEL_OUTPUT", `${error.message} (answer ${call.attempt} of ${question.attempts})`);
       }
     },
-    { retry: { maxAttempts: question.attempts, backoffMs: 0, jitter: 0, retryOn: ["INVALID_MODEL_OUTPUT"] }, input: modelCallInput(question.request) },
+    {
+      retry: { maxAttempts: question.attempts, backoffMs: 0, jitter: 0, retryOn: ["INVALID_MODEL_OUTPUT"] },
+      input: modelCallInput(question.request),
+      // The whole conversation: an answer recorded for another prompt (the state was edited since) is not this one's.
+      dependsOn: question.request,
+    },
   ) as Promise<Answer<T>>;
 }
 

@@ -168,6 +168,11 @@ function answerOf(output: unknown): ModelResponse | undefined {
 export interface RunTokens extends TokenCount {
   byNode: Record<string, TokenCount>;
   byCall: Record<string, TokenCount>;
+  /**
+   * What the models of its sub-workflows' runs used (theirs in turn included), in all and by the
+   * node of this run that started them; absent when they used none (readRunCalls).
+   */
+  subWorkflows?: TokenCount & { byNode: Record<string, TokenCount> };
 }
 
 export function emptyTokens(): RunTokens {

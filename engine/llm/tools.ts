@@ -24,6 +24,12 @@ export interface Tool<A = any, R = unknown> { // eslint-disable-line @typescript
   /** Retries of one call of this tool. */
   retry?: RetryPolicyInput;
   timeoutMs?: number;
+  /**
+   * The tool changes nothing (a lookup, as MCP's `readOnlyHint`): after a failed attempt of its
+   * node, the next attempt runs it again for a fresh result. Otherwise a call the next attempt
+   * repeats with the same arguments is handed the recorded result, so its side effect happens once.
+   */
+  readOnly?: boolean;
 }
 
 /** Declares a tool with typed arguments: `defineTool({ description, parameters: z.object(...), run })`. */
@@ -33,6 +39,7 @@ export function defineTool<S extends z.ZodType, R>(tool: {
   run(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
   retry?: RetryPolicyInput;
   timeoutMs?: number;
+  readOnly?: boolean;
 }): Tool<z.output<S>, R> {
   return tool as Tool<z.output<S>, R>;
 }
@@ -85,6 +92,7 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
   if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TIMER_MS)) {
     throw bad(`has timeoutMs ${tool.timeoutMs}: give whole milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`);
   }
+  if (tool.readOnly !== undefined && typeof tool.readOnly !== "boolean") throw bad(`has readOnly ${JSON.stringify(tool.readOnly)}: give true or false`);
   const retry = retryPolicySchema.safeParse(tool.retry ?? {});
   if (!retry.success) throw bad(`has a retry policy that cannot be used: ${retry.error.issues.map((i) => `${i.path.join(".") || "retry"}: ${i.message}`).join("; ")}`);
   return { name, tool: tool as Tool, spec: { name, description: tool.description, parameters }, validator };
@@ -109,12 +117,17 @@ export function checkArguments(tool: BoundTool, value: unknown): { ok: true; val
   return { ok: false, problem: `invalid arguments for ${tool.name}${path}: ${issue.message}` };
 }
 
-/** Runs a tool as a durable call: recorded once it succeeds, never run again for this node run. */
+/**
+ * Runs a tool as a durable call: recorded once it succeeds, and not run again for this node run
+ * with the same arguments under the same key — unless it is `readOnly`, also not by an attempt
+ * after a failed one, so that a side effect (a refund) happens once however often the node is retried.
+ */
 export function callTool(ctx: NodeContext, tool: BoundTool, args: unknown, key: string): Promise<unknown> {
-  const { retry, timeoutMs } = tool.tool;
+  const { retry, timeoutMs, readOnly } = tool.tool;
+  const input = toolCallInput(tool.name, args);
   return ctx.call(
     key,
     (call) => tool.tool.run(args, { signal: call.signal, attempt: call.attempt, idempotencyKey: call.idempotencyKey, runId: ctx.runId, node: ctx.node }),
-    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input: toolCallInput(tool.name, args) },
+    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input, dependsOn: input, afterFailure: readOnly ? "again" : "keep" },
   );
 }

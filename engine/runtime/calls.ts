@@ -1,4 +1,6 @@
 import { asError, errorCodeOf } from "../errors.js";
+import { contentHash } from "../graph/canonical.js";
+import type { RetryPolicy } from "../graph/definition.js";
 import type { CallContext, CallOptions } from "../graph/model.js";
 import type { TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
@@ -20,9 +22,11 @@ export interface CallHost {
  * Durable calls made inside nodes (`ctx.call`): each is a child task of the node's task, with
  * its own attempts and events. A succeeded call's output is recorded, so a node that runs again
  * after an interrupt, a shutdown, a kill or a lost worker gets the recorded output back instead
- * of repeating the call — the agent loop's tool calls survive a crash this way. After an attempt
- * of the node that failed, the next one calls again (same key, same idempotency key): replaying
- * what led to the failure would only repeat it.
+ * of repeating the call — the agent loop's tool calls survive a crash this way — as long as what
+ * the call depends on is the same (`dependsOn`: an operator may have edited the state). After an
+ * attempt of the node that failed, the next one calls again (same key, same idempotency key):
+ * replaying what led to the failure would only repeat it; a call made with `afterFailure: "keep"`
+ * (a tool's side effect) is the exception.
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
@@ -62,13 +66,17 @@ export class DurableCalls {
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
     const id = `${task.id}/${key}`;
     const known = this.records.get(id);
-    if (known?.status === "succeeded" && (known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task))) return known.output;
-    let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
+    const dependsOn = options.dependsOn === undefined ? undefined : contentHash(normalize(options.dependsOn));
     const policy = retryPolicyOf(options.retry);
+    // A record made without a hash is taken at its key.
+    let inputChanged = (known?.status === "succeeded" || known?.status === "failed") && dependsOn !== undefined && known.dependsOn !== undefined && known.dependsOn !== dependsOn;
+    if (known?.status === "succeeded" && !inputChanged && stillAnswers(known, task, options.afterFailure ?? "again")) return known.output;
+    if (known?.status === "failed" && !inputChanged && failedForGood(known, task, policy)) throw recordedFailure(known);
+    let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     // What it is called with, for people: kept from its first attempt, as it may be running a while.
     const input = options.input === undefined ? undefined : boundedValue(this.host.events.redact(normalize(options.input)));
     // Each run of the node gives its calls a fresh retry budget.
-    record = await this.toPending(record, { retriesFrom: record.attempts.length, ...(input !== undefined ? { input } : {}) });
+    record = await this.toPending(record, { retriesFrom: record.attempts.length, ...(input !== undefined ? { input } : {}), ...(dependsOn !== undefined ? { dependsOn } : {}) });
     for (;;) {
       if (signal.aborted) throw signal.reason ?? new TaskAbortedError("canceled");
       const attempt = record.attempts.length + 1;
@@ -79,7 +87,8 @@ export class DurableCalls {
         worker: this.host.workerId,
         parentAttempt: task.attempts.length,
       });
-      await this.save(record, this.host.events.task(record, "task.started", { node: record.node, attempt, call: key }));
+      await this.save(record, this.host.events.task(record, "task.started", { node: record.node, attempt, call: key, ...(inputChanged ? { inputChanged } : {}) }));
+      inputChanged = false;
       try {
         const output = normalize(await withTimeout(fn({ signal, attempt, idempotencyKey: id }), options.timeoutMs, key, signal));
         const now = Date.now();
@@ -151,6 +160,34 @@ export class DurableCalls {
     this.records.set(record.id, record);
     await this.host.submit(new Batch().task(record, event));
   }
+}
+
+/**
+ * Whether a succeeded call (of the same input) is handed back: it was not made by an attempt of
+ * the node that failed since, or the call keeps its outcome across failures.
+ */
+function stillAnswers(known: TaskRecord, task: TaskRecord, afterFailure: "again" | "keep"): boolean {
+  return afterFailure === "keep" || known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task);
+}
+
+/**
+ * Whether a failed call stays failed for a node that runs again: it failed past its retries in an
+ * attempt of the node that went on (caught the error) and then paused or was stopped, so the
+ * node gets the same error back, as Temporal's history hands a workflow its activity's failure
+ * again, rather than a new outcome the rest of its recorded calls were not made on. After an
+ * attempt of the node that failed, or a failure the retries were not done with (its worker was
+ * lost while it waited to try again), it is made again.
+ */
+function failedForGood(known: TaskRecord, task: TaskRecord, policy: RetryPolicy): boolean {
+  if (known.parentAttempt === undefined || known.parentAttempt <= lastFailedAttempt(task) || !known.error || known.error.code === WORKER_LOST) return false;
+  const { name, code } = known.error;
+  return !retryDecision(policy, failuresCounted(known), { ...(name !== undefined ? { name } : {}), ...(code ? { code } : {}) }).retry;
+}
+
+/** The error a call failed with, as its record keeps it. */
+function recordedFailure(known: TaskRecord): Error {
+  const { message, name, code } = known.error!;
+  return Object.assign(new Error(message), { ...(name !== undefined ? { name } : {}), ...(code ? { code } : {}) });
 }
 
 /** The recorded output must survive a round trip through the store. */

@@ -110,7 +110,7 @@ export class AttemptContext implements InternalContext {
 
   /**
    * The answer recorded for this call, when it still answers it: the state is the one it was
-   * given on, or the node asks exactly what was answered. Otherwise — an operator edited the
+   * given on (unless the request is `exact`), or the node asks exactly what was answered. Otherwise — an operator edited the
    * state while the question was pending or after it was answered, or retried with a patch, and
    * the request now shows other values —
    * the operator is asked again, under the call's next id: an approval covers what it saw.
@@ -126,7 +126,7 @@ export class AttemptContext implements InternalContext {
         this.raised = signal;
         throw signal;
       }
-      if (recorded.sameState || sameRequest(recorded.request, request)) return recorded.answer;
+      if ((recorded.sameState && !options.exact) || sameRequest(recorded.request, request)) return recorded.answer;
       previous = id;
     }
   }

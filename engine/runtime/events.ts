@@ -16,7 +16,8 @@ export interface EventPayloads {
   "run.canceled": { reason: string };
   "step.completed": { step: number; checkpointId: string; nodes: string[]; keys: string[]; next: string[] };
   "task.scheduled": { node: string; index?: number; why: "retry" | "resume" | "operator" | "queued"; notBefore?: number };
-  "task.started": { node: string; attempt: number; index?: number; call?: string };
+  /** `inputChanged`: a durable call whose recorded success is not handed back, as what it depends on changed since (`dependsOn`). */
+  "task.started": { node: string; attempt: number; index?: number; call?: string; inputChanged?: boolean };
   "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean; call?: string };
   "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string };
   "task.interrupted": { node: string; waitingFor: TaskWait };

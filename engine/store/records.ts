@@ -220,6 +220,8 @@ export interface TaskRecord {
    * those after a failed attempt, which ask again. Absent on calls recorded before it existed.
    */
   parentAttempt?: number;
+  /** A durable call's `dependsOn`, hashed (contentHash): its output is handed back only while they match. */
+  dependsOn?: string;
   waitingFor: TaskWait | null;
 }
 

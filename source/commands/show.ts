@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -83,7 +83,10 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   }
   if (unclaimed) rows.push(["waiting", `for a worker: ${unclaimed}`]);
   const byNode = Object.entries(tokens.byNode);
-  if (byNode.length > 0) rows.push(["tokens", `${tokenTotal(tokens)}${byNode.length > 1 ? ` (${byNode.map(([node, t]) => `${node} ${tokenText(t)}`).join(" · ")})` : ""}`]);
+  const nodesText = (counts: [string, TokenCount][]) => counts.map(([node, t]) => `${node} ${tokenText(t)}`).join(" · ");
+  if (byNode.length > 0) rows.push(["tokens", `${tokenTotal(tokens)}${byNode.length > 1 ? ` (${nodesText(byNode)})` : ""}`]);
+  const below = tokens.subWorkflows;
+  if (below) rows.push([byNode.length > 0 ? "" : "tokens", `${byNode.length > 0 ? "+ " : ""}${tokenTotal(below)} in sub-workflows (${nodesText(Object.entries(below.byNode))})`]);
   if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 400)}`);
 }

@@ -31,7 +31,7 @@ const describers: Describers = {
   "run.canceled": (p) => p.reason,
   "step.completed": (p) => `step ${p.step}: ${p.nodes.join(", ") || "-"} wrote ${p.keys.join(", ") || "nothing"}${p.next.length ? ` → ${p.next.join(", ")}` : ""}`,
   "task.scheduled": (p) => about(p.node, p.why, p.index),
-  "task.started": (p) => about(p.node, `attempt ${p.attempt}`, p.index, p.call),
+  "task.started": (p) => about(p.node, `attempt ${p.attempt}${p.inputChanged ? " (made again: its input changed)" : ""}`, p.index, p.call),
   "task.succeeded": (p) =>
     p.skipped
       ? about(p.node, "skipped by an operator: it did not run")

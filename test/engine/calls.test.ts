@@ -180,6 +180,66 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(failures).toBe(2);
   });
 
+  it("makes a call again when what it depends on changed (an operator edited the state), and keeps one marked keep across a failed attempt", async () => {
+    const made: string[] = [];
+    let failures = 1;
+    const wf = workflow("depends", { state: z.object({ topic: z.string().default("cats"), results: z.array(z.string()).default([]) }), reducers: { results: "append" } })
+      .node("agent", async (s, ctx) => {
+        const draft = await ctx.call("draft", () => (made.push(`draft ${s.topic}`), `about ${s.topic}`), { dependsOn: s.topic });
+        const charge = await ctx.call("charge", () => (made.push("charge"), "charged"), { dependsOn: { amount: 5 }, afterFailure: "keep" });
+        await ctx.interrupt({ question: `Publish ${draft}?` });
+        if (failures-- > 0) throw new Error("publisher down");
+        return { results: [draft, charge] };
+      }, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const op = engine.operator("ann");
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    await op.updateState(run.id, { topic: "dogs" });
+    for (let i = 0; i < 2; i++) {
+      const pending = await until(
+        async () => ((await run.get()).status === "paused" ? (await engine.store.listInterrupts({ runId: run.id, status: "pending" }))[0] : undefined),
+        5000,
+        "interrupt",
+      );
+      await op.resolve(pending.id, { decision: "approve" });
+    }
+    expect((await run.wait()).status).toBe("succeeded");
+    // The edit made the draft again; the failure made it once more (a call without `keep`), but never the charge.
+    expect(made).toEqual(["draft cats", "charge", "draft dogs", "draft dogs"]);
+    expect((await run.state()).results).toEqual(["about dogs", "charged"]);
+    const started = await engine.store.readEvents({ runId: run.id, types: ["task.started"] });
+    expect(started.filter((e) => (e.payload as { inputChanged?: boolean }).inputChanged).map((e) => (e.payload as { call?: string }).call)).toEqual(["draft"]);
+  });
+
+  it("hands a node that runs again the error of a call that failed past its retries in an attempt that went on, without making it again", async () => {
+    let made = 0;
+    const wf = workflow("caught", { state, reducers: { results: "append" } })
+      .node("agent", async (_s, ctx) => {
+        let outcome: string;
+        try {
+          outcome = await ctx.call("flaky", () => {
+            made++;
+            throw Object.assign(new Error("service down"), { code: "DOWN" });
+          }, { retry: { maxAttempts: 2, backoffMs: 1 } });
+        } catch (error) {
+          outcome = `${(error as { code?: string }).code}: ${(error as Error).message}`;
+        }
+        await ctx.interrupt({ question: `Go on after "${outcome}"?` });
+        return { results: [outcome] };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).results).toEqual(["DOWN: service down"]);
+    expect(made).toBe(2);
+  });
+
   it("refuses a call key used twice in one run of a node", async () => {
     const wf = workflow("dup-key", { state })
       .node("agent", async (_s, ctx) => {

@@ -21,6 +21,7 @@ export function orderTools() {
   const tools = {
     lookupOrder: defineTool({
       description: "Looks an order up by its id",
+      readOnly: true,
       parameters: z.object({ orderId: z.string().regex(/^[A-Z]-\d+$/) }),
       run: ({ orderId }) => {
         calls.push({ tool: "lookupOrder", args: { orderId } });

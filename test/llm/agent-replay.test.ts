@@ -1,0 +1,213 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../engine/index.js";
+import { engineHarness } from "../support/engine.js";
+import { chatServerEach, completion, type Received } from "../support/chat-server.js";
+import { compileJson, orderTools, serverModel } from "../support/llm.js";
+import { storeFactories } from "../support/stores.js";
+
+/** On SQLite: what a node that runs again builds on must survive the store, not only a worker's memory. */
+const harness = engineHarness(storeFactories.find((f) => f.name === "sqlite")!);
+
+type Message = { role: string; content: string | null };
+const userText = (request: Received) => (request.body.messages as Message[]).filter((m) => m.role === "user").at(-1)!.content!;
+
+const refundAgent = (extra: Record<string, unknown> = {}) => ({
+  name: "refund-agent",
+  state: { ticket: { type: "string" }, resolution: { type: "string", default: "" } },
+  start: "agent",
+  nodes: {
+    agent: {
+      kind: "agent",
+      prompt: "Resolve: {{ticket}}",
+      tools: ["lookupOrder", "issueRefund", "notify"],
+      requireApproval: ["issueRefund"],
+      output: "resolution",
+      next: "END",
+      ...extra,
+    },
+  },
+});
+
+const toolCall = (name: string, args: Record<string, unknown>) => ({ kind: "json" as const, body: completion({ toolCalls: [{ name, arguments: args }] }) });
+const refund = (amount: number) => toolCall("issueRefund", { orderId: "A-1001", amount });
+const answer = (content: string) => ({ kind: "json" as const, body: completion({ content }) });
+
+/** The order tools, and `notify`, which fails as often as told. */
+function tools(notifyFailures: number) {
+  const { tools: orderTools_, calls } = orderTools();
+  let failures = notifyFailures;
+  const notify = defineTool({
+    description: "Tells the customer",
+    parameters: z.object({ text: z.string() }),
+    retry: { maxAttempts: 1 },
+    run: ({ text }) => {
+      calls.push({ tool: "notify", args: { text } });
+      if (failures-- > 0) throw new Error("mail server down");
+      return { sent: true };
+    },
+  });
+  return { tools: { ...orderTools_, notify }, calls };
+}
+
+describe("an agent node that runs again", () => {
+  const server = chatServerEach();
+
+  it("does not run an approved refund a second time when a retry after a later tool's failure asks for it again", async () => {
+    const { tools: all, calls } = tools(1);
+    const notify = toolCall("notify", { text: "Refunded 40." });
+    server.reply(refund(40), notify, refund(40), notify, answer("Refunded 40 and told the customer."));
+    const { workflow } = compileJson(refundAgent({ retry: { maxAttempts: 2, backoffMs: 1 } }), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+
+    expect((await run.wait()).status).toBe("succeeded");
+    // The retry asked the model again (five answers in all), and ran notify again, but not the refund.
+    expect(server.received).toHaveLength(5);
+    expect(calls.map((c) => c.tool)).toEqual(["issueRefund", "notify", "notify"]);
+    expect(await engine.store.listInterrupts({ runId: run.id })).toHaveLength(1);
+    const tasks = await engine.store.listTasks(run.id);
+    expect(tasks.find((t) => t.parent === null)!.attempts.map((a) => a.outcome)).toEqual(["interrupted", "failed", "succeeded"]);
+    expect(tasks.find((t) => t.call === "tool-1-issueRefund")!.attempts).toHaveLength(1);
+  });
+
+  it("runs the refund the retry's model asks for with other arguments, once it is approved", async () => {
+    const { tools: all, calls } = tools(1);
+    server.reply(refund(40), toolCall("notify", { text: "Refunded 40." }), refund(45), answer("Refunded 45."));
+    const { workflow } = compileJson(refundAgent({ retry: { maxAttempts: 2, backoffMs: 1 } }), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const operator = engine.operator("ann");
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    for (let i = 0; i < 2; i++) {
+      expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+      const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+      await operator.resolve(pending!.id, { decision: "approve" });
+    }
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(calls.filter((c) => c.tool === "issueRefund").map((c) => c.args)).toEqual([
+      { orderId: "A-1001", amount: 40 },
+      { orderId: "A-1001", amount: 45 },
+    ]);
+  });
+
+  it("asks the model again, not replaying its recorded answer, when an operator edited what its prompt says at the approval", async () => {
+    const { tools: all, calls } = tools(0);
+    server.reply(refund(50), refund(5), answer("Refunded 5."));
+    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const operator = engine.operator("ann");
+    const run = await engine.start(workflow, { ticket: "Refund 50 on A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    await operator.updateState(run.id, { ticket: "Refund 5 on A-1001" });
+    const [asked] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await operator.resolve(asked!.id, { decision: "approve" });
+
+    // The approval of 50 does not cover the 5 the model now asks for: the operator is asked again.
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [again] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    expect(again!.request.data).toEqual({ tool: "issueRefund", arguments: { orderId: "A-1001", amount: 5 } });
+    await operator.resolve(again!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+
+    expect(server.received.map(userText)).toEqual(["Resolve: Refund 50 on A-1001", "Resolve: Refund 5 on A-1001", "Resolve: Refund 5 on A-1001"]);
+    expect(calls).toEqual([{ tool: "issueRefund", args: { orderId: "A-1001", amount: 5 } }]);
+    const remade = await engine.store.readEvents({ runId: run.id, types: ["task.started"] });
+    expect(remade.filter((e) => (e.payload as { inputChanged?: boolean }).inputChanged).map((e) => (e.payload as { call?: string }).call)).toEqual(["model-1"]);
+  });
+
+  it("asks again for an approval given with a state edit that changes the tool call the model then asks for", async () => {
+    const { tools: all, calls } = tools(0);
+    server.reply(refund(50), refund(5), answer("Refunded 5."));
+    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const operator = engine.operator("ann");
+    const run = await engine.start(workflow, { ticket: "Refund 50 on A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [asked] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await operator.resolve(asked!.id, { decision: "approve", patch: { ticket: "Refund 5 on A-1001" } });
+
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    expect(calls).toEqual([]);
+    const [again] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    expect(again!.request.data).toEqual({ tool: "issueRefund", arguments: { orderId: "A-1001", amount: 5 } });
+  });
+
+  it("tells the model a tool's failure with toolErrors tell-model, and hands the same failure back when the node runs again", async () => {
+    const { tools: all, calls } = tools(5);
+    server.reply(toolCall("notify", { text: "On its way." }), refund(40), answer("Refunded 40; the mail server is down, so I could not tell the customer."));
+    const { workflow } = compileJson(refundAgent({ toolErrors: "tell-model" }), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const toolMessage = (server.received[1]!.body.messages as { role: string; content: string }[]).find((m) => m.role === "tool")!;
+    expect(toolMessage.content).toBe("Error: notify failed: mail server down");
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    // The node ran again after the approval: notify was not tried again, so the model's recorded answers still fit.
+    expect(calls.map((c) => c.tool)).toEqual(["notify", "issueRefund"]);
+    expect(server.received).toHaveLength(3);
+    const warned = await engine.store.readEvents({ runId: run.id, types: ["node.log"] });
+    expect(warned.map((e) => (e.payload as { message: string }).message)).toContain("notify failed; the model is told: mail server down");
+  });
+
+  it("fails the node when a tool fails past its retries, unless told to tell the model", async () => {
+    const { tools: all } = tools(5);
+    server.reply(toolCall("notify", { text: "On its way." }));
+    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: expect.stringContaining("mail server down") } });
+  });
+
+  it("runs the tool calls of one turn together, once every approval among them is given", async () => {
+    const started: string[] = [];
+    let meet: () => void = () => {};
+    const met = new Promise<void>((resolve) => (meet = resolve));
+    const both = async (name: string) => {
+      started.push(name);
+      if (started.length === 2) meet();
+      // Run one after the other, the first would wait here for the second forever: the timeout says so.
+      await Promise.race([met, new Promise((_r, reject) => setTimeout(() => reject(new Error(`${name} ran alone`)), 3000))]);
+      return { ok: name };
+    };
+    const parallelTools = {
+      trackShipment: defineTool({ description: "Where the parcel is", parameters: z.object({ orderId: z.string() }), readOnly: true, run: () => both("trackShipment") }),
+      issueRefund: defineTool({ description: "Refunds", parameters: z.object({ orderId: z.string(), amount: z.number() }), run: () => both("issueRefund") }),
+    };
+    server.reply(
+      { kind: "json", body: completion({ toolCalls: [{ name: "trackShipment", arguments: { orderId: "A-1001" } }, { name: "issueRefund", arguments: { orderId: "A-1001", amount: 9 } }] }) },
+      answer("Done."),
+    );
+    const { workflow } = compileJson(refundAgent({ tools: ["trackShipment", "issueRefund"] }), { tools: parallelTools, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    expect(started).toEqual([]);
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(started.sort()).toEqual(["issueRefund", "trackShipment"]);
+    const tool = (server.received[1]!.body.messages as { role: string; content: string }[]).filter((m) => m.role === "tool").map((m) => m.content);
+    expect(tool).toEqual(['{"ok":"trackShipment"}', '{"ok":"issueRefund"}']);
+  });
+
+  it("replays every recorded answer and result when the node runs again on the same state", async () => {
+    const { tools: all, calls } = tools(0);
+    server.reply(toolCall("lookupOrder", { orderId: "A-1001" }), refund(40), answer("Refunded 40."));
+    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(server.received).toHaveLength(3);
+    expect(calls.map((c) => c.tool)).toEqual(["lookupOrder", "issueRefund"]);
+    const started = await engine.store.readEvents({ runId: run.id, types: ["task.started"] });
+    expect(started.some((e) => (e.payload as { inputChanged?: boolean }).inputChanged)).toBe(false);
+  });
+});
