@@ -35,11 +35,12 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     seg(`  step ${currentStep(run)}`),
     ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length}`, { color: "magenta", bold: true })] : []),
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now, pausedAt)}` : ""}`, { color: MUTED }),
+    // On the first line, which is short: the error's own line is often cut.
+    ...(run.error ? [seg("  w: why it failed", { color: MUTED })] : []),
   ];
   const second: Line = [];
   const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child, nextRetry(detail.tasks, undefined, now));
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
-  if (run.error) second.push(seg(" · w shows why", { color: MUTED }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   else if (askedBelow) second.push(seg(" · o answers it", { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));
