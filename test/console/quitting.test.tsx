@@ -60,6 +60,17 @@ it("q quits at once when nothing is being sent; in a dialog it is a key of the d
   expect(ui.quit()).toBe(true);
 });
 
+/** On the queue of two: approves both, their sending held up, and presses q meanwhile. */
+async function approveAllHeld(held: ReturnType<typeof holdingStore>): Promise<void> {
+  await ui!.waitFor("2 pending, oldest first");
+  await ui!.press("*", "a");
+  await ui!.waitFor("Approve 2 interrupts?");
+  held.hold();
+  await ui!.press("tab", "enter");
+  await ui!.waitFor("approving 2 interrupts…");
+  await ui!.press("q");
+}
+
 it("q while a decision is being sent asks first, one key: n stays and the decision goes on, y quits", async () => {
   fx = fixtureOn(new MemoryStore());
   for (const city of ["Oslo", "Rome"]) await settle(fx.engine, "travel-planner", { city });
@@ -67,13 +78,7 @@ it("q while a decision is being sent asks first, one key: n stays and the decisi
   ui = await openConsole({ store: held.store });
   await ui.waitFor("⚑ 2 pending");
   await ui.press("i");
-  await ui.waitFor("2 pending, oldest first");
-  await ui.press("*", "a");
-  await ui.waitFor("Approve 2 interrupts?");
-  held.hold();
-  await ui.press("tab", "enter");
-  await ui.waitFor("approving 2 interrupts…");
-  await ui.press("q");
+  await approveAllHeld(held);
   const asked = await ui.waitFor("quit? approving 2 interrupts… is still being sent — y quits · n stays");
   expect(asked).not.toMatch(/\bq quit\b/);
   // Any other key neither quits nor reaches the view.
@@ -88,13 +93,7 @@ it("q while a decision is being sent asks first, one key: n stays and the decisi
 
   // Again, and this time y.
   for (const city of ["Kyiv", "Lima"]) await settle(fx.engine, "travel-planner", { city });
-  await ui.waitFor("2 pending, oldest first");
-  await ui.press("*", "a");
-  await ui.waitFor("Approve 2 interrupts?");
-  held.hold();
-  await ui.press("tab", "enter");
-  await ui.waitFor("approving 2 interrupts…");
-  await ui.press("q");
+  await approveAllHeld(held);
   await ui.waitFor("quit?");
   await ui.press("y");
   await turns(4);
