@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { errorMessage } from "../../../engine/index.js";
 import { useServices, type Dialog } from "../context.js";
 import { hasEnded, howRunEnded } from "../run-end.js";
@@ -49,7 +49,14 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
   );
   const reasonNow = reasonField.now;
   const [onAction, setOnAction, onActionNow] = useLiveState(false);
-  useClosedWhenRunEnds(dialog);
+  // The operator's answer stands: the run ending once it is given (the action itself may end it)
+  // is no reason to close the dialog, which is closing already.
+  const answered = useRef(false);
+  const answer: typeof dialog.resolve = (result) => {
+    answered.current = true;
+    dialog.resolve(result);
+  };
+  useClosedWhenRunEnds(dialog, answered);
   const [, setChosen, chosenNow] = useLiveState(false);
   useKeys(
     PRIORITY.dialog,
@@ -61,16 +68,16 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
         setChosen(() => true);
         setOnAction((v) => !v);
       },
-      dismiss: () => dialog.resolve({ ok: false, reason: "" }),
+      dismiss: () => answer({ ok: false, reason: "" }),
       submit: () => {
         if (!onActionNow.current) {
           // A typed reason shows what the operator means to do: enter takes them to the action, not
           // away — unless they moved to Cancel themselves.
           if (reasonNow.current.trim() && !chosenNow.current) return setOnAction(() => true);
-          return dialog.resolve({ ok: false, reason: "" });
+          return answer({ ok: false, reason: "" });
         }
         if (dialog.reason === "required" && !reasonNow.current.trim()) return setWarning("a reason is required");
-        dialog.resolve({ ok: true, reason: reasonNow.current.trim() });
+        answer({ ok: true, reason: reasonNow.current.trim() });
       },
     },
     { modal: true, text: reasonField.type },
@@ -105,7 +112,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
  * A dialog about a run closes when that run ends while it is open (another operator canceled it, say),
  * saying who ended it and when, rather than leaving a question whose answer would be refused.
  */
-function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): void {
+function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>, answered: { readonly current: boolean }): void {
   const { store, feed, ui } = useServices();
   const { runId } = dialog;
   useEffect(() => {
@@ -116,17 +123,17 @@ function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): voi
     const check = async () => {
       try {
         const run = await store.getRun(runId);
-        if (!open || !run) return;
+        if (!open || answered.current || !run) return;
         const ended = hasEnded(run) ? run.endedAt : null;
         if (endedBefore === undefined) endedBefore = ended;
         if (ended === null || ended === endedBefore) return;
         const how = await howRunEnded(store, run);
-        if (!open) return;
+        if (!open || answered.current) return;
         open = false;
         dialog.resolve({ ok: false, reason: "", closed: true });
         ui.report({ tone: "error", text: `meanwhile run ${runId} ended: ${how}; nothing sent` });
       } catch (error) {
-        if (open) ui.report({ tone: "error", text: `cannot read run ${runId}: ${errorMessage(error)}` });
+        if (open && !answered.current) ui.report({ tone: "error", text: `cannot read run ${runId}: ${errorMessage(error)}` });
       }
     };
     void check();
