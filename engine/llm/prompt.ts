@@ -38,9 +38,34 @@ export function acceptAnswer(response: ModelResponse, validator: z.ZodType | und
     if (!response.content?.trim()) throw new UnusableAnswer("the answer is empty");
     return response.content;
   }
-  const result = validator.safeParse(parseJsonAnswer(response.content));
+  let answer: unknown;
+  try {
+    answer = parseJsonAnswer(response.content);
+  } catch (error) {
+    const bare = bareText(response.content, validator);
+    if (bare === undefined) throw error;
+    return bare;
+  }
+  const result = validator.safeParse(answer);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const path = issue.path.length > 0 ? ` at ${issue.path.map(String).join(".")}` : "";
   throw new UnusableAnswer(`the answer does not match the schema${path}: ${issue.message}`);
+}
+
+/**
+ * An answer that is not JSON but that a string schema takes as it is, or as a word without the
+ * quotes, backticks, emphasis or final period around it (or that word in lower case): models
+ * often answer `yes` or `High.` where the JSON would be `"yes"`, `"high"`. Undefined when the
+ * schema takes none of them.
+ */
+function bareText(content: string | null, validator: z.ZodType): unknown {
+  const text = (content ?? "").trim();
+  const word = text.replace(/^[\s"'`*]+|[\s"'`*.]+$/g, "");
+  for (const candidate of [text, word, word.toLowerCase()]) {
+    if (candidate === "") continue;
+    const result = validator.safeParse(candidate);
+    if (result.success) return result.data;
+  }
+  return undefined;
 }

@@ -40,6 +40,23 @@ export class DurableCalls {
     for (const record of records) this.records.set(record.id, record);
   }
 
+  /**
+   * What a node's attempt cut short had made (`task`, as it was: its last attempt the one cut):
+   * the calls a retry gets back from the record, and those it left unfinished, which a retry
+   * makes again — for an operator deciding whether an at-most-once node runs again.
+   */
+  madeBy(task: TaskRecord): CallsMade {
+    const finished: string[] = [];
+    const unfinished: CallsMade["unfinished"] = [];
+    const failed = lastFailedAttempt(task);
+    for (const record of this.records.values()) {
+      if (record.parent !== task.id) continue;
+      if (record.status === "succeeded" && (record.parentAttempt === undefined || record.parentAttempt > failed)) finished.push(record.call!);
+      else if (record.status !== "succeeded" && record.parentAttempt === task.attempts.length) unfinished.push({ call: record.call!, ...(record.input !== undefined ? { input: record.input } : {}) });
+    }
+    return { finished, unfinished };
+  }
+
   /** Calls a lost worker left running count as failed attempts ("worker lost"). */
   recoverLost(batch: Batch, at: number): void {
     for (const record of this.records.values()) {
@@ -160,6 +177,14 @@ export class DurableCalls {
     this.records.set(record.id, record);
     await this.host.submit(new Batch().task(record, event));
   }
+}
+
+/** The durable calls of a node's attempt that was cut short (`DurableCalls.madeBy`). */
+export interface CallsMade {
+  /** Keys of the calls that finished: a retry gets their results back. */
+  finished: string[];
+  /** The calls that had not (running when the worker was lost, or failed): a retry makes them again. */
+  unfinished: { call: string; input?: unknown }[];
 }
 
 /**

@@ -5,6 +5,7 @@ import { describeValueProblem, valueProblem } from "../state/limits.js";
 import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
+import type { CallsMade } from "./calls.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
@@ -158,7 +159,7 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
 }
 
 /** An at-most-once task that may have done part of its work: interrupted for an operator to retry or skip. */
-export function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, what: string): void {
+export function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, what: string, calls?: CallsMade): void {
   const interruptId = derivedId("int", task.id, "recovery", task.attempts.length);
   const interrupted = transitionTask(task, "interrupted", { waitingFor: { kind: "interrupt", interruptId } });
   rs.setTask(interrupted, rs.events.task(interrupted, "task.interrupted", { node: task.node, waitingFor: interrupted.waitingFor! }));
@@ -170,11 +171,20 @@ export function askAboutAtMostOnce(rs: RunState, task: TaskRecord, at: number, w
     step: task.step,
     kind: "recovery",
     request: {
-      question: `Node "${task.node}" runs at most once, and ${what}. It may have done part of its work. Run it again, or skip it?`,
+      question: `Node "${task.node}" runs at most once, and ${what}. It may have done part of its work.${unfinishedText(calls)} Run it again, or skip it?`,
       decisions: ["retry", "skip"],
+      ...(calls && (calls.finished.length || calls.unfinished.length) ? { data: calls } : {}),
     },
     status: "pending",
     resolution: null,
     createdAt: at,
   });
+}
+
+/** The durable calls an at-most-once node's cut attempt left unfinished, and what a retry gets back. */
+function unfinishedText(calls: CallsMade | undefined): string {
+  if (!calls?.unfinished.length) return "";
+  const many = calls.unfinished.length > 1;
+  const kept = calls.finished.length ? `; it gets back what ${calls.finished.join(", ")} returned` : "";
+  return ` Its call${many ? "s" : ""} ${calls.unfinished.map((c) => c.call).join(", ")} had not finished and may have taken effect: a retry makes ${many ? "them" : "it"} again${kept}.`;
 }

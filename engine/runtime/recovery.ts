@@ -18,7 +18,7 @@ export function takeOver(rs: RunState, calls: DurableCalls, recovered: boolean, 
   }
   if (recovered) {
     calls.recoverLost(rs.batch, Date.now());
-    recoverLostTasks(rs);
+    recoverLostTasks(rs, calls);
   }
   resumeParked(rs);
   return false;
@@ -28,7 +28,7 @@ export function takeOver(rs: RunState, calls: DurableCalls, recovered: boolean, 
  * The previous owner died: its running tasks failed ("worker lost") and run again, without
  * spending their retries; an at-most-once task is interrupted for an operator to decide instead.
  */
-function recoverLostTasks(rs: RunState): void {
+function recoverLostTasks(rs: RunState, calls: DurableCalls): void {
   const at = Date.now();
   for (const task of rs.tasks.values()) {
     if (task.status !== "running") continue;
@@ -37,7 +37,7 @@ function recoverLostTasks(rs: RunState): void {
       continue;
     }
     const attempts = closeAttempt(task, "interrupted", at, "worker lost", WORKER_LOST);
-    askAboutAtMostOnce(rs, { ...task, attempts }, at, "its worker was lost while it ran");
+    askAboutAtMostOnce(rs, { ...task, attempts }, at, "its worker was lost while it ran", calls.madeBy(task));
   }
 }
 

@@ -87,6 +87,32 @@ describe("llm and tool nodes against a chat completions server", () => {
     expect(call!.attempts.map((a) => a.outcome)).toEqual(["failed", "failed", "succeeded"]);
   });
 
+  it("llm: a bare word answers a string schema (an enum router's `yes`, `No.`), where JSON would quote it", async () => {
+    server.reply(
+      { kind: "json", body: completion({ content: "Maybe." }) },
+      { kind: "json", body: completion({ content: "**No.**" }) },
+    );
+    const { workflow } = compileJson(
+      {
+        name: "gate",
+        state: { verdict: { type: "string", default: "" }, said: { type: "string", default: "" } },
+        start: "ask",
+        nodes: {
+          ask: { kind: "llm", prompt: "Ship it?", output: "verdict", schema: { type: "string", enum: ["yes", "no"] }, next: "free" },
+          free: { kind: "llm", prompt: "Say why", output: "said", schema: { type: "string" }, next: "END" },
+        },
+      },
+      { model: serverModel(server, { stream: false }) },
+    );
+    server.fallback = () => ({ kind: "json", body: completion({ content: "Because it is done." }) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, {});
+    expect((await run.wait()).status).toBe("succeeded");
+    // "Maybe" is no option, so it was asked again; a free string takes the text as it is.
+    expect(await run.state()).toMatchObject({ verdict: "no", said: "Because it is done." });
+    expect(server.received).toHaveLength(3);
+  });
+
   it("llm: an answer schema is enforced as JSON Schema means it, as validation read it (required without properties, pattern, $ref)", async () => {
     server.reply(
       { kind: "json", body: completion({ content: '{"id": "order 7", "tags": []}' }) },
