@@ -45,10 +45,16 @@ export function canTransitionRun(from: RunStatus, to: RunStatus): boolean {
 }
 
 /** The run patch for a status change, with the fields every such change resets. */
-export function runTransition(run: Pick<RunRecord, "id" | "status">, to: RunStatus, patch: RunPatch = {}): RunPatch {
+export function runTransition(run: Pick<RunRecord, "id" | "status" | "pausedAt" | "pausedMs">, to: RunStatus, patch: RunPatch = {}): RunPatch {
   if (!canTransitionRun(run.status, to)) throw new IllegalTransitionError(`run ${run.id}`, run.status, to);
   const now = Date.now();
   const base: RunPatch = { status: to };
+  // The time it spends paused is kept apart, so that how long it ran leaves it out.
+  if (to === "paused" && run.status !== "paused") base.pausedAt = now;
+  if (to !== "paused" && run.status === "paused") {
+    base.pausedMs = (run.pausedMs ?? 0) + Math.max(0, now - (run.pausedAt ?? now));
+    base.pausedAt = null;
+  }
   if (to !== "paused") base.reason = null;
   if (to !== "failed") base.error = null;
   if (to !== "queued") {

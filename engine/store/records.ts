@@ -56,6 +56,10 @@ export interface RunRecord {
   wakeAt: number | null;
   /** A queued run waiting for a child run to end is not claimed until then. */
   waitingOn: string | null;
+  /** When it paused, while it is paused (absent: not paused, or paused before this was kept). */
+  pausedAt?: number | null;
+  /** How long its pauses that ended lasted in all, in ms: waiting for a person is not running. */
+  pausedMs?: number;
   breakpoints: string[];
   /** What its starter tagged it with (`start --tag ticket=123`), kept by its forks; absent: none. */
   tags?: Record<string, string>;
@@ -103,6 +107,8 @@ export type RunPatch = Partial<
     | "current"
     | "barriers"
     | "lostInARow"
+    | "pausedAt"
+    | "pausedMs"
   >
 >;
 

@@ -3,6 +3,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
+import { ranMs } from "../text/run-time.js";
 import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
@@ -71,7 +72,9 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
     for (const t of tasks) if (t.step === run.step + 1 && t.parent === null && t.status === "failed" && t.error) rows.push(["failed", `${t.node}: ${t.error.message}`]);
   }
   rows.push(["step", `${currentStep(run)} · checkpoint ${run.headN} · ${run.eventCount} events${run.current.length ? ` · ${currentNodes(run, tasks)}` : ""}`]);
-  rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
+  const ran = ranMs(run, Date.now());
+  const paused = (run.pausedMs ?? 0) > 0 ? ` (paused ${duration(run.pausedMs!)} besides)` : "";
+  rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}${ran !== undefined ? ` · ran ${duration(ran)}${paused}` : ""}`]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
   if (run.tags) rows.push(["tags", Object.entries(run.tags).map(([k, v]) => `${k}=${v}`).join(" · ")]);

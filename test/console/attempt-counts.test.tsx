@@ -37,7 +37,7 @@ it("says a call its node's retry made again was made twice, not tried twice", as
     .node(
       "pay",
       async (_s, ctx) => {
-        await ctx.call("charge", () => ({ charged: 5 }), { input: { kind: "tool", tool: "chargeCard", arguments: { amount: 5 } } });
+        await ctx.call("charge", () => ({ charged: 5 }), { input: { kind: "tool", tool: "chargeCard", arguments: { amount: 5 } }, afterFailure: "again" });
         if (++tries === 1) throw new Error("flaky after the charge");
         return { paid: 5 };
       },

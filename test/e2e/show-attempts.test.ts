@@ -9,7 +9,7 @@ describe("pitwall show: how many times a node ran and a call was made", () => {
 
   it("counts a sub-workflow's park and resume as one try, and says a call its node made again succeeded each time", async () => {
     const actions = join(cli.dir, "attempts-actions.mjs");
-    // "pay" makes its calls (the lookup failing once), then fails its first attempt: its retry makes them again.
+    // "pay" makes its calls (the lookup failing once), then fails its first attempt: its retry makes them again (afterFailure "again").
     writeFileSync(
       actions,
       `let tries = 0;
@@ -18,8 +18,8 @@ export default {
   note: () => ({ notes: ["noted"] }),
   pay: async (state, ctx) => {
     const lookup = () => { if (++lookups === 1) throw new Error("lookup timed out"); return { found: true }; };
-    await ctx.call("lookup", lookup, { retry: { maxAttempts: 2, backoffMs: 1 }, input: { kind: "tool", tool: "lookup", arguments: {} } });
-    await ctx.call("charge", () => ({ charged: 5 }), { input: { kind: "tool", tool: "chargeCard", arguments: { amount: 5 } } });
+    await ctx.call("lookup", lookup, { retry: { maxAttempts: 2, backoffMs: 1 }, input: { kind: "tool", tool: "lookup", arguments: {} }, afterFailure: "again" });
+    await ctx.call("charge", () => ({ charged: 5 }), { input: { kind: "tool", tool: "chargeCard", arguments: { amount: 5 } }, afterFailure: "again" });
     if (++tries === 1) throw new Error("flaky after the charge");
     return { notes: ["paid"] };
   },

@@ -33,6 +33,8 @@ const RUN_FIELDS = {
   fence: "number",
   wakeAt: "number?",
   waitingOn: "string?",
+  pausedAt: "number?",
+  pausedMs: "count",
   breakpoints: "json",
   tags: "json?",
   interruptBefore: "json",

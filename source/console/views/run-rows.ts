@@ -1,5 +1,6 @@
 import { RUN_STATUSES, type RunRecord, type RunStatus } from "../../../engine/index.js";
 import { hasWords, parseFilter } from "../filter-text.js";
+import { ranMs } from "../../text/run-time.js";
 
 /** The keys the runs filter knows, with their short names: any other `word:` is text. */
 export const RUN_FILTER_KEYS = { status: ["status", "s"], workflow: ["workflow", "wf", "w"] } as const;
@@ -64,16 +65,6 @@ export const SORT_LABELS: Record<RunSortKey, readonly [string, string]> = {
 
 export function sortLabel(sort: RunSort): string {
   return SORT_LABELS[sort.key][sort.reversed ? 1 : 0];
-}
-
-/**
- * How long a run has run, in ms: to its end, or, paused, to when it paused (`pausedAt`, from its
- * run.paused event; waiting for a person is not running). Undefined before it started.
- */
-export function ranMs(run: RunRecord, now: number, pausedAt: number | undefined): number | undefined {
-  if (run.startedAt === null) return undefined;
-  const until = run.endedAt ?? (run.status === "paused" ? (pausedAt ?? run.updatedAt) : now);
-  return Math.max(0, until - run.startedAt);
 }
 
 /** The key a run sorts by, smallest first; ties go to the most recent activity. */

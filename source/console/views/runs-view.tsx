@@ -13,7 +13,8 @@ import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
 import { MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
 import { describeFailure } from "./run-failure.js";
-import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, ranMs, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
+import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
+import { ranMs } from "../../text/run-time.js";
 
 const FLASH_MS = 800;
 

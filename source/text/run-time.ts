@@ -1,0 +1,13 @@
+import type { RunRecord } from "../../engine/index.js";
+
+/**
+ * How long a run has run, in ms: from its start to its end (or now), less the time it spent
+ * paused — waiting for a person is not running. A run paused now counts to when it paused: its
+ * `pausedAt`, else (a run paused before that was kept) `pausedAt` as its run.paused event says,
+ * else its last update. Undefined before it started.
+ */
+export function ranMs(run: RunRecord, now: number, pausedAtEvent?: number): number | undefined {
+  if (run.startedAt === null) return undefined;
+  const until = run.endedAt ?? (run.status === "paused" ? (run.pausedAt ?? pausedAtEvent ?? run.updatedAt) : now);
+  return Math.max(0, until - run.startedAt - (run.pausedMs ?? 0));
+}
