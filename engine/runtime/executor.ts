@@ -151,7 +151,9 @@ export class RunExecutor {
       for (const kill of kills) if (await this.commands.pending(kill)) await this.commands.apply(kill, takenFrom ?? "");
       // Handed over first: a run paused as poison at once answers them as it lets go.
       for (const command of waiting) if (!kills.includes(command)) this.command(command);
-      if (this.rs.run.status === "running" && takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) await this.committer.commit();
+      const taken = this.rs.run.status === "running" ? takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries) : undefined;
+      if (recovered) this.host.tookOver?.(this.rs.run.id, takenFrom, taken);
+      if (taken?.poison) await this.committer.commit();
       else await this.loop();
     } catch (error) {
       if (!(error instanceof Stopped)) {

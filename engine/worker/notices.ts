@@ -1,7 +1,7 @@
 import { secondsPast } from "../seconds-past.js";
+import type { TakenOver } from "../runtime/recovery.js";
 import type { AbortCause } from "../runtime/signals.js";
 import type { TaskRecord } from "../store/records.js";
-import type { Claim } from "../store/store.js";
 
 /**
  * What a worker tells its operator, besides the runs that end in it (`onRunEnd`): one kind per
@@ -53,11 +53,24 @@ export interface WorkerNotice {
   from?: string;
 }
 
-/** A run taken over from a worker whose lease ran out. */
-export function tookOver(claim: Claim): WorkerNotice {
-  const from = claim.takenFrom;
-  const again = claim.run.current.length > 0 ? `: ${claim.run.current.join(", ")} will run again` : "";
-  return { level: "warn", kind: "took-over", message: `took over run ${claim.run.id} from worker ${from ?? "(unknown)"} (lease expired)${again}`, runId: claim.run.id, ...(from !== undefined ? { from } : {}) };
+/**
+ * A run taken over from a worker whose lease ran out, and what became of the nodes it left
+ * running (`taken`; unknown for a run this worker could not execute).
+ */
+export function tookOver(runId: string, from: string | undefined, taken?: TakenOver): WorkerNotice {
+  const parts: string[] = [];
+  if (taken?.poison) parts.push(`the run paused as poison (its workers keep being lost): ${nodes(taken.waiting)} wait${taken.waiting.length === 1 ? "s" : ""} for an operator's decision`);
+  else if (taken) {
+    if (taken.again.length > 0) parts.push(`${nodes(taken.again)} will run again`);
+    if (taken.waiting.length > 0) parts.push(`${nodes(taken.waiting)} (at-most-once) ${taken.waiting.length === 1 ? "waits" : "wait"} for an operator's decision to run ${taken.waiting.length === 1 ? "it" : "them"} again or skip`);
+  }
+  const what = parts.length > 0 ? `: ${parts.join("; ")}` : "";
+  return { level: "warn", kind: "took-over", message: `took over run ${runId} from worker ${from ?? "(unknown)"} (lease expired)${what}`, runId, ...(from !== undefined ? { from } : {}) };
+}
+
+/** Node names, each once (a mapped node's instances are one name). */
+function nodes(names: readonly string[]): string {
+  return [...new Set(names)].join(", ");
 }
 
 /**

@@ -14,6 +14,7 @@ import { UnheldRuns } from "../operator/unheld-runs.js";
 import { WorkflowVersions } from "../operator/workflow-versions.js";
 import type { WorkflowRegistry } from "./registry.js";
 import type { AbortCause } from "../runtime/signals.js";
+import type { TakenOver } from "../runtime/recovery.js";
 import { StoreContact, watchedStore } from "./contact.js";
 import { FailureReport } from "./failure-report.js";
 import { Heartbeat } from "./heartbeat.js";
@@ -285,14 +286,13 @@ export class Worker implements ExecutorHost {
 
   private counted(claim: Claim): void {
     this.counts.claimed++;
-    if (!claim.recovered) return;
-    this.counts.takenOver++;
-    this.notify(tookOver(claim));
+    if (claim.recovered) this.counts.takenOver++;
   }
 
   private async execute(claim: Claim, followed: boolean): Promise<void> {
     const workflow = await this.registry.resolve(claim.run.version);
     if (!workflow) {
+      if (claim.recovered) this.notify(tookOver(claim.run.id, claim.takenFrom));
       await this.store.commit({
         id: newId("c", 12),
         runId: claim.run.id,
@@ -357,6 +357,10 @@ export class Worker implements ExecutorHost {
 
   nodeAbandoned(runId: string, task: TaskRecord, cause: AbortCause): void {
     this.notify(abandoned(runId, task, cause, this.options.killGraceMs));
+  }
+
+  tookOver(runId: string, from: string | undefined, taken: TakenOver | undefined): void {
+    this.notify(tookOver(runId, from, taken));
   }
 
   private readonly waitingCommits = new Set<string>();
