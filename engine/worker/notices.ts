@@ -23,6 +23,8 @@ export type WorkerNoticeKind =
   | "takeovers-held"
   /** Runs wait that it cannot run (an action no module exports, code changed since they started). */
   | "left-behind"
+  /** A workflow it is limited to (`workflows`) is neither stored nor registered: a misspelled name, most likely. */
+  | "unknown-workflow"
   /** Stopping: it claims nothing more and waits for its running nodes. */
   | "draining"
   /** Every node it waited for finished, or the drain time ran out and the rest are aborted. */

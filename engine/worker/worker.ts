@@ -26,6 +26,7 @@ import { startRetention } from "./retention.js";
 import { sweepUnansweredCommands } from "./command-sweep.js";
 import { startChildRun } from "./child-runs.js";
 import { EventWatch } from "./event-watch.js";
+import { sayUnknownWorkflows } from "./workflow-names.js";
 
 export type { StopOptions, WorkerOptions, WorkerStats } from "./options.js";
 
@@ -128,6 +129,7 @@ export class Worker implements ExecutorHost {
     this.abort = new AbortController();
     this.stopping = false;
     void this.events.follow(this.abort.signal);
+    void this.checkWorkflowNames();
     this.loop = this.claimLoop(this.abort.signal);
     this.lookForLeftBehind(this.abort.signal);
     // Beats on through a drain, until the worker has stopped.
@@ -164,6 +166,13 @@ export class Worker implements ExecutorHost {
     if (!this.options.workflows) return versions;
     const allowed = new Set(this.registry.versionsOf(this.options.workflows));
     return versions.filter((v) => allowed.has(v));
+  }
+
+  private namesChecked: Promise<void> | undefined;
+
+  /** Says, once, which of the workflows it is limited to are unknown. */
+  private checkWorkflowNames(): Promise<void> {
+    return (this.namesChecked ??= sayUnknownWorkflows(this.store, this.registry, this.options.workflows, (notice) => this.notify(notice)));
   }
 
   private lookForLeftBehind(signal: AbortSignal): void {
@@ -208,6 +217,7 @@ export class Worker implements ExecutorHost {
   async drain(): Promise<void> {
     const signal = new AbortController();
     void this.events.follow(signal.signal);
+    await this.checkWorkflowNames();
     try {
       for (;;) {
         await this.claimAvailable();
