@@ -144,8 +144,19 @@ function checkLostNodes(options: CheckOptions, children: Map<string, CheckedChil
     const within: Occurrences = [[1, occurrence]];
     // Its inline sub-workflow is another than the kept definition's, at the same path.
     const resolveChild = options.resolveChild && ((ref: string | Record<string, unknown>, path: Path, list: ProblemList) => options.resolveChild!(ref, path, list, within));
-    return { name, node: checkNode(name, definition, own, { ...options, ...(resolveChild ? { resolveChild } : {}) }, children, new Set()), problems: own, within };
+    // A name that cannot be a node's is reported once, at the definition kept, not for each one written.
+    const node = nodeNameProblem(name) === undefined ? checkNode(name, definition, own, { ...options, ...(resolveChild ? { resolveChild } : {}) }, children, new Set()) : undefined;
+    return { name, node, problems: own, within };
   });
+}
+
+/** Why `name` cannot name a node, if it cannot. */
+function nodeNameProblem(name: string): string | undefined {
+  if (name === END || name === "START") return `"${name}" is reserved and cannot name a node`;
+  if (name.trim() === "") return "a node needs a name that is not empty";
+  if (reservedName(name)) return `"${name}" ${RESERVED_NAME_PROBLEM}`;
+  const hidden = hiddenCharacter(name);
+  return hidden === undefined ? undefined : hiddenCharacterProblem("node name", name, hidden);
 }
 
 /** One node's own fields; undefined when its name cannot be a node's or it is broken (then in `broken`). */
@@ -158,21 +169,9 @@ function checkNode(
   broken: Set<string>,
 ): NodeDefinition | undefined {
   const path: Path = ["nodes", name];
-  if (name === END || name === "START") {
-    problems.error(path, "INVALID_FIELD", `"${name}" is reserved and cannot name a node`);
-    return undefined;
-  }
-  if (name.trim() === "") {
-    problems.error(path, "INVALID_FIELD", "a node needs a name that is not empty");
-    return undefined;
-  }
-  if (reservedName(name)) {
-    problems.error(path, "INVALID_FIELD", `"${name}" ${RESERVED_NAME_PROBLEM}`);
-    return undefined;
-  }
-  const hidden = hiddenCharacter(name);
-  if (hidden !== undefined) {
-    problems.error(path, "INVALID_FIELD", hiddenCharacterProblem("node name", name, hidden));
+  const badName = nodeNameProblem(name);
+  if (badName !== undefined) {
+    problems.error(path, "INVALID_FIELD", badName);
     return undefined;
   }
   if (!isPlainObject(raw)) {

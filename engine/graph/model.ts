@@ -63,9 +63,10 @@ export interface CallOptions {
    */
   dependsOn?: unknown;
   /**
-   * A call that succeeded in an attempt of its node that then failed: `"again"` (the default) is
-   * made again by the node's next attempt; `"keep"` is not — its recorded output is handed back
-   * (with `dependsOn`, only while that is the same), so a side effect happens once per node run.
+   * A call that succeeded in an attempt of its node that then failed: `"keep"` (the default) is
+   * not made again by the node's next attempt — its recorded output is handed back (with
+   * `dependsOn`, only while that is the same), so a side effect happens once per node run;
+   * `"again"` is made again (a model's answer, which may be what failed the node).
    */
   afterFailure?: "again" | "keep";
 }

@@ -81,6 +81,8 @@ export async function ask<T>(ctx: NodeContext, provider: ModelProvider, question
       input: modelCallInput(question.request),
       // The whole conversation: an answer recorded for another prompt (the state was edited since) is not this one's.
       dependsOn: question.request,
+      // A retry after a failure asks anew: the answer may be what failed the node.
+      afterFailure: "again",
     },
   ) as Promise<Answer<T>>;
 }

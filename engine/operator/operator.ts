@@ -12,6 +12,7 @@ import type { OwnerWaiting } from "./owner-watch.js";
 import { checkpointDiff, findCheckpoint, stateAt, type CheckpointRef } from "./reads.js";
 import { taskOfCurrentStep } from "./task-ref.js";
 import { WorkflowVersions } from "./workflow-versions.js";
+import { childCancelReason } from "../worker/commands.js";
 
 export type { CommandOutcome } from "./command-records.js";
 
@@ -123,7 +124,7 @@ export class Operator {
     const { runs: children } = await this.store.listRuns({ parentRunId: runId, status: ["queued", "running", "paused"] });
     for (const child of children) {
       try {
-        await this.cancel(child.id, { reason: `parent run ${runId} canceled` });
+        await this.cancel(child.id, { reason: childCancelReason(runId, options.reason) });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
       }

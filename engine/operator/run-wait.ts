@@ -22,14 +22,20 @@ export interface WaitOptions {
 /** Why a run may not be moving, as the process waiting knows it (its worker cannot run it, say). */
 export type Diagnosis = (run: RunRecord) => Promise<string | undefined>;
 
-/** The runs `run` waits on, itself first: a chain of sub-workflows, each waiting on the next. */
+/** At most this many runs are followed below a run (a mapped sub-workflow's children can be many). */
+const MAX_LINKS = 64;
+
+/**
+ * The runs `run` waits on, itself first: its sub-workflows' runs that have not ended, theirs in
+ * turn — all of them, not only the one it is parked on (`waitingOn`): a second child paused for
+ * a person, or a child beside a parallel branch's timer, holds the run up as much.
+ */
 export async function waitingChain(store: Store, run: RunRecord): Promise<RunRecord[]> {
   const runs = [run];
-  for (let next = run.waitingOn; next !== null && runs.length < 64; ) {
-    const child = await store.getRun(next);
-    if (!child) break;
-    runs.push(child);
-    next = child.waitingOn;
+  for (let i = 0; i < runs.length && runs.length < MAX_LINKS; i++) {
+    if (TERMINAL_RUN_STATUSES.includes(runs[i]!.status)) continue;
+    const { runs: children } = await store.listRuns({ parentRunId: runs[i]!.id, status: ["queued", "running", "paused"], limit: MAX_LINKS - runs.length });
+    runs.push(...children);
   }
   return runs;
 }

@@ -21,12 +21,11 @@ export interface CallHost {
 /**
  * Durable calls made inside nodes (`ctx.call`): each is a child task of the node's task, with
  * its own attempts and events. A succeeded call's output is recorded, so a node that runs again
- * after an interrupt, a shutdown, a kill or a lost worker gets the recorded output back instead
- * of repeating the call — the agent loop's tool calls survive a crash this way — as long as what
- * the call depends on is the same (`dependsOn`: an operator may have edited the state). After an
- * attempt of the node that failed, the next one calls again (same key, same idempotency key):
- * replaying what led to the failure would only repeat it; a call made with `afterFailure: "keep"`
- * (a tool's side effect) is the exception.
+ * — after an interrupt, a shutdown, a kill, a lost worker or a failed attempt — gets the recorded
+ * output back instead of repeating the call (the agent loop's tool calls survive a crash this
+ * way), as long as what the call depends on is the same (`dependsOn`: an operator may have edited
+ * the state). A call made with `afterFailure: "again"` (a model's answer) is made again after a
+ * failed attempt: replaying what led to the failure would only repeat it.
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
@@ -87,7 +86,7 @@ export class DurableCalls {
     const policy = retryPolicyOf(options.retry);
     // A record made without a hash is taken at its key.
     let inputChanged = (known?.status === "succeeded" || known?.status === "failed") && dependsOn !== undefined && known.dependsOn !== undefined && known.dependsOn !== dependsOn;
-    if (known?.status === "succeeded" && !inputChanged && stillAnswers(known, task, options.afterFailure ?? "again")) return known.output;
+    if (known?.status === "succeeded" && !inputChanged && stillAnswers(known, task, options.afterFailure ?? "keep")) return known.output;
     if (known?.status === "failed" && !inputChanged && failedForGood(known, task, policy)) throw recordedFailure(known);
     let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     // What it is called with, for people: kept from its first attempt, as it may be running a while.

@@ -1,6 +1,6 @@
 import { ConflictError } from "../errors.js";
 import type { CommandRecord } from "../store/records.js";
-import { acceptance, cancelBatch, canceledEffect, prepareCommand, refusal } from "../worker/commands.js";
+import { acceptance, cancelBatch, canceledEffect, childCancelReason, prepareCommand, refusal } from "../worker/commands.js";
 import type { RunView } from "../worker/command-view.js";
 import type { Committer } from "./commit.js";
 import { EventFactory } from "./event-factory.js";
@@ -84,7 +84,7 @@ export class RunCommands {
     rs.batch.answer(acceptance(command, canceledEffect(rs.run.id), {}, command.actor));
     await this.committer.commit();
     const children = await this.host.store.listRuns({ parentRunId: rs.run.id, status: ["queued", "running", "paused"] });
-    for (const child of children.runs) await this.host.cancelChild(child.id, command.actor, `parent run ${rs.run.id} canceled`);
+    for (const child of children.runs) await this.host.cancelChild(child.id, command.actor, childCancelReason(rs.run.id, command.reason));
   }
 
   private async answer(answer: ReturnType<typeof acceptance> | ReturnType<typeof refusal>): Promise<void> {

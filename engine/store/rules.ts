@@ -91,6 +91,16 @@ export function alreadyAnswered(id: string, status: CommandRecord["status"]): Co
   return new ConflictError(`command ${id} was already ${status}`);
 }
 
+/**
+ * What a run that one of its child runs woke (`Commit.wake`: the child ended) becomes: claimable
+ * now, whatever it was parked on — that child, another one, or a timer of a parallel branch — so
+ * that its worker looks again at once (a failed or canceled child pauses it without waiting for
+ * the sibling's timer) and parks it again on what still holds it. Undefined: not parked.
+ */
+export function wokenRun(waiting: Pick<RunRecord, "status">, now: number): Pick<RunRecord, "waitingOn" | "wakeAt" | "updatedAt"> | undefined {
+  return waiting.status === "queued" ? { waitingOn: null, wakeAt: null, updatedAt: now } : undefined;
+}
+
 /** Whether a worker may claim this run now. */
 export function claimable(
   run: Pick<RunRecord, "id" | "version" | "status" | "leaseUntil" | "wakeAt" | "waitingOn">,

@@ -168,6 +168,11 @@ function prepareCancel(command: CommandRecord, view: RunView, events: EventFacto
   return { ok: true, batch, effect: canceledEffect(view.run.id), writesState: false };
 }
 
+/** Why a child run is canceled with its parent: the parent's cancel, with the operator's reason. */
+export function childCancelReason(parentId: string, reason: string | null | undefined): string {
+  return `parent run ${parentId} canceled${reason ? `: ${reason}` : ""}`;
+}
+
 /** What a cancel did, in the same words whichever process applied it. */
 export function canceledEffect(runId: string): string {
   return `run ${runId} canceled`;

@@ -10,6 +10,8 @@ import { parseJsonText } from "../../engine/index.js";
 
 export interface EditOptions<T> {
   value: unknown;
+  /** The temporary file's name, which editors show in their title: what is edited (`state.json`, `arguments.json`). */
+  fileName: string;
   /** Lines explaining what is being edited, shown as `//` comments at the top of the file. */
   header: string[];
   /**
@@ -40,7 +42,7 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
     throw new UsageError("the editor would be vi, which needs a terminal: run this in one, or set $VISUAL or $EDITOR to an editor command; nothing was changed");
   }
   const dir = mkdtempSync(join(tmpdir(), "pitwall-edit-"));
-  const file = join(dir, "state.json");
+  const file = join(dir, options.fileName);
   let base = options.value;
   let body = JSON.stringify(base, null, 2);
   let problem: string | undefined;
@@ -57,20 +59,22 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
       const text = readFileSync(file, "utf8");
       const saved = withoutCommentLines(text);
       if (saved.trim() === "") return { kind: "unchanged" };
-      if (problem !== undefined && saved.trim() === body.trim()) {
+      const givenUp = problem !== undefined && saved.trim() === body.trim();
+      body = saved.trim();
+      // Parsed with its comments, so that an error's line and column are those of the file as saved
+      // this time (the reopened file has the error lines on top, which the last save did not).
+      const parsed = parseJsonText(text, { comments: true });
+      if (parsed.error !== undefined) {
+        problem = `not valid JSON at ${parsed.error}`;
+        refusal = undefined;
+      }
+      if (givenUp) {
         const given = `${problem} (the file was saved unchanged; nothing was applied)`;
         if (!refusal) throw new UsageError(given);
         refusal.message = given;
         throw refusal;
       }
-      body = saved.trim();
-      // Parsed with its comments, so that an error's line and column are those of the file as saved.
-      const parsed = parseJsonText(text, { comments: true });
-      if (parsed.error !== undefined) {
-        problem = `not valid JSON at ${parsed.error}`;
-        refusal = undefined;
-        continue;
-      }
+      if (parsed.error !== undefined) continue;
       const edited = parsed.value;
       if (isDeepStrictEqual(edited, base)) return { kind: "unchanged" };
       try {

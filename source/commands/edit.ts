@@ -40,6 +40,7 @@ schema: if invalid, nothing is written (exit 2); an edit that changes nothing wr
       const current = await op.state(runId);
       const edited = await editJson({
         value: current,
+        fileName: "state.json",
         header: [`State of run ${runId}.`, "Save to apply it (validated first); save an empty file to cancel.", "Lines starting with // are ignored."],
         apply: (value, base) => op.updateState(runId, editPatch(base, value), options),
         retry: (error) => error instanceof ValidationError,

@@ -95,6 +95,7 @@ async function editAndResolve(
   const edit = proposal
     ? await editJson({
         value: proposal.value,
+        fileName: "arguments.json",
         header: [
           `What interrupt ${interrupt.id} proposes (run ${interrupt.runId}, paused at ${interrupt.node}), checked against its schema when saved.`,
           `Save to resolve it with decision "${decision}" and these values; save an empty file to cancel.`,
@@ -105,6 +106,7 @@ async function editAndResolve(
       })
     : await editJson({
         value: await op.state(interrupt.runId),
+        fileName: "state.json",
         header: [
           `State of run ${interrupt.runId}, paused at ${interrupt.node} (${interrupt.kind} interrupt ${interrupt.id}).`,
           `Save to resolve it with decision "${decision}" and this state; save an empty file to cancel.`,

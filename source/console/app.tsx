@@ -2,8 +2,8 @@ import { Box, useApp, useInput } from "ink";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { Operator, defaultActor, errorMessage, type Store } from "../../engine/index.js";
 import { Footer, Header, statusLines } from "./components/chrome.js";
-import { ConfirmDialog, PromptDialog, dialogHeight } from "./components/dialogs.js";
-import { Lines, seg } from "./components/lines.js";
+import { ConfirmDialog, PromptDialog, QuitDialog, dialogHeight } from "./components/dialogs.js";
+import { Lines, seg, wrapWords } from "./components/lines.js";
 import { ServicesContext, failureText, type Dialog, type Message, type Services, type ViewEntry } from "./context.js";
 import { ConsoleData } from "./data.js";
 import type { Clipboard } from "./clipboard.js";
@@ -63,6 +63,7 @@ export const FRAME_RATE = 15;
 export const RENDER_OPTIONS = { maxFps: FRAME_RATE } as const;
 /** Each dialog gets a fresh component (and so fresh focus and text), even when one replaces another at once. */
 let nextDialog = 1;
+let nextWork = 1;
 
 /** The operations console: header, the view on top of the stack, a dialog if one is open, the footer. */
 export function Console(props: ConsoleProps) {
@@ -83,6 +84,8 @@ export function Console(props: ConsoleProps) {
   const [feedError, setFeedError] = useState<string>();
   const closing = useRef(false);
   const memory = useRef(new Map<string, unknown>());
+  // Writes being sent now, by label: quitting meanwhile would stop them part-way (a bulk decision's rest).
+  const underWay = useRef(new Map<number, string>());
 
   const router = useMemo(() => new KeyRouter(bindingsFor(props.readOnly)), [props.readOnly]);
   const services = useMemo<Services>(() => {
@@ -136,6 +139,11 @@ export function Console(props: ConsoleProps) {
           ),
         prompt: (request) =>
           new Promise((resolve) => (router.holdForDialog(), setDialog({ kind: "prompt", id: nextDialog++, ...request, resolve: (text) => (setDialog(undefined), resolve(text)) }))),
+        working: (label) => {
+          const id = nextWork++;
+          underWay.current.set(id, label);
+          return () => underWay.current.delete(id);
+        },
       },
     };
     // The services live as long as the console: the props that build them do not change.
@@ -179,7 +187,13 @@ export function Console(props: ConsoleProps) {
   const { nav, ui } = services;
   const top = stack[stack.length - 1]!;
   const appKeys: Handlers = {
-    quit: nav.quit,
+    // A stray q does not stop a write part-way: it asks first (ctrl-c quits at once).
+    quit: (key) => {
+      const writing = [...underWay.current.values()];
+      if (key !== "q" || writing.length === 0) return nav.quit();
+      router.holdForDialog();
+      setDialog({ kind: "quit", id: nextDialog++, underWay: writing.join(", "), resolve: (quit) => (setDialog(undefined), quit && nav.quit()) });
+    },
     back: stack.length > 1 && nav.pop,
     help: () => nav.push(helpPage(router.bindings)),
     interrupts: top.kind !== "interrupts" && (() => nav.push({ kind: "interrupts" })),
@@ -207,14 +221,21 @@ export function Console(props: ConsoleProps) {
   };
 
   if (size.columns < MIN.columns || size.rows < MIN.rows) {
-    return <Lines lines={[[seg(`terminal too small: ${size.columns}×${size.rows} (needs ${MIN.columns}×${MIN.rows}); q quits`)]]} width={size.columns} />;
+    // Only quitting is offered: what it says is all there is room for, broken between words.
+    const text = wrapWords(`terminal too small: ${size.columns}×${size.rows} (needs ${MIN.columns}×${MIN.rows}); q quits`, size.columns);
+    return (
+      <KeyRouterContext.Provider value={router}>
+        <AppKeys handlers={{ quit: nav.quit }} />
+        <Lines lines={text.map((t) => [seg(t)])} width={size.columns} />
+      </KeyRouterContext.Provider>
+    );
   }
   const width = size.columns;
   // The outcome of the last action and the store's problem, both, wrapped: the view gives up the rows.
   const status = statusLines(message, feedError ?? readError, width).slice(0, Math.max(1, size.rows - MIN.rows));
   // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
   const bodyHeight = size.rows - 1 - 2 - status.length;
-  const dialogRows = dialog ? Math.min(dialogHeight(dialog, 8, width), bodyHeight - 3) : 0;
+  const dialogRows = dialog ? Math.min(dialogHeight(dialog, dialog.kind === "confirm" && dialog.long ? bodyHeight : 8, width), bodyHeight - 3) : 0;
   const viewHeight = bodyHeight - dialogRows;
   return (
     <ServicesContext.Provider value={services}>
@@ -230,6 +251,7 @@ export function Console(props: ConsoleProps) {
           </Box>
           {dialog?.kind === "confirm" && <ConfirmDialog key={dialog.id} dialog={dialog} width={width} height={dialogRows} />}
           {dialog?.kind === "prompt" && <PromptDialog key={dialog.id} dialog={dialog} width={width} />}
+          {dialog?.kind === "quit" && <QuitDialog key={dialog.id} dialog={dialog} width={width} />}
           <Footer width={width} status={status} />
         </Box>
       </KeyRouterContext.Provider>
@@ -251,7 +273,7 @@ function View({ entry, width, height }: { entry: ViewEntry; width: number; heigh
     case "interrupts":
       return <InterruptsView width={width} height={height} />;
     case "operator":
-      return <OperatorPanel interruptId={entry.interruptId} width={width} height={height} />;
+      return <OperatorPanel interruptId={entry.interruptId} queue={entry.queue} width={width} height={height} />;
     case "text":
       return <TextView title={entry.title} lines={entry.lines} indent={entry.indent} width={width} height={height} />;
     case "task":

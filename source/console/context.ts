@@ -5,6 +5,7 @@ import type { ConsoleData, ConsoleSnapshot } from "./data.js";
 import type { Editor } from "./editor.js";
 import type { LiveFeed } from "./live.js";
 import type { TaskTarget } from "./views/task-view.js";
+import type { QueueOrder } from "./views/interrupt-rows.js";
 import { clean } from "./text.js";
 
 /** Where the operator is: views on a stack, `esc` pops. */
@@ -12,7 +13,7 @@ export type ViewEntry =
   | { kind: "runs" }
   | { kind: "run"; runId: string; tab?: number }
   | { kind: "interrupts" }
-  | { kind: "operator"; interruptId: string }
+  | { kind: "operator"; interruptId: string; /** The queue it was opened from, whose order `n`/`N` keep (default: the whole queue, oldest first). */ queue?: QueueOrder }
   | ({ kind: "task" } & TaskTarget)
   | { kind: "text"; title: string; lines: Line[]; /** Where a wrapped line's later rows start (default 2 columns in). */ indent?: number };
 
@@ -28,6 +29,8 @@ export interface ConfirmRequest {
   action: string;
   /** A reason is asked for; `required` keeps the action button refused until one is typed. */
   reason: "required" | "optional" | "none";
+  /** A list to be read whole (what a decision on many sends): the body may take the screen, the view above giving up its rows. */
+  long?: boolean;
   /** The run the action is on: if it ends while the dialog is open, the dialog closes and says how it ended. */
   runId?: string;
   /**
@@ -56,7 +59,9 @@ export interface PromptRequest {
 
 export type Dialog =
   | ({ kind: "confirm"; id: number; resolve: (result: ConfirmResult) => void } & ConfirmRequest)
-  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest);
+  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest)
+  /** `q` while a write is under way, which quitting would stop part-way: `underWay` names it. */
+  | { kind: "quit"; id: number; underWay: string; resolve: (quit: boolean) => void };
 
 export interface Ui {
   report(message: Message | undefined): void;
@@ -67,6 +72,8 @@ export interface Ui {
   moved(): void;
   confirm(request: ConfirmRequest): Promise<ConfirmResult>;
   prompt(request: PromptRequest): Promise<string | undefined>;
+  /** A write to the store is under way (`label`, as the footer says it) until the returned function is called: `q` asks before quitting meanwhile. */
+  working(label: string): () => void;
 }
 
 export interface Nav {
@@ -116,6 +123,7 @@ export function useSnapshot(): ConsoleSnapshot {
  */
 export async function act(ui: Ui, label: string, command: () => Promise<string>, explains?: (error: unknown) => boolean): Promise<boolean> {
   ui.report({ tone: "busy", text: `${label}…` });
+  const done = ui.working(label);
   try {
     ui.report({ tone: "ok", text: clean(await command()) });
     return true;
@@ -126,6 +134,8 @@ export async function act(ui: Ui, label: string, command: () => Promise<string>,
     }
     ui.report({ tone: "error", text: failureText(label, error) });
     return false;
+  } finally {
+    done();
   }
 }
 

@@ -44,6 +44,7 @@ export const KEYMAP = [
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Lists" },
   { id: "sort", keys: ["s"], label: "sort", help: "next sort order (runs: activity, age, status, workflow, duration, pending; queue: age, workflow, node)", group: "Lists" },
   { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Lists", quiet: true },
+  { id: "describe", keys: ["w"], label: "why failed", help: "why the run failed: its error's code, node and message, the stack trace a line a frame", group: "Runs", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
@@ -76,14 +77,16 @@ export const KEYMAP = [
   { id: "reject", keys: ["r"], label: "reject", help: "reject (asks for a reason)", group: "Operator panel", writes: true },
   { id: "respond", keys: ["t"], label: "respond", help: "respond with text", group: "Operator panel", writes: true },
   { id: "decide", keys: ["x"], label: "other", help: "take another of the allowed decisions", group: "Operator panel", writes: true },
-  { id: "next", keys: ["n"], label: "next", help: "next pending interrupt", group: "Operator panel" },
-  { id: "prev", keys: ["N"], label: "prev", help: "previous pending interrupt", group: "Operator panel" },
+  { id: "next", keys: ["n"], label: "next", help: "next pending interrupt (of those the queue shows, in its order)", group: "Operator panel" },
+  { id: "prev", keys: ["N"], label: "prev", help: "previous pending interrupt (of those the queue shows, in its order)", group: "Operator panel" },
   { id: "whole", keys: ["v"], label: "whole", help: "show the whole request (question, values shown, data) as JSON", group: "Operator panel" },
 
   { id: "submit", keys: ["enter"], label: "ok", help: "confirm the focused button or the text", group: "Dialogs" },
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
   { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the buttons (left and right only where there is no text field: there they do nothing)", group: "Dialogs" },
   { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command or run id (as much as the matches share)", group: "Dialogs" },
+  { id: "quitAnyway", keys: ["y"], label: "quit", help: "at \"quit?\" (q asks it while an action is still being sent): quit all the same", group: "Dialogs" },
+  { id: "stay", keys: ["n"], label: "stay", help: "at \"quit?\": stay (as esc does)", group: "Dialogs" },
   { id: "clearText", keys: ["ctrl-u"], label: "clear", help: "in a text field (a filter, the palette, a reason): clear it", group: "Dialogs", quiet: true },
   { id: "deleteWord", keys: ["ctrl-w"], label: "delete word", help: "in a text field: delete the last word", group: "Dialogs", quiet: true },
 ] as const satisfies readonly BindingSpec[];

@@ -44,6 +44,8 @@ export interface ConsoleHarness {
   frames(): string[];
   /** What the console put on the clipboard, oldest first. */
   copied: string[];
+  /** The console quit: it no longer reads the keyboard. */
+  quit(): boolean;
   unmount(): void;
 }
 
@@ -135,6 +137,7 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
     resize,
     frames: () => instance.frames.map((f) => stripAnsi(f)),
     copied,
+    quit: () => stdin.listenerCount("readable") === 0,
     unmount: () => instance.unmount(),
   };
   await turn();

@@ -126,3 +126,105 @@ async function until<T>(read: () => Promise<T[]>): Promise<T[]> {
   }
   throw new Error("never came");
 }
+
+it("on a narrow screen keeps what tells the rows apart: the question, else the values each shows, else its run", async () => {
+  fx = fixture();
+  const ask = await settle(fx.engine, "ask");
+  const refund = await settle(fx.engine, "refund");
+  ui = await openConsole({ store: fx.store, columns: 60 });
+  await ui.waitFor("⚑ 2 pending");
+  await ui.press("i");
+  await ui.waitFor("2 pending, oldest first");
+  // A row past its number and age: what tells it from the others.
+  const rows = () => ui!.lines().filter((l) => /^.\s*\d+ +\S+ /.test(l) && !l.includes("AGE")).map((l) => l.slice(10).trimEnd());
+  const header = () => ui!.lines().find((l) => l.includes("AGE"))!;
+  // Different questions: the question has the room.
+  expect(header()).toMatch(/# +AGE NODE +QUESTION\s*$/);
+  expect(rows()).toEqual([expect.stringMatching(/^choose +Which branch should I deploy\?/), expect.stringMatching(/^refund +Run issueRefund\?/)]);
+
+  // The same node asking the same question in two runs: the values each shows tell them apart.
+  const oslo = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  const rome = await settle(fx.engine, "travel-planner", { city: "Rome" });
+  await ui.waitFor("4 pending, oldest first");
+  expect(header()).toMatch(/# +AGE NODE +SHOWS +QUESTION\s*$/);
+  const shown = rows();
+  expect(shown.slice(2)).toEqual([expect.stringMatching(/^approve +city=Oslo bud… +Book this trip\?/), expect.stringMatching(/^approve +city=Rome bud… +Book this trip\?/)]);
+  expect(new Set(shown).size).toBe(4);
+
+  // Two that show the same values too: their runs tell them apart.
+  const again = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  await ui.waitFor("5 pending, oldest first");
+  expect(header()).toMatch(/# +AGE RUN +NODE +QUESTION\s*$/);
+  const withRuns = rows();
+  expect(new Set(withRuns).size).toBe(5);
+  [ask, refund, oslo, rome, again].forEach((run, i) => expect(withRuns[i]).toContain(run.id));
+  expect(Math.max(...ui.lines().map((l) => [...l].length))).toBeLessThanOrEqual(60);
+});
+
+it("n and N in the operator panel walk the queue as it is shown: the filter's interrupts, in its order", async () => {
+  fx = fixture();
+  const oslo = await settle(fx.engine, "travel-planner", { city: "Oslo" });
+  const ask = await settle(fx.engine, "ask");
+  const rome = await settle(fx.engine, "travel-planner", { city: "Rome" });
+  const lisbon = await settle(fx.engine, "travel-planner", { city: "Lisbon" });
+  await settle(fx.engine, "refund");
+  ui = await openConsole({ store: fx.store, columns: 120 });
+  await ui.waitFor("⚑ 5 pending");
+  await ui.press("i");
+  await ui.waitFor("5 pending, oldest first");
+  await ui.press("/");
+  await ui.waitFor("workflow: node: run: kind:");
+  await ui.type("node:approve");
+  await ui.press("enter");
+  await ui.waitFor("filter: node:approve");
+  await ui.press("S");
+  await ui.waitFor("5 pending, 3 shown, newest first");
+  await ui.press("enter");
+  // The panel's header: which of the queue's rows it is, and the run it asks for.
+  const at = async (n: number, run: string) => {
+    const frame = await ui!.waitFor(`Interrupt ${n} of 3 (filter: node:approve)  approval at approve  ${run}`);
+    expect(frame).not.toContain(ask.id);
+  };
+  await at(1, lisbon.id);
+  await ui.press("n");
+  await at(2, rome.id);
+  await ui.press("n");
+  await at(3, oslo.id);
+  await ui.press("n");
+  await at(1, lisbon.id);
+  await ui.press("N");
+  await at(3, oslo.id);
+  // Back in the queue, its filter and order are as they were.
+  await ui.press("esc");
+  await ui.waitFor("5 pending, 3 shown, newest first");
+});
+
+it("a bulk approval's confirmation lists what each marked interrupt proposes: run, node, the tool's arguments or the values shown, cut to the screen", async () => {
+  fx = fixture();
+  const refund = await settle(fx.engine, "refund");
+  const trips: string[] = [];
+  for (const city of ["Oslo", "Rome", "Kyiv", "Lima", "Pune", "Baku", "Doha", "Riga", "Oran", "Bonn", "Nice", "Graz"]) trips.push((await settle(fx.engine, "travel-planner", { city, budget: 1000 + trips.length })).id);
+  ui = await openConsole({ store: fx.store, columns: 60, rows: 16 });
+  await ui.waitFor("⚑ 13 pending");
+  await ui.press("i");
+  await ui.waitFor("13 pending, oldest first");
+  await ui.press("*");
+  await ui.waitFor("13 marked");
+  await ui.press("a");
+  const frame = await ui.waitFor("Approve 13 interrupts?");
+  const listed = frame.split("\n").filter((l) => l.startsWith("▌"));
+  expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^▌ ${refund.id} refund issueRefund \\{"orderId":"A-1001","a…$`)));
+  expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^▌ ${trips[0]} approve city: "Oslo" · budget: 1000`)));
+  expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^▌ ${trips[1]} approve city: "Rome" · budget: 1001`)));
+  // A line longer than the screen is cut, not broken over rows; what does not fit is counted.
+  expect(Math.max(...frame.split("\n").map((l) => [...l].length))).toBeLessThanOrEqual(60);
+  const more = listed.find((l) => l.includes("more (a taller terminal shows them)"));
+  const shown = listed.filter((l) => trips.some((id) => l.includes(id)) || l.includes(refund.id)).length;
+  expect(more).toBe(`▌ … and ${13 - shown} more (a taller terminal shows them)`);
+  expect(shown).toBeGreaterThanOrEqual(4);
+  // Taller, every one of them is listed.
+  await ui.resize(60, 40);
+  await ui.waitFor((f) => [refund.id, ...trips].every((id) => f.includes(id)));
+  await ui.press("esc");
+  await ui.waitFor("approve not confirmed; nothing sent");
+});

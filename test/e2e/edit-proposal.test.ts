@@ -5,14 +5,15 @@ import type { CallView, InterruptRecord } from "../../engine/index.js";
 import { cliHarness, writeChargeTools } from "../support/cli.js";
 
 /**
- * A person in $EDITOR at a tool call's approval: logs what it was shown, saves an amount the
+ * A person in $EDITOR at a tool call's approval: logs what it was shown and the file's name, saves an amount the
  * tool's parameters refuse, then a good one once it sees the error.
  */
 const EDITOR_SCRIPT = `
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
 const file = process.argv[2];
 const text = readFileSync(file, "utf8");
-appendFileSync(process.env.EDIT_LOG, JSON.stringify(text) + "\\n");
+appendFileSync(process.env.EDIT_LOG, JSON.stringify({ file: basename(file), text }) + "\\n");
 const args = JSON.parse(text.split("\\n").filter((l) => !l.startsWith("//")).join("\\n"));
 args.amount = text.includes("ERROR:") ? 5 : "lots";
 writeFileSync(file, JSON.stringify(args, null, 2));
@@ -55,7 +56,10 @@ describe("pitwall resolve --edit at an agent's tool call", () => {
     const r = await cli.run(["resolve", ask!.id, "--edit", "--json"], { EDITOR: `"${process.execPath}" "${editor}"`, VISUAL: "", EDIT_LOG: log });
     expect([r.code, r.stderr]).toEqual([0, ""]);
     expect(JSON.parse(r.stdout)).toMatchObject({ interruptId: ask!.id, runId, decision: "edit" });
-    const [first, second] = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as string);
+    const opened = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { file: string; text: string });
+    // Named after what is edited, so that the editor's title says it is the call's arguments.
+    expect(opened.map((o) => o.file)).toEqual(["arguments.json", "arguments.json"]);
+    const [first, second] = opened.map((o) => o.text);
     expect(first).toMatch(new RegExp(`^// What interrupt ${ask!.id} proposes \\(run ${runId}, paused at charge\\)`));
     expect(first).toMatch(/^\{\n {2}"amount": 40\n\}\n$/m);
     expect(second).toMatch(/^\/\/ ERROR: the edited proposal is invalid at \$\.amount: /m);

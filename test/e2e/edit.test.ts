@@ -5,19 +5,27 @@ import type { CheckpointRecord, InterruptRecord } from "../../engine/index.js";
 import { BIN, actionsOf, cliHarness, workflowOf } from "../support/cli.js";
 
 /**
- * A stand-in for a person in $EDITOR: logs what it was shown, then saves the state with
+ * A stand-in for a person in $EDITOR: logs what it was shown and the file's name, then saves the state with
  * `operation.limit` set by its mode — 0 (invalid) first and 20 once it sees an error, always 0,
- * an empty file, or it fails.
+ * an empty file, invalid JSON, or it fails.
  */
 const EDITOR_SCRIPT = `
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
 const file = process.argv[2];
 const text = readFileSync(file, "utf8");
-appendFileSync(process.env.EDIT_LOG, JSON.stringify(text) + "\\n");
+appendFileSync(process.env.EDIT_LOG, JSON.stringify({ file: basename(file), text }) + "\\n");
 const mode = process.env.EDIT_MODE;
 if (mode === "fail") process.exit(1);
 if (mode === "empty") { writeFileSync(file, ""); process.exit(0); }
-if (mode === "broken") { writeFileSync(file, text.replace(/}\\s*$/, "")); process.exit(0); }
+if (mode === "broken") {
+  // Cuts the last brace; shown that error, adds a stray line; shown that one, saves it again unchanged with a note of its own on top.
+  const lines = text.split("\\n");
+  if (!text.includes("ERROR:")) writeFileSync(file, text.replace(/}\\s*$/, ""));
+  else if (!text.includes("oops")) writeFileSync(file, [...lines.slice(0, lines.indexOf("{") + 1), "oops", ...lines.slice(lines.indexOf("{") + 1)].join("\\n"));
+  else writeFileSync(file, "// my note\\n" + text);
+  process.exit(0);
+}
 const state = JSON.parse(text.split("\\n").filter((l) => !l.startsWith("//")).join("\\n"));
 state.operation.limit = mode === "fix" && text.includes("ERROR:") ? 20 : 0;
 writeFileSync(file, JSON.stringify(state, null, 2));
@@ -40,7 +48,10 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     writeFileSync(log, "");
     return {
       env: { EDITOR: `"${process.execPath}" "${script}"`, VISUAL: "", EDIT_MODE: mode, EDIT_LOG: log },
-      shown: () => readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as string),
+      opened: () => readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { file: string; text: string }),
+      shown() {
+        return this.opened().map((o) => o.text);
+      },
     };
   }
 
@@ -56,6 +67,8 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     expect(first).toContain('"limit": 500');
     expect(second).toMatch(/\/\/ ERROR: edited state is invalid at \$\.operation\.limit: /);
     expect(second).toContain('"limit": 0');
+    // Named after what is edited, for the editor's title.
+    expect(ed.opened().map((o) => o.file)).toEqual(["state.json", "state.json"]);
 
     await cli.run(["worker", "--once", "--actions", actionsOf("sensitive-operation")]);
     expect(await cli.json(["state", runId])).toMatchObject({ operation: { limit: 20 }, result: "deleted 20 objects under s3://acme-backups/nightly/" });
@@ -81,11 +94,16 @@ describe("pitwall resolve --edit (like kubectl edit)", () => {
     const asJson = await cli.run(["resolve", interruptId, "--edit", "--json"], editor("stubborn").env);
     expect(asJson.code).toBe(2);
     expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: "VALIDATION", issues: [expect.objectContaining({ path: "$.operation.limit" })] } });
-    // A JSON error names the line of the file as saved, header lines counted.
+    // Every JSON error names the line of the file as it was saved that time, `//` lines counted:
+    // the reopened file has the error's lines on top, which the first save did not.
     const broken = editor("broken");
     const cut = await cli.run(["resolve", interruptId, "--edit"], broken.env);
-    const lines = broken.shown()[0]!.replace(/}\s*$/, "").split("\n").length;
-    expect([cut.code, cut.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^pitwall resolve: not valid JSON at line ${lines}, `))]);
+    const [opened, afterCut, afterOops] = broken.shown();
+    expect(broken.shown()).toHaveLength(3);
+    const savedLines = [opened!.replace(/}\s*$/, ""), afterCut!.replace(/^\{$/m, "{\noops"), `// my note\n${afterOops}`].map((text) => text.split("\n"));
+    expect(afterCut).toContain(`// ERROR: not valid JSON at line ${savedLines[0]!.length}, `);
+    expect(afterOops).toContain(`// ERROR: not valid JSON at line ${savedLines[1]!.indexOf("oops") + 1}, column 1: `);
+    expect([cut.code, cut.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^pitwall resolve: not valid JSON at line ${savedLines[2]!.indexOf("oops") + 1}, column 1: .*saved unchanged`))]);
 
     const failed = await cli.run(["resolve", interruptId, "--edit"], editor("fail").env);
     expect(failed.code).toBe(2);

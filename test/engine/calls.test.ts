@@ -180,13 +180,13 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(failures).toBe(2);
   });
 
-  it("makes a call again when what it depends on changed (an operator edited the state), and keeps one marked keep across a failed attempt", async () => {
+  it("makes a call again when what it depends on changed (an operator edited the state), and after a failed attempt only when marked again", async () => {
     const made: string[] = [];
     let failures = 1;
     const wf = workflow("depends", { state: z.object({ topic: z.string().default("cats"), results: z.array(z.string()).default([]) }), reducers: { results: "append" } })
       .node("agent", async (s, ctx) => {
-        const draft = await ctx.call("draft", () => (made.push(`draft ${s.topic}`), `about ${s.topic}`), { dependsOn: s.topic });
-        const charge = await ctx.call("charge", () => (made.push("charge"), "charged"), { dependsOn: { amount: 5 }, afterFailure: "keep" });
+        const draft = await ctx.call("draft", () => (made.push(`draft ${s.topic}`), `about ${s.topic}`), { dependsOn: s.topic, afterFailure: "again" });
+        const charge = await ctx.call("charge", () => (made.push("charge"), "charged"), { dependsOn: { amount: 5 } });
         await ctx.interrupt({ question: `Publish ${draft}?` });
         if (failures-- > 0) throw new Error("publisher down");
         return { results: [draft, charge] };
@@ -206,7 +206,7 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
       await op.resolve(pending.id, { decision: "approve" });
     }
     expect((await run.wait()).status).toBe("succeeded");
-    // The edit made the draft again; the failure made it once more (a call without `keep`), but never the charge.
+    // The edit made the draft again; the failure made it once more (marked `again`), but never the charge (kept, by default).
     expect(made).toEqual(["draft cats", "charge", "draft dogs", "draft dogs"]);
     expect((await run.state()).results).toEqual(["about dogs", "charged"]);
     const started = await engine.store.readEvents({ runId: run.id, types: ["task.started"] });

@@ -291,7 +291,7 @@ describe.each(storeFactories)("graphs run as written ($name store)", (factory) =
     await engine.operator("ann").cancel(canceled.id, { reason: "not needed" });
     expect(await engine.store.getRun(waiting.waitingOn!)).toMatchObject({ status: "canceled" });
     const [childCancel] = await engine.store.listCommands({ runId: waiting.waitingOn!, status: "accepted" });
-    expect(childCancel).toMatchObject({ type: "cancel", reason: `parent run ${canceled.id} canceled` });
+    expect(childCancel).toMatchObject({ type: "cancel", reason: `parent run ${canceled.id} canceled: not needed` });
   });
 
   it("an explicit mapping of an append key there and back adds only what the child added", async () => {

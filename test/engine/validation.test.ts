@@ -222,6 +222,28 @@ describe("workflow validation", () => {
     expect(() => workflow("proto", { state: z.object({}) }).node("__proto__", noop, { next: "END" }).compile()).toThrow(/"__proto__" is a name JavaScript objects hold already/);
   });
 
+  it("says once that a name cannot be a node's when the node is written twice, beside the duplicate, in a file and in code", () => {
+    const text = [
+      "{",
+      '  "name": "x",',
+      '  "start": "a",',
+      '  "nodes": {',
+      '    "a": { "action": "tasks.noop", "next": "END" },',
+      '    "__proto__": { "action": "tasks.noop", "next": "END" },',
+      '    "__proto__": { "action": "tasks.noop", "next": "END" }',
+      "  }",
+      "}",
+    ].join("\n");
+    expect(checkWorkflowText(text, { actions }).problems.map((p) => formatProblemIn("proto.json", p))).toEqual([
+      'proto.json:7:5: $.nodes.__proto__: DUPLICATE_NODE: node "__proto__" is defined twice (again at line 7, column 5)',
+      'proto.json:7:5: $.nodes.__proto__: INVALID_FIELD: "__proto__" is a name JavaScript objects hold already (like constructor, toString, __proto__): choose another',
+    ]);
+    const built = workflow("proto", { state: z.object({}) }).node("a", noop, { next: "END" }).node("START", noop, { next: "END" }).node("START", noop, { next: "END" });
+    expect(() => built.compile()).toThrow(
+      'workflow proto is invalid:\n$.nodes.START: DUPLICATE_NODE: node "START" is added twice: the workflow would keep only the last; give each node its own name\n$.nodes.START: INVALID_FIELD: "START" is reserved and cannot name a node',
+    );
+  });
+
   it("refuses a node that routes both by routeOn and by a route function", () => {
     const build = () =>
       workflow("both", { state: z.object({ k: z.string().default("x") }) })

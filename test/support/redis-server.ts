@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { connect as tlsConnect } from "node:tls";
@@ -104,7 +104,7 @@ export class RedisServer {
       args.push("--port", String(this.portNumber));
     }
     if (this.options.appendonly) args.push("--appendonly", "yes", "--appendfsync", this.options.appendfsync ?? "everysec");
-    const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnTied("redis-server", args);
     this.process = child;
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -126,6 +126,21 @@ export class RedisServer {
   }
 }
 
+/** Whether util-linux's setpriv is here to set a parent-death signal (Linux): see `spawnTied`. */
+export const SETPRIV = spawnSync("setpriv", ["--version"], { stdio: "ignore" }).status === 0;
+
+/**
+ * A server process that the kernel kills (SIGKILL) when the process that started it dies: a test
+ * run that is killed (vitest sent SIGTERM or SIGINT takes its workers with it) runs no afterAll,
+ * and its servers would be left running. setpriv sets the parent-death signal, then becomes the
+ * server, so the process's pid is the server's (for stop, pause, crash). Without setpriv (not
+ * Linux) the server is started as it is and only afterAll stops it.
+ */
+function spawnTied(command: string, args: string[]): ChildProcess {
+  const [file, argv] = SETPRIV ? ["setpriv", ["--pdeathsig", "KILL", "--", command, ...args]] : [command, args];
+  return spawn(file, argv, { stdio: ["ignore", "pipe", "pipe"] });
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -137,7 +152,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function accepts(port: number): Promise<boolean> {
+export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ port, host: "127.0.0.1" });
     socket.once("connect", () => {

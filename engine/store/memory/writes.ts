@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
 import { headFields, type CommandAnswer, type CommandRecord, type NewEvent, type RunRecord } from "../records.js";
-import { alreadyAnswered, checkCommit, claimPatch, claimable, movesUpdatedAt, pickClaim, runClaimedEvent } from "../rules.js";
+import { alreadyAnswered, checkCommit, claimPatch, claimable, movesUpdatedAt, pickClaim, runClaimedEvent, wokenRun } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
 import { copy, type MemoryTables } from "./tables.js";
 
@@ -61,10 +61,8 @@ export function commit(t: MemoryTables, commit: Commit): CommitResult {
   for (const answer of commit.commands ?? []) Object.assign(t.commands.get(answer.id)!, copy(answer));
   for (const id of commit.wake ?? []) {
     const waiting = t.runs.get(id);
-    if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
-      waiting.waitingOn = null;
-      waiting.updatedAt = now;
-    }
+    const woken = waiting && wokenRun(waiting, now);
+    if (woken) Object.assign(waiting, woken);
   }
   run.pendingInterrupts = [...(t.interruptsByRun.get(run.id)?.values() ?? [])].filter((i) => i.status === "pending").length;
   if (active) run.updatedAt = now;

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, StaleFenceError } from "../../errors.js";
 import { headFields, type CommandAnswer, type CommandRecord, type EventRecord, type NewEvent, type RunRecord } from "../records.js";
-import { alreadyAnswered, checkCommit, claimPatch, movesUpdatedAt, runClaimedEvent } from "../rules.js";
+import { alreadyAnswered, checkCommit, claimPatch, movesUpdatedAt, runClaimedEvent, wokenRun } from "../rules.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store.js";
 import type { ClaimChoice } from "./claim-choice.js";
 import type { HistoryQueries, CommitRecords } from "./history-queries.js";
@@ -78,9 +78,8 @@ export class RunWrites {
     for (const answer of commit.commands ?? []) this.q.saveCommand({ ...this.q.getCommand(answer.id)!, ...answer });
     for (const id of commit.wake ?? []) {
       const waiting = this.q.getRun(id);
-      if (waiting && waiting.status === "queued" && waiting.waitingOn === run.id) {
-        this.q.saveRun({ ...waiting, waitingOn: null, updatedAt: now });
-      }
+      const woken = waiting && wokenRun(waiting, now);
+      if (woken) this.q.saveRun({ ...waiting, ...woken });
     }
     // Interrupts change only through commits: without any, the count stands.
     if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { errorMessage } from "../../../engine/index.js";
 import { useServices, type Dialog } from "../context.js";
 import { hasEnded, howRunEnded } from "../run-end.js";
@@ -10,6 +10,7 @@ import { Lines, seg, wrapLine, type Line } from "./lines.js";
 
 /** Lines a dialog takes at the bottom of the screen, so that the view above can shrink by that much. */
 export function dialogHeight(dialog: Dialog, maxBody: number, width: number): number {
+  if (dialog.kind === "quit") return 1;
   if (dialog.kind === "prompt") return 2 + (dialog.complete ? SHOWN_SUGGESTIONS + 1 : 0);
   return 3 + Math.min(bodyRows(dialog, width).length, maxBody) + (dialog.reason === "none" ? 0 : 1);
 }
@@ -19,7 +20,16 @@ function bodyRows(dialog: Extract<Dialog, { kind: "confirm" }>, width: number): 
   return dialog.body.flatMap((line) => wrapLine(line, Math.max(10, width - MARGIN.length)));
 }
 
+/** The rows of a body shown in `rows`: one cut short says how much is left out. */
+function shownBody(body: Line[], rows: number): Line[] {
+  if (body.length <= rows) return body;
+  const kept = Math.max(0, rows - 1);
+  return [...body.slice(0, kept), [seg(`… and ${body.length - kept} more (a taller terminal shows them)`, { color: MUTED })]];
+}
+
 const MARGIN = "▌ ";
+/** Columns a confirmation's margin takes: a body line as wide as the screen less these is not broken. */
+export const CONFIRM_MARGIN = MARGIN.length;
 
 /**
  * Asks before an action: the buttons start on Cancel (enter right away does nothing), the
@@ -39,7 +49,14 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
   );
   const reasonNow = reasonField.now;
   const [onAction, setOnAction, onActionNow] = useLiveState(false);
-  useClosedWhenRunEnds(dialog);
+  // The operator's answer stands: the run ending once it is given (the action itself may end it)
+  // is no reason to close the dialog, which is closing already.
+  const answered = useRef(false);
+  const answer: typeof dialog.resolve = (result) => {
+    answered.current = true;
+    dialog.resolve(result);
+  };
+  useClosedWhenRunEnds(dialog, answered);
   const [, setChosen, chosenNow] = useLiveState(false);
   useKeys(
     PRIORITY.dialog,
@@ -51,16 +68,16 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
         setChosen(() => true);
         setOnAction((v) => !v);
       },
-      dismiss: () => dialog.resolve({ ok: false, reason: "" }),
+      dismiss: () => answer({ ok: false, reason: "" }),
       submit: () => {
         if (!onActionNow.current) {
           // A typed reason shows what the operator means to do: enter takes them to the action, not
           // away — unless they moved to Cancel themselves.
           if (reasonNow.current.trim() && !chosenNow.current) return setOnAction(() => true);
-          return dialog.resolve({ ok: false, reason: "" });
+          return answer({ ok: false, reason: "" });
         }
         if (dialog.reason === "required" && !reasonNow.current.trim()) return setWarning("a reason is required");
-        dialog.resolve({ ok: true, reason: reasonNow.current.trim() });
+        answer({ ok: true, reason: reasonNow.current.trim() });
       },
     },
     { modal: true, text: reasonField.type },
@@ -70,9 +87,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
   const button = (label: string, focused: boolean): Line => [seg(focused ? `[${label}]` : ` ${label} `, focused ? { inverse: true, bold: true } : { color: MUTED })];
   const lines: Line[] = [
     [seg("▌ ", { color: "yellow" }), seg(dialog.title, { bold: true })],
-    ...bodyRows(dialog, width)
-      .slice(0, shownRows)
-      .map((l) => [seg(MARGIN, { color: "yellow" }), ...l]),
+    ...shownBody(bodyRows(dialog, width), shownRows).map((l) => [seg(MARGIN, { color: "yellow" }), ...l]),
   ];
   if (dialog.reason !== "none") {
     lines.push([
@@ -97,7 +112,7 @@ export function ConfirmDialog({ dialog, width, height }: { dialog: Extract<Dialo
  * A dialog about a run closes when that run ends while it is open (another operator canceled it, say),
  * saying who ended it and when, rather than leaving a question whose answer would be refused.
  */
-function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): void {
+function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>, answered: { readonly current: boolean }): void {
   const { store, feed, ui } = useServices();
   const { runId } = dialog;
   useEffect(() => {
@@ -108,17 +123,17 @@ function useClosedWhenRunEnds(dialog: Extract<Dialog, { kind: "confirm" }>): voi
     const check = async () => {
       try {
         const run = await store.getRun(runId);
-        if (!open || !run) return;
+        if (!open || answered.current || !run) return;
         const ended = hasEnded(run) ? run.endedAt : null;
         if (endedBefore === undefined) endedBefore = ended;
         if (ended === null || ended === endedBefore) return;
         const how = await howRunEnded(store, run);
-        if (!open) return;
+        if (!open || answered.current) return;
         open = false;
         dialog.resolve({ ok: false, reason: "", closed: true });
         ui.report({ tone: "error", text: `meanwhile run ${runId} ended: ${how}; nothing sent` });
       } catch (error) {
-        if (open) ui.report({ tone: "error", text: `cannot read run ${runId}: ${errorMessage(error)}` });
+        if (open && !answered.current) ui.report({ tone: "error", text: `cannot read run ${runId}: ${errorMessage(error)}` });
       }
     };
     void check();
@@ -168,4 +183,33 @@ export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind
     [seg(dialog.hint ?? "enter ok · esc cancel", { color: MUTED })],
   ];
   return <Lines lines={lines} width={width} />;
+}
+
+/**
+ * `q` while a write is under way asks first, one key to answer: `y` quits (so does `ctrl-c`), `n`
+ * or `esc` stays. Any other key does nothing: a stray key neither quits nor reaches the view.
+ */
+export function QuitDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "quit" }>; width: number }) {
+  useKeys(
+    PRIORITY.dialog,
+    {
+      quitAnyway: () => dialog.resolve(true),
+      stay: () => dialog.resolve(false),
+      dismiss: () => dialog.resolve(false),
+      // Not offered in the footer: only ctrl-c of its keys quits here, q does not.
+      quit: Object.assign(
+        (key: string) => {
+          if (key === "ctrl-c") dialog.resolve(true);
+        },
+        { explains: true as const },
+      ),
+    },
+    { modal: true, text: () => undefined },
+  );
+  return (
+    <Lines
+      lines={[[seg("▌ ", { color: "yellow" }), seg("quit? ", { bold: true }), seg(`${dialog.underWay}… is still being sent — `), seg("y", { bold: true, color: ACCENT }), seg(" quits · "), seg("n", { bold: true, color: ACCENT }), seg(" stays")]]}
+      width={width}
+    />
+  );
 }

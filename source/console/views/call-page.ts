@@ -1,8 +1,9 @@
-import type { CallView, RecordedMessage } from "../../../engine/index.js";
+import type { AttemptRecord, CallView, RecordedMessage } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { clean, span } from "../text.js";
 import { MUTED, OUTCOME_COLOR } from "../theme.js";
 import { callTarget, tokenTotal } from "../../text/call-text.js";
+import { callStatusText } from "../../text/attempt-text.js";
 import { jsonLines } from "./json-lines.js";
 
 /** The page `enter` opens on a call: its title. */
@@ -13,10 +14,11 @@ export function callTitle(call: CallView): string {
 /**
  * A durable call whole: how it went, then what it was sent (a model's new messages, each whole
  * as the record keeps them; a tool's arguments) and what came back (the answer and the tools it
- * chose; the tool's result), or its error.
+ * chose; the tool's result), or its error. `attempts`: its record's, for how often it was made
+ * (as `pitwall show` says it).
  */
-export function callPageLines(call: CallView, width: number): Line[] {
-  const lines: Line[] = [summary(call), []];
+export function callPageLines(call: CallView, attempts: readonly AttemptRecord[], width: number): Line[] {
+  const lines: Line[] = [summary(call, attempts), []];
   switch (call.kind) {
     case "model": {
       const prompt = call.prompt;
@@ -43,15 +45,14 @@ export function callPageLines(call: CallView, width: number): Line[] {
   return lines;
 }
 
-function summary(call: CallView): Line {
+function summary(call: CallView, attempts: readonly AttemptRecord[]): Line {
   const color = OUTCOME_COLOR[call.status === "succeeded" || call.status === "failed" || call.status === "canceled" || call.status === "interrupted" ? call.status : "running"];
   const parts = [
-    `${call.attempts} attempt${call.attempts === 1 ? "" : "s"}`,
     call.startedAt !== null && call.endedAt !== null ? span(call.endedAt - call.startedAt) : "",
     call.tokens ? tokenTotal(call.tokens) : "",
     `step ${call.step}`,
   ].filter(Boolean);
-  return [seg(` ${call.status}`, { color, bold: true }), seg(` · ${parts.join(" · ")}`, { color: MUTED })];
+  return [seg(` ${callStatusText(call.status, attempts)}`, { color, bold: true }), seg(` · ${parts.join(" · ")}`, { color: MUTED })];
 }
 
 function heading(title: string, note = ""): Line {

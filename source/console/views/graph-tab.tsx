@@ -13,6 +13,7 @@ import type { RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { clean, span } from "../text.js";
 import { ACCENT, MUTED, NODE_LOOK } from "../theme.js";
+import { attemptsText } from "../../text/attempt-text.js";
 
 function label(name: string, state: NodeState | undefined, inLoop: boolean, backEdges: { label: string | null; to: string }[], progress: number | undefined): NodeLabel {
   const look = NODE_LOOK[state?.status ?? "idle"];
@@ -159,10 +160,9 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
   const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true })];
   const tasks = state?.tasks ?? [];
   if (tasks.length > 0) {
-    const attempts = tasks.reduce((n, t) => n + t.attempts.length, 0);
     const status = state!.status === "skipped" ? "skipped by an operator (it did not run)" : state!.status === "parked" ? parkedOn(tasks) : state!.status;
     const items = tasks.length > 1 ? `${tasks.length} items, ` : "";
-    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${items}${attempts} attempt${attempts === 1 ? "" : "s"}, ${timeText(tasks, Date.now())}`));
+    parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${items}${attemptsText(tasks)}, ${timeText(tasks, Date.now())}`));
     const error = tasks.find((t) => t.error)?.error?.message;
     if (error && state!.status === "failed") parts.push(seg(` · ${clean(error)}`, { color: "red" }));
   } else parts.push(seg(" · has not run", { color: MUTED }));

@@ -21,6 +21,24 @@ export interface InterruptSort {
 }
 export const DEFAULT_INTERRUPT_SORT: InterruptSort = { key: "age", reversed: false };
 
+/** The queue as the operator left it (its filter and order): what `n`/`N` walk from an interrupt opened there. */
+export interface QueueOrder {
+  filter: string;
+  sort: InterruptSort;
+}
+
+export const WHOLE_QUEUE: QueueOrder = { filter: "", sort: DEFAULT_INTERRUPT_SORT };
+
+/**
+ * The interrupt `delta` rows from `id` in `rows`, round at the ends; from one not among them (the
+ * filter does not keep it), the first (`n`) or the last (`N`). Undefined when there is no other.
+ */
+export function stepFrom(rows: readonly InterruptRecord[], id: string, delta: 1 | -1): InterruptRecord | undefined {
+  const at = rows.findIndex((i) => i.id === id);
+  const next = at < 0 ? rows.at(delta > 0 ? 0 : -1) : rows[(at + delta + rows.length) % rows.length];
+  return next?.id === id ? undefined : next;
+}
+
 const LABELS: Record<InterruptSortKey, readonly [string, string]> = {
   age: ["oldest first", "newest first"],
   workflow: ["workflow, A to Z", "workflow, Z to A"],

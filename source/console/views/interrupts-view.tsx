@@ -1,16 +1,19 @@
 import { useMemo, useRef } from "react";
-import { errorMessage, type InterruptRecord } from "../../../engine/index.js";
+import { errorMessage, type InterruptRecord, type Operator } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
-import { isStoreFailure, useServices, useSnapshot, type Services } from "../context.js";
+import { isStoreFailure, useServices, useSnapshot, type Services, type Ui } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
-import { ago, clean, fit } from "../text.js";
+import { ago, clean, displayWidth, fit, truncate } from "../text.js";
+import { interruptDetails } from "../../text/interrupt-text.js";
+import { CONFIRM_MARGIN } from "../components/dialogs.js";
 import { keyNames } from "../filter-text.js";
 import { DEFAULT_INTERRUPT_SORT, INTERRUPT_FILTER_KEYS, INTERRUPT_SORTS, interruptRows, interruptSortLabel, shownValues, type InterruptSort } from "./interrupt-rows.js";
 import { ACCENT, MUTED } from "../theme.js";
+import { queueColumns, runCell } from "./queue-columns.js";
 
 /** The decisions the queue takes on several interrupts at once. */
 type BulkDecision = "approve" | "reject";
@@ -20,7 +23,7 @@ type BulkDecision = "approve" | "reject";
  * (a reject's reason goes to each). Each is resolved on its own: one answered meanwhile by
  * someone else is refused alone, and the footer counts what was done and what was refused.
  */
-async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision, confirmed: (sent: readonly InterruptRecord[]) => void): Promise<boolean> {
+async function decideMarked(services: Services, marked: readonly InterruptRecord[], decision: BulkDecision, width: number, confirmed: (sent: readonly InterruptRecord[]) => void): Promise<boolean> {
   const { ui, operator } = services;
   if (!operator) return false;
   const allowed = marked.filter((i) => i.request.decisions.includes(decision));
@@ -29,12 +32,13 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
     ui.report({ tone: "error", text: `none of the ${marked.length} marked interrupts offers ${decision}; nothing sent` });
     return false;
   }
-  const listed = allowed.slice(0, 5).map((i): Line => [seg(`${i.runId} `, { color: ACCENT }), seg(`${clean(i.node)} `, { bold: true }), seg(clean(i.request.question ?? ""), { color: MUTED })]);
-  if (allowed.length > listed.length) listed.push([seg(`… and ${allowed.length - listed.length} more`, { color: MUTED })]);
+  const listed: Line[] = [];
   if (skipped > 0) listed.push([seg(`${skipped} marked interrupt${skipped === 1 ? " does" : "s do"} not offer ${decision} and ${skipped === 1 ? "is" : "are"} left as ${skipped === 1 ? "it is" : "they are"}`, { color: "yellow" })]);
+  listed.push(...allowed.map((i) => decidedLine(i, width)));
   const answer = await ui.confirm({
     title: `${decision === "approve" ? "Approve" : "Reject"} ${allowed.length} interrupt${allowed.length === 1 ? "" : "s"}?`,
     body: listed,
+    long: true,
     action: decision === "approve" ? `Approve ${allowed.length}` : `Reject ${allowed.length}`,
     reason: decision === "reject" ? "required" : "optional",
   });
@@ -45,14 +49,25 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
   // The marks of what is sent drop now, not once every answer is in: a key pressed meanwhile
   // must not offer them again.
   confirmed(allowed);
-  ui.report({ tone: "busy", text: `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts…` });
+  const doing = `${decision === "approve" ? "approving" : "rejecting"} ${allowed.length} interrupts`;
+  ui.report({ tone: "busy", text: `${doing}…` });
+  const done = ui.working(doing);
+  try {
+    return await sendEach(ui, operator, allowed, decision, answer.reason);
+  } finally {
+    done();
+  }
+}
+
+/** Resolves each interrupt on its own, and says in the footer what was done and what was refused. */
+async function sendEach(ui: Ui, operator: Operator, allowed: readonly InterruptRecord[], decision: BulkDecision, reason: string): Promise<boolean> {
   const refused: string[] = [];
   let done = 0;
   // A store that cannot be reached fails every one alike (each after its time-out): the first stops the rest.
   let failed: { id: string; error: unknown } | undefined;
   for (const interrupt of allowed) {
     try {
-      await operator.resolve(interrupt.id, { decision, ...(answer.reason ? { reason: answer.reason } : {}) });
+      await operator.resolve(interrupt.id, { decision, ...(reason ? { reason } : {}) });
       done++;
     } catch (error) {
       if (isStoreFailure(error)) {
@@ -76,6 +91,17 @@ async function decideMarked(services: Services, marked: readonly InterruptRecord
   ];
   ui.report({ tone: done > 0 && !failed ? "info" : "error", text: clean(parts.join("; ")) });
   return true;
+}
+
+/**
+ * An interrupt a bulk decision sends, on one line cut to the screen: its run, its node, and what
+ * it proposes (a tool call's arguments, its data, else the values it shows), else its question.
+ */
+function decidedLine(interrupt: InterruptRecord, width: number): Line {
+  const details = interruptDetails(interrupt.request, width);
+  const head = `${interrupt.runId} ${clean(interrupt.node)} `;
+  const room = Math.max(10, width - CONFIRM_MARGIN - displayWidth(head) - 1);
+  return [seg(`${interrupt.runId} `, { color: ACCENT }), seg(`${clean(interrupt.node)} `, { bold: true }), details ? seg(truncate(clean(details), room)) : seg(truncate(clean(interrupt.request.question ?? ""), room), { color: MUTED })];
 }
 
 /**
@@ -109,14 +135,14 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   const decide = (decision: BulkDecision) => {
     if (sending.current) return;
     sending.current = true;
-    return decideMarked(services, marked, decision, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
+    return decideMarked(services, marked, decision, width, (sent) => setMarkedIds((ids) => ids.filter((id) => !sent.some((i) => i.id === id)))).finally(() => (sending.current = false));
   };
   const rows = Math.max(1, height - 2);
   const start = useWindow(interrupts.length, index, rows);
   const now = useClock(interrupts.slice(start, start + rows).map((i) => i.createdAt));
   useKeys(PRIORITY.view, {
     ...listHandlers(interrupts.length, index, rows, (i) => setPickedId(interrupts[i]?.id)),
-    open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id })),
+    open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id, queue: { filter: filterText, sort } })),
     copy: selected && (() => copy(selected.id)),
     markInterrupt: selected && (() => setMarkedIds(marked.some((i) => i.id === selected.id) ? marked.filter((i) => i.id !== selected.id).map((i) => i.id) : [...marked.map((i) => i.id), selected.id])),
     // With anything marked, `*` clears: it never marks an interrupt that arrived since unseen, nor one the filter hides.
@@ -138,22 +164,17 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     rejectMarked: operator !== null && marked.length > 0 && (() => decide("reject")),
   });
 
-  const wide = width >= 120;
-  // A narrow terminal keeps what is being decided: the question, before the run and what it shows.
-  const narrow = width < 80;
-  const c = { k: narrow ? 3 : 4, age: 4, run: narrow ? 0 : wide ? 17 : 14, node: wide ? 16 : narrow ? 10 : 12, kind: wide ? 9 : 0 };
-  const fixed = c.k + c.age + c.run + c.node + c.kind + (wide ? 7 : narrow ? 5 : 6);
-  const rest = Math.max(10, width - fixed);
-  const question = narrow ? rest : Math.ceil(rest * 0.6);
-  const values = narrow ? 0 : rest - question - 1;
+  const questionOf = (i: InterruptRecord) => i.request.question ?? (runs.get(i.runId)?.workflow ? `(${runs.get(i.runId)!.workflow})` : "");
+  const c = useMemo(() => queueColumns(width, interrupts, questionOf), [width, interrupts, runs]);
   const head = [
     fit("#", c.k),
     fit("AGE", c.age, "right"),
-    ...(narrow ? [] : [fit("RUN", c.run)]),
+    ...(c.run > 0 ? [fit("RUN", c.run)] : []),
     fit("NODE", c.node),
-    ...(wide ? [fit("KIND", c.kind)] : []),
-    fit("QUESTION", question),
-    ...(narrow ? [] : [fit("SHOWS", values)]),
+    ...(c.kind > 0 ? [fit("KIND", c.kind)] : []),
+    ...(c.values > 0 && c.valuesFirst ? [fit("SHOWS", c.values)] : []),
+    fit("QUESTION", c.question),
+    ...(c.values > 0 && !c.valuesFirst ? [fit("SHOWS", c.values)] : []),
   ];
   const count = `${pending.length} pending${interrupts.length !== pending.length ? `, ${interrupts.length} shown` : ""}`;
   const lines: Line[] = [
@@ -175,16 +196,17 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   if (queueRead && interrupts.length === 0) lines.push([seg(pending.length === 0 ? " nothing is waiting for an operator" : " no interrupt matches the filter (esc clears it)", { color: MUTED })]);
   for (let i = start; i < Math.min(interrupts.length, start + rows); i++) {
     const it = interrupts[i]!;
-    const workflow = runs.get(it.runId)?.workflow;
+    const values = c.values > 0 ? [seg(`${fit(shownValues(it), c.values)}${c.valuesFirst ? " " : ""}`, { color: MUTED })] : [];
     const line: Line = [
       seg(markedIds.includes(it.id) ? "◆" : " ", { color: ACCENT }),
       seg(`${fit(String(i + 1), c.k, "right")} `, { color: MUTED }),
       seg(`${fit(ago(it.createdAt, now), c.age, "right")} `),
-      ...(narrow ? [] : [seg(`${fit(it.runId, c.run)} `, { color: ACCENT })]),
+      ...(c.run > 0 ? [seg(`${runCell(c, it.runId)} `, { color: ACCENT })] : []),
       seg(`${fit(clean(it.node), c.node)} `, { bold: true }),
-      ...(wide ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
-      seg(`${fit(clean(it.request.question ?? (workflow ? `(${workflow})` : "")), question)} `),
-      ...(narrow ? [] : [seg(fit(shownValues(it), values), { color: MUTED })]),
+      ...(c.kind > 0 ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
+      ...(c.valuesFirst ? values : []),
+      seg(`${fit(clean(questionOf(it)), c.question)} `),
+      ...(c.valuesFirst ? [] : values),
     ];
     lines.push(i === index ? highlight(line, width) : line);
   }

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { checkJson, editPatch, errorMessage, readState, type InterruptRecord, type RunRecord, type State } from "../../../engine/index.js";
 import { Lines, seg, wrapWords, type Line } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
@@ -10,6 +10,7 @@ import { PRIORITY } from "../key-router.js";
 import { ago, clean, clock, inline } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
+import { WHOLE_QUEUE, interruptRows, stepFrom, type QueueOrder } from "./interrupt-rows.js";
 import { watchForReask } from "../reask-watch.js";
 import { editedProposal } from "../../text/interrupt-text.js";
 import { stateChangeSince, stateChangeText, type StateChange } from "../state-change.js";
@@ -90,10 +91,12 @@ export function decisionMeaning(interrupt: InterruptRecord, decision: string): s
   return `${node} gets the answer "${decision}" when it runs again, and goes on from there.`;
 }
 
-export function OperatorPanel({ interruptId, width, height }: { interruptId: string; width: number; height: number }) {
+export function OperatorPanel({ interruptId, queue = WHOLE_QUEUE, width, height }: { interruptId: string; queue?: QueueOrder | undefined; width: number; height: number }) {
   const services = useServices();
   const { store, nav, ui, operator, feed } = services;
-  const { interrupts } = useSnapshot();
+  const { interrupts: pending, runs } = useSnapshot();
+  // `n`/`N` walk the queue as it was shown: its filter's interrupts, in its order.
+  const interrupts = useMemo(() => interruptRows(pending, queue.filter, queue.sort, runs), [pending, queue, runs]);
   const { interrupt, run, changed, error } = useInterrupt(interruptId);
   const now = useClock([interrupt?.createdAt]);
   const edit = useEditState();
@@ -107,10 +110,9 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
   const textAnswers = schemaType === undefined || schemaType === "string";
   const respondAs = !textAnswers ? undefined : decisions.includes("respond") ? "respond" : interrupt?.request.responseSchema ? decisions.find((d) => d !== "reject") : undefined;
 
-  const step = (delta: number) => {
-    if (interrupts.length === 0) return;
-    const next = interrupts[(Math.max(0, position) + delta + interrupts.length) % interrupts.length]!;
-    nav.replace({ kind: "operator", interruptId: next.id });
+  const step = (delta: 1 | -1) => {
+    const next = stepFrom(interrupts, interruptId, delta);
+    return next && (() => nav.replace({ kind: "operator", interruptId: next.id, queue }));
   };
   // An answer covers what was asked: with the state changed since, the node may ask again, and the footer says why.
   const resolve = async (decision: string, input: { response?: unknown; patch?: unknown; reason?: string }): Promise<string> => {
@@ -233,8 +235,8 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
         await send(decision, answer.reason ? { reason: answer.reason } : {});
       })) ||
       whyNot("x", "no other decision here"),
-    next: interrupts.length > 1 && (() => step(1)),
-    prev: interrupts.length > 1 && (() => step(-1)),
+    next: step(1),
+    prev: step(-1),
     open: interrupt && (() => nav.push({ kind: "run", runId: interrupt.runId })),
     whole: interrupt && (() => nav.push({ kind: "text", title: `interrupt ${interrupt.id}: the whole request`, lines: jsonLines(interrupt.request, width) })),
   });
@@ -246,6 +248,7 @@ export function OperatorPanel({ interruptId, width, height }: { interruptId: str
     [
       seg(" ⚑ ", { color: "magenta", bold: true }),
       seg(position >= 0 ? `Interrupt ${position + 1} of ${interrupts.length}` : "Interrupt", { bold: true }),
+      ...(queue.filter ? [seg(` (filter: ${clean(queue.filter)})`, { color: "yellow" })] : []),
       seg(`  ${interrupt.kind} at ${clean(interrupt.node)}`, { color: "magenta" }),
       seg(`  ${interrupt.runId}`, { color: ACCENT }),
       seg(run ? ` (${clean(run.workflow)})` : "", { color: MUTED }),

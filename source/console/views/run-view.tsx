@@ -17,6 +17,7 @@ import { EventsTab } from "./events-tab.js";
 import { GraphTab } from "./graph-tab.js";
 import { doneInStep, withoutDone } from "../current-nodes.js";
 import { runActivity, runDuration, runTimes } from "./runs-view.js";
+import { describeFailure } from "./run-failure.js";
 import { StateTab } from "./state-tab.js";
 import { TimelineTab } from "./timeline-tab.js";
 
@@ -34,6 +35,8 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     seg(`  step ${currentStep(run)}`),
     ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length}`, { color: "magenta", bold: true })] : []),
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now, pausedAt)}` : ""}`, { color: MUTED }),
+    // On the first line, which is short: the error's own line is often cut.
+    ...(run.error ? [seg("  w: why it failed", { color: MUTED })] : []),
   ];
   const second: Line = [];
   const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child, nextRetry(detail.tasks, undefined, now));
@@ -73,7 +76,8 @@ function tabBar(active: number): Line {
 
 /** One run: a summary, then tabs (Graph · Events · State · Checkpoints · Timeline). */
 export function RunView({ runId, initialTab, width, height }: { runId: string; initialTab: number; width: number; height: number }) {
-  const { nav, ui, data, copy } = useServices();
+  const services = useServices();
+  const { nav, ui, data, copy } = services;
   const { detail, error, deleted } = useRunDetail(runId);
   // What it showed is gone from the store: nothing here is true any more (k9s goes back too).
   useEffect(() => {
@@ -111,6 +115,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     parent: parentOf(detail?.run) ? () => nav.push({ kind: "run", runId: parentOf(detail!.run)! }) : notHere(ui, `p: run ${runId} has no parent run (it is neither a sub-workflow's run nor a fork)`),
     cancelRun: runActions.cancelRun,
     copy: () => copy(runId),
+    describe: () => describeFailure(services, runId, width),
     // The Events tab filters; the other tabs say where filtering is.
     filter: notHere(ui, `/: the ${TABS[tab]} tab has nothing to filter; the Events tab (2) filters events by type or node`),
   });

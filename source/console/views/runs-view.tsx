@@ -12,6 +12,7 @@ import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
 import { MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
+import { describeFailure } from "./run-failure.js";
 import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, ranMs, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
 
 const FLASH_MS = 800;
@@ -163,7 +164,8 @@ function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashi
 
 /** Every run: status, workflow, what it does now, step, age, duration, pending interrupts. */
 export function RunsView({ width, height }: { width: number; height: number }) {
-  const { nav, ui, store, data, operator, copy } = useServices();
+  const services = useServices();
+  const { nav, ui, store, data, operator, copy } = services;
   const snap = useSnapshot();
   const [filterText, setFilterText] = useRemembered("filter", "");
   const [folded, setFolded] = useRemembered<ReadonlySet<string>>("folded", new Set());
@@ -217,6 +219,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     ...listHandlers(rows.length, index, listHeight, (i) => setSelectedId(i === 0 ? undefined : rows[i]?.run.id)),
     open: selected && (() => nav.push({ kind: "run", runId: selected.run.id })),
     copy: selected && (() => copy(selected.run.id)),
+    describe: selected && (() => describeFailure(services, selected.run.id, width)),
     filter: () => {
       // The list follows the filter as it is typed (as k9s does); esc puts the one before back.
       const before = filterText;

@@ -13,6 +13,7 @@ import { PRIORITY } from "../key-router.js";
 import { clean, fit, span } from "../text.js";
 import { ACCENT, MUTED, NODE_LOOK } from "../theme.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../../text/call-text.js";
+import { triesText } from "../../text/attempt-text.js";
 import { callPageLines, callTitle } from "./call-page.js";
 import { jsonLines } from "./json-lines.js";
 
@@ -57,7 +58,7 @@ export function TaskView({ target, width, height }: { target: TaskTarget; width:
       (() =>
         nav.push(
           selected.kind === "call"
-            ? { kind: "text", title: callTitle(selected.call), lines: callPageLines(selected.call, width) }
+            ? { kind: "text", title: callTitle(selected.call), lines: callPageLines(selected.call, detail?.tasks.find((t) => t.id === selected.call.id)?.attempts ?? [], width) }
             : { kind: "text", title: `task ${clean(selected.task.id)}`, lines: jsonLines(selected.task, width) },
         )),
     close: () => nav.pop(),
@@ -139,7 +140,7 @@ function rowLine(row: Row, c: Columns, selected: boolean, now: number): Line {
     const look = NODE_LOOK[task.status];
     const last = task.attempts.at(-1);
     const time = last ? span((last.endedAt ?? now) - last.startedAt) : "";
-    const about = [`${task.status}`, `attempt ${task.attempts.length}`, time, task.error ? clean(task.error.message) : "", task.waitingFor?.kind === "interrupt" ? `waiting on interrupt ${task.waitingFor.interruptId}` : ""].filter(Boolean).join(" · ");
+    const about = [`${task.status}`, `attempt ${triesText(task.attempts)}`, time, task.error ? clean(task.error.message) : "", task.waitingFor?.kind === "interrupt" ? `waiting on interrupt ${task.waitingFor.interruptId}` : ""].filter(Boolean).join(" · ");
     return [seg(` ${look.glyph} `, { color: look.color }), seg(`${clean(task.node)}${task.index !== null ? `[${task.index}]` : ""}`, { bold: true, ...pick }), seg(`  ${about}`, { color: task.error ? "red" : MUTED })];
   }
   const { call } = row;

@@ -100,9 +100,9 @@ for _, c in ipairs(answers) do
 end
 for _, waiter in ipairs(wake) do
   local wk = K.run(waiter)
-  local f = redis.call('HMGET', wk, 'status', 'waitingOn')
-  if f[1] == 'queued' and f[2] == id then
-    redis.call('HDEL', wk, 'waitingOn')
+  -- wokenRun (rules.ts): claimable now, whatever it was parked on.
+  if redis.call('HGET', wk, 'status') == 'queued' then
+    redis.call('HDEL', wk, 'waitingOn', 'wakeAt')
     redis.call('HSET', wk, 'updatedAt', NOW)
     index_run(waiter, 'queued')
     schedule(waiter)

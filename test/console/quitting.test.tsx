@@ -1,0 +1,111 @@
+import { afterEach, expect, it } from "vitest";
+import { MemoryStore, type Store } from "../../engine/index.js";
+import { fixtureOn, settle, type Fixture } from "./fixtures.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
+
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+/** `store` as the console sees it: while `held` is set, reading an interrupt (the first thing a decision does) waits for it. */
+function holdingStore(store: Store): { store: Store; hold(): void; release(): void } {
+  let held: Promise<void> | undefined;
+  let release = () => {};
+  const proxy = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== "function") return value;
+      if (prop !== "getInterrupt") return value.bind(target);
+      return async (...args: unknown[]) => {
+        await held;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return {
+    store: proxy,
+    hold: () => (held = new Promise<void>((resolve) => (release = resolve))),
+    release: () => (release(), (held = undefined)),
+  };
+}
+
+it("q quits at once when nothing is being sent; in a dialog it is a key of the dialog, never a quit", async () => {
+  fx = fixtureOn(new MemoryStore());
+  const run = await settle(fx.engine, "travel-planner");
+  ui = await openConsole({ store: fx.store });
+  await ui.waitFor(run.id);
+  // The filter takes q as text.
+  await ui.press("/");
+  await ui.waitFor("enter keeps · esc cancels");
+  await ui.press("q");
+  await ui.waitFor("filter: q");
+  expect(ui.quit()).toBe(false);
+  await ui.press("esc");
+  // A confirmation takes it too (as text of its reason, where it has one; else as nothing).
+  await ui.press("i");
+  await ui.waitFor("1 pending, oldest first");
+  await ui.press("space", "a");
+  await ui.waitFor("Approve 1 interrupt?");
+  await ui.press("q");
+  await ui.waitFor("Reason (optional): q");
+  expect(ui.quit()).toBe(false);
+  await ui.press("esc");
+  await ui.waitFor("approve not confirmed; nothing sent");
+  await ui.press("q");
+  await turns(4);
+  expect(ui.quit()).toBe(true);
+});
+
+/** On the queue of two: approves both, their sending held up, and presses q meanwhile. */
+async function approveAllHeld(held: ReturnType<typeof holdingStore>): Promise<void> {
+  await ui!.waitFor("2 pending, oldest first");
+  await ui!.press("*", "a");
+  await ui!.waitFor("Approve 2 interrupts?");
+  held.hold();
+  await ui!.press("tab", "enter");
+  await ui!.waitFor("approving 2 interrupts…");
+  await ui!.press("q");
+}
+
+it("q while a decision is being sent asks first, one key: n stays and the decision goes on, y quits", async () => {
+  fx = fixtureOn(new MemoryStore());
+  for (const city of ["Oslo", "Rome"]) await settle(fx.engine, "travel-planner", { city });
+  const held = holdingStore(fx.store);
+  ui = await openConsole({ store: held.store });
+  await ui.waitFor("⚑ 2 pending");
+  await ui.press("i");
+  await approveAllHeld(held);
+  const asked = await ui.waitFor("quit? approving 2 interrupts… is still being sent — y quits · n stays");
+  expect(asked).not.toMatch(/\bq quit\b/);
+  // Any other key neither quits nor reaches the view.
+  await ui.press("j", "q");
+  expect(ui.quit()).toBe(false);
+  await ui.press("n");
+  await ui.waitFor((f) => !f.includes("quit?"));
+  expect(ui.quit()).toBe(false);
+  held.release();
+  await ui.waitFor("approved 2 interrupts");
+  expect(await fx.store.listInterrupts({ status: "pending" })).toHaveLength(0);
+
+  // Again, and this time y.
+  for (const city of ["Kyiv", "Lima"]) await settle(fx.engine, "travel-planner", { city });
+  await approveAllHeld(held);
+  await ui.waitFor("quit?");
+  await ui.press("y");
+  await turns(4);
+  expect(ui.quit()).toBe(true);
+  held.release();
+});
+
+it("q quits a terminal too small to draw in, as the screen says", async () => {
+  fx = fixtureOn(new MemoryStore());
+  ui = await openConsole({ store: fx.store, columns: 30, rows: 8 });
+  await ui.waitFor((f) => f.replace(/\s*\n\s*/g, " ").includes("terminal too small: 30×8 (needs 40×10); q quits"));
+  await ui.press("q");
+  await turns(4);
+  expect(ui.quit()).toBe(true);
+});

@@ -1,0 +1,43 @@
+import { afterEach, expect, it } from "vitest";
+import { fixture, settle, type Fixture } from "./fixtures.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
+
+it("w shows why a run failed: its error's code, node and message, and the stack trace a line a frame; esc goes back", async () => {
+  fx = fixture();
+  const failed = await settle(fx.engine, "failing", { lang: "en" });
+  expect(failed.status).toBe("failed");
+  ui = await openConsole({ store: fx.store, columns: 100, rows: 40 });
+  await ui.waitFor(failed.id);
+  await ui.press("w");
+  const page = await ui.waitFor(`run ${failed.id}: why it failed`);
+  const lines = ui.lines();
+  expect(page).toMatch(/^ +code +TASK_FAILED$/m);
+  expect(page).toMatch(/^ +node +call$/m);
+  expect(page).toMatch(/^ +message +node "call" failed after 1 attempt\(s\): connection refused, retry later$/m);
+  expect(page).toMatch(/^ Failed task call · step 1 · /m);
+  // The stack as it was thrown: its message, then one row per frame, not one JSON string.
+  const stack = lines.findIndex((l) => l.startsWith(" Stack trace"));
+  expect(lines[stack + 1]).toMatch(/^ +Error: connection refused, retry later$/);
+  expect(lines[stack + 2]).toMatch(/^ +at .*fixtures\.ts:\d+:\d+\)?$/);
+  expect(page).not.toContain("\\n");
+  expect(page).toMatch(/^ +#1 failed after \d+ms connection refused, retry later$/m);
+  await ui.press("esc");
+  await ui.waitFor((f) => f.includes(" Runs ") && !f.includes("why it failed"));
+
+  // From the run view too; a run where nothing failed says so instead.
+  await ui.press("enter");
+  // Its header says where the why is.
+  expect(await ui.waitFor("1 Graph")).toMatch(new RegExp(`${failed.id} {2}failing .* · ran \\d+ms {2}w: why it failed\n`));
+  await ui.press("w");
+  await ui.waitFor(`run ${failed.id}: why it failed`);
+  await ui.press("esc", "esc");
+  const fine = await settle(fx.engine, "failing", { lang: "de" });
+  await ui.waitFor(fine.id);
+  await ui.press("g");
+  await ui.press("w");
+  await ui.waitFor(`w: run ${fine.id} (succeeded) has no failure to describe: none of its nodes failed`);
+});
