@@ -61,18 +61,18 @@ export interface WorkerNotice {
  */
 export function tookOver(runId: string, from: string | undefined, taken?: TakenOver): WorkerNotice {
   const parts: string[] = [];
-  if (taken?.poison) parts.push(`the run paused as poison (its workers keep being lost): ${nodes(taken.waiting)} wait${taken.waiting.length === 1 ? "s" : ""} for an operator's decision`);
-  else if (taken) {
-    if (taken.again.length > 0) parts.push(`${nodes(taken.again)} will run again`);
-    if (taken.waiting.length > 0) parts.push(`${nodes(taken.waiting)} (at-most-once) ${taken.waiting.length === 1 ? "waits" : "wait"} for an operator's decision to run ${taken.waiting.length === 1 ? "it" : "them"} again or skip`);
+  // Each node once: a mapped node's instances are one name.
+  const again = [...new Set(taken?.again)];
+  const waiting = [...new Set(taken?.waiting)];
+  const waits = waiting.length === 1 ? "waits" : "wait";
+  if (taken?.poison) {
+    parts.push(`the run paused as poison (its workers keep being lost)${waiting.length > 0 ? `: ${waiting.join(", ")} ${waits} for an operator's decision` : ""}`);
+  } else {
+    if (again.length > 0) parts.push(`${again.join(", ")} will run again`);
+    if (waiting.length > 0) parts.push(`${waiting.join(", ")} (at-most-once) ${waits} for an operator's decision to run ${waiting.length === 1 ? "it" : "them"} again or skip`);
   }
   const what = parts.length > 0 ? `: ${parts.join("; ")}` : "";
   return { level: "warn", kind: "took-over", message: `took over run ${runId} from worker ${from ?? "(unknown)"} (lease expired)${what}`, runId, ...(from !== undefined ? { from } : {}) };
-}
-
-/** Node names, each once (a mapped node's instances are one name). */
-function nodes(names: readonly string[]): string {
-  return [...new Set(names)].join(", ");
 }
 
 /**

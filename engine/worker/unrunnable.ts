@@ -15,8 +15,8 @@ export function unrunnableWhy(definition: WorkflowDefinition, actions: ActionReg
   if (code) return `workflow ${definition.name} was built in code (${code}): only ${PROGRAM} can run it`;
   const names = [...new Set(Object.values(definition.nodes).flatMap((n) => (n.kind === "action" ? [n.action] : [])))];
   if (names.length === 0 || names.some((name) => actions.get(name))) return why;
-  const none = names.length === 1 ? `its one action, ${names[0]}, is not exported` : `none of its actions (${names.join(", ")}) is exported`;
-  return `workflow ${definition.name} cannot run here: ${none} by the loaded actions modules; if it was built in code, only ${PROGRAM} can run it, else load the module that exports ${names.length === 1 ? "it" : "them"}`;
+  const others = names.length > 1 ? `; none of its actions (${names.join(", ")}) is` : "";
+  return `${why}${others}: if workflow ${definition.name} was built in code, only ${PROGRAM} can run it`;
 }
 
 /** What only a workflow built in code has, if this one has it. */

@@ -76,7 +76,7 @@ describe("what a worker says when it starts", () => {
     }
     const worker = await cli.run(["worker", "--once"], NO_MODEL);
     expect(worker.stderr).toContain(
-      "left for a worker that can run it: workflow emb cannot run here: none of its actions (a, b) is exported by the loaded actions modules; if it was built in code, only a worker of the program that defines it (createEngine({ workflows })) can run it, else load the module that exports them\n",
+      'left for a worker that can run it: workflow emb cannot run here: action "a" is not exported by any loaded actions module; none of its actions (a, b) is: if workflow emb was built in code, only a worker of the program that defines it (createEngine({ workflows })) can run it\n',
     );
     expect(worker.stderr).toContain("left for a worker that can run it: workflow routed was built in code (node pick routes by a function): only a worker of the program that defines it (createEngine({ workflows })) can run it\n");
   });
