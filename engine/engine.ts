@@ -72,6 +72,12 @@ export interface StartOptions {
   /** Per-run overrides of the workflow's interrupt lists. */
   interruptBefore?: string[];
   interruptAfter?: string[];
+  /**
+   * Names to find the run by (`listRuns({ tags })`, `pitwall runs --tag`), Temporal's search
+   * attributes at their simplest: at most 16, names of letters, digits, '.', '_' and '-', text
+   * values. Its forks and continuations keep them (`from`: these are added).
+   */
+  tags?: Record<string, string>;
   actor?: string;
 }
 
@@ -125,6 +131,7 @@ export class Engine {
         ...(options.id !== undefined ? { id: options.id } : {}),
         interruptBefore: options.interruptBefore ?? null,
         interruptAfter: options.interruptAfter ?? null,
+        ...(options.tags !== undefined ? { tags: options.tags } : {}),
       });
     } catch (error) {
       if (!(options.ifExists === "reuse" && error instanceof RunExistsError && error.sameStart)) throw error;
@@ -143,6 +150,7 @@ export class Engine {
       secretKeys: this.secretKeys,
       ...(options.interruptBefore !== undefined ? { interruptBefore: options.interruptBefore } : {}),
       ...(options.interruptAfter !== undefined ? { interruptAfter: options.interruptAfter } : {}),
+      ...(options.tags !== undefined ? { tags: options.tags } : {}),
     });
     this.worker?.nudge();
     return this.run(runId);

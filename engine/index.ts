@@ -68,6 +68,7 @@ export { deleteWithDescendants, runDescendants } from "./operator/descendants.js
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { outlastingSubscription, type OutageListener } from "./operator/store-outage.js";
 export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
+export { checkTags, hasTags, type RunTags } from "./tags.js";
 export { continueRun } from "./operator/continue-run.js";
 export { FORK_ANSWER_MS, answerAbandonedForks } from "./operator/abandoned-forks.js";
 export { LEFT_COMMAND_MS, answerLeftCommands } from "./operator/left-commands.js";

@@ -8,7 +8,7 @@ import type { StartRunOptions, WorkflowVersion } from "./start.js";
 /**
  * A new run that goes on from an ended run's final state, with `input` applied as an update
  * through the reducers, running `workflow` (a version of the same workflow) from its start node:
- * a new turn of a conversation. It keeps the ended run's interrupt lists unless given others.
+ * a new turn of a conversation. It keeps the ended run's interrupt lists unless given others, and its tags (with those given).
  * Returns its id; the ended run records the fork.
  */
 export async function continueRun(
@@ -16,7 +16,7 @@ export async function continueRun(
   workflow: CompiledWorkflow | WorkflowVersion,
   from: string,
   input: unknown,
-  options: { actor: string; secretKeys?: readonly string[] } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter">,
+  options: { actor: string; secretKeys?: readonly string[] } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter" | "tags">,
 ): Promise<string> {
   const { actor, secretKeys, ...lists } = options;
   const source = await store.getRun(from);

@@ -10,6 +10,7 @@ import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
+import { checkTags } from "../tags.js";
 import { mustGetRun } from "./must-get.js";
 import { findCheckpoint, type CheckpointRef } from "./reads.js";
 import { checkInterruptNodes, storeVersion, type WorkflowVersion } from "./start.js";
@@ -22,6 +23,8 @@ export interface ForkOptions {
   restart?: boolean;
   interruptBefore?: string[] | null;
   interruptAfter?: string[] | null;
+  /** Tags added to those the fork keeps of its source. */
+  tags?: Record<string, string>;
 }
 
 /**
@@ -31,6 +34,8 @@ export interface ForkOptions {
 export async function forkRun(writer: CommandWriter, versions: WorkflowVersions, runId: string, checkpoint: CheckpointRef, options: ForkOptions): Promise<CommandOutcome<{ runId: string }>> {
   const { store } = writer;
   const source = await mustGetRun(store, runId);
+  // The fork is found by what its source was: it keeps its tags (checked before anything is recorded).
+  const tags = checkTags({ ...source.tags, ...options.tags });
   const from = await findCheckpoint(store, runId, checkpoint);
   const target = options.workflow;
   if (target && target.definition.name !== source.workflow) {
@@ -79,6 +84,7 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
               next: from.next,
             }),
         step: from.step,
+        tags,
         interruptBefore: options.interruptBefore !== undefined ? options.interruptBefore : source.interruptBefore,
         interruptAfter: options.interruptAfter !== undefined ? options.interruptAfter : source.interruptAfter,
         ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),

@@ -10,6 +10,7 @@ import { StateValidator } from "../state/schema.js";
 import type { RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { storeWorkflow } from "./workflows.js";
+import { checkTags } from "../tags.js";
 
 /** A checked workflow definition, without the code of its actions (as `checkWorkflowText` gives it). */
 export interface WorkflowVersion {
@@ -24,6 +25,8 @@ export interface StartRunOptions {
   actor: string;
   interruptBefore?: string[] | null;
   interruptAfter?: string[] | null;
+  /** Names to find the run by (`runs --tag`), checked by `checkTags`. */
+  tags?: Record<string, string>;
 }
 
 /** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */
@@ -44,6 +47,7 @@ export function checkStart(workflow: CompiledWorkflow | WorkflowVersion, input: 
     throw new ValidationError(`run id ${JSON.stringify(options.id)} may only use letters, digits, '.', '_' and '-' (at most 128)`);
   }
   checkInterruptNodes(workflow.definition, options);
+  if (options.tags !== undefined) checkTags(options.tags);
   return "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
 }
 
@@ -69,7 +73,16 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
   let existing: RunRecord | undefined;
   try {
     const { events } = await store.createRun(
-      newRun({ id, workflow: { name: start.workflow, version: workflow.version }, state, actor: options.actor, interruptBefore, interruptAfter, next: [workflow.definition.start] }),
+      newRun({
+        id,
+        workflow: { name: start.workflow, version: workflow.version },
+        state,
+        actor: options.actor,
+        interruptBefore,
+        interruptAfter,
+        next: [workflow.definition.start],
+        ...(options.tags ? { tags: options.tags } : {}),
+      }),
     );
     // No events: the store took this as a write sent again after its reply was lost. Redis knows
     // that by the input checkpoint alone, which another start with this id and input has too when

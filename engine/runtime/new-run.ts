@@ -28,6 +28,8 @@ export interface NewRunOptions {
   edited?: { diff: DiffEntry[]; truncated?: boolean };
   /** Why the operator forked, in the fork's own log. */
   reason?: string;
+  /** What its starter tagged it with (checked). */
+  tags?: Record<string, string>;
 }
 
 /** A run, its first checkpoint (a full snapshot of its input or fork state) and first event. */
@@ -77,6 +79,7 @@ export function newRun(options: NewRunOptions): NewRun {
     wakeAt: null,
     waitingOn: null,
     breakpoints: [],
+    ...(options.tags && Object.keys(options.tags).length > 0 ? { tags: options.tags } : {}),
     interruptBefore: options.interruptBefore ?? null,
     interruptAfter: options.interruptAfter ?? null,
     current: [],

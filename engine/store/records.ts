@@ -57,6 +57,8 @@ export interface RunRecord {
   /** A queued run waiting for a child run to end is not claimed until then. */
   waitingOn: string | null;
   breakpoints: string[];
+  /** What its starter tagged it with (`start --tag ticket=123`), kept by its forks; absent: none. */
+  tags?: Record<string, string>;
   /** Per-run overrides of the workflow's interrupt lists (null: the workflow's). */
   interruptBefore: string[] | null;
   interruptAfter: string[] | null;

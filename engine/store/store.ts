@@ -108,6 +108,8 @@ export interface RunFilter {
   workflow?: string;
   /** Runs with this parent; `null` for top-level runs only. */
   parentRunId?: string | null;
+  /** Runs with every one of these tags (name → value). */
+  tags?: Record<string, string>;
   limit?: number;
   /** From a previous page's `nextCursor`. */
   cursor?: string;

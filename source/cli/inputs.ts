@@ -1,5 +1,5 @@
 import { UsageError } from "./errors.js";
-import { fileProblem, parseJsonText, readTextFile } from "../../engine/index.js";
+import { checkTags, fileProblem, parseJsonText, readTextFile, type RunTags } from "../../engine/index.js";
 
 /**
  * A flag that takes JSON inline or from a file: `--patch '{"a":1}'`, `--patch @edit.json`,
@@ -150,4 +150,22 @@ export function listFlag(flag: string, values: readonly string[] | undefined): s
     if (items.length === 0) throw new UsageError(`--${flag} ${JSON.stringify(value)} lists nothing`);
     return items;
   });
+}
+
+/** `--tag NAME=VALUE`, repeated: the tags they give, checked as a start checks them. */
+export function tagFlags(values: readonly string[] | undefined): RunTags | undefined {
+  if (!values?.length) return undefined;
+  const tags: RunTags = {};
+  for (const value of values) {
+    const at = value.indexOf("=");
+    if (at <= 0) throw new UsageError(`--tag ${JSON.stringify(value)}: give NAME=VALUE (ticket=123)`);
+    const name = value.slice(0, at);
+    if (Object.hasOwn(tags, name)) throw new UsageError(`--tag ${name} is given twice`);
+    tags[name] = value.slice(at + 1);
+  }
+  try {
+    return checkTags(tags);
+  } catch (error) {
+    throw new UsageError(`--tag: ${(error as Error).message}`);
+  }
 }

@@ -1,16 +1,17 @@
-import { RUN_STATUSES, currentStep, leaseRanOut, runDescendants, type RunRecord, type RunStatus } from "../../engine/index.js";
+import { RUN_STATUSES, currentStep, hasTags, leaseRanOut, runDescendants, type RunRecord, type RunStatus, type RunTags } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag } from "../cli/errors.js";
-import { listFlag } from "../cli/inputs.js";
+import { listFlag, tagFlags } from "../cli/inputs.js";
 import { age, retryWaitOf, runStatus } from "../cli/format.js";
 import { noteRoom } from "../cli/room.js";
 
 export const runs = defineCommand({
   name: "runs",
-  usage: "runs [--status S ...] [--orphaned] [--workflow NAME ...] [--limit N] [--descendants-of RUN]",
+  usage: "runs [--status S ...] [--orphaned] [--workflow NAME ...] [--tag NAME=VALUE ...] [--limit N] [--descendants-of RUN]",
   summary: "list runs, most recently updated first",
   details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas); so does
---workflow, the runs of any of the workflows named.
+--workflow, the runs of any of the workflows named. --tag NAME=VALUE (repeated) lists the runs
+tagged with each (start --tag).
 At most --limit runs (default 50) are listed; a note on stderr says when there are more.
 --orphaned lists the running runs whose lease ran out: their worker is gone or stalled, and no
 worker has taken them over yet.
@@ -25,6 +26,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     orphaned: { type: "boolean" },
     limit: { type: "number" },
     descendantsOf: { type: "string" },
+    tag: { type: "string", isMultiple: true },
   },
   args: { min: 0, max: 0 },
   readsOnly: true,
@@ -38,7 +40,9 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     await noteRoom(s, out);
     if (flags.orphaned && statuses.some((st) => st !== "running")) throw new UsageError("--orphaned lists running runs only: leave out --status, or give --status running");
     const names = [...new Set(listFlag("workflow", flags.workflow))];
+    const tags = tagFlags(flags.tag);
     const filter = {
+      ...(tags ? { tags } : {}),
       ...(flags.orphaned ? { status: ["running"] as RunStatus[] } : statuses.length > 0 ? { status: statuses as RunStatus[] } : {}),
       // Orphans are picked out of every running run; the limit applies to what is left.
       limit: flags.orphaned ? 10_000 : limit,
@@ -46,7 +50,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     // The store filters by one workflow: several are listed each, then merged newest first.
     const pages =
       flags.descendantsOf !== undefined
-        ? [{ runs: narrowed(await runDescendants(s, flags.descendantsOf), statuses, names), nextCursor: undefined }]
+        ? [{ runs: narrowed(await runDescendants(s, flags.descendantsOf), statuses, names, tags), nextCursor: undefined }]
         : await Promise.all(names.length === 0 ? [s.listRuns(filter)] : names.map((workflow) => s.listRuns({ ...filter, workflow })));
     const found = {
       runs: pages.flatMap((p) => p.runs).sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1)),
@@ -75,6 +79,6 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
 });
 
 /** Descendants of a run, by the filters given beside --descendants-of, most recently updated first. */
-function narrowed(runs: RunRecord[], statuses: string[], workflows: string[]): RunRecord[] {
-  return runs.filter((r) => (statuses.length === 0 || statuses.includes(r.status)) && (workflows.length === 0 || workflows.includes(r.workflow)));
+function narrowed(runs: RunRecord[], statuses: string[], workflows: string[], tags: RunTags | undefined): RunRecord[] {
+  return runs.filter((r) => (statuses.length === 0 || statuses.includes(r.status)) && (workflows.length === 0 || workflows.includes(r.workflow)) && hasTags(r, tags));
 }

@@ -74,6 +74,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}`]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
+  if (run.tags) rows.push(["tags", Object.entries(run.tags).map(([k, v]) => `${k}=${v}`).join(" · ")]);
   if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
   if (run.waitingOn) {

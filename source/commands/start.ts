@@ -5,13 +5,13 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, TimedOutError, UsageError } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
-import { listFlag, readJsonArgument } from "../cli/inputs.js";
+import { listFlag, readJsonArgument, tagFlags } from "../cli/inputs.js";
 import { checkedVersion, compiledFile } from "../cli/workflow-file.js";
 import { outageNotes } from "../cli/outage-notes.js";
 
 export const start = defineCommand({
   name: "start",
-  usage: "start <workflow.json> [--id ID | --from RUN] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...]",
+  usage: "start <workflow.json> [--id ID | --from RUN] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...] [--tag NAME=VALUE ...]",
   summary: "store a workflow and start a run of it; prints the run id",
   details: `The input is a partial state, validated against the workflow's state schema.
 A worker (pitwall worker, or the demo) executes the run; with --actions (or actions in the
@@ -28,6 +28,8 @@ conflict (exit 3).
 --from RUN goes on from a run that has ended (a conversation's next turn): its final state, with
 the input applied as an update through the reducers (a message appended), runs the workflow again
 from its start node, as a new run recorded as a fork of RUN's last checkpoint.
+--tag NAME=VALUE (repeated, at most 16) tags the run, to find it by (pitwall runs --tag); a run
+started --from another keeps that run's tags, these added.
 --json prints { "runId" } (with --id also "existed"; with --wait also "status", "reason", "error").`,
   flags: {
     id: { type: "string" },
@@ -39,6 +41,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     until: { type: "string" },
     interruptBefore: { type: "string", isMultiple: true },
     interruptAfter: { type: "string", isMultiple: true },
+    tag: { type: "string", isMultiple: true },
   },
   args: { min: 1, max: 1 },
   createsStore: true,
@@ -58,6 +61,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
     if (flags.until !== undefined && flags.until !== "settled" && flags.until !== "end") throw new UsageError(`--until ${flags.until}: give settled (the default: until it ends or pauses) or end`);
     const interruptBefore = listFlag("interrupt-before", flags.interruptBefore);
     const interruptAfter = listFlag("interrupt-after", flags.interruptAfter);
+    const tags = tagFlags(flags.tag);
     if (flags.timeout !== undefined && !(flags.timeout > 0 && flags.timeout * 1000 <= MAX_WAIT_MS)) {
       throw new UsageError(`--timeout ${flags.timeout}: give seconds, more than 0 and at most ${MAX_WAIT_MS / 1000}`);
     }
@@ -66,6 +70,7 @@ from its start node, as a new run recorded as a fork of RUN's last checkpoint.
       ...(flags.id !== undefined ? { id: flags.id } : {}),
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
+      ...(tags ? { tags } : {}),
     };
     if (flags.from !== undefined && options.id !== undefined) {
       throw new UsageError("--from takes no --id: the new run's id is made for it");

@@ -47,9 +47,9 @@ function interrupt(runId: string, id: string, patch: Partial<InterruptRecord> = 
   };
 }
 
-async function createRun(store: Store, state: State = { items: [] }, patch: { id?: string; parentRunId?: string; workflow?: typeof WF } = {}) {
+async function createRun(store: Store, state: State = { items: [] }, patch: { id?: string; parentRunId?: string; workflow?: typeof WF; tags?: Record<string, string> } = {}) {
   const id = patch.id ?? newId("run");
-  await store.createRun(newRun({ id, workflow: patch.workflow ?? WF, state, actor: "test", ...(patch.parentRunId ? { parentRunId: patch.parentRunId } : {}) }));
+  await store.createRun(newRun({ id, workflow: patch.workflow ?? WF, state, actor: "test", ...(patch.parentRunId ? { parentRunId: patch.parentRunId } : {}), ...(patch.tags ? { tags: patch.tags } : {}) }));
   return (await store.getRun(id))!;
 }
 
@@ -106,6 +106,21 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(page2.runs.map((r) => r.id)).toEqual(["run-a"]);
       expect(page2.nextCursor).toBeUndefined();
       expect(await store.countRuns()).toMatchObject({ queued: 2, running: 1, paused: 0, succeeded: 0 });
+    });
+    it("keeps a run's tags and lists the runs that have every tag asked for", async () => {
+      await createRun(store, {}, { id: "run-t1", tags: { ticket: "T-1", team: "ops" } });
+      await createRun(store, {}, { id: "run-t2", tags: { ticket: "T-2", team: "ops", "odd.name-1": "a \"quoted\" value" } });
+      await createRun(store, {}, { id: "run-none" });
+      expect((await store.getRun("run-t1"))!.tags).toEqual({ ticket: "T-1", team: "ops" });
+      expect((await store.getRun("run-none"))!.tags).toBeUndefined();
+      const ids = async (tags: Record<string, string>) => (await store.listRuns({ tags })).runs.map((r) => r.id).sort();
+      expect(await ids({ team: "ops" })).toEqual(["run-t1", "run-t2"]);
+      expect(await ids({ team: "ops", ticket: "T-2" })).toEqual(["run-t2"]);
+      expect(await ids({ "odd.name-1": 'a "quoted" value' })).toEqual(["run-t2"]);
+      expect(await ids({ ticket: "T-3" })).toEqual([]);
+      const page = await store.listRuns({ tags: { team: "ops" }, limit: 1 });
+      expect(page.runs).toHaveLength(1);
+      expect((await store.listRuns({ tags: { team: "ops" }, limit: 1, cursor: page.nextCursor! })).runs).toHaveLength(1);
     });
   });
 

@@ -21,6 +21,7 @@ import { WORKER_RECORDS_KEPT_MS, artifactRef, decodeCursor, encodeCursor } from 
 import { deleteRun, runStorage } from "./erasure.js";
 import * as history from "./history.js";
 import { MemoryTables, copy } from "./tables.js";
+import { hasTags } from "../../tags.js";
 import * as writes from "./writes.js";
 
 /**
@@ -67,6 +68,7 @@ export class MemoryStore implements Store {
       .filter((r) => !statuses || statuses.includes(r.status))
       .filter((r) => filter.workflow === undefined || r.workflow === filter.workflow)
       .filter((r) => filter.parentRunId === undefined || r.parentRunId === filter.parentRunId)
+      .filter((r) => hasTags(r, filter.tags))
       .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))
       .filter((r) => !cursor || r.updatedAt < cursor.updatedAt || (r.updatedAt === cursor.updatedAt && r.id < cursor.id));
     const page = matching.slice(0, limit);

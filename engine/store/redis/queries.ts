@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { hasTags } from "../../tags.js";
 import { inFilter, oldestFirst } from "../listing.js";
 import { decodeCursor, encodeCursor } from "../rules.js";
 import { numberedEvent, type EventRecord, type NewEvent, type RunRecord, type RunStatus } from "../records.js";
@@ -118,7 +119,8 @@ export async function listRuns(client: Redis, keys: RedisKeys, filter: RunFilter
   const matches = (run: RunRecord) =>
     (!statuses || statuses.includes(run.status)) &&
     (filter.workflow === undefined || run.workflow === filter.workflow) &&
-    (filter.parentRunId === undefined || run.parentRunId === filter.parentRunId);
+    (filter.parentRunId === undefined || run.parentRunId === filter.parentRunId) &&
+    hasTags(run, filter.tags);
 
   const found: RunRecord[] = [];
   let batch: string[] = [];

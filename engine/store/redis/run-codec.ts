@@ -7,7 +7,8 @@ import type { RunPatch, RunRecord } from "../records.js";
  * JSON. Nullable scalars are absent fields; structured values are JSON text.
  */
 /** `count`: a number that runs stored before the field existed lack, read as 0. */
-type FieldKind = "string" | "string?" | "number" | "number?" | "count" | "json";
+/** `json?`: structured, absent from runs that have none (left out of the record). */
+type FieldKind = "string" | "string?" | "number" | "number?" | "count" | "json" | "json?";
 
 const RUN_FIELDS = {
   id: "string",
@@ -33,6 +34,7 @@ const RUN_FIELDS = {
   wakeAt: "number?",
   waitingOn: "string?",
   breakpoints: "json",
+  tags: "json?",
   interruptBefore: "json",
   interruptAfter: "json",
   current: "json",
@@ -58,6 +60,7 @@ export function encodeRunFields(values: Partial<RunRecord> | RunPatch): HashChan
     const kind = RUN_FIELDS[field as RunField];
     if (kind === undefined || value === undefined) continue;
     if (kind === "json") change.set.push([field, JSON.stringify(value)]);
+    else if (kind === "json?" && value !== null) change.set.push([field, JSON.stringify(value)]);
     else if (value === null) change.del.push(field);
     else change.set.push([field, String(value)]);
   }
@@ -73,8 +76,9 @@ export function decodeRun(hash: Record<string, string>): RunRecord | undefined {
     if (text === undefined) {
       if (kind === "string?" || kind === "number?") run[field] = null;
       else if (kind === "count") run[field] = 0;
+      else if (kind === "json?") continue;
       else throw new StoreError(`run ${hash.id} in Redis has no field "${field}": the store is damaged or was written by another program`);
-    } else if (kind === "json") run[field] = JSON.parse(text);
+    } else if (kind === "json" || kind === "json?") run[field] = JSON.parse(text);
     else if (kind === "number" || kind === "number?" || kind === "count") run[field] = Number(text);
     else run[field] = text;
   }

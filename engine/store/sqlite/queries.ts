@@ -137,7 +137,7 @@ export class Queries {
     }
   }
 
-  listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
+  listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; tags?: Record<string, string>; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
     const where: string[] = [];
     const params: Param[] = [];
     if (filter.statuses) {
@@ -152,6 +152,11 @@ export class Queries {
     else if (filter.parentRunId !== undefined) {
       where.push("parent_run_id = ?");
       params.push(filter.parentRunId);
+    }
+    // Tags are not indexed: the other filters (and the order) narrow the runs read first.
+    for (const [key, value] of Object.entries(filter.tags ?? {})) {
+      where.push("json_extract(doc, ?) = ?");
+      params.push(`$.tags.${JSON.stringify(key)}`, value);
     }
     if (filter.before) {
       where.push("(updated_at < ? OR (updated_at = ? AND id < ?))");

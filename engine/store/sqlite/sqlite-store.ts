@@ -152,6 +152,7 @@ export class SqliteStore implements Store {
         ...(filter.status !== undefined ? { statuses: ([] as RunStatus[]).concat(filter.status) } : {}),
         ...(filter.workflow !== undefined ? { workflow: filter.workflow } : {}),
         ...(filter.parentRunId !== undefined ? { parentRunId: filter.parentRunId } : {}),
+        ...(filter.tags !== undefined ? { tags: filter.tags } : {}),
         ...(before ? { before } : {}),
         limit: limit + 1,
       }),
