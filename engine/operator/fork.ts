@@ -5,7 +5,8 @@ import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
-import type { CommandRecord } from "../store/records.js";
+import { TERMINAL_RUN_STATUSES, type CommandRecord, type RunRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
@@ -63,7 +64,7 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
     const state = target ? fitState(validator, patched, from, version) : patched;
     const diff = diffStates(sourceState, state);
     const id = derivedId("run", command.id);
-    const accepted = acceptance(command, forkEffect(command, id), { runId: id }, writer.actor);
+    const accepted = acceptance(command, forkEffect(command, id, await subWorkflowNote(store, source)), { runId: id }, writer.actor);
     // The run and the command's answer in one write, made only while the command is pending: a
     // worker that took this fork for abandoned meanwhile (and refused it) leaves no run behind.
     await store.createRun({
@@ -101,9 +102,24 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   }
 }
 
-/** What a fork did, in the same words whichever process answered it. */
-export function forkEffect(command: CommandRecord, runId: string): string {
+/** What a fork did, in the same words whichever process answered it (`note`: `subWorkflowNote`). */
+export function forkEffect(command: CommandRecord, runId: string, note?: string): string {
   const { checkpointId, restart, version } = command.args as { checkpointId: string; restart?: boolean; version?: string };
   const how = restart ? `continued from checkpoint ${checkpointId} as run ${runId}, from the start node` : `forked from checkpoint ${checkpointId} as run ${runId}`;
-  return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}`;
+  return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}${note ? `; note: ${note}` : ""}`;
+}
+
+/**
+ * For a fork of a sub-workflow's run: its parent does not wait on the fork, which is a run of its
+ * own (no parent), however fixed; what gets the parent going is said instead. An operator forking
+ * a child run onto a fixed version expects the parent to go on with it, and nothing else tells
+ * them it will not. (Not refused: a child run forked on its own, to try a fix, is of use.)
+ */
+export async function subWorkflowNote(store: Store, source: RunRecord | undefined): Promise<string | undefined> {
+  if (!source?.parentRunId) return undefined;
+  const [parent, task] = await Promise.all([store.getRun(source.parentRunId), source.parentTaskId ? store.getTask(source.parentTaskId) : undefined]);
+  const of = `run ${source.id} is a sub-workflow run of run ${source.parentRunId}${task ? ` (node ${task.node})` : ""}: the fork is a run of its own`;
+  const waiting = parent && !TERMINAL_RUN_STATUSES.includes(parent.status) && !TERMINAL_RUN_STATUSES.includes(source.status);
+  if (!waiting) return `${of}, which run ${source.parentRunId} does not wait on`;
+  return `${of}; run ${parent.id} still waits on run ${source.id}, not on the fork: to have it go on, retry or cancel run ${source.id}, or fork run ${parent.id}`;
 }

@@ -5,6 +5,7 @@ import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, Inter
 import type { State } from "../state/ops.js";
 import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, TaskRecord, TaskWait } from "../store/records.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
+import type { StoreClock } from "./store-clock.js";
 
 /** What the executor lends a node's context for one attempt. */
 export interface AttemptServices {
@@ -23,6 +24,8 @@ export interface AttemptServices {
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
   /** A value without the values of secret-looking keys, as the run's records keep what people read. */
   redact(value: unknown): unknown;
+  /** Now as the run's store sees it, which judges timers. */
+  readonly clock: StoreClock;
 }
 
 /** An operator's answer, with what it answered and whether the state is still the one it was given on. */
@@ -39,6 +42,7 @@ export interface RecordedAnswer {
 /** The context built-in node kinds see: the public one plus parking and child runs. */
 export interface InternalContext extends NodeContext {
   readonly task: TaskRecord;
+  readonly clock: StoreClock;
   interruptAs(kind: InterruptKind, request: InterruptOptions): Promise<InterruptAnswer>;
   park(wait: TaskWait): never;
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
@@ -97,6 +101,9 @@ export class AttemptContext implements InternalContext {
   }
   get task() {
     return this.services.task;
+  }
+  get clock() {
+    return this.services.clock;
   }
 
   progress(fraction: number | null, message?: string): void {

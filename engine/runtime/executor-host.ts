@@ -3,6 +3,7 @@ import type { State } from "../state/ops.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
 import type { CommandRecord, RunRecord, RunStatus, TaskRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import type { TakenOver } from "./recovery.js";
 import type { AbortCause } from "./signals.js";
 
 export interface ExecutorOptions {
@@ -40,6 +41,8 @@ export interface ExecutorHost {
   commitSettled?(runId: string, through: boolean): void;
   /** A node ignored its abort signal through the grace period and was left running, its result to be discarded. */
   nodeAbandoned?(runId: string, task: TaskRecord, cause: AbortCause): void;
+  /** It took over a run from `from`, whose lease ran out, and did that with the nodes left running (none: it applied a kill left for them first). */
+  tookOver?(runId: string, from: string | undefined, taken: TakenOver | undefined): void;
 }
 
 export interface ExecutionEnd {

@@ -17,6 +17,7 @@ import { loadRun } from "./run-load.js";
 import { RunState } from "./run-state.js";
 import { TaskAbortedError } from "./signals.js";
 import { barrier, handBack, planStep, settle, startTasks, startable, stepProgress } from "./step.js";
+import { StoreClock } from "./store-clock.js";
 import { WakeTimers } from "./wake-timers.js";
 
 export type { ExecutionEnd, ExecutorHost, ExecutorOptions } from "./executor-host.js";
@@ -67,7 +68,7 @@ export class RunExecutor {
     private readonly arrived?: readonly string[],
   ) {
     this.events = new EventFactory(claim.run.id, `worker:${options.workerId}`, options.secretKeys);
-    this.rs = new RunState(workflow, claim.run, this.events, options.workerId);
+    this.rs = new RunState(workflow, claim.run, this.events, options.workerId, StoreClock.of(claim));
     this.calls = new DurableCalls({
       submit: (batch) => new Promise((resolve, reject) => this.post({ kind: "submit", batch, done: (error) => (error ? reject(error) : resolve()) })),
       events: this.events,
@@ -88,7 +89,7 @@ export class RunExecutor {
     });
     this.commands = new RunCommands(this.rs, host, this.inflight, this.committer, options, () => this.load());
     this.lease = new Lease(host.store, claim.run.id, options.workerId, claim.fence, options.leaseMs, () => this.end !== undefined, () => this.post({ kind: "stop", cause: "lease-lost" }));
-    this.wakes = new WakeTimers(() => this.post({ kind: "tick" }));
+    this.wakes = new WakeTimers(() => this.post({ kind: "tick" }), this.rs.clock);
     this.done = this.execute(claim.recovered, claim.takenFrom);
   }
 
@@ -150,7 +151,9 @@ export class RunExecutor {
       for (const kill of kills) if (await this.commands.pending(kill)) await this.commands.apply(kill, takenFrom ?? "");
       // Handed over first: a run paused as poison at once answers them as it lets go.
       for (const command of waiting) if (!kills.includes(command)) this.command(command);
-      if (this.rs.run.status === "running" && takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries)) await this.committer.commit();
+      const taken = this.rs.run.status === "running" ? takeOver(this.rs, this.calls, recovered, this.options.maxRecoveries) : undefined;
+      if (recovered) this.host.tookOver?.(this.rs.run.id, takenFrom, taken);
+      if (taken?.poison) await this.committer.commit();
       else await this.loop();
     } catch (error) {
       if (!(error instanceof Stopped)) {
@@ -298,7 +301,7 @@ export class RunExecutor {
       await this.committer.commit();
       return true;
     }
-    const now = Date.now();
+    const now = rs.clock.now();
     const ready = startable(rs, running, now);
     if (ready.length > 0) {
       startTasks(rs, ready);

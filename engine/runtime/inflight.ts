@@ -146,6 +146,10 @@ class TaskServices implements AttemptServices {
   redact(value: unknown): unknown {
     return this.deps.events.redact(value);
   }
+
+  get clock() {
+    return this.deps.rs.clock;
+  }
 }
 
 /**

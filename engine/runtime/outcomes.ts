@@ -153,7 +153,7 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
     }),
   );
   if (decision.retry) {
-    const retry = transitionTask(failed, "pending", { notBefore: now + decision.delayMs, endedAt: null });
+    const retry = transitionTask(failed, "pending", { notBefore: rs.clock.now() + decision.delayMs, endedAt: null });
     rs.setTask(retry, rs.events.task(retry, "task.scheduled", { node: task.node, why: "retry", notBefore: retry.notBefore! }));
   }
 }

@@ -3,6 +3,7 @@ import type { StateChain } from "../state/snapshot.js";
 import type { CheckpointRecord, InterruptRecord, PauseReason, RunError, RunRecord, TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
 import type { EventFactory } from "./event-factory.js";
+import type { StoreClock } from "./store-clock.js";
 import { runTransition } from "./transitions.js";
 
 /**
@@ -26,6 +27,8 @@ export class RunState {
     public run: RunRecord,
     readonly events: EventFactory,
     readonly workerId: string,
+    /** Timers are judged and written by it. */
+    readonly clock: StoreClock,
   ) {}
 
   get step(): number {

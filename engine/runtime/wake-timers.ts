@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from "../graph/definition.js";
+import type { StoreClock } from "./store-clock.js";
 
 /**
  * The timers that wake an executor's loop with a tick: at a task's retry or wait time, and
@@ -9,14 +10,17 @@ export class WakeTimers {
   private readonly tickTimes = new Set<number>();
   private flushTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly tick: () => void) {}
+  constructor(
+    private readonly tick: () => void,
+    private readonly clock: StoreClock,
+  ) {}
 
-  /** Wakes the loop at `time` (one timer per distinct time). */
+  /** Wakes the loop at `time`, on the store's clock (one timer per distinct time). */
   at(time: number): void {
     if (this.tickTimes.has(time)) return;
     this.tickTimes.add(time);
     // A time further off than a timer reaches wakes the loop then, which sets the next one.
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, time - Date.now()));
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, this.clock.untilMs(time)));
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.tickTimes.delete(time);

@@ -96,6 +96,11 @@ export interface Claim {
   recovered: boolean;
   /** For a take-over (`recovered`), the worker whose lease ran out. */
   takenFrom?: string;
+  /**
+   * How far the store's clock is ahead of this process's (negative: behind), from a store that
+   * judges timers by a clock of its own (Redis: the server's); absent, it is this process's.
+   */
+  storeAheadMs?: number;
 }
 
 export interface RunFilter {

@@ -1,7 +1,7 @@
 import { secondsPast } from "../seconds-past.js";
+import type { TakenOver } from "../runtime/recovery.js";
 import type { AbortCause } from "../runtime/signals.js";
 import type { TaskRecord } from "../store/records.js";
-import type { Claim } from "../store/store.js";
 
 /**
  * What a worker tells its operator, besides the runs that end in it (`onRunEnd`): one kind per
@@ -23,6 +23,8 @@ export type WorkerNoticeKind =
   | "takeovers-held"
   /** Runs wait that it cannot run (an action no module exports, code changed since they started). */
   | "left-behind"
+  /** A workflow it is limited to (`workflows`) is neither stored nor registered: a misspelled name, most likely. */
+  | "unknown-workflow"
   /** Stopping: it claims nothing more and waits for its running nodes. */
   | "draining"
   /** Every node it waited for finished, or the drain time ran out and the rest are aborted. */
@@ -53,11 +55,24 @@ export interface WorkerNotice {
   from?: string;
 }
 
-/** A run taken over from a worker whose lease ran out. */
-export function tookOver(claim: Claim): WorkerNotice {
-  const from = claim.takenFrom;
-  const again = claim.run.current.length > 0 ? `: ${claim.run.current.join(", ")} will run again` : "";
-  return { level: "warn", kind: "took-over", message: `took over run ${claim.run.id} from worker ${from ?? "(unknown)"} (lease expired)${again}`, runId: claim.run.id, ...(from !== undefined ? { from } : {}) };
+/**
+ * A run taken over from a worker whose lease ran out, and what became of the nodes it left
+ * running (`taken`; unknown for a run this worker could not execute).
+ */
+export function tookOver(runId: string, from: string | undefined, taken?: TakenOver): WorkerNotice {
+  const parts: string[] = [];
+  // Each node once: a mapped node's instances are one name.
+  const again = [...new Set(taken?.again)];
+  const waiting = [...new Set(taken?.waiting)];
+  const waits = waiting.length === 1 ? "waits" : "wait";
+  if (taken?.poison) {
+    parts.push(`the run paused as poison (its workers keep being lost)${waiting.length > 0 ? `: ${waiting.join(", ")} ${waits} for an operator's decision` : ""}`);
+  } else {
+    if (again.length > 0) parts.push(`${again.join(", ")} will run again`);
+    if (waiting.length > 0) parts.push(`${waiting.join(", ")} (at-most-once) ${waits} for an operator's decision to run ${waiting.length === 1 ? "it" : "them"} again or skip`);
+  }
+  const what = parts.length > 0 ? `: ${parts.join("; ")}` : "";
+  return { level: "warn", kind: "took-over", message: `took over run ${runId} from worker ${from ?? "(unknown)"} (lease expired)${what}`, runId, ...(from !== undefined ? { from } : {}) };
 }
 
 /**

@@ -2,7 +2,9 @@ import { ValidationError, errorMessage } from "../errors.js";
 import type { CheckedChild } from "../graph/check.js";
 import { compileWithChildren, workflowTree } from "../graph/load.js";
 import type { ActionRegistry, CompiledWorkflow } from "../graph/model.js";
+import type { WorkflowRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import { definitionChange, unrunnableWhy } from "./unrunnable.js";
 
 /**
  * The workflows a process can execute: those registered in code, and any stored version whose
@@ -46,11 +48,13 @@ export class WorkflowRegistry {
     }
   }
 
-  /** The names of stored versions looked at. */
-  private readonly storedName = new Map<string, string>();
-
   /** What `register` was given last per version: registering it again changes nothing. */
   private readonly given = new Map<string, CompiledWorkflow>();
+
+  /** The names of the workflows registered in code. */
+  registeredNames(): string[] {
+    return [...new Set([...this.given.values()].map((w) => w.name))];
+  }
 
   /** The latest registered code workflow with this name. */
   byName(name: string): CompiledWorkflow | undefined {
@@ -62,12 +66,12 @@ export class WorkflowRegistry {
   async resolve(version: string): Promise<CompiledWorkflow | undefined> {
     const known = this.compiled.get(version);
     if (known || this.unusable.has(version)) return known;
+    let record: WorkflowRecord | undefined;
     try {
-      const record = await this.store.getWorkflow(version);
+      record = await this.store.getWorkflow(version);
       if (!record) return undefined;
-      this.storedName.set(version, record.name);
       const children = new Map<string, CheckedChild>();
-      const collect = async (definition: typeof record.definition) => {
+      const collect = async (definition: WorkflowRecord["definition"]) => {
         for (const node of Object.values(definition.nodes)) {
           if (node.kind !== "subgraph" || children.has(node.workflow as string)) continue;
           const child = await this.store.getWorkflow(node.workflow as string);
@@ -81,21 +85,24 @@ export class WorkflowRegistry {
       this.add(workflow);
       return workflow;
     } catch (error) {
-      this.unusable.set(version, this.otherVersionNote(version, errorMessage(error)));
+      const why = errorMessage(error);
+      this.unusable.set(version, record ? (this.otherVersionNote(record) ?? unrunnableWhy(record.definition, this.actions, why)) : why);
       return undefined;
     }
   }
 
   /**
    * A workflow registered in code under the same name, in another version, is the likely cause:
-   * its graph changed since the runs of this version started.
+   * its definition changed since the runs of this version started (its graph, or a setting of a
+   * node such as its timeout). What the stored version lacks (an action by a node's name) only
+   * follows from that.
    */
-  private otherVersionNote(version: string, why: string): string {
-    // What the stored version lacks (an action by a node's name) only follows from that.
-    const name = [...this.given.values()].find((w) => w.version !== version && this.storedName.get(version) === w.name)?.name;
-    if (name === undefined) return why;
-    const registered = [...this.given.values()].filter((w) => w.name === name).map((w) => w.version);
-    return `this process has workflow ${name} only in version ${registered.join(", ")}: its graph changed since runs of version ${version} started`;
+  private otherVersionNote(stored: WorkflowRecord): string | undefined {
+    const registered = [...this.given.values()].filter((w) => w.version !== stored.version && w.name === stored.name);
+    const latest = registered.at(-1);
+    if (!latest) return undefined;
+    const change = definitionChange(stored.definition, latest.definition);
+    return `this process has workflow ${stored.name} only in version ${registered.map((w) => w.version).join(", ")}: its definition changed since runs of version ${stored.version} started${change ? ` (${change})` : ""}`;
   }
 
   /** Whether this version was already looked at (runnable or not). */

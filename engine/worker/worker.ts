@@ -14,6 +14,7 @@ import { UnheldRuns } from "../operator/unheld-runs.js";
 import { WorkflowVersions } from "../operator/workflow-versions.js";
 import type { WorkflowRegistry } from "./registry.js";
 import type { AbortCause } from "../runtime/signals.js";
+import type { TakenOver } from "../runtime/recovery.js";
 import { StoreContact, watchedStore } from "./contact.js";
 import { FailureReport } from "./failure-report.js";
 import { Heartbeat } from "./heartbeat.js";
@@ -25,6 +26,7 @@ import { startRetention } from "./retention.js";
 import { sweepUnansweredCommands } from "./command-sweep.js";
 import { startChildRun } from "./child-runs.js";
 import { EventWatch } from "./event-watch.js";
+import { sayUnknownWorkflows } from "./workflow-names.js";
 
 export type { StopOptions, WorkerOptions, WorkerStats } from "./options.js";
 
@@ -127,6 +129,7 @@ export class Worker implements ExecutorHost {
     this.abort = new AbortController();
     this.stopping = false;
     void this.events.follow(this.abort.signal);
+    void this.checkWorkflowNames();
     this.loop = this.claimLoop(this.abort.signal);
     this.lookForLeftBehind(this.abort.signal);
     // Beats on through a drain, until the worker has stopped.
@@ -163,6 +166,13 @@ export class Worker implements ExecutorHost {
     if (!this.options.workflows) return versions;
     const allowed = new Set(this.registry.versionsOf(this.options.workflows));
     return versions.filter((v) => allowed.has(v));
+  }
+
+  private namesChecked: Promise<void> | undefined;
+
+  /** Says, once, which of the workflows it is limited to are unknown. */
+  private checkWorkflowNames(): Promise<void> {
+    return (this.namesChecked ??= sayUnknownWorkflows(this.store, this.registry, this.options.workflows, (notice) => this.notify(notice)));
   }
 
   private lookForLeftBehind(signal: AbortSignal): void {
@@ -207,6 +217,7 @@ export class Worker implements ExecutorHost {
   async drain(): Promise<void> {
     const signal = new AbortController();
     void this.events.follow(signal.signal);
+    await this.checkWorkflowNames();
     try {
       for (;;) {
         await this.claimAvailable();
@@ -285,14 +296,13 @@ export class Worker implements ExecutorHost {
 
   private counted(claim: Claim): void {
     this.counts.claimed++;
-    if (!claim.recovered) return;
-    this.counts.takenOver++;
-    this.notify(tookOver(claim));
+    if (claim.recovered) this.counts.takenOver++;
   }
 
   private async execute(claim: Claim, followed: boolean): Promise<void> {
     const workflow = await this.registry.resolve(claim.run.version);
     if (!workflow) {
+      if (claim.recovered) this.notify(tookOver(claim.run.id, claim.takenFrom));
       await this.store.commit({
         id: newId("c", 12),
         runId: claim.run.id,
@@ -357,6 +367,10 @@ export class Worker implements ExecutorHost {
 
   nodeAbandoned(runId: string, task: TaskRecord, cause: AbortCause): void {
     this.notify(abandoned(runId, task, cause, this.options.killGraceMs));
+  }
+
+  tookOver(runId: string, from: string | undefined, taken: TakenOver | undefined): void {
+    this.notify(tookOver(runId, from, taken));
   }
 
   private readonly waitingCommits = new Set<string>();

@@ -26,6 +26,8 @@ export const fork = defineCommand({
 checkpoint's state must fit its state schema (new keys get their defaults; --patch and --set are
 checked against the new version, so they can reshape the state), and the nodes the run is at
 must still exist in it.
+A fork of a sub-workflow's run is a run of its own: the parent still waits on the run forked
+(the fork says so); to have the parent go on, retry or cancel that run, or fork the parent.
 The fork stops where its source would (its interrupt lists) unless given others:
 --interrupt-before/--interrupt-after replace the source's lists, --no-interrupts stops nowhere.
 --json prints { "commandId", "effect", "runId" }.`,

@@ -1,6 +1,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createEngine, openStore, workflow } from "../../engine/index.js";
 import { cliHarness } from "../support/cli.js";
 
 /** No model from the environment the tests run in: each test says which it sets. */
@@ -43,6 +45,40 @@ describe("what a worker says when it starts", () => {
 
     const server = await cli.run(["worker", "--once"], { ...NO_MODEL, PITWALL_LLM_BASE_URL: "http://127.0.0.1:9/v1" });
     expect(server.stderr).toContain("INFO  model: openai-compatible http://127.0.0.1:9/v1\n");
+  });
+
+  it("warns of a workflow it is limited to that no one has stored, with the closest known name", async () => {
+    await cli.json(["start", file("emb.json", JSON.stringify({ name: "emb", start: "n", nodes: { n: { kind: "wait", seconds: 0, next: "END" } } }))]);
+    const typo = await cli.run(["worker", "--once", "--workflow", "emd"], NO_MODEL);
+    expect(typo.code).toBe(0);
+    expect(typo.stderr).toMatch(/^\S+Z WARN  this worker is limited to workflow emd, which is neither in the store nor registered in this process \(did you mean emb\?\): it takes no run of it until one is stored$/m);
+    const far = await cli.run(["worker", "--once", "--workflow", "payroll,emb"], NO_MODEL);
+    expect(far.stderr).toMatch(/WARN  this worker is limited to workflow payroll, which is neither in the store nor registered in this process \(known: (\w+, )*emb(, \w+)*\): it takes no run of it until one is stored\n/);
+    expect(far.stdout).toMatch(/run run-\S+ succeeded/);
+    expect(far.stderr).not.toContain("workflow emb, which");
+  });
+
+  it("says a run of a workflow built in code is for a worker of the program that defines it", async () => {
+    const store = await openStore(`sqlite:${join(cli.dir, "pitwall.db")}`);
+    try {
+      const state = z.object({ log: z.array(z.string()).default([]) });
+      const plain = workflow("emb", { state }).node("a", () => ({ log: ["a"] }), { next: "b" }).node("b", () => ({ log: ["b"] }), { next: "END" }).compile();
+      const routed = workflow("routed", { state })
+        .node("pick", () => ({}), { routes: { one: "a", two: "a" }, route: () => "one" })
+        .node("a", () => ({}), { next: "END" })
+        .compile();
+      const engine = createEngine({ store, workflows: [plain, routed], worker: false });
+      await engine.start(plain, {});
+      await engine.start(routed, {});
+      await engine.close();
+    } finally {
+      await store.close();
+    }
+    const worker = await cli.run(["worker", "--once"], NO_MODEL);
+    expect(worker.stderr).toContain(
+      'left for a worker that can run it: workflow emb cannot run here: action "a" is not exported by any loaded actions module; none of its actions (a, b) is: if workflow emb was built in code, only a worker of the program that defines it (createEngine({ workflows })) can run it\n',
+    );
+    expect(worker.stderr).toContain("left for a worker that can run it: workflow routed was built in code (node pick routes by a function): only a worker of the program that defines it (createEngine({ workflows })) can run it\n");
   });
 
   it.each([

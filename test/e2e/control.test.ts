@@ -83,6 +83,35 @@ describe("operator commands on live runs, across processes", () => {
     expect((await cli.run(["interrupts", "--run", childId])).stderr).toBe("no pending interrupts\n");
   });
 
+  it("fork of a sub-workflow's run, onto a fixed version, says that its parent still waits on the run forked, not on the fork", async () => {
+    const actions = join(cli.dir, "declined-actions.mjs");
+    const file = join(cli.dir, "declined-parent.json");
+    const fixed = join(cli.dir, "declined-child-v2.json");
+    writeFileSync(actions, "export default { charge: () => { throw new Error('the card was declined'); } };\n");
+    const child = { name: "declined-child", state: { n: { type: "number", default: 0 } }, start: "charge", nodes: { charge: { action: "charge", retry: { maxAttempts: 1 } } } };
+    writeFileSync(file, JSON.stringify({ name: "declined-parent", state: child.state, start: "sub", nodes: { sub: { kind: "subgraph", workflow: child } } }));
+    writeFileSync(fixed, JSON.stringify({ ...child, nodes: { charge: { action: "charge", retry: { maxAttempts: 3 } } } }));
+    const worker = cli.spawn(["worker", "--actions", actions]);
+    const parentId = (await cli.run(["start", file, "--wait"])).stdout.trim();
+    worker.child.kill("SIGINT");
+    await worker.exited;
+    const childId = /^waiting +for child run (run-\S+),/m.exec((await cli.run(["show", parentId])).stdout)![1]!;
+
+    const forked = await cli.run(["fork", childId, "0", "--workflow", fixed]);
+    expect(forked.code, forked.stderr).toBe(0);
+    const forkId = forked.stdout.trim();
+    const note = `note: run ${childId} is a sub-workflow run of run ${parentId} (node sub): the fork is a run of its own; run ${parentId} still waits on run ${childId}, not on the fork: to have it go on, retry or cancel run ${childId}, or fork run ${parentId}`;
+    expect(forked.stderr).toMatch(new RegExp(`^forked from checkpoint ${childId}:0 as run ${forkId} on version [0-9a-f]{12}; ${escape(note)}\n$`));
+    const json = await cli.json<{ effect: string; runId: string }>(["fork", childId, "0", "--json"]);
+    expect(json.effect).toBe(`forked from checkpoint ${childId}:0 as run ${json.runId}; ${note}`);
+    expect(await cli.json<Shown>(["show", forkId])).toMatchObject({ parentRunId: null, forkOf: { runId: childId } });
+
+    // Once the parent has ended, it waits on nothing: the note says the fork is not its.
+    expect((await cli.run(["cancel", parentId, "--reason", "declined"])).code).toBe(0);
+    const after = await cli.json<{ effect: string; runId: string }>(["fork", childId, "0", "--json"]);
+    expect(after.effect).toBe(`forked from checkpoint ${childId}:0 as run ${after.runId}; note: run ${childId} is a sub-workflow run of run ${parentId} (node sub): the fork is a run of its own, which run ${parentId} does not wait on`);
+  });
+
   it("break pauses before a node; fork starts a new run from a checkpoint; unbreak and cancel", async () => {
     const { runId } = await cli.json<{ runId: string }>(["start", workflowOf("task-queue")]);
     const [bad, absent] = await Promise.all([cli.run(["break", runId, "nowhere"]), cli.run(["unbreak", runId, "join"])]);
@@ -272,3 +301,7 @@ describe("operator commands on live runs, across processes", () => {
     expect((await cli.json<RunRecord>(["show", runId], env)).status).toBe("queued");
   }, 30_000);
 });
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

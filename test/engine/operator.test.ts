@@ -11,17 +11,19 @@ import { storeFactories } from "../support/stores.js";
 const state = z.object({ log: z.array(z.string()).default([]), n: z.number().default(0), note: z.string().default("") });
 
 /**
- * A worker that claims a run, marks a node of the step running (the first step's by default) and
- * its durable `calls`, and dies (its lease runs out).
+ * A worker that claims a run, marks nodes of the step running (the first step's by default) and
+ * their durable `calls`, and dies (its lease runs out).
  */
-async function dieWhileRunning(engine: Engine, runId: string, node: string, leaseMs: number, step = 1, calls: string[] = []): Promise<void> {
+async function dieWhileRunning(engine: Engine, runId: string, nodes: string | readonly string[], leaseMs: number, step = 1, calls: string[] = []): Promise<void> {
   const claim = (await engine.store.claimRun({ owner: "dead", leaseMs, runId }))!;
   const startedAt = Date.now();
-  const id = `${runId}:${step}:${node}`;
-  const tasks = [
-    newTaskRecord({ id, runId, step, node, index: null, createdAt: startedAt }),
-    ...calls.map((call) => newTaskRecord({ id: `${id}/${call}`, runId, step, node, index: null, parent: id, call, createdAt: startedAt + 1 })),
-  ].map((task) => ({ ...task, status: "running" as const, worker: "dead", startedAt, attempts: [{ n: 1, worker: "dead", startedAt, endedAt: null, outcome: null }] }));
+  const tasks = [nodes].flat().flatMap((node) => {
+    const id = `${runId}:${step}:${node}`;
+    return [
+      newTaskRecord({ id, runId, step, node, index: null, createdAt: startedAt }),
+      ...calls.map((call) => newTaskRecord({ id: `${id}/${call}`, runId, step, node, index: null, parent: id, call, createdAt: startedAt + 1 })),
+    ];
+  }).map((task) => ({ ...task, status: "running" as const, worker: "dead", startedAt, attempts: [{ n: 1, worker: "dead", startedAt, endedAt: null, outcome: null }] }));
   await engine.store.commit({ id: newId("c"), runId, fence: claim.fence, tasks });
 }
 
@@ -724,9 +726,43 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect((await run.wait()).status).toBe("succeeded");
     expect(runs).toBe(0);
     expect((await run.state()).log).toEqual(["charged by hand"]);
-    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id)]);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id, ": charge (at-most-once) waits for an operator's decision to run it again or skip")]);
     const succeeded = await engine.store.readEvents({ runId: run.id, types: ["task.succeeded"] });
     expect(succeeded.map((e) => e.payload)).toEqual([expect.objectContaining({ node: "charge", skipped: true })]);
+  });
+
+  it("says, taking a run over, which nodes its lost worker left running will run again and which wait for an operator (at-most-once)", async () => {
+    const wf = workflow("split", { state, reducers: { log: "append" } })
+      .node("a", () => ({}), { next: ["charge", "mail"] })
+      .node("charge", () => ({ log: ["charged"] }), { atMostOnce: true, next: "END" })
+      .node("mail", () => ({ log: ["mailed"] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf, {}, { interruptAfter: ["a"] });
+    const first = await harness.engine([wf], { store: engine.store });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    await first.worker!.stop();
+    await engine.operator("ann").resolve((await pendingOf(engine, run.id))[0]!.id, { decision: "approve" });
+    await dieWhileRunning(engine, run.id, ["charge", "mail"], 50, 2);
+    await sleep(80);
+    await harness.engine([wf], { store: engine.store });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const tasks = await engine.store.listTasks(run.id, { step: 2 });
+    expect(Object.fromEntries(tasks.map((t) => [t.node, t.status]))).toEqual({ charge: "interrupted", mail: "succeeded" });
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id, ": mail will run again; charge (at-most-once) waits for an operator's decision to run it again or skip")]);
+  });
+
+  it("says, taking over a run whose workers keep being lost, that it paused as poison and its nodes wait for an operator", async () => {
+    const wf = workflow("poison-notice", { state }).node("work", () => ({ n: 1 }), { next: "END" }).compile();
+    const engine = await harness.engine([wf], { worker: false });
+    const run = await engine.start(wf);
+    for (let lost = 0; lost < 2; lost++) {
+      await dieWhileRunning(engine, run.id, "work", 50);
+      await sleep(80);
+    }
+    await harness.engine([wf], { store: engine.store, worker: { maxRecoveries: 1 } });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "poison" });
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id, ": the run paused as poison (its workers keep being lost): work waits for an operator's decision")]);
   });
 
   it("keeps the result of a node that finishes while its worker shuts down, instead of running it again", async () => {
@@ -787,7 +823,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(await run.wait({ until: "end", timeoutMs: 5_000 })).toMatchObject({ status: "succeeded", recoveries: 4 });
     void third;
     // The second worker took the run over after a, the third after b, which the second had started.
-    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id), tookOverFromDead(run.id, ": b will run again")]);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id, ": a will run again"), tookOverFromDead(run.id, ": b will run again")]);
   });
 
   it("runs a task a lost worker left running again, also without a retry policy, and records the lost attempt", async () => {
@@ -798,7 +834,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     const { engine, run } = await lostWhileRunning(wf, "work", 50);
     expect(await run.wait()).toMatchObject({ status: "succeeded", recoveries: 1 });
     expect(runs).toBe(1);
-    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id)]);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id, ": work will run again")]);
     const [task] = await engine.store.listTasks(run.id);
     expect(task!.attempts.map((a) => [a.worker === "dead", a.outcome, a.code ?? null])).toEqual([
       [true, "failed", "WORKER_LOST"],
@@ -826,6 +862,6 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
       ["failed", "flaky"],
       ["succeeded", null],
     ]);
-    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id)]);
+    expect(harness.notices.of("took-over")).toEqual([tookOverFromDead(run.id, ": work will run again")]);
   });
 });

@@ -21,14 +21,37 @@ describe("an embedded engine and runs of a version it cannot run", () => {
     const told: LeftBehind[] = [];
     const engine = await harness.engine([after], { store, worker: { onLeftBehind: (left) => told.push(left) } });
     await expect(engine.run(run.id).wait({ timeoutMs: 100 })).rejects.toThrow(
-      `run ${run.id} did not settle within 100 ms (it is queued; this engine's worker cannot run it: this process has workflow edited only in version ${after.version}: its graph changed since runs of version ${before.version} started; register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow })))`,
+      `run ${run.id} did not settle within 100 ms (it is queued; this engine's worker cannot run it: this process has workflow edited only in version ${after.version}: its definition changed since runs of version ${before.version} started (node a's next); register the workflow as it was when the run started, or fork the run onto a version this engine has (operator.fork(runId, n, { workflow })))`,
     );
     await until(() => told.length > 0, 5_000, "the left-behind report");
-    expect(told).toEqual([{ workflow: "edited", version: before.version, status: "queued", count: 1, why: expect.stringContaining("its graph changed") }]);
+    expect(told).toEqual([{ workflow: "edited", version: before.version, status: "queued", count: 1, why: expect.stringContaining("its definition changed") }]);
 
     // Forked onto the version it has, the run goes on.
     const { result } = await engine.operator("ann").fork(run.id, 0, { workflow: after });
     expect((await engine.run(result.runId).wait({ timeoutMs: 5_000 })).status).toBe("succeeded");
+  });
+});
+
+describe("a run of a version whose graph is the same, a node's setting changed", () => {
+  const harness = engineHarness(memory);
+
+  it("says the workflow's definition changed, and what: not its graph", async () => {
+    const before = workflow("timed", { state }).node("a", () => ({ log: ["a"] }), { next: "END", timeoutMs: 1000 }).compile();
+    const after = workflow("timed", { state }).node("a", () => ({ log: ["a"] }), { next: "END", timeoutMs: 5000 }).compile();
+    const store = await memory.open();
+    await createEngine({ store, workflows: [before], worker: false }).start(before);
+    const told: LeftBehind[] = [];
+    await harness.engine([after], { store, worker: { onLeftBehind: (left) => told.push(left) } });
+    await until(() => told.length > 0, 5_000, "the left-behind report");
+    expect(told).toEqual([
+      {
+        workflow: "timed",
+        version: before.version,
+        status: "queued",
+        count: 1,
+        why: `this process has workflow timed only in version ${after.version}: its definition changed since runs of version ${before.version} started (node a's timeoutMs)`,
+      },
+    ]);
   });
 });
 

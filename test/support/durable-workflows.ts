@@ -95,5 +95,21 @@ export function timerWorkflow(): CompiledWorkflow {
     .compile();
 }
 
-export const WORKFLOWS = { crash: crashWorkflow, slow: slowWorkflow, timer: timerWorkflow } as const;
+/** `flaky` fails its first attempt and is retried after BACKOFF_MS: longer than a worker holds a run for a backoff (5 s). */
+export const BACKOFF_MS = 6000;
+export function backoffWorkflow(): CompiledWorkflow {
+  const state = z.object({ trail: z.array(z.string()).default([]) });
+  return workflow("backoff", { state, reducers: { trail: "append" } })
+    .node(
+      "flaky",
+      (_s, ctx) => {
+        if (ctx.attempt === 1) throw new Error("first attempt fails");
+        return { trail: ["flaky"] };
+      },
+      { next: "END", retry: { maxAttempts: 2, backoffMs: BACKOFF_MS, jitter: 0 } },
+    )
+    .compile();
+}
+
+export const WORKFLOWS = { crash: crashWorkflow, slow: slowWorkflow, timer: timerWorkflow, backoff: backoffWorkflow } as const;
 export type WorkflowName = keyof typeof WORKFLOWS;

@@ -1,8 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import type { WorkflowName } from "./durable-workflows.js";
 
 const WORKER = new URL("./store-worker.ts", import.meta.url).pathname;
+const CLOCK_SKEW = new URL("./clock-skew.ts", import.meta.url).pathname;
 
 /** A child process whose JSON output lines are collected as they come. */
 export interface Child {
@@ -14,7 +16,7 @@ export interface Child {
   stderr(): string;
 }
 
-export function spawnChild(command: string, args: string[], options: { uid?: number; gid?: number } = {}): Child {
+export function spawnChild(command: string, args: string[], options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): Child {
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], ...options });
   const lines: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
@@ -57,9 +59,15 @@ export function spawnChild(command: string, args: string[], options: { uid?: num
   };
 }
 
-/** The test worker (see store-worker.ts) on a SQLite file or a store URL, in a child process running TypeScript through tsx. */
-export function spawnWorker(store: string, workflow: "crash" | "slow" | "timer", leaseMs: number, mode: "serve" | "drain" = "serve"): Child {
-  return spawnChild(process.execPath, ["--import", "tsx", WORKER, store, workflow, String(leaseMs), mode]);
+/**
+ * The test worker (see store-worker.ts) on a SQLite file or a store URL, in a child process running
+ * TypeScript through tsx; `clockSkewMs`: its clock that far ahead of this machine's (behind, negative).
+ */
+export function spawnWorker(store: string, workflow: WorkflowName, leaseMs: number, mode: "serve" | "drain" = "serve", clockSkewMs = 0): Child {
+  const skew = clockSkewMs === 0 ? [] : ["--import", CLOCK_SKEW];
+  return spawnChild(process.execPath, ["--import", "tsx", ...skew, WORKER, store, workflow, String(leaseMs), mode], {
+    env: { ...process.env, PITWALL_TEST_CLOCK_SKEW_MS: String(clockSkewMs) },
+  });
 }
 
 /** SIGKILLs a child (if still alive) and waits until it is gone. */

@@ -10,7 +10,7 @@ import { WORKFLOWS, type WorkflowName } from "./durable-workflows.js";
 const [target, name, lease, mode = "serve"] = process.argv.slice(2);
 const workflow = WORKFLOWS[name as WorkflowName]?.();
 if (!target || !workflow || !lease) {
-  console.error("usage: store-worker.ts <store file or URL> <crash|slow|timer> <lease ms> [serve|drain]");
+  console.error("usage: store-worker.ts <store file or URL> <crash|slow|timer|backoff> <lease ms> [serve|drain]");
   process.exit(2);
 }
 

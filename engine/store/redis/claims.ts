@@ -19,6 +19,7 @@ export async function claimRun(w: ScriptWriter, unanswered: UnansweredClaims, op
   const request = unanswered.get(options.owner) ?? newId("claim", 12);
   unanswered.delete(options.owner);
   let reply;
+  const sent = Date.now();
   try {
     reply = await w.write(
       "claim",
@@ -35,9 +36,11 @@ export async function claimRun(w: ScriptWriter, unanswered: UnansweredClaims, op
   }
   if (reply[0] === "none") return undefined;
   if (reply[0] !== "claimed") throw refusal(reply);
-  const [, fence, recovered, hash, previous] = reply as [string, number, number, string[], string | null];
+  const [, fence, recovered, hash, previous, now] = reply as [string, number, number, string[], string | null, number];
   const run = decodeRun(pairsToHash(hash))!;
-  return { run, fence, recovered: recovered === 1, ...(recovered === 1 && previous ? { takenFrom: previous } : {}) };
+  // Measured from when the claim was sent, not answered: never less than the true difference, so
+  // a worker never takes a time to have come before the server does (store-clock.ts).
+  return { run, fence, recovered: recovered === 1, ...(recovered === 1 && previous ? { takenFrom: previous } : {}), storeAheadMs: now - sent };
 }
 
 export async function renewLease(w: ScriptWriter, runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {

@@ -11,7 +11,8 @@ import { LUA_SHA256 } from "./sha256.js";
  * ('' for any), versions (list, or absent for every version), runs not to take over (list),
  * take-overs allowed ('1' or '0').
  *
- * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list, previous owner or false} | {'none'}
+ * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list, previous owner or false, the server's
+ * clock (ms)} | {'none'}
  */
 export const CLAIM = `${LUA_SHA256}
 local owner = arg()
@@ -29,7 +30,7 @@ for _, id in ipairs(arg_strings()) do excluded[id] = true end
 local take_overs = arg() == '1'
 
 local function reply(id, fence, recovered, previous)
-  return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id)), previous or false}
+  return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id)), previous or false, NOW}
 end
 
 local earlier = redis.call('GET', K.g('claim-req:' .. request))
