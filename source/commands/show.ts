@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -33,15 +33,8 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
   readsOnly: true,
   async run({ args, out, store, global }) {
     const s = await store();
-    const run = await mustGetRun(s, args[0]!);
     await noteRoom(s, out);
-    const [tasks, interrupts, storage, child, workers] = await Promise.all([
-      s.listTasks(run.id),
-      s.listInterrupts({ runId: run.id, status: "pending" }),
-      s.runStorage(run.id),
-      run.waitingOn ? s.getRun(run.waitingOn) : undefined,
-      run.status === "queued" ? s.listWorkers() : undefined,
-    ]);
+    const { run, tasks, interrupts, storage, child, workers } = await readTogether(s, args[0]!);
     const { calls, tokens } = await readRunCalls(s, run.id, tasks, { secretKeys: global.secretKeys });
     // Queued for long with nothing else to wait for: what the workers' heartbeats say is missing.
     const unclaimed = unclaimedWhy(run, Date.now(), workers);
@@ -60,6 +53,28 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
     return EXIT.ok;
   },
 });
+
+/**
+ * The run and what is shown with it, as of one moment: a commit landing between the reads (a
+ * worker's, every few milliseconds) would show the run of one step with the tasks of the next.
+ * Every commit adds events, so the run's event count read again after the others tells; read
+ * again then (a few times at most: a run that never stops moving is shown as last read).
+ */
+async function readTogether(s: Store, runId: string) {
+  let run = await mustGetRun(s, runId);
+  for (let tries = 1; ; tries++) {
+    const [tasks, interrupts, storage, child, workers] = await Promise.all([
+      s.listTasks(run.id),
+      s.listInterrupts({ runId: run.id, status: "pending" }),
+      s.runStorage(run.id),
+      run.waitingOn ? s.getRun(run.waitingOn) : undefined,
+      run.status === "queued" ? s.listWorkers() : undefined,
+    ]);
+    const again = await s.getRun(run.id);
+    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers };
+    run = again;
+  }
+}
 
 function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], tokens: RunTokens, retry: RetryWait | undefined, unclaimed: string | undefined): void {
   const rows: [string, string][] = [
