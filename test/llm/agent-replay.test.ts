@@ -53,16 +53,27 @@ function tools(notifyFailures: number) {
 describe("an agent node that runs again", () => {
   const server = chatServerEach();
 
+  /** Starts the refund agent (with `extra` fields) on these tools, on a ticket. */
+  async function startAgent(tools: Record<string, unknown>, extra: Record<string, unknown> = {}, ticket = "Damaged parcel A-1001") {
+    const { workflow } = compileJson(refundAgent(extra), { tools, model: serverModel(server, { stream: false }) });
+    const engine = await harness.engine([workflow]);
+    return { engine, run: await engine.start(workflow, { ticket }) };
+  }
+
+  /** Waits for the run to pause at an interrupt and gives its answer (`approve` by default); returns the interrupt. */
+  async function answerNext(engine: Awaited<ReturnType<typeof startAgent>>["engine"], run: Awaited<ReturnType<typeof startAgent>>["run"], answer: { decision: string; patch?: unknown } = { decision: "approve" }) {
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(pending!.id, answer);
+    return pending!;
+  }
+
   it("does not run an approved refund a second time when a retry after a later tool's failure asks for it again", async () => {
     const { tools: all, calls } = tools(1);
     const notify = toolCall("notify", { text: "Refunded 40." });
     server.reply(refund(40), notify, refund(40), notify, answer("Refunded 40 and told the customer."));
-    const { workflow } = compileJson(refundAgent({ retry: { maxAttempts: 2, backoffMs: 1 } }), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
-    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    const { engine, run } = await startAgent(all, { retry: { maxAttempts: 2, backoffMs: 1 } });
+    await answerNext(engine, run);
 
     expect((await run.wait()).status).toBe("succeeded");
     // The retry asked the model again (five answers in all), and ran notify again, but not the refund.
@@ -77,15 +88,8 @@ describe("an agent node that runs again", () => {
   it("runs the refund the retry's model asks for with other arguments, once it is approved", async () => {
     const { tools: all, calls } = tools(1);
     server.reply(refund(40), toolCall("notify", { text: "Refunded 40." }), refund(45), answer("Refunded 45."));
-    const { workflow } = compileJson(refundAgent({ retry: { maxAttempts: 2, backoffMs: 1 } }), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const operator = engine.operator("ann");
-    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
-    for (let i = 0; i < 2; i++) {
-      expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-      const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-      await operator.resolve(pending!.id, { decision: "approve" });
-    }
+    const { engine, run } = await startAgent(all, { retry: { maxAttempts: 2, backoffMs: 1 } });
+    for (let i = 0; i < 2; i++) await answerNext(engine, run);
     expect((await run.wait()).status).toBe("succeeded");
     expect(calls.filter((c) => c.tool === "issueRefund").map((c) => c.args)).toEqual([
       { orderId: "A-1001", amount: 40 },
@@ -96,20 +100,14 @@ describe("an agent node that runs again", () => {
   it("asks the model again, not replaying its recorded answer, when an operator edited what its prompt says at the approval", async () => {
     const { tools: all, calls } = tools(0);
     server.reply(refund(50), refund(5), answer("Refunded 5."));
-    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const operator = engine.operator("ann");
-    const run = await engine.start(workflow, { ticket: "Refund 50 on A-1001" });
+    const { engine, run } = await startAgent(all, {}, "Refund 50 on A-1001");
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    await operator.updateState(run.id, { ticket: "Refund 5 on A-1001" });
-    const [asked] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await operator.resolve(asked!.id, { decision: "approve" });
+    await engine.operator("ann").updateState(run.id, { ticket: "Refund 5 on A-1001" });
+    await answerNext(engine, run);
 
     // The approval of 50 does not cover the 5 the model now asks for: the operator is asked again.
-    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const [again] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    expect(again!.request.data).toEqual({ tool: "issueRefund", arguments: { orderId: "A-1001", amount: 5 } });
-    await operator.resolve(again!.id, { decision: "approve" });
+    const again = await answerNext(engine, run);
+    expect(again.request.data).toEqual({ tool: "issueRefund", arguments: { orderId: "A-1001", amount: 5 } });
     expect((await run.wait()).status).toBe("succeeded");
 
     expect(server.received.map(userText)).toEqual(["Resolve: Refund 50 on A-1001", "Resolve: Refund 5 on A-1001", "Resolve: Refund 5 on A-1001"]);
@@ -121,13 +119,8 @@ describe("an agent node that runs again", () => {
   it("asks again for an approval given with a state edit that changes the tool call the model then asks for", async () => {
     const { tools: all, calls } = tools(0);
     server.reply(refund(50), refund(5), answer("Refunded 5."));
-    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const operator = engine.operator("ann");
-    const run = await engine.start(workflow, { ticket: "Refund 50 on A-1001" });
-    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const [asked] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await operator.resolve(asked!.id, { decision: "approve", patch: { ticket: "Refund 5 on A-1001" } });
+    const { engine, run } = await startAgent(all, {}, "Refund 50 on A-1001");
+    await answerNext(engine, run, { decision: "approve", patch: { ticket: "Refund 5 on A-1001" } });
 
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
     expect(calls).toEqual([]);
@@ -138,14 +131,11 @@ describe("an agent node that runs again", () => {
   it("tells the model a tool's failure with toolErrors tell-model, and hands the same failure back when the node runs again", async () => {
     const { tools: all, calls } = tools(5);
     server.reply(toolCall("notify", { text: "On its way." }), refund(40), answer("Refunded 40; the mail server is down, so I could not tell the customer."));
-    const { workflow } = compileJson(refundAgent({ toolErrors: "tell-model" }), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    const { engine, run } = await startAgent(all, { toolErrors: "tell-model" });
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
     const toolMessage = (server.received[1]!.body.messages as { role: string; content: string }[]).find((m) => m.role === "tool")!;
     expect(toolMessage.content).toBe("Error: notify failed: mail server down");
-    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await answerNext(engine, run);
     expect((await run.wait()).status).toBe("succeeded");
     // The node ran again after the approval: notify was not tried again, so the model's recorded answers still fit.
     expect(calls.map((c) => c.tool)).toEqual(["notify", "issueRefund"]);
@@ -157,9 +147,7 @@ describe("an agent node that runs again", () => {
   it("fails the node when a tool fails past its retries, unless told to tell the model", async () => {
     const { tools: all } = tools(5);
     server.reply(toolCall("notify", { text: "On its way." }));
-    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    const { run } = await startAgent(all);
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: expect.stringContaining("mail server down") } });
   });
 
@@ -182,13 +170,10 @@ describe("an agent node that runs again", () => {
       { kind: "json", body: completion({ toolCalls: [{ name: "trackShipment", arguments: { orderId: "A-1001" } }, { name: "issueRefund", arguments: { orderId: "A-1001", amount: 9 } }] }) },
       answer("Done."),
     );
-    const { workflow } = compileJson(refundAgent({ tools: ["trackShipment", "issueRefund"] }), { tools: parallelTools, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
+    const { engine, run } = await startAgent(parallelTools, { tools: ["trackShipment", "issueRefund"] });
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
     expect(started).toEqual([]);
-    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await answerNext(engine, run);
     expect((await run.wait()).status).toBe("succeeded");
     expect(started.sort()).toEqual(["issueRefund", "trackShipment"]);
     const tool = (server.received[1]!.body.messages as { role: string; content: string }[]).filter((m) => m.role === "tool").map((m) => m.content);
@@ -198,12 +183,8 @@ describe("an agent node that runs again", () => {
   it("replays every recorded answer and result when the node runs again on the same state", async () => {
     const { tools: all, calls } = tools(0);
     server.reply(toolCall("lookupOrder", { orderId: "A-1001" }), refund(40), answer("Refunded 40."));
-    const { workflow } = compileJson(refundAgent(), { tools: all, model: serverModel(server, { stream: false }) });
-    const engine = await harness.engine([workflow]);
-    const run = await engine.start(workflow, { ticket: "Damaged parcel A-1001" });
-    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    const { engine, run } = await startAgent(all);
+    await answerNext(engine, run);
     expect((await run.wait()).status).toBe("succeeded");
     expect(server.received).toHaveLength(3);
     expect(calls.map((c) => c.tool)).toEqual(["lookupOrder", "issueRefund"]);
