@@ -286,6 +286,17 @@ describe("runs view", () => {
     expect(top()).toMatch(/^›.*run-043/);
   });
 
+  it("finds runs by their tags as free words (ticket=t-123)", async () => {
+    fx = fixture();
+    const tagged = await (await fx.engine.start("task-queue", {}, { tags: { ticket: "T-123" } })).wait({ timeoutMs: 10_000 });
+    const other = await settle(fx.engine, "task-queue");
+    ui = await openConsole({ store: fx.store });
+    await ui.waitFor(other.id);
+    await ui.press("/");
+    await ui.type("ticket=t-123");
+    await ui.waitFor((f) => f.includes(tagged.id) && !f.includes(other.id));
+  });
+
   it("filters by status, by workflow and by text (what the NOW column says too), live as it is typed; esc puts back the filter there was, or clears it", async () => {
     fx = fixture();
     const paused = await settle(fx.engine, "travel-planner");

@@ -30,13 +30,14 @@ export function isEmptyFilter(filter: RunFilter): boolean {
   return filter.statuses.length === 0 && filter.unknownStatuses.length === 0 && filter.workflows.length === 0 && filter.words.length === 0;
 }
 
-/** Whether `run` matches; free words are looked for in its id, workflow, status and `shown` (what its NOW column says). */
+/** Whether `run` matches; free words are looked for in its id, workflow, status, tags (`ticket=t-123`) and `shown` (what its NOW column says). */
 export function matchesRun(run: RunRecord, filter: RunFilter, shown = ""): boolean {
   if (filter.unknownStatuses.length > 0) return false;
   if (filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
   if (filter.workflows.length > 0 && !filter.workflows.some((w) => run.workflow.toLowerCase().includes(w))) return false;
   if (filter.words.length === 0) return true;
-  return hasWords([run.id, run.workflow, run.status, run.reason ?? "", run.error?.message ?? "", ...run.current, shown].join(" "), filter.words);
+  const tags = Object.entries(run.tags ?? {}).map(([name, value]) => `${name}=${value}`);
+  return hasWords([run.id, run.workflow, run.status, run.reason ?? "", run.error?.message ?? "", ...run.current, ...tags, shown].join(" "), filter.words);
 }
 
 /** The orders the runs list offers (`s` moves to the next, `S` turns it round). */
