@@ -4,6 +4,8 @@ export { workflow, WorkflowBuilder, type NodeOptions, type EdgeOptions, type Wor
 export { END, DECISIONS, NODE_KINDS, nodeTargets, asList, type WorkflowDefinition, type NodeDefinition, type RetryPolicy } from "./graph/definition.js";
 export type {
   ActionRegistry,
+  CallContext,
+  CallOptions,
   CompiledWorkflow,
   CompiledNode,
   InterruptAnswer,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { workflow } from "../../engine/index.js";
+import { workflow, type CallOptions } from "../../engine/index.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -238,6 +238,25 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect((await run.wait()).status).toBe("succeeded");
     expect((await run.state()).results).toEqual(["DOWN: service down"]);
     expect(made).toBe(2);
+  });
+
+  it("refuses a call's afterFailure that is neither keep nor again, and a dependsOn that is not JSON, naming the call", async () => {
+    const wf = workflow("bad-options", { state })
+      .node("agent", async (_s, ctx) => {
+        const refused: string[] = [];
+        for (const options of [{ afterFailure: "sometimes" }, { dependsOn: { n: 1n } }] as CallOptions[]) {
+          await ctx.call(`c${refused.length}`, () => 1, options).catch((error: Error) => refused.push(error.message));
+        }
+        return { results: refused };
+      }, { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).results).toEqual([
+      'call "c0": afterFailure "sometimes" is neither "keep" nor "again"',
+      'call "c1": its dependsOn cannot be written as JSON (Do not know how to serialize a BigInt); give the JSON values the call\'s result depends on',
+    ]);
   });
 
   it("refuses a call key used twice in one run of a node", async () => {
