@@ -82,7 +82,7 @@ export class DurableCalls {
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
     const id = `${task.id}/${key}`;
     const known = this.records.get(id);
-    const dependsOn = options.dependsOn === undefined ? undefined : contentHash(normalize(options.dependsOn));
+    const dependsOn = options.dependsOn === undefined ? undefined : dependsOnHash(key, options.dependsOn);
     const policy = retryPolicyOf(options.retry);
     // A record made without a hash is taken at its key.
     let inputChanged = (known?.status === "succeeded" || known?.status === "failed") && dependsOn !== undefined && known.dependsOn !== undefined && known.dependsOn !== dependsOn;
@@ -212,6 +212,17 @@ function failedForGood(known: TaskRecord, task: TaskRecord, policy: RetryPolicy)
 function recordedFailure(known: TaskRecord): Error {
   const { message, name, code } = known.error!;
   return Object.assign(new Error(message), { ...(name !== undefined ? { name } : {}), ...(code ? { code } : {}) });
+}
+
+/** What a call depends on, hashed; a value that is not JSON is refused naming the call. */
+function dependsOnHash(key: string, dependsOn: unknown): string {
+  let json: unknown;
+  try {
+    json = normalize(dependsOn);
+  } catch (error) {
+    throw new Error(`call "${key}": its dependsOn cannot be written as JSON (${(error as Error).message}); give the JSON values the call's result depends on`);
+  }
+  return contentHash(json);
 }
 
 /** The recorded output must survive a round trip through the store. */

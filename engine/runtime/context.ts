@@ -156,13 +156,6 @@ export class AttemptContext implements InternalContext {
     if (options.afterFailure !== undefined && options.afterFailure !== "keep" && options.afterFailure !== "again") {
       throw new Error(`call "${key}": afterFailure ${JSON.stringify(options.afterFailure)} is neither "keep" nor "again"`);
     }
-    if (options.dependsOn !== undefined) {
-      try {
-        JSON.stringify(options.dependsOn);
-      } catch (error) {
-        throw new Error(`call "${key}": its dependsOn cannot be written as JSON (${(error as Error).message}); give the JSON values the call's result depends on`);
-      }
-    }
     this.callKeys.add(key);
     return (await this.services.call(key, fn, options, this.signal)) as T;
   }
