@@ -60,6 +60,18 @@ it("q quits at once when nothing is being sent; in a dialog it is a key of the d
   expect(ui.quit()).toBe(true);
 });
 
+/** A console on the queue of two interrupts, approving both, their sending held up. */
+async function sendingTwoApprovals(): Promise<{ held: ReturnType<typeof holdingStore>; ui: ConsoleHarness; fx: Fixture }> {
+  const f = (fx = fixtureOn(new MemoryStore()));
+  for (const city of ["Oslo", "Rome"]) await settle(f.engine, "travel-planner", { city });
+  const held = holdingStore(f.store);
+  const harness = (ui = await openConsole({ store: held.store }));
+  await harness.waitFor("⚑ 2 pending");
+  await harness.press("i");
+  await approveAllHeld(held);
+  return { held, ui: harness, fx: f };
+}
+
 /** On the queue of two: approves both, their sending held up. */
 async function approveAllHeld(held: ReturnType<typeof holdingStore>): Promise<void> {
   await ui!.waitFor("2 pending, oldest first");
@@ -71,13 +83,7 @@ async function approveAllHeld(held: ReturnType<typeof holdingStore>): Promise<vo
 }
 
 it("q while a decision is being sent asks first, one key: n stays and the decision goes on, y quits", async () => {
-  fx = fixtureOn(new MemoryStore());
-  for (const city of ["Oslo", "Rome"]) await settle(fx.engine, "travel-planner", { city });
-  const held = holdingStore(fx.store);
-  ui = await openConsole({ store: held.store });
-  await ui.waitFor("⚑ 2 pending");
-  await ui.press("i");
-  await approveAllHeld(held);
+  const { held, ui, fx } = await sendingTwoApprovals();
   await ui.press("q");
   const asked = await ui.waitFor("quit? approving 2 interrupts… is still being sent — y quits · n stays");
   expect(asked).not.toMatch(/\bq quit\b/);
@@ -144,13 +150,7 @@ it.each(DIALOGS)("ctrl-c quits from %s, as the footer there says, and sends noth
 });
 
 it("ctrl-c while a decision is being sent asks first, from a dialog too: n leaves the dialog as it was, ctrl-c again quits", async () => {
-  fx = fixtureOn(new MemoryStore());
-  for (const city of ["Oslo", "Rome"]) await settle(fx.engine, "travel-planner", { city });
-  const held = holdingStore(fx.store);
-  ui = await openConsole({ store: held.store });
-  await ui.waitFor("⚑ 2 pending");
-  await ui.press("i");
-  await approveAllHeld(held);
+  const { held, ui } = await sendingTwoApprovals();
   await ui.press("/");
   await ui.type("Ro");
   await ui.waitFor("/ Ro█");
