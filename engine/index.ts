@@ -9,6 +9,7 @@ export type {
   CompiledWorkflow,
   CompiledNode,
   InterruptAnswer,
+  InterruptDeadlineOptions,
   InterruptOptions,
   NodeContext,
   NodeFunction,

@@ -28,7 +28,7 @@ export class AgentTurnsError extends Error {
  */
 export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
   const validator = answerValidator(def.schema);
-  const needsApproval = new Set(def.requireApproval ?? []);
+  const approval: Approval = { tools: new Set(def.requireApproval ?? []), deadline: def.approvalDeadline };
   return async (state, ctx) => {
     const provider = services.model(ctx.node);
     const tools = new Map(def.tools.map((name) => [name, services.tool(name, ctx.node)]));
@@ -50,12 +50,18 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
       });
       // The approvals one by one, in the model's order (each may pause the run); then the calls, together.
       const ready: (string | ReadyCall)[] = [];
-      for (const { call, key } of keyed) ready.push(await prepareCall(ctx, tools, needsApproval, call, key));
+      for (const { call, key } of keyed) ready.push(await prepareCall(ctx, tools, approval, call, key));
       const results = await allInOrder(ready.map((r) => (typeof r === "string" ? r : runCall(ctx, r, def.toolErrors ?? "fail"))));
       keyed.forEach(({ call }, i) => messages.push({ role: "tool", toolCallId: call.id, content: results[i]! }));
     }
     throw new AgentTurnsError(ctx.node, def.maxTurns);
   };
+}
+
+/** The tools whose calls an operator approves, and what the answer is when nobody does in time. */
+interface Approval {
+  tools: ReadonlySet<string>;
+  deadline: AgentNodeDefinition["approvalDeadline"];
 }
 
 /** A tool call cleared to run: the tool, its arguments (an operator's edit included) and what the model is told of the edit. */
@@ -71,14 +77,15 @@ interface ReadyCall {
  * the model can fix (an unknown tool, bad arguments) and an operator's rejection, with its reason,
  * are the text the model reads back instead of a result.
  */
-async function prepareCall(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, needsApproval: ReadonlySet<string>, call: ToolCall, key: string): Promise<string | ReadyCall> {
+async function prepareCall(ctx: NodeContext, tools: ReadonlyMap<string, BoundTool>, approval: Approval, call: ToolCall, key: string): Promise<string | ReadyCall> {
   const tool = tools.get(call.name);
   if (!tool) return `Error: there is no tool "${call.name}"; the tools are ${[...tools.keys()].join(", ")}.`;
   const parsed = parseArguments(tool, call.arguments);
   if (!parsed.ok) return `Error: ${parsed.problem}.`;
   let args = parsed.value;
   let note = "";
-  if (needsApproval.has(tool.name)) {
+  if (approval.tools.has(tool.name)) {
+    const { deadline } = approval;
     const answer = await ctx.interrupt({
       question: `The agent in "${ctx.node}" wants to call ${tool.name}. Run it?`,
       data: { tool: tool.name, arguments: args },
@@ -86,8 +93,13 @@ async function prepareCall(ctx: NodeContext, tools: ReadonlyMap<string, BoundToo
       responseSchema: tool.spec.parameters,
       // Approving one call never approves another, also when the operator edited the state with the answer.
       exact: true,
+      ...(deadline ? { deadline } : {}),
     });
     const because = answer.reason ? ` Reason: ${answer.reason}` : "";
+    if (answer.timedOut && answer.decision === "reject") {
+      ctx.log.info(`nobody answered the approval of ${tool.name} in time`, { call: key, tool: tool.name });
+      return `Not run: nobody approved this call in time.${because}`;
+    }
     if (answer.decision === "reject") {
       ctx.log.info(`${answer.actor} rejected ${tool.name}`, { call: key, tool: tool.name });
       return `Not run: ${answer.actor} rejected this call.${because}`;

@@ -105,10 +105,10 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
   /** Asks a person; the decision (approve, reject, edit) is the route key. */
   approval(
     name: string,
-    options: EdgeOptions<S> & { question: string; show?: string[]; decisions?: ApprovalDecision[] },
+    options: EdgeOptions<S> & { question: string; show?: string[]; decisions?: ApprovalDecision[]; deadline?: { seconds: number; decision: "approve" | "reject" } },
   ): this {
-    const { question, show, decisions, ...rest } = options;
-    return this.add(name, { kind: "approval", question, ...(show ? { show } : {}), ...(decisions ? { decisions } : {}) }, rest);
+    const { question, show, decisions, deadline, ...rest } = options;
+    return this.add(name, { kind: "approval", question, ...(show ? { show } : {}), ...(decisions ? { decisions } : {}), ...(deadline ? { deadline } : {}) }, rest);
   }
 
   /** A durable timer. */

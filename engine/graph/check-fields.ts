@@ -16,7 +16,7 @@ const NO_EFFECT: Partial<Record<NodeKind, Partial<Record<"retry" | "timeoutMs" |
   },
   approval: {
     retry: "an approval only asks a person: there is no failure to retry",
-    timeoutMs: "an approval only asks a person, and the run then waits for the answer without a limit: nothing is timed",
+    timeoutMs: 'an approval only asks a person: nothing is timed (to limit how long the run waits for the answer, give it a deadline, e.g. { "seconds": 86400, "decision": "reject" })',
     atMostOnce: "an approval has no side effect a crash could repeat (asking again is safe), so there is nothing to run at most once",
   },
   wait: {
@@ -39,6 +39,9 @@ export function checkNodeFields(node: NodeDefinition, raw: Record<string, unknow
   for (const [key, targets] of Object.entries(node.routes ?? {})) checkTargetList(targets, [...path, "routes", key], problems);
   repeatedEntries(node.waitFor, [...path, "waitFor"], problems, "waiting for it once is the same");
   checkBackoff(raw, path, problems);
+  if (node.kind === "agent" && node.approvalDeadline && !node.requireApproval?.length) {
+    problems.error([...path, "approvalDeadline"], "INVALID_FIELD", "`approvalDeadline` has no effect without `requireApproval`: no tool call of this agent waits for an approval");
+  }
   // Valid as written, but likely a date copied from an example or a year mistyped: the run would not wait.
   if (node.kind === "wait" && node.until !== undefined && Date.parse(node.until) <= Date.now()) {
     problems.warning([...path, "until"], "WAIT_IN_PAST", `\`until\` ${node.until} is in the past: the wait ends at once`);

@@ -1,4 +1,4 @@
-import { END, RESERVED_NAME_PROBLEM, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import { END, RESERVED_NAME_PROBLEM, TIMEOUT_ROUTE, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
@@ -124,9 +124,14 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
       if (!Object.hasOwn(state, head)) problems.error([...path, "show", i], "UNKNOWN_STATE_KEY", `state has no key "${head}"`);
     });
     for (const key of Object.keys(node.routes ?? {})) {
+      if (key === TIMEOUT_ROUTE && node.deadline) continue;
       if (!(node.decisions as string[]).includes(key)) {
-        problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
+        const timeout = key === TIMEOUT_ROUTE ? `; the "${TIMEOUT_ROUTE}" route needs a deadline` : "";
+        problems.error([...path, "routes", key], "INVALID_FIELD", `"${key}" is not one of this approval's decisions (${node.decisions.join(", ")})${timeout}`);
       }
+    }
+    if (node.deadline && !(node.decisions as string[]).includes(node.deadline.decision)) {
+      problems.error([...path, "deadline", "decision"], "INVALID_FIELD", `"${node.deadline.decision}" is not one of this approval's decisions (${node.decisions.join(", ")})`);
     }
     // A rejection that goes on to the next node anyway is an approval that approves everything.
     const onward = asList(node.next).filter((t) => t !== END);

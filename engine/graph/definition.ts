@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_DEADLINE_SECONDS } from "../runtime/interrupt-deadline.js";
 import type { StateKeyDefinition } from "../state/schema.js";
 
 /** The name of the graph's end; a route or `next` may point at it. */
@@ -32,6 +33,10 @@ export const RESERVED_NAME_PROBLEM = "is a name JavaScript objects hold already 
 
 export const DECISIONS = ["approve", "reject", "edit"] as const;
 export type ApprovalDecision = (typeof DECISIONS)[number];
+/** What an approval's deadline may decide. */
+const DEADLINE_DECISIONS = ["approve", "reject"] as const;
+/** The route an approval answered by its deadline follows, when it has one. */
+export const TIMEOUT_ROUTE = "timeout";
 
 const nodeName = z.string().min(1);
 
@@ -83,6 +88,15 @@ const commonFields = {
   map: mapSchema.optional(),
 };
 
+/** When nobody has answered an approval `seconds` after it was asked, a worker answers `decision`. */
+const deadlineField = z
+  .object({
+    seconds: z.number().gt(0, "above 0").max(MAX_DEADLINE_SECONDS, "at most 100 years (3,153,600,000 seconds)"),
+    // Not edit: nobody edits when nobody answers.
+    decision: z.enum(DEADLINE_DECISIONS),
+  })
+  .strict();
+
 const actionNode = z.object({ kind: z.literal("action").default("action"), action: z.string().min(1), ...commonFields }).strict();
 const approvalNode = z
   .object({
@@ -90,6 +104,11 @@ const approvalNode = z
     question: z.string().min(1),
     show: z.array(z.string().min(1)).optional(),
     decisions: z.array(z.enum(DECISIONS)).min(1).default([...DECISIONS]),
+    /**
+     * Nobody has answered `seconds` after the question was asked: a worker answers `decision`, and
+     * the run follows the `timeout` route if the node has one, else that decision's.
+     */
+    deadline: deadlineField.optional(),
     ...commonFields,
   })
   .strict();
@@ -183,6 +202,8 @@ const agentNode = z
     tools: z.array(z.string().min(1)).min(1),
     /** Tools that run only once an operator approved (or edited) the call. */
     requireApproval: z.array(z.string().min(1)).optional(),
+    /** When nobody has answered a tool call's approval in time: approved, or rejected (the model is told). */
+    approvalDeadline: deadlineField.optional(),
     /** The state key the final answer is written to. */
     output: z.string().min(1),
     schema: jsonSchemaField.optional(),

@@ -15,6 +15,22 @@ export interface InterruptAnswer<R = unknown> {
   actor: string;
   /** Why, in the operator's words, when they gave a reason (`resolve --reason`). */
   reason?: string;
+  /** Nobody answered in time: the decision (and response) are the request's `deadline`'s, given by a worker as actor `timeout`. */
+  timedOut?: true;
+}
+
+/**
+ * How long a person has to answer, and what the answer is when nobody has by then: a worker gives
+ * it (as actor `timeout`), and the run goes on — an approval left for a day is rejected, or routed
+ * to someone else, instead of waiting for ever.
+ */
+export interface InterruptDeadlineOptions<R = unknown> {
+  /** From when the question is asked. */
+  seconds: number;
+  /** One of the request's decisions, not `edit` (nobody edits). */
+  decision: string;
+  /** The response the deadline answers with (needed for `respond`); checked against `responseSchema`. */
+  response?: R;
 }
 
 export interface InterruptOptions<R = unknown> {
@@ -36,6 +52,7 @@ export interface InterruptOptions<R = unknown> {
    * again: an approval covers what the operator saw.
    */
   exact?: boolean;
+  deadline?: InterruptDeadlineOptions<R>;
 }
 
 export interface NodeLogger {

@@ -26,6 +26,7 @@ export function describeNode(node: NodeDefinition): string {
       break;
     case "approval":
       parts.push(`approval: ${JSON.stringify(node.question)} [${node.decisions.join("/")}]`);
+      if (node.deadline) parts.push(`${node.deadline.decision} after ${node.deadline.seconds}s unanswered`);
       break;
     case "wait":
       parts.push(node.until ? `wait until ${node.until}` : `wait ${node.seconds}s`);

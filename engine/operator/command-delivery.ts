@@ -39,10 +39,12 @@ export class CommandDelivery implements CommandWriter {
   /**
    * Records a command and sees it applied. When nobody owns the run, this process applies it in
    * the same write that records it; otherwise it is queued for the owner, whose answer is awaited.
+   * `commandId`, given, makes the command one that only one of several processes records (the
+   * others get a ConflictError, or its answer).
    */
-  async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string): Promise<CommandOutcome> {
+  async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string, commandId?: string): Promise<CommandOutcome> {
     checkArgs(args);
-    const command = newCommand(this, runId, type, args, reason);
+    const command = { ...newCommand(this, runId, type, args, reason), ...(commandId !== undefined ? { id: commandId } : {}) };
     for (let attempt = 0; ; attempt++) {
       const run = await mustGetRun(this.store, runId);
       if (isHeld(run)) return this.settle(command, run, await recordCommand(this, command));

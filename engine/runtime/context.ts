@@ -4,6 +4,7 @@ import { derivedId } from "../ids.js";
 import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
 import type { State } from "../state/ops.js";
 import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, TaskRecord, TaskWait } from "../store/records.js";
+import { deadlineAsked } from "./interrupt-deadline.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
 import type { StoreClock } from "./store-clock.js";
 
@@ -125,11 +126,12 @@ export class AttemptContext implements InternalContext {
   async interruptAs(kind: InterruptKind, options: InterruptOptions): Promise<InterruptAnswer> {
     const call = this.interruptCalls++;
     const request = withoutSecrets(toRequest(options), (value) => this.services.redact(value));
+    const deadline = deadlineAsked(options.deadline, request);
     for (let revision = 0, previous: string | undefined; ; revision++) {
       const id = interruptIdFor(this.services.task.id, call, revision);
       const recorded = this.services.answers.get(id);
       if (!recorded) {
-        const signal = new InterruptSignal(id, kind, request, previous);
+        const signal = new InterruptSignal(id, kind, request, previous, deadline);
         this.raised = signal;
         throw signal;
       }

@@ -23,8 +23,8 @@ export interface EventPayloads {
   "task.interrupted": { node: string; waitingFor: TaskWait };
   "task.canceled": { node: string; reason: string; call?: string };
   /** `asksAgain`: the interrupt, answered on another state, that this one asks again (`ctx.interrupt`). */
-  "interrupt.created": { interruptId: string; kind: InterruptKind; node: string; question?: string; asksAgain?: string };
-  "interrupt.resolved": { interruptId: string; decision: string; reason?: string };
+  "interrupt.created": { interruptId: string; kind: InterruptKind; node: string; question?: string; asksAgain?: string; deadline?: number };
+  "interrupt.resolved": { interruptId: string; decision: string; reason?: string; timedOut?: true };
   "state.edited": { checkpointId: string; diff: DiffEntry[]; truncated?: boolean; asNode?: string };
   "operator.requested": { commandId: string; command: string; args: Record<string, unknown>; reason?: string };
   "operator.accepted": { commandId: string; command: string; effect: string };

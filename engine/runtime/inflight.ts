@@ -176,9 +176,9 @@ function answersOf(rs: RunState, task: TaskRecord): ReadonlyMap<string, Recorded
   const failed = lastFailedAttempt(task);
   for (const i of rs.interrupts.values()) {
     if (i.taskId === task.id && i.status === "resolved" && i.resolution) {
-      const { decision, response, actor, reason, headN: answeredOn, checkpointId } = i.resolution;
+      const { decision, response, actor, reason, headN: answeredOn, checkpointId, timedOut } = i.resolution;
       answers.set(i.id, {
-        answer: { decision, ...(response !== undefined ? { response } : {}), actor, ...(reason ? { reason } : {}) },
+        answer: { decision, ...(response !== undefined ? { response } : {}), actor, ...(reason ? { reason } : {}), ...(timedOut ? { timedOut } : {}) },
         request: i.request,
         sameState: (i.attempt === undefined || i.attempt > failed) && sameStateAsAnswered(rs.head.n, i.headN, answeredOn, checkpointId !== undefined),
       });

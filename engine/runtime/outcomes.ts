@@ -6,6 +6,7 @@ import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
 import type { CallsMade } from "./calls.js";
+import { deadlineFrom } from "./interrupt-deadline.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
@@ -60,6 +61,7 @@ export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOu
         resolution: null,
         createdAt: now,
         attempt,
+        ...(signal.deadline ? { deadline: deadlineFrom(signal.deadline, rs.clock.now()) } : {}),
       }, signal.asksAgain);
       return;
     }

@@ -61,6 +61,7 @@ export class RunState {
         node: interrupt.node,
         ...(interrupt.request.question ? { question: interrupt.request.question } : {}),
         ...(asksAgain ? { asksAgain } : {}),
+        ...(interrupt.deadline ? { deadline: interrupt.deadline.at } : {}),
       }),
     );
     this.interrupts.set(interrupt.id, interrupt);

@@ -1,4 +1,5 @@
 import type { InterruptKind, InterruptRequest, TaskWait } from "../store/records.js";
+import type { DeadlineAsked } from "./interrupt-deadline.js";
 
 /**
  * Thrown by `ctx.interrupt` to pause a node for a person. The executor catches it; a node that
@@ -11,6 +12,7 @@ export class InterruptSignal extends Error {
     readonly request: InterruptRequest,
     /** The interrupt this one asks again: its answer was given on another state and no longer applies. */
     readonly asksAgain?: string,
+    readonly deadline?: DeadlineAsked,
   ) {
     super(`node paused for interrupt ${interruptId}`);
     this.name = "InterruptSignal";

@@ -252,6 +252,8 @@ export interface InterruptResolution {
   at: number;
   /** The checkpoint the resolution's state edit was written to, if it had one. */
   checkpointId?: string;
+  /** Nobody answered by the interrupt's deadline: this is the decision its deadline gives (`InterruptRecord.deadline`). */
+  timedOut?: true;
   /**
    * The run's head checkpoint (its number) once the answer was given, after its own state edit:
    * a node that runs again on another state (an operator's later edit, a retry with a patch)
@@ -279,6 +281,15 @@ export interface InterruptRecord {
   headN?: number;
   /** The attempt of its task that asked (`ctx.interrupt`). Absent on others, and on interrupts raised before it was recorded. */
   attempt?: number;
+  /** When nobody has answered by `at` (on the store's clock), a worker answers with this decision (`resolution.timedOut`). */
+  deadline?: InterruptDeadline;
+}
+
+/** An interrupt's deadline: what it answers itself with, and when. */
+export interface InterruptDeadline {
+  at: number;
+  decision: string;
+  response?: unknown;
 }
 
 export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork";

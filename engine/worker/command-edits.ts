@@ -16,32 +16,39 @@ import { refuse, workerLost, type Prepared, type RunView } from "./command-view.
 
 export async function prepareResolve(command: CommandRecord, view: RunView, events: EventFactory): Promise<Prepared> {
   const ids = command.args.interruptIds as string[];
-  const decision = command.args.decision as string;
   const batch = new Batch();
   const resolving: InterruptRecord[] = [];
   for (const id of ids) {
     const interrupt = view.pending.find((i) => i.id === id) ?? (await view.interrupt(id));
     if (!interrupt || interrupt.runId !== view.run.id) return refuse(new NotFoundError("interrupt", id));
     if (interrupt.status !== "pending") return refuse(alreadyResolved(id, interrupt.resolution));
-    if (!interrupt.request.decisions.includes(decision)) {
-      return refuse(new ValidationError(`decision "${decision}" is not allowed for interrupt ${id} (allowed: ${interrupt.request.decisions.join(", ")})`));
+    resolving.push(interrupt);
+  }
+  // A deadline's answer is the one its interrupt keeps (deadline-watch.ts), checked when the node asked.
+  const timedOut = command.args.deadline === true;
+  const deadline = timedOut ? resolving[0]?.deadline : undefined;
+  if (timedOut && (!deadline || resolving.length !== 1)) return refuse(new ConflictError(`interrupt ${ids.join(", ")} has no deadline`));
+  const decision = deadline ? deadline.decision : (command.args.decision as string);
+  const response = deadline ? deadline.response : command.args.response;
+  for (const { id, request } of resolving) {
+    if (!request.decisions.includes(decision)) {
+      return refuse(new ValidationError(`decision "${decision}" is not allowed for interrupt ${id} (allowed: ${request.decisions.join(", ")})`));
     }
-    const schema = interrupt.request.responseSchema;
-    if (schema && command.args.response !== undefined) {
-      checkJson(schema, command.args.response, `response to interrupt ${id}`);
-    } else if (schema && command.args.response === undefined && decision === "respond") {
+    const schema = request.responseSchema;
+    if (schema && response !== undefined) {
+      checkJson(schema, response, `response to interrupt ${id}`);
+    } else if (schema && response === undefined && decision === "respond") {
       return refuse(new ValidationError(`interrupt ${id} expects a response`));
     }
-    resolving.push(interrupt);
   }
   const patch = command.args.patch;
   // An interrupt that asks for a response (a tool call's arguments) is edited through it; a state
   // patch alone would leave the proposal as it was.
   const wantsResponse = resolving.some((i) => i.request.responseSchema !== undefined);
-  if (decision === "edit" && wantsResponse && command.args.response === undefined) {
+  if (decision === "edit" && wantsResponse && response === undefined) {
     return refuse(new ValidationError(`decision "edit" needs the edited values as the response (interrupt ${resolving.find((i) => i.request.responseSchema)!.id} asks for them)`));
   }
-  if (decision === "edit" && patch === undefined && command.args.response === undefined) {
+  if (decision === "edit" && patch === undefined && response === undefined) {
     return refuse(new ValidationError(`decision "edit" needs a state patch or a response (the edited values)`));
   }
   const at = Date.now();
@@ -56,15 +63,16 @@ export async function prepareResolve(command: CommandRecord, view: RunView, even
       status: "resolved",
       resolution: {
         decision,
-        ...(command.args.response !== undefined ? { response: command.args.response } : {}),
+        ...(response !== undefined ? { response } : {}),
         actor: command.actor,
         ...(command.reason ? { reason: command.reason } : {}),
         at,
         ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
         headN: checkpoint ? checkpoint.n : view.head.n,
+        ...(timedOut ? { timedOut: true as const } : {}),
       },
     });
-    batch.event(events.run("interrupt.resolved", { interruptId: interrupt.id, decision, ...(command.reason ? { reason: command.reason } : {}) }));
+    batch.event(events.run("interrupt.resolved", { interruptId: interrupt.id, decision, ...(command.reason ? { reason: command.reason } : {}), ...(timedOut ? { timedOut: true as const } : {}) }));
     const task = interrupt.taskId ? view.tasks.find((t) => t.id === interrupt.taskId) : undefined;
     if (task && task.status === "interrupted" && (interrupt.kind === "node" || interrupt.kind === "approval" || interrupt.kind === "recovery")) {
       const resumed = transitionTask(task, "pending", { waitingFor: null, notBefore: null });
@@ -74,7 +82,8 @@ export async function prepareResolve(command: CommandRecord, view: RunView, even
   const remaining = view.pending.filter((p) => !ids.includes(p.id));
   resumeIfPaused(view, remaining.length, batch, events, command.actor);
   const skipped = decision === "skip" ? ` (${[...new Set(resolving.map((i) => i.node))].join(", ")} will not run)` : "";
-  const effect = `resolved ${ids.join(", ")} with ${decision}${checkpoint ? ` and a state edit (checkpoint ${checkpoint.id})` : ""}${skipped}`;
+  const late = timedOut ? " (nobody answered by its deadline)" : "";
+  const effect = `resolved ${ids.join(", ")} with ${decision}${late}${checkpoint ? ` and a state edit (checkpoint ${checkpoint.id})` : ""}${skipped}`;
   return { ok: true, batch, effect, writesState: checkpoint !== undefined, ...(checkpoint ? { result: { checkpointId: checkpoint.id } } : {}) };
 }
 

@@ -41,7 +41,9 @@ export type WorkerNoticeKind =
    * It answered a command left pending on a run nobody holds: queued for a worker that let go of
    * the run before applying it, its recorder stopped (refused with why, or applied).
    */
-  | "command-answered";
+  | "command-answered"
+  /** Nobody answered an interrupt by its deadline: it gave the deadline's decision (or giving it failed). */
+  | "deadline-answered";
 
 export interface WorkerNotice {
   level: "info" | "warn" | "error";

@@ -25,6 +25,7 @@ import { WORKER_DEFAULTS, type StopOptions, type WorkerOptions, type WorkerStats
 import { startRetention } from "./retention.js";
 import { sweepUnansweredCommands } from "./command-sweep.js";
 import { startChildRun } from "./child-runs.js";
+import { DeadlineWatch } from "./deadline-watch.js";
 import { EventWatch } from "./event-watch.js";
 import { sayUnknownWorkflows } from "./workflow-names.js";
 
@@ -47,6 +48,8 @@ export class Worker implements ExecutorHost {
   private readonly events: EventWatch;
   /** Where the commands its executors had not applied when they let go of their runs are answered. */
   private readonly unheld: UnheldRuns;
+  /** Answers the interrupts nobody answered by their deadline. */
+  private readonly deadlines: DeadlineWatch;
   private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   private stopping = false;
   private abort = new AbortController();
@@ -69,12 +72,14 @@ export class Worker implements ExecutorHost {
     this.contact = new StoreContact(this.options.leaseMs, this.options.pollMs, (silentMs) => this.regained(silentMs));
     this.store = watchedStore(store, this.contact);
     this.unheld = new UnheldRuns({ store: this.store, actor: `worker:${this.id}`, secretKeys: this.options.secretKeys }, new WorkflowVersions(this.store));
+    this.deadlines = new DeadlineWatch(this.store, this.options.secretKeys, (notice) => this.notify(notice));
     this.events = new EventWatch({
       store: this.store,
       registry,
       executes: (runId) => this.executors.has(runId),
       deliver: (runId, command) => this.executors.get(runId)?.command(command),
       nudge: () => this.nudge(),
+      interrupted: (event) => this.deadlines.seen(event),
       notify: (notice) => this.notify(notice),
     });
     this.heartbeat = new Heartbeat(
@@ -136,6 +141,7 @@ export class Worker implements ExecutorHost {
     this.beating = new AbortController();
     this.heartbeat.start(this.beating.signal);
     sweepUnansweredCommands(this.store, `worker:${this.id}`, this.options.secretKeys, this.abort.signal, (notice) => this.notify(notice));
+    this.deadlines.start(this.abort.signal);
     if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
   }
 
@@ -211,8 +217,9 @@ export class Worker implements ExecutorHost {
   private beating: AbortController | undefined;
 
   /**
-   * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`).
-   * Runs that are waiting for a timer or a child are left for later.
+   * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`),
+   * answering the interrupts past their deadline on the way. Runs that are waiting for a timer, a
+   * child or a person are left for later.
    */
   async drain(): Promise<void> {
     const signal = new AbortController();
@@ -221,8 +228,8 @@ export class Worker implements ExecutorHost {
     try {
       for (;;) {
         await this.claimAvailable();
-        if (this.executors.size === 0) return;
-        await Promise.race(this.finished);
+        if (this.executors.size === 0 && (await this.deadlines.reload()) === 0) return;
+        if (this.executors.size > 0) await Promise.race(this.finished);
       }
     } finally {
       signal.abort();
@@ -289,6 +296,7 @@ export class Worker implements ExecutorHost {
         ...(this.contact.takeOversAllowed() ? {} : { takeOver: false }),
       });
       if (!claim) return;
+      this.deadlines.clockFrom(claim);
       this.counted(claim);
       await this.execute(claim, followed);
     }

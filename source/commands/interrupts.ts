@@ -3,7 +3,7 @@ import { EXIT, UsageError } from "../cli/errors.js";
 import { age } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { redact, type InterruptRecord, type Store } from "../../engine/index.js";
-import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
+import { deadlineText, interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { inline } from "../text/plain.js";
 
 const STATUSES = ["pending", "resolved", "all"] as const;
@@ -17,7 +17,9 @@ export const interrupts = defineCommand({
 to make, with its arguments, or the data or values it shows (one line; --json for all of it).
 --json prints a JSON array of { "id", "runId", "taskId", "node", "step", "kind", "request":
 { "question", "show", "decisions", "responseSchema", "data" }, "status", "resolution"
-({ "decision", "actor", "reason"?, "at", "response"?, "checkpointId"? } or null), "createdAt" }.`,
+({ "decision", "actor", "reason"?, "at", "response"?, "checkpointId"?, "timedOut"? } or null),
+"createdAt", "deadline"? ({ "at", "decision", "response"? }) }. DEADLINE says what an interrupt
+with a deadline answers itself, and when; past it, a worker answers it as actor timeout.`,
   flags: { run: { type: "string" }, status: { type: "string" } },
   args: { min: 0, max: 0 },
   readsOnly: true,
@@ -33,13 +35,17 @@ to make, with its arguments, or the data or values it shows (one line; --json fo
     const indexes = out.json ? new Map<string, number | null>() : await taskIndexes(s, list);
     const node = (i: InterruptRecord) => nodeLabel(i.node, i.taskId === null ? null : indexes.get(i.taskId));
     if (status === "pending") {
-      out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", "QUESTION", "DETAILS"], (i) => [
+      // Only interrupts that have one say what their deadline does.
+      const deadlines = list.some((i) => i.deadline) ? ["DEADLINE"] : [];
+      const now = Date.now();
+      out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", ...deadlines, "QUESTION", "DETAILS"], (i) => [
         i.id,
         i.runId,
         node(i),
         i.kind,
         age(i.createdAt),
         i.request.decisions.join("/"),
+        ...(deadlines.length ? [deadlineText(i.deadline, now)] : []),
         inline(i.request.question ?? "", 70),
         interruptDetails(i.request),
       ]);

@@ -4,7 +4,7 @@ import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
 import { ranMs } from "../text/run-time.js";
-import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
+import { deadlineText, interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
 import { mustGetRun } from "../cli/lookup.js";
@@ -251,8 +251,19 @@ function printInterrupts(out: Output, interrupts: InterruptRecord[], tasks: read
   if (interrupts.length === 0) return;
   out.line();
   out.line("pending interrupts");
+  // Only interrupts that have one say what their deadline does.
+  const deadlines = interrupts.some((i) => i.deadline) ? ["DEADLINE"] : [];
+  const now = Date.now();
   out.table(
-    ["INTERRUPT", "NODE", "KIND", "DECISIONS", "QUESTION", "DETAILS"],
-    interrupts.map((i) => [i.id, interruptNode(i, tasks), i.kind, i.request.decisions.join("/"), inline(i.request.question ?? "", 80), interruptDetails(i.request)]),
+    ["INTERRUPT", "NODE", "KIND", "DECISIONS", ...deadlines, "QUESTION", "DETAILS"],
+    interrupts.map((i) => [
+      i.id,
+      interruptNode(i, tasks),
+      i.kind,
+      i.request.decisions.join("/"),
+      ...(deadlines.length ? [deadlineText(i.deadline, now)] : []),
+      inline(i.request.question ?? "", 80),
+      interruptDetails(i.request),
+    ]),
   );
 }

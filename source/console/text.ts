@@ -1,6 +1,8 @@
 import stringWidth from "string-width";
 import stripAnsi from "strip-ansi";
 
+export { span } from "../text/plain.js";
+
 // C0 and C1 control characters (tab and newline are handled before this runs), DEL, and the
 // bidirectional overrides that can make text display in an order other than the one it has.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -124,19 +126,6 @@ export function ago(from: number, now: number): string {
   return h < 24 ? `${h}h` : `${Math.floor(h / 24)}d`;
 }
 
-/** 850ms, 12s, 3m, 5h20m, 2d: short enough for a column, and changing at most once a second. */
-export function span(ms: number): string {
-  // A clock a moment behind a run that just started is not a negative duration.
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  const s = ms / 1000;
-  // Floored, as ages are: a run 14.6 s old that ran 14.6 s reads "14s" for both, not "14s" and "15s".
-  if (s < 60) return `${s < 10 ? (Math.floor(s * 10) / 10).toFixed(1) : Math.floor(s)}s`;
-  const m = s / 60;
-  if (m < 60) return `${Math.floor(m)}m`;
-  const h = m / 60;
-  if (h < 24) return `${Math.floor(h)}h${Math.floor(m % 60) > 0 && h < 10 ? `${Math.floor(m % 60)}m` : ""}`;
-  return `${Math.floor(h / 24)}d`;
-}
 
 export function bytes(n: number): string {
   if (n < 1024) return `${n}B`;

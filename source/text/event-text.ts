@@ -39,7 +39,8 @@ const describers: Describers = {
   "task.failed": (p) => about(p.node, `attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}`, undefined, p.call),
   "task.interrupted": (p) => about(p.node, `waits for ${waitText(p.waitingFor)}`),
   "task.canceled": (p) => about(p.node, `canceled: ${p.reason}`, undefined, p.call),
-  "interrupt.created": (p) => about(p.node, `${p.kind} ${p.interruptId}${p.asksAgain ? ` (asks ${p.asksAgain} again)` : ""}${p.question ? `: ${p.question}` : ""}`),
+  "interrupt.created": (p) =>
+    about(p.node, `${p.kind} ${p.interruptId}${p.asksAgain ? ` (asks ${p.asksAgain} again)` : ""}${p.question ? `: ${p.question}` : ""}${p.deadline !== undefined ? ` (deadline ${new Date(p.deadline).toISOString()})` : ""}`),
   "interrupt.resolved": (p) => `${p.interruptId}: ${p.decision}${p.reason ? ` (${p.reason})` : ""}`,
   "state.edited": (p) => `checkpoint ${p.checkpointId}${p.asNode ? ` as ${p.asNode}` : ""}: ${p.diff.map((d) => diffLine(d)).join("; ")}${p.truncated ? " …" : ""}`,
   "operator.requested": (p) => `${p.command} ${inline(p.args, 60)}${p.reason ? ` (${p.reason})` : ""}`,

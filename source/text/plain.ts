@@ -29,6 +29,20 @@ export function duration(ms: number | null): string {
   return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
+/** 850ms, 12s, 3m, 5h20m, 2d: short enough for a column, and changing at most once a second. */
+export function span(ms: number): string {
+  // A clock a moment behind a run that just started is not a negative duration.
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const s = ms / 1000;
+  // Floored, as ages are: a run 14.6 s old that ran 14.6 s reads "14s" for both, not "14s" and "15s".
+  if (s < 60) return `${s < 10 ? (Math.floor(s * 10) / 10).toFixed(1) : Math.floor(s)}s`;
+  const m = s / 60;
+  if (m < 60) return `${Math.floor(m)}m`;
+  const h = m / 60;
+  if (h < 24) return `${Math.floor(h)}h${Math.floor(m % 60) > 0 && h < 10 ? `${Math.floor(m % 60)}m` : ""}`;
+  return `${Math.floor(h / 24)}d`;
+}
+
 /** A file opened in $EDITOR without its `//` lines: the header written above the JSON, and any a person added on their own lines. */
 export function withoutCommentLines(text: string): string {
   return text

@@ -103,6 +103,19 @@ describe("workflow validation", () => {
     }
   });
 
+  it("checks an approval's deadline: its decision one of the node's, not edit, a time above 0; a timeout route only with it", () => {
+    const approval = (fields: object) => (d: any) => (d.nodes.init = { kind: "approval", question: "Go?", routes: { approve: "work", reject: "END" }, ...fields });
+    const said = (fields: object) => problemsOf(variant(approval(fields))).filter((p) => p.severity === "error").map((p) => `${p.path} ${p.message}`);
+    expect(said({ deadline: { seconds: 60, decision: "reject" }, routes: { approve: "work", reject: "END", timeout: "END" } })).toEqual([]);
+    expect(said({ decisions: ["approve", "edit"], deadline: { seconds: 60, decision: "reject" } }).join("\n")).toContain(
+      '$.nodes.init.deadline.decision "reject" is not one of this approval\'s decisions (approve, edit)',
+    );
+    expect(said({ deadline: { seconds: 60, decision: "edit" } }).join("\n")).toContain('$.nodes.init.deadline.decision "edit" is not one of "approve", "reject"');
+    expect(said({ deadline: { seconds: 0, decision: "reject" } }).join("\n")).toContain("$.nodes.init.deadline.seconds");
+    expect(said({ routes: { approve: "work", reject: "END", timeout: "END" } }).join("\n")).toContain('"timeout" is not one of this approval\'s decisions (approve, reject, edit); the "timeout" route needs a deadline');
+    expect(said({ timeoutMs: 1000 }).join("\n")).toContain("give it a deadline");
+  });
+
   it("reports warnings for routes without a default and for nodes with no path to END", () => {
     const problems = problemsOf(
       variant((d: any) => {

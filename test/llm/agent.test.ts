@@ -6,7 +6,7 @@ import { storeFactories } from "../support/stores.js";
 
 const harness = engineHarness(storeFactories[0]!);
 
-const refundAgent = (maxTurns = 5) => ({
+const refundAgent = (maxTurns = 5, fields: object = {}) => ({
   name: "refund-agent",
   state: { ticket: { type: "string" }, resolution: { type: "string", default: "" } },
   start: "agent",
@@ -20,6 +20,7 @@ const refundAgent = (maxTurns = 5) => ({
       output: "resolution",
       maxTurns,
       next: "END",
+      ...fields,
     },
   },
 });
@@ -58,6 +59,22 @@ describe("agent nodes: the model picks tools until it answers", () => {
     const paused = await run.wait();
     return { engine, run, paused, calls };
   }
+
+  it("tells the model a tool call nobody approved by the approval deadline was not run", async () => {
+    scriptFirstTurns();
+    server.reply({ kind: "stream", chunks: chunks({ content: "A person must approve the refund first." }) });
+    const { tools, calls } = orderTools();
+    const { workflow } = compileJson(refundAgent(5, { approvalDeadline: { seconds: 0.2, decision: "reject" } }), { tools, model: serverModel(server) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Order A-1001 arrived damaged" });
+    const ended = await run.wait({ until: "end" });
+    expect(ended.status).toBe("succeeded");
+    expect(calls.map((c) => c.tool)).toEqual(["lookupOrder"]);
+    const turn3 = server.received[2]!.body.messages as Message[];
+    expect(turn3.at(-1)).toEqual({ role: "tool", tool_call_id: "c4", content: expect.stringMatching(/^Not run: nobody approved this call in time\. Reason: nobody answered within 0\.2 s \(deadline /) });
+    const [resolved] = await engine.store.listInterrupts({ runId: run.id });
+    expect(resolved!.resolution).toMatchObject({ decision: "reject", actor: "timeout", timedOut: true });
+  });
 
   it("asks for approval before a chosen tool, showing the tool and its arguments", async () => {
     scriptFirstTurns();

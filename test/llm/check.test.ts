@@ -93,6 +93,11 @@ describe("checking llm, tool and agent nodes", () => {
       "$.nodes.lookup.classify: INVALID_FIELD: `classify` is what the model decides when it chooses one of `outputOptions`: without outputOptions it is never asked",
     ],
     ["approval for a tool the agent lacks", (d) => (d.nodes.agent!.requireApproval = ["deleteAccount"]), '$.nodes.agent.requireApproval[0]: INVALID_FIELD: "deleteAccount" is not one of this agent\'s tools (lookupOrder, issueRefund)'],
+    [
+      "an approval deadline without approvals",
+      (d) => (delete d.nodes.agent!.requireApproval, (d.nodes.agent!.approvalDeadline = { seconds: 60, decision: "reject" })),
+      "$.nodes.agent.approvalDeadline: INVALID_FIELD: `approvalDeadline` has no effect without `requireApproval`",
+    ],
     ["an agent without tools", (d) => (d.nodes.agent!.tools = []), "$.nodes.agent.tools: INVALID_FIELD: must have at least 1 item, got 0"],
     ["a schema that cannot be used", (d) => (d.nodes.draft!.schema = { type: "object", properties: { a: { type: "blob" } } }), "$.nodes.draft.schema: INVALID_FIELD: schema cannot be used: "],
   ])("reports %s", (_what, change, expected) => {

@@ -12,7 +12,7 @@ import { ACCENT, MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
 import { WHOLE_QUEUE, interruptRows, stepFrom, type QueueOrder } from "./interrupt-rows.js";
 import { watchForReask } from "../reask-watch.js";
-import { editedProposal } from "../../text/interrupt-text.js";
+import { deadlineText, editedProposal } from "../../text/interrupt-text.js";
 import { stateChangeSince, stateChangeText, type StateChange } from "../state-change.js";
 
 /** Decisions with a key of their own; any other allowed decision goes through `x`. */
@@ -98,7 +98,7 @@ export function OperatorPanel({ interruptId, queue = WHOLE_QUEUE, width, height 
   // `n`/`N` walk the queue as it was shown: its filter's interrupts, in its order.
   const interrupts = useMemo(() => interruptRows(pending, queue.filter, queue.sort, runs), [pending, queue, runs]);
   const { interrupt, run, changed, error } = useInterrupt(interruptId);
-  const now = useClock([interrupt?.createdAt]);
+  const now = useClock([interrupt?.createdAt, interrupt?.deadline?.at]);
   const edit = useEditState();
   const position = interrupts.findIndex((i) => i.id === interruptId);
   const decisions = interrupt?.request.decisions ?? [];
@@ -267,6 +267,8 @@ export function OperatorPanel({ interruptId, queue = WHOLE_QUEUE, width, height 
   for (const part of wrapWords(clean(interrupt.request.question ?? `(${interrupt.kind} interrupt at ${interrupt.node})`), width - 4)) {
     lines.push([seg(`  ${part}`, { bold: true })]);
   }
+  // Unanswered by then, a worker answers it so.
+  if (interrupt.status === "pending" && interrupt.deadline) lines.push([seg(`  ⏱ deadline: ${deadlineText(interrupt.deadline, now)}`, { color: "yellow" })]);
   // Whether something was left out: the panel says so, and `v` shows it all.
   let cut = false;
   const upTo = (all: Line[], max: number) => {

@@ -1,0 +1,49 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { InterruptRecord, RunRecord } from "../../engine/index.js";
+import { cliHarness } from "../support/cli.js";
+import { sleep } from "../support/engine.js";
+
+const deadlined = (seconds: number) => ({
+  name: "refund-review",
+  state: { log: { type: "array", items: { type: "string" }, default: [], reducer: "append" } },
+  start: "review",
+  nodes: {
+    review: { kind: "approval", question: "Refund the order?", deadline: { seconds, decision: "reject" }, routes: { approve: "refund", reject: "END", timeout: "escalate" } },
+    refund: { action: "log", next: "END" },
+    escalate: { action: "log", next: "END" },
+  },
+});
+
+const ACTIONS = `export default { log: (_s, ctx) => ({ log: [ctx.node] }) };\n`;
+
+describe("an approval's deadline from the command line", () => {
+  const cli = cliHarness();
+
+  it("lists what the deadline will do, and a draining worker gives it once it passed", async () => {
+    const file = join(cli.dir, "refund.json");
+    const actions = join(cli.dir, "log.mjs");
+    writeFileSync(file, JSON.stringify(deadlined(4)));
+    writeFileSync(actions, ACTIONS);
+    const started = await cli.run(["start", file, "--actions", actions]);
+    expect(started.code).toBe(0);
+    const runId = started.stdout.trim();
+    expect((await cli.run(["worker", "--once", "--actions", actions])).code).toBe(0);
+    const listed = await cli.run(["interrupts"]);
+    expect(listed.stdout).toMatch(/DEADLINE/);
+    expect(listed.stdout).toMatch(/reject in \d\.\ds/);
+    expect((await cli.run(["show", runId])).stdout).toMatch(/DEADLINE[\s\S]*reject in \d\.\ds/);
+    const [pending] = await cli.json<InterruptRecord[]>(["interrupts"]);
+    expect(pending!.deadline).toMatchObject({ decision: "reject", at: expect.any(Number) });
+    await sleep(Math.max(0, pending!.deadline!.at - Date.now()) + 100);
+    expect((await cli.run(["interrupts"])).stdout).toMatch(/reject \(due \d+ms ago\)|reject \(due \d\.\ds ago\)/);
+    expect((await cli.run(["worker", "--once", "--actions", actions])).code).toBe(0);
+    expect((await cli.json<RunRecord>(["show", runId])).status).toBe("succeeded");
+    expect((await cli.json<{ log: string[] }>(["state", runId])).log).toEqual(["escalate"]);
+    const resolved = await cli.run(["interrupts", "--status", "resolved"]);
+    expect(resolved.stdout).toMatch(/reject\s+timeout\s+\d+s\s+nobody answered within 4 s/);
+    const events = await cli.run(["events", runId]);
+    expect(events.stdout).toMatch(/Refund the order\? \(deadline \d{4}-/);
+  });
+});
