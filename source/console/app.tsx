@@ -4,7 +4,7 @@ import { Operator, defaultActor, errorMessage, type Store } from "../../engine/i
 import { Footer, Header, statusLines } from "./components/chrome.js";
 import { ConfirmDialog, PromptDialog, QuitDialog, dialogHeight } from "./components/dialogs.js";
 import { Lines, seg, wrapWords } from "./components/lines.js";
-import { ServicesContext, failureText, type Dialog, type Message, type Services, type ViewEntry } from "./context.js";
+import { ServicesContext, failureText, type Dialog, type Message, type QuitQuestion, type Services, type ViewEntry } from "./context.js";
 import { ConsoleData } from "./data.js";
 import type { Clipboard } from "./clipboard.js";
 import type { Editor } from "./editor.js";
@@ -71,6 +71,7 @@ export function Console(props: ConsoleProps) {
   const size = useTerminalSize();
   const [stack, setStack] = useState<ViewEntry[]>([props.initial ?? { kind: "runs" }]);
   const [dialog, setDialog] = useState<Dialog>();
+  const [quitQuestion, setQuitQuestion] = useState<QuitQuestion>();
   // Each message carries the number of keys pressed before it: news from before the key that moved
   // to another view is about the view that was left.
   const [shown, setShown] = useState<{ message: Message; key: number }>();
@@ -186,14 +187,16 @@ export function Console(props: ConsoleProps) {
   const readError = useSyncExternalStore(services.data.subscribe, () => services.data.snapshot().error);
   const { nav, ui } = services;
   const top = stack[stack.length - 1]!;
+  // Quitting (q, ctrl-c from anywhere, :q) does not stop a write part-way: it asks first. A dialog
+  // open meanwhile stays under the question, as it was, for an operator who stays.
+  const quit = () => {
+    const writing = [...underWay.current.values()];
+    if (writing.length === 0) return nav.quit();
+    router.holdForDialog();
+    setQuitQuestion({ id: nextDialog++, underWay: writing.join(", "), resolve: (yes) => (setQuitQuestion(undefined), yes && nav.quit()) });
+  };
   const appKeys: Handlers = {
-    // A stray q does not stop a write part-way: it asks first (ctrl-c quits at once).
-    quit: (key) => {
-      const writing = [...underWay.current.values()];
-      if (key !== "q" || writing.length === 0) return nav.quit();
-      router.holdForDialog();
-      setDialog({ kind: "quit", id: nextDialog++, underWay: writing.join(", "), resolve: (quit) => (setDialog(undefined), quit && nav.quit()) });
-    },
+    quit,
     back: stack.length > 1 && nav.pop,
     help: () => nav.push(helpPage(router.bindings)),
     interrupts: top.kind !== "interrupts" && (() => nav.push({ kind: "interrupts" })),
@@ -204,7 +207,7 @@ export function Console(props: ConsoleProps) {
         if (text === undefined) return;
         const command = paletteCommand(text, services.data.snapshot());
         if (command.kind === "error") return ui.report({ tone: "error", text: command.message });
-        if (command.kind === "quit") return nav.quit();
+        if (command.kind === "quit") return quit();
         if (command.kind === "help") return nav.push(helpPage(router.bindings));
         if (command.kind === "runs") return nav.home();
         // A run the list does not hold is looked for in the store before its view is opened.
@@ -235,8 +238,9 @@ export function Console(props: ConsoleProps) {
   const status = statusLines(message, feedError ?? readError, width).slice(0, Math.max(1, size.rows - MIN.rows));
   // Ink redraws a frame as tall as the terminal from scratch (a flicker), so one row stays free.
   const bodyHeight = size.rows - 1 - 2 - status.length;
-  const dialogRows = dialog ? Math.min(dialogHeight(dialog, dialog.kind === "confirm" && dialog.long ? bodyHeight : 8, width), bodyHeight - 3) : 0;
-  const viewHeight = bodyHeight - dialogRows;
+  const quitRows = quitQuestion ? 1 : 0;
+  const dialogRows = dialog ? Math.min(dialogHeight(dialog, dialog.kind === "confirm" && dialog.long ? bodyHeight : 8, width), bodyHeight - 3 - quitRows) : 0;
+  const viewHeight = bodyHeight - dialogRows - quitRows;
   return (
     <ServicesContext.Provider value={services}>
       <KeyRouterContext.Provider value={router}>
@@ -251,7 +255,7 @@ export function Console(props: ConsoleProps) {
           </Box>
           {dialog?.kind === "confirm" && <ConfirmDialog key={dialog.id} dialog={dialog} width={width} height={dialogRows} />}
           {dialog?.kind === "prompt" && <PromptDialog key={dialog.id} dialog={dialog} width={width} />}
-          {dialog?.kind === "quit" && <QuitDialog key={dialog.id} dialog={dialog} width={width} />}
+          {quitQuestion && <QuitDialog key={quitQuestion.id} dialog={quitQuestion} width={width} />}
           <Footer width={width} status={status} />
         </Box>
       </KeyRouterContext.Provider>

@@ -59,9 +59,17 @@ export interface PromptRequest {
 
 export type Dialog =
   | ({ kind: "confirm"; id: number; resolve: (result: ConfirmResult) => void } & ConfirmRequest)
-  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest)
-  /** `q` while a write is under way, which quitting would stop part-way: `underWay` names it. */
-  | { kind: "quit"; id: number; underWay: string; resolve: (quit: boolean) => void };
+  | ({ kind: "prompt"; id: number; resolve: (text: string | undefined) => void } & PromptRequest);
+
+/**
+ * Quitting while a write is under way, which quitting would stop part-way (`underWay` names it):
+ * asked over any dialog open, which stays as it was when the operator stays.
+ */
+export interface QuitQuestion {
+  id: number;
+  underWay: string;
+  resolve: (quit: boolean) => void;
+}
 
 export interface Ui {
   report(message: Message | undefined): void;
@@ -72,7 +80,7 @@ export interface Ui {
   moved(): void;
   confirm(request: ConfirmRequest): Promise<ConfirmResult>;
   prompt(request: PromptRequest): Promise<string | undefined>;
-  /** A write to the store is under way (`label`, as the footer says it) until the returned function is called: `q` asks before quitting meanwhile. */
+  /** A write to the store is under way (`label`, as the footer says it) until the returned function is called: quitting meanwhile asks first. */
   working(label: string): () => void;
 }
 

@@ -13,6 +13,12 @@ export interface KeyLayer {
 
 export const PRIORITY = { app: 0, view: 1, pane: 2, overlay: 3, dialog: 4 } as const;
 
+/**
+ * Keys a dialog never keeps from the layers below it: ctrl-c quits from anywhere (through the same
+ * question `q` asks while a write is under way), so a dialog that takes text never swallows it.
+ */
+const PAST_DIALOGS: ReadonlySet<string> = new Set(["ctrl-c"]);
+
 /** How long a key of a chunk waits for the screen to be drawn before the next is dispatched anyway. */
 const DRAW_WAIT_MS = 30;
 
@@ -141,13 +147,14 @@ export class KeyRouter {
 
   /** Layers that currently receive keys, most specific first. */
   active(): KeyLayer[] {
-    const sorted = [...this.layers.values()].sort((a, b) => b.layer.priority - a.layer.priority || b.order - a.order);
-    const out: KeyLayer[] = [];
-    for (const { layer } of sorted) {
-      out.push(layer);
-      if (layer.modal) break;
-    }
-    return out;
+    const sorted = this.sorted();
+    const modal = sorted.findIndex((layer) => layer.modal);
+    return modal < 0 ? sorted : sorted.slice(0, modal + 1);
+  }
+
+  /** Every layer, most specific first, those below a modal one too. */
+  private sorted(): KeyLayer[] {
+    return [...this.layers.values()].sort((a, b) => b.layer.priority - a.layer.priority || b.order - a.order).map((l) => l.layer);
   }
 
   /**
@@ -204,7 +211,8 @@ export class KeyRouter {
   private dispatchOne(input: string, key: Key): boolean {
     const name = keyName(input, key);
     const candidates = this.byKey.get(name) ?? [];
-    for (const layer of this.active()) {
+    const past = PAST_DIALOGS.has(name);
+    for (const layer of past ? this.sorted() : this.active()) {
       for (const binding of candidates) {
         const handler = layer.handlers[binding.id];
         if (handler) {
@@ -212,7 +220,7 @@ export class KeyRouter {
           return true;
         }
       }
-      if (layer.text) {
+      if (layer.text && !past) {
         layer.text(input, name);
         return true;
       }
@@ -236,11 +244,14 @@ export class KeyRouter {
     const seen = new Set<ActionId>();
     const takenKeys = new Set<string>();
     const out: Binding[] = [];
-    for (const layer of this.active()) {
+    const active = this.active();
+    for (const layer of this.sorted()) {
+      // Below a dialog, only the keys that reach past it.
+      const below = !active.includes(layer);
       for (const binding of this.bindings) {
         const handler = layer.handlers[binding.id];
         if (seen.has(binding.id) || !handler || handler.explains) continue;
-        const free = binding.keys.filter((k) => !takenKeys.has(k));
+        const free = binding.keys.filter((k) => !takenKeys.has(k) && (!below || PAST_DIALOGS.has(k)));
         if (free.length === 0) continue;
         seen.add(binding.id);
         out.push(free.length === binding.keys.length ? binding : { ...binding, keys: free });

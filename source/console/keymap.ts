@@ -85,7 +85,7 @@ export const KEYMAP = [
   { id: "dismiss", keys: ["esc"], label: "cancel", help: "close without doing anything", group: "Dialogs" },
   { id: "switch", keys: ["tab", "left", "right"], label: "switch", help: "move between the buttons (left and right only where there is no text field: there they do nothing)", group: "Dialogs" },
   { id: "complete", keys: ["tab"], label: "complete", help: "in the command palette: complete the command or run id (as much as the matches share)", group: "Dialogs" },
-  { id: "quitAnyway", keys: ["y"], label: "quit", help: "at \"quit?\" (q asks it while an action is still being sent): quit all the same", group: "Dialogs" },
+  { id: "quitAnyway", keys: ["y"], label: "quit", help: "at \"quit?\" (q or ctrl-c asks it while an action is still being sent): quit all the same", group: "Dialogs" },
   { id: "stay", keys: ["n"], label: "stay", help: "at \"quit?\": stay (as esc does)", group: "Dialogs" },
   { id: "clearText", keys: ["ctrl-u"], label: "clear", help: "in a text field (a filter, the palette, a reason): clear it", group: "Dialogs", quiet: true },
   { id: "deleteWord", keys: ["ctrl-w"], label: "delete word", help: "in a text field: delete the last word", group: "Dialogs", quiet: true },

@@ -5,13 +5,23 @@ function paused(attempt: AttemptRecord): boolean {
   return attempt.outcome === "interrupted" && attempt.error === undefined;
 }
 
-/** A node's attempts counted as people mean them: an attempt that paused and the one that resumed it are one try. */
-function tryCount(attempts: readonly AttemptRecord[]): { tries: number; resumes: number } {
-  const resumes = attempts.filter((a, i) => paused(a) && i < attempts.length - 1).length;
-  return { tries: attempts.length - resumes, resumes };
+/**
+ * A node's attempts as people mean them, grouped into tries: an attempt that paused and the ones
+ * that resumed it are one try; an attempt after a failed or canceled one is another try (a retry).
+ */
+export function triesOf<A extends AttemptRecord>(attempts: readonly A[]): A[][] {
+  const tries: A[][] = [];
+  attempts.forEach((attempt, i) => (i > 0 && paused(attempts[i - 1]!) ? tries.at(-1)!.push(attempt) : tries.push([attempt])));
+  return tries;
 }
 
-function resumesText(resumes: number): string {
+function tryCount(attempts: readonly AttemptRecord[]): { tries: number; resumes: number } {
+  const tries = triesOf(attempts).length;
+  return { tries, resumes: attempts.length - tries };
+}
+
+/** ` (+1 resume)`, ` (+2 resumes)`; nothing for none. */
+export function resumesText(resumes: number): string {
   return resumes === 0 ? "" : ` (+${resumes} resume${resumes === 1 ? "" : "s"})`;
 }
 

@@ -170,6 +170,21 @@ export function failingWorkflow() {
     .compile();
 }
 
+/**
+ * The failing workflow (in English) as a sub-workflow of `failing-parent`, itself one of
+ * `failing-grandparent`: a failure two child runs down. Give it the engine's failing workflow (it takes one).
+ */
+export function failingParentWorkflows(failing = failingWorkflow()) {
+  const once = { retry: { maxAttempts: 1, onExhausted: "fail" as const } };
+  const parent = workflow("failing-parent", { state: z.object({ lang: z.string().default("en") }) })
+    .subgraph("ask", failing, { next: "END", ...once })
+    .compile();
+  const grandparent = workflow("failing-grandparent", { state: z.object({ lang: z.string().default("en") }) })
+    .subgraph("delegate", parent, { next: "END", ...once })
+    .compile();
+  return [parent, grandparent];
+}
+
 export interface Fixture<S extends Store = MemoryStore> {
   store: S;
   engine: Engine;
@@ -188,8 +203,10 @@ export function fixture(): Fixture {
  */
 export function fixtureOn<S extends Store>(store: S): Fixture<S> & { notices: NoticeLog } {
   const travel = travelWorkflow();
+  const failing = failingWorkflow();
   const notices = new NoticeLog();
-  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200, onNotice: notices.listen }, workflows: [travel, taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failingWorkflow(), refundWorkflow(), tripParentWorkflow(travel)]});
+  const workflows = [travel, taskQueueWorkflow(), researchWorkflow(), askWorkflow(), slowWorkflow(), quietWorkflow(), hostileWorkflow(), failing, refundWorkflow(), tripParentWorkflow(travel), ...failingParentWorkflows(failing)];
+  const engine = createEngine({ store, worker: { pollMs: 50, killGraceMs: 200, onNotice: notices.listen }, workflows });
   return {
     store,
     engine,

@@ -41,3 +41,30 @@ it("w shows why a run failed: its error's code, node and message, and the stack 
   await ui.press("w");
   await ui.waitFor(`w: run ${fine.id} (succeeded) has no failure to describe: none of its nodes failed`);
 });
+
+it("w follows a sub-workflow's failure down the child runs to the node that threw: its message and stack trace", async () => {
+  fx = fixture();
+  const failed = await settle(fx.engine, "failing-grandparent");
+  expect(failed.status).toBe("failed");
+  const child = (await fx.store.listRuns({ parentRunId: failed.id })).runs[0]!;
+  const grandchild = (await fx.store.listRuns({ parentRunId: child.id })).runs[0]!;
+  ui = await openConsole({ store: fx.store, columns: 100, rows: 100, initial: { kind: "run", runId: failed.id } });
+  await ui.waitFor("1 Graph");
+  await ui.press("w");
+  const page = await ui.waitFor(`run ${failed.id}: why it failed`);
+  expect(page).toMatch(/^ +node +delegate$/m);
+  expect(page).toMatch(/^ +error +ChildRunError \(CHILD_FAILED\)$/m);
+  const lines = ui.lines();
+  const at = (pattern: RegExp, from = 0) => lines.findIndex((l, i) => i >= from && pattern.test(l));
+  // Each child run in turn, under the failure of the node that started it, down to the one where a node threw.
+  const first = at(new RegExp(`^ Child run ${child.id} · started by delegate of ${failed.id}$`));
+  const second = at(new RegExp(`^ Child run ${grandchild.id} · started by ask of ${child.id}$`));
+  expect(first).toBeGreaterThan(0);
+  expect(second).toBeGreaterThan(first);
+  expect(at(/^ +error +ChildRunError \(CHILD_FAILED\)$/, first)).toBeLessThan(second);
+  expect(at(/^ failed {2}failing · step 1/, second)).toBe(second + 1);
+  expect(at(/^ Failed task call · step 1 · /, second)).toBeGreaterThan(second);
+  const stack = at(/^ Stack trace/, second);
+  expect(lines[stack + 1]).toMatch(/^ +Error: connection refused, retry later$/);
+  expect(lines[stack + 2]).toMatch(/^ +at .*fixtures\.ts:\d+:\d+\)?$/);
+});

@@ -328,6 +328,25 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(ui.lines().findIndex((l) => l.includes("s1 plan"))).toBeLessThan(ui.lines().findIndex((l) => l.includes("s3 join")));
   });
 
+  it("draws a node resumed after its interrupt was answered as one row, the pause marked between its bars; a retry stays a row of its own", async () => {
+    fx = fixture();
+    const run = await settle(fx.engine, "travel-planner");
+    const [pending] = await fx.store.listInterrupts({ runId: run.id, status: "pending" });
+    await fx.engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await fx.engine.run(run.id).wait({ until: "end", timeoutMs: 5_000 });
+    const approve = (await fx.store.listTasks(run.id)).find((t) => t.node === "approve")!;
+    expect(approve.attempts.map((a) => a.outcome)).toEqual(["interrupted", "succeeded"]);
+    ui = await openRun(run.id, 4);
+    await ui.waitFor("s4 approve #1");
+    expect(lineWith(ui, "s4 approve #1")).toMatch(/█+┄+█+ +\d+ms ✓ \(\+1 resume\)/);
+    expect(lineWith(ui, "s4 approve #2")).toBeUndefined();
+    expect(lineWith(ui, "s2 hotels #1")).toMatch(/✗ hotel API/);
+    expect(lineWith(ui, "s2 hotels #2")).toMatch(/┄+█+.*✓/);
+    // A row per try, as show counts them: the resume is no attempt of its own.
+    const tries = (await fx.store.listTasks(run.id)).reduce((n, t) => n + t.attempts.length, 0) - 1;
+    expect(ui.frame()).toContain(`${tries} attempts`);
+  });
+
   it("shows the progress a running node reported before the run was opened", async () => {
     fx = fixture();
     const handle = await fx.engine.start("quiet");

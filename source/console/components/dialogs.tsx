@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { errorMessage } from "../../../engine/index.js";
-import { useServices, type Dialog } from "../context.js";
+import { useServices, type Dialog, type QuitQuestion } from "../context.js";
 import { hasEnded, howRunEnded } from "../run-end.js";
 import { PRIORITY } from "../key-router.js";
 import { useKeys } from "../hooks/use-keys.js";
@@ -10,7 +10,6 @@ import { Lines, seg, wrapLine, type Line } from "./lines.js";
 
 /** Lines a dialog takes at the bottom of the screen, so that the view above can shrink by that much. */
 export function dialogHeight(dialog: Dialog, maxBody: number, width: number): number {
-  if (dialog.kind === "quit") return 1;
   if (dialog.kind === "prompt") return 2 + (dialog.complete ? SHOWN_SUGGESTIONS + 1 : 0);
   return 3 + Math.min(bodyRows(dialog, width).length, maxBody) + (dialog.reason === "none" ? 0 : 1);
 }
@@ -186,17 +185,18 @@ export function PromptDialog({ dialog, width }: { dialog: Extract<Dialog, { kind
 }
 
 /**
- * `q` while a write is under way asks first, one key to answer: `y` quits (so does `ctrl-c`), `n`
- * or `esc` stays. Any other key does nothing: a stray key neither quits nor reaches the view.
+ * `q` or `ctrl-c` while a write is under way asks first, one key to answer: `y` quits (so does
+ * `ctrl-c` again), `n` or `esc` stays. Any other key does nothing: a stray key neither quits nor
+ * reaches the view or the dialog below.
  */
-export function QuitDialog({ dialog, width }: { dialog: Extract<Dialog, { kind: "quit" }>; width: number }) {
+export function QuitDialog({ dialog, width }: { dialog: QuitQuestion; width: number }) {
   useKeys(
     PRIORITY.dialog,
     {
       quitAnyway: () => dialog.resolve(true),
       stay: () => dialog.resolve(false),
       dismiss: () => dialog.resolve(false),
-      // Not offered in the footer: only ctrl-c of its keys quits here, q does not.
+      // Not offered here in the footer (the console's ctrl-c is): only ctrl-c of its keys quits here, q does not.
       quit: Object.assign(
         (key: string) => {
           if (key === "ctrl-c") dialog.resolve(true);

@@ -1,4 +1,4 @@
-import { currentStep, errorMessage, type RunRecord, type TaskRecord } from "../../../engine/index.js";
+import { currentStep, errorMessage, type RunRecord, type Store, type TaskRecord } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import type { Services } from "../context.js";
 import { clean, clock, span } from "../text.js";
@@ -19,6 +19,10 @@ export function failedTask(run: RunRecord, tasks: readonly TaskRecord[]): TaskRe
 }
 
 const LABEL = 10;
+/** The code of a subgraph node's failure whose cause is its child run's (engine/actions/subgraph.ts). */
+const CHILD_FAILED = "CHILD_FAILED";
+/** How many child runs down `w` follows a failure (a sub-workflow's sub-workflow...). */
+const MAX_DEPTH = 8;
 
 function field(name: string, value: string, color?: string): Line[] {
   // A message of several lines keeps them: each under the value's column.
@@ -48,8 +52,10 @@ export function failureLines(run: RunRecord, tasks: readonly TaskRecord[], width
     [],
     [seg(" Stack trace", { bold: true })],
   );
-  // As it was thrown: the first line repeats the message, each frame on a row of its own.
-  lines.push(...(error.stack ? jsonLines(error.stack, width - 2).map((l): Line => [seg("  "), ...l]) : [[seg("   none recorded (the failure was not a thrown error: a time-out, a lost worker, a bad output)", { color: MUTED })]]));
+  // As it was thrown: the first line repeats the message, each frame on a row of its own. A child
+  // run's failure is the engine's own throw: the stack that tells is the child's, below.
+  if (error.code === CHILD_FAILED) lines.push([seg("   the engine's, not the node's: the child run's failure follows", { color: MUTED })]);
+  else lines.push(...(error.stack ? jsonLines(error.stack, width - 2).map((l): Line => [seg("  "), ...l]) : [[seg("   none recorded (the failure was not a thrown error: a time-out, a lost worker, a bad output)", { color: MUTED })]]));
   lines.push([], [seg(" Attempts", { bold: true })]);
   for (const a of task.attempts) {
     const outcome = a.outcome ?? "running";
@@ -64,16 +70,55 @@ export function failureLines(run: RunRecord, tasks: readonly TaskRecord[], width
 }
 
 /**
+ * The child run whose failure failed `task` (a subgraph node's CHILD_FAILED): of the runs it
+ * started, the last that failed or was canceled (a retry of the node starts a fresh one).
+ */
+async function failedChild(store: Store, run: RunRecord, task: TaskRecord): Promise<RunRecord | undefined> {
+  let found: RunRecord | undefined;
+  let cursor: string | undefined;
+  do {
+    const page = await store.listRuns({ parentRunId: run.id, status: ["failed", "canceled"], ...(cursor ? { cursor } : {}) });
+    for (const child of page.runs) if (child.parentTaskId === task.id && (!found || child.createdAt > found.createdAt)) found = child;
+    cursor = page.nextCursor;
+  } while (cursor);
+  return found;
+}
+
+/**
+ * A failure that is a child run's, followed down: under the run's own failure, each child run that
+ * failed it, with its failing node, stack trace and attempts, to the one where a node itself failed.
+ */
+async function childFailureLines(store: Store, run: RunRecord, tasks: readonly TaskRecord[], width: number): Promise<Line[]> {
+  const lines: Line[] = [];
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    const task = failedTask(run, tasks);
+    if (task?.error?.code !== CHILD_FAILED) break;
+    const child = await failedChild(store, run, task);
+    lines.push([], [seg(` Child run `, { bold: true }), seg(`${child?.id ?? "?"} · started by ${nodeLabel(task.node, task.index)} of ${run.id}`, { color: MUTED })]);
+    if (!child) {
+      lines.push([seg("   not found: it was deleted (pitwall prune), or the store lost it", { color: MUTED })]);
+      break;
+    }
+    run = child;
+    tasks = await store.listTasks(child.id);
+    lines.push(...(failureLines(run, tasks, width) ?? [[seg(` ${run.status}${run.reason ? ` (${run.reason})` : ""}: none of its nodes failed`, { color: "yellow" })]]));
+  }
+  return lines;
+}
+
+/**
  * `w` on a run (the runs list's selected one, the run view's): its failure as a page of text, read
- * from the store; a run where nothing failed says so in the footer.
+ * from the store, followed into the child runs it came from; a run where nothing failed says so in
+ * the footer.
  */
 export async function describeFailure(services: Services, runId: string, width: number): Promise<void> {
   const { store, nav, ui } = services;
   try {
     const [run, tasks] = await Promise.all([store.getRun(runId), store.listTasks(runId)]);
     if (!run) return ui.report({ tone: "error", text: `run ${runId} not found (deleted?)` });
-    const lines = failureLines(run, tasks, width);
-    if (!lines) return ui.report({ tone: "info", text: `w: run ${runId} (${run.status}) has no failure to describe: none of its nodes failed` });
+    const own = failureLines(run, tasks, width);
+    if (!own) return ui.report({ tone: "info", text: `w: run ${runId} (${run.status}) has no failure to describe: none of its nodes failed` });
+    const lines = [...own, ...(await childFailureLines(store, run, tasks, width))];
     nav.push({ kind: "text", title: `run ${runId}: why it failed`, lines, indent: LABEL + 3 });
   } catch (error) {
     ui.report({ tone: "error", text: `cannot read run ${runId}: ${clean(errorMessage(error))}` });

@@ -10,18 +10,18 @@ import type { RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
 import { displayWidth, fit } from "../text.js";
 import { MUTED } from "../theme.js";
-import { attemptRows, axisLine, rowLabel, timeRange, waterfallLine } from "./waterfall.js";
+import { attemptRows, axisLine, rowEnd, rowLabel, timeRange, waterfallLine } from "./waterfall.js";
 
 /** Columns a row's label takes at most (a durable call's label names its node and the call). */
 const LABEL_MAX = 36;
 
-/** A waterfall of task attempts over time: where the run spent its time, retries and waits included. */
+/** A waterfall of task attempts over time, a row per try: where the run spent its time, retries, pauses and waits included. */
 export function TimelineTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
   const active = detail.run.status === "running" || detail.run.status === "queued";
   // Bars of a run in progress grow by the second.
   const now = useClock(active ? [Date.now()] : []);
   const rows = useMemo(() => attemptRows(detail.tasks), [detail.tasks]);
-  const range = timeRange(rows, active ? now : Math.max(...rows.map((r) => r.attempt.endedAt ?? now), detail.run.endedAt ?? 0), detail.run.startedAt);
+  const range = timeRange(rows, active ? now : Math.max(...rows.map((r) => rowEnd(r) ?? now), detail.run.endedAt ?? 0), detail.run.startedAt);
   const [picked, setPicked] = useRemembered<number | undefined>("timeline-selected", undefined);
   const index = Math.min(picked ?? rows.length - 1, rows.length - 1);
   const selected = rows[index];
@@ -58,7 +58,7 @@ export function TimelineTab({ detail, width, height }: { detail: RunDetail; widt
   if (rows.length === 0) lines.push([seg(" no task has started yet", { color: MUTED })]);
   for (let i = start; i < Math.min(rows.length, start + listRows); i++) {
     const row = rows[i]!;
-    lines.push([seg(` ${fit(rowLabel(row, labelWidth), labelWidth)} `, i === index ? { inverse: true } : { bold: row.attempt.n > 1 }), ...waterfallLine(row, range, bar, now)]);
+    lines.push([seg(` ${fit(rowLabel(row, labelWidth), labelWidth)} `, i === index ? { inverse: true } : { bold: row.n > 1 }), ...waterfallLine(row, range, bar, now)]);
   }
   return <Lines lines={lines} width={width} height={height} />;
 }

@@ -1,74 +1,87 @@
 import type { AttemptRecord, TaskRecord } from "../../../engine/index.js";
+import { resumesText, triesOf } from "../../text/attempt-text.js";
 import { seg, type Line } from "../components/lines.js";
 import { clean, displayWidth, fit, span, truncate } from "../text.js";
 import { MUTED, OUTCOME_COLOR } from "../theme.js";
 
+/** One try of a task: its attempts, as `show` counts them (attempt-text's `triesOf`). */
 export interface AttemptRow {
   task: TaskRecord;
-  attempt: AttemptRecord;
-  /** The attempt before this one of the same task (its end starts this row's wait). */
+  /** Which try of its task (1 for the first; a retry is the next). */
+  n: number;
+  /** The try's attempts: the first, and each one that resumed a pause (an answered interrupt, a timer, a child run). */
+  attempts: AttemptRecord[];
+  /** The last attempt of the try before this one (its end starts this row's wait). */
   previous: AttemptRecord | undefined;
-  /** This is the task's last attempt. */
+  /** This is the task's last try. */
   last: boolean;
 }
 
-/** One row per attempt of every task, in the order they started. */
+/** One row per try of every task, in the order they started: a node resumed after a pause is one row, a retry another. */
 export function attemptRows(tasks: readonly TaskRecord[]): AttemptRow[] {
   const rows: AttemptRow[] = [];
   for (const task of tasks) {
-    task.attempts.forEach((attempt, i) => rows.push({ task, attempt, previous: task.attempts[i - 1], last: i === task.attempts.length - 1 }));
+    const tries = triesOf(task.attempts);
+    tries.forEach((attempts, i) => rows.push({ task, n: i + 1, attempts, previous: tries[i - 1]?.at(-1), last: i === tries.length - 1 }));
   }
-  return rows.sort((a, b) => a.attempt.startedAt - b.attempt.startedAt || a.task.step - b.task.step);
+  return rows.sort((a, b) => started(a) - started(b) || a.task.step - b.task.step);
 }
 
+const started = (row: AttemptRow) => row.attempts[0]!.startedAt;
+/** When a row's try ended (null while it runs). */
+export const rowEnd = (row: AttemptRow) => row.attempts.at(-1)!.endedAt;
+
 export function timeRange(rows: readonly AttemptRow[], now: number, from: number | null): { start: number; end: number } {
-  const start = Math.min(from ?? Infinity, ...rows.map((r) => Math.min(r.task.createdAt, r.attempt.startedAt)));
-  const end = Math.max(start + 1, ...rows.map((r) => r.attempt.endedAt ?? now), ...rows.filter((r) => r.last && r.task.status === "interrupted").map(() => now));
+  const start = Math.min(from ?? Infinity, ...rows.map((r) => Math.min(r.task.createdAt, started(r))));
+  const end = Math.max(start + 1, ...rows.map((r) => rowEnd(r) ?? now), ...rows.filter((r) => r.last && r.task.status === "interrupted").map(() => now));
   return Number.isFinite(start) ? { start, end } : { start: now, end: now + 1 };
 }
 
 /**
  * `s2 draft #1`; a durable call by its id (`s1 act · tool-1-getWeather #1`), told apart from its
- * node's attempts and from its other calls. Past `max` columns the node's name is cut, not the
- * call or the attempt.
+ * node's tries and from its other calls. Past `max` columns the node's name is cut, not the
+ * call or the try.
  */
 export function rowLabel(row: AttemptRow, max = Infinity): string {
   const { task } = row;
   const head = `s${task.step} `;
-  const tail = `${task.index !== null ? `[${task.index}]` : ""}${task.call !== null ? ` · ${clean(task.call)}` : ""} #${row.attempt.n}`;
+  const tail = `${task.index !== null ? `[${task.index}]` : ""}${task.call !== null ? ` · ${clean(task.call)}` : ""} #${row.n}`;
   const node = clean(task.node);
   const room = max - head.length - displayWidth(tail);
   return `${head}${displayWidth(node) > room ? truncate(node, Math.max(1, room)) : node}${tail}`;
 }
 
 /**
- * An attempt drawn on the time axis: a dotted lead while it waited (queued `·`, a retry's
- * backoff or an interrupt `┄`), then its bar coloured by outcome, then its duration and outcome.
+ * A try drawn on the time axis: a dotted lead while it waited (queued `·`, a retry's backoff `┄`),
+ * then a bar per attempt coloured by its outcome, a pause between two (`┄`, never less than one
+ * column, so a resume always shows), then the time it ran (its pauses left out) and its outcome.
  */
 export function waterfallLine(row: AttemptRow, range: { start: number; end: number }, bar: number, now: number): Line {
   const col = (t: number) => Math.max(0, Math.min(bar - 1, Math.floor(((t - range.start) / (range.end - range.start)) * bar)));
-  const { attempt, previous, task } = row;
-  const waitFrom = previous?.endedAt ?? task.createdAt;
-  const waitColor = previous?.outcome === "interrupted" ? "magenta" : MUTED;
-  const waitChar = previous ? "┄" : "·";
-  const a = col(waitFrom);
-  const b = col(attempt.startedAt);
-  const end = attempt.endedAt ?? now;
-  const c = Math.max(b + 1, col(end) + 1);
-  const outcome = attempt.outcome ?? "running";
-  const waitingAfter = row.last && task.status === "interrupted" && attempt.outcome === "interrupted";
-  const tail = waitingAfter ? Math.max(0, col(now) + 1 - c) : 0;
-  const line: Line = [
-    seg(" ".repeat(a)),
-    seg(waitChar.repeat(Math.max(0, b - a)), { color: waitColor }),
-    seg("█".repeat(Math.min(bar - b, c - b)), { color: OUTCOME_COLOR[outcome] }),
-    seg("┄".repeat(Math.min(tail, Math.max(0, bar - c))), { color: "magenta" }),
-  ];
-  const used = Math.min(bar, Math.max(c, c + tail));
-  line.push(seg(" ".repeat(Math.max(0, bar - used))));
+  const { attempts, previous, task } = row;
+  const final = attempts.at(-1)!;
+  const lead = col(previous?.endedAt ?? task.createdAt);
+  const line: Line = [seg(" ".repeat(lead))];
+  let at = lead;
+  const fill = (to: number, char: string, color: string) => {
+    const n = Math.min(bar, to) - at;
+    if (n <= 0) return;
+    line.push(seg(char.repeat(n), { color }));
+    at += n;
+  };
+  fill(col(attempts[0]!.startedAt), previous ? "┄" : "·", previous?.outcome === "interrupted" ? "magenta" : MUTED);
+  attempts.forEach((attempt, i) => {
+    if (i > 0) fill(Math.max(at + 1, col(attempt.startedAt)), "┄", "magenta");
+    fill(Math.max(at + 1, col(attempt.endedAt ?? now) + 1), "█", OUTCOME_COLOR[attempt.outcome ?? "running"]);
+  });
+  const outcome = final.outcome ?? "running";
+  const waitingAfter = row.last && task.status === "interrupted" && outcome === "interrupted";
+  if (waitingAfter) fill(col(now) + 1, "┄", "magenta");
+  line.push(seg(" ".repeat(Math.max(0, bar - at))));
+  const ran = attempts.reduce((ms, a) => ms + (a.endedAt ?? now) - a.startedAt, 0);
   const glyph = { succeeded: "✓", failed: "✗", interrupted: "◆", canceled: "⊘", running: "●" }[outcome];
-  const detail = attempt.error ? ` ${clean(attempt.error)}` : waitingAfter ? " waiting" : "";
-  line.push(seg(` ${fit(span(end - attempt.startedAt), 6, "right")} ${glyph}`, { color: OUTCOME_COLOR[outcome] }), seg(detail, { color: MUTED }));
+  const detail = `${resumesText(attempts.length - 1)}${final.error ? ` ${clean(final.error)}` : waitingAfter ? " waiting" : ""}`;
+  line.push(seg(` ${fit(span(ran), 6, "right")} ${glyph}`, { color: OUTCOME_COLOR[outcome] }), seg(detail, { color: MUTED }));
   return line;
 }
 
