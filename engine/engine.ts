@@ -293,6 +293,15 @@ export class RunHandle<S extends State = State> {
     return new Operator(this.store, { ...this.operator, ...(actor ? { actor: defaultActor(actor) } : {}) }).cancel(this.id, { reason });
   }
 
+  /**
+   * Sends the run a signal (`Operator.signal`): a node waiting for `name` goes on with `data`, or
+   * the first to ask for it later takes it (`ctx.receive`).
+   */
+  signal(name: string, data?: unknown, options: { reason?: string; actor?: string } = {}): Promise<CommandOutcome> {
+    const { actor, ...rest } = options;
+    return new Operator(this.store, { ...this.operator, ...(actor ? { actor: defaultActor(actor) } : {}) }).signal(this.id, name, data, rest);
+  }
+
   /** The run's current state (or at a checkpoint number). */
   async state(checkpoint?: number): Promise<S> {
     const run = await this.get();

@@ -111,10 +111,20 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
     return this.add(name, { kind: "approval", question, ...(show ? { show } : {}), ...(decisions ? { decisions } : {}), ...(deadline ? { deadline } : {}) }, rest);
   }
 
-  /** A durable timer. */
-  wait(name: string, options: EdgeOptions<S> & ({ seconds: number } | { until: string })): this {
-    const { seconds, until, ...rest } = options as EdgeOptions<S> & { seconds?: number; until?: string };
-    return this.add(name, { kind: "wait", ...(seconds !== undefined ? { seconds } : {}), ...(until !== undefined ? { until } : {}) }, rest);
+  /** A durable timer, or a wait for a signal sent to the run (its data written to `output`). */
+  wait(name: string, options: EdgeOptions<S> & ({ seconds: number } | { until: string } | { signal: string; output?: keyof S & string })): this {
+    const { seconds, until, signal, output, ...rest } = options as EdgeOptions<S> & { seconds?: number; until?: string; signal?: string; output?: string };
+    return this.add(
+      name,
+      {
+        kind: "wait",
+        ...(seconds !== undefined ? { seconds } : {}),
+        ...(until !== undefined ? { until } : {}),
+        ...(signal !== undefined ? { signal } : {}),
+        ...(output !== undefined ? { output } : {}),
+      },
+      rest,
+    );
   }
 
   /** A node whose body is another workflow, run as a child run. */

@@ -145,6 +145,7 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   }
   checkTemplates(node, path, state, problems);
   if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
+  if (node.kind === "wait" && node.output !== undefined && !Object.hasOwn(state, node.output)) problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
   (node.waitFor ?? []).forEach((pred, i) => {
     if (g.broken.has(pred)) return;
     if (!g.names.has(pred)) {

@@ -129,6 +129,13 @@ export interface NodeContext<I = unknown> {
    * returned instead of calling again. Keys must be unique within the node and deterministic.
    */
   call<T>(key: string, fn: (ctx: CallContext) => T | Promise<T>, options?: CallOptions): Promise<T>;
+  /**
+   * The data of a signal named `name` sent to the run (`Operator.signal`, `pitwall signal`): the
+   * oldest not yet taken. With none, the node parks (no worker holds the run) until one is sent,
+   * and runs again from its start; the signals it took are kept on its task, so each `receive` of
+   * a name gets the same one every time the node runs. Do not catch the exception it throws to park.
+   */
+  receive<T = unknown>(name: string): Promise<T>;
 }
 
 /** A node may return a partial state, or `{ route, update }` to choose its route (SuperAGI style). */

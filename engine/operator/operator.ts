@@ -1,6 +1,7 @@
 import { userInfo } from "node:os";
 import { ConflictError, ValidationError } from "../errors.js";
 import { derivedId } from "../ids.js";
+import { checkSignalName } from "../runtime/signal-inbox.js";
 import type { DiffEntry } from "../state/diff.js";
 import type { State } from "../state/ops.js";
 import type { CheckpointRecord } from "../store/records.js";
@@ -135,6 +136,17 @@ export class Operator {
       }
     }
     return outcome;
+  }
+
+  /**
+   * Sends a run a signal — an event from outside it: a payment confirmed, a build finished, a
+   * webhook — kept in its inbox until a node takes it (`ctx.receive(name)`, a wait node's `signal`),
+   * the oldest of its name first; a node waiting for it goes on at once. Refused for a run that
+   * has ended. `commandId` makes a sender's retry safe (only one is recorded).
+   */
+  async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<{ signalId: string; node?: string }>> {
+    checkSignalName(name);
+    return (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<{ signalId: string; node?: string }>;
   }
 
   /** Pauses the run before `node` each time it is scheduled, until `clearBreakpoint`. */

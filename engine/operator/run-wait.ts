@@ -147,6 +147,8 @@ export const PAUSE_IS_FAILURE: Readonly<Record<Exclude<PauseReason, "interrupt">
   killed: true,
   "retries-exhausted": true,
   poison: true,
+  // Waiting for a signal (a payment confirmed, a build finished): the run at work.
+  signal: false,
 };
 
 /** For a run paused as `interrupt`: which kinds of interrupt are failures (see PAUSE_IS_FAILURE). */

@@ -109,6 +109,7 @@ const APPLIED: Record<Exclude<CommandType, "fork">, string> = {
   cancel: "the cancel",
   break: "the breakpoint",
   unbreak: "the breakpoint's removal",
+  signal: "the signal",
 };
 
 /**

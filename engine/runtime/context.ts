@@ -3,8 +3,9 @@ import { canonicalJson } from "../graph/canonical.js";
 import { derivedId } from "../ids.js";
 import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
 import type { State } from "../state/ops.js";
-import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, TaskRecord, TaskWait } from "../store/records.js";
+import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, SignalRecord, TaskRecord, TaskWait } from "../store/records.js";
 import { deadlineAsked } from "./deadlines.js";
+import { checkSignalName } from "./signal-inbox.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
 import type { StoreClock } from "./store-clock.js";
 
@@ -23,6 +24,8 @@ export interface AttemptServices {
   /** A child run's state at checkpoint `n` (its head when not given). */
   childState(run: RunRecord, n?: number): Promise<State>;
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
+  /** The signal the call `key` (`name#k`) of this task took, or takes now from the run's inbox; undefined while there is none. */
+  receive(key: string, name: string): SignalRecord | undefined;
   /** A value without the values of secret-looking keys, as the run's records keep what people read. */
   redact(value: unknown): unknown;
   /** Now as the run's store sees it, which judges timers. */
@@ -54,6 +57,8 @@ export class AttemptContext implements InternalContext {
   /** A pause the node asked for, kept even if the node caught the exception. */
   raised: InterruptSignal | ParkSignal | undefined;
   private interruptCalls = 0;
+  /** How many times the node has received each signal name so far in this attempt. */
+  private receiveCalls: Map<string, number> | undefined;
   private callKeys: Set<string> | undefined;
   private logger: NodeLogger | undefined;
 
@@ -138,6 +143,16 @@ export class AttemptContext implements InternalContext {
       if ((recorded.sameState && !options.exact) || sameRequest(recorded.request, request)) return recorded.answer;
       previous = id;
     }
+  }
+
+  async receive<T = unknown>(name: string): Promise<T> {
+    checkSignalName(name);
+    this.receiveCalls ??= new Map();
+    const k = (this.receiveCalls.get(name) ?? 0) + 1;
+    this.receiveCalls.set(name, k);
+    const signal = this.services.receive(`${name}#${k}`, name);
+    if (!signal) return this.park({ kind: "signal", name });
+    return signal.data as T;
   }
 
   park(wait: TaskWait): never {

@@ -6,6 +6,8 @@ import type { InterruptKind, PauseReason, RunError, RunStatus, TaskWait } from "
  * Payloads stay small; large values go to artifacts and the event holds a reference.
  */
 export interface EventPayloads {
+  /** A signal was sent to the run; `for` names the node it let go on, if one waited for it. */
+  "run.signaled": { signalId: string; name: string; for?: string };
   "run.created": { workflow: string; version: string; parentRunId?: string; forkOf?: { runId: string; checkpointId: string }; reason?: string; deadlineAt?: number };
   "run.claimed": { worker: string; fence: number; recovered: boolean };
   "run.released": { status: RunStatus; wakeAt?: number; waitingOn?: string; why: string };
@@ -15,7 +17,7 @@ export interface EventPayloads {
   "run.failed": { error: RunError };
   "run.canceled": { reason: string };
   "step.completed": { step: number; checkpointId: string; nodes: string[]; keys: string[]; next: string[] };
-  "task.scheduled": { node: string; index?: number; why: "retry" | "resume" | "operator" | "queued"; notBefore?: number };
+  "task.scheduled": { node: string; index?: number; why: "retry" | "resume" | "operator" | "queued" | "signal"; notBefore?: number };
   /** `inputChanged`: a durable call whose recorded success is not handed back, as what it depends on changed since (`dependsOn`). */
   "task.started": { node: string; attempt: number; index?: number; call?: string; inputChanged?: boolean };
   "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean; call?: string };

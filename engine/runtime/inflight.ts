@@ -2,7 +2,7 @@ import type { AttemptServices, RecordedAnswer } from "./context.js";
 import type { CallContext, CallOptions, CompiledWorkflow } from "../graph/model.js";
 import type { State } from "../state/ops.js";
 import { readState } from "../state/read.js";
-import type { ArtifactRef, NewEvent, RunRecord, TaskRecord } from "../store/records.js";
+import type { ArtifactRef, NewEvent, RunRecord, SignalRecord, TaskRecord } from "../store/records.js";
 import { startAttempt, type AttemptOutcome, type RunningAttempt } from "./attempt.js";
 import type { DurableCalls } from "./calls.js";
 import type { EventFactory } from "./event-factory.js";
@@ -141,6 +141,10 @@ class TaskServices implements AttemptServices {
 
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
     return this.deps.calls.run(this.task, key, fn, options, signal);
+  }
+
+  receive(key: string, name: string): SignalRecord | undefined {
+    return this.deps.rs.signals.take(this.task, key, name, this.deps.rs.run.inbox ?? []);
   }
 
   redact(value: unknown): unknown {

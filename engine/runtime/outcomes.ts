@@ -7,12 +7,14 @@ import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
 import type { CallsMade } from "./calls.js";
 import { deadlineFrom } from "./deadlines.js";
+import { settleReceived } from "./signal-inbox.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";
 
 /** Turns how an attempt ended into the task's transitions (and interrupts), into the batch. */
-export function recordOutcome(rs: RunState, task: TaskRecord, outcome: AttemptOutcome): void {
+export function recordOutcome(rs: RunState, started: TaskRecord, outcome: AttemptOutcome): void {
+  const task = settleReceived(rs, started);
   const now = Date.now();
   const attempt = task.attempts.length;
   switch (outcome.kind) {

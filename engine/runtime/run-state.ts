@@ -1,4 +1,5 @@
 import type { CompiledWorkflow } from "../graph/model.js";
+import { SignalsTaken } from "./signal-inbox.js";
 import type { StateChain } from "../state/snapshot.js";
 import type { CheckpointRecord, InterruptRecord, PauseReason, RunError, RunRecord, TaskRecord } from "../store/records.js";
 import { Batch } from "./batch.js";
@@ -21,6 +22,8 @@ export class RunState {
   batch = new Batch();
   /** Tasks marked running in the batch, whose attempts start once the batch is committed. */
   launch: TaskRecord[] = [];
+  /** Signals running attempts took from the run's inbox, not yet committed. */
+  readonly signals = new SignalsTaken();
 
   constructor(
     readonly workflow: CompiledWorkflow,

@@ -306,12 +306,24 @@ export function settle(rs: RunState, nextWake: number): void {
   if (waitingForPeople.length > 0 || rs.pendingInterrupts().length > 0) return rs.pause("interrupt", blocked);
   if (canceled.length > 0) return rs.pause("killed", blocked);
 
-  // Parked on timers, child runs or a long backoff: release the run until then.
+  // Parked on timers, child runs, signals or a long backoff: release the run until then.
   const parked = tasks.filter(isParked);
+  // A signal sent while its node was on its way to park (none waited for it yet) lets it go on now.
+  const signaled = parked.filter((t) => t.waitingFor?.kind === "signal" && rs.signals.waiting(t.waitingFor.name, rs.run.inbox ?? []));
+  if (signaled.length > 0) {
+    for (const t of signaled) {
+      const resumed = transitionTask(t, "pending", { waitingFor: null, notBefore: null });
+      rs.setTask(resumed, rs.events.task(resumed, "task.scheduled", { node: t.node, why: "signal" }));
+    }
+    return;
+  }
   const times = parked.flatMap((t) => (t.waitingFor?.kind === "time" ? [t.waitingFor.until] : []));
   const wakeAt = Math.min(nextWake, ...times);
   const child = parked.find((t) => t.waitingFor?.kind === "run")?.waitingFor;
   const waitingOn = wakeAt === Infinity && child?.kind === "run" ? child.runId : null;
+  // Nothing but signals to wait for: paused, as for a person, until one is sent (Operator.signal).
+  const signals = parked.flatMap((t) => (t.waitingFor?.kind === "signal" ? [t.node] : []));
+  if (wakeAt === Infinity && waitingOn === null && signals.length > 0) return rs.pause("signal", [...new Set(signals)]);
   rs.batch.patchRun(runTransition(rs.run, "queued", { wakeAt: wakeAt === Infinity ? null : wakeAt, waitingOn }));
   rs.batch.event(
     rs.events.run("run.released", {

@@ -9,7 +9,7 @@ export const RUN_STATUSES: readonly RunStatus[] = ["queued", "running", "paused"
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "canceled"];
 
 /** Why a paused run waits: always said, never guessed. */
-export type PauseReason = "interrupt" | "breakpoint" | "killed" | "retries-exhausted" | "poison";
+export type PauseReason = "interrupt" | "breakpoint" | "killed" | "retries-exhausted" | "poison" | "signal";
 
 export type TaskStatus = "pending" | "running" | "succeeded" | "failed" | "interrupted" | "canceled";
 
@@ -61,6 +61,8 @@ export interface RunRecord {
   /** How long its pauses that ended lasted in all, in ms: waiting for a person is not running. */
   pausedMs?: number;
   breakpoints: string[];
+  /** Signals sent to it that no node has taken yet, oldest first. Absent or null: none. */
+  inbox?: SignalRecord[] | null;
   /**
    * When a run not ended by then is canceled (by a worker, as actor `timeout`): set as it is made,
    * from its start's `deadlineSeconds` or its workflow's `limits.deadlineSeconds`. Absent or null: none.
@@ -114,6 +116,7 @@ export type RunPatch = Partial<
     | "lostInARow"
     | "pausedAt"
     | "pausedMs"
+    | "inbox"
   >
 >;
 
@@ -189,7 +192,23 @@ export interface AttemptRecord {
 export type TaskWait =
   | { kind: "interrupt"; interruptId: string }
   | { kind: "time"; until: number }
-  | { kind: "run"; runId: string };
+  | { kind: "run"; runId: string }
+  /** `ctx.receive(name)`, a wait node's `signal`: a signal of that name sent to the run (`Operator.signal`). */
+  | { kind: "signal"; name: string };
+
+/**
+ * A signal sent to a run (`Operator.signal`, `pitwall signal`): kept in the run's `inbox` until a
+ * node takes it (`ctx.receive`), then on that node's task (`received`), the oldest of its name first.
+ */
+export interface SignalRecord {
+  /** The id of the command that sent it. */
+  id: string;
+  name: string;
+  data?: unknown;
+  actor: string;
+  sentAt: number;
+  reason?: string;
+}
 
 export interface TaskRecord {
   id: string;
@@ -236,6 +255,8 @@ export interface TaskRecord {
   /** A durable call's `dependsOn`, hashed (contentHash): its output is handed back only while they match. */
   dependsOn?: string;
   waitingFor: TaskWait | null;
+  /** The signals its node took (`ctx.receive`), by the call that took each (`name#k`): a node that runs again gets the same. */
+  received?: Record<string, SignalRecord>;
 }
 
 export interface InterruptRequest {
@@ -297,7 +318,7 @@ export interface InterruptDeadline {
   response?: unknown;
 }
 
-export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork";
+export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork" | "signal";
 
 export interface CommandRecord {
   id: string;

@@ -6,6 +6,7 @@ import { WORKER_LOST } from "../runtime/retry.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type CommandRecord, type InterruptRecord, type RunRecord, type TaskRecord } from "../store/records.js";
 import { editCheckpoint, prepareResolve, prepareUpdate, resumeIfPaused } from "./command-edits.js";
 import { refuse, workerLost, type Prepared, type RunView } from "./command-view.js";
+import { prepareSignal } from "./signal-command.js";
 
 /**
  * Decides what an operator command does to a run, as one batch of writes. Shared by the worker
@@ -30,6 +31,8 @@ export async function prepareCommand(command: CommandRecord, view: RunView): Pro
         return prepareCancel(command, view, events);
       case "fork":
         return refuse(new ConflictError("fork is applied by the operator, not on the run"));
+      case "signal":
+        return prepareSignal(command, view, events);
     }
   } catch (error) {
     if (isPitwallError(error)) return refuse(error);

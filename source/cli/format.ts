@@ -61,6 +61,8 @@ export function childRunState(child: RunRecord): string {
       return `${status}: an operator killed its task; ${fix}`;
     case "poison":
       return `${status}: workers kept dying while they ran it; once the cause is fixed, ${fix}`;
+    case "signal":
+      return `${status}: waiting for a signal (pitwall signal ${child.id} NAME)`;
   }
 }
 

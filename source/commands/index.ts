@@ -19,6 +19,7 @@ import { retry } from "./retry.js";
 import { run } from "./run.js";
 import { runs } from "./runs.js";
 import { show } from "./show.js";
+import { signal } from "./signal.js";
 import { start } from "./start.js";
 import { state } from "./state.js";
 import { validate } from "./validate.js";
@@ -47,6 +48,7 @@ export const COMMANDS: readonly Command[] = [
   kill,
   retry,
   cancel,
+  signal,
   breakpoint,
   unbreak,
   fork,

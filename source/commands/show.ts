@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type SignalRecord, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -94,6 +94,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
   if (run.tags) rows.push(["tags", Object.entries(run.tags).map(([k, v]) => `${k}=${v}`).join(" · ")]);
+  if (run.inbox?.length) rows.push(["inbox", inboxText(run.inbox)]);
   if (typeof run.deadlineAt === "number" && run.endedAt === null) rows.push(["deadline", runDeadlineText(run.deadlineAt, Date.now())]);
   if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
@@ -218,6 +219,8 @@ function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
       return `until ${new Date(wait.until).toISOString()}`;
     case "run":
       return `child run ${wait.runId}`;
+    case "signal":
+      return `signal ${wait.name}`;
   }
 }
 
@@ -268,4 +271,12 @@ function printInterrupts(out: Output, interrupts: InterruptRecord[], tasks: read
       interruptDetails(i.request),
     ]),
   );
+}
+
+/** The signals a run holds that no node has taken: how many of each name, oldest name first. */
+function inboxText(inbox: readonly SignalRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const s of inbox) counts.set(s.name, (counts.get(s.name) ?? 0) + 1);
+  const names = [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ");
+  return `${inbox.length} signal${inbox.length === 1 ? "" : "s"} no node has taken: ${names}`;
 }

@@ -29,6 +29,7 @@ const describers: Describers = {
   "run.succeeded": (p) => `after ${p.steps} steps`,
   "run.failed": (p) => `${p.error.code}${p.error.node ? ` at ${p.error.node}` : ""}: ${p.error.message}`,
   "run.canceled": (p) => p.reason,
+  "run.signaled": (p) => `signal ${p.name} (${p.signalId})${p.for ? `: ${p.for} goes on` : ": kept until a node takes it"}`,
   "step.completed": (p) => `step ${p.step}: ${p.nodes.join(", ") || "-"} wrote ${p.keys.join(", ") || "nothing"}${p.next.length ? ` → ${p.next.join(", ")}` : ""}`,
   "task.scheduled": (p) => about(p.node, p.why, p.index),
   "task.started": (p) => about(p.node, `attempt ${p.attempt}${p.inputChanged ? " (made again: its input changed)" : ""}`, p.index, p.call),
@@ -58,6 +59,8 @@ function waitText(wait: EventPayloads["task.interrupted"]["waitingFor"]): string
       return `run ${wait.runId}`;
     case "time":
       return `its timer, until ${new Date(wait.until).toISOString()}`;
+    case "signal":
+      return `signal ${wait.name}`;
   }
 }
 

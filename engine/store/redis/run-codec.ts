@@ -37,6 +37,7 @@ const RUN_FIELDS = {
   pausedMs: "count",
   breakpoints: "json",
   deadlineAt: "number?",
+  inbox: "json?",
   tags: "json?",
   interruptBefore: "json",
   interruptAfter: "json",

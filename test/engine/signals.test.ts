@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ConflictError, NotFoundError, ValidationError, workflow, type Engine, type RunRecord } from "../../engine/index.js";
+import { engineHarness, until } from "../support/engine.js";
+import { storeFactories } from "../support/stores.js";
+
+const state = z.object({ payment: z.unknown().optional(), got: z.array(z.string()).default([]), gate: z.string().default("") });
+
+const ended = async (engine: Engine, id: string): Promise<RunRecord> =>
+  until(async () => {
+    const run = await engine.store.getRun(id);
+    return run && ["succeeded", "failed", "canceled"].includes(run.status) ? run : undefined;
+  }, 10_000, `run ${id} to end`);
+
+const pausedFor = async (engine: Engine, id: string, reason: string): Promise<RunRecord> =>
+  until(async () => {
+    const run = await engine.store.getRun(id);
+    return run?.status === "paused" && run.reason === reason ? run : undefined;
+  }, 10_000, `run ${id} to pause (${reason})`);
+
+describe.each(storeFactories)("signals ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("a wait node parks the run until a signal of its name comes, and writes its data to output", async () => {
+    const wf = workflow("awaits-payment", { state, reducers: { got: "append" } })
+      .wait("payment", { signal: "payment.confirmed", output: "payment", next: "ship" })
+      .node("ship", (s) => ({ got: [`shipped ${JSON.stringify(s.payment)}`] }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    const paused = await pausedFor(engine, run.id, "signal");
+    expect(paused).toMatchObject({ current: ["payment"], owner: null });
+    const outcome = await run.signal("payment.confirmed", { amount: 42 }, { reason: "webhook 123" });
+    expect(outcome.effect).toBe("signal payment.confirmed sent: payment goes on");
+    expect(outcome.result).toMatchObject({ node: "payment" });
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect(await run.state()).toMatchObject({ payment: { amount: 42 }, got: ['shipped {"amount":42}'] });
+    const [signaled] = await engine.store.readEvents({ runId: run.id, types: ["run.signaled"] });
+    expect(signaled!.payload).toEqual({ signalId: outcome.command.id, name: "payment.confirmed", for: "payment" });
+    const [task] = (await engine.store.listTasks(run.id)).filter((t) => t.node === "payment");
+    expect(task!.received).toEqual({ "payment.confirmed#1": expect.objectContaining({ data: { amount: 42 }, reason: "webhook 123", actor: expect.any(String) }) });
+    expect((await engine.store.getRun(run.id))!.inbox ?? []).toEqual([]);
+  });
+
+  it("keeps signals sent before any node waits for them, and hands over the oldest without pausing", async () => {
+    const wf = workflow("signal-first", { state })
+      .approval("gate", { question: "Go?", routes: { approve: "payment", reject: "END" } })
+      .wait("payment", { signal: "paid", output: "payment", next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await pausedFor(engine, run.id, "interrupt");
+    const early = await run.signal("paid", "EUR 5");
+    expect(early.effect).toBe("signal paid kept until a node takes it");
+    await run.signal("paid", "EUR 6");
+    expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ name: "paid", data: "EUR 5" }), expect.objectContaining({ name: "paid", data: "EUR 6" })]);
+    const [ask] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(ask!.id, { decision: "approve" });
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).payment).toBe("EUR 5");
+    expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ data: "EUR 6" })]);
+    const paused = await engine.store.readEvents({ runId: run.id, types: ["run.paused"] });
+    expect(paused.map((e) => (e.payload as { reason: string }).reason)).toEqual(["interrupt"]);
+  });
+
+  it("ctx.receive takes a signal per call, the same ones each time the node runs", async () => {
+    let runs = 0;
+    const wf = workflow("two-items", { state })
+      .node(
+        "collect",
+        async (_s, ctx) => {
+          runs++;
+          const first = await ctx.receive<string>("item");
+          const second = await ctx.receive<string>("item");
+          return { got: [first, second] };
+        },
+        { next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await pausedFor(engine, run.id, "signal");
+    await run.signal("item", "a");
+    // The node runs again, gets "a" back from its record and waits for a second.
+    await until(async () => runs === 2 && (await engine.store.getRun(run.id))?.status === "paused", 10_000, "the second wait");
+    await run.signal("item", "b");
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).got).toEqual(["a", "b"]);
+  });
+
+  it("one signal lets one of two waiting branches go on, the one that waited longest", async () => {
+    const wf = workflow("two-waiters", { state, reducers: { got: "append" } })
+      .node("split", () => ({}), { next: ["a", "b"] })
+      .node("a", async (_s, ctx) => ({ got: [`a:${await ctx.receive<string>("go")}`] }), { next: "join" })
+      .node("b", async (_s, ctx) => ({ got: [`b:${await ctx.receive<string>("go")}`] }), { next: "join" })
+      .node("join", () => ({}), { waitFor: ["a", "b"], next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await pausedFor(engine, run.id, "signal");
+    const first = await run.signal("go", "1");
+    await until(async () => (await engine.store.getRun(run.id))?.status === "paused" && (await engine.store.listTasks(run.id)).some((t) => t.status === "succeeded" && t.node === first.result.node), 10_000, "one branch");
+    await run.signal("go", "2");
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect([...(await run.state()).got].sort()).toEqual(first.result.node === "a" ? ["a:1", "b:2"] : ["a:2", "b:1"]);
+  });
+
+  it("a node that took a signal and failed gets the same one when it is retried", async () => {
+    let attempts = 0;
+    const wf = workflow("flaky-receiver", { state })
+      .node(
+        "use",
+        async (_s, ctx) => {
+          const data = await ctx.receive<string>("job");
+          if (++attempts === 1) throw new Error("flaky");
+          return { gate: data };
+        },
+        { next: "END", retry: { maxAttempts: 2, backoffMs: 1 } },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await pausedFor(engine, run.id, "signal");
+    await run.signal("job", "first");
+    await run.signal("job", "second");
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).gate).toBe("first");
+    expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ data: "second" })]);
+  });
+
+  it("refuses a signal to a run that ended, an unknown run, or with a bad name, writing nothing", async () => {
+    const wf = workflow("quick-signal", { state }).node("done", () => ({}), { next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    const op = engine.operator("ann");
+    await expect(op.signal(run.id, "late")).rejects.toThrow(new ConflictError(`run ${run.id} has ended (succeeded): a signal reaches only a run that has not`));
+    await expect(op.signal("run-nope", "x")).rejects.toBeInstanceOf(NotFoundError);
+    await expect(op.signal(run.id, "bad name")).rejects.toThrow(new ValidationError(`signal name "bad name" may only use letters, digits, '.', '_', ':' and '-' (at most 128)`));
+    expect((await engine.store.getRun(run.id))!.inbox ?? []).toEqual([]);
+  });
+});
