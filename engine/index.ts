@@ -103,6 +103,7 @@ export { redact, isSecretKey, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";
 export { SKIPPED } from "./runtime/step.js";
 export { nextRetry, type RetryWait } from "./runtime/retry.js";
+export { countTries, resumesText, triesOf, tryCountText, type TryCount } from "./runtime/tries.js";
 export type { State, ChannelOp } from "./state/ops.js";
 export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";

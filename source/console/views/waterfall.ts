@@ -1,10 +1,9 @@
-import type { AttemptRecord, TaskRecord } from "../../../engine/index.js";
-import { resumesText, triesOf } from "../../text/attempt-text.js";
+import { resumesText, triesOf, type AttemptRecord, type TaskRecord } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { clean, displayWidth, fit, span, truncate } from "../text.js";
 import { MUTED, OUTCOME_COLOR } from "../theme.js";
 
-/** One try of a task: its attempts, as `show` counts them (attempt-text's `triesOf`). */
+/** One try of a task: its attempts, as `show` counts them (the engine's `triesOf`). */
 export interface AttemptRow {
   task: TaskRecord;
   /** Which try of its task (1 for the first; a retry is the next). */
