@@ -64,6 +64,10 @@ it("w follows a sub-workflow's failure down the child runs to the node that thre
   expect(first).toBeGreaterThan(0);
   expect(second).toBeGreaterThan(first);
   expect(at(/^ +error +ChildRunError \(CHILD_FAILED\)$/, first)).toBeLessThan(second);
+  // Its attempts as tries, as the Timeline and `show` count them: parked on the child run and resumed is one try.
+  const tries = lines.slice(at(/^ Attempts$/), first).filter((l) => /^ +#\d/.test(l));
+  expect(tries).toHaveLength(1);
+  expect(tries[0]).toMatch(/^ +#1 failed after \d+ms \(\+1 resume\) CHILD_FAILED: child run /);
   expect(at(/^ failed {2}failing · step 1/, second)).toBe(second + 1);
   expect(at(/^ Failed task call · step 1 · /, second)).toBeGreaterThan(second);
   const stack = at(/^ Stack trace/, second);
