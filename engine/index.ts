@@ -102,6 +102,7 @@ export { valueAtPath } from "./state/paths.js";
 export { redact, isSecretKey, DEFAULT_SECRET_KEYS } from "./runtime/redact.js";
 export { START } from "./runtime/planner.js";
 export { SKIPPED } from "./runtime/step.js";
+export { CHILD_FAILED } from "./actions/subgraph.js";
 export { nextRetry, type RetryWait } from "./runtime/retry.js";
 export { countTries, resumesText, triesOf, tryCountText, type TryCount } from "./runtime/tries.js";
 export type { State, ChannelOp } from "./state/ops.js";

@@ -1,4 +1,4 @@
-import { currentStep, errorMessage, resumesText, triesOf, type RunRecord, type Store, type TaskRecord } from "../../../engine/index.js";
+import { CHILD_FAILED, currentStep, errorMessage, resumesText, triesOf, type RunRecord, type Store, type TaskRecord } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import type { Services } from "../context.js";
 import { clean, clock, span } from "../text.js";
@@ -20,8 +20,6 @@ export function failedTask(run: RunRecord, tasks: readonly TaskRecord[]): TaskRe
 }
 
 const LABEL = 10;
-/** The code of a subgraph node's failure whose cause is its child run's (engine/actions/subgraph.ts). */
-const CHILD_FAILED = "CHILD_FAILED";
 /** How many child runs down `w` follows a failure (a sub-workflow's sub-workflow...). */
 const MAX_DEPTH = 8;
 
