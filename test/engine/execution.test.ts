@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { NotFoundError, ValidationError, workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
-import { engineHarness, sleep } from "../support/engine.js";
+import { approveWhenAsked, engineHarness, sleep } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ out: z.string().default(""), tries: z.number().default(0) });
@@ -82,9 +82,7 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
       .compile();
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
-    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await approveWhenAsked(engine, run);
     // Two failures, as maxAttempts allows: the asking attempt is not one of them.
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: 'node "call" failed after 2 attempts (+1 resume): always' } });
     const [task] = await engine.store.listTasks(run.id);
