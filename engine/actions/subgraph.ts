@@ -6,8 +6,11 @@ import type { State } from "../state/ops.js";
 import type { StateKeyDefinition } from "../state/schema.js";
 import type { RunRecord } from "../store/records.js";
 
+/** The code of a sub-workflow node's failure whose cause is its child run's (failed or canceled). */
+export const CHILD_FAILED = "CHILD_FAILED";
+
 export class ChildRunError extends Error {
-  readonly code = "CHILD_FAILED";
+  readonly code = CHILD_FAILED;
   constructor(run: RunRecord) {
     super(`child run ${run.id} (${run.workflow}) ${run.status}${run.error ? `: ${run.error.message}` : ""}`);
     this.name = "ChildRunError";
@@ -36,7 +39,7 @@ export function subgraphNode(
       if (state[parentKey] !== undefined) input[childKey] = state[parentKey];
     }
     if (def.map) input[def.map.as ?? "item"] = ctx.item;
-    const generation = internal.task.attempts.filter((a) => a.code === "CHILD_FAILED").length;
+    const generation = internal.task.attempts.filter((a) => a.code === CHILD_FAILED).length;
     const run = await internal.childRun(child, input, generation);
     if (run.status === "failed" || run.status === "canceled") throw new ChildRunError(run);
     if (run.status !== "succeeded") return internal.park({ kind: "run", runId: run.id });

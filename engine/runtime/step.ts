@@ -7,6 +7,7 @@ import { jsonBytes, measureOps } from "../state/snapshot.js";
 import type { CheckpointRecord, PauseReason, PlanControl, RunError, TaskRecord } from "../store/records.js";
 import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
+import { countTries, tryCountText } from "./tries.js";
 import { byNodeThenIndex, type RunState } from "./run-state.js";
 import { closeAttempt, isParked, newTaskRecord, runTransition, transitionTask, waitsForPerson } from "./transitions.js";
 
@@ -283,8 +284,9 @@ function distinct<T>(items: readonly T[], key: (item: T) => string): string[] {
   return out;
 }
 
+/** A failed task as its run's error; its attempts counted as tries, as `show` counts them: a resume is not another go. */
 function taskFailure(task: TaskRecord): RunError {
-  return { code: "TASK_FAILED", node: task.node, message: `node "${task.node}" failed after ${task.attempts.length} attempt(s): ${task.error?.message ?? "unknown error"}` };
+  return { code: "TASK_FAILED", node: task.node, message: `node "${task.node}" failed after ${tryCountText(countTries(task.attempts))}: ${task.error?.message ?? "unknown error"}` };
 }
 
 /** Nothing can run and not everything succeeded: fail, pause for an operator, or park the run. */

@@ -42,7 +42,7 @@ export const KEYMAP = [
   { id: "toggle", keys: ["space"], label: "fold", help: "fold or unfold the selected entry (a run's child runs, a key of the state)", group: "Lists" },
   { id: "fold", keys: ["left", "h"], label: "fold", help: "fold", group: "Lists" },
   { id: "unfold", keys: ["right", "l"], label: "unfold", help: "unfold", group: "Lists" },
-  { id: "sort", keys: ["s"], label: "sort", help: "next sort order (runs: activity, age, status, workflow, duration, pending; queue: age, workflow, node)", group: "Lists" },
+  { id: "sort", keys: ["s"], label: "sort", help: "sort (runs: activity, age, status, workflow, duration, pending; queue: age, workflow, node, deadline)", group: "Lists" },
   { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Lists", quiet: true },
   { id: "describe", keys: ["w"], label: "why failed", help: "why the run failed: its error's code, node and message, the stack trace a line a frame", group: "Runs", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },

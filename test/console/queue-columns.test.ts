@@ -24,3 +24,12 @@ it("on a narrow screen brings the run back when questions differ only past where
   // 80 columns and more show every column, whatever the rows.
   expect(queueColumns(80, rows, question)).toMatchObject({ run: 14, valuesFirst: false });
 });
+
+it("gives DEADLINE a column from 120 columns, when a row of the queue has a deadline, wide enough for its decision past due", () => {
+  const rows = [asked("run-aaaaaaaaaa", "Ship it?"), { ...asked("run-bbbbbbbbbb", "Roll back?"), deadline: { at: 0, decision: "reject" } }];
+  // `reject (due 1h59m ago)`
+  expect(queueColumns(120, rows, question)).toMatchObject({ deadline: 22 });
+  expect(queueColumns(119, rows, question)).toMatchObject({ deadline: 0 });
+  expect(queueColumns(60, rows, question)).toMatchObject({ deadline: 0 });
+  expect(queueColumns(160, rows.slice(0, 1), question)).toMatchObject({ deadline: 0 });
+});

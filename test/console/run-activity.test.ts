@@ -8,11 +8,11 @@ const run = (patch: Partial<RunRecord>): RunRecord => ({ ...base, ...patch });
 
 it("says what a run waits on in a few words: the failure it paused on, when its timer wakes, its paused child's reason", () => {
   const now = Date.now();
-  const failed = run({ status: "paused", reason: "retries-exhausted", current: ["charge"], error: { code: "TASK_FAILED", node: "charge", message: 'node "charge" failed after 2 attempt(s): upstream 503' } });
-  expect(runActivity(failed, now)).toBe('retries-exhausted: charge — node "charge" failed after 2 attempt(s): upstream 503');
+  const failed = run({ status: "paused", reason: "retries-exhausted", current: ["charge"], error: { code: "TASK_FAILED", node: "charge", message: 'node "charge" failed after 2 attempts: upstream 503' } });
+  expect(runActivity(failed, now)).toBe('retries-exhausted: charge — node "charge" failed after 2 attempts: upstream 503');
   expect(runActivity(run({ status: "queued", wakeAt: now + 9 * 60_000 + 30_000 }), now)).toBe("timer, wakes in 9m");
   expect(runActivity(run({ status: "queued", waitingOn: "run-child" }), now, [], false, { ...failed, id: "run-child" })).toBe(
-    'waiting for run-child, paused (retries-exhausted: charge — node "charge" failed after 2 attempt(s): upstream 503)',
+    'waiting for run-child, paused (retries-exhausted: charge — node "charge" failed after 2 attempts: upstream 503)',
   );
 });
 

@@ -17,7 +17,7 @@ it("w shows why a run failed: its error's code, node and message, and the stack 
   const lines = ui.lines();
   expect(page).toMatch(/^ +code +TASK_FAILED$/m);
   expect(page).toMatch(/^ +node +call$/m);
-  expect(page).toMatch(/^ +message +node "call" failed after 1 attempt\(s\): connection refused, retry later$/m);
+  expect(page).toMatch(/^ +message +node "call" failed after 1 attempt: connection refused, retry later$/m);
   expect(page).toMatch(/^ Failed task call · step 1 · /m);
   // The stack as it was thrown: its message, then one row per frame, not one JSON string.
   const stack = lines.findIndex((l) => l.startsWith(" Stack trace"));
@@ -53,6 +53,8 @@ it("w follows a sub-workflow's failure down the child runs to the node that thre
   await ui.press("w");
   const page = await ui.waitFor(`run ${failed.id}: why it failed`);
   expect(page).toMatch(/^ +node +delegate$/m);
+  // Its node parked on the child run and failed when it ended: one try, resumed once.
+  expect(page).toMatch(/^ +message +node "delegate" failed after 1 attempt \(\+1 resume\): child run /m);
   expect(page).toMatch(/^ +error +ChildRunError \(CHILD_FAILED\)$/m);
   const lines = ui.lines();
   const at = (pattern: RegExp, from = 0) => lines.findIndex((l, i) => i >= from && pattern.test(l));
@@ -62,6 +64,10 @@ it("w follows a sub-workflow's failure down the child runs to the node that thre
   expect(first).toBeGreaterThan(0);
   expect(second).toBeGreaterThan(first);
   expect(at(/^ +error +ChildRunError \(CHILD_FAILED\)$/, first)).toBeLessThan(second);
+  // Its attempts as tries, as the Timeline and `show` count them: parked on the child run and resumed is one try.
+  const tries = lines.slice(at(/^ Attempts$/), first).filter((l) => /^ +#\d/.test(l));
+  expect(tries).toHaveLength(1);
+  expect(tries[0]).toMatch(/^ +#1 failed after \d+ms \(\+1 resume\) CHILD_FAILED: child run /);
   expect(at(/^ failed {2}failing · step 1/, second)).toBe(second + 1);
   expect(at(/^ Failed task call · step 1 · /, second)).toBeGreaterThan(second);
   const stack = at(/^ Stack trace/, second);

@@ -326,6 +326,10 @@ describe("run view: events, state, checkpoints, timeline", () => {
     expect(retried).toMatch(/┄+█+.*✓/);
     expect(lineWith(ui, "s4 approve #1")).toMatch(/◆ waiting/);
     expect(ui.lines().findIndex((l) => l.includes("s1 plan"))).toBeLessThan(ui.lines().findIndex((l) => l.includes("s3 join")));
+    // The legend: ┄ is a retry's backoff and a pause of any kind, named in full where there is room.
+    expect(lineWith(ui, "· queued")).toMatch(/█ ran \(colour: outcome\) {2}┄ backoff or pause *$/);
+    await ui.resize(140, 24);
+    await ui.waitFor("┄ retry backoff or pause (question, timer, sub-workflow)  ⏎ the task, its calls");
   });
 
   it("draws a node resumed after its interrupt was answered as one row, the pause marked between its bars; a retry stays a row of its own", async () => {

@@ -77,7 +77,7 @@ describe("operator commands on live runs, across processes", () => {
     const parentId = waited.stdout.trim();
     const shown = await cli.run(["show", parentId]);
     const childId = /^waiting +for child run (run-\S+),/m.exec(shown.stdout)![1]!;
-    const what = `paused (retries-exhausted): node "charge" failed after 1 attempt(s): the card was declined; once the cause is fixed, retry it (pitwall retry ${childId} charge) or cancel it (pitwall cancel ${childId} --reason TEXT)`;
+    const what = `paused (retries-exhausted): node "charge" failed after 1 attempt: the card was declined; once the cause is fixed, retry it (pitwall retry ${childId} charge) or cancel it (pitwall cancel ${childId} --reason TEXT)`;
     expect(waited.stderr).toBe(`run ${parentId} queued, waiting for its sub-workflow run ${childId}, ${what}\n`);
     expect(shown.stdout).toContain(`waiting   for child run ${childId}, ${what}\n`);
     expect((await cli.run(["interrupts", "--run", childId])).stderr).toBe("no pending interrupts\n");

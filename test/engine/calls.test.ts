@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { workflow, type CallOptions } from "../../engine/index.js";
-import { engineHarness, sleep, until } from "../support/engine.js";
+import { approveWhenAsked, engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ results: z.array(z.string()).default([]) });
@@ -232,9 +232,7 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
       .compile();
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
-    expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
-    const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
-    await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+    await approveWhenAsked(engine, run);
     expect((await run.wait()).status).toBe("succeeded");
     expect((await run.state()).results).toEqual(["DOWN: service down"]);
     expect(made).toBe(2);

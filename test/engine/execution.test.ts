@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { NotFoundError, ValidationError, workflow, type EventRecord, type NodeContext } from "../../engine/index.js";
-import { engineHarness, sleep } from "../support/engine.js";
+import { approveWhenAsked, engineHarness, sleep } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ out: z.string().default(""), tries: z.number().default(0) });
@@ -62,11 +62,31 @@ describe.each(storeFactories)("execution: retries, timeouts, cancellation, conte
     const pausedRun = await engine.start(pausing);
     const paused = await pausedRun.wait();
     // Why it waits is on the run, as wait() returns it; it is cleared when the run goes on.
-    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted", current: ["call"], error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempt(s): always' } });
+    expect(paused).toMatchObject({ status: "paused", reason: "retries-exhausted", current: ["call"], error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempts: always' } });
     await engine.operator("ann").retry(pausedRun.id, "call");
     expect(await pausedRun.wait()).toMatchObject({ status: "succeeded", error: null });
     const failed = await (await engine.start(failing)).wait();
-    expect(failed).toMatchObject({ status: "failed", error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempt(s): always' } });
+    expect(failed).toMatchObject({ status: "failed", error: { code: "TASK_FAILED", node: "call", message: 'node "call" failed after 2 attempts: always' } });
+  });
+
+  it("counts a resume after a question as part of a try, not as an attempt the retry policy allows", async () => {
+    const wf = workflow("ask-then-fail", { state })
+      .node(
+        "call",
+        async (_s, ctx) => {
+          await ctx.interrupt({ question: "Go on?", decisions: ["approve"] });
+          throw new Flaky("always");
+        },
+        { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await approveWhenAsked(engine, run);
+    // Two failures, as maxAttempts allows: the asking attempt is not one of them.
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: 'node "call" failed after 2 attempts (+1 resume): always' } });
+    const [task] = await engine.store.listTasks(run.id);
+    expect(task!.attempts.map((a) => a.outcome)).toEqual(["interrupted", "failed", "failed"]);
   });
 
   it("retries only the errors the policy names", async () => {

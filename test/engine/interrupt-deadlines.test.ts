@@ -100,7 +100,7 @@ describe.each(storeFactories)("interrupt deadlines ($name store)", (factory) => 
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
     const paused = await run.wait();
-    expect(paused.error?.message).toBe('node "ask" failed after 1 attempt(s): interrupt deadline: decision "maybe" is not one of the request\'s decisions (approve, reject)');
+    expect(paused.error?.message).toBe('node "ask" failed after 1 attempt: interrupt deadline: decision "maybe" is not one of the request\'s decisions (approve, reject)');
     expect(await engine.store.listInterrupts({ runId: run.id })).toEqual([]);
   });
 

@@ -15,7 +15,7 @@ describe("a timed-out node that ignores its signal", () => {
     const run = await engine.start(wf);
     const end = await run.wait({ timeoutMs: 5_000 });
     const message = 'node "deaf" timed out after 50 ms; abandoned 200 ms later (it ignored its signal), its result discarded';
-    expect(end).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: `node "deaf" failed after 1 attempt(s): ${message}` } });
+    expect(end).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: `node "deaf" failed after 1 attempt: ${message}` } });
     const [task] = await engine.store.listTasks(run.id);
     expect(task!.attempts).toEqual([expect.objectContaining({ outcome: "failed", code: "TIMEOUT", error: message })]);
   });

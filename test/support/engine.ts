@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll } from "vitest";
-import { createEngine, type CompiledWorkflow, type Engine, type EngineOptions, type Store } from "../../engine/index.js";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import { createEngine, type CompiledWorkflow, type Engine, type EngineOptions, type RunHandle, type Store } from "../../engine/index.js";
 import { NoticeLog } from "./notices.js";
 import type { StoreFactory } from "./stores.js";
 
@@ -52,4 +52,11 @@ export async function until<T>(check: () => Promise<T> | T, timeoutMs = 5_000, w
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }
+}
+
+/** Approves the question `run` pauses on (as operator ann), once it has paused for it. */
+export async function approveWhenAsked(engine: Engine, run: RunHandle): Promise<void> {
+  expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
+  const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+  await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
 }

@@ -13,7 +13,7 @@ export function shownValues(interrupt: InterruptRecord): string {
 export const INTERRUPT_FILTER_KEYS = { workflow: ["workflow", "wf", "w"], node: ["node", "n"], run: ["run", "r"], kind: ["kind", "k"] } as const;
 
 /** The orders the queue offers (`s` moves to the next, `S` turns it round). */
-export const INTERRUPT_SORTS = ["age", "workflow", "node"] as const;
+export const INTERRUPT_SORTS = ["age", "workflow", "node", "deadline"] as const;
 export type InterruptSortKey = (typeof INTERRUPT_SORTS)[number];
 export interface InterruptSort {
   key: InterruptSortKey;
@@ -43,6 +43,7 @@ const LABELS: Record<InterruptSortKey, readonly [string, string]> = {
   age: ["oldest first", "newest first"],
   workflow: ["workflow, A to Z", "workflow, Z to A"],
   node: ["node, A to Z", "node, Z to A"],
+  deadline: ["deadline, soonest first", "deadline, latest first"],
 };
 
 export function interruptSortLabel(sort: InterruptSort): string {
@@ -52,7 +53,8 @@ export function interruptSortLabel(sort: InterruptSort): string {
 /**
  * The queue as shown: the pending interrupts that match the filter (`workflow:`, `node:`, `run:`,
  * `kind:` and free words, found in the question, the values shown as the SHOWS column has them,
- * the node, the run and its workflow), in the order chosen; ties stay oldest first.
+ * the node, the run and its workflow), in the order chosen; ties stay oldest first. By deadline,
+ * those without one come last either way round: what a timeout is about to answer comes first.
  */
 export function interruptRows(all: readonly InterruptRecord[], filterText: string, sort: InterruptSort, runs: ReadonlyMap<string, RunRecord>): InterruptRecord[] {
   const { values, words } = parseFilter(filterText, INTERRUPT_FILTER_KEYS);
@@ -66,10 +68,13 @@ export function interruptRows(all: readonly InterruptRecord[], filterText: strin
       some(values.kind, i.kind) &&
       hasWords([i.id, i.runId, i.node, i.kind, workflowOf(i), i.request.question ?? "", shownValues(i)].join(" "), words),
   );
-  const keyOf = (i: InterruptRecord): string | number => (sort.key === "age" ? i.createdAt : sort.key === "workflow" ? workflowOf(i).toLowerCase() : i.node.toLowerCase());
+  const keyOf = (i: InterruptRecord): string | number | undefined =>
+    sort.key === "age" ? i.createdAt : sort.key === "deadline" ? i.deadline?.at : sort.key === "workflow" ? workflowOf(i).toLowerCase() : i.node.toLowerCase();
   const direction = sort.reversed ? -1 : 1;
+  const compare = (a: string | number | undefined, b: string | number | undefined) =>
+    a === undefined || b === undefined ? Number(a === undefined) - Number(b === undefined) : direction * (a < b ? -1 : a > b ? 1 : 0);
   return shown
     .map((i, at) => ({ i, at, key: keyOf(i) }))
-    .sort((a, b) => direction * (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) || a.at - b.at)
+    .sort((a, b) => compare(a.key, b.key) || a.at - b.at)
     .map(({ i }) => i);
 }

@@ -9,6 +9,7 @@ import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, displayWidth, fit, truncate } from "../text.js";
 import { interruptDetails } from "../../text/interrupt-text.js";
+import { deadlineText } from "../../text/deadline-text.js";
 import { CONFIRM_MARGIN } from "../components/dialogs.js";
 import { keyNames } from "../filter-text.js";
 import { DEFAULT_INTERRUPT_SORT, INTERRUPT_FILTER_KEYS, INTERRUPT_SORTS, interruptRows, interruptSortLabel, shownValues, type InterruptSort } from "./interrupt-rows.js";
@@ -105,7 +106,8 @@ function decidedLine(interrupt: InterruptRecord, width: number): Line {
 }
 
 /**
- * The global queue of pending interrupts, oldest first; `enter` opens the operator panel;
+ * The global queue of pending interrupts, oldest first (or by deadline, soonest first: what a
+ * timeout is about to answer); `enter` opens the operator panel;
  * `space` marks several for one decision on all of them.
  */
 export function InterruptsView({ width, height }: { width: number; height: number }) {
@@ -139,7 +141,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
   };
   const rows = Math.max(1, height - 2);
   const start = useWindow(interrupts.length, index, rows);
-  const now = useClock(interrupts.slice(start, start + rows).map((i) => i.createdAt));
+  const now = useClock(interrupts.slice(start, start + rows).flatMap((i) => [i.createdAt, i.deadline?.at]));
   useKeys(PRIORITY.view, {
     ...listHandlers(interrupts.length, index, rows, (i) => setPickedId(interrupts[i]?.id)),
     open: selected && (() => nav.push({ kind: "operator", interruptId: selected.id, queue: { filter: filterText, sort } })),
@@ -172,6 +174,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
     ...(c.run > 0 ? [fit("RUN", c.run)] : []),
     fit("NODE", c.node),
     ...(c.kind > 0 ? [fit("KIND", c.kind)] : []),
+    ...(c.deadline > 0 ? [fit("DEADLINE", c.deadline)] : []),
     ...(c.values > 0 && c.valuesFirst ? [fit("SHOWS", c.values)] : []),
     fit("QUESTION", c.question),
     ...(c.values > 0 && !c.valuesFirst ? [fit("SHOWS", c.values)] : []),
@@ -204,6 +207,7 @@ export function InterruptsView({ width, height }: { width: number; height: numbe
       ...(c.run > 0 ? [seg(`${runCell(c, it.runId)} `, { color: ACCENT })] : []),
       seg(`${fit(clean(it.node), c.node)} `, { bold: true }),
       ...(c.kind > 0 ? [seg(`${fit(it.kind, c.kind)} `, { color: "magenta" })] : []),
+      ...(c.deadline > 0 ? [seg(`${fit(clean(deadlineText(it.deadline, now)), c.deadline)} `, { color: "yellow" })] : []),
       ...(c.valuesFirst ? values : []),
       seg(`${fit(clean(questionOf(it)), c.question)} `),
       ...(c.valuesFirst ? [] : values),

@@ -1,9 +1,10 @@
-import { currentStep, errorMessage, type RunRecord, type Store, type TaskRecord } from "../../../engine/index.js";
+import { CHILD_FAILED, currentStep, errorMessage, resumesText, triesOf, type RunRecord, type Store, type TaskRecord } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import type { Services } from "../context.js";
 import { clean, clock, span } from "../text.js";
 import { MUTED, OUTCOME_COLOR } from "../theme.js";
 import { nodeLabel } from "../../text/interrupt-text.js";
+import { attemptsRanMs } from "../../text/run-time.js";
 import { jsonLines } from "./json-lines.js";
 
 /**
@@ -19,8 +20,6 @@ export function failedTask(run: RunRecord, tasks: readonly TaskRecord[]): TaskRe
 }
 
 const LABEL = 10;
-/** The code of a subgraph node's failure whose cause is its child run's (engine/actions/subgraph.ts). */
-const CHILD_FAILED = "CHILD_FAILED";
 /** How many child runs down `w` follows a failure (a sub-workflow's sub-workflow...). */
 const MAX_DEPTH = 8;
 
@@ -33,8 +32,8 @@ function field(name: string, value: string, color?: string): Line[] {
 
 /**
  * What `w` shows of a run: why it failed — its error's code, node and message — then the failed
- * task's error as it was thrown, its stack trace line by line, and how each of its attempts
- * ended. Undefined when nothing in it failed.
+ * task's error as it was thrown, its stack trace line by line, and how each of its tries ended.
+ * Undefined when nothing in it failed.
  */
 export function failureLines(run: RunRecord, tasks: readonly TaskRecord[], width: number): Line[] | undefined {
   const task = failedTask(run, tasks);
@@ -57,15 +56,17 @@ export function failureLines(run: RunRecord, tasks: readonly TaskRecord[], width
   if (error.code === CHILD_FAILED) lines.push([seg("   the engine's, not the node's: the child run's failure follows", { color: MUTED })]);
   else lines.push(...(error.stack ? jsonLines(error.stack, width - 2).map((l): Line => [seg("  "), ...l]) : [[seg("   none recorded (the failure was not a thrown error: a time-out, a lost worker, a bad output)", { color: MUTED })]]));
   lines.push([], [seg(" Attempts", { bold: true })]);
-  for (const a of task.attempts) {
-    const outcome = a.outcome ?? "running";
+  // Tries, as `show` and the Timeline count them: a pause and its resume are one, its time what it ran.
+  triesOf(task.attempts).forEach((attempts, i) => {
+    const last = attempts.at(-1)!;
+    const outcome = last.outcome ?? "running";
     lines.push([
-      seg(`   #${a.n} `, { color: MUTED }),
+      seg(`   #${i + 1} `, { color: MUTED }),
       seg(outcome, { color: OUTCOME_COLOR[outcome] }),
-      seg(a.endedAt !== null ? ` after ${span(a.endedAt - a.startedAt)}` : "", { color: MUTED }),
-      seg(a.error ? ` ${a.code ? `${a.code}: ` : ""}${clean(a.error)}` : ""),
+      seg(`${last.endedAt !== null ? ` after ${span(attemptsRanMs(attempts, last.endedAt))}` : ""}${resumesText(attempts.length - 1)}`, { color: MUTED }),
+      seg(last.error ? ` ${last.code ? `${last.code}: ` : ""}${clean(last.error)}` : ""),
     ]);
-  }
+  });
   return lines;
 }
 

@@ -15,6 +15,20 @@ import { attemptRows, axisLine, rowEnd, rowLabel, timeRange, waterfallLine } fro
 /** Columns a row's label takes at most (a durable call's label names its node and the call). */
 const LABEL_MAX = 36;
 
+/**
+ * What the bars' marks mean, in `room` columns: `┄` is any wait after a start — a retry's backoff,
+ * or a pause (a question, a timer, a sub-workflow) — said in full where that fits; `⏎` where it
+ * fits too (the footer says it anyway). Whole entries, never cut.
+ */
+function legend(room: number): string {
+  const fits = (text: string) => displayWidth(text) <= room;
+  const head = "· queued  █ ran (colour: outcome)  ┄ ";
+  const full = `${head}retry backoff or pause (question, timer, sub-workflow)`;
+  const marks = fits(full) ? full : `${head}backoff or pause`;
+  const open = `${marks}  ⏎ the task, its calls`;
+  return fits(open) ? open : marks;
+}
+
 /** A waterfall of task attempts over time, a row per try: where the run spent its time, retries, pauses and waits included. */
 export function TimelineTab({ detail, width, height }: { detail: RunDetail; width: number; height: number }) {
   const active = detail.run.status === "running" || detail.run.status === "queued";
@@ -53,7 +67,7 @@ export function TimelineTab({ detail, width, height }: { detail: RunDetail; widt
   const bar = Math.max(10, width - labelWidth - 24);
   const lines: Line[] = [
     [seg(` ${fit(`${rows.length} attempt${rows.length === 1 ? "" : "s"}`, labelWidth)} `, { bold: true }), seg(axisLine(range, bar), { color: MUTED })],
-    [seg(` ${" ".repeat(labelWidth)} `), seg("· queued  █ ran (colour: outcome)  ┄ retry backoff or interrupt  ⏎ the task, its calls", { color: MUTED })],
+    [seg(` ${" ".repeat(labelWidth)} `), seg(legend(width - labelWidth - 2), { color: MUTED })],
   ];
   if (rows.length === 0) lines.push([seg(" no task has started yet", { color: MUTED })]);
   for (let i = start; i < Math.min(rows.length, start + listRows); i++) {

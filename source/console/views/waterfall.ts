@@ -1,10 +1,10 @@
-import type { AttemptRecord, TaskRecord } from "../../../engine/index.js";
-import { resumesText, triesOf } from "../../text/attempt-text.js";
+import { resumesText, triesOf, type AttemptRecord, type TaskRecord } from "../../../engine/index.js";
+import { attemptsRanMs } from "../../text/run-time.js";
 import { seg, type Line } from "../components/lines.js";
 import { clean, displayWidth, fit, span, truncate } from "../text.js";
 import { MUTED, OUTCOME_COLOR } from "../theme.js";
 
-/** One try of a task: its attempts, as `show` counts them (attempt-text's `triesOf`). */
+/** One try of a task: its attempts, as `show` counts them (the engine's `triesOf`). */
 export interface AttemptRow {
   task: TaskRecord;
   /** Which try of its task (1 for the first; a retry is the next). */
@@ -78,7 +78,7 @@ export function waterfallLine(row: AttemptRow, range: { start: number; end: numb
   const waitingAfter = row.last && task.status === "interrupted" && outcome === "interrupted";
   if (waitingAfter) fill(col(now) + 1, "┄", "magenta");
   line.push(seg(" ".repeat(Math.max(0, bar - at))));
-  const ran = attempts.reduce((ms, a) => ms + (a.endedAt ?? now) - a.startedAt, 0);
+  const ran = attemptsRanMs(attempts, now);
   const glyph = { succeeded: "✓", failed: "✗", interrupted: "◆", canceled: "⊘", running: "●" }[outcome];
   const detail = `${resumesText(attempts.length - 1)}${final.error ? ` ${clean(final.error)}` : waitingAfter ? " waiting" : ""}`;
   line.push(seg(` ${fit(span(ran), 6, "right")} ${glyph}`, { color: OUTCOME_COLOR[outcome] }), seg(detail, { color: MUTED }));
