@@ -1,0 +1,34 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { RunRecord } from "../../engine/index.js";
+import { cliHarness } from "../support/cli.js";
+
+describe("pitwall signal", () => {
+  const cli = cliHarness();
+
+  it("a wait node's run pauses for a signal; pitwall signal sends one, its data lands in the state; a run that ended is a conflict", async () => {
+    const file = join(cli.dir, "payment.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: "payment",
+        state: { payment: { type: "object", default: {} } },
+        start: "paid",
+        nodes: { paid: { kind: "wait", signal: "payment.confirmed", output: "payment", next: "END" } },
+      }),
+    );
+    const runId = (await cli.run(["start", file])).stdout.trim();
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    const paused = await cli.json<RunRecord>(["show", runId]);
+    expect([paused.status, paused.reason]).toEqual(["paused", "signal"]);
+    expect((await cli.run(["signal", runId, "bad name"])).stderr).toContain(`signal name "bad name" may only use letters`);
+    const sent = await cli.run(["signal", runId, "payment.confirmed", "--data", '{"amount":42}', "--reason", "webhook 7"]);
+    expect([sent.code, sent.stdout.trim()]).toEqual([0, "signal payment.confirmed sent: paid goes on"]);
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    expect((await cli.json<RunRecord>(["show", runId])).status).toBe("succeeded");
+    expect(await cli.json(["state", runId])).toEqual({ payment: { amount: 42 } });
+    const late = await cli.run(["signal", runId, "payment.confirmed"]);
+    expect([late.code, late.stderr.trim()]).toEqual([3, `pitwall signal: run ${runId} has ended (succeeded): a signal reaches only a run that has not`]);
+  });
+});
