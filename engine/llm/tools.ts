@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { WorkflowError } from "../errors.js";
 import { MAX_TIMER_MS, retryPolicySchema, type RetryPolicyInput } from "../graph/definition.js";
-import type { CallContext, NodeContext } from "../graph/model.js";
+import type { CallContext, CallOptions, NodeContext } from "../graph/model.js";
+import type { InternalContext } from "../runtime/context.js";
 import { toolCallInput } from "./call-record.js";
 import type { ToolSpec } from "./types.js";
 
@@ -27,7 +28,8 @@ export interface Tool<A = any, R = unknown> { // eslint-disable-line @typescript
   /**
    * The tool changes nothing (a lookup, as MCP's `readOnlyHint`): after a failed attempt of its
    * node, the next attempt runs it again for a fresh result. Otherwise a call the next attempt
-   * repeats with the same arguments is handed the recorded result, so its side effect happens once.
+   * repeats with the same arguments (an agent's at any turn) is handed the recorded result, so its
+   * side effect happens once.
    */
   readOnly?: boolean;
 }
@@ -123,11 +125,23 @@ export function checkArguments(tool: BoundTool, value: unknown): { ok: true; val
  * after a failed one, so that a side effect (a refund) happens once however often the node is retried.
  */
 export function callTool(ctx: NodeContext, tool: BoundTool, args: unknown, key: string): Promise<unknown> {
-  const { retry, timeoutMs, readOnly } = tool.tool;
-  const input = toolCallInput(tool.name, args);
   return ctx.call(
     key,
     (call) => tool.tool.run(args, { signal: call.signal, attempt: call.attempt, idempotencyKey: call.idempotencyKey, runId: ctx.runId, node: ctx.node }),
-    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input, dependsOn: input, afterFailure: readOnly ? "again" : "keep" },
+    toolCallOptions(tool, args),
   );
+}
+
+/**
+ * The result of the same tool call (tool and arguments) made, under any key, before the node's
+ * last failure, when no other call of this attempt was handed it: the call is not made again.
+ */
+export function keptToolCall(ctx: NodeContext, tool: BoundTool, args: unknown, key: string): { call: string; output: unknown } | undefined {
+  return (ctx as InternalContext).keptCall(key, toolCallOptions(tool, args));
+}
+
+function toolCallOptions(tool: BoundTool, args: unknown): CallOptions {
+  const { retry, timeoutMs, readOnly } = tool.tool;
+  const input = toolCallInput(tool.name, args);
+  return { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input, dependsOn: input, afterFailure: readOnly ? "again" : "keep" };
 }

@@ -23,6 +23,8 @@ export interface AttemptServices {
   /** A child run's state at checkpoint `n` (its head when not given). */
   childState(run: RunRecord, n?: number): Promise<State>;
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
+  /** A result kept from before the node's last failure that a call made with `options` is handed (DurableCalls.kept). */
+  kept(key: string, options: CallOptions): { call: string; output: unknown } | undefined;
   /** A value without the values of secret-looking keys, as the run's records keep what people read. */
   redact(value: unknown): unknown;
   /** Now as the run's store sees it, which judges timers. */
@@ -45,7 +47,18 @@ export interface InternalContext extends NodeContext {
   readonly task: TaskRecord;
   readonly clock: StoreClock;
   interruptAs(kind: InterruptKind, request: InterruptOptions): Promise<InterruptAnswer>;
+  /**
+   * Counts a question this attempt does not ask where the attempts before asked one (the
+   * approval of a tool call whose kept result it is handed), so that the questions after it keep
+   * the ids their answers are recorded under.
+   */
+  skipInterrupt(): void;
   park(wait: TaskWait): never;
+  /**
+   * The result a call of `key` made now with `options` would be handed from a call made under
+   * another key before the node's last failure, taken for it; undefined when none is left.
+   */
+  keptCall(key: string, options: CallOptions): { call: string; output: unknown } | undefined;
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   childState(run: RunRecord, n?: number): Promise<State>;
 }
@@ -140,6 +153,10 @@ export class AttemptContext implements InternalContext {
     }
   }
 
+  skipInterrupt(): void {
+    this.interruptCalls++;
+  }
+
   park(wait: TaskWait): never {
     const signal = new ParkSignal(wait);
     this.raised = signal;
@@ -160,6 +177,10 @@ export class AttemptContext implements InternalContext {
     }
     this.callKeys.add(key);
     return (await this.services.call(key, fn, options, this.signal)) as T;
+  }
+
+  keptCall(key: string, options: CallOptions): { call: string; output: unknown } | undefined {
+    return this.services.kept(key, options);
   }
 
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {

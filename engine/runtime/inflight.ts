@@ -143,6 +143,10 @@ class TaskServices implements AttemptServices {
     return this.deps.calls.run(this.task, key, fn, options, signal);
   }
 
+  kept(key: string, options: CallOptions): { call: string; output: unknown } | undefined {
+    return this.deps.calls.kept(this.task, key, options);
+  }
+
   redact(value: unknown): unknown {
     return this.deps.events.redact(value);
   }
