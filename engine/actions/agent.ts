@@ -25,7 +25,8 @@ export class AgentTurnsError extends Error {
  * (the state edited) asks the model again from that turn on. A retry after a failed attempt
  * starts the conversation over (see DurableCalls), but a tool call the model repeats with the
  * same arguments, at any turn, is handed its recorded result, not run again (keptResult). The
- * tool calls of one turn run together, once each has the approval it needs.
+ * tool calls of one turn run together, once each has the approval it needs (but those of tools
+ * declared `concurrent: false`, see runTurn).
  */
 export function agentNode(def: AgentNodeDefinition, services: ModelServices): NodeFunction {
   const validator = answerValidator(def.schema);
@@ -49,10 +50,10 @@ export function agentNode(def: AgentNodeDefinition, services: ModelServices): No
         seen.set(call.name, n);
         return { call, key: `tool-${turn}-${call.name}${n > 1 ? `-${n}` : ""}` };
       });
-      // The approvals one by one, in the model's order (each may pause the run); then the calls, together.
+      // The approvals one by one, in the model's order (each may pause the run); then the calls.
       const ready: (string | ReadyCall)[] = [];
       for (const { call, key } of keyed) ready.push(await prepareCall(ctx, tools, approval, call, key));
-      const results = await allInOrder(ready.map((r) => (typeof r === "string" ? r : runCall(ctx, r, def.toolErrors ?? "fail"))));
+      const results = await runTurn(ctx, ready, def.toolErrors ?? "fail");
       keyed.forEach(({ call }, i) => messages.push({ role: "tool", toolCallId: call.id, content: results[i]! }));
     }
     throw new AgentTurnsError(ctx.node, def.maxTurns);
@@ -161,12 +162,25 @@ function resultText(note: string, result: unknown): string {
 }
 
 /**
- * Waits for every call of a turn, so that none is left running (and canceled with its node) when
- * another fails; then fails with the first failure in the model's order.
+ * Runs a turn's cleared calls and gives what the model reads back, in its order. They run
+ * together, but for those of tools declared `concurrent: false`, which then run one at a time in
+ * the model's order: after the others, so that the turn's lookups read what the model saw when
+ * it asked, and no such write is made once another call of the turn failed the node.
  */
-async function allInOrder(results: readonly (string | Promise<string>)[]): Promise<string[]> {
+async function runTurn(ctx: NodeContext, ready: readonly (string | ReadyCall)[], toolErrors: "fail" | "tell-model"): Promise<string[]> {
+  const together = await allInOrder(ready.map((r) => (typeof r === "string" || r.tool.tool.concurrent === false ? r : runCall(ctx, r, toolErrors))));
+  const results: string[] = [];
+  for (const r of together) results.push(typeof r === "string" ? r : await runCall(ctx, r, toolErrors));
+  return results;
+}
+
+/**
+ * Waits for every call of a turn run together, so that none is left running (and canceled with
+ * its node) when another fails; then fails with the first failure in the model's order.
+ */
+async function allInOrder<T>(results: readonly (T | Promise<T>)[]): Promise<T[]> {
   const settled = await Promise.allSettled(results);
   const failed = settled.find((r) => r.status === "rejected");
   if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<string>).value);
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
 }

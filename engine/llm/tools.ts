@@ -32,6 +32,12 @@ export interface Tool<A = any, R = unknown> { // eslint-disable-line @typescript
    * side effect happens once.
    */
   readOnly?: boolean;
+  /**
+   * `false`: its calls never run beside another call of the same agent turn (two writes to one
+   * account that must not race): they run after the turn's other calls, one at a time in the
+   * model's order. By default a turn's calls run together, as LangGraph's ToolNode runs them.
+   */
+  concurrent?: boolean;
 }
 
 /** Declares a tool with typed arguments: `defineTool({ description, parameters: z.object(...), run })`. */
@@ -42,6 +48,7 @@ export function defineTool<S extends z.ZodType, R>(tool: {
   retry?: RetryPolicyInput;
   timeoutMs?: number;
   readOnly?: boolean;
+  concurrent?: boolean;
 }): Tool<z.output<S>, R> {
   return tool as Tool<z.output<S>, R>;
 }
@@ -94,7 +101,9 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
   if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TIMER_MS)) {
     throw bad(`has timeoutMs ${tool.timeoutMs}: give whole milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`);
   }
-  if (tool.readOnly !== undefined && typeof tool.readOnly !== "boolean") throw bad(`has readOnly ${JSON.stringify(tool.readOnly)}: give true or false`);
+  for (const flag of ["readOnly", "concurrent"] as const) {
+    if (tool[flag] !== undefined && typeof tool[flag] !== "boolean") throw bad(`has ${flag} ${JSON.stringify(tool[flag])}: give true or false`);
+  }
   const retry = retryPolicySchema.safeParse(tool.retry ?? {});
   if (!retry.success) throw bad(`has a retry policy that cannot be used: ${retry.error.issues.map((i) => `${i.path.join(".") || "retry"}: ${i.message}`).join("; ")}`);
   return { name, tool: tool as Tool, spec: { name, description: tool.description, parameters }, validator };
