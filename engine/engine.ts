@@ -78,6 +78,11 @@ export interface StartOptions {
    * values. Its forks and continuations keep them (`from`: these are added).
    */
   tags?: Record<string, string>;
+  /**
+   * A run not ended this long after it starts is canceled by a worker (actor `timeout`), its
+   * nodes aborted and its child runs canceled; default the workflow's `limits.deadlineSeconds`.
+   */
+  deadlineSeconds?: number;
   actor?: string;
 }
 
@@ -132,6 +137,7 @@ export class Engine {
         interruptBefore: options.interruptBefore ?? null,
         interruptAfter: options.interruptAfter ?? null,
         ...(options.tags !== undefined ? { tags: options.tags } : {}),
+        ...(options.deadlineSeconds !== undefined ? { deadlineSeconds: options.deadlineSeconds } : {}),
       });
     } catch (error) {
       if (!(options.ifExists === "reuse" && error instanceof RunExistsError && error.sameStart)) throw error;
@@ -151,6 +157,7 @@ export class Engine {
       ...(options.interruptBefore !== undefined ? { interruptBefore: options.interruptBefore } : {}),
       ...(options.interruptAfter !== undefined ? { interruptAfter: options.interruptAfter } : {}),
       ...(options.tags !== undefined ? { tags: options.tags } : {}),
+      ...(options.deadlineSeconds !== undefined ? { deadlineSeconds: options.deadlineSeconds } : {}),
     });
     this.worker?.nudge();
     return this.run(runId);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_DEADLINE_SECONDS } from "../runtime/interrupt-deadline.js";
+import { MAX_DEADLINE_SECONDS } from "../runtime/deadlines.js";
 import type { StateKeyDefinition } from "../state/schema.js";
 
 /** The name of the graph's end; a route or `next` may point at it. */
@@ -260,6 +260,8 @@ export const limitsSchema = z
   .object({
     maxSteps: z.number().int().min(1).default(1000),
     concurrency: z.number().int().min(1).default(8),
+    /** A run not ended this long after it was made is canceled (by a worker, as actor `timeout`). */
+    deadlineSeconds: z.number().gt(0, "above 0").max(MAX_DEADLINE_SECONDS, "at most 100 years (3,153,600,000 seconds)").optional(),
   })
   .strict();
 export type Limits = z.output<typeof limitsSchema>;

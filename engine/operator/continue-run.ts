@@ -16,7 +16,7 @@ export async function continueRun(
   workflow: CompiledWorkflow | WorkflowVersion,
   from: string,
   input: unknown,
-  options: { actor: string; secretKeys?: readonly string[] } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter" | "tags">,
+  options: { actor: string; secretKeys?: readonly string[] } & Pick<StartRunOptions, "interruptBefore" | "interruptAfter" | "tags" | "deadlineSeconds">,
 ): Promise<string> {
   const { actor, secretKeys, ...lists } = options;
   const source = await store.getRun(from);

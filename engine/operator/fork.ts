@@ -1,4 +1,5 @@
 import { ValidationError } from "../errors.js";
+import { checkDeadlineSeconds } from "../runtime/deadlines.js";
 import type { CompiledWorkflow } from "../graph/model.js";
 import { derivedId } from "../ids.js";
 import { newRun } from "../runtime/new-run.js";
@@ -25,6 +26,8 @@ export interface ForkOptions {
   interruptAfter?: string[] | null;
   /** Tags added to those the fork keeps of its source. */
   tags?: Record<string, string>;
+  /** Canceled unless it ended this long after it was made; default its workflow's `limits.deadlineSeconds` (not the source's deadline). */
+  deadlineSeconds?: number;
 }
 
 /**
@@ -47,6 +50,7 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   const forkDefinition = target ? target.definition : (await versions.get(version)).definition;
   if (!options.restart) checkRoutesTaken(forkDefinition, version, from, source);
   checkInterruptNodes(forkDefinition, options);
+  if (options.deadlineSeconds !== undefined) checkDeadlineSeconds(options.deadlineSeconds);
   checkArgs(options);
   const command = newCommand(
     writer,
@@ -85,6 +89,7 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
             }),
         step: from.step,
         tags,
+        deadlineSeconds: options.deadlineSeconds ?? definition.limits.deadlineSeconds,
         interruptBefore: options.interruptBefore !== undefined ? options.interruptBefore : source.interruptBefore,
         interruptAfter: options.interruptAfter !== undefined ? options.interruptAfter : source.interruptAfter,
         ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),

@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
 import { ConflictError, ValidationError } from "../errors.js";
+import { derivedId } from "../ids.js";
 import type { DiffEntry } from "../state/diff.js";
 import type { State } from "../state/ops.js";
 import type { CheckpointRecord } from "../store/records.js";
@@ -115,16 +116,20 @@ export class Operator {
     return this.commands.submit(runId, "retry", { taskId, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
   }
 
-  /** Ends a run as canceled; its running tasks are aborted and its child runs canceled. */
-  async cancel(runId: string, options: { reason: string }): Promise<CommandOutcome> {
+  /**
+   * Ends a run as canceled; its running tasks are aborted and its child runs canceled.
+   * `commandId` makes the cancel one that several processes may send and only one records (the
+   * others get a ConflictError or its answer).
+   */
+  async cancel(runId: string, options: { reason: string; commandId?: string }): Promise<CommandOutcome> {
     if (!options?.reason?.trim()) throw new ValidationError("cancel needs a reason");
-    const outcome = await this.commands.submit(runId, "cancel", {}, options.reason);
+    const outcome = await this.commands.submit(runId, "cancel", {}, options.reason, options.commandId);
     // A worker that owned the run cancels its children; a run nobody owned (a parent waiting on a
     // child holds no lease) has them canceled here.
     const { runs: children } = await this.store.listRuns({ parentRunId: runId, status: ["queued", "running", "paused"] });
     for (const child of children) {
       try {
-        await this.cancel(child.id, { reason: childCancelReason(runId, options.reason) });
+        await this.cancel(child.id, { reason: childCancelReason(runId, options.reason), ...(options.commandId ? { commandId: derivedId("cmd", options.commandId, child.id) } : {}) });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
       }

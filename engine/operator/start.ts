@@ -10,6 +10,7 @@ import { StateValidator } from "../state/schema.js";
 import type { RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { storeWorkflow } from "./workflows.js";
+import { checkDeadlineSeconds } from "../runtime/deadlines.js";
 import { checkTags } from "../tags.js";
 
 /** A checked workflow definition, without the code of its actions (as `checkWorkflowText` gives it). */
@@ -27,6 +28,8 @@ export interface StartRunOptions {
   interruptAfter?: string[] | null;
   /** Names to find the run by (`runs --tag`), checked by `checkTags`. */
   tags?: Record<string, string>;
+  /** Canceled unless it ended this long after it was made; default the workflow's `limits.deadlineSeconds`. */
+  deadlineSeconds?: number;
 }
 
 /** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */
@@ -48,6 +51,7 @@ export function checkStart(workflow: CompiledWorkflow | WorkflowVersion, input: 
   }
   checkInterruptNodes(workflow.definition, options);
   if (options.tags !== undefined) checkTags(options.tags);
+  if (options.deadlineSeconds !== undefined) checkDeadlineSeconds(options.deadlineSeconds);
   return "initialState" in workflow ? workflow.initialState(input) : new StateValidator(workflow.definition.state).parseInput(input);
 }
 
@@ -82,6 +86,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
         interruptAfter,
         next: [workflow.definition.start],
         ...(options.tags ? { tags: options.tags } : {}),
+        deadlineSeconds: options.deadlineSeconds ?? workflow.definition.limits.deadlineSeconds,
       }),
     );
     // No events: the store took this as a write sent again after its reply was lost. Redis knows

@@ -4,7 +4,7 @@ import { derivedId } from "../ids.js";
 import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
 import type { State } from "../state/ops.js";
 import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, TaskRecord, TaskWait } from "../store/records.js";
-import { deadlineAsked } from "./interrupt-deadline.js";
+import { deadlineAsked } from "./deadlines.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
 import type { StoreClock } from "./store-clock.js";
 

@@ -6,7 +6,7 @@ import type { InterruptKind, PauseReason, RunError, RunStatus, TaskWait } from "
  * Payloads stay small; large values go to artifacts and the event holds a reference.
  */
 export interface EventPayloads {
-  "run.created": { workflow: string; version: string; parentRunId?: string; forkOf?: { runId: string; checkpointId: string }; reason?: string };
+  "run.created": { workflow: string; version: string; parentRunId?: string; forkOf?: { runId: string; checkpointId: string }; reason?: string; deadlineAt?: number };
   "run.claimed": { worker: string; fence: number; recovered: boolean };
   "run.released": { status: RunStatus; wakeAt?: number; waitingOn?: string; why: string };
   "run.paused": { reason: PauseReason; nodes: string[]; interrupts?: string[] };

@@ -30,6 +30,8 @@ export interface NewRunOptions {
   reason?: string;
   /** What its starter tagged it with (checked). */
   tags?: Record<string, string>;
+  /** Canceled unless it ended this long after it is made (checked: `checkDeadlineSeconds`). */
+  deadlineSeconds?: number | undefined;
 }
 
 /** A run, its first checkpoint (a full snapshot of its input or fork state) and first event. */
@@ -79,6 +81,7 @@ export function newRun(options: NewRunOptions): NewRun {
     wakeAt: null,
     waitingOn: null,
     breakpoints: [],
+    ...(options.deadlineSeconds !== undefined ? { deadlineAt: now + Math.round(options.deadlineSeconds * 1000) } : {}),
     ...(options.tags && Object.keys(options.tags).length > 0 ? { tags: options.tags } : {}),
     interruptBefore: options.interruptBefore ?? null,
     interruptAfter: options.interruptAfter ?? null,
@@ -101,6 +104,7 @@ export function newRun(options: NewRunOptions): NewRun {
         ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
         ...(run.forkOf ? { forkOf: run.forkOf } : {}),
         ...(options.reason ? { reason: options.reason } : {}),
+        ...(typeof run.deadlineAt === "number" ? { deadlineAt: run.deadlineAt } : {}),
       }),
       ...(options.edited
         ? [events.run("state.edited", { checkpointId: checkpoint.id, diff: options.edited.diff, ...(options.edited.truncated ? { truncated: true } : {}) })]

@@ -6,7 +6,7 @@ import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
 import type { CallsMade } from "./calls.js";
-import { deadlineFrom } from "./interrupt-deadline.js";
+import { deadlineFrom } from "./deadlines.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
 import type { RunState } from "./run-state.js";
 import { closeAttempt, transitionTask } from "./transitions.js";

@@ -1,5 +1,5 @@
 import type { InterruptKind, InterruptRequest, TaskWait } from "../store/records.js";
-import type { DeadlineAsked } from "./interrupt-deadline.js";
+import type { DeadlineAsked } from "./deadlines.js";
 
 /**
  * Thrown by `ctx.interrupt` to pause a node for a person. The executor catches it; a node that

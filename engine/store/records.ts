@@ -61,6 +61,11 @@ export interface RunRecord {
   /** How long its pauses that ended lasted in all, in ms: waiting for a person is not running. */
   pausedMs?: number;
   breakpoints: string[];
+  /**
+   * When a run not ended by then is canceled (by a worker, as actor `timeout`): set as it is made,
+   * from its start's `deadlineSeconds` or its workflow's `limits.deadlineSeconds`. Absent or null: none.
+   */
+  deadlineAt?: number | null;
   /** What its starter tagged it with (`start --tag ticket=123`), kept by its forks; absent: none. */
   tags?: Record<string, string>;
   /** Per-run overrides of the workflow's interrupt lists (null: the workflow's). */

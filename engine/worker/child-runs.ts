@@ -35,6 +35,7 @@ export async function startChildRun(store: Store, { parent, task, child, input, 
     parentTaskId: task.id,
     secretKeys,
     next: [child.definition.start],
+    deadlineSeconds: child.definition.limits.deadlineSeconds,
   });
   try {
     await store.createRun(init);

@@ -2,32 +2,41 @@ import { ConflictError, StoreError, errorMessage } from "../errors.js";
 import { derivedId } from "../ids.js";
 import { CommandDelivery } from "../operator/command-delivery.js";
 import { WorkflowVersions } from "../operator/workflow-versions.js";
-import type { EventRecord, InterruptRecord } from "../store/records.js";
+import { Operator } from "../operator/operator.js";
+import { TERMINAL_RUN_STATUSES, type EventRecord, type InterruptRecord, type RunRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
 import { repeatUntil } from "./periodic.js";
 
 /** Who gives a deadline's answer, as its resolution and its command say. */
 export const DEADLINE_ACTOR = "timeout";
-/** How often a worker lists the pending interrupts afresh; their events tell it of new ones meanwhile. */
+/** How often a worker lists the pending interrupts and the runs not ended afresh; their events tell it of new ones meanwhile. */
 const RELOAD_MS = 60_000;
+/** Events after which a run has ended: its deadline no longer applies. */
+const RUN_ENDS = new Set(["run.succeeded", "run.failed", "run.canceled"]);
 /** How long an answer that failed (the store did not answer) waits before it is tried again. */
 const RETRY_MS = 5_000;
 /** setTimeout's longest wait (about 24.8 days): a later deadline is looked at again then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** What has a deadline: an interrupt (answered at it) or a run (canceled at it). */
+type Due = { kind: "interrupt" | "run"; id: string };
+
 /**
- * Gives the answer of each interrupt whose deadline passes unanswered (`InterruptRecord.deadline`),
- * as actor `timeout`, through the operator's command path: applied here to a run nobody holds,
- * queued for the worker that holds one. Every worker watches; the command's id is the interrupt's
- * own, so only one of them records it. Deadlines are kept in memory from the pending interrupts
- * (listed at start and every minute) and the store's interrupt events, and judged on the store's
- * clock: a deadline that passed while no worker ran is answered as soon as one starts.
+ * Keeps the deadlines of interrupts (`InterruptRecord.deadline`: the answer given when nobody
+ * answered by then) and of runs (`RunRecord.deadlineAt`: canceled if not ended by then), and acts
+ * on each as it passes, as actor `timeout`, through the operator's command path: applied here to a
+ * run nobody holds, queued for the worker that holds one. Every worker watches; the command's id
+ * derives from the interrupt or run, so only one of them records it. Deadlines are kept in memory
+ * from the pending interrupts and the runs not ended (listed at start and every minute) and the
+ * store's events, and judged on the store's clock: a deadline that passed while no worker ran is
+ * acted on as soon as one starts.
  */
 export class DeadlineWatch {
-  /** Pending interrupts' deadlines, by interrupt id: when to look at each next (store clock). */
-  private readonly deadlines = new Map<string, number>();
+  /** Deadlines by `kind:id`: when to look at each next (store clock). */
+  private readonly deadlines = new Map<string, { due: Due; at: number }>();
   private readonly delivery: CommandDelivery;
+  private readonly operator: Operator;
   private timer: NodeJS.Timeout | undefined;
   private signal: AbortSignal | undefined;
   private aheadMs = 0;
@@ -46,6 +55,7 @@ export class DeadlineWatch {
       totalTimeoutMs: 30_000,
       onWaiting: undefined,
     });
+    this.operator = new Operator(store, { actor: DEADLINE_ACTOR, secretKeys });
   }
 
   /** The store's clock, as a claim measured it (Redis: the server's). */
@@ -67,39 +77,59 @@ export class DeadlineWatch {
     });
   }
 
-  /** An interrupt event the worker's event watch saw: a new deadline, or one that no longer applies. */
+  /** An event the worker's event watch saw (`DEADLINE_EVENTS`): a new deadline, or one that no longer applies. */
   seen(event: EventRecord): void {
-    const payload = event.payload as { interruptId?: string; deadline?: number };
-    if (payload.interruptId === undefined) return;
-    if (event.type === "interrupt.resolved") this.deadlines.delete(payload.interruptId);
-    else if (event.type === "interrupt.created" && typeof payload.deadline === "number") {
-      this.deadlines.set(payload.interruptId, payload.deadline);
-      this.arm();
-    }
+    const payload = event.payload as { interruptId?: string; deadline?: number; deadlineAt?: number };
+    if (event.type === "interrupt.resolved" && payload.interruptId !== undefined) this.forget({ kind: "interrupt", id: payload.interruptId });
+    else if (event.type === "interrupt.created" && payload.interruptId !== undefined && typeof payload.deadline === "number") this.keep({ kind: "interrupt", id: payload.interruptId }, payload.deadline);
+    else if (event.type === "run.created" && typeof payload.deadlineAt === "number") this.keep({ kind: "run", id: event.runId }, payload.deadlineAt);
+    else if (RUN_ENDS.has(event.type)) this.forget({ kind: "run", id: event.runId });
+    else return;
+    this.arm();
   }
 
-  /** Lists the pending interrupts afresh and answers those past their deadline; returns how many it answered. */
+  /** Lists the pending interrupts and the runs not ended afresh, and acts on those past their deadline; returns on how many it acted. */
   async reload(): Promise<number> {
-    const pending = await this.store.listInterrupts({ status: "pending" });
+    const [pending, runs] = await Promise.all([this.store.listInterrupts({ status: "pending" }), this.runsNotEnded()]);
     this.deadlines.clear();
-    for (const interrupt of pending) if (interrupt.deadline) this.deadlines.set(interrupt.id, interrupt.deadline.at);
-    return this.answerDue();
+    for (const interrupt of pending) if (interrupt.deadline) this.keep({ kind: "interrupt", id: interrupt.id }, interrupt.deadline.at);
+    for (const run of runs) if (typeof run.deadlineAt === "number") this.keep({ kind: "run", id: run.id }, run.deadlineAt);
+    return this.actOnDue();
   }
 
-  /** Answers the interrupts whose deadline has passed; returns how many it answered. */
-  answerDue(): Promise<number> {
+  /** Acts on the deadlines that have passed; returns on how many it acted. */
+  actOnDue(): Promise<number> {
     this.turn = this.turn.then(async () => {
-      let answered = 0;
+      let acted = 0;
       const now = this.now();
-      for (const [id, at] of [...this.deadlines]) {
+      for (const [key, { due, at }] of [...this.deadlines]) {
         if (at > now) continue;
-        this.deadlines.delete(id);
-        if (await this.answer(id)) answered++;
+        this.deadlines.delete(key);
+        if (await (due.kind === "interrupt" ? this.answer(due.id) : this.cancel(due.id))) acted++;
       }
       this.arm();
-      return answered;
+      return acted;
     });
     return this.turn;
+  }
+
+  private keep(due: Due, at: number): void {
+    this.deadlines.set(`${due.kind}:${due.id}`, { due, at });
+  }
+
+  private forget(due: Due): void {
+    this.deadlines.delete(`${due.kind}:${due.id}`);
+  }
+
+  private async runsNotEnded(): Promise<RunRecord[]> {
+    const runs: RunRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listRuns({ status: ["queued", "running", "paused"], ...(cursor ? { cursor } : {}) });
+      runs.push(...page.runs);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return runs;
   }
 
   private now(): number {
@@ -109,8 +139,8 @@ export class DeadlineWatch {
   private arm(): void {
     clearTimeout(this.timer);
     if (!this.signal || this.signal.aborted || this.deadlines.size === 0) return;
-    const next = Math.min(...this.deadlines.values());
-    this.timer = setTimeout(() => void this.answerDue(), Math.min(MAX_TIMER_MS, Math.max(0, next - this.now())));
+    const next = Math.min(...[...this.deadlines.values()].map((d) => d.at));
+    this.timer = setTimeout(() => void this.actOnDue(), Math.min(MAX_TIMER_MS, Math.max(0, next - this.now())));
     this.timer.unref();
   }
 
@@ -121,7 +151,7 @@ export class DeadlineWatch {
       interrupt = await this.store.getInterrupt(id);
       if (!interrupt || interrupt.status !== "pending" || !interrupt.deadline) return false;
       if (interrupt.deadline.at > this.now()) {
-        this.deadlines.set(id, interrupt.deadline.at);
+        this.keep({ kind: "interrupt", id }, interrupt.deadline.at);
         return false;
       }
       const { runId, node, deadline } = interrupt;
@@ -131,12 +161,40 @@ export class DeadlineWatch {
     } catch (error) {
       // Another worker gave the answer first, or a person did, or the run ended meanwhile.
       if (error instanceof ConflictError) return false;
-      this.deadlines.set(id, this.now() + RETRY_MS);
+      this.keep({ kind: "interrupt", id }, this.now() + RETRY_MS);
       const where = interrupt ? ` of run ${interrupt.runId} (${interrupt.node})` : "";
       this.notify({ level: "warn", kind: "deadline-answered", ...(interrupt ? { runId: interrupt.runId, node: interrupt.node } : {}), message: `answering interrupt ${id}${where} at its deadline failed: ${errorMessage(error)}; trying again in ${RETRY_MS / 1000} s` });
       return false;
     }
   }
+
+  /** Cancels one run past its deadline, if it has not ended; whether it did. */
+  private async cancel(id: string): Promise<boolean> {
+    let run: RunRecord | undefined;
+    try {
+      run = await this.store.getRun(id);
+      const at = run?.deadlineAt;
+      if (!run || typeof at !== "number" || TERMINAL_RUN_STATUSES.includes(run.status)) return false;
+      if (at > this.now()) {
+        this.keep({ kind: "run", id }, at);
+        return false;
+      }
+      await this.operator.cancel(id, { reason: pastDeadlineReason(run.createdAt, at), commandId: derivedId("cmd", id, "deadline") });
+      this.notify({ level: "info", kind: "deadline-answered", runId: id, message: `run ${id} (${run.workflow}) had not ended by its deadline: canceled` });
+      return true;
+    } catch (error) {
+      // Another worker canceled it first, or it ended meanwhile.
+      if (error instanceof ConflictError) return false;
+      this.keep({ kind: "run", id }, this.now() + RETRY_MS);
+      this.notify({ level: "warn", kind: "deadline-answered", runId: id, message: `canceling run ${id} at its deadline failed: ${errorMessage(error)}; trying again in ${RETRY_MS / 1000} s` });
+      return false;
+    }
+  }
+}
+
+/** Why a run past its deadline was canceled: how long it had, and until when. */
+function pastDeadlineReason(createdAt: number, at: number): string {
+  return `it had not ended ${spoken(at - createdAt)} after it started (deadline ${new Date(at).toISOString()})`;
 }
 
 /** What the resolution says of an interrupt nobody answered: how long it waited, and until when. */

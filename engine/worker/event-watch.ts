@@ -7,10 +7,10 @@ import type { WorkflowRegistry } from "./registry.js";
 
 /** Events after which there may be a run to claim. */
 const WORK_EVENTS = new Set<EventType>(["run.created", "run.resumed", "run.released", "run.succeeded", "run.failed", "run.canceled"]);
-/** Events that set or settle an interrupt's deadline. */
-const INTERRUPT_EVENTS = new Set<EventType>(["interrupt.created", "interrupt.resolved"]);
-/** What the worker follows: new work, commands for the runs it owns, interrupts' deadlines. */
-const WATCHED: readonly EventType[] = [...WORK_EVENTS, ...INTERRUPT_EVENTS, "operator.requested"];
+/** Events that set or settle the deadline of an interrupt or a run (deadline-watch.ts). */
+const DEADLINE_EVENTS = new Set<EventType>(["interrupt.created", "interrupt.resolved", "run.created", "run.succeeded", "run.failed", "run.canceled"]);
+/** What the worker follows: new work, commands for the runs it owns, deadlines. */
+const WATCHED: readonly EventType[] = [...new Set([...WORK_EVENTS, ...DEADLINE_EVENTS, "operator.requested" as const])];
 
 /**
  * Commands kept for runs with no executor here, for the executor a claim is about to make (a
@@ -27,8 +27,8 @@ export interface WatchOwner {
   deliver(runId: string, command: CommandRecord): void;
   /** Wakes the claim loop. */
   nudge(): void;
-  /** An interrupt was raised or answered (deadline-watch.ts). */
-  interrupted(event: EventRecord): void;
+  /** A deadline was set or no longer applies (deadline-watch.ts). */
+  deadlineEvent(event: EventRecord): void;
   notify(notice: WorkerNotice): void;
 }
 
@@ -79,7 +79,7 @@ export class EventWatch {
             // A run of a version this worker has not seen may be one it can run (a JSON workflow).
             if (event.type === "run.created" && !this.owner.registry.knows((event.payload as { version: string }).version)) this.owner.registry.invalidate();
             if (WORK_EVENTS.has(event.type)) this.owner.nudge();
-            if (INTERRUPT_EVENTS.has(event.type)) this.owner.interrupted(event);
+            if (DEADLINE_EVENTS.has(event.type)) this.owner.deadlineEvent(event);
           }
           // A subscription ends by itself only when its store was closed under this worker: going
           // straight back to it would spin without ever yielding to timers.

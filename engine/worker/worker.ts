@@ -48,7 +48,7 @@ export class Worker implements ExecutorHost {
   private readonly events: EventWatch;
   /** Where the commands its executors had not applied when they let go of their runs are answered. */
   private readonly unheld: UnheldRuns;
-  /** Answers the interrupts nobody answered by their deadline. */
+  /** Answers the interrupts nobody answered by their deadline, and cancels the runs past theirs. */
   private readonly deadlines: DeadlineWatch;
   private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   private stopping = false;
@@ -79,7 +79,7 @@ export class Worker implements ExecutorHost {
       executes: (runId) => this.executors.has(runId),
       deliver: (runId, command) => this.executors.get(runId)?.command(command),
       nudge: () => this.nudge(),
-      interrupted: (event) => this.deadlines.seen(event),
+      deadlineEvent: (event) => this.deadlines.seen(event),
       notify: (notice) => this.notify(notice),
     });
     this.heartbeat = new Heartbeat(
@@ -218,7 +218,7 @@ export class Worker implements ExecutorHost {
 
   /**
    * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`),
-   * answering the interrupts past their deadline on the way. Runs that are waiting for a timer, a
+   * acting on the deadlines that passed on the way (interrupts answered, runs canceled). Runs that are waiting for a timer, a
    * child or a person are left for later.
    */
   async drain(): Promise<void> {

@@ -121,6 +121,13 @@ export function durationFlag(flag: string, text: string): number {
   return ms;
 }
 
+/** A length of time in seconds, given as seconds (`90`, `0.5`) or as `45s`, `90m`, `24h`, `2d`, `1w`; above 0. */
+export function secondsFlag(flag: string, text: string): number {
+  const seconds = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : (durationMs(text) ?? NaN) / 1000;
+  if (!(seconds > 0)) throw new UsageError(`--${flag} takes a length of time above 0 (seconds, or 45s, 90m, 24h, 2d), not ${JSON.stringify(text)}`);
+  return seconds;
+}
+
 /** A moment given as an age (`30d`, `12h`, `90m`: that long before `now`) or as a date/time. */
 export function pastMoment(flag: string, text: string, now = Date.now()): number {
   const ageMs = durationMs(text);

@@ -3,7 +3,8 @@ import { EXIT, UsageError } from "../cli/errors.js";
 import { age } from "../cli/format.js";
 import { mustGetRun } from "../cli/lookup.js";
 import { redact, type InterruptRecord, type Store } from "../../engine/index.js";
-import { deadlineText, interruptDetails, nodeLabel } from "../text/interrupt-text.js";
+import { deadlineText } from "../text/deadline-text.js";
+import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { inline } from "../text/plain.js";
 
 const STATUSES = ["pending", "resolved", "all"] as const;

@@ -4,7 +4,8 @@ import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
 import { ranMs } from "../text/run-time.js";
-import { deadlineText, interruptDetails, nodeLabel } from "../text/interrupt-text.js";
+import { deadlineText, runDeadlineText } from "../text/deadline-text.js";
+import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
 import { mustGetRun } from "../cli/lookup.js";
@@ -93,6 +94,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
   if (run.tags) rows.push(["tags", Object.entries(run.tags).map(([k, v]) => `${k}=${v}`).join(" · ")]);
+  if (typeof run.deadlineAt === "number" && run.endedAt === null) rows.push(["deadline", runDeadlineText(run.deadlineAt, Date.now())]);
   if (run.forkOf) rows.push(["fork of", `run ${run.forkOf.runId} at checkpoint ${run.forkOf.checkpointId}`]);
   else if (run.parentRunId) rows.push(["parent", `run ${run.parentRunId}`]);
   if (run.waitingOn) {

@@ -5,13 +5,13 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, TimedOutError, UsageError } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
-import { listFlag, readJsonArgument, tagFlags } from "../cli/inputs.js";
+import { listFlag, readJsonArgument, secondsFlag, tagFlags } from "../cli/inputs.js";
 import { checkedVersion, compiledFile } from "../cli/workflow-file.js";
 import { outageNotes } from "../cli/outage-notes.js";
 
 export const start = defineCommand({
   name: "start",
-  usage: "start <workflow.json> [--id ID | --from RUN] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...] [--tag NAME=VALUE ...]",
+  usage: "start <workflow.json> [--id ID | --from RUN] [--input JSON|@file] [--actions MODULE ...] [--wait [--until settled|end] [--timeout SECONDS]] [--interrupt-before NODE ...] [--interrupt-after NODE ...] [--tag NAME=VALUE ...] [--deadline LENGTH]",
   summary: "store a workflow and start a run of it; prints the run id",
   details: `The input is a partial state, validated against the workflow's state schema.
 A worker (pitwall worker, or the demo) executes the run; with --actions (or actions in the
@@ -28,6 +28,9 @@ conflict (exit 3).
 --from RUN goes on from a run that has ended (a conversation's next turn): its final state, with
 the input applied as an update through the reducers (a message appended), runs the workflow again
 from its start node, as a new run recorded as a fork of RUN's last checkpoint.
+--deadline 24h (or seconds, 90m, 2d) cancels the run, as actor timeout, if it has not ended that
+long after it starts (its nodes aborted, its child runs canceled); default the workflow's
+limits.deadlineSeconds.
 --tag NAME=VALUE (repeated, at most 16) tags the run, to find it by (pitwall runs --tag); a run
 started --from another keeps that run's tags, these added.
 --json prints { "runId" } (with --id also "existed"; with --wait also "status", "reason", "error").`,
@@ -42,6 +45,7 @@ started --from another keeps that run's tags, these added.
     interruptBefore: { type: "string", isMultiple: true },
     interruptAfter: { type: "string", isMultiple: true },
     tag: { type: "string", isMultiple: true },
+    deadline: { type: "string" },
   },
   args: { min: 1, max: 1 },
   createsStore: true,
@@ -71,6 +75,7 @@ started --from another keeps that run's tags, these added.
       ...(interruptBefore.length ? { interruptBefore } : {}),
       ...(interruptAfter.length ? { interruptAfter } : {}),
       ...(tags ? { tags } : {}),
+      ...(flags.deadline !== undefined ? { deadlineSeconds: secondsFlag("deadline", flags.deadline) } : {}),
     };
     if (flags.from !== undefined && options.id !== undefined) {
       throw new UsageError("--from takes no --id: the new run's id is made for it");

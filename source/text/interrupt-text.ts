@@ -1,5 +1,5 @@
-import type { InterruptDeadline, InterruptRequest } from "../../engine/index.js";
-import { inline, span } from "./plain.js";
+import type { InterruptRequest } from "../../engine/index.js";
+import { inline } from "./plain.js";
 
 /**
  * What an interrupt puts before the operator beside its question, on one line (`interrupts`,
@@ -28,14 +28,4 @@ export function editedProposal(request: InterruptRequest): { value: unknown; sch
 /** A node as listings name it: with the item of a mapped node (`act[2]`). */
 export function nodeLabel(node: string, index: number | null | undefined): string {
   return index === null || index === undefined ? node : `${node}[${index}]`;
-}
-
-/**
- * What an interrupt's deadline will do, as of `now`: `reject in 23h`; past it, `reject (due 5m
- * ago)` — a worker gives it as soon as one runs. Empty without a deadline.
- */
-export function deadlineText(deadline: InterruptDeadline | undefined, now: number): string {
-  if (!deadline) return "";
-  const left = deadline.at - now;
-  return left > 0 ? `${deadline.decision} in ${span(left)}` : `${deadline.decision} (due ${span(-left)} ago)`;
 }

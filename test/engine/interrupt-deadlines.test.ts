@@ -105,14 +105,15 @@ describe.each(storeFactories)("interrupt deadlines ($name store)", (factory) => 
   });
 
   it("answers a deadline that passed while no worker ran as soon as one starts, once among several workers", async () => {
-    const wf = reviewed("deadline-while-down", 0.2, "reject", true);
+    const wf = reviewed("deadline-while-down", 1, "reject", true);
     const store = await factory.open();
     try {
       const first = await harness.engine([wf], { store });
       const run = await first.start(wf);
       await run.wait();
       await first.close();
-      await sleep(300);
+      const [pending] = await store.listInterrupts({ runId: run.id });
+      await sleep(pending!.deadline!.at - Date.now() + 50);
       expect((await store.getRun(run.id))!.status).toBe("paused");
       const [a, b] = [await harness.engine([wf], { store }), await harness.engine([wf], { store })];
       expect((await ended(a, run.id)).status).toBe("succeeded");
@@ -126,13 +127,14 @@ describe.each(storeFactories)("interrupt deadlines ($name store)", (factory) => 
   });
 
   it("is answered by a draining worker (pitwall worker --once)", async () => {
-    const wf = reviewed("deadline-drained", 0.2, "reject", true);
+    const wf = reviewed("deadline-drained", 1, "reject", true);
     const engine = await harness.engine([wf], { worker: false });
     const run = await engine.start(wf);
     const worker = () => new Worker(engine.store, new WorkflowRegistry(engine.store, actionRegistry({}), [wf]), { pollMs: 50 });
     await worker().drain();
     expect((await engine.store.getRun(run.id))!.status).toBe("paused");
-    await sleep(250);
+    const [pending] = await engine.store.listInterrupts({ runId: run.id });
+    await sleep(pending!.deadline!.at - Date.now() + 50);
     await worker().drain();
     expect((await engine.store.getRun(run.id))!.status).toBe("succeeded");
     expect((await run.state()).log).toEqual(["escalated"]);

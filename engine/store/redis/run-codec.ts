@@ -36,6 +36,7 @@ const RUN_FIELDS = {
   pausedAt: "number?",
   pausedMs: "count",
   breakpoints: "json",
+  deadlineAt: "number?",
   tags: "json?",
   interruptBefore: "json",
   interruptAfter: "json",

@@ -12,7 +12,8 @@ import { ACCENT, MUTED } from "../theme.js";
 import { jsonLines } from "./json-lines.js";
 import { WHOLE_QUEUE, interruptRows, stepFrom, type QueueOrder } from "./interrupt-rows.js";
 import { watchForReask } from "../reask-watch.js";
-import { deadlineText, editedProposal } from "../../text/interrupt-text.js";
+import { deadlineText } from "../../text/deadline-text.js";
+import { editedProposal } from "../../text/interrupt-text.js";
 import { stateChangeSince, stateChangeText, type StateChange } from "../state-change.js";
 
 /** Decisions with a key of their own; any other allowed decision goes through `x`. */

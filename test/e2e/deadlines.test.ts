@@ -18,7 +18,7 @@ const deadlined = (seconds: number) => ({
 
 const ACTIONS = `export default { log: (_s, ctx) => ({ log: [ctx.node] }) };\n`;
 
-describe("an approval's deadline from the command line", () => {
+describe("deadlines from the command line", () => {
   const cli = cliHarness();
 
   it("lists what the deadline will do, and a draining worker gives it once it passed", async () => {
@@ -45,5 +45,21 @@ describe("an approval's deadline from the command line", () => {
     expect(resolved.stdout).toMatch(/reject\s+timeout\s+\d+s\s+nobody answered within 4 s/);
     const events = await cli.run(["events", runId]);
     expect(events.stdout).toMatch(/Refund the order\? \(deadline \d{4}-/);
+  });
+
+  it("start --deadline: show says when the run is canceled, and a worker cancels it then", async () => {
+    const file = join(cli.dir, "slow.json");
+    writeFileSync(file, JSON.stringify({ name: "slow", state: {}, start: "ask", nodes: { ask: { kind: "approval", question: "Go?", routes: { approve: "END", reject: "END" } } } }));
+    expect((await cli.run(["start", file, "--deadline", "0"])).stderr).toContain("--deadline takes a length of time above 0");
+    const started = await cli.run(["start", file, "--deadline", "3"]);
+    expect(started.code).toBe(0);
+    const runId = started.stdout.trim();
+    expect((await cli.run(["show", runId])).stdout).toMatch(/deadline\s+canceled if not ended by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in \d\.\ds\)/);
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    const run = await cli.json<RunRecord>(["show", runId]);
+    await sleep(Math.max(0, run.deadlineAt! - Date.now()) + 100);
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    expect((await cli.json<RunRecord>(["show", runId])).status).toBe("canceled");
+    expect((await cli.run(["events", runId])).stdout).toMatch(/run\.canceled\s+timeout\s+.*it had not ended 3 s after it started/);
   });
 });

@@ -1,9 +1,17 @@
+import { ValidationError } from "../errors.js";
 import type { InterruptDeadlineOptions } from "../graph/model.js";
 import { checkJson } from "../state/schema.js";
 import type { InterruptDeadline, InterruptRequest } from "../store/records.js";
 
 /** Beyond this a deadline is no longer a date (as a wait's `seconds`), and is surely a mistake. */
 export const MAX_DEADLINE_SECONDS = 100 * 365 * 24 * 3600;
+
+/** Refuses a run's `deadlineSeconds` that is not a time from now (ValidationError naming it). */
+export function checkDeadlineSeconds(seconds: unknown): void {
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_DEADLINE_SECONDS) {
+    throw new ValidationError(`deadlineSeconds must be a number above 0 and at most ${MAX_DEADLINE_SECONDS} (100 years), not ${JSON.stringify(seconds)}`);
+  }
+}
 
 /** A deadline as a node asked for it: relative to when its interrupt is recorded. */
 export interface DeadlineAsked {
