@@ -13,5 +13,7 @@ export function settledValue(run: RunRecord, held: RunRecord | undefined): Recor
 
 /** `run R paused (approval)`, `run R failed: ...`, `..., waiting for its sub-workflow run C, ...`. */
 export function settledText(run: RunRecord, held: RunRecord | undefined): string {
-  return `run ${run.id} ${held ? run.status : runStatus(run)}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${childRunState(held)}` : ""}`;
+  // Waiting for a signal, it says at which nodes, and how one is sent.
+  const signal = run.status === "paused" && run.reason === "signal" ? ` at ${run.current.join(", ")} (pitwall signal ${run.id} NAME)` : "";
+  return `run ${run.id} ${held ? run.status : runStatus(run)}${signal}${run.error ? `: ${run.error.message}` : ""}${held ? `, waiting for its sub-workflow run ${held.id}, ${childRunState(held)}` : ""}`;
 }
