@@ -68,3 +68,65 @@ it("shows in a run's header what it waits for, the signals no node has taken and
   expect(frame).toContain("✉ inbox: 1 signal no node has taken: note");
   expect(frame).not.toContain("deadline");
 });
+
+it("sends the run a signal with JSON data from its run view: bad JSON is refused, nothing sent; the run goes on with the data", async () => {
+  const { store, runId } = await pausedCheckout();
+  await engine!.operator("ann").signal(runId, "note", "early");
+  ui = await openConsole({ store, columns: 120, initial: { kind: "run", runId } });
+  await ui.waitFor("! signal");
+
+  // The name the run waits for is offered; the data must be JSON.
+  await ui.press("!");
+  await ui.waitFor("Signal name: payment.confirmed█");
+  await ui.press("enter");
+  await ui.waitFor("payment.confirmed data (JSON):");
+  await ui.type('{"amount": 4');
+  await ui.press("enter");
+  await ui.waitFor("signal payment.confirmed not sent: its data is not JSON (line 1, column");
+  expect((await store.listCommands({ runId })).map((c) => c.args.name)).toEqual(["note"]);
+
+  await ui.press("!");
+  await ui.waitFor("Signal name: payment.confirmed█");
+  await ui.press("enter");
+  await ui.waitFor("payment.confirmed data (JSON):");
+  await ui.type('{"amount": 42}');
+  await ui.press("enter");
+  const frame = await ui.waitFor(`Send signal payment.confirmed to run ${runId}?`);
+  expect(frame).toContain("paid waits for it and goes on with it.");
+  expect(frame).toContain('Data: {"amount":42}');
+  expect(frame).toMatch(/\[Cancel\]\s+Send signal /);
+  await ui.type("webhook 7");
+  await ui.press("enter", "enter");
+  await ui.waitFor("signal payment.confirmed sent: paid goes on");
+  await runOnce(store, runId, (r) => r.status === "succeeded", "to succeed");
+  expect(await engine!.run(runId).state()).toEqual({ payment: { amount: 42 } });
+  const [, sent] = await store.listCommands({ runId });
+  expect(sent).toMatchObject({ type: "signal", actor: "operator:tester", reason: "webhook 7", args: { name: "payment.confirmed", data: { amount: 42 } } });
+
+  // A run that has ended takes no signal: the key says so.
+  await ui.waitFor("✓ succeeded");
+  await ui.press("!");
+  await ui.waitFor(`!: run ${runId} has ended (succeeded); a signal reaches only a run that has not`);
+});
+
+it("sends a signal no node waits for, without data: the run keeps it in its inbox", async () => {
+  const { store, runId } = await pausedCheckout();
+  ui = await openConsole({ store, columns: 80, initial: { kind: "run", runId } });
+  await ui.waitFor("! signal");
+
+  await ui.press("!");
+  await ui.waitFor("Signal name: payment.confirmed█");
+  await ui.press("ctrl-u");
+  await ui.type("audit");
+  await ui.press("enter");
+  await ui.waitFor("audit data (JSON):");
+  await ui.press("enter");
+  const frame = await ui.waitFor("Send signal audit to run");
+  expect(frame).toContain("No node waits for audit now: it is kept until a node takes it.");
+  expect(frame).toContain("No data.");
+  await ui.press("tab", "enter");
+  await ui.waitFor("signal audit kept until a node takes it");
+  await ui.waitFor("✉ inbox: 1 signal no node has taken: audit");
+  expect((await store.getRun(runId))!.inbox).toEqual([expect.objectContaining({ name: "audit", actor: "operator:tester" })]);
+  expect((await store.getRun(runId))!.inbox![0]).not.toHaveProperty("data");
+});

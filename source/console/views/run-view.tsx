@@ -7,6 +7,7 @@ import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { notHere, useRunActions } from "../hooks/use-run-actions.js";
+import { useSendSignal } from "../hooks/use-send-signal.js";
 import type { ConsoleSnapshot } from "../data.js";
 import { useRunDetail, type RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
@@ -120,6 +121,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   useEffect(() => ui.moved(), [tab]);
   const now = useClock(detail ? [...runTimes(detail.run, nextRetry(detail.tasks, undefined, Date.now())), hasEnded(detail.run) ? null : detail.run.deadlineAt] : []);
   const runActions = useRunActions(detail, {});
+  const sendSignal = useSendSignal(detail);
   const pending = detail?.interrupts.find((i) => i.status === "pending");
 
   useKeys(PRIORITY.view, {
@@ -133,6 +135,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
         : notHere(ui, `o: run ${runId} has no pending interrupt, nor a sub-workflow waiting for one`),
     parent: parentOf(detail?.run) ? () => nav.push({ kind: "run", runId: parentOf(detail!.run)! }) : notHere(ui, `p: run ${runId} has no parent run (it is neither a sub-workflow's run nor a fork)`),
     cancelRun: runActions.cancelRun,
+    signal: sendSignal,
     copy: () => copy(runId),
     describe: () => describeFailure(services, runId, width),
     // The Events tab filters; the other tabs say where filtering is.
