@@ -82,7 +82,8 @@ export interface CallOptions {
   /**
    * A call that succeeded in an attempt of its node that then failed: `"keep"` (the default) is
    * not made again by the node's next attempt — its recorded output is handed back (with
-   * `dependsOn`, only while that is the same), so a side effect happens once per node run;
+   * `dependsOn`, only while that is the same: with another, the call is a new one beside it, its
+   * idempotency key `<task id>/<key>@<attempt>`), so a side effect happens once per node run;
    * `"again"` is made again (a model's answer, which may be what failed the node).
    */
   afterFailure?: "again" | "keep";

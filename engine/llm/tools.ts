@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { WorkflowError } from "../errors.js";
 import { MAX_TIMER_MS, retryPolicySchema, type RetryPolicyInput } from "../graph/definition.js";
-import type { CallContext, NodeContext } from "../graph/model.js";
+import type { CallContext, CallOptions, NodeContext } from "../graph/model.js";
+import type { InternalContext } from "../runtime/context.js";
 import { toolCallInput } from "./call-record.js";
 import type { ToolSpec } from "./types.js";
 
@@ -27,9 +28,16 @@ export interface Tool<A = any, R = unknown> { // eslint-disable-line @typescript
   /**
    * The tool changes nothing (a lookup, as MCP's `readOnlyHint`): after a failed attempt of its
    * node, the next attempt runs it again for a fresh result. Otherwise a call the next attempt
-   * repeats with the same arguments is handed the recorded result, so its side effect happens once.
+   * repeats with the same arguments (an agent's at any turn) is handed the recorded result, so its
+   * side effect happens once.
    */
   readOnly?: boolean;
+  /**
+   * `false`: its calls never run beside another call of the same agent turn (two writes to one
+   * account that must not race): they run after the turn's other calls, one at a time in the
+   * model's order. By default a turn's calls run together, as LangGraph's ToolNode runs them.
+   */
+  concurrent?: boolean;
 }
 
 /** Declares a tool with typed arguments: `defineTool({ description, parameters: z.object(...), run })`. */
@@ -40,6 +48,7 @@ export function defineTool<S extends z.ZodType, R>(tool: {
   retry?: RetryPolicyInput;
   timeoutMs?: number;
   readOnly?: boolean;
+  concurrent?: boolean;
 }): Tool<z.output<S>, R> {
   return tool as Tool<z.output<S>, R>;
 }
@@ -92,7 +101,9 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
   if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TIMER_MS)) {
     throw bad(`has timeoutMs ${tool.timeoutMs}: give whole milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`);
   }
-  if (tool.readOnly !== undefined && typeof tool.readOnly !== "boolean") throw bad(`has readOnly ${JSON.stringify(tool.readOnly)}: give true or false`);
+  for (const flag of ["readOnly", "concurrent"] as const) {
+    if (tool[flag] !== undefined && typeof tool[flag] !== "boolean") throw bad(`has ${flag} ${JSON.stringify(tool[flag])}: give true or false`);
+  }
   const retry = retryPolicySchema.safeParse(tool.retry ?? {});
   if (!retry.success) throw bad(`has a retry policy that cannot be used: ${retry.error.issues.map((i) => `${i.path.join(".") || "retry"}: ${i.message}`).join("; ")}`);
   return { name, tool: tool as Tool, spec: { name, description: tool.description, parameters }, validator };
@@ -123,11 +134,23 @@ export function checkArguments(tool: BoundTool, value: unknown): { ok: true; val
  * after a failed one, so that a side effect (a refund) happens once however often the node is retried.
  */
 export function callTool(ctx: NodeContext, tool: BoundTool, args: unknown, key: string): Promise<unknown> {
-  const { retry, timeoutMs, readOnly } = tool.tool;
-  const input = toolCallInput(tool.name, args);
   return ctx.call(
     key,
     (call) => tool.tool.run(args, { signal: call.signal, attempt: call.attempt, idempotencyKey: call.idempotencyKey, runId: ctx.runId, node: ctx.node }),
-    { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input, dependsOn: input, afterFailure: readOnly ? "again" : "keep" },
+    toolCallOptions(tool, args),
   );
+}
+
+/**
+ * The result of the same tool call (tool and arguments) made, under any key, before the node's
+ * last failure, when no other call of this attempt was handed it: the call is not made again.
+ */
+export function keptToolCall(ctx: NodeContext, tool: BoundTool, args: unknown, key: string): { call: string; output: unknown } | undefined {
+  return (ctx as InternalContext).keptCall(key, toolCallOptions(tool, args));
+}
+
+function toolCallOptions(tool: BoundTool, args: unknown): CallOptions {
+  const { retry, timeoutMs, readOnly } = tool.tool;
+  const input = toolCallInput(tool.name, args);
+  return { ...(retry ? { retry } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), input, dependsOn: input, afterFailure: readOnly ? "again" : "keep" };
 }

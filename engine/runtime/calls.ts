@@ -29,6 +29,8 @@ export interface CallHost {
  */
 export class DurableCalls {
   private readonly records = new Map<string, TaskRecord>();
+  /** The kept results handed to a call of a node's attempt (by `<task id>#<attempt>`): each to one call. */
+  private readonly taken = new Map<string, Set<string>>();
   private lastCreated = 0;
 
   constructor(private readonly host: CallHost) {}
@@ -79,14 +81,45 @@ export class DurableCalls {
     }
   }
 
+  /**
+   * The result a call made now with `options` is handed without being made: the first, in the
+   * order they were made, of the results kept from before the node's last failure (see `run`)
+   * whose `dependsOn` is the same, under any key, that no call of this attempt was handed yet.
+   * An agent asks before a tool call and its approval: a call the model repeats at another turn
+   * than before the failure (a tool's name and arguments are its `dependsOn`) is not made twice.
+   */
+  kept(task: TaskRecord, key: string, options: CallOptions): { call: string; output: unknown } | undefined {
+    if ((options.afterFailure ?? "keep") !== "keep" || options.dependsOn === undefined) return undefined;
+    const dependsOn = dependsOnHash(key, options.dependsOn);
+    const taken = this.taken.get(attemptOf(task));
+    const same = [...this.records.values()].filter((r) => r.parent === task.id && r.dependsOn === dependsOn && succeededBeforeFailure(r, task) && !taken?.has(r.id));
+    const first = same.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))[0];
+    return first && this.take(task, first) ? { call: first.call!, output: first.output } : undefined;
+  }
+
+  /**
+   * Makes a call, or hands back its recorded outcome. A result kept from before the node's last
+   * failure (a succeeded call made with `afterFailure: "keep"`) is never replaced: the same call
+   * is handed it, once per attempt; another call of that key — other `dependsOn`, or asked again
+   * once it was handed — is a new one, `<key>@<first attempt since the failure>`, with its own
+   * idempotency key, so that the result is still there for the call that repeats it (`kept`).
+   */
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
-    const id = `${task.id}/${key}`;
-    const known = this.records.get(id);
+    const afterFailure = options.afterFailure ?? "keep";
     const dependsOn = options.dependsOn === undefined ? undefined : dependsOnHash(key, options.dependsOn);
+    const own = `${task.id}/${key}@${lastFailedAttempt(task) + 1}`;
+    let id = this.records.has(own) ? own : `${task.id}/${key}`;
+    let known = this.records.get(id);
+    if (known && afterFailure === "keep" && succeededBeforeFailure(known, task)) {
+      // A record made without a hash is taken at its key.
+      if ((dependsOn === undefined || known.dependsOn === undefined || known.dependsOn === dependsOn) && this.take(task, known)) return known.output;
+      id = own;
+      known = undefined;
+    }
     const policy = retryPolicyOf(options.retry);
-    // A record made without a hash is taken at its key.
     let inputChanged = (known?.status === "succeeded" || known?.status === "failed") && dependsOn !== undefined && known.dependsOn !== undefined && known.dependsOn !== dependsOn;
-    if (known?.status === "succeeded" && !inputChanged && stillAnswers(known, task, options.afterFailure ?? "keep")) return known.output;
+    // A result from before the failure that is still here is made again (`afterFailure: "again"`).
+    if (known?.status === "succeeded" && !inputChanged && !succeededBeforeFailure(known, task)) return known.output;
     if (known?.status === "failed" && !inputChanged && failedForGood(known, task, policy)) throw recordedFailure(known);
     let record = !known ? this.fresh(task, key, id) : known.status === "succeeded" ? this.again(known) : known;
     // What it is called with, for people: kept from its first attempt, as it may be running a while.
@@ -147,6 +180,15 @@ export class DurableCalls {
     }
   }
 
+  /** Hands a kept result to a call of the task's attempt; false when a call of it was handed it already. */
+  private take(task: TaskRecord, record: TaskRecord): boolean {
+    const attempt = attemptOf(task);
+    const taken = this.taken.get(attempt) ?? new Set<string>();
+    if (taken.has(record.id)) return false;
+    this.taken.set(attempt, taken.add(record.id));
+    return true;
+  }
+
   private fresh(task: TaskRecord, key: string, id: string): TaskRecord {
     // Stores list a step's tasks by creation time: a call made within the millisecond of the one
     // before it (a fast tool, then the model's next turn) is still listed after it.
@@ -186,12 +228,13 @@ export interface CallsMade {
   unfinished: { call: string; input?: unknown }[];
 }
 
-/**
- * Whether a succeeded call (of the same input) is handed back: it was not made by an attempt of
- * the node that failed since, or the call keeps its outcome across failures.
- */
-function stillAnswers(known: TaskRecord, task: TaskRecord, afterFailure: "again" | "keep"): boolean {
-  return afterFailure === "keep" || known.parentAttempt === undefined || known.parentAttempt > lastFailedAttempt(task);
+/** A succeeded call made by an attempt of its node that failed, or by one before it. */
+function succeededBeforeFailure(record: TaskRecord, task: TaskRecord): boolean {
+  return record.status === "succeeded" && record.parentAttempt !== undefined && record.parentAttempt <= lastFailedAttempt(task);
+}
+
+function attemptOf(task: TaskRecord): string {
+  return `${task.id}#${task.attempts.length}`;
 }
 
 /**

@@ -26,6 +26,8 @@ export interface AttemptServices {
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
   /** The signal the call `key` (`name#k`) of this task took, or takes now from the run's inbox; undefined while there is none. */
   receive(key: string, name: string): SignalRecord | undefined;
+  /** A result kept from before the node's last failure that a call made with `options` is handed (DurableCalls.kept). */
+  kept(key: string, options: CallOptions): { call: string; output: unknown } | undefined;
   /** A value without the values of secret-looking keys, as the run's records keep what people read. */
   redact(value: unknown): unknown;
   /** Now as the run's store sees it, which judges timers. */
@@ -48,7 +50,18 @@ export interface InternalContext extends NodeContext {
   readonly task: TaskRecord;
   readonly clock: StoreClock;
   interruptAs(kind: InterruptKind, request: InterruptOptions): Promise<InterruptAnswer>;
+  /**
+   * Counts a question this attempt does not ask where the attempts before asked one (the
+   * approval of a tool call whose kept result it is handed), so that the questions after it keep
+   * the ids their answers are recorded under.
+   */
+  skipInterrupt(): void;
   park(wait: TaskWait): never;
+  /**
+   * The result a call of `key` made now with `options` would be handed from a call made under
+   * another key before the node's last failure, taken for it; undefined when none is left.
+   */
+  keptCall(key: string, options: CallOptions): { call: string; output: unknown } | undefined;
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord>;
   childState(run: RunRecord, n?: number): Promise<State>;
 }
@@ -155,6 +168,10 @@ export class AttemptContext implements InternalContext {
     return signal.data as T;
   }
 
+  skipInterrupt(): void {
+    this.interruptCalls++;
+  }
+
   park(wait: TaskWait): never {
     const signal = new ParkSignal(wait);
     this.raised = signal;
@@ -175,6 +192,10 @@ export class AttemptContext implements InternalContext {
     }
     this.callKeys.add(key);
     return (await this.services.call(key, fn, options, this.signal)) as T;
+  }
+
+  keptCall(key: string, options: CallOptions): { call: string; output: unknown } | undefined {
+    return this.services.kept(key, options);
   }
 
   childRun(child: CompiledWorkflow, input: State, generation: number): Promise<RunRecord> {

@@ -213,6 +213,29 @@ describe.each(storeFactories)("durable calls inside a node ($name store)", (fact
     expect(started.filter((e) => (e.payload as { inputChanged?: boolean }).inputChanged).map((e) => (e.payload as { call?: string }).call)).toEqual(["draft"]);
   });
 
+  it("makes a kept call asked with another dependsOn after a failed attempt a new call, with its own idempotency key, beside the kept one", async () => {
+    const keys: string[] = [];
+    const wf = workflow("recharge", { state, reducers: { results: "append" } })
+      .node("agent", async (_s, ctx) => {
+        const amount = ctx.attempt === 1 ? 5 : 7;
+        const charged = await ctx.call("charge", (call) => (keys.push(call.idempotencyKey), `charged ${amount}`), { dependsOn: { amount } });
+        if (ctx.attempt === 1) throw new Error("publisher down");
+        return { results: [charged] };
+      }, { retry: { maxAttempts: 2, backoffMs: 1 }, next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect((await run.wait()).status).toBe("succeeded");
+    expect((await run.state()).results).toEqual(["charged 7"]);
+    const tasks = await engine.store.listTasks(run.id);
+    const node = tasks.find((t) => t.parent === null)!;
+    expect(keys).toEqual([`${node.id}/charge`, `${node.id}/charge@2`]);
+    expect(tasks.filter((t) => t.call === "charge").map((t) => [t.idempotencyKey, t.output])).toEqual([
+      [`${node.id}/charge`, "charged 5"],
+      [`${node.id}/charge@2`, "charged 7"],
+    ]);
+  });
+
   it("hands a node that runs again the error of a call that failed past its retries in an attempt that went on, without making it again", async () => {
     let made = 0;
     const wf = workflow("caught", { state, reducers: { results: "append" } })

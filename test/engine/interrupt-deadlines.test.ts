@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { WorkflowRegistry, Worker, actionRegistry, workflow, type Engine, type RunRecord } from "../../engine/index.js";
-import { engineHarness, sleep, until } from "../support/engine.js";
+import { WorkflowRegistry, Worker, actionRegistry, workflow } from "../../engine/index.js";
+import { ended, engineHarness, sleep } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ draft: z.string().default("v1"), log: z.array(z.string()).default([]), answer: z.string().default("") });
@@ -17,12 +17,6 @@ function reviewed(name: string, seconds: number, decision: "approve" | "reject",
     .node("send", () => ({ log: ["sent"] }), { next: "END" });
   return (timeoutRoute ? builder.node("escalate", () => ({ log: ["escalated"] }), { next: "END" }) : builder).compile();
 }
-
-const ended = async (engine: Engine, id: string): Promise<RunRecord> =>
-  until(async () => {
-    const run = await engine.store.getRun(id);
-    return run && ["succeeded", "failed", "canceled"].includes(run.status) ? run : undefined;
-  }, 10_000, `run ${id} to end`);
 
 describe.each(storeFactories)("interrupt deadlines ($name store)", (factory) => {
   const harness = engineHarness(factory);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ValidationError, WorkflowRegistry, Worker, actionRegistry, loadWorkflowText, workflow, type Engine, type RunRecord } from "../../engine/index.js";
-import { engineHarness, sleep, until } from "../support/engine.js";
+import { ValidationError, WorkflowRegistry, Worker, actionRegistry, loadWorkflowText, workflow } from "../../engine/index.js";
+import { ended, engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ done: z.boolean().default(false), log: z.array(z.string()).default([]) });
@@ -11,12 +11,6 @@ const hanging = (name: string, limits: { deadlineSeconds?: number } = {}) =>
   workflow(name, { state, limits })
     .node("work", (_s, ctx) => new Promise<never>((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true })), { next: "END" })
     .compile();
-
-const ended = async (engine: Engine, id: string): Promise<RunRecord> =>
-  until(async () => {
-    const run = await engine.store.getRun(id);
-    return run && ["succeeded", "failed", "canceled"].includes(run.status) ? run : undefined;
-  }, 10_000, `run ${id} to end`);
 
 describe.each(storeFactories)("run deadlines ($name store)", (factory) => {
   const harness = engineHarness(factory);

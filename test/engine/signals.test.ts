@@ -1,16 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError, workflow, type Engine, type RunRecord } from "../../engine/index.js";
-import { engineHarness, until } from "../support/engine.js";
+import { ended, engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
 const state = z.object({ payment: z.unknown().optional(), got: z.array(z.string()).default([]), gate: z.string().default("") });
-
-const ended = async (engine: Engine, id: string): Promise<RunRecord> =>
-  until(async () => {
-    const run = await engine.store.getRun(id);
-    return run && ["succeeded", "failed", "canceled"].includes(run.status) ? run : undefined;
-  }, 10_000, `run ${id} to end`);
 
 const pausedFor = async (engine: Engine, id: string, reason: string): Promise<RunRecord> =>
   until(async () => {

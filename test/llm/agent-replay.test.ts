@@ -11,6 +11,11 @@ const harness = engineHarness(storeFactories.find((f) => f.name === "sqlite")!);
 
 type Message = { role: string; content: string | null };
 const userText = (request: Received) => (request.body.messages as Message[]).filter((m) => m.role === "user").at(-1)!.content!;
+/** What the model was told of the tool calls of its last answer. */
+const toolResults = (request: Received) => {
+  const messages = request.body.messages as Message[];
+  return messages.slice(messages.findLastIndex((m) => m.role === "assistant") + 1).map((m) => m.content);
+};
 
 const refundAgent = (extra: Record<string, unknown> = {}) => ({
   name: "refund-agent",
@@ -61,7 +66,11 @@ describe("an agent node that runs again", () => {
   }
 
   /** Waits for the run to pause at an interrupt and gives its answer (`approve` by default); returns the interrupt. */
-  async function answerNext(engine: Awaited<ReturnType<typeof startAgent>>["engine"], run: Awaited<ReturnType<typeof startAgent>>["run"], answer: { decision: string; patch?: unknown } = { decision: "approve" }) {
+  async function answerNext(
+    engine: Awaited<ReturnType<typeof startAgent>>["engine"],
+    run: Awaited<ReturnType<typeof startAgent>>["run"],
+    answer: { decision: string; response?: unknown; patch?: unknown } = { decision: "approve" },
+  ) {
     expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
     const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
     await engine.operator("ann").resolve(pending!.id, answer);
@@ -83,6 +92,92 @@ describe("an agent node that runs again", () => {
     const tasks = await engine.store.listTasks(run.id);
     expect(tasks.find((t) => t.parent === null)!.attempts.map((a) => a.outcome)).toEqual(["interrupted", "failed", "succeeded"]);
     expect(tasks.find((t) => t.call === "tool-1-issueRefund")!.attempts).toHaveLength(1);
+  });
+
+  it("hands a retry the refund its model asks for again at another turn, without running it or asking for its approval again", async () => {
+    const { tools: all, calls } = tools(1);
+    const lookup = toolCall("lookupOrder", { orderId: "A-1001" });
+    const notify = toolCall("notify", { text: "Refunded 40." });
+    server.reply(refund(40), lookup, notify, lookup, refund(40), notify, answer("Refunded 40."));
+    const { engine, run } = await startAgent(all, { retry: { maxAttempts: 2, backoffMs: 1 } });
+    await answerNext(engine, run);
+
+    expect((await run.wait()).status).toBe("succeeded");
+    // The retry looked the order up first this time (run again: it is readOnly); its refund, now at turn 2, was the one made at turn 1.
+    expect(calls.map((c) => c.tool)).toEqual(["issueRefund", "lookupOrder", "notify", "lookupOrder", "notify"]);
+    expect(await engine.store.listInterrupts({ runId: run.id })).toHaveLength(1);
+    expect(toolResults(server.received[5]!)).toEqual(['{"refunded":40,"orderId":"A-1001"}']);
+    const refunds = (await engine.store.listTasks(run.id)).filter((t) => t.call?.endsWith("issueRefund"));
+    expect(refunds.map((t) => [t.call, t.attempts.length])).toEqual([["tool-1-issueRefund", 1]]);
+    const logs = await engine.store.readEvents({ runId: run.id, types: ["node.log"] });
+    expect(logs.map((e) => (e.payload as { message: string }).message)).toContain("issueRefund was not run again: tool-1-issueRefund ran it before the node's last failure");
+  });
+
+  it("hands each call the retry's model repeats one refund made before the failure: two asked for again stay two, a third runs", async () => {
+    const { tools: all } = tools(1);
+    const made: string[] = [];
+    const issueRefund = defineTool({
+      description: "Refunds part of an order",
+      parameters: z.object({ orderId: z.string(), amount: z.number() }),
+      run: ({ amount }, ctx) => (made.push(ctx.idempotencyKey), { refunded: amount, id: ctx.idempotencyKey }),
+    });
+    const refunds = (n: number) => ({ kind: "json" as const, body: completion({ toolCalls: Array.from({ length: n }, () => ({ name: "issueRefund", arguments: { orderId: "A-1001", amount: 40 } })) }) });
+    const notify = toolCall("notify", { text: "Refunded." });
+    server.reply(refunds(2), notify, toolCall("lookupOrder", { orderId: "A-1001" }), refunds(3), notify, answer("Refunded 40 three times."));
+    const { run } = await startAgent({ ...all, issueRefund }, { requireApproval: [], retry: { maxAttempts: 2, backoffMs: 1 } });
+
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(made).toHaveLength(3);
+    expect(new Set(made).size).toBe(3);
+    const results = toolResults(server.received[4]!).map((text) => (JSON.parse(text!) as { id: string }).id);
+    expect(results).toEqual([expect.stringMatching(/\/tool-1-issueRefund$/), expect.stringMatching(/\/tool-1-issueRefund-2$/), expect.stringMatching(/\/tool-2-issueRefund-3$/)]);
+    expect(results[2]).toBe(made[2]);
+  });
+
+  it("keeps a refund made before the failure when the retry asks another at its turn, and hands it to the retry's call at a later turn", async () => {
+    const { tools: all, calls } = tools(1);
+    const notify = toolCall("notify", { text: "Refunded." });
+    server.reply(refund(40), notify, refund(45), refund(40), notify, answer("Refunded 45 and 40."));
+    const { engine, run } = await startAgent(all, { retry: { maxAttempts: 2, backoffMs: 1 } });
+    for (let i = 0; i < 2; i++) await answerNext(engine, run);
+
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(calls.filter((c) => c.tool === "issueRefund").map((c) => (c.args as { amount: number }).amount)).toEqual([40, 45]);
+    expect(await engine.store.listInterrupts({ runId: run.id })).toHaveLength(2);
+    expect(toolResults(server.received[4]!)).toEqual(['{"refunded":40,"orderId":"A-1001"}']);
+    // Both refunds of turn 1 are kept, each under its own idempotency key.
+    const turn1 = (await engine.store.listTasks(run.id)).filter((t) => t.call === "tool-1-issueRefund");
+    expect(turn1.map((t) => [t.idempotencyKey.replace(/^.*\//, ""), t.output])).toEqual([
+      ["tool-1-issueRefund", { refunded: 40, orderId: "A-1001" }],
+      ["tool-1-issueRefund@3", { refunded: 45, orderId: "A-1001" }],
+    ]);
+  });
+
+  it("hands a retry the refund an operator changed the arguments of, when its model asks for what it asked before", async () => {
+    const { tools: all, calls } = tools(1);
+    const notify = toolCall("notify", { text: "Refunded." });
+    server.reply(refund(50), notify, toolCall("lookupOrder", { orderId: "A-1001" }), refund(50), notify, answer("Refunded 40."));
+    const { engine, run } = await startAgent(all, { retry: { maxAttempts: 2, backoffMs: 1 } });
+    await answerNext(engine, run, { decision: "edit", response: { orderId: "A-1001", amount: 40 } });
+
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(calls.filter((c) => c.tool === "issueRefund").map((c) => c.args)).toEqual([{ orderId: "A-1001", amount: 40 }]);
+    expect(await engine.store.listInterrupts({ runId: run.id })).toHaveLength(1);
+    expect(toolResults(server.received[4]!)).toEqual(['(operator:ann changed the arguments to {"orderId":"A-1001","amount":40} before it ran.) {"refunded":40,"orderId":"A-1001"}']);
+  });
+
+  it("still hands a retry the rejection of a later call after a refund it was handed without asking again", async () => {
+    const { tools: all, calls } = tools(1);
+    const notify = toolCall("notify", { text: "Refunded 40." });
+    server.reply(refund(40), refund(400), notify, toolCall("lookupOrder", { orderId: "A-1001" }), refund(40), refund(400), notify, answer("Refunded 40."));
+    const { engine, run } = await startAgent(all, { retry: { maxAttempts: 2, backoffMs: 1 } });
+    await answerNext(engine, run);
+    await answerNext(engine, run, { decision: "reject" });
+
+    expect((await run.wait()).status).toBe("succeeded");
+    expect(calls.filter((c) => c.tool === "issueRefund")).toHaveLength(1);
+    expect(await engine.store.listInterrupts({ runId: run.id })).toHaveLength(2);
+    expect(toolResults(server.received[6]!)).toEqual(["Not run: operator:ann rejected this call."]);
   });
 
   it("runs the refund the retry's model asks for with other arguments, once it is approved", async () => {

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
 import { ChatServer, chunks } from "../support/chat-server.js";
 import { compileJson, orderTools, serverModel } from "../support/llm.js";
@@ -172,6 +174,83 @@ describe("agent nodes: the model picks tools until it answers", () => {
     );
     expect((await engine.store.getInterrupt(interrupt!.id))!.status).toBe("pending");
     expect(calls).toHaveLength(1);
+  });
+
+  it("runs a turn's calls of a tool declared concurrent: false one at a time, in the model's order, after the turn's other calls ran together", async () => {
+    const log: string[] = [];
+    let started = 0;
+    let meet: () => void = () => {};
+    const met = new Promise<void>((resolve) => (meet = resolve));
+    const tools = {
+      balance: defineTool({
+        description: "An account's balance",
+        parameters: z.object({ account: z.string() }),
+        readOnly: true,
+        run: async ({ account }) => {
+          log.push(`start balance ${account}`);
+          if (++started === 2) meet();
+          // Run one after the other, the first would wait here for the second forever: the timeout says so.
+          await Promise.race([met, new Promise((_r, reject) => setTimeout(() => reject(new Error(`balance ${account} ran alone`)), 3000))]);
+          log.push(`end balance ${account}`);
+          return { account, balance: 100 };
+        },
+      }),
+      transfer: defineTool({
+        description: "Moves money from the account",
+        parameters: z.object({ account: z.string(), amount: z.number() }),
+        concurrent: false,
+        run: async ({ amount }) => {
+          log.push(`start transfer ${amount}`);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          log.push(`end transfer ${amount}`);
+          return { moved: amount };
+        },
+      }),
+    };
+    server.reply(
+      {
+        kind: "stream",
+        chunks: chunks({
+          toolCalls: [
+            { id: "c1", name: "transfer", arguments: { account: "acc-1", amount: 10 } },
+            { id: "c2", name: "balance", arguments: { account: "acc-1" } },
+            { id: "c3", name: "transfer", arguments: { account: "acc-1", amount: 20 } },
+            { id: "c4", name: "balance", arguments: { account: "acc-2" } },
+          ],
+        }),
+      },
+      { kind: "stream", chunks: chunks({ content: "Moved 30." }) },
+    );
+    const { workflow } = compileJson(refundAgent(5, { tools: ["balance", "transfer"], requireApproval: [] }), { tools, model: serverModel(server) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Move 10 then 20 from acc-1" });
+    expect((await run.wait()).status).toBe("succeeded");
+
+    // The lookups overlapped; each transfer ran alone, after them, the first asked for first.
+    expect(log.slice(0, 2).sort()).toEqual(["start balance acc-1", "start balance acc-2"]);
+    expect(log.slice(2, 4).sort()).toEqual(["end balance acc-1", "end balance acc-2"]);
+    expect(log.slice(4)).toEqual(["start transfer 10", "end transfer 10", "start transfer 20", "end transfer 20"]);
+    const turn2 = server.received[1]!.body.messages as Message[];
+    expect(turn2.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content])).toEqual([
+      ["c1", '{"moved":10}'],
+      ["c2", '{"account":"acc-1","balance":100}'],
+      ["c3", '{"moved":20}'],
+      ["c4", '{"account":"acc-2","balance":100}'],
+    ]);
+  });
+
+  it("does not run a call of a tool declared concurrent: false once another call of its turn failed the node", async () => {
+    const made: string[] = [];
+    const tools = {
+      balance: defineTool({ description: "An account's balance", parameters: z.object({}), retry: { maxAttempts: 1 }, run: () => Promise.reject(new Error("ledger down")) }),
+      transfer: defineTool({ description: "Moves money", parameters: z.object({ amount: z.number() }), concurrent: false, run: ({ amount }) => (made.push(`transfer ${amount}`), { moved: amount }) }),
+    };
+    server.reply({ kind: "stream", chunks: chunks({ toolCalls: [{ name: "transfer", arguments: { amount: 10 } }, { name: "balance", arguments: {} }] }) });
+    const { workflow } = compileJson(refundAgent(5, { tools: ["balance", "transfer"], requireApproval: [], retry: { maxAttempts: 1 } }), { tools, model: serverModel(server) });
+    const engine = await harness.engine([workflow]);
+    const run = await engine.start(workflow, { ticket: "Move 10" });
+    expect(await run.wait()).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: expect.stringContaining("ledger down") } });
+    expect(made).toEqual([]);
   });
 
   it("fails clearly when the model never gives a final answer within maxTurns", async () => {

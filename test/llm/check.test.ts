@@ -156,6 +156,7 @@ describe("loading tools from actions modules", () => {
     ["not-object.mjs", `export const tools = { a: { description: "A", parameters: { type: "string" }, run() {} } };`, 'tool "a" must take an object of arguments'],
     ["bad-name.mjs", `export const tools = { "a b": { description: "A", parameters: { type: "object" }, run() {} } };`, 'tool name "a b" must be 1-64 letters'],
     ["no-timeout.mjs", `export const tools = { a: { description: "A", parameters: { type: "object" }, run() {}, timeoutMs: 3e9 } };`, 'tool "a" has timeoutMs 3000000000: give whole milliseconds from 1 to 2147483647'],
+    ["bad-concurrent.mjs", `export const tools = { a: { description: "A", parameters: { type: "object" }, run() {}, concurrent: "no" } };`, 'tool "a" has concurrent "no": give true or false'],
     ["bad-retry.mjs", `export const tools = { a: { description: "A", parameters: { type: "object" }, run() {}, retry: { maxAttempts: 0 } } };`, 'tool "a" has a retry policy that cannot be used: maxAttempts:'],
     ["twice.mjs", `export const tools = { lookupOrder: { description: "A", parameters: { type: "object" }, run() {} } };`, 'tool "lookupOrder" is exported twice'],
   ])("refuses %s clearly", async (name, text, message) => {

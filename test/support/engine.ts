@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
-import { createEngine, type CompiledWorkflow, type Engine, type EngineOptions, type RunHandle, type Store } from "../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, createEngine, type CompiledWorkflow, type Engine, type EngineOptions, type RunHandle, type RunRecord, type Store } from "../../engine/index.js";
 import { NoticeLog } from "./notices.js";
 import type { StoreFactory } from "./stores.js";
 
@@ -59,4 +59,16 @@ export async function approveWhenAsked(engine: Engine, run: RunHandle): Promise<
   expect(await run.wait()).toMatchObject({ status: "paused", reason: "interrupt" });
   const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
   await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
+}
+
+/** The run once it has ended (polled: a worker of the engine, or of another, ends it). */
+export async function ended(engine: Engine, id: string, timeoutMs = 10_000): Promise<RunRecord> {
+  return until(
+    async () => {
+      const run = await engine.store.getRun(id);
+      return run && TERMINAL_RUN_STATUSES.includes(run.status) ? run : undefined;
+    },
+    timeoutMs,
+    `run ${id} to end`,
+  );
 }
