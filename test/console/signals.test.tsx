@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryStore, createEngine, workflow, type Engine, type RunRecord } from "../../engine/index.js";
-import { until } from "../support/engine.js";
+import { ended, until } from "../support/engine.js";
 import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
 
 let engine: Engine | undefined;
@@ -29,6 +29,20 @@ async function pausedCheckout(): Promise<{ store: MemoryStore; runId: string }> 
   const run = await engine.start(checkout, {}, { deadlineSeconds: 7_200 });
   await runOnce(store, run.id, (r) => r.status === "paused" && r.reason === "signal", "to pause for a signal");
   return { store, runId: run.id };
+}
+
+/** `!`, the name (the one offered: payment.confirmed, unless `name` is given), then `data` as typed, each with enter. */
+async function sendSignal(ui: ConsoleHarness, data: string, name?: string): Promise<void> {
+  await ui.press("!");
+  await ui.waitFor("Signal name: payment.confirmed█");
+  if (name !== undefined) {
+    await ui.press("ctrl-u");
+    await ui.type(name);
+  }
+  await ui.press("enter");
+  await ui.waitFor(`${name ?? "payment.confirmed"} data (JSON):`);
+  if (data) await ui.type(data);
+  await ui.press("enter");
 }
 
 it("lists a run paused for a signal by what it waits for, and the filter finds it by the signal's name", async () => {
@@ -76,21 +90,11 @@ it("sends the run a signal with JSON data from its run view: bad JSON is refused
   await ui.waitFor("! signal");
 
   // The name the run waits for is offered; the data must be JSON.
-  await ui.press("!");
-  await ui.waitFor("Signal name: payment.confirmed█");
-  await ui.press("enter");
-  await ui.waitFor("payment.confirmed data (JSON):");
-  await ui.type('{"amount": 4');
-  await ui.press("enter");
+  await sendSignal(ui, '{"amount": 4');
   await ui.waitFor("signal payment.confirmed not sent: its data is not JSON (line 1, column");
   expect((await store.listCommands({ runId })).map((c) => c.args.name)).toEqual(["note"]);
 
-  await ui.press("!");
-  await ui.waitFor("Signal name: payment.confirmed█");
-  await ui.press("enter");
-  await ui.waitFor("payment.confirmed data (JSON):");
-  await ui.type('{"amount": 42}');
-  await ui.press("enter");
+  await sendSignal(ui, '{"amount": 42}');
   const frame = await ui.waitFor(`Send signal payment.confirmed to run ${runId}?`);
   expect(frame).toContain("paid waits for it and goes on with it.");
   expect(frame).toContain('Data: {"amount":42}');
@@ -98,7 +102,7 @@ it("sends the run a signal with JSON data from its run view: bad JSON is refused
   await ui.type("webhook 7");
   await ui.press("enter", "enter");
   await ui.waitFor("signal payment.confirmed sent: paid goes on");
-  await runOnce(store, runId, (r) => r.status === "succeeded", "to succeed");
+  expect((await ended(engine!, runId)).status).toBe("succeeded");
   expect(await engine!.run(runId).state()).toEqual({ payment: { amount: 42 } });
   const [, sent] = await store.listCommands({ runId });
   expect(sent).toMatchObject({ type: "signal", actor: "operator:tester", reason: "webhook 7", args: { name: "payment.confirmed", data: { amount: 42 } } });
@@ -114,13 +118,7 @@ it("sends a signal no node waits for, without data: the run keeps it in its inbo
   ui = await openConsole({ store, columns: 80, initial: { kind: "run", runId } });
   await ui.waitFor("! signal");
 
-  await ui.press("!");
-  await ui.waitFor("Signal name: payment.confirmed█");
-  await ui.press("ctrl-u");
-  await ui.type("audit");
-  await ui.press("enter");
-  await ui.waitFor("audit data (JSON):");
-  await ui.press("enter");
+  await sendSignal(ui, "", "audit");
   const frame = await ui.waitFor("Send signal audit to run");
   expect(frame).toContain("No node waits for audit now: it is kept until a node takes it.");
   expect(frame).toContain("No data.");
