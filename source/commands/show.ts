@@ -1,10 +1,11 @@
-import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type SignalRecord, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
 import { duration, inline, plural } from "../text/plain.js";
 import { ranMs } from "../text/run-time.js";
 import { deadlineText, runDeadlineText } from "../text/deadline-text.js";
+import { inboxText } from "../text/signal-text.js";
 import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
@@ -271,12 +272,4 @@ function printInterrupts(out: Output, interrupts: InterruptRecord[], tasks: read
       interruptDetails(i.request),
     ]),
   );
-}
-
-/** The signals a run holds that no node has taken: how many of each name, oldest name first. */
-function inboxText(inbox: readonly SignalRecord[]): string {
-  const counts = new Map<string, number>();
-  for (const s of inbox) counts.set(s.name, (counts.get(s.name) ?? 0) + 1);
-  const names = [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ");
-  return `${inbox.length} signal${inbox.length === 1 ? "" : "s"} no node has taken: ${names}`;
 }

@@ -11,9 +11,11 @@ import {
   type RunStatus,
   type Store,
   type StoreRoom,
+  type TaskRecord,
   type WorkerRecord,
   type WorkflowDefinition,
 } from "../../engine/index.js";
+import { signalWaits, type SignalWait } from "../text/signal-text.js";
 import { doneInStep } from "./current-nodes.js";
 import type { Change, LiveFeed } from "./live.js";
 
@@ -43,6 +45,8 @@ export interface ConsoleSnapshot {
   pausedAt: ReadonlyMap<string, number>;
   /** For running runs with parallel nodes: those of the step in progress that already succeeded (not "now"). */
   doneInStep: ReadonlyMap<string, ReadonlySet<string>>;
+  /** For runs paused with nothing but signals to wait for (reason `signal`): what their nodes wait for. */
+  signalWaits: ReadonlyMap<string, readonly SignalWait[]>;
   /** For queued runs parked until a time: the retry they wait out, when it is a retry's backoff (not a timer). */
   retries: ReadonlyMap<string, RetryWait>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
@@ -71,7 +75,7 @@ const NOTHING: Change = { runs: new Set(), events: [], overflow: false, interrup
  * Reads never block the screen: it draws whatever the last completed read gave.
  */
 export class ConsoleData {
-  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, queueRead: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map(), retries: new Map() };
+  private snap: ConsoleSnapshot = { runs: new Map(), changedAt: new Map(), counts: emptyCounts(), interrupts: [], ready: false, queueRead: false, capped: false, orphans: new Set(), pausedAt: new Map(), doneInStep: new Map(), signalWaits: new Map(), retries: new Map() };
   private readonly listeners = new Set<() => void>();
   private readonly workflows = new Map<string, Promise<WorkflowDefinition | undefined>>();
   private pending: Change[] = [];
@@ -92,6 +96,7 @@ export class ConsoleData {
     this.set({ ...runs, ...(await this.readSide(true)), queueRead: true, orphans: this.orphans(runs.runs!, undefined),
       pausedAt: await this.pausedTimes(runs.runs!, []),
       doneInStep: await this.stepsDone(runs.runs!, undefined),
+      signalWaits: await this.signalsAwaited(runs.runs!, undefined),
       retries: await this.retryWaits(runs.runs!),
     });
     this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
@@ -163,7 +168,7 @@ export class ConsoleData {
         try {
           if (reset) {
             this.retriesRead.clear();
-            this.snap = { ...this.snap, pausedAt: new Map(), doneInStep: new Map(), orphans: new Set() };
+            this.snap = { ...this.snap, pausedAt: new Map(), doneInStep: new Map(), signalWaits: new Map(), orphans: new Set() };
           }
           // One new snapshot per window, so that one burst of events is one redraw.
           let relisted = reset || ids.size > RELIST_ABOVE;
@@ -177,6 +182,7 @@ export class ConsoleData {
           const orphans = this.orphans(runs.runs ?? this.snap.runs, relisted ? undefined : ids);
           const pausedAt = runs.runs ? await this.pausedTimes(runs.runs, events, cut) : this.snap.pausedAt;
           const doneInStep = runs.runs ? await this.stepsDone(runs.runs, relisted ? undefined : ids) : this.snap.doneInStep;
+          const signalWaits = runs.runs ? await this.signalsAwaited(runs.runs, relisted ? undefined : ids) : this.snap.signalWaits;
           const retries = runs.runs ? await this.retryWaits(runs.runs) : this.snap.retries;
           // A quiet recount changes nothing: no new snapshot, no redraw.
           const same =
@@ -187,7 +193,7 @@ export class ConsoleData {
             sameRoom(side.room, this.snap.room) &&
             sameWorkers(side.workers, this.snap.workers) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
-          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, retries, error: undefined });
+          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, signalWaits, retries, error: undefined });
           // Heartbeats alone (the same workers, seen again) redraw nothing, but are what the next draw reads.
           else this.snap = { ...this.snap, workers: side.workers };
         } catch (error) {
@@ -285,18 +291,37 @@ export class ConsoleData {
   }
 
   /** `doneInStep` for the running runs of `runs` with parallel nodes: those just `read` (all after a listing) read again. */
-  private async stepsDone(runs: ReadonlyMap<string, RunRecord>, read: ReadonlySet<string> | undefined): Promise<Map<string, ReadonlySet<string>>> {
-    const done = new Map<string, ReadonlySet<string>>();
+  private stepsDone(runs: ReadonlyMap<string, RunRecord>, read: ReadonlySet<string> | undefined): Promise<Map<string, ReadonlySet<string>>> {
+    return this.fromStepTasks(runs, read, (run) => run.status === "running" && run.current.length >= 2, this.snap.doneInStep, doneInStep);
+  }
+
+  /** `signalWaits` for the runs of `runs` paused for signals: those just `read` (all after a listing) read again. */
+  private signalsAwaited(runs: ReadonlyMap<string, RunRecord>, read: ReadonlySet<string> | undefined): Promise<Map<string, readonly SignalWait[]>> {
+    return this.fromStepTasks(runs, read, (run) => run.status === "paused" && run.reason === "signal", this.snap.signalWaits, signalWaits);
+  }
+
+  /**
+   * What `derive` tells from the tasks of the step in progress, for each run of `runs` that `wants`
+   * it: read for those just `read` (all after a listing) and those not `known`, kept for the others.
+   */
+  private async fromStepTasks<T>(
+    runs: ReadonlyMap<string, RunRecord>,
+    read: ReadonlySet<string> | undefined,
+    wants: (run: RunRecord) => boolean,
+    known: ReadonlyMap<string, T>,
+    derive: (run: RunRecord, tasks: TaskRecord[]) => T,
+  ): Promise<Map<string, T>> {
+    const found = new Map<string, T>();
     const toRead: RunRecord[] = [];
     for (const run of runs.values()) {
-      if (run.status !== "running" || run.current.length < 2) continue;
-      const known = this.snap.doneInStep.get(run.id);
-      if (read && !read.has(run.id) && known) done.set(run.id, known);
+      if (!wants(run)) continue;
+      const before = known.get(run.id);
+      if (read && !read.has(run.id) && before !== undefined) found.set(run.id, before);
       else toRead.push(run);
     }
     const tasks = await Promise.all(toRead.map((run) => this.store.listTasks(run.id, { step: run.step + 1 })));
-    toRead.forEach((run, i) => done.set(run.id, doneInStep(run, tasks[i]!)));
-    return done;
+    toRead.forEach((run, i) => found.set(run.id, derive(run, tasks[i]!)));
+    return found;
   }
 
   /** What `retryWaits` found per queued run, for the time it is parked until (read again when that moves). */

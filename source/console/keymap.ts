@@ -52,6 +52,7 @@ export const KEYMAP = [
   { id: "prevTab", keys: ["[", "shift-tab"], label: "prev tab", help: "previous tab", group: "Run", quiet: true },
   { id: "answer", keys: ["o"], label: "answer", help: "answer the run's pending interrupt", group: "Run" },
   { id: "parent", keys: ["p"], label: "parent", help: "open the parent run (sub-workflow or fork source)", group: "Run" },
+  { id: "signal", keys: ["!"], label: "signal", help: "send the run a signal: its name, then its data as JSON (asks first)", group: "Run", writes: true },
   { id: "cancelRun", keys: ["C"], label: "cancel run", help: "cancel the run (asks for a reason)", group: "Run", writes: true },
 
   { id: "kill", keys: ["ctrl-k"], label: "kill", help: "kill the selected node's running task", group: "Graph, timeline and task", writes: true },

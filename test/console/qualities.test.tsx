@@ -17,7 +17,7 @@ const fieldText = (frame: string, title: string) => {
 
 const footer = (ui: ConsoleHarness) => ui.lines().at(-1) ?? "";
 
-const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "E", "b", "C", "F", "D"];
+const WRITING_KEYS = ["a", "r", "e", "t", "x", "ctrl-k", "R", "E", "b", "C", "!", "F", "D"];
 
 /** Every screen of the console, reached with keys, checked by `check` on the way. */
 async function visitEverything(ui: ConsoleHarness, runId: string, checkNow: (what: string) => void): Promise<void> {

@@ -130,11 +130,12 @@ function callsOf(state: NodeState | undefined): string {
   return n === 0 ? "" : ` and its ${n} model/tool call${n === 1 ? "" : "s"}`;
 }
 
-/** What a parked node waits for: its timer's wake time, or its sub-workflow run. */
+/** What a parked node waits for: its timer's wake time, its sub-workflow run, or a signal. */
 function parkedOn(tasks: readonly TaskRecord[]): string {
   const wait = tasks.find((t) => t.waitingFor && t.waitingFor.kind !== "interrupt")?.waitingFor;
   if (wait?.kind === "time") return `sleeping until ${new Date(wait.until).toISOString().slice(11, 19)} UTC`;
   if (wait?.kind === "run") return `waiting for its sub-workflow run ${wait.runId}`;
+  if (wait?.kind === "signal") return `waiting for signal ${wait.name}`;
   return "parked";
 }
 

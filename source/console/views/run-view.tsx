@@ -1,12 +1,13 @@
 import { Box } from "ink";
 import { useEffect, useSyncExternalStore } from "react";
 import { currentStep, nextRetry, type RunRecord } from "../../../engine/index.js";
-import { Lines, seg, type Line } from "../components/lines.js";
+import { Lines, lineWidth, seg, type Line } from "../components/lines.js";
 import { useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { notHere, useRunActions } from "../hooks/use-run-actions.js";
+import { useSendSignal } from "../hooks/use-send-signal.js";
 import type { ConsoleSnapshot } from "../data.js";
 import { useRunDetail, type RunDetail } from "../hooks/use-run-detail.js";
 import { PRIORITY } from "../key-router.js";
@@ -20,10 +21,13 @@ import { runActivity, runDuration, runTimes } from "./runs-view.js";
 import { describeFailure } from "./run-failure.js";
 import { StateTab } from "./state-tab.js";
 import { TimelineTab } from "./timeline-tab.js";
+import { deadlineText, runDeadlineText } from "../../text/deadline-text.js";
+import { inboxText, signalWaitText, signalWaits } from "../../text/signal-text.js";
+import { hasEnded } from "../run-end.js";
 
 export const TABS = ["Graph", "Events", "State", "Checkpoints", "Timeline"] as const;
 
-function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined, pausedAt: number | undefined, askedBelow: boolean): Line[] {
+function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRecord | undefined, pausedAt: number | undefined, askedBelow: boolean, width: number): Line[] {
   const { run } = detail;
   const pending = detail.interrupts.filter((i) => i.status === "pending");
   const look = runLook(run.status, orphaned);
@@ -39,15 +43,31 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     ...(run.error ? [seg("  w: why it failed", { color: MUTED })] : []),
   ];
   const second: Line = [];
-  const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child, nextRetry(detail.tasks, undefined, now));
+  const signals = signalWaits(run, detail.tasks);
+  const activity = runActivity(withoutDone(run, doneInStep(run, detail.tasks)), now, pending.map((i) => i.node), orphaned, child, nextRetry(detail.tasks, undefined, now), undefined, signals);
   if (activity) second.push(seg(` ${clean(activity)}`, { color: run.status === "failed" ? "red" : look.color }));
+  // A node parked on a signal beside others at work (or a timer): the run's status does not say it.
+  if (signals.length > 0 && run.reason !== "signal") second.push(seg(`${activity ? " ·" : ""} ${clean(signalWaitText(signals))}`, { color: look.color }));
   if (pending[0]) second.push(seg(`${pending[0].request.question ? ` — ${clean(pending[0].request.question)}` : ""} · o answers`, { color: "magenta" }));
   else if (askedBelow) second.push(seg(" · o answers it", { color: "magenta" }));
   if (run.forkOf) second.push(seg(`  fork of ${run.forkOf.checkpointId} — p opens its source`, { color: MUTED }));
   else if (run.parentRunId) second.push(seg(`  child of ${run.parentRunId} — p opens it`, { color: MUTED }));
   if (run.breakpoints.length > 0) second.push(seg(`  ◉ breakpoints: ${run.breakpoints.map((b) => clean(b)).join(", ")}`, { color: "yellow" }));
   if (run.recoveries > 0) second.push(seg(`  recovered ${run.recoveries}×`, { color: MUTED }));
-  return [first, second];
+  const third = inboxAndDeadline(run, now, width);
+  return third ? [first, second, third] : [first, second];
+}
+
+/**
+ * The signals no node has taken and when the run is canceled if it has not ended, on a line of
+ * their own when it has either; the deadline said short (`cancel in 23h`) where the whole does not fit.
+ */
+function inboxAndDeadline(run: RunRecord, now: number, width: number): Line | undefined {
+  const inbox: Line = run.inbox?.length ? [seg(` ✉ inbox: ${clean(inboxText(run.inbox))}`, { color: "cyan" })] : [];
+  if (typeof run.deadlineAt !== "number" || hasEnded(run)) return inbox.length > 0 ? inbox : undefined;
+  const deadline = (text: string): Line => [...inbox, seg(` ${inbox.length > 0 ? " " : ""}⏱ deadline: ${text}`, { color: "yellow" })];
+  const whole = deadline(runDeadlineText(run.deadlineAt, now));
+  return lineWidth(whole) <= width ? whole : deadline(deadlineText({ at: run.deadlineAt, decision: "cancel" }, now));
 }
 
 /** A pending interrupt of a run `runId` waits on (its sub-workflow's run, and so on down), or "". */
@@ -99,8 +119,9 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
   const askedBelow = useSyncExternalStore(data.subscribe, () => questionBelow(data.snapshot(), runId));
   const [tab, setTab] = useRemembered("tab", initialTab);
   useEffect(() => ui.moved(), [tab]);
-  const now = useClock(detail ? runTimes(detail.run, nextRetry(detail.tasks, undefined, Date.now())) : []);
+  const now = useClock(detail ? [...runTimes(detail.run, nextRetry(detail.tasks, undefined, Date.now())), hasEnded(detail.run) ? null : detail.run.deadlineAt] : []);
   const runActions = useRunActions(detail, {});
+  const sendSignal = useSendSignal(detail);
   const pending = detail?.interrupts.find((i) => i.status === "pending");
 
   useKeys(PRIORITY.view, {
@@ -114,6 +135,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
         : notHere(ui, `o: run ${runId} has no pending interrupt, nor a sub-workflow waiting for one`),
     parent: parentOf(detail?.run) ? () => nav.push({ kind: "run", runId: parentOf(detail!.run)! }) : notHere(ui, `p: run ${runId} has no parent run (it is neither a sub-workflow's run nor a fork)`),
     cancelRun: runActions.cancelRun,
+    signal: sendSignal,
     copy: () => copy(runId),
     describe: () => describeFailure(services, runId, width),
     // The Events tab filters; the other tabs say where filtering is.
@@ -124,7 +146,7 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     return <Lines lines={[[seg(error ? ` ✗ ${clean(error)}` : ` reading run ${runId}…`, { color: error ? "red" : MUTED })]]} width={width} height={height} />;
   }
   const child = waitingOn ? data.snapshot().runs.get(waitingOn.slice(0, waitingOn.lastIndexOf(":"))) : undefined;
-  const head = [...summary(detail, now, orphaned, child, pausedAt, askedBelow !== ""), tabBar(tab)];
+  const head = [...summary(detail, now, orphaned, child, pausedAt, askedBelow !== "", width), tabBar(tab)];
   const body = height - head.length;
   return (
     <Box flexDirection="column" height={height}>

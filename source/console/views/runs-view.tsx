@@ -15,6 +15,7 @@ import { MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
 import { describeFailure } from "./run-failure.js";
 import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
 import { ranMs } from "../../text/run-time.js";
+import { signalWaitText, type SignalWait } from "../../text/signal-text.js";
 
 const FLASH_MS = 800;
 
@@ -27,9 +28,19 @@ export function runTimes(run: RunRecord, retry?: RetryWait): (number | null)[] {
 /**
  * What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out
  * (ConsoleSnapshot.orphans); `workers`: the store's workers' heartbeats, which tell why a run
- * queued for long is not claimed (none runs, none runs its workflow, all those that do are busy).
+ * queued for long is not claimed (none runs, none runs its workflow, all those that do are busy);
+ * `signals`: what its nodes wait for, paused for signals (ConsoleSnapshot.signalWaits).
  */
-export function runActivity(run: RunRecord, now: number, waiting: readonly string[] = [], orphaned = false, child?: RunRecord, retry?: RetryWait, workers?: readonly WorkerRecord[]): string {
+export function runActivity(
+  run: RunRecord,
+  now: number,
+  waiting: readonly string[] = [],
+  orphaned = false,
+  child?: RunRecord,
+  retry?: RetryWait,
+  workers?: readonly WorkerRecord[],
+  signals: readonly SignalWait[] = [],
+): string {
   switch (run.status) {
     case "running":
       // The lease first: a narrow NOW column must not cut what tells this run from a running one.
@@ -38,6 +49,8 @@ export function runActivity(run: RunRecord, now: number, waiting: readonly strin
       return retry && retry.at > now ? `${run.current.join(", ")} · ${retryText(retry, now)}` : run.current.join(", ");
     case "paused": {
       const nodes = [...new Set([...run.current, ...waiting])];
+      // Which signal, where: what the operator (or the system that should have sent it) needs to know.
+      if (run.reason === "signal") return signals.length > 0 ? signalWaitText(signals) : `waiting for a signal${nodes.length > 0 ? ` at ${nodes.join(", ")}` : ""}`;
       // A run waiting on a failure says which, where the operator looks first.
       return `${run.reason ?? "paused"}${nodes.length > 0 ? `: ${nodes.join(", ")}` : ""}${run.error ? ` — ${run.error.message}` : ""}`;
     }
@@ -143,7 +156,7 @@ function idLabel(row: RunRow): string {
 /** What a run's NOW column says: `runActivity` with what the snapshot knows of it. */
 function activityOf(run: RunRecord, snap: ConsoleSnapshot, waiting: ReadonlyMap<string, readonly string[]>, now: number): string {
   const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id), snap.workers);
+  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id), snap.workers, snap.signalWaits.get(run.id));
 }
 
 function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, activity: string, orphaned: boolean, pausedAt: number | undefined): Line {

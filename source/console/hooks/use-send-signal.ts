@@ -1,0 +1,70 @@
+import { useRef } from "react";
+import { parseJsonText } from "../../../engine/index.js";
+import { signalWaits } from "../../text/signal-text.js";
+import { seg, type Line } from "../components/lines.js";
+import { act, useServices } from "../context.js";
+import type { Handler } from "../keymap.js";
+import { hasEnded } from "../run-end.js";
+import { clean, inline } from "../text.js";
+import { MUTED } from "../theme.js";
+import { notHere } from "./use-run-actions.js";
+import type { RunDetail } from "./use-run-detail.js";
+
+/** Names the run's nodes take signals of: those its tasks wait for now first, then its wait nodes'. */
+function signalNames(detail: RunDetail): string[] {
+  const waited = signalWaits(detail.run, detail.tasks).map((w) => w.name);
+  const declared = Object.values(detail.definition?.nodes ?? {}).flatMap((node) => (node.kind === "wait" && node.signal !== undefined ? [node.signal] : []));
+  return [...new Set([...waited, ...declared])];
+}
+
+/** What sending `name` does, as the run stands: the node it lets go on, or where it is kept. */
+function effectLines(detail: RunDetail, name: string, data: unknown): Line[] {
+  const waiting = signalWaits(detail.run, detail.tasks).find((w) => w.name === name);
+  return [
+    waiting
+      ? [seg(clean(waiting.node), { bold: true }), seg(" waits for it and goes on with it.")]
+      : [seg(`No node waits for ${clean(name)} now: it is kept until a node takes it.`, { color: MUTED })],
+    data === undefined ? [seg("No data.", { color: MUTED })] : [seg("Data: ", { color: MUTED }), seg(inline(data))],
+  ];
+}
+
+/**
+ * `!` in a run: sends it a signal — its name (the one its nodes wait for offered), then its data as
+ * JSON (empty: none; text that is not JSON is refused, nothing sent) — once a confirmation that says
+ * what it lets go on is accepted. Undefined where the console may not write.
+ */
+export function useSendSignal(detail: RunDetail | undefined): Handler | undefined {
+  const { operator, ui } = useServices();
+  // The dialogs take a while: what they say is of the run as it is by then.
+  const latest = useRef(detail);
+  latest.current = detail;
+  if (!operator || !detail) return undefined;
+  const { run } = detail;
+  if (hasEnded(run)) return notHere(ui, `!: run ${run.id} has ended (${run.status}); a signal reaches only a run that has not`);
+  return async () => {
+    const names = signalNames(detail);
+    const waited = signalWaits(run, detail.tasks)[0];
+    const typed = await ui.prompt({
+      title: "Signal name:",
+      initial: waited?.name ?? "",
+      complete: (text) => names.filter((n) => n.startsWith(text) && n !== text),
+      hint: `${waited ? `${clean(waited.node)} waits for ${waited.name} · ` : ""}letters, digits, . _ : - · enter ok · esc cancels`,
+    });
+    const name = typed?.trim();
+    if (!name) return ui.report({ tone: "info", text: "no signal name; nothing sent" });
+    const text = await ui.prompt({ title: `${name} data (JSON):`, hint: 'e.g. {"amount": 42}; empty sends none · enter ok · esc cancels' });
+    if (text === undefined) return ui.report({ tone: "info", text: `signal ${name} canceled; nothing sent` });
+    const parsed = text.trim() === "" ? { value: undefined } : parseJsonText(text);
+    if (parsed.error !== undefined) return ui.report({ tone: "error", text: `signal ${name} not sent: its data is not JSON (${parsed.error})` });
+    const answer = await ui.confirm({
+      title: `Send signal ${name} to run ${run.id}?`,
+      body: effectLines(latest.current ?? detail, name, parsed.value),
+      action: "Send signal",
+      reason: "optional",
+      runId: run.id,
+    });
+    if (answer.closed) return;
+    if (!answer.ok) return ui.report({ tone: "info", text: `signal ${name} not confirmed; nothing sent` });
+    await act(ui, `signal ${name}`, async () => (await operator.signal(run.id, name, parsed.value, answer.reason ? { reason: answer.reason } : {})).effect);
+  };
+}
