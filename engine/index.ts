@@ -105,6 +105,7 @@ export { SKIPPED } from "./runtime/step.js";
 export { CHILD_FAILED } from "./actions/subgraph.js";
 export { nextRetry, type RetryWait } from "./runtime/retry.js";
 export { countTries, resumesText, triesOf, tryCountText, type TryCount } from "./runtime/tries.js";
+export { checkSignalName } from "./runtime/signal-inbox.js";
 export type { State, ChannelOp } from "./state/ops.js";
 export { editPatch, isStaleEdit, type StatePatch } from "./state/patch.js";
 export { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy } from "./state/snapshot.js";

@@ -118,6 +118,14 @@ it("sends a signal no node waits for, without data: the run keeps it in its inbo
   ui = await openConsole({ store, columns: 80, initial: { kind: "run", runId } });
   await ui.waitFor("! signal");
 
+  // A name the engine would refuse is said at once, before the data is asked for.
+  await ui.press("!");
+  await ui.waitFor("Signal name: payment.confirmed█");
+  await ui.press("ctrl-u");
+  await ui.type("bad name");
+  await ui.press("enter");
+  await ui.waitFor(`nothing sent: signal name "bad name" may only use letters`);
+
   await sendSignal(ui, "", "audit");
   const frame = await ui.waitFor("Send signal audit to run");
   expect(frame).toContain("No node waits for audit now: it is kept until a node takes it.");

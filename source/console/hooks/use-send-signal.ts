@@ -1,5 +1,5 @@
 import { useRef } from "react";
-import { parseJsonText } from "../../../engine/index.js";
+import { checkSignalName, errorMessage, parseJsonText } from "../../../engine/index.js";
 import { signalWaits } from "../../text/signal-text.js";
 import { seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
@@ -52,6 +52,12 @@ export function useSendSignal(detail: RunDetail | undefined): Handler | undefine
     });
     const name = typed?.trim();
     if (!name) return ui.report({ tone: "info", text: "no signal name; nothing sent" });
+    // A bad name is said at once, not after the data and the confirmation.
+    try {
+      checkSignalName(name);
+    } catch (error) {
+      return ui.report({ tone: "error", text: `nothing sent: ${errorMessage(error)}` });
+    }
     const text = await ui.prompt({ title: `${name} data (JSON):`, hint: 'e.g. {"amount": 42}; empty sends none · enter ok · esc cancels' });
     if (text === undefined) return ui.report({ tone: "info", text: `signal ${name} canceled; nothing sent` });
     const parsed = text.trim() === "" ? { value: undefined } : parseJsonText(text);
