@@ -39,8 +39,8 @@ export class CommandDelivery implements CommandWriter {
   /**
    * Records a command and sees it applied. When nobody owns the run, this process applies it in
    * the same write that records it; otherwise it is queued for the owner, whose answer is awaited.
-   * `commandId`, given, makes the command one that only one of several processes records (the
-   * others get a ConflictError, or its answer).
+   * `commandId`, given, makes the command one that only one of several senders records: the
+   * others get a ConflictError (`command … already exists`).
    */
   async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string, commandId?: string): Promise<CommandOutcome> {
     checkArgs(args);
@@ -52,8 +52,10 @@ export class CommandDelivery implements CommandWriter {
       try {
         applied = await this.unheld.apply(command, run, true);
       } catch (error) {
-        // An earlier try was written after all (its reply lost): its answer stands.
+        // An earlier try was written after all (its reply lost): its answer stands. Another
+        // sender's, of the same given id, is theirs: this one conflicts with it.
         const stored = error instanceof ConflictError ? await this.store.getCommand(command.id) : undefined;
+        if (stored && !sameCommand(stored, command)) throw new ConflictError(`command ${command.id} already exists (sent by ${stored.actor})`);
         if (stored) return stored.status === "pending" ? this.settle(stored, run, 0) : outcomeOf(stored);
         // The run moved on, or a worker claimed it meanwhile: look again.
         if (!(error instanceof StaleFenceError || error instanceof ConflictError) || attempt >= 8) throw error;
@@ -130,3 +132,8 @@ function appliedOutcome(applied: Applied): CommandOutcome {
 
 /** Events after which a waiting operator looks again: an answer, or the run no longer owned. */
 const ANSWER_EVENTS: EventType[] = ["operator.accepted", "operator.refused", "run.released", "run.paused"];
+
+/** Whether `stored` is the command this sender made (an earlier try of it), not another's of the same id. */
+function sameCommand(stored: CommandRecord, mine: CommandRecord): boolean {
+  return stored.createdAt === mine.createdAt && stored.recorder?.host === mine.recorder?.host && stored.recorder?.pid === mine.recorder?.pid && stored.actor === mine.actor;
+}

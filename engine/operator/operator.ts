@@ -1,7 +1,7 @@
 import { userInfo } from "node:os";
 import { ConflictError, ValidationError } from "../errors.js";
 import { derivedId } from "../ids.js";
-import { checkSignalName } from "../runtime/signal-inbox.js";
+import { checkSignalData, checkSignalName } from "../runtime/signal-inbox.js";
 import type { DiffEntry } from "../state/diff.js";
 import type { State } from "../state/ops.js";
 import type { CheckpointRecord } from "../store/records.js";
@@ -146,6 +146,7 @@ export class Operator {
    */
   async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<{ signalId: string; node?: string }>> {
     checkSignalName(name);
+    checkSignalData(data);
     return (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<{ signalId: string; node?: string }>;
   }
 

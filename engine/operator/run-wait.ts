@@ -40,8 +40,22 @@ export async function waitingChain(store: Store, run: RunRecord): Promise<RunRec
   return runs;
 }
 
+/**
+ * Ended, or (`settled`) paused, itself or a run below it — but not one whose parent (or theirs)
+ * still runs: a parent a worker executes goes on (other branches), and parks on the child once
+ * it has nothing else to do.
+ */
 function settledChain(links: readonly RunRecord[], until: WaitUntil): boolean {
-  return TERMINAL_RUN_STATUSES.includes(links[0]!.status) || (until === "settled" && links.some((r) => r.status === "paused"));
+  if (TERMINAL_RUN_STATUSES.includes(links[0]!.status)) return true;
+  if (until !== "settled") return false;
+  const byId = new Map(links.map((r) => [r.id, r]));
+  const aboveRunning = (run: RunRecord): boolean => {
+    for (let up = run.parentRunId !== null ? byId.get(run.parentRunId) : undefined; up; up = up.parentRunId !== null ? byId.get(up.parentRunId) : undefined) {
+      if (up.status === "running") return true;
+    }
+    return false;
+  };
+  return links.some((r) => r.status === "paused" && !aboveRunning(r));
 }
 
 /**

@@ -153,7 +153,8 @@ export class AttemptContext implements InternalContext {
         this.raised = signal;
         throw signal;
       }
-      if ((recorded.sameState && !options.exact) || sameRequest(recorded.request, request)) return recorded.answer;
+      // A deadline's answer was given to no one's reading of the request: asking again protects nobody.
+      if (((recorded.sameState || recorded.answer.timedOut) && !options.exact) || sameRequest(recorded.request, request)) return recorded.answer;
       previous = id;
     }
   }

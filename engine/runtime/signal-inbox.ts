@@ -1,4 +1,6 @@
 import { ValidationError } from "../errors.js";
+import { checkValue } from "../state/limits.js";
+import { jsonBytes } from "../state/snapshot.js";
 import type { SignalRecord, TaskRecord } from "../store/records.js";
 import type { RunState } from "./run-state.js";
 
@@ -8,6 +10,22 @@ const SIGNAL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 export function checkSignalName(name: unknown): asserts name is string {
   if (typeof name !== "string" || !SIGNAL_NAME.test(name)) {
     throw new ValidationError(`signal name ${JSON.stringify(name)} may only use letters, digits, '.', '_', ':' and '-' (at most 128)`);
+  }
+}
+
+/**
+ * A signal's data, at most, as JSON: it is kept in its run's record (rewritten with every signal
+ * sent or taken) and in its event; a large value belongs in an artifact, the signal naming it.
+ */
+export const MAX_SIGNAL_BYTES = 64 * 1024;
+
+/** Refuses signal data that JSON would not keep as it is (as state values), or larger than `MAX_SIGNAL_BYTES` (ValidationError saying why). */
+export function checkSignalData(data: unknown): void {
+  if (data === undefined) return;
+  checkValue(data, "the signal's data");
+  const bytes = jsonBytes(data);
+  if (bytes > MAX_SIGNAL_BYTES) {
+    throw new ValidationError(`signal data is ${bytes} bytes as JSON, more than ${MAX_SIGNAL_BYTES}: store a large value as an artifact and send what names it`);
   }
 }
 

@@ -40,6 +40,8 @@ export class DeadlineWatch {
   private timer: NodeJS.Timeout | undefined;
   private signal: AbortSignal | undefined;
   private aheadMs = 0;
+  /** How many deadlines it has acted on (interrupts answered, runs canceled), for a drain to tell whether to look again. */
+  acted = 0;
   /** One look at the due deadlines at a time: the timer's, a reload's, a drain's. */
   private turn: Promise<number> = Promise.resolve(0);
 
@@ -47,6 +49,8 @@ export class DeadlineWatch {
     private readonly store: Store,
     secretKeys: readonly string[],
     private readonly notify: (notice: WorkerNotice) => void,
+    /** Whether this worker has just claimed the run and is about to look at it (it cancels one past its deadline itself). */
+    private readonly claiming: (run: RunRecord) => boolean = () => false,
   ) {
     this.delivery = new CommandDelivery(store, new WorkflowVersions(store), {
       actor: DEADLINE_ACTOR,
@@ -97,6 +101,23 @@ export class DeadlineWatch {
     return this.actOnDue();
   }
 
+  /** Whether a run just claimed is past its deadline (on the store's clock, as the claim measured it). */
+  overdue(claim: Pick<Claim, "run" | "storeAheadMs">): boolean {
+    const at = claim.run.deadlineAt;
+    return typeof at === "number" && at <= Date.now() + (claim.storeAheadMs ?? 0);
+  }
+
+  /** Cancels a run past its deadline now (a worker claimed it, and let it go unexecuted); whether it did. */
+  cancelOverdue(runId: string): Promise<boolean> {
+    const turn = this.turn.then(async () => {
+      const canceled = await this.cancel(runId);
+      if (canceled) this.acted++;
+      return canceled;
+    });
+    this.turn = turn.then(() => 0);
+    return turn;
+  }
+
   /** Acts on the deadlines that have passed; returns on how many it acted. */
   actOnDue(): Promise<number> {
     this.turn = this.turn.then(async () => {
@@ -107,6 +128,7 @@ export class DeadlineWatch {
         this.deadlines.delete(key);
         if (await (due.kind === "interrupt" ? this.answer(due.id) : this.cancel(due.id))) acted++;
       }
+      this.acted += acted;
       this.arm();
       return acted;
     });
@@ -174,7 +196,7 @@ export class DeadlineWatch {
     try {
       run = await this.store.getRun(id);
       const at = run?.deadlineAt;
-      if (!run || typeof at !== "number" || TERMINAL_RUN_STATUSES.includes(run.status)) return false;
+      if (!run || typeof at !== "number" || TERMINAL_RUN_STATUSES.includes(run.status) || this.claiming(run)) return false;
       if (at > this.now()) {
         this.keep({ kind: "run", id }, at);
         return false;

@@ -72,7 +72,12 @@ export class Worker implements ExecutorHost {
     this.contact = new StoreContact(this.options.leaseMs, this.options.pollMs, (silentMs) => this.regained(silentMs));
     this.store = watchedStore(store, this.contact);
     this.unheld = new UnheldRuns({ store: this.store, actor: `worker:${this.id}`, secretKeys: this.options.secretKeys }, new WorkflowVersions(this.store));
-    this.deadlines = new DeadlineWatch(this.store, this.options.secretKeys, (notice) => this.notify(notice));
+    this.deadlines = new DeadlineWatch(
+      this.store,
+      this.options.secretKeys,
+      (notice) => this.notify(notice),
+      (run) => run.status === "running" && run.owner === this.id && !this.executors.has(run.id),
+    );
     this.events = new EventWatch({
       store: this.store,
       registry,
@@ -224,12 +229,16 @@ export class Worker implements ExecutorHost {
   async drain(): Promise<void> {
     const signal = new AbortController();
     void this.events.follow(signal.signal);
+    // Deadlines that pass while the drain runs are acted on then, not once it is idle.
+    this.deadlines.start(signal.signal);
     await this.checkWorkflowNames();
     try {
       for (;;) {
+        const acted = this.deadlines.acted;
         await this.claimAvailable();
-        if (this.executors.size === 0 && (await this.deadlines.reload()) === 0) return;
         if (this.executors.size > 0) await Promise.race(this.finished);
+        // Idle: done, unless a deadline was acted on meanwhile (a run answered or canceled may be claimable now).
+        else if ((await this.deadlines.reload(), this.deadlines.acted === acted)) return;
       }
     } finally {
       signal.abort();
@@ -308,21 +317,18 @@ export class Worker implements ExecutorHost {
   }
 
   private async execute(claim: Claim, followed: boolean): Promise<void> {
+    // A run past its deadline starts nothing more: it is let go, and canceled — by the cancel a
+    // deadline watch sent while this worker held it, if one did, answered here as it lets go.
+    if (this.deadlines.overdue(claim)) {
+      await this.release(claim, "its deadline has passed: it is canceled");
+      await this.answerLeft(claim.run.id, await this.store.listCommands({ runId: claim.run.id, status: "pending" }));
+      await this.deadlines.cancelOverdue(claim.run.id);
+      return;
+    }
     const workflow = await this.registry.resolve(claim.run.version);
     if (!workflow) {
       if (claim.recovered) this.notify(tookOver(claim.run.id, claim.takenFrom));
-      await this.store.commit({
-        id: newId("c", 12),
-        runId: claim.run.id,
-        fence: claim.fence,
-        run: runTransition(claim.run, "queued"),
-        events: [
-          new EventFactory(claim.run.id, `worker:${this.id}`, this.options.secretKeys).run("run.released", {
-            status: "queued",
-            why: `this worker cannot run version ${claim.run.version}: ${this.registry.whyUnusable(claim.run.version) ?? "unknown version"}`,
-          }),
-        ],
-      });
+      await this.release(claim, `this worker cannot run version ${claim.run.version}: ${this.registry.whyUnusable(claim.run.version) ?? "unknown version"}`);
       return;
     }
     // In one turn with the executor's making: a command that comes later reaches the executor.
@@ -347,6 +353,17 @@ export class Worker implements ExecutorHost {
         this.nudge();
       });
     this.finished.add(finished);
+  }
+
+  /** Hands a claimed run back, queued, without executing it. */
+  private async release(claim: Claim, why: string): Promise<void> {
+    await this.store.commit({
+      id: newId("c", 12),
+      runId: claim.run.id,
+      fence: claim.fence,
+      run: runTransition(claim.run, "queued"),
+      events: [new EventFactory(claim.run.id, `worker:${this.id}`, this.options.secretKeys).run("run.released", { status: "queued", why })],
+    });
   }
 
   // ExecutorHost

@@ -87,6 +87,28 @@ describe.each(storeFactories)("interrupt deadlines ($name store)", (factory) => 
     expect((await run.state()).answer).toBe('respond {"region":"eu"} timeout true');
   });
 
+  it("lets a deadline's answer stand when the node runs again on a state edited meanwhile: nobody read the request", async () => {
+    let asked = 0;
+    const wf = workflow("deadline-after-edit", { state })
+      .node(
+        "ask",
+        async (s, ctx) => {
+          asked++;
+          const answer = await ctx.interrupt({ question: `Delete ${s.draft}?`, deadline: { seconds: 0.4, decision: "reject" } });
+          return { answer: `${answer.decision} by ${answer.actor}` };
+        },
+        { next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await run.wait();
+    await engine.operator("ann").updateState(run.id, { draft: "v2" });
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).answer).toBe("reject by timeout");
+    expect(await engine.store.listInterrupts({ runId: run.id })).toHaveLength(1);
+  });
+
   it("fails the node at once when its deadline does not fit its request", async () => {
     const wf = workflow("bad-deadline", { state })
       .node("ask", async (_s, ctx) => (await ctx.interrupt({ question: "Go?", deadline: { seconds: 60, decision: "maybe" } }), {}), { next: "END", retry: { maxAttempts: 1 } })

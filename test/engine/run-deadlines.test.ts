@@ -71,6 +71,19 @@ describe.each(storeFactories)("run deadlines ($name store)", (factory) => {
     expect((await engine.store.getRun(run.id))!.status).toBe("canceled");
   });
 
+  it("a draining worker (worker --once) cancels a run whose deadline passes while it runs, and starts nothing of one already past it", async () => {
+    const wf = hanging("drained-deadlines");
+    const engine = await harness.engine([wf], { worker: false });
+    const late = await engine.start(wf, {}, { deadlineSeconds: 0.05 });
+    await sleep(100);
+    const running = await engine.start(wf, {}, { deadlineSeconds: 1.5 });
+    await new Worker(engine.store, new WorkflowRegistry(engine.store, actionRegistry({}), [wf]), { pollMs: 50 }).drain();
+    expect((await engine.store.getRun(late.id))!.status).toBe("canceled");
+    expect(await engine.store.readEvents({ runId: late.id, types: ["task.started"] })).toEqual([]);
+    expect((await engine.store.getRun(running.id))!.status).toBe("canceled");
+    expect((await engine.store.readEvents({ runId: running.id, types: ["task.started"] })).length).toBe(1);
+  });
+
   it("refuses a deadline that is not a time from now, naming it, and writes nothing", async () => {
     const wf = hanging("bad-deadline");
     const engine = await harness.engine([wf], { worker: false });

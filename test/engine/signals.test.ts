@@ -133,4 +133,15 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
     await expect(op.signal(run.id, "bad name")).rejects.toThrow(new ValidationError(`signal name "bad name" may only use letters, digits, '.', '_', ':' and '-' (at most 128)`));
     expect((await engine.store.getRun(run.id))!.inbox ?? []).toEqual([]);
   });
+
+  it("refuses signal data JSON would not keep, or larger than 64 KiB, writing nothing", async () => {
+    const wf = workflow("waits-for-data", { state }).wait("w", { signal: "data", output: "payment", next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await pausedFor(engine, run.id, "signal");
+    await expect(run.signal("data", { n: Number.NaN })).rejects.toThrow(ValidationError);
+    await expect(run.signal("data", "x".repeat(70_000))).rejects.toThrow("signal data is 70002 bytes as JSON, more than 65536: store a large value as an artifact and send what names it");
+    expect(await engine.store.listCommands({ runId: run.id })).toEqual([]);
+    expect((await engine.store.getRun(run.id))!.status).toBe("paused");
+  });
 });
