@@ -37,8 +37,9 @@ describe("pitwall demo", () => {
 
     tmux("send-keys", "-t", "demo", "q");
     const exit = join(dir, "exit.txt");
-    await until(() => existsSync(exit), 15_000, "the demo to exit");
-    expect(readFileSync(exit, "utf8").trim()).toBe("EXIT=0");
+    // The shell makes the file before it writes to it: wait for what it says.
+    const said = await until(() => (existsSync(exit) ? readFileSync(exit, "utf8").trim() : ""), 15_000, "the demo to exit");
+    expect(said).toBe("EXIT=0");
 
     const runs = JSON.parse(execFileSync(process.execPath, [BIN, "runs", "--json", "--limit", "100"], { cwd: dir, encoding: "utf8", env: { ...process.env, PITWALL_STORE: "" } })) as RunRecord[];
     expect(new Set(runs.map((r) => r.workflow))).toEqual(new Set(["travel-planner", "task-queue", "sensitive-operation", "research-fanout", "long-compute", "support-triage"]));
