@@ -3,16 +3,19 @@ import type { NodeFunction } from "../graph/model.js";
 import type { InternalContext } from "../runtime/context.js";
 
 /**
- * A durable timer, or a wait for a signal (`ctx.receive`: its data written to `output`): the run is parked with a wake time and no process holds it; a worker claims
+ * A durable timer, or a wait for a signal (`ctx.receive`: its data written to `output`; with
+ * `seconds`, at most that long, then nothing written): the run is parked with a wake time and no process holds it; a worker claims
  * it again when the time has come, even after every process was restarted in between. The time
  * is the store's (store-clock.ts), which hands the run back when it is due.
  */
 export function waitNode(def: WaitNodeDefinition): NodeFunction {
   const signal = def.signal;
   if (signal !== undefined) {
+    const timeout = def.seconds;
     return async (_state, ctx) => {
-      const data = await ctx.receive(signal);
-      return def.output !== undefined ? { [def.output]: data } : {};
+      // Given up after `seconds`, it writes nothing and goes on.
+      const data = timeout !== undefined ? await ctx.receive(signal, { timeoutSeconds: timeout }) : await ctx.receive(signal);
+      return def.output !== undefined && data !== undefined ? { [def.output]: data } : {};
     };
   }
   return (_state, ctx) => {

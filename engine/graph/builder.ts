@@ -112,7 +112,7 @@ export class WorkflowBuilder<S extends State, W extends State = S> {
   }
 
   /** A durable timer, or a wait for a signal sent to the run (its data written to `output`). */
-  wait(name: string, options: EdgeOptions<S> & ({ seconds: number } | { until: string } | { signal: string; output?: keyof S & string })): this {
+  wait(name: string, options: EdgeOptions<S> & ({ seconds: number } | { until: string } | { signal: string; output?: keyof S & string; seconds?: number })): this {
     const { seconds, until, signal, output, ...rest } = options as EdgeOptions<S> & { seconds?: number; until?: string; signal?: string; output?: string };
     return this.add(
       name,

@@ -118,16 +118,17 @@ const waitNode = z
     // Beyond 100 years a wake time is no longer a date (and is surely a mistake).
     seconds: z.number().min(0).max(100 * 365 * 24 * 3600, "at most 100 years (3,153,600,000 seconds)").optional(),
     until: z.iso.datetime({ offset: true, error: (issue) => untilProblem(issue.input) }).optional(),
-    /** Waits for a signal of this name sent to the run (`pitwall signal RUN NAME`), instead of a time. */
+    /** Waits for a signal of this name sent to the run (`pitwall signal RUN NAME`); with `seconds`, that long at most. */
     signal: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "letters, digits, '.', '_', ':' and '-' (at most 128)").optional(),
     /** With `signal`: the state key the signal's data is written to. */
     output: z.string().min(1).optional(),
     ...commonFields,
   })
   .strict()
-  .refine((n) => [n.seconds, n.until, n.signal].filter((v) => v !== undefined).length === 1, {
-    message: "a wait node needs exactly one of `seconds`, `until` or `signal`",
+  .refine((n) => (n.until !== undefined ? 1 : 0) + (n.seconds !== undefined || n.signal !== undefined ? 1 : 0) === 1, {
+    message: "a wait node needs exactly one of `seconds`, `until` or `signal` (a `signal` with `seconds` waits that long at most)",
   })
+  .refine((n) => n.signal === undefined || n.seconds === undefined || n.seconds > 0, { message: "a signal's wait of 0 seconds waits for nothing: give more, or leave `seconds` out", path: ["seconds"] })
   .refine((n) => n.output === undefined || n.signal !== undefined, { message: "`output` is where a signal's data goes: only a wait for a `signal` has it", path: ["output"] });
 /**
  * Why a wait's `until` is not a moment: a date and time without its offset names a different

@@ -135,8 +135,11 @@ export interface NodeContext<I = unknown> {
    * oldest not yet taken. With none, the node parks (no worker holds the run) until one is sent,
    * and runs again from its start; the signals it took are kept on its task, so each `receive` of
    * a name gets the same one every time the node runs. Do not catch the exception it throws to park.
+   * With `timeoutSeconds`, undefined once that long has passed since the node's task was scheduled
+   * with none come (kept too: a node that runs again is told the same).
    */
   receive<T = unknown>(name: string): Promise<T>;
+  receive<T = unknown>(name: string, options: { timeoutSeconds: number }): Promise<T | undefined>;
 }
 
 /** A node may return a partial state, or `{ route, update }` to choose its route (SuperAGI style). */

@@ -29,7 +29,13 @@ export function describeNode(node: NodeDefinition): string {
       if (node.deadline) parts.push(`${node.deadline.decision} after ${node.deadline.seconds}s unanswered`);
       break;
     case "wait":
-      parts.push(node.signal ? `wait for signal ${node.signal}${node.output ? ` → ${node.output}` : ""}` : node.until ? `wait until ${node.until}` : `wait ${node.seconds}s`);
+      parts.push(
+        node.signal
+          ? `wait for signal ${node.signal}${node.seconds !== undefined ? ` (at most ${node.seconds}s)` : ""}${node.output ? ` → ${node.output}` : ""}`
+          : node.until
+            ? `wait until ${node.until}`
+            : `wait ${node.seconds}s`,
+      );
       break;
     case "subgraph":
       parts.push(`sub-workflow ${node.workflowName ?? String(node.workflow)}`);

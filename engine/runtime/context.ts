@@ -5,6 +5,7 @@ import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, Inter
 import type { State } from "../state/ops.js";
 import type { ArtifactRef, InterruptKind, InterruptRequest, RunRecord, SignalRecord, TaskRecord, TaskWait } from "../store/records.js";
 import { deadlineAsked } from "./deadlines.js";
+import { MAX_DEADLINE_SECONDS } from "./deadlines.js";
 import { checkSignalName } from "./signal-inbox.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
 import type { StoreClock } from "./store-clock.js";
@@ -26,6 +27,8 @@ export interface AttemptServices {
   call(key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown>;
   /** The signal the call `key` (`name#k`) of this task took, or takes now from the run's inbox; undefined while there is none. */
   receive(key: string, name: string): SignalRecord | undefined;
+  /** Records that the call `key` gave up waiting for `name` (its timeout passed). */
+  receiveTimedOut(key: string, name: string): void;
   /** A result kept from before the node's last failure that a call made with `options` is handed (DurableCalls.kept). */
   kept(key: string, options: CallOptions): { call: string; output: unknown } | undefined;
   /** A value without the values of secret-looking keys, as the run's records keep what people read. */
@@ -159,14 +162,26 @@ export class AttemptContext implements InternalContext {
     }
   }
 
-  async receive<T = unknown>(name: string): Promise<T> {
+  receive<T = unknown>(name: string): Promise<T>;
+  receive<T = unknown>(name: string, options: { timeoutSeconds: number }): Promise<T | undefined>;
+  async receive<T = unknown>(name: string, options: { timeoutSeconds?: number } = {}): Promise<T | undefined> {
     checkSignalName(name);
+    const timeout = options.timeoutSeconds;
+    if (timeout !== undefined && !(typeof timeout === "number" && timeout > 0 && timeout <= MAX_DEADLINE_SECONDS)) {
+      throw new Error(`receive "${name}": timeoutSeconds must be a number above 0 and at most ${MAX_DEADLINE_SECONDS} (100 years), not ${JSON.stringify(timeout)}`);
+    }
     this.receiveCalls ??= new Map();
     const k = (this.receiveCalls.get(name) ?? 0) + 1;
     this.receiveCalls.set(name, k);
-    const signal = this.services.receive(`${name}#${k}`, name);
-    if (!signal) return this.park({ kind: "signal", name });
-    return signal.data as T;
+    const key = `${name}#${k}`;
+    const signal = this.services.receive(key, name);
+    if (signal) return signal.timedOut ? undefined : (signal.data as T);
+    if (timeout === undefined) return this.park({ kind: "signal", name });
+    // Counted from when the node's task was scheduled, as a wait node's seconds are.
+    const until = this.services.clock.fromLocal(this.services.task.createdAt) + Math.round(timeout * 1000);
+    if (this.services.clock.now() < until) return this.park({ kind: "signal", name, until });
+    this.services.receiveTimedOut(key, name);
+    return undefined;
   }
 
   skipInterrupt(): void {

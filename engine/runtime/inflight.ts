@@ -147,6 +147,10 @@ class TaskServices implements AttemptServices {
     return this.deps.rs.signals.take(this.task, key, name, this.deps.rs.run.inbox ?? []);
   }
 
+  receiveTimedOut(key: string, name: string): void {
+    this.deps.rs.signals.timeOut(this.task, key, name, this.deps.rs.clock.now());
+  }
+
   kept(key: string, options: CallOptions): { call: string; output: unknown } | undefined {
     return this.deps.calls.kept(this.task, key, options);
   }

@@ -53,6 +53,13 @@ export class SignalsTaken {
     return signal;
   }
 
+  /** Records for `task` that its receive `key` gave up at `at`, none having come: a node that runs again is told the same. */
+  timeOut(task: TaskRecord, key: string, name: string, at: number): void {
+    const mine = this.byTask.get(task.id) ?? new Map<string, SignalRecord>();
+    mine.set(key, { id: `timeout:${task.id}:${key}`, name, actor: "timeout", sentAt: at, timedOut: true });
+    this.byTask.set(task.id, mine);
+  }
+
   /** Whether the inbox holds a signal of `name` that no attempt has taken. */
   waiting(name: string, inbox: readonly SignalRecord[]): boolean {
     const held = new Set([...this.byTask.values()].flatMap((m) => [...m.values()].map((s) => s.id)));

@@ -319,7 +319,7 @@ export function settle(rs: RunState, nextWake: number): void {
     }
     return;
   }
-  const times = parked.flatMap((t) => (t.waitingFor?.kind === "time" ? [t.waitingFor.until] : []));
+  const times = parked.flatMap((t) => (t.waitingFor?.kind === "time" || (t.waitingFor?.kind === "signal" && t.waitingFor.until !== undefined) ? [t.waitingFor.until!] : []));
   const wakeAt = Math.min(nextWake, ...times);
   const child = parked.find((t) => t.waitingFor?.kind === "run")?.waitingFor;
   const waitingOn = wakeAt === Infinity && child?.kind === "run" ? child.runId : null;

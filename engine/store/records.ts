@@ -193,8 +193,8 @@ export type TaskWait =
   | { kind: "interrupt"; interruptId: string }
   | { kind: "time"; until: number }
   | { kind: "run"; runId: string }
-  /** `ctx.receive(name)`, a wait node's `signal`: a signal of that name sent to the run (`Operator.signal`). */
-  | { kind: "signal"; name: string };
+  /** `ctx.receive(name)`, a wait node's `signal`: a signal of that name sent to the run (`Operator.signal`), until `until` at most. */
+  | { kind: "signal"; name: string; until?: number };
 
 /**
  * A signal sent to a run (`Operator.signal`, `pitwall signal`): kept in the run's `inbox` until a
@@ -208,6 +208,8 @@ export interface SignalRecord {
   actor: string;
   sentAt: number;
   reason?: string;
+  /** On a task's `received` only: none came in the time its `receive` waited (`sentAt`: when it gave up). */
+  timedOut?: true;
 }
 
 export interface TaskRecord {

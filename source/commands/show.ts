@@ -221,7 +221,7 @@ function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
     case "run":
       return `child run ${wait.runId}`;
     case "signal":
-      return `signal ${wait.name}`;
+      return `signal ${wait.name}${wait.until !== undefined ? ` until ${new Date(wait.until).toISOString()}` : ""}`;
   }
 }
 

@@ -60,7 +60,7 @@ function waitText(wait: EventPayloads["task.interrupted"]["waitingFor"]): string
     case "time":
       return `its timer, until ${new Date(wait.until).toISOString()}`;
     case "signal":
-      return `signal ${wait.name}`;
+      return `signal ${wait.name}${wait.until !== undefined ? `, until ${new Date(wait.until).toISOString()}` : ""}`;
   }
 }
 

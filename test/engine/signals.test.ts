@@ -134,6 +134,47 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
     expect((await engine.store.getRun(run.id))!.inbox ?? []).toEqual([]);
   });
 
+  it("ctx.receive with timeoutSeconds gives undefined once that long passed with none come, and the same when the node runs again", async () => {
+    const wf = workflow("receive-timeout", { state })
+      .node(
+        "wait",
+        async (_s, ctx) => {
+          const got = await ctx.receive<string>("reply", { timeoutSeconds: 0.3 });
+          // Asked after the timeout: a later signal must not change what the first receive said.
+          await ctx.interrupt({ question: "Go on?" });
+          return { gate: got ?? "none" };
+        },
+        { next: "END" },
+      )
+      .compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await pausedFor(engine, run.id, "interrupt");
+    await run.signal("reply", "late");
+    const [ask] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(ask!.id, { decision: "approve" });
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).gate).toBe("none");
+    expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ name: "reply", data: "late" })]);
+    const [task] = (await engine.store.listTasks(run.id)).filter((t) => t.node === "wait");
+    expect(task!.received).toEqual({ "reply#1": expect.objectContaining({ timedOut: true, actor: "timeout" }) });
+  });
+
+  it("a wait node's signal with seconds waits that long at most, then goes on writing nothing; a signal in time is written", async () => {
+    const wf = workflow("wait-at-most", { state })
+      .wait("paid", { signal: "paid", seconds: 0.5, output: "payment", next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const slow = await engine.start(wf);
+    expect((await ended(engine, slow.id)).status).toBe("succeeded");
+    expect((await slow.state()).payment).toBeUndefined();
+    const quick = await engine.start(wf);
+    await until(async () => (await engine.store.getRun(quick.id))?.status === "queued" && (await engine.store.getRun(quick.id))?.wakeAt !== null, 10_000, "the wait to park");
+    await quick.signal("paid", 7);
+    expect((await ended(engine, quick.id)).status).toBe("succeeded");
+    expect((await quick.state()).payment).toBe(7);
+  });
+
   it("refuses signal data JSON would not keep, or larger than 64 KiB, writing nothing", async () => {
     const wf = workflow("waits-for-data", { state }).wait("w", { signal: "data", output: "payment", next: "END" }).compile();
     const engine = await harness.engine([wf]);
