@@ -101,7 +101,10 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
 
   it("a node that took a signal and failed gets the same one when it is retried", async () => {
     let attempts = 0;
+    // Both signals are in the inbox before the node runs (sent while the run asks a person): the
+    // second cannot come after the run has ended.
     const wf = workflow("flaky-receiver", { state })
+      .approval("gate", { question: "Go?", routes: { approve: "use", reject: "END" } })
       .node(
         "use",
         async (_s, ctx) => {
@@ -114,9 +117,11 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
       .compile();
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
-    await pausedFor(engine, run.id, "signal");
+    await pausedFor(engine, run.id, "interrupt");
     await run.signal("job", "first");
     await run.signal("job", "second");
+    const [ask] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await engine.operator("ann").resolve(ask!.id, { decision: "approve" });
     expect((await ended(engine, run.id)).status).toBe("succeeded");
     expect((await run.state()).gate).toBe("first");
     expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ data: "second" })]);
