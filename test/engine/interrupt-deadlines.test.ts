@@ -52,14 +52,14 @@ describe.each(storeFactories)("interrupt deadlines ($name store)", (factory) => 
   });
 
   it("leaves an answer given in time as it is", async () => {
-    const wf = reviewed("answered-in-time", 0.4, "reject", true);
+    const wf = reviewed("answered-in-time", 1.5, "reject", true);
     const engine = await harness.engine([wf]);
     const run = await engine.start(wf);
     await run.wait();
     const [pending] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
     await engine.operator("ann").resolve(pending!.id, { decision: "approve" });
     expect((await ended(engine, run.id)).status).toBe("succeeded");
-    await sleep(600);
+    await sleep(pending!.deadline!.at - Date.now() + 200);
     expect((await run.state()).log).toEqual(["sent"]);
     expect((await engine.store.getInterrupt(pending!.id))!.resolution).toMatchObject({ decision: "approve", actor: "operator:ann" });
     expect((await engine.store.listCommands({ runId: run.id })).map((c) => c.actor)).toEqual(["operator:ann"]);

@@ -36,10 +36,10 @@ describe.each(storeFactories)("run deadlines ($name store)", (factory) => {
     const child = workflow("deadline-child", { state })
       .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
       .compile();
-    const parent = workflow("deadline-parent", { state, limits: { deadlineSeconds: 0.4 } })
+    const parent = workflow("deadline-parent", { state, limits: { deadlineSeconds: 1.5 } })
       .subgraph("sub", child, { next: "END" })
       .compile();
-    const quick = workflow("quick", { state, limits: { deadlineSeconds: 0.2 } }).node("work", () => ({ done: true }), { next: "END" }).compile();
+    const quick = workflow("quick", { state, limits: { deadlineSeconds: 1 } }).node("work", () => ({ done: true }), { next: "END" }).compile();
     const engine = await harness.engine([parent, child, quick]);
     const run = await engine.start(parent);
     const fast = await engine.start(quick);
@@ -50,7 +50,7 @@ describe.each(storeFactories)("run deadlines ($name store)", (factory) => {
     const [sub] = (await engine.store.listRuns({ parentRunId: run.id })).runs;
     expect((await ended(engine, sub!.id)).status).toBe("canceled");
     const [subCanceled] = await engine.store.readEvents({ runId: sub!.id, types: ["run.canceled"] });
-    expect((subCanceled!.payload as { reason: string }).reason).toMatch(/^parent run .* canceled: it had not ended 0\.4 s after it started/);
+    expect((subCanceled!.payload as { reason: string }).reason).toMatch(/^parent run .* canceled: it had not ended 1\.5 s after it started/);
     await sleep(300);
     expect((await engine.store.getRun(fast.id))!.status).toBe("succeeded");
     expect(await engine.store.listCommands({ runId: fast.id })).toEqual([]);
