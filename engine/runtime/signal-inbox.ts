@@ -82,8 +82,9 @@ export function settleReceived(rs: RunState, task: TaskRecord): TaskRecord {
   const taken = rs.signals.release(task.id);
   if (!taken || taken.size === 0) return task;
   const ids = new Set([...taken.values()].map((s) => s.id));
-  const inbox = (rs.batch.run?.inbox !== undefined ? rs.batch.run.inbox : rs.run.inbox) ?? [];
-  rs.batch.patchRun({ inbox: inbox.filter((s) => !ids.has(s.id)) });
-  rs.run = { ...rs.run, inbox: inbox.filter((s) => !ids.has(s.id)) };
+  // The run in memory leaves them at once: no other attempt may take them before the commit.
+  const inbox = (rs.run.inbox ?? []).filter((s) => !ids.has(s.id));
+  rs.batch.patchRun({ inbox });
+  rs.run = { ...rs.run, inbox };
   return { ...task, received: { ...task.received, ...Object.fromEntries(taken) } };
 }

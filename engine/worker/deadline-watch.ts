@@ -76,7 +76,7 @@ export class DeadlineWatch {
         await this.reload();
       } catch (error) {
         // The claim loop reports a failing store, once.
-        if (!(error instanceof StoreError)) this.notify({ level: "warn", kind: "deadline-answered", message: `looking for interrupts past their deadline failed: ${errorMessage(error)}; trying again later` });
+        if (!(error instanceof StoreError)) this.notify({ level: "warn", kind: "deadline-answered", message: `looking for interrupts and runs past their deadline failed: ${errorMessage(error)}; trying again later` });
       }
     });
   }
@@ -84,12 +84,13 @@ export class DeadlineWatch {
   /** An event the worker's event watch saw (`DEADLINE_EVENTS`): a new deadline, or one that no longer applies. */
   seen(event: EventRecord): void {
     const payload = event.payload as { interruptId?: string; deadline?: number; deadlineAt?: number };
-    if (event.type === "interrupt.resolved" && payload.interruptId !== undefined) this.forget({ kind: "interrupt", id: payload.interruptId });
-    else if (event.type === "interrupt.created" && payload.interruptId !== undefined && typeof payload.deadline === "number") this.keep({ kind: "interrupt", id: payload.interruptId }, payload.deadline);
-    else if (event.type === "run.created" && typeof payload.deadlineAt === "number") this.keep({ kind: "run", id: event.runId }, payload.deadlineAt);
-    else if (RUN_ENDS.has(event.type)) this.forget({ kind: "run", id: event.runId });
-    else return;
-    this.arm();
+    let changed = false;
+    if (event.type === "interrupt.created" && payload.interruptId !== undefined && typeof payload.deadline === "number") changed = this.keep({ kind: "interrupt", id: payload.interruptId }, payload.deadline);
+    else if (event.type === "run.created" && typeof payload.deadlineAt === "number") changed = this.keep({ kind: "run", id: event.runId }, payload.deadlineAt);
+    else if (event.type === "interrupt.resolved" && payload.interruptId !== undefined) changed = this.forget({ kind: "interrupt", id: payload.interruptId });
+    else if (RUN_ENDS.has(event.type)) changed = this.forget({ kind: "run", id: event.runId });
+    // Most runs and interrupts have no deadline: their ends leave the timer as it is.
+    if (changed) this.arm();
   }
 
   /** Lists the pending interrupts and the runs not ended afresh, and acts on those past their deadline; returns on how many it acted. */
@@ -135,12 +136,14 @@ export class DeadlineWatch {
     return this.turn;
   }
 
-  private keep(due: Due, at: number): void {
+  private keep(due: Due, at: number): true {
     this.deadlines.set(`${due.kind}:${due.id}`, { due, at });
+    return true;
   }
 
-  private forget(due: Due): void {
-    this.deadlines.delete(`${due.kind}:${due.id}`);
+  /** Whether it had that deadline. */
+  private forget(due: Due): boolean {
+    return this.deadlines.delete(`${due.kind}:${due.id}`);
   }
 
   private async runsNotEnded(): Promise<RunRecord[]> {
