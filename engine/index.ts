@@ -64,6 +64,7 @@ export {
 export { readTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";
 export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";
 export type { OwnerWaiting } from "./operator/owner-watch.js";
+export type { SignalStart } from "./operator/signal-with-start.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";

@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import { ConflictError, ValidationError } from "../errors.js";
-import { derivedId } from "../ids.js";
+import { derivedId, newId } from "../ids.js";
 import { checkSignalData, checkSignalName } from "../runtime/signal-inbox.js";
 import type { DiffEntry } from "../state/diff.js";
 import type { State } from "../state/ops.js";
@@ -11,6 +11,7 @@ import type { CommandOutcome } from "./command-records.js";
 import { forkRun, type ForkOptions } from "./fork.js";
 import { notFound } from "./must-get.js";
 import type { OwnerWaiting } from "./owner-watch.js";
+import { startForSignal, type SignalStart } from "./signal-with-start.js";
 import { checkpointDiff, findCheckpoint, stateAt, type CheckpointRef } from "./reads.js";
 import { taskOfCurrentStep } from "./task-ref.js";
 import { WorkflowVersions } from "./workflow-versions.js";
@@ -148,6 +149,28 @@ export class Operator {
     checkSignalName(name);
     checkSignalData(data);
     return (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<{ signalId: string; node?: string }>;
+  }
+
+  /**
+   * Signal-with-start (Temporal's SignalWithStart, a webhook's first call): starts the run
+   * `start.runId` of `start.workflow` (from `start.input`, with the start's options) when no run
+   * has that id, then sends it the signal, as `signal` does; `result.started` says whether this
+   * call started it. A run with that id of another workflow is refused, nothing sent
+   * (ConflictError); of two senders racing, one starts the run and both signals land.
+   */
+  async signalWithStart(
+    start: SignalStart,
+    name: string,
+    data?: unknown,
+    options: { reason?: string; commandId?: string } = {},
+  ): Promise<CommandOutcome<{ signalId: string; node?: string; started: boolean }>> {
+    checkSignalName(name);
+    checkSignalData(data);
+    // The signal's id is known before the run is made: its run.created names it.
+    const commandId = options.commandId ?? newId("cmd");
+    const started = await startForSignal(this.store, this.actor, start, { id: commandId, name });
+    const outcome = await this.signal(start.runId, name, data, { ...options, commandId });
+    return { ...outcome, result: { ...outcome.result, started } };
   }
 
   /** Pauses the run before `node` each time it is scheduled, until `clearBreakpoint`. */

@@ -36,4 +36,34 @@ describe("pitwall signal", () => {
       await worker.exited;
     }
   });
+
+  it("signal --start: the first signal of an order starts its run (a store too) and is delivered; the next finds the run; another workflow's run is a conflict", async () => {
+    const order = join(cli.dir, "order.json");
+    writeFileSync(
+      order,
+      JSON.stringify({
+        name: "order",
+        state: { sku: { type: "string", default: "" }, payment: { type: "object", default: {} } },
+        start: "paid",
+        nodes: { paid: { kind: "wait", signal: "paid", output: "payment", next: "END" } },
+      }),
+    );
+    const refund = join(cli.dir, "refund.json");
+    writeFileSync(refund, JSON.stringify({ name: "refund", state: {}, start: "w", nodes: { w: { kind: "wait", signal: "paid", next: "END" } } }));
+    const store = ["--store", `sqlite:${join(cli.dir, "webhooks.db")}`];
+    const send = (...args: string[]) => cli.run(["signal", "order-41", "paid", ...args, ...store]);
+    const first = await send("--data", '{"eur":5}', "--start", order, "--input", '{"sku":"x"}', "--json");
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ started: true, effect: "signal paid kept until a node takes it" });
+    const again = await send("--data", '{"eur":6}', "--start", order);
+    expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, "signal paid kept until a node takes it", ""]);
+    expect(JSON.parse((await send("--start", order, "--json")).stdout)).toMatchObject({ started: false });
+    const wrong = await send("--start", refund);
+    expect([wrong.code, wrong.stderr.trim()]).toEqual([3, "pitwall signal: run order-41 is a run of workflow order, not refund: no signal sent"]);
+    expect((await send("--input", "{}")).stderr).toContain("--input goes with --start");
+    const worker = await cli.run(["worker", "--once", ...store]);
+    expect(worker.code).toBe(0);
+    expect(await cli.json(["state", "order-41", ...store])).toEqual({ sku: "x", payment: { eur: 5 } });
+    expect((await cli.run(["events", "order-41", "--type", "run.created", ...store])).stdout).toMatch(/order \(version \w+\), started to take signal paid \(cmd-\w+\)$/m);
+  });
 });
