@@ -42,7 +42,7 @@ describe.each(storeFactories)("signal-with-start ($name store)", (factory) => {
     expect(sent.map((s) => s.result.started).sort()).toEqual([false, true]);
     const worker = await harness.engine([order], { store: engine.store });
     expect((await ended(worker, "order-8")).status).toBe("succeeded");
-    expect([...(await engine.run("order-8").state()).got].sort()).toEqual(["EUR 1", "EUR 2"]);
+    expect([...(await engine.run("order-8", order).state()).got].sort()).toEqual(["EUR 1", "EUR 2"]);
   });
 
   it("refuses a run of another workflow with that id, or bad input, sending nothing", async () => {
