@@ -4,13 +4,14 @@ import { derivedId, newId } from "../ids.js";
 import { checkSignalData, checkSignalName } from "../runtime/signal-inbox.js";
 import type { DiffEntry } from "../state/diff.js";
 import type { State } from "../state/ops.js";
-import type { CheckpointRecord } from "../store/records.js";
+import type { CheckpointRecord, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { CommandDelivery } from "./command-delivery.js";
 import type { CommandOutcome } from "./command-records.js";
 import { forkRun, type ForkOptions } from "./fork.js";
 import { notFound } from "./must-get.js";
 import type { OwnerWaiting } from "./owner-watch.js";
+import { signalWaiterBelow } from "./signal-waiters.js";
 import { startForSignal, type SignalStart } from "./signal-with-start.js";
 import { checkpointDiff, findCheckpoint, stateAt, type CheckpointRef } from "./reads.js";
 import { taskOfCurrentStep } from "./task-ref.js";
@@ -18,6 +19,21 @@ import { WorkflowVersions } from "./workflow-versions.js";
 import { childCancelReason } from "../worker/commands.js";
 
 export type { CommandOutcome } from "./command-records.js";
+
+/**
+ * What a signal did: its id; `node`, the node it let go on; else `waitingRun`, a run below (a
+ * sub-workflow's) whose node waits for it, where it was most likely meant to go.
+ */
+export interface SignalResult extends Record<string, unknown> {
+  signalId: string;
+  node?: string;
+  waitingRun?: string;
+}
+
+/** What a signal kept by a run none of whose nodes wait for it says of the run below that waits. */
+export function belowText(runId: string): string {
+  return `run ${runId} waits for it: signal that run`;
+}
 
 export interface OperatorOptions {
   /** Recorded on every command, e.g. `operator:alice`. Default: `operator:<OS user>`. */
@@ -142,13 +158,20 @@ export class Operator {
   /**
    * Sends a run a signal — an event from outside it: a payment confirmed, a build finished, a
    * webhook — kept in its inbox until a node takes it (`ctx.receive(name)`, a wait node's `signal`),
-   * the oldest of its name first; a node waiting for it goes on at once. Refused for a run that
-   * has ended. `commandId` makes a sender's retry safe (only one is recorded).
+   * the oldest of its name first; a node waiting for it goes on at once. When none of the run's
+   * nodes waits for it, its effect says so, and names a run below (a sub-workflow's) that waits
+   * for it (`result.waitingRun`): the signal stays in this run's inbox, for a node that asks later.
+   * Refused for a run that has ended. `commandId` makes a sender's retry safe (only one is recorded).
    */
-  async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<{ signalId: string; node?: string }>> {
+  async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<SignalResult>> {
     checkSignalName(name);
     checkSignalData(data);
-    return (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<{ signalId: string; node?: string }>;
+    const outcome = (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<SignalResult>;
+    if (outcome.result.node !== undefined) return outcome;
+    // Kept, none of the run's nodes waiting: the sender may have meant a sub-workflow's run.
+    const below = await this.signalWaiterBelow(runId, name);
+    if (!below) return outcome;
+    return { ...outcome, effect: `${outcome.effect}; ${belowText(below.id)}`, result: { ...outcome.result, waitingRun: below.id } };
   }
 
   /**
@@ -163,7 +186,7 @@ export class Operator {
     name: string,
     data?: unknown,
     options: { reason?: string; commandId?: string } = {},
-  ): Promise<CommandOutcome<{ signalId: string; node?: string; started: boolean }>> {
+  ): Promise<CommandOutcome<SignalResult & { started: boolean }>> {
     checkSignalName(name);
     checkSignalData(data);
     // The signal's id is known before the run is made: its run.created names it.
@@ -206,6 +229,14 @@ export class Operator {
    */
   diff(runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
     return checkpointDiff(this.store, runId, a, b);
+  }
+
+  /**
+   * The run below `runId` (a sub-workflow's, or theirs) not ended with a node waiting for a signal
+   * `name` now, the nearest first; undefined when none has.
+   */
+  signalWaiterBelow(runId: string, name: string): Promise<RunRecord | undefined> {
+    return signalWaiterBelow(this.store, runId, name);
   }
 
   /** The state at a checkpoint (default: the run's head). */

@@ -54,9 +54,9 @@ describe("pitwall signal", () => {
     const send = (...args: string[]) => cli.run(["signal", "order-41", "paid", ...args, ...store]);
     const first = await send("--data", '{"eur":5}', "--start", order, "--input", '{"sku":"x"}', "--json");
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ started: true, effect: "signal paid kept until a node takes it" });
+    expect(JSON.parse(first.stdout)).toMatchObject({ started: true, effect: "signal paid kept until a node takes it: no node waits for it now" });
     const again = await send("--data", '{"eur":6}', "--start", order);
-    expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, "signal paid kept until a node takes it", ""]);
+    expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, "signal paid kept until a node takes it: no node waits for it now", ""]);
     expect(JSON.parse((await send("--start", order, "--json")).stdout)).toMatchObject({ started: false });
     const wrong = await send("--start", refund);
     expect([wrong.code, wrong.stderr.trim()]).toEqual([3, "pitwall signal: run order-41 is a run of workflow order, not refund: no signal sent"]);
