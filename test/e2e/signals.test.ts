@@ -29,6 +29,8 @@ describe("pitwall signal", () => {
       expect([sent.code, sent.stdout.trim()]).toEqual([0, "signal payment.confirmed sent: paid goes on"]);
       await until(async () => (await cli.json<RunRecord>(["show", runId])).status === "succeeded", 20_000, "the run to end");
       expect(await cli.json(["state", runId])).toEqual({ payment: { amount: 42 } });
+      // Which node took which signal, in show's task table.
+      expect((await cli.run(["show", runId])).stdout).toMatch(/^\s*1\s+paid\s+succeeded\s.*took signal payment\.confirmed#1$/m);
       const late = await cli.run(["signal", runId, "payment.confirmed"]);
       expect([late.code, late.stderr.trim()]).toEqual([3, `pitwall signal: run ${runId} has ended (succeeded): a signal reaches only a run that has not`]);
     } finally {
