@@ -1,4 +1,4 @@
-import { END, RESERVED_NAME_PROBLEM, TIMEOUT_ROUTE, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import { END, RESERVED_NAME_PROBLEM, TIMEOUT_ROUTE, asList, reservedName, hasRoutes, nodeTargets, type CatchSpec, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
@@ -90,6 +90,7 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   if (node.default !== undefined && !isTarget(g, node.default)) {
     problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)${hint(node.default)}`);
   }
+  if (node.catch) checkCatch(g, node, node.catch, path, problems);
   if (node.next !== undefined && hasRoutes(node)) {
     problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
   }
@@ -160,6 +161,28 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, g.start, g.broken, problems);
 }
 
+/** A catch's targets exist, and its output key can hold the failure (each item's, on a mapped node). */
+function checkCatch(g: Graph, node: NodeDefinition, spec: CatchSpec, path: Path, problems: ProblemList): void {
+  asList(spec.next).forEach((t, i) => {
+    if (!isTarget(g, t)) problems.error([...path, "catch", "next", ...(Array.isArray(spec.next) && spec.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${nodeHint(t, g.known, END)}`);
+  });
+  if (spec.output === undefined) return;
+  const key = g.state[spec.output];
+  const at = [...path, "catch", "output"];
+  if (!key) {
+    problems.error(at, "UNKNOWN_STATE_KEY", `state has no key "${spec.output}"`);
+    return;
+  }
+  const types = schemaTypes(key);
+  if (node.map) {
+    if (key.reducer !== "append") problems.error(at, "INVALID_FIELD", `each item of a mapped node writes its own failure: give "${spec.output}" the append reducer (an array of failures)`);
+    return;
+  }
+  if (key.reducer !== "append" && key.reducer !== "custom" && types.length > 0 && !types.includes("object") && !types.includes("string")) {
+    problems.error(at, "INVALID_FIELD", `state key "${spec.output}" is ${types.join(" or ")}: a failure is written as an object ({ node, code, name, message, attempts }) or, on a string key, as its message`);
+  }
+}
+
 /**
  * A node that waits for others runs when every one of them has led to it; an edge from any other
  * node (or the run's start) would be dropped at run time without a word, so it is refused here.
@@ -170,7 +193,7 @@ function checkJoinEdges(name: string, waitFor: readonly string[], nodes: Record<
   for (const [other, def] of Object.entries(nodes)) {
     if (broken.has(other) || waitFor.includes(other) || !nodeTargets(def).includes(name)) continue;
     const route = Object.entries(def.routes ?? {}).find(([, targets]) => asList(targets).includes(name))?.[0];
-    const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : ["default"];
+    const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : def.default === name ? ["default"] : ["catch", "next"];
     problems.error(
       ["nodes", other, ...field],
       "EDGE_NOT_AWAITED",

@@ -71,6 +71,22 @@ export const mapSchema = z
   .strict();
 export type MapSpec = z.output<typeof mapSchema>;
 
+/**
+ * Where a node goes when it fails for good (its retries spent, or its error one it does not
+ * retry) instead of pausing the run or failing it: AWS Step Functions' Catch. The failure is
+ * written to `output` when given.
+ */
+export const catchSchema = z
+  .object({
+    next: z.union([nodeName, z.array(nodeName).min(1)]),
+    /** Error names or codes it catches; absent or empty means every error. */
+    on: z.array(z.string().min(1)).optional(),
+    /** A state key that receives the failure: `{ node, code?, name, message, attempts, index? }`, or its message on a string key. */
+    output: z.string().min(1).optional(),
+  })
+  .strict();
+export type CatchSpec = z.output<typeof catchSchema>;
+
 /** Fields every node kind shares: edges, routing, retries, timeouts, delivery, dynamic fan-out. */
 const commonFields = {
   description: z.string().optional(),
@@ -83,6 +99,7 @@ const commonFields = {
   router: z.boolean().optional(),
   waitFor: z.array(nodeName).min(1).optional(),
   retry: retryPolicySchema.optional(),
+  catch: catchSchema.optional(),
   timeoutMs: timerMs("timeoutMs").int().min(1).optional(),
   atMostOnce: z.boolean().optional(),
   map: mapSchema.optional(),
@@ -308,6 +325,7 @@ export function nodeTargets(node: NodeDefinition): string[] {
   for (const t of asList(node.next)) targets.add(t);
   for (const t of Object.values(node.routes ?? {}).flatMap(asList)) targets.add(t);
   if (node.default !== undefined) targets.add(node.default);
+  for (const t of asList(node.catch?.next)) targets.add(t);
   return [...targets];
 }
 
