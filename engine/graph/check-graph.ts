@@ -1,4 +1,18 @@
-import { END, RESERVED_NAME_PROBLEM, TIMEOUT_ROUTE, asList, reservedName, hasRoutes, nodeTargets, type CatchSpec, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import {
+  END,
+  RECEIVED_ROUTE,
+  RESERVED_NAME_PROBLEM,
+  TIMEOUT_ROUTE,
+  asList,
+  reservedName,
+  hasRoutes,
+  nodeTargets,
+  routesOnSignal,
+  type CatchSpec,
+  type ModelNodeDefinition,
+  type NodeDefinition,
+  type WaitNodeDefinition,
+} from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
@@ -147,6 +161,7 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   checkTemplates(node, path, state, problems);
   if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
   if (node.kind === "wait" && node.output !== undefined && !Object.hasOwn(state, node.output)) problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
+  if (node.kind === "wait" && routesOnSignal(node)) checkSignalRoutes(node, path, problems);
   (node.waitFor ?? []).forEach((pred, i) => {
     if (g.broken.has(pred)) return;
     if (!g.names.has(pred)) {
@@ -159,6 +174,24 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   });
   if (node.waitFor !== undefined && name === g.start) refused.add(name);
   if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, g.start, g.broken, problems);
+}
+
+/** A wait that routes on its signal chooses `received` or `timeout`, and only a wait for a signal (with `seconds`, to time out) does. */
+function checkSignalRoutes(node: WaitNodeDefinition, path: Path, problems: ProblemList): void {
+  const routes = Object.keys(node.routes!);
+  if (node.signal === undefined) {
+    problems.error([...path, "routes"], "INVALID_FIELD", `the "${RECEIVED_ROUTE}" and "${TIMEOUT_ROUTE}" routes are a signal's wait's: this wait has no \`signal\``);
+    return;
+  }
+  if (routes.includes(TIMEOUT_ROUTE) && node.seconds === undefined) {
+    problems.error([...path, "routes", TIMEOUT_ROUTE], "INVALID_FIELD", `a wait for a signal without \`seconds\` never times out: give it seconds, or leave the "${TIMEOUT_ROUTE}" route out`);
+  }
+  for (const key of routes) {
+    if (key !== RECEIVED_ROUTE && key !== TIMEOUT_ROUTE) problems.error([...path, "routes", key], "INVALID_FIELD", `a signal's wait chooses "${RECEIVED_ROUTE}" or "${TIMEOUT_ROUTE}": route "${key}" is never taken`);
+  }
+  if (node.routeOn !== undefined || node.router) {
+    problems.error([...path, node.routeOn !== undefined ? "routeOn" : "routes"], "INVALID_FIELD", `a signal's wait with "${RECEIVED_ROUTE}"/"${TIMEOUT_ROUTE}" routes chooses by whether the signal came: a routeOn or router would never be read`);
+  }
 }
 
 /** A catch's targets exist, and its output key can hold the failure (each item's, on a mapped node). */
@@ -266,7 +299,9 @@ function checkAnswerType(schema: JsonSchema | undefined, output: string, key: St
  */
 function routesCovered(node: NodeDefinition): boolean {
   if (node.kind === "tool") return (node.outputOptions ?? []).every((o) => o in (node.routes ?? {})) && node.outputOptions !== undefined;
-  if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
+  // A signal's wait without seconds never times out: the signal always comes first.
+  if (node.kind === "wait" && routesOnSignal(node)) return RECEIVED_ROUTE in routes && (node.seconds === undefined || TIMEOUT_ROUTE in routes);
+  if (node.kind !== "approval") return false;
   return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
 }

@@ -35,8 +35,10 @@ export const DECISIONS = ["approve", "reject", "edit"] as const;
 export type ApprovalDecision = (typeof DECISIONS)[number];
 /** What an approval's deadline may decide. */
 const DEADLINE_DECISIONS = ["approve", "reject"] as const;
-/** The route an approval answered by its deadline follows, when it has one. */
+/** The route an approval answered by its deadline follows, when it has one; and a signal's wait that timed out. */
 export const TIMEOUT_ROUTE = "timeout";
+/** The route a signal's wait takes when the signal came (its other route: `timeout`). */
+export const RECEIVED_ROUTE = "received";
 
 const nodeName = z.string().min(1);
 
@@ -332,6 +334,11 @@ export function nodeTargets(node: NodeDefinition): string[] {
 export function asList<T>(value: T | T[] | undefined): T[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
+}
+
+/** A wait node that routes on whether its signal came (`received`) or its time ran out (`timeout`). */
+export function routesOnSignal(node: NodeDefinition): boolean {
+  return node.kind === "wait" && node.routes !== undefined && (Object.hasOwn(node.routes, RECEIVED_ROUTE) || Object.hasOwn(node.routes, TIMEOUT_ROUTE));
 }
 
 export function hasRoutes(node: NodeDefinition): boolean {
