@@ -62,7 +62,7 @@ export {
   type ErrorCode,
 } from "./errors.js";
 export { readTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";
-export { Operator, belowText, defaultActor, type OperatorOptions, type CommandOutcome, type SignalResult } from "./operator/operator.js";
+export { Operator, defaultActor, type OperatorOptions, type CommandOutcome, type SignalResult } from "./operator/operator.js";
 export type { OwnerWaiting } from "./operator/owner-watch.js";
 export type { SignalStart } from "./operator/signal-with-start.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";

@@ -30,11 +30,6 @@ export interface SignalResult extends Record<string, unknown> {
   waitingRun?: string;
 }
 
-/** What a signal kept by a run none of whose nodes wait for it says of the run below that waits. */
-export function belowText(runId: string): string {
-  return `run ${runId} waits for it: signal that run`;
-}
-
 export interface OperatorOptions {
   /** Recorded on every command, e.g. `operator:alice`. Default: `operator:<OS user>`. */
   actor?: string;
@@ -171,7 +166,7 @@ export class Operator {
     // Kept, none of the run's nodes waiting: the sender may have meant a sub-workflow's run.
     const below = await this.signalWaiterBelow(runId, name);
     if (!below) return outcome;
-    return { ...outcome, effect: `${outcome.effect}; ${belowText(below.id)}`, result: { ...outcome.result, waitingRun: below.id } };
+    return { ...outcome, effect: `${outcome.effect}; run ${below.id} waits for it: signal that run`, result: { ...outcome.result, waitingRun: below.id } };
   }
 
   /**

@@ -36,7 +36,7 @@ export function prepareSignal(command: CommandRecord, view: RunView, events: Eve
   batch.patchRun({ inbox: [...inbox, signal] });
   const waiting = oldestWaiting(view.tasks, name);
   batch.event(events.run("run.signaled", { signalId: signal.id, name, ...(waiting ? { for: waiting.node } : {}) }));
-  if (!waiting) return { ok: true, batch, effect: `signal ${name} kept until a node takes it: ${NONE_WAITS}`, writesState: false, result: { signalId: signal.id } };
+  if (!waiting) return { ok: true, batch, effect: `signal ${name} kept until a node takes it: no node waits for it now`, writesState: false, result: { signalId: signal.id } };
   const resumed = transitionTask(waiting, "pending", { waitingFor: null, notBefore: null });
   batch.task(resumed, events.task(resumed, "task.scheduled", { node: waiting.node, why: "signal" }));
   const woken = wokenRun(run, signal.sentAt);
@@ -47,9 +47,6 @@ export function prepareSignal(command: CommandRecord, view: RunView, events: Eve
   }
   return { ok: true, batch, effect: `signal ${name} sent: ${waiting.node} goes on`, writesState: false, result: { signalId: signal.id, node: waiting.node } };
 }
-
-/** What a signal's effect says when no node of its run waits for it. */
-export const NONE_WAITS = "no node waits for it now";
 
 function oldestWaiting(tasks: readonly TaskRecord[], name: string): TaskRecord | undefined {
   const waiting = tasks.filter((t) => t.status === "interrupted" && t.waitingFor?.kind === "signal" && t.waitingFor.name === name);
