@@ -1,4 +1,4 @@
-import { errorMessage } from "../errors.js";
+import { StoreError, errorMessage } from "../errors.js";
 import { failedUncaught } from "../runtime/transitions.js";
 import { TERMINAL_RUN_STATUSES, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
@@ -20,20 +20,26 @@ export type BatchResult =
 
 /**
  * Applies `action` to each run, a few at a time, each run on its own: one refused (it ended
- * meanwhile, another operator acted first) does not stop the others. A run the action cannot
- * apply to is skipped, saying why (a run that ended takes no cancel nor signal; one with nothing
- * failed in its current step has nothing to retry).
+ * meanwhile, another operator acted first) does not stop the others — a store that failed does.
+ * A run the action cannot apply to is skipped, saying why (a run that ended takes no cancel nor
+ * signal; one with nothing failed in its current step has nothing to retry).
  */
 export async function runBatch(operator: Operator, store: Store, runs: readonly RunRecord[], action: BatchAction, concurrency = 8): Promise<BatchResult[]> {
   const results: BatchResult[] = new Array(runs.length);
   let next = 0;
+  // A store that cannot be reached would fail every run alike, each after its time-out: the
+  // first such failure stops the batch, and the runs not yet sent say so.
+  let storeFailedOn: string | undefined;
   const lane = async () => {
-    while (next < runs.length) {
+    while (next < runs.length && storeFailedOn === undefined) {
       const i = next++;
-      results[i] = await applyTo(operator, store, runs[i]!, action);
+      const result = await applyTo(operator, store, runs[i]!, action);
+      results[i] = result;
+      if (result.status === "failed" && result.error instanceof StoreError) storeFailedOn ??= result.runId;
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, lane));
+  for (let i = next; i < runs.length; i++) results[i] = { runId: runs[i]!.id, status: "skipped", why: `not sent: the store failed on run ${storeFailedOn}` };
   return results;
 }
 
