@@ -10,7 +10,7 @@ import { readState } from "./state/read.js";
 import { MemoryStore } from "./store/memory/memory-store.js";
 import type { CheckpointSummary, EventRecord, InterruptRecord, RunRecord } from "./store/records.js";
 import type { Store } from "./store/store.js";
-import { Operator, defaultActor, type CommandOutcome, type OperatorOptions } from "./operator/operator.js";
+import { Operator, defaultActor, type CommandOutcome, type OperatorOptions, type SignalResult } from "./operator/operator.js";
 import { startRun } from "./operator/start.js";
 import { continueRun } from "./operator/continue-run.js";
 import { followRun } from "./operator/reads.js";
@@ -297,7 +297,7 @@ export class RunHandle<S extends State = State> {
    * Sends the run a signal (`Operator.signal`): a node waiting for `name` goes on with `data`, or
    * the first to ask for it later takes it (`ctx.receive`).
    */
-  signal(name: string, data?: unknown, options: { reason?: string; actor?: string } = {}): Promise<CommandOutcome> {
+  signal(name: string, data?: unknown, options: { reason?: string; actor?: string } = {}): Promise<CommandOutcome<SignalResult>> {
     const { actor, ...rest } = options;
     return new Operator(this.store, { ...this.operator, ...(actor ? { actor: defaultActor(actor) } : {}) }).signal(this.id, name, data, rest);
   }

@@ -62,8 +62,9 @@ export {
   type ErrorCode,
 } from "./errors.js";
 export { readTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";
-export { Operator, defaultActor, type OperatorOptions, type CommandOutcome } from "./operator/operator.js";
+export { Operator, defaultActor, type OperatorOptions, type CommandOutcome, type SignalResult } from "./operator/operator.js";
 export type { OwnerWaiting } from "./operator/owner-watch.js";
+export type { SignalStart } from "./operator/signal-with-start.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";

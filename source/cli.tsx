@@ -4,7 +4,7 @@ import meow, { type AnyFlags } from "meow";
 import { defaultActor, didYouMean } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
 import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
-import { CLOSE_WAIT_MS, Resources, stopsOnSignal, type Command, type GlobalOptions } from "./cli/command.js";
+import { CLOSE_WAIT_MS, Resources, createsStore, stopsOnSignal, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, errorJson, exitCodeOf, type ExitCode } from "./cli/errors.js";
 import { Output } from "./cli/output.js";
@@ -143,7 +143,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     if (flags.as !== undefined && !/^[\w.@-]+$/.test(String(flags.as))) {
       throw new UsageError(`--as ${JSON.stringify(flags.as)}: use letters, digits, '.', '_', '@' or '-'`);
     }
-    const res = new Resources(global, command);
+    const res = new Resources(global, { ...command, createsStore: createsStore(command, sub.flags as never) });
     resources.current = res;
     const out = new Output(global.json);
     const code = await command.run({

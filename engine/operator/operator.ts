@@ -1,22 +1,34 @@
 import { userInfo } from "node:os";
 import { ConflictError, ValidationError } from "../errors.js";
-import { derivedId } from "../ids.js";
+import { derivedId, newId } from "../ids.js";
 import { checkSignalData, checkSignalName } from "../runtime/signal-inbox.js";
 import type { DiffEntry } from "../state/diff.js";
 import type { State } from "../state/ops.js";
-import type { CheckpointRecord } from "../store/records.js";
+import type { CheckpointRecord, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { CommandDelivery } from "./command-delivery.js";
 import type { CommandOutcome } from "./command-records.js";
 import { forkRun, type ForkOptions } from "./fork.js";
 import { notFound } from "./must-get.js";
 import type { OwnerWaiting } from "./owner-watch.js";
+import { signalWaiterBelow } from "./signal-waiters.js";
+import { startForSignal, type SignalStart } from "./signal-with-start.js";
 import { checkpointDiff, findCheckpoint, stateAt, type CheckpointRef } from "./reads.js";
 import { taskOfCurrentStep } from "./task-ref.js";
 import { WorkflowVersions } from "./workflow-versions.js";
 import { childCancelReason } from "../worker/commands.js";
 
 export type { CommandOutcome } from "./command-records.js";
+
+/**
+ * What a signal did: its id; `node`, the node it let go on; else `waitingRun`, a run below (a
+ * sub-workflow's) whose node waits for it, where it was most likely meant to go.
+ */
+export interface SignalResult extends Record<string, unknown> {
+  signalId: string;
+  node?: string;
+  waitingRun?: string;
+}
 
 export interface OperatorOptions {
   /** Recorded on every command, e.g. `operator:alice`. Default: `operator:<OS user>`. */
@@ -141,13 +153,42 @@ export class Operator {
   /**
    * Sends a run a signal — an event from outside it: a payment confirmed, a build finished, a
    * webhook — kept in its inbox until a node takes it (`ctx.receive(name)`, a wait node's `signal`),
-   * the oldest of its name first; a node waiting for it goes on at once. Refused for a run that
-   * has ended. `commandId` makes a sender's retry safe (only one is recorded).
+   * the oldest of its name first; a node waiting for it goes on at once. When none of the run's
+   * nodes waits for it, its effect says so, and names a run below (a sub-workflow's) that waits
+   * for it (`result.waitingRun`): the signal stays in this run's inbox, for a node that asks later.
+   * Refused for a run that has ended. `commandId` makes a sender's retry safe (only one is recorded).
    */
-  async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<{ signalId: string; node?: string }>> {
+  async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<SignalResult>> {
     checkSignalName(name);
     checkSignalData(data);
-    return (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<{ signalId: string; node?: string }>;
+    const outcome = (await this.commands.submit(runId, "signal", { name, ...(data !== undefined ? { data } : {}) }, options.reason, options.commandId)) as CommandOutcome<SignalResult>;
+    if (outcome.result.node !== undefined) return outcome;
+    // Kept, none of the run's nodes waiting: the sender may have meant a sub-workflow's run.
+    const below = await this.signalWaiterBelow(runId, name);
+    if (!below) return outcome;
+    return { ...outcome, effect: `${outcome.effect}; run ${below.id} waits for it: signal that run`, result: { ...outcome.result, waitingRun: below.id } };
+  }
+
+  /**
+   * Signal-with-start (Temporal's SignalWithStart, a webhook's first call): starts the run
+   * `start.runId` of `start.workflow` (from `start.input`, with the start's options) when no run
+   * has that id, then sends it the signal, as `signal` does; `result.started` says whether this
+   * call started it. A run with that id of another workflow is refused, nothing sent
+   * (ConflictError); of two senders racing, one starts the run and both signals land.
+   */
+  async signalWithStart(
+    start: SignalStart,
+    name: string,
+    data?: unknown,
+    options: { reason?: string; commandId?: string } = {},
+  ): Promise<CommandOutcome<SignalResult & { started: boolean }>> {
+    checkSignalName(name);
+    checkSignalData(data);
+    // The signal's id is known before the run is made: its run.created names it.
+    const commandId = options.commandId ?? newId("cmd");
+    const started = await startForSignal(this.store, this.actor, start, { id: commandId, name });
+    const outcome = await this.signal(start.runId, name, data, { ...options, commandId });
+    return { ...outcome, result: { ...outcome.result, started } };
   }
 
   /** Pauses the run before `node` each time it is scheduled, until `clearBreakpoint`. */
@@ -183,6 +224,14 @@ export class Operator {
    */
   diff(runId: string, a: CheckpointRef, b?: CheckpointRef): Promise<{ from: CheckpointRecord | null; to: CheckpointRecord; diff: DiffEntry[] }> {
     return checkpointDiff(this.store, runId, a, b);
+  }
+
+  /**
+   * The run below `runId` (a sub-workflow's, or theirs) not ended with a node waiting for a signal
+   * `name` now, the nearest first; undefined when none has.
+   */
+  signalWaiterBelow(runId: string, name: string): Promise<RunRecord | undefined> {
+    return signalWaiterBelow(this.store, runId, name);
   }
 
   /** The state at a checkpoint (default: the run's head). */

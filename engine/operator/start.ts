@@ -30,6 +30,12 @@ export interface StartRunOptions {
   tags?: Record<string, string>;
   /** Canceled unless it ended this long after it was made; default the workflow's `limits.deadlineSeconds`. */
   deadlineSeconds?: number;
+  /**
+   * The signal this start is made to deliver (signal-with-start): its run's `run.created` says
+   * so, and tells this start's run from another's made by the same actor with the same input at
+   * the same moment, which a Redis store takes for this one sent again.
+   */
+  signal?: { id: string; name: string };
 }
 
 /** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */
@@ -87,13 +93,14 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
         next: [workflow.definition.start],
         ...(options.tags ? { tags: options.tags } : {}),
         deadlineSeconds: options.deadlineSeconds ?? workflow.definition.limits.deadlineSeconds,
+        ...(options.signal ? { signal: options.signal } : {}),
       }),
     );
     // No events: the store took this as a write sent again after its reply was lost. Redis knows
     // that by the input checkpoint alone, which another start with this id and input has too when
     // made in the same millisecond: a run that is not this start's is one that existed.
     const run = events.length === 0 && options.id !== undefined ? await store.getRun(id) : undefined;
-    if (run && (run.version !== workflow.version || (await howItDiffers(store, run, start)) !== undefined)) existing = run;
+    if (run && (run.version !== workflow.version || (await howItDiffers(store, run, start)) !== undefined || !(await madeFor(store, run, options.signal)))) existing = run;
   } catch (error) {
     existing = error instanceof ConflictError && options.id !== undefined ? await store.getRun(id) : undefined;
     if (!existing) throw error;
@@ -103,6 +110,13 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
     throw new RunExistsError(existing, differs === undefined, `run ${id} already exists${differs ? `, ${differs}: give another id` : ": started before with this workflow and input"}`);
   }
   return id;
+}
+
+/** Whether `run` was made for `signal` (any run is, when the start delivers none). */
+async function madeFor(store: Store, run: RunRecord, signal: StartRunOptions["signal"]): Promise<boolean> {
+  if (!signal) return true;
+  const [created] = await store.readEvents({ runId: run.id, types: ["run.created"], limit: 1 });
+  return (created?.payload as { signal?: { id: string } } | undefined)?.signal?.id === signal.id;
 }
 
 /**

@@ -38,9 +38,10 @@ export class Committer {
   /**
    * Sends the batch. A lost lease stops the executor without writing anything more; a failing
    * store is retried with the same commit id (so a commit whose reply was lost is not applied
-   * twice) until the lease would have run out.
+   * twice) until the lease would have run out. `ending`: why the run stopped, should this commit
+   * stop it, when its record cannot tell (who canceled it).
    */
-  async commit(expect: { expectHead?: string } = {}): Promise<void> {
+  async commit(expect: { expectHead?: string } = {}, ending?: string): Promise<void> {
     const rs = this.rs;
     if (rs.batch.empty) {
       this.launchPending();
@@ -94,7 +95,7 @@ export class Committer {
     for (const interrupt of batch.interrupts.values()) rs.interrupts.set(interrupt.id, interrupt);
     if (rs.run.status !== "running") {
       rs.launch = [];
-      this.owner.finish(endedWhy(rs.run));
+      this.owner.finish(ending ?? endedWhy(rs.run));
       return;
     }
     this.launchPending();

@@ -3,6 +3,9 @@ import type { InterruptDeadlineOptions } from "../graph/model.js";
 import { checkJson } from "../state/schema.js";
 import type { InterruptDeadline, InterruptRequest } from "../store/records.js";
 
+/** Who acts on a deadline (an interrupt's answer, a run's cancel), as its command and its record say. */
+export const DEADLINE_ACTOR = "timeout";
+
 /** Beyond this a deadline is no longer a date (as a wait's `seconds`), and is surely a mistake. */
 export const MAX_DEADLINE_SECONDS = 100 * 365 * 24 * 3600;
 

@@ -1,6 +1,6 @@
 import { ConflictError } from "../errors.js";
 import type { CommandRecord } from "../store/records.js";
-import { acceptance, cancelBatch, canceledEffect, childCancelReason, prepareCommand, refusal } from "../worker/commands.js";
+import { acceptance, cancelBatch, canceledEffect, canceledWhy, childCancelReason, prepareCommand, refusal } from "../worker/commands.js";
 import type { RunView } from "../worker/command-view.js";
 import type { Committer } from "./commit.js";
 import { EventFactory } from "./event-factory.js";
@@ -82,7 +82,7 @@ export class RunCommands {
     const events = new EventFactory(rs.run.id, command.actor, this.options.secretKeys);
     rs.batch.absorb(cancelBatch(rs.run, [...rs.tasks.values()], rs.pendingInterrupts(), command.actor, command.reason ?? "canceled by operator", events));
     rs.batch.answer(acceptance(command, canceledEffect(rs.run.id), {}, command.actor));
-    await this.committer.commit();
+    await this.committer.commit({}, canceledWhy(command));
     const children = await this.host.store.listRuns({ parentRunId: rs.run.id, status: ["queued", "running", "paused"] });
     for (const child of children.runs) await this.host.cancelChild(child.id, command.actor, childCancelReason(rs.run.id, command.reason));
   }

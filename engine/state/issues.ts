@@ -52,6 +52,8 @@ function describeIssue(issue: z.core.$ZodIssue, base: Path): Issue | Issue[] {
       if (!/^Too (big|small): /.test(issue.message)) return { path, message: issue.message };
       return { path, message: `${bound(issue)}, got ${sizeOf(issue.origin, input)}` };
     case "invalid_value":
+      // A required choice left out: what it may be, not `undefined is not one of ...`.
+      if (input === undefined) return { path, message: `missing (expected ${orList(issue.values.map((v) => JSON.stringify(v)))})` };
       return { path, message: `${shown(input)} is not one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}` };
     case "unrecognized_keys":
       return { path, message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}` };
@@ -102,6 +104,11 @@ function sizeOf(origin: string, input: unknown): string {
   if (Array.isArray(input)) return `${input.length}`;
   if (origin === "object" && input !== null && typeof input === "object") return `${Object.keys(input).length}`;
   return shown(input);
+}
+
+/** `"a"`, `"a" or "b"`, `"a", "b" or "c"`. */
+function orList(items: readonly string[]): string {
+  return items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
 }
 
 /** Zod's names for types, in JSON Schema's words (the words a workflow's state is written in). */

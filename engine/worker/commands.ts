@@ -3,6 +3,7 @@ import { EventFactory } from "../runtime/event-factory.js";
 import { Batch } from "../runtime/batch.js";
 import { closeAttempt, failedUncaught, isParked, lostWithWorker, runTransition, transitionTask } from "../runtime/transitions.js";
 import { WORKER_LOST } from "../runtime/retry.js";
+import { DEADLINE_ACTOR } from "../runtime/deadlines.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type CommandRecord, type InterruptRecord, type RunRecord, type TaskRecord } from "../store/records.js";
 import { editCheckpoint, prepareResolve, prepareUpdate, resumeIfPaused } from "./command-edits.js";
 import { refuse, workerLost, type Prepared, type RunView } from "./command-view.js";
@@ -174,6 +175,15 @@ function prepareCancel(command: CommandRecord, view: RunView, events: EventFacto
 /** Why a child run is canceled with its parent: the parent's cancel, with the operator's reason. */
 export function childCancelReason(parentId: string, reason: string | null | undefined): string {
   return `parent run ${parentId} canceled${reason ? `: ${reason}` : ""}`;
+}
+
+/**
+ * Why a run was canceled, in the log of the worker that ran it (a run's record does not say who
+ * canceled it): by a deadline (its own, or its parent's), or by whom, with the reason given.
+ */
+export function canceledWhy(command: Pick<CommandRecord, "actor" | "reason">): string {
+  if (command.actor === DEADLINE_ACTOR) return `by a deadline: ${command.reason ?? "the run had not ended by then"}`;
+  return `by ${command.actor}${command.reason ? `: ${command.reason}` : ""}`;
 }
 
 /** What a cancel did, in the same words whichever process applied it. */

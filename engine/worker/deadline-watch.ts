@@ -3,13 +3,12 @@ import { derivedId } from "../ids.js";
 import { CommandDelivery } from "../operator/command-delivery.js";
 import { WorkflowVersions } from "../operator/workflow-versions.js";
 import { Operator } from "../operator/operator.js";
+import { DEADLINE_ACTOR } from "../runtime/deadlines.js";
 import { TERMINAL_RUN_STATUSES, type EventRecord, type InterruptRecord, type RunRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
 import { repeatUntil } from "./periodic.js";
 
-/** Who gives a deadline's answer, as its resolution and its command say. */
-export const DEADLINE_ACTOR = "timeout";
 /** How often a worker lists the pending interrupts and the runs not ended afresh; their events tell it of new ones meanwhile. */
 const RELOAD_MS = 60_000;
 /** Events after which a run has ended: its deadline no longer applies. */

@@ -36,7 +36,7 @@ export function prepareSignal(command: CommandRecord, view: RunView, events: Eve
   batch.patchRun({ inbox: [...inbox, signal] });
   const waiting = oldestWaiting(view.tasks, name);
   batch.event(events.run("run.signaled", { signalId: signal.id, name, ...(waiting ? { for: waiting.node } : {}) }));
-  if (!waiting) return { ok: true, batch, effect: `signal ${name} kept until a node takes it`, writesState: false, result: { signalId: signal.id } };
+  if (!waiting) return { ok: true, batch, effect: `signal ${name} kept until a node takes it: no node waits for it now`, writesState: false, result: { signalId: signal.id } };
   const resumed = transitionTask(waiting, "pending", { waitingFor: null, notBefore: null });
   batch.task(resumed, events.task(resumed, "task.scheduled", { node: waiting.node, why: "signal" }));
   const woken = wokenRun(run, signal.sentAt);

@@ -64,10 +64,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
    */
   readsOnly?: boolean;
   /**
-   * Creates a SQLite store that does not exist yet (start, worker, demo, console). Every other
-   * command acts on what a store holds, so a mistyped `--store` path is an error, not a new file.
+   * Creates a SQLite store that does not exist yet (start, worker, demo, console; signal
+   * --start, given its flags). Every other command acts on what a store holds, so a mistyped
+   * `--store` path is an error, not a new file.
    */
-  createsStore?: boolean;
+  createsStore?: boolean | ((flags: Partial<TypedFlags<F>>) => boolean);
   /**
    * Executes the runs it makes in this process, to their end (run, demo): the one kind of command
    * a `memory:` store works for. Any other would start from an empty store, or leave its writes
@@ -80,6 +81,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
 /** Whether `command`, given `flags`, stops cleanly on Ctrl-C through its signal. */
 export function stopsOnSignal<F extends AnyFlags>(command: Command<F>, flags: Partial<TypedFlags<F>>): boolean {
   return typeof command.stopsOnSignal === "function" ? command.stopsOnSignal(flags) : (command.stopsOnSignal ?? false);
+}
+
+/** Whether `command`, given `flags`, creates a store that does not exist yet. */
+export function createsStore<F extends AnyFlags>(command: Command<F>, flags: Partial<TypedFlags<F>>): boolean {
+  return typeof command.createsStore === "function" ? command.createsStore(flags) : (command.createsStore ?? false);
 }
 
 /** Keeps each command's flag types attached to its `run`. */
@@ -96,7 +102,7 @@ export class Resources {
 
   constructor(
     private readonly global: GlobalOptions,
-    private readonly command: Pick<Command, "name" | "readsOnly" | "createsStore" | "inProcess">,
+    private readonly command: Pick<Command, "name" | "readsOnly" | "inProcess"> & { createsStore: boolean },
   ) {}
 
   store(readOnly = this.command.readsOnly ?? false): Promise<Store> {
@@ -107,7 +113,7 @@ export class Resources {
       if (warning) this.warn(warning);
       opened = openStore(this.global.store, {
         readOnly,
-        create: this.command.createsStore ?? false,
+        create: this.command.createsStore,
         ...(this.global.durability ? { durability: this.global.durability } : {}),
         onWarning: (message) => this.warn(message),
       });
@@ -178,7 +184,7 @@ export function isMemoryStore(url: string): boolean {
   return /^memory:?$/.test(url);
 }
 
-function memoryRefused(command: Pick<Command, "name" | "createsStore">): UsageError {
+function memoryRefused(command: Pick<Command, "name"> & { createsStore: boolean }): UsageError {
   const why = command.createsStore
     ? `what pitwall ${command.name} writes there would be gone when it exits, unseen by any other pitwall process`
     : `pitwall ${command.name} would find it empty: no other process can have put anything there`;

@@ -23,6 +23,14 @@ export function readJsonArgument(flag: string, text: string): unknown {
   return parsed.value;
 }
 
+/** A start's `--input`: a run's starting state (`{}` when not given); `null` written out is a mistake. */
+export function startInput(text: string | undefined): unknown {
+  const input = text === undefined ? {} : readJsonArgument("input", text);
+  // The engine takes null for "no input"; written out on a command line it is a mistake.
+  if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");
+  return input;
+}
+
 export type PathPart = string | number;
 
 /**

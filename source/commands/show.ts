@@ -5,7 +5,7 @@ import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli
 import { duration, inline, plural } from "../text/plain.js";
 import { ranMs } from "../text/run-time.js";
 import { deadlineText, runDeadlineText } from "../text/deadline-text.js";
-import { inboxText } from "../text/signal-text.js";
+import { inboxText, receivedText } from "../text/signal-text.js";
 import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
@@ -174,7 +174,8 @@ function printTasks(out: Output, all: TaskRecord[]): void {
       t.attempts.at(-1)?.code === SKIPPED ? "skipped" : t.status,
       t.call === null ? triesText(t.attempts) : t.attempts.length <= 1 ? String(t.attempts.length) : madeText(t.attempts),
       duration(taskTime(t)),
-      errorOrWait(t),
+      // Which signals the node took: which sent signal went where.
+      [errorOrWait(t), receivedText(t.received)].filter(Boolean).join(" · "),
     ]),
   );
 }

@@ -5,7 +5,7 @@ import { defineCommand } from "../cli/command.js";
 import { EXIT, TimedOutError, UsageError } from "../cli/errors.js";
 import { age, runStatus } from "../cli/format.js";
 import { heldBy, settledText, settledValue } from "../cli/settled.js";
-import { listFlag, readJsonArgument, secondsFlag, tagFlags } from "../cli/inputs.js";
+import { listFlag, secondsFlag, startInput, tagFlags } from "../cli/inputs.js";
 import { checkedVersion, compiledFile } from "../cli/workflow-file.js";
 import { outageNotes } from "../cli/outage-notes.js";
 
@@ -57,9 +57,7 @@ started --from another keeps that run's tags, these added.
     const workflow = registry ? compiledFile(file, registry) : checkedVersion(file);
     // What validate warns of (a loop that may not end, routes without a default) is said here too.
     for (const warning of workflow.warnings) out.note(formatProblemIn(file, warning));
-    const input = flags.input === undefined ? {} : readJsonArgument("input", flags.input);
-    // The engine takes null for "no input"; written out on a command line it is a mistake.
-    if (input === null) throw new UsageError("--input null: give a JSON object, the run's starting state (or leave --input out)");
+    const input = startInput(flags.input);
     if (flags.timeout !== undefined && !flags.wait) throw new UsageError("--timeout goes with --wait");
     if (flags.until !== undefined && !flags.wait) throw new UsageError("--until goes with --wait");
     if (flags.until !== undefined && flags.until !== "settled" && flags.until !== "end") throw new UsageError(`--until ${flags.until}: give settled (the default: until it ends or pauses) or end`);

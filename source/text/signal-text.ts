@@ -31,3 +31,18 @@ export function signalWaitText(waits: readonly SignalWait[]): string {
   for (const w of waits) byName.set(w.name, [...(byName.get(w.name) ?? []), w.node]);
   return `waiting for ${[...byName].map(([name, nodes]) => `signal ${name} at ${nodes.join(", ")}`).join("; ")}`;
 }
+
+/**
+ * What a task took of signals, by its receives (`name#k`: its k-th receive of `name`):
+ * `took signal paid#1`, `took signals item#1, item#2`; a receive that gave up, none having come in
+ * time: `no signal reply#1 in time`. Empty when it took none.
+ */
+export function receivedText(received: TaskRecord["received"]): string {
+  const entries = Object.entries(received ?? {});
+  const took = entries.filter(([, s]) => !s.timedOut).map(([key]) => key);
+  const missed = entries.filter(([, s]) => s.timedOut).map(([key]) => key);
+  return [
+    ...(took.length > 0 ? [`took signal${took.length > 1 ? "s" : ""} ${took.join(", ")}`] : []),
+    ...(missed.length > 0 ? [`no signal ${missed.join(", ")} in time`] : []),
+  ].join(" · ");
+}

@@ -16,6 +16,10 @@ const review = workflow("review", { state: z.object({}) })
   .approval("ok", { question: "Ship it?", routes: { approve: "END", reject: "END" } })
   .compile();
 
+/** A parent whose sub-workflow's run waits for the signal `approved`. */
+const approvalChild = workflow("approval-child", { state: z.object({}) }).wait("approved", { signal: "approved", next: "END" }).compile();
+const approvalParent = workflow("approval-parent", { state: z.object({}) }).subgraph("sub", approvalChild, { next: "END" }).compile();
+
 /** The run once `test` holds of it (polled). */
 const runOnce = (store: MemoryStore, runId: string, test: (run: RunRecord) => boolean, what: string) =>
   until(async () => {
@@ -131,8 +135,28 @@ it("sends a signal no node waits for, without data: the run keeps it in its inbo
   expect(frame).toContain("No node waits for audit now: it is kept until a node takes it.");
   expect(frame).toContain("No data.");
   await ui.press("tab", "enter");
-  await ui.waitFor("signal audit kept until a node takes it");
+  await ui.waitFor("signal audit kept until a node takes it: no node waits for it now");
   await ui.waitFor("✉ inbox: 1 signal no node has taken: audit");
   expect((await store.getRun(runId))!.inbox).toEqual([expect.objectContaining({ name: "audit", actor: "operator:tester" })]);
   expect((await store.getRun(runId))!.inbox![0]).not.toHaveProperty("data");
+});
+
+it("sending a signal none of the run's nodes waits for, while its sub-workflow's run does, names that run, before and after", async () => {
+  const store = new MemoryStore();
+  engine = createEngine({ store, workflows: [approvalParent], worker: { pollMs: 50 } });
+  const run = await engine.start(approvalParent);
+  const below = await until(async () => (await store.listRuns({ parentRunId: run.id, status: ["paused"] })).runs[0], 5_000, "the child run to pause for its signal");
+  ui = await openConsole({ store, columns: 120, initial: { kind: "run", runId: run.id } });
+  await ui.waitFor("! signal");
+  await ui.press("!");
+  await ui.waitFor("Signal name:");
+  await ui.type("approved");
+  await ui.press("enter");
+  await ui.waitFor("approved data (JSON):");
+  await ui.press("enter");
+  const frame = await ui.waitFor(`Run ${below.id} waits for it: signal that run.`);
+  expect(frame).toContain("No node waits for approved now: it is kept until a node takes it.");
+  await ui.press("tab", "enter");
+  await ui.waitFor(`run ${below.id} waits for it: signal that run`);
+  expect((await store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ name: "approved" })]);
 });

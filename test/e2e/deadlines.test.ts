@@ -62,4 +62,18 @@ describe("deadlines from the command line", () => {
     expect((await cli.json<RunRecord>(["show", runId])).status).toBe("canceled");
     expect((await cli.run(["events", runId])).stdout).toMatch(/run\.canceled\s+timeout\s+.*it had not ended 3 s after it started/);
   });
+
+  it("the log of the worker running a run its deadline cancels says the deadline canceled it", async () => {
+    const file = join(cli.dir, "busy.json");
+    const actions = join(cli.dir, "busy.mjs");
+    writeFileSync(file, JSON.stringify({ name: "busy", state: {}, start: "work", nodes: { work: { action: "busy", next: "END" } } }));
+    // Busy until aborted: the worker holds the run when its deadline comes.
+    writeFileSync(actions, `export default { busy: (_s, ctx) => new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))) };\n`);
+    const worker = cli.spawn(["worker", "--actions", actions]);
+    const runId = (await cli.run(["start", file, "--deadline", "2"])).stdout.trim();
+    const line = await worker.waitForLine((l) => l.includes(`run ${runId} canceled`), 20_000);
+    expect(line).toMatch(new RegExp(`INFO  run ${runId} canceled: by a deadline: it had not ended 2 s after it started \\(deadline \\d{4}-`));
+    worker.child.kill("SIGINT");
+    await worker.exited;
+  });
 });

@@ -29,11 +29,43 @@ describe("pitwall signal", () => {
       expect([sent.code, sent.stdout.trim()]).toEqual([0, "signal payment.confirmed sent: paid goes on"]);
       await until(async () => (await cli.json<RunRecord>(["show", runId])).status === "succeeded", 20_000, "the run to end");
       expect(await cli.json(["state", runId])).toEqual({ payment: { amount: 42 } });
+      // Which node took which signal, in show's task table.
+      expect((await cli.run(["show", runId])).stdout).toMatch(/^\s*1\s+paid\s+succeeded\s.*took signal payment\.confirmed#1$/m);
       const late = await cli.run(["signal", runId, "payment.confirmed"]);
       expect([late.code, late.stderr.trim()]).toEqual([3, `pitwall signal: run ${runId} has ended (succeeded): a signal reaches only a run that has not`]);
     } finally {
       worker.child.kill("SIGINT");
       await worker.exited;
     }
+  });
+
+  it("signal --start: the first signal of an order starts its run (a store too) and is delivered; the next finds the run; another workflow's run is a conflict", async () => {
+    const order = join(cli.dir, "order.json");
+    writeFileSync(
+      order,
+      JSON.stringify({
+        name: "order",
+        state: { sku: { type: "string", default: "" }, payment: { type: "object", default: {} } },
+        start: "paid",
+        nodes: { paid: { kind: "wait", signal: "paid", output: "payment", next: "END" } },
+      }),
+    );
+    const refund = join(cli.dir, "refund.json");
+    writeFileSync(refund, JSON.stringify({ name: "refund", state: {}, start: "w", nodes: { w: { kind: "wait", signal: "paid", next: "END" } } }));
+    const store = ["--store", `sqlite:${join(cli.dir, "webhooks.db")}`];
+    const send = (...args: string[]) => cli.run(["signal", "order-41", "paid", ...args, ...store]);
+    const first = await send("--data", '{"eur":5}', "--start", order, "--input", '{"sku":"x"}', "--json");
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ started: true, effect: "signal paid kept until a node takes it: no node waits for it now" });
+    const again = await send("--data", '{"eur":6}', "--start", order);
+    expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, "signal paid kept until a node takes it: no node waits for it now", ""]);
+    expect(JSON.parse((await send("--start", order, "--json")).stdout)).toMatchObject({ started: false });
+    const wrong = await send("--start", refund);
+    expect([wrong.code, wrong.stderr.trim()]).toEqual([3, "pitwall signal: run order-41 is a run of workflow order, not refund: no signal sent"]);
+    expect((await send("--input", "{}")).stderr).toContain("--input goes with --start");
+    const worker = await cli.run(["worker", "--once", ...store]);
+    expect(worker.code).toBe(0);
+    expect(await cli.json(["state", "order-41", ...store])).toEqual({ sku: "x", payment: { eur: 5 } });
+    expect((await cli.run(["events", "order-41", "--type", "run.created", ...store])).stdout).toMatch(/order \(version \w+\), started to take signal paid \(cmd-\w+\)$/m);
   });
 });

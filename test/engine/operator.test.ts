@@ -677,12 +677,13 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(refused.map((e) => e.payload)).toEqual([expect.objectContaining({ command: "cancel", reason: expect.stringContaining("already ended") })]);
   });
 
-  it("cancels a running run through its worker, aborting the node", async () => {
+  it("cancels a running run through its worker, aborting the node; the worker says who canceled it", async () => {
     let aborted = false;
     const wf = workflow("cancel-running", { state })
       .node("work", (_s, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted"))))), { next: "END" })
       .compile();
-    const engine = await harness.engine([wf]);
+    const ends: string[] = [];
+    const engine = await harness.engine([wf], { worker: { onRunEnd: (_id, end) => ends.push("why" in end ? `${end.status}: ${end.why}` : end.error) } });
     const run = await engine.start(wf);
     await until(async () => (await engine.store.listTasks(run.id))[0]?.status === "running", 5000, "running");
     await engine.operator("ann").cancel(run.id, { reason: "stop it" });
@@ -690,6 +691,7 @@ describe.each(storeFactories)("operator control ($name store)", (factory) => {
     expect(aborted).toBe(true);
     const canceled = await engine.store.readEvents({ runId: run.id, types: ["run.canceled"] });
     expect(canceled.map((e) => [e.payload, e.actor])).toEqual([[{ reason: "stop it" }, "operator:ann"]]);
+    expect(await until(() => ends[0], 5000, "the run's end")).toBe("canceled: by operator:ann: stop it");
   });
 
   it("resolves an interrupt of a run whose worker still runs its other branches", async () => {

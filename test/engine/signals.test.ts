@@ -45,7 +45,8 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
     const run = await engine.start(wf);
     await pausedFor(engine, run.id, "interrupt");
     const early = await run.signal("paid", "EUR 5");
-    expect(early.effect).toBe("signal paid kept until a node takes it");
+    expect(early.effect).toBe("signal paid kept until a node takes it: no node waits for it now");
+    expect(early.result).not.toHaveProperty("waitingRun");
     await run.signal("paid", "EUR 6");
     expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ name: "paid", data: "EUR 5" }), expect.objectContaining({ name: "paid", data: "EUR 6" })]);
     const [ask] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
@@ -178,6 +179,25 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
     await quick.signal("paid", 7);
     expect((await ended(engine, quick.id)).status).toBe("succeeded");
     expect((await quick.state()).payment).toBe(7);
+  });
+
+  it("a signal none of the run's nodes waits for, while a sub-workflow's run does, names that run; the run keeps it", async () => {
+    const child = workflow("approval-child", { state }).wait("approved", { signal: "approved", output: "payment", next: "END" }).compile();
+    const parent = workflow("approval-parent", { state }).subgraph("sub", child, { next: "END" }).compile();
+    const engine = await harness.engine([parent]);
+    const run = await engine.start(parent);
+    const [below] = (await until(async () => {
+      const { runs } = await engine.store.listRuns({ parentRunId: run.id, status: ["paused"] });
+      return runs.length > 0 ? runs : undefined;
+    }, 10_000, "the child run to pause for its signal"));
+    const sent = await run.signal("approved", "yes");
+    expect(sent.effect).toBe(`signal approved kept until a node takes it: no node waits for it now; run ${below!.id} waits for it: signal that run`);
+    expect(sent.result).toMatchObject({ waitingRun: below!.id });
+    expect((await engine.store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ name: "approved", data: "yes" })]);
+    // A name nobody below waits for names no run.
+    expect((await run.signal("other")).result).not.toHaveProperty("waitingRun");
+    expect((await engine.operator("ann").signal(below!.id, "approved", "yes")).effect).toBe("signal approved sent: approved goes on");
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
   });
 
   it("refuses signal data JSON would not keep, or larger than 64 KiB, writing nothing", async () => {

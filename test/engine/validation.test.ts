@@ -112,6 +112,8 @@ describe("workflow validation", () => {
     );
     expect(said({ deadline: { seconds: 60, decision: "edit" } }).join("\n")).toContain('$.nodes.init.deadline.decision "edit" is not one of "approve", "reject"');
     expect(said({ deadline: { seconds: 0, decision: "reject" } }).join("\n")).toContain("$.nodes.init.deadline.seconds");
+    // A decision left out says what it may be (zod's own: `undefined is not one of ...`).
+    expect(said({ deadline: { seconds: 60 } })).toEqual(['$.nodes.init.deadline.decision required field is missing (expected "approve" or "reject")']);
     expect(said({ routes: { approve: "work", reject: "END", timeout: "END" } }).join("\n")).toContain('"timeout" is not one of this approval\'s decisions (approve, reject, edit); the "timeout" route needs a deadline');
     expect(said({ timeoutMs: 1000 }).join("\n")).toContain("give it a deadline");
   });

@@ -18,6 +18,7 @@ describe("events in words, as `pitwall events` prints them and the console's eve
   it("says who claimed a run and when it was taken over, what a node wrote and where it routed, a skip", () => {
     expect(describeEvent(event("run.claimed", { worker: "w1", fence: 3, recovered: true }))).toBe("by w1 (fence 3): taken over, its worker was lost");
     expect(describeEvent(event("run.resumed", { by: "operator:ann" }))).toBe("by operator:ann");
+    expect(describeEvent(event("run.created", { workflow: "order", version: "0123456789abcdef", signal: { id: "cmd-1", name: "paid" } }))).toBe("order (version 0123456789ab), started to take signal paid (cmd-1)");
     expect(describeEvent(event("task.succeeded", { node: "triage", attempt: 2, durationMs: 1500, keys: ["label"], route: "bug" }))).toBe(
       "triage attempt 2 in 1.5s → route bug, wrote label",
     );

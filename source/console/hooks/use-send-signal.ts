@@ -17,13 +17,22 @@ function signalNames(detail: RunDetail): string[] {
   return [...new Set([...waited, ...declared])];
 }
 
-/** What sending `name` does, as the run stands: the node it lets go on, or where it is kept. */
-function effectLines(detail: RunDetail, name: string, data: unknown): Line[] {
-  const waiting = signalWaits(detail.run, detail.tasks).find((w) => w.name === name);
+/** The node of the run that waits for `name` now, the one a signal of it lets go on. */
+function waiterOf(detail: RunDetail, name: string): string | undefined {
+  return signalWaits(detail.run, detail.tasks).find((w) => w.name === name)?.node;
+}
+
+/**
+ * What sending `name` does, as the run stands: the node it lets go on, or that it is kept — and
+ * the run below (a sub-workflow's) that waits for it, if one does.
+ */
+function effectLines(detail: RunDetail, name: string, data: unknown, below: string | undefined): Line[] {
+  const waiting = waiterOf(detail, name);
   return [
     waiting
-      ? [seg(clean(waiting.node), { bold: true }), seg(" waits for it and goes on with it.")]
+      ? [seg(clean(waiting), { bold: true }), seg(" waits for it and goes on with it.")]
       : [seg(`No node waits for ${clean(name)} now: it is kept until a node takes it.`, { color: MUTED })],
+    ...(!waiting && below ? [[seg(`Run ${clean(below)} waits for it: signal that run.`, { bold: true })]] : []),
     data === undefined ? [seg("No data.", { color: MUTED })] : [seg("Data: ", { color: MUTED }), seg(inline(data))],
   ];
 }
@@ -62,9 +71,12 @@ export function useSendSignal(detail: RunDetail | undefined): Handler | undefine
     if (text === undefined) return ui.report({ tone: "info", text: `signal ${name} canceled; nothing sent` });
     const parsed = text.trim() === "" ? { value: undefined } : parseJsonText(text);
     if (parsed.error !== undefined) return ui.report({ tone: "error", text: `signal ${name} not sent: its data is not JSON (${parsed.error})` });
+    const now = latest.current ?? detail;
+    // Where none of the run's nodes waits for it, a sub-workflow's run may: the sender likely meant that one.
+    const below = waiterOf(now, name) ? undefined : await operator.signalWaiterBelow(run.id, name).then((r) => r?.id, () => undefined);
     const answer = await ui.confirm({
       title: `Send signal ${name} to run ${run.id}?`,
-      body: effectLines(latest.current ?? detail, name, parsed.value),
+      body: effectLines(now, name, parsed.value, below),
       action: "Send signal",
       reason: "optional",
       runId: run.id,
