@@ -30,6 +30,8 @@ export interface StartRunOptions {
   tags?: Record<string, string>;
   /** Canceled unless it ended this long after it was made; default the workflow's `limits.deadlineSeconds`. */
   deadlineSeconds?: number;
+  /** The schedule starting it, and the time it starts it for (recorded in its `run.created`). */
+  schedule?: { id: string; at: number };
 }
 
 /** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */
@@ -87,6 +89,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
         next: [workflow.definition.start],
         ...(options.tags ? { tags: options.tags } : {}),
         deadlineSeconds: options.deadlineSeconds ?? workflow.definition.limits.deadlineSeconds,
+        ...(options.schedule ? { schedule: options.schedule } : {}),
       }),
     );
     // No events: the store took this as a write sent again after its reply was lost. Redis knows

@@ -32,6 +32,8 @@ export interface NewRunOptions {
   tags?: Record<string, string>;
   /** Canceled unless it ended this long after it is made (checked: `checkDeadlineSeconds`). */
   deadlineSeconds?: number | undefined;
+  /** The schedule that started it, and the time it was started for (in `run.created`). */
+  schedule?: { id: string; at: number };
 }
 
 /** A run, its first checkpoint (a full snapshot of its input or fork state) and first event. */
@@ -105,6 +107,7 @@ export function newRun(options: NewRunOptions): NewRun {
         ...(run.forkOf ? { forkOf: run.forkOf } : {}),
         ...(options.reason ? { reason: options.reason } : {}),
         ...(typeof run.deadlineAt === "number" ? { deadlineAt: run.deadlineAt } : {}),
+        ...(options.schedule ? { schedule: options.schedule.id, scheduledFor: options.schedule.at } : {}),
       }),
       ...(options.edited
         ? [events.run("state.edited", { checkpointId: checkpoint.id, diff: options.edited.diff, ...(options.edited.truncated ? { truncated: true } : {}) })]
