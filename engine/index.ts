@@ -70,9 +70,9 @@ export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "
 export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { outlastingSubscription, type OutageListener } from "./operator/store-outage.js";
-export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
+export { checkStart, startRun, storeVersion, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { checkTags, hasTags, type RunTags } from "./tags.js";
-export { Schedules, type ScheduleSpec } from "./operator/schedules.js";
+export { Schedules, checkScheduleFields, type ScheduleSpec } from "./operator/schedules.js";
 export { SCHEDULE_TAG, scheduleRunId, type Fired } from "./operator/schedule-fire.js";
 export { checkCron, checkTimezone, nextCronTime } from "./operator/cron-times.js";
 export { MISSED_AFTER_MS } from "./worker/schedule-watch.js";

@@ -5,7 +5,7 @@ import { checkTags } from "../tags.js";
 import { checkCron, checkTimezone, nextCronTime } from "./cron-times.js";
 import { notFound } from "./must-get.js";
 import { SCHEDULE_TAG, fireSchedule, scheduledVersion, type Fired } from "./schedule-fire.js";
-import { checkStart } from "./start.js";
+import { checkStart, type WorkflowVersion } from "./start.js";
 
 /** What makes a schedule (`Schedules.create`); what `update` changes is the same, less the id. */
 export interface ScheduleSpec {
@@ -45,8 +45,12 @@ export class Schedules {
   ) {}
 
   async create(spec: ScheduleSpec): Promise<ScheduleRecord> {
+    return this.store.putSchedule(await this.newRecord(spec), null);
+  }
+
+  private async newRecord(spec: ScheduleSpec): Promise<ScheduleRecord> {
     if (typeof spec.id !== "string" || !ID.test(spec.id)) throw new ValidationError(`schedule id ${JSON.stringify(spec.id)} may only use letters, digits, '.', '_' and '-' (at most 100)`);
-    if (await this.store.getSchedule(spec.id)) throw new ConflictError(`schedule ${spec.id} already exists (pitwall schedule remove ${spec.id} first, or change it)`);
+    if (await this.store.getSchedule(spec.id)) throw new ConflictError(`schedule ${spec.id} already exists (remove it first, or update it)`);
     const now = await this.store.clock();
     const record: ScheduleRecord = {
       id: spec.id,
@@ -67,7 +71,7 @@ export class Schedules {
       revision: 0,
       ...(spec.tags && Object.keys(spec.tags).length > 0 ? { tags: spec.tags } : {}),
     };
-    return this.store.putSchedule(await this.checked(record, now), null);
+    return this.checked(record, now);
   }
 
   /** Changes what `changes` gives (undefined: unchanged); a new cron or time zone moves its next time. */
@@ -139,28 +143,44 @@ export class Schedules {
    * Checks every field (a ValidationError naming the first one wrong) and, with `now`, sets its
    * next time after it.
    */
-  private async checked(record: ScheduleRecord, now?: number): Promise<ScheduleRecord> {
-    const cron = checkCron(record.cron);
-    const timezone = checkTimezone(record.timezone);
-    if (record.overlap !== "skip" && record.overlap !== "allow") throw new ValidationError(`overlap ${JSON.stringify(record.overlap)}: give skip (the default: no run while the last has not ended) or allow`);
-    if (record.catchUp !== "one" && record.catchUp !== "none") throw new ValidationError(`catch-up ${JSON.stringify(record.catchUp)}: give one (the default: one run for the times missed) or none`);
-    if (typeof record.paused !== "boolean") throw new ValidationError(`paused ${JSON.stringify(record.paused)}: give true or false`);
-    if (record.tags !== undefined) {
-      checkTags({ ...record.tags, [SCHEDULE_TAG]: record.id });
-      if (Object.hasOwn(record.tags, SCHEDULE_TAG)) throw new ValidationError(`tag ${SCHEDULE_TAG} is the schedule's id on every run it starts: give another tag name`);
+  private async checked(record: ScheduleRecord, now?: number, given?: WorkflowVersion): Promise<ScheduleRecord> {
+    let workflow = given;
+    if (!workflow) {
+      if (typeof record.workflow !== "string" || record.workflow === "") throw new ValidationError("workflow: give the name of a stored workflow");
+      try {
+        workflow = await scheduledVersion(this.store, record);
+      } catch (error) {
+        if (!(error instanceof PitwallError) || error.code !== "NOT_FOUND") throw error;
+        throw new ValidationError(`workflow ${record.workflow}: ${record.version ? `its version ${record.version} is not stored` : "no version of it is stored (pitwall start FILE stores one, or give the file)"}`);
+      }
     }
-    if (typeof record.workflow !== "string" || record.workflow === "") throw new ValidationError("workflow: give the name of a stored workflow");
-    let workflow;
-    try {
-      workflow = await scheduledVersion(this.store, record);
-    } catch (error) {
-      if (!(error instanceof PitwallError) || error.code !== "NOT_FOUND") throw error;
-      throw new ValidationError(`workflow ${record.workflow}: ${record.version ? `its version ${record.version} is not stored` : "no version of it is stored (pitwall start FILE stores one, or give the file)"}`);
-    }
-    checkStart(workflow, record.input, {});
-    if (now === undefined) return { ...record, cron, timezone };
-    const nextAt = nextCronTime(cron, timezone, now);
-    if (nextAt === null) throw new ValidationError(`cron ${JSON.stringify(cron)} has no time after now in ${timezone}`);
-    return { ...record, cron, timezone, nextAt };
+    const checked = { ...record, ...checkScheduleFields(record, workflow) };
+    if (now === undefined) return checked;
+    const nextAt = nextCronTime(checked.cron, checked.timezone, now);
+    if (nextAt === null) throw new ValidationError(`cron ${JSON.stringify(checked.cron)} has no time after now in ${checked.timezone}`);
+    return { ...checked, nextAt };
   }
+}
+
+/**
+ * The checks of a schedule's fields that need no store, against the workflow version it would
+ * start (a ValidationError naming the first field wrong): what a command checks before it makes a
+ * store. Returns the cron and time zone as they are kept.
+ */
+export function checkScheduleFields(
+  record: Pick<ScheduleRecord, "id" | "cron" | "timezone" | "overlap" | "catchUp" | "paused" | "input"> & { tags?: Record<string, string> | undefined },
+  workflow: WorkflowVersion,
+): { cron: string; timezone: string } {
+  const cron = checkCron(record.cron);
+  const timezone = checkTimezone(record.timezone);
+  if (record.overlap !== "skip" && record.overlap !== "allow") throw new ValidationError(`overlap ${JSON.stringify(record.overlap)}: give skip (the default: no run while the last has not ended) or allow`);
+  if (record.catchUp !== "one" && record.catchUp !== "none") throw new ValidationError(`catch-up ${JSON.stringify(record.catchUp)}: give one (the default: one run for the times missed) or none`);
+  if (typeof record.paused !== "boolean") throw new ValidationError(`paused ${JSON.stringify(record.paused)}: give true or false`);
+  if (record.tags !== undefined) {
+    if (Object.hasOwn(record.tags, SCHEDULE_TAG)) throw new ValidationError(`tag ${SCHEDULE_TAG} is the schedule's id on every run it starts: give another tag name`);
+    checkTags({ ...record.tags, [SCHEDULE_TAG]: record.id });
+  }
+  checkStart(workflow, record.input, {});
+  if (nextCronTime(cron, timezone, Date.now()) === null) throw new ValidationError(`cron ${JSON.stringify(cron)} has no time after now in ${timezone}`);
+  return { cron, timezone };
 }

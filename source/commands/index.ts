@@ -17,6 +17,7 @@ import { prune } from "./prune.js";
 import { resolve } from "./resolve.js";
 import { retry } from "./retry.js";
 import { run } from "./run.js";
+import { schedule } from "./schedule.js";
 import { runs } from "./runs.js";
 import { show } from "./show.js";
 import { signal } from "./signal.js";
@@ -52,6 +53,7 @@ export const COMMANDS: readonly Command[] = [
   breakpoint,
   unbreak,
   fork,
+  schedule,
   consoleCommand,
   backup,
   prune,
