@@ -69,6 +69,7 @@ describe("pitwall schedule", () => {
     expect([again.code, again.stderr]).toEqual([3, `pitwall schedule: run ${fired.runId} it started has not ended (queued): overlap is skip\n`]);
     const show = await cli.json<ScheduleRecord>(["schedule", "show", "nightly"]);
     expect(show).toMatchObject({ id: "nightly", workflow: "echo", timezone: "Europe/Berlin", input: { who: "ann" }, tags: { team: "ops" }, lastRunId: fired.runId, paused: false });
+    expect((await cli.run(["events", fired.runId])).stdout).toMatch(/run\.created +operator:\S+ +echo \(version \w+\) by schedule nightly for \d{4}-\d\d-\d\dT[\d:.]+Z\n/);
     const runs = await cli.json<{ id: string; tags: Record<string, string> }[]>(["runs", "--tag", "schedule=nightly"]);
     expect(runs.map((r) => [r.id, r.tags])).toEqual([[fired.runId, { team: "ops", schedule: "nightly" }]]);
 

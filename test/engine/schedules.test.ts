@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, Operator, ValidationError, nextCronTime, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
+import { ConflictError, Operator, ValidationError, Worker, nextCronTime, scheduleRunId, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
 import { ended, engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -164,6 +164,16 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(notice).toMatchObject({ level: "warn", message: `schedule strict-input (digest) started no run for ${new Date(at).toISOString()}: run input is invalid at $.count: must be at most 2, got 3` });
   });
 
+  it("a draining worker (worker --once) fires the due schedules and runs what they started before it returns", async () => {
+    const { store, ops } = await storeWith(quick);
+    await ops.schedules.create({ id: "once", workflow: "digest", cron: "@daily" });
+    const due = await dueAt(store, "once", Date.now() - MINUTE);
+    const engine = await harness.engine([quick], { store, worker: false });
+    await new Worker(store, engine.registry, { pollMs: 50, onNotice: harness.notices.listen }).drain();
+    expect((await store.getRun(scheduleRunId("once", due.nextAt!)))?.status).toBe("succeeded");
+    expect(harness.notices.of("schedule-fired")).toHaveLength(1);
+  });
+
   it("a trigger starts a run now and keeps the next time; a deleted schedule fires no more", async () => {
     const { store, ops } = await storeWith(quick);
     const made = await ops.schedules.create({ id: "manual", workflow: "digest", cron: "@yearly" });
@@ -177,5 +187,22 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     await expect(ops.schedules.get("manual")).rejects.toThrow("schedule manual not found");
     await expect(ops.schedules.delete("manual")).rejects.toThrow("schedule manual not found");
     expect(await store.getRun(fired.runId)).toBeDefined();
+  });
+});
+
+describe("cron times", () => {
+  const local = (at: number, timeZone: string) => new Intl.DateTimeFormat("sv-SE", { timeZone, dateStyle: "short", timeStyle: "short" }).format(at);
+
+  it("reads the cron in the schedule's time zone, across the clocks' changes", () => {
+    // Summer time starts in Berlin on 2026-03-29 at 02:00: 02:30 does not happen, and fires at 03:00.
+    const spring = nextCronTime("30 2 * * *", "Europe/Berlin", Date.parse("2026-03-28T12:00:00Z"))!;
+    expect(local(spring, "Europe/Berlin")).toBe("2026-03-29 03:00");
+    expect(local(nextCronTime("30 2 * * *", "Europe/Berlin", spring)!, "Europe/Berlin")).toBe("2026-03-30 02:30");
+    // It ends in New York on 2026-11-01 at 02:00: 01:30 happens twice, and fires once.
+    const fall = nextCronTime("30 1 * * *", "America/New_York", Date.parse("2026-11-01T04:00:00Z"))!;
+    expect(new Date(fall).toISOString()).toBe("2026-11-01T05:30:00.000Z");
+    expect(new Date(nextCronTime("30 1 * * *", "America/New_York", fall)!).toISOString()).toBe("2026-11-02T06:30:00.000Z");
+    expect(new Date(nextCronTime("@hourly", "UTC", Date.parse("2026-01-01T00:59:59.999Z"))!).toISOString()).toBe("2026-01-01T01:00:00.000Z");
+    expect(nextCronTime("0 0 31 2 *", "UTC", Date.now())).toBeNull();
   });
 });
