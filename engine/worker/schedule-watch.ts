@@ -4,7 +4,8 @@ import { fireSchedule, scheduleRunId } from "../operator/schedule-fire.js";
 import type { ScheduleAdvance, ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
-import { repeatUntil } from "./periodic.js";
+import { EarliestTimer } from "./earliest-timer.js";
+import { lookUntil } from "./periodic.js";
 
 /** How often a worker lists the schedules afresh: a schedule made or changed is seen within this. */
 const RELOAD_MS = 60_000;
@@ -16,8 +17,6 @@ const RELOAD_MS = 60_000;
 export const MISSED_AFTER_MS = 2 * RELOAD_MS;
 /** How long a fire that failed (the store did not answer) waits before it is tried again. */
 const RETRY_MS = 5_000;
-/** setTimeout's longest wait (about 24.8 days): a later time is looked at again then. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Fires the schedules (`ScheduleRecord`) as their times come, in every worker: each keeps their
@@ -31,8 +30,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class ScheduleWatch {
   /** Next times (store clock) of the schedules not paused, by id. */
   private readonly due = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private signal: AbortSignal | undefined;
+  private readonly timer = new EarliestTimer(() => void this.fireDue());
   private aheadMs = 0;
   /** How many times it has acted on (runs started or times skipped), for a drain to tell whether to look again. */
   fired = 0;
@@ -47,16 +45,8 @@ export class ScheduleWatch {
 
   /** Watches until `signal` aborts: lists the schedules now and every minute, and sets a timer for the next time. */
   start(signal: AbortSignal): void {
-    this.signal = signal;
-    signal.addEventListener("abort", () => clearTimeout(this.timer), { once: true });
-    repeatUntil(signal, 0, RELOAD_MS, async () => {
-      try {
-        await this.reload();
-      } catch (error) {
-        // The claim loop reports a failing store, once.
-        if (!(error instanceof StoreError)) this.notify({ level: "warn", kind: "schedule-fired", message: `looking for schedules that are due failed: ${errorMessage(error)}; trying again later` });
-      }
-    });
+    this.timer.until(signal);
+    lookUntil(signal, RELOAD_MS, () => this.reload(), (error) => this.notify({ level: "warn", kind: "schedule-fired", message: `looking for schedules that are due failed: ${errorMessage(error)}; trying again later` }));
   }
 
   /** Lists the schedules afresh (and the store's clock), and fires those due; returns how many times it acted on. */
@@ -95,11 +85,7 @@ export class ScheduleWatch {
   }
 
   private arm(): void {
-    clearTimeout(this.timer);
-    if (!this.signal || this.signal.aborted || this.due.size === 0) return;
-    const next = Math.min(...this.due.values());
-    this.timer = setTimeout(() => void this.fireDue(), Math.min(MAX_TIMER_MS, Math.max(0, next - this.now())));
-    this.timer.unref();
+    this.timer.arm(this.due.values(), this.now());
   }
 
   /** Acts on one schedule's time `at`, if it is still its next one; whether this worker moved it on. */
