@@ -86,7 +86,8 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(after!.nextAt! - Date.now()).toBeLessThanOrEqual(MINUTE);
     expect(after!.nextAt! % MINUTE).toBe(0);
     expect((await store.listRuns({ tags: { schedule: "every-minute" } })).runs).toHaveLength(1);
-    expect(harness.notices.of("schedule-fired").map((n) => n.message)).toEqual([`schedule every-minute (digest) started run ${runId} for ${new Date(at).toISOString()}`]);
+    const notice = await until(() => harness.notices.of("schedule-fired")[0], 5_000, "the worker's notice");
+    expect(notice.message).toBe(`schedule every-minute (digest) started run ${runId} for ${new Date(at).toISOString()}`);
   });
 
   it("fires at the time its timer set, and starts the latest stored version of the workflow", async () => {
@@ -160,7 +161,8 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     await workerOn(store, quick, narrower);
     const skip = await until(async () => (await store.getSchedule("strict-input"))!.lastSkip, 5_000, "the time to be skipped");
     expect(skip.reason).toBe("run input is invalid at $.count: must be at most 2, got 3");
-    const [notice] = harness.notices.of("schedule-fired");
+    // The worker says so once it has written it.
+    const notice = await until(() => harness.notices.of("schedule-fired")[0], 5_000, "the worker's notice");
     expect(notice).toMatchObject({ level: "warn", message: `schedule strict-input (digest) started no run for ${new Date(at).toISOString()}: run input is invalid at $.count: must be at most 2, got 3` });
   });
 
