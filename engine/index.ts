@@ -68,6 +68,8 @@ export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents,
 export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
+export { selectRuns, selects, type RunSelection } from "./operator/select-runs.js";
+export { batchSkips, runBatch, type BatchAction, type BatchResult } from "./operator/batch.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { outlastingSubscription, type OutageListener } from "./operator/store-outage.js";
 export { checkStart, startRun, storeVersion, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";

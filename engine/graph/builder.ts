@@ -23,6 +23,8 @@ export interface EdgeOptions<S extends State> {
   route?: Router<S>;
   waitFor?: string[];
   retry?: RetryPolicyInput;
+  /** Where the node goes when it fails for good, instead of pausing the run: `{ next, on?, output? }`. */
+  catch?: { next: string | string[]; on?: string[]; output?: keyof S & string };
   timeoutMs?: number;
   atMostOnce?: boolean;
   map?: MapSpec;

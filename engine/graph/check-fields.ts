@@ -10,17 +10,19 @@ type Path = (string | number)[];
  * not written. A subgraph node's attempt only starts its child run and parks; an approval's only
  * asks a person, and a wait's only parks the run until its time.
  */
-const NO_EFFECT: Partial<Record<NodeKind, Partial<Record<"retry" | "timeoutMs" | "atMostOnce", string>>>> = {
+const NO_EFFECT: Partial<Record<NodeKind, Partial<Record<"retry" | "catch" | "timeoutMs" | "atMostOnce", string>>>> = {
   subgraph: {
     timeoutMs: "a subgraph node only starts its child run and waits for it without a limit, so the child is not timed (give the child's own nodes a timeoutMs)",
   },
   approval: {
     retry: "an approval only asks a person: there is no failure to retry",
+    catch: "an approval only asks a person: there is no failure to catch",
     timeoutMs: 'an approval only asks a person: nothing is timed (to limit how long the run waits for the answer, give it a deadline, e.g. { "seconds": 86400, "decision": "reject" })',
     atMostOnce: "an approval has no side effect a crash could repeat (asking again is safe), so there is nothing to run at most once",
   },
   wait: {
     retry: "a wait node only parks the run until its time: there is no failure to retry",
+    catch: "a wait node only parks the run until its time: there is no failure to catch",
     timeoutMs: "a wait is a durable timer, not work: timeoutMs neither shortens nor limits it (use `seconds` or `until`)",
     atMostOnce: "a wait node has no side effect a crash could repeat, so there is nothing to run at most once",
   },
@@ -37,6 +39,7 @@ export function checkNodeFields(node: NodeDefinition, raw: Record<string, unknow
   }
   checkTargetList(node.next, [...path, "next"], problems);
   for (const [key, targets] of Object.entries(node.routes ?? {})) checkTargetList(targets, [...path, "routes", key], problems);
+  if (node.catch) checkTargetList(node.catch.next, [...path, "catch", "next"], problems);
   repeatedEntries(node.waitFor, [...path, "waitFor"], problems, "waiting for it once is the same");
   checkBackoff(raw, path, problems);
   if (node.kind === "agent" && node.approvalDeadline && !node.requireApproval?.length) {

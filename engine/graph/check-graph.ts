@@ -1,4 +1,18 @@
-import { END, RESERVED_NAME_PROBLEM, TIMEOUT_ROUTE, asList, reservedName, hasRoutes, nodeTargets, type ModelNodeDefinition, type NodeDefinition } from "./definition.js";
+import {
+  END,
+  RECEIVED_ROUTE,
+  RESERVED_NAME_PROBLEM,
+  TIMEOUT_ROUTE,
+  asList,
+  reservedName,
+  hasRoutes,
+  nodeTargets,
+  routesOnSignal,
+  type CatchSpec,
+  type ModelNodeDefinition,
+  type NodeDefinition,
+  type WaitNodeDefinition,
+} from "./definition.js";
 import type { ProblemList } from "./problems.js";
 import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
@@ -90,6 +104,7 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   if (node.default !== undefined && !isTarget(g, node.default)) {
     problems.error([...path, "default"], "UNKNOWN_TARGET", `"${node.default}" is not a node (nor END)${hint(node.default)}`);
   }
+  if (node.catch) checkCatch(g, node, node.catch, path, problems);
   if (node.next !== undefined && hasRoutes(node)) {
     problems.error([...path, "next"], "CONFLICTING_EDGES", "a node has either `next` or `routes`, not both (use `default` for the fallback route)");
   }
@@ -146,6 +161,7 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   checkTemplates(node, path, state, problems);
   if (node.kind === "llm" || node.kind === "tool" || node.kind === "agent") checkModelNode(node, path, state, problems);
   if (node.kind === "wait" && node.output !== undefined && !Object.hasOwn(state, node.output)) problems.error([...path, "output"], "UNKNOWN_STATE_KEY", `state has no key "${node.output}"`);
+  if (node.kind === "wait" && routesOnSignal(node)) checkSignalRoutes(node, path, problems);
   (node.waitFor ?? []).forEach((pred, i) => {
     if (g.broken.has(pred)) return;
     if (!g.names.has(pred)) {
@@ -160,6 +176,46 @@ function checkNode(g: Graph, name: string, node: NodeDefinition, problems: Probl
   if (node.waitFor !== undefined) checkJoinEdges(name, node.waitFor, nodes, g.start, g.broken, problems);
 }
 
+/** A wait that routes on its signal chooses `received` or `timeout`, and only a wait for a signal (with `seconds`, to time out) does. */
+function checkSignalRoutes(node: WaitNodeDefinition, path: Path, problems: ProblemList): void {
+  const routes = Object.keys(node.routes!);
+  if (node.signal === undefined) {
+    problems.error([...path, "routes"], "INVALID_FIELD", `the "${RECEIVED_ROUTE}" and "${TIMEOUT_ROUTE}" routes are a signal's wait's: this wait has no \`signal\``);
+    return;
+  }
+  if (routes.includes(TIMEOUT_ROUTE) && node.seconds === undefined) {
+    problems.error([...path, "routes", TIMEOUT_ROUTE], "INVALID_FIELD", `a wait for a signal without \`seconds\` never times out: give it seconds, or leave the "${TIMEOUT_ROUTE}" route out`);
+  }
+  for (const key of routes) {
+    if (key !== RECEIVED_ROUTE && key !== TIMEOUT_ROUTE) problems.error([...path, "routes", key], "INVALID_FIELD", `a signal's wait chooses "${RECEIVED_ROUTE}" or "${TIMEOUT_ROUTE}": route "${key}" is never taken`);
+  }
+  if (node.routeOn !== undefined || node.router) {
+    problems.error([...path, node.routeOn !== undefined ? "routeOn" : "routes"], "INVALID_FIELD", `a signal's wait with "${RECEIVED_ROUTE}"/"${TIMEOUT_ROUTE}" routes chooses by whether the signal came: a routeOn or router would never be read`);
+  }
+}
+
+/** A catch's targets exist, and its output key can hold the failure (each item's, on a mapped node). */
+function checkCatch(g: Graph, node: NodeDefinition, spec: CatchSpec, path: Path, problems: ProblemList): void {
+  asList(spec.next).forEach((t, i) => {
+    if (!isTarget(g, t)) problems.error([...path, "catch", "next", ...(Array.isArray(spec.next) && spec.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${nodeHint(t, g.known, END)}`);
+  });
+  if (spec.output === undefined) return;
+  const key = g.state[spec.output];
+  const at = [...path, "catch", "output"];
+  if (!key) {
+    problems.error(at, "UNKNOWN_STATE_KEY", `state has no key "${spec.output}"`);
+    return;
+  }
+  const types = schemaTypes(key);
+  if (node.map) {
+    if (key.reducer !== "append") problems.error(at, "INVALID_FIELD", `each item of a mapped node writes its own failure: give "${spec.output}" the append reducer (an array of failures)`);
+    return;
+  }
+  if (key.reducer !== "append" && key.reducer !== "custom" && types.length > 0 && !types.includes("object") && !types.includes("string")) {
+    problems.error(at, "INVALID_FIELD", `state key "${spec.output}" is ${types.join(" or ")}: a failure is written as an object ({ node, code, name, message, attempts }) or, on a string key, as its message`);
+  }
+}
+
 /**
  * A node that waits for others runs when every one of them has led to it; an edge from any other
  * node (or the run's start) would be dropped at run time without a word, so it is refused here.
@@ -170,7 +226,7 @@ function checkJoinEdges(name: string, waitFor: readonly string[], nodes: Record<
   for (const [other, def] of Object.entries(nodes)) {
     if (broken.has(other) || waitFor.includes(other) || !nodeTargets(def).includes(name)) continue;
     const route = Object.entries(def.routes ?? {}).find(([, targets]) => asList(targets).includes(name))?.[0];
-    const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : ["default"];
+    const field = asList(def.next).includes(name) ? ["next"] : route !== undefined ? ["routes", route] : def.default === name ? ["default"] : ["catch", "next"];
     problems.error(
       ["nodes", other, ...field],
       "EDGE_NOT_AWAITED",
@@ -243,7 +299,9 @@ function checkAnswerType(schema: JsonSchema | undefined, output: string, key: St
  */
 function routesCovered(node: NodeDefinition): boolean {
   if (node.kind === "tool") return (node.outputOptions ?? []).every((o) => o in (node.routes ?? {})) && node.outputOptions !== undefined;
-  if (node.kind !== "approval") return false;
   const routes = node.routes ?? {};
+  // A signal's wait without seconds never times out: the signal always comes first.
+  if (node.kind === "wait" && routesOnSignal(node)) return RECEIVED_ROUTE in routes && (node.seconds === undefined || TIMEOUT_ROUTE in routes);
+  if (node.kind !== "approval") return false;
   return node.decisions.every((d) => Object.hasOwn(routes, d) || (d === "edit" && "approve" in routes));
 }

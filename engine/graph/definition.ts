@@ -35,8 +35,10 @@ export const DECISIONS = ["approve", "reject", "edit"] as const;
 export type ApprovalDecision = (typeof DECISIONS)[number];
 /** What an approval's deadline may decide. */
 const DEADLINE_DECISIONS = ["approve", "reject"] as const;
-/** The route an approval answered by its deadline follows, when it has one. */
+/** The route an approval answered by its deadline follows, when it has one; and a signal's wait that timed out. */
 export const TIMEOUT_ROUTE = "timeout";
+/** The route a signal's wait takes when the signal came (its other route: `timeout`). */
+export const RECEIVED_ROUTE = "received";
 
 const nodeName = z.string().min(1);
 
@@ -71,6 +73,22 @@ export const mapSchema = z
   .strict();
 export type MapSpec = z.output<typeof mapSchema>;
 
+/**
+ * Where a node goes when it fails for good (its retries spent, or its error one it does not
+ * retry) instead of pausing the run or failing it: AWS Step Functions' Catch. The failure is
+ * written to `output` when given.
+ */
+export const catchSchema = z
+  .object({
+    next: z.union([nodeName, z.array(nodeName).min(1)]),
+    /** Error names or codes it catches; absent or empty means every error. */
+    on: z.array(z.string().min(1)).optional(),
+    /** A state key that receives the failure: `{ node, code?, name, message, attempts, index? }`, or its message on a string key. */
+    output: z.string().min(1).optional(),
+  })
+  .strict();
+export type CatchSpec = z.output<typeof catchSchema>;
+
 /** Fields every node kind shares: edges, routing, retries, timeouts, delivery, dynamic fan-out. */
 const commonFields = {
   description: z.string().optional(),
@@ -83,6 +101,7 @@ const commonFields = {
   router: z.boolean().optional(),
   waitFor: z.array(nodeName).min(1).optional(),
   retry: retryPolicySchema.optional(),
+  catch: catchSchema.optional(),
   timeoutMs: timerMs("timeoutMs").int().min(1).optional(),
   atMostOnce: z.boolean().optional(),
   map: mapSchema.optional(),
@@ -308,12 +327,18 @@ export function nodeTargets(node: NodeDefinition): string[] {
   for (const t of asList(node.next)) targets.add(t);
   for (const t of Object.values(node.routes ?? {}).flatMap(asList)) targets.add(t);
   if (node.default !== undefined) targets.add(node.default);
+  for (const t of asList(node.catch?.next)) targets.add(t);
   return [...targets];
 }
 
 export function asList<T>(value: T | T[] | undefined): T[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
+}
+
+/** A wait node that routes on whether its signal came (`received`) or its time ran out (`timeout`). */
+export function routesOnSignal(node: NodeDefinition): boolean {
+  return node.kind === "wait" && node.routes !== undefined && (Object.hasOwn(node.routes, RECEIVED_ROUTE) || Object.hasOwn(node.routes, TIMEOUT_ROUTE));
 }
 
 export function hasRoutes(node: NodeDefinition): boolean {

@@ -57,19 +57,24 @@ export function describeNode(node: NodeDefinition): string {
   if (node.retry && node.retry.maxAttempts > 1) parts.push(`retry ×${node.retry.maxAttempts}`);
   if (node.timeoutMs) parts.push(`timeout ${node.timeoutMs} ms`);
   if (node.atMostOnce) parts.push("at most once");
+  if (node.catch) parts.push(`catches ${node.catch.on?.length ? node.catch.on.join("/") : "any failure"}${node.catch.output ? ` → ${node.catch.output}` : ""}`);
   return parts.join(", ");
 }
 
-/** The outgoing edges of a node, each with its label (route key, `default`, or none). */
+/** The outgoing edges of a node, each with its label (route key, `default`, `catch` for where its failure goes, or none). */
 export function edgesOf(node: NodeDefinition): { label: string | null; target: string }[] {
+  const caught = asList(node.catch?.next).map((target) => ({ label: CATCH_LABEL, target }));
   if (!hasRoutes(node)) {
     const next = asList(node.next);
-    return (next.length > 0 ? next : [END]).map((target) => ({ label: null, target }));
+    return [...(next.length > 0 ? next : [END]).map((target) => ({ label: null, target })), ...caught];
   }
   const edges = Object.entries(node.routes!).flatMap(([label, targets]) => asList(targets).map((target) => ({ label, target })));
   if (node.default !== undefined) edges.push({ label: "default", target: node.default });
-  return edges;
+  return [...edges, ...caught];
 }
+
+/** The label of the edges a node's failure takes (its `catch`). */
+export const CATCH_LABEL = "catch";
 
 /**
  * The graph as text: one block per node with what it does and where it goes, route labels on

@@ -32,14 +32,20 @@ export function checkNodesKept(definition: WorkflowDefinition, version: string, 
  * A node whose result chose a route key its version has no route for (the run failed there,
  * ROUTE_NO_MATCH): a fork from that checkpoint plans from the same key and fails at once without
  * running anything, so it is refused, pointing at the checkpoint before, from which the node runs
- * again. (A key read from the state — routeOn, a router — is chosen anew, after a patch.)
+ * again. (A key read from the state — routeOn, a router — is chosen anew, after a patch.) So is
+ * a node whose catch took its failure, onto a version without that catch.
  */
 export function checkRoutesTaken(definition: WorkflowDefinition, version: string, from: CheckpointRecord, source: RunRecord): void {
-  for (const { node, route } of from.control.finished) {
+  for (const { node, route, caught } of from.control.finished) {
     const def = definition.nodes[node];
+    const before = from.n > 0 ? `fork from checkpoint ${from.n - 1} to run "${node}" again, or ` : "";
+    if (caught && def && !def.catch) {
+      throw new ValidationError(
+        `at checkpoint ${from.n} of run ${source.id}, node "${node}" failed and its catch took it, but version ${version.slice(0, 12)} has no catch on "${node}": a fork from there would fail at once; ${before}fork onto a version with that catch`,
+      );
+    }
     if (route === undefined || !def || !hasRoutes(def) || def.default !== undefined) continue;
     if (Object.hasOwn(def.routes!, route) || (def.kind === "approval" && route === "edit" && "approve" in def.routes!)) continue;
-    const before = from.n > 0 ? `fork from checkpoint ${from.n - 1} to run "${node}" again, or ` : "";
     throw new ValidationError(
       `at checkpoint ${from.n} of run ${source.id}, node "${node}" chose route "${route}", which matches none of ${Object.keys(def.routes!).join(", ")} in version ${version.slice(0, 12)}: a fork from there would fail at once; ${before}fork onto a version whose routes take "${route}" (pitwall fork --workflow)`,
     );

@@ -60,6 +60,8 @@ export interface InternalContext extends NodeContext {
    */
   skipInterrupt(): void;
   park(wait: TaskWait): never;
+  /** `receive`, telling a wait that timed out from a signal that came without data. */
+  awaitSignal(name: string, options?: { timeoutSeconds?: number }): Promise<{ timedOut: true } | { timedOut: false; data: unknown }>;
   /**
    * The result a call of `key` made now with `options` would be handed from a call made under
    * another key before the node's last failure, taken for it; undefined when none is left.
@@ -165,6 +167,11 @@ export class AttemptContext implements InternalContext {
   receive<T = unknown>(name: string): Promise<T>;
   receive<T = unknown>(name: string, options: { timeoutSeconds: number }): Promise<T | undefined>;
   async receive<T = unknown>(name: string, options: { timeoutSeconds?: number } = {}): Promise<T | undefined> {
+    const got = await this.awaitSignal(name, options);
+    return got.timedOut ? undefined : (got.data as T);
+  }
+
+  async awaitSignal(name: string, options: { timeoutSeconds?: number } = {}): Promise<{ timedOut: true } | { timedOut: false; data: unknown }> {
     checkSignalName(name);
     const timeout = options.timeoutSeconds;
     if (timeout !== undefined && !(typeof timeout === "number" && timeout > 0 && timeout <= MAX_DEADLINE_SECONDS)) {
@@ -175,13 +182,13 @@ export class AttemptContext implements InternalContext {
     this.receiveCalls.set(name, k);
     const key = `${name}#${k}`;
     const signal = this.services.receive(key, name);
-    if (signal) return signal.timedOut ? undefined : (signal.data as T);
+    if (signal) return signal.timedOut ? { timedOut: true } : { timedOut: false, data: signal.data };
     if (timeout === undefined) return this.park({ kind: "signal", name });
     // Counted from when the node's task was scheduled, as a wait node's seconds are.
     const until = this.services.clock.fromLocal(this.services.task.createdAt) + Math.round(timeout * 1000);
     if (this.services.clock.now() < until) return this.park({ kind: "signal", name, until });
     this.services.receiveTimedOut(key, name);
-    return undefined;
+    return { timedOut: true };
   }
 
   skipInterrupt(): void {

@@ -21,7 +21,8 @@ export interface EventPayloads {
   /** `inputChanged`: a durable call whose recorded success is not handed back, as what it depends on changed since (`dependsOn`). */
   "task.started": { node: string; attempt: number; index?: number; call?: string; inputChanged?: boolean };
   "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean; call?: string };
-  "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string };
+  /** `caught`: the targets its node's catch leads to, having taken the failure; `uncaught`: why the catch could not. */
+  "task.failed": { node: string; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string; caught?: string[]; uncaught?: string };
   "task.interrupted": { node: string; waitingFor: TaskWait };
   "task.canceled": { node: string; reason: string; call?: string };
   /** `asksAgain`: the interrupt, answered on another state, that this one asks again (`ctx.interrupt`). */

@@ -6,6 +6,7 @@ import type { State } from "../state/ops.js";
 import type { TaskRecord } from "../store/records.js";
 import type { AttemptOutcome } from "./attempt.js";
 import type { CallsMade } from "./calls.js";
+import { catchFailure } from "./catch.js";
 import { deadlineFrom } from "./deadlines.js";
 import { settleReceived } from "./signal-inbox.js";
 import { TIMED_OUT, WORKER_LOST, failureOf, failuresCounted, retryDecision, retryPolicyOf } from "./retry.js";
@@ -141,19 +142,24 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
   });
   // A node whose worker was lost runs again at once (its side effects run at least once), whatever
   // its retry policy: the node did not fail.
+  const failure = failureOf(error, code);
   const decision =
     code === WORKER_LOST
       ? { retry: true as const, delayMs: 0 }
-      : retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), failureOf(error, code));
+      : retryDecision(retryPolicyOf(rs.nodeDefinition(task.node)?.retry), failuresCounted(failed), failure);
+  // Given up on: the node's catch may take it, and the step goes on without it.
+  const caught = decision.retry ? { caught: false as const } : catchFailure(rs, failed, { ...failure, message: error.message });
+  const settled = caught.caught ? { ...failed, caught: true as const, writes: caught.writes } : failed;
   rs.setTask(
-    failed,
-    rs.events.task(failed, "task.failed", {
+    settled,
+    rs.events.task(settled, "task.failed", {
       node: task.node,
       attempt,
       error: error.message,
       ...(code ? { code } : {}),
       willRetry: decision.retry,
       ...(decision.retry ? { retryInMs: decision.delayMs } : {}),
+      ...(caught.caught ? { caught: asList(rs.nodeDefinition(task.node)!.catch!.next) } : caught.why ? { uncaught: caught.why } : {}),
     }),
   );
   if (decision.retry) {

@@ -88,10 +88,15 @@ export function planNextStep(workflow: CompiledWorkflow, state: State, control: 
   return { kind: "end", control: nextControl };
 }
 
-function outgoing(workflow: CompiledWorkflow, finished: { node: string; route?: string }, state: State): string[] | RunError {
+function outgoing(workflow: CompiledWorkflow, finished: PlanControl["finished"][number], state: State): string[] | RunError {
   const compiled = workflow.nodes.get(finished.node);
   const def = workflow.definition.nodes[finished.node];
   if (!def || !compiled) return { code: "UNKNOWN_NODE", node: finished.node, message: `node "${finished.node}" is not in the workflow` };
+  if (finished.caught) {
+    // A fork onto a version of the workflow without the catch its source took.
+    if (!def.catch) return { code: "ROUTE_NO_MATCH", node: finished.node, message: `node "${finished.node}" failed and its catch took the failure, but this version of the workflow has no catch on it` };
+    return asList(def.catch.next);
+  }
   if (!hasRoutes(def)) return asList(def.next);
   const routes = def.routes!;
   let key = finished.route;

@@ -9,7 +9,7 @@ import { planNextStep, type PlannedTask } from "./planner.js";
 import { retryPolicyOf } from "./retry.js";
 import { countTries, tryCountText } from "./tries.js";
 import { byNodeThenIndex, type RunState } from "./run-state.js";
-import { closeAttempt, isParked, newTaskRecord, runTransition, transitionTask, waitsForPerson } from "./transitions.js";
+import { closeAttempt, failedUncaught, isParked, newTaskRecord, runTransition, transitionTask, waitsForPerson } from "./transitions.js";
 
 /** The tasks that may start now: pending, due, not gated by an interrupt, within concurrency limits. */
 export function startable(rs: RunState, running: ReadonlySet<string>, now: number): TaskRecord[] {
@@ -49,7 +49,7 @@ export function stepProgress(rs: RunState, running: ReadonlySet<string>): { next
   let allSucceeded = true;
   for (const t of rs.tasks.values()) {
     if (t.status === "pending" && !running.has(t.id)) nextWake = Math.min(nextWake, t.notBefore ?? Infinity);
-    allSucceeded &&= t.status === "succeeded";
+    allSucceeded &&= t.status === "succeeded" || t.caught === true;
   }
   return { nextWake, allSucceeded };
 }
@@ -211,6 +211,11 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
   for (const node of nodes) visits[node] = (visits[node] ?? 0) + 1;
   const finished: PlanControl["finished"] = [];
   for (const node of nodes) {
+    // One failed item its catch took is the node's failure: it goes where its catch leads.
+    if (ordered.some((t) => t.node === node && t.caught)) {
+      finished.push({ node, caught: true });
+      continue;
+    }
     const route = ordered.find((t) => t.node === node && t.route !== null)?.route;
     finished.push(route != null ? { node, route } : { node });
   }
@@ -292,7 +297,7 @@ function taskFailure(task: TaskRecord): RunError {
 /** Nothing can run and not everything succeeded: fail, pause for an operator, or park the run. */
 export function settle(rs: RunState, nextWake: number): void {
   const tasks = [...rs.tasks.values()];
-  const failed = tasks.filter((t) => t.status === "failed");
+  const failed = tasks.filter(failedUncaught);
   const fatal = failed.find((t) => retryPolicyOf(rs.nodeDefinition(t.node)?.retry).onExhausted === "fail");
   if (fatal) return rs.failRun(taskFailure(fatal));
   const waitingForPeople = tasks.filter(waitsForPerson);
@@ -344,7 +349,7 @@ export function settle(rs: RunState, nextWake: number): void {
  */
 export function handBack(rs: RunState): void {
   const tasks = [...rs.tasks.values()];
-  const blocked = (t: TaskRecord) => t.status === "failed" || t.status === "canceled" || waitsForPerson(t);
+  const blocked = (t: TaskRecord) => failedUncaught(t) || t.status === "canceled" || waitsForPerson(t);
   if (!tasks.some((t) => t.status === "pending") && tasks.some(blocked)) {
     settle(rs, Infinity);
   } else {

@@ -37,6 +37,11 @@ export function canTransitionTask(from: TaskStatus, to: TaskStatus): boolean {
 /** A copy of the task in its new status, with `patch` applied. */
 export function transitionTask(task: TaskRecord, to: TaskStatus, patch: Partial<TaskRecord> = {}): TaskRecord {
   if (!canTransitionTask(task.status, to)) throw new IllegalTransitionError(`task ${task.id}`, task.status, to);
+  if (task.caught) {
+    // Run again (an operator's retry before its step ended): what its catch wrote is undone.
+    const { caught: _caught, ...again } = task;
+    return { ...again, writes: null, ...patch, status: to };
+  }
   return { ...task, ...patch, status: to };
 }
 
@@ -70,6 +75,11 @@ export function runTransition(run: Pick<RunRecord, "id" | "status" | "pausedAt" 
     base.current = [];
   }
   return { ...base, ...patch };
+}
+
+/** A task that failed and holds its step up: retried by an operator, or the run paused or failed (not one its node's catch took). */
+export function failedUncaught(task: TaskRecord): boolean {
+  return task.status === "failed" && task.caught !== true;
 }
 
 /** A task waiting for a person's answer to an interrupt. */

@@ -128,7 +128,7 @@ export interface PlanControl {
    * counts as having run, so the other finished nodes do not lead to it this time (LangGraph's
    * `as_node`), while its own edges are followed.
    */
-  finished: { node: string; route?: string; asNode?: true }[];
+  finished: { node: string; route?: string; asNode?: true; caught?: true }[];
   /** Fan-in nodes: the predecessors that have arrived since each last ran. */
   barriers: Record<string, string[]>;
   /** How many times each node has run, for loops. */
@@ -257,6 +257,11 @@ export interface TaskRecord {
   /** A durable call's `dependsOn`, hashed (contentHash): its output is handed back only while they match. */
   dependsOn?: string;
   waitingFor: TaskWait | null;
+  /**
+   * A failed task its node's `catch` took: the step goes on without it pausing the run, to the
+   * catch's targets, with the failure in `writes` when the catch names an output key.
+   */
+  caught?: true;
   /** The signals its node took (`ctx.receive`), by the call that took each (`name#k`): a node that runs again gets the same. */
   received?: Record<string, SignalRecord>;
 }

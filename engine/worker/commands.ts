@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError, isPitwallError } from "../errors.js";
 import { EventFactory } from "../runtime/event-factory.js";
 import { Batch } from "../runtime/batch.js";
-import { closeAttempt, isParked, lostWithWorker, runTransition, transitionTask } from "../runtime/transitions.js";
+import { closeAttempt, failedUncaught, isParked, lostWithWorker, runTransition, transitionTask } from "../runtime/transitions.js";
 import { WORKER_LOST } from "../runtime/retry.js";
 import { TERMINAL_RUN_STATUSES, type CheckpointRecord, type CommandRecord, type InterruptRecord, type RunRecord, type TaskRecord } from "../store/records.js";
 import { editCheckpoint, prepareResolve, prepareUpdate, resumeIfPaused } from "./command-edits.js";
@@ -85,7 +85,7 @@ function prepareRetry(command: CommandRecord, view: RunView, events: EventFactor
     resumeIfPaused(view, view.pending.length, batch, events, command.actor);
   }
   const willRun = nodesRunOnRetry(view.tasks, task);
-  const left = [...new Set(view.tasks.filter((t) => t.parent === null && t.id !== task.id && (t.status === "failed" || t.status === "canceled")).map((t) => t.node))].sort();
+  const left = [...new Set(view.tasks.filter((t) => t.parent === null && t.id !== task.id && (failedUncaught(t) || t.status === "canceled")).map((t) => t.node))].sort();
   return {
     ok: true,
     batch,

@@ -1,5 +1,6 @@
 import type { Command } from "../cli/command.js";
 import { backup } from "./backup.js";
+import { batch } from "./batch.js";
 import { breakpoint, unbreak } from "./breakpoints.js";
 import { cancel } from "./cancel.js";
 import { checkpoints } from "./checkpoints.js";
@@ -50,6 +51,7 @@ export const COMMANDS: readonly Command[] = [
   retry,
   cancel,
   signal,
+  batch,
   breakpoint,
   unbreak,
   fork,

@@ -204,7 +204,7 @@ function taskTime(t: TaskRecord): number | null {
 
 /** Why a task stopped or what it waits for: a pending retry shows the error it retries after. */
 function errorOrWait(t: TaskRecord): string {
-  if ((t.status === "failed" || t.status === "canceled") && t.error) return inline(t.error.message, 60);
+  if ((t.status === "failed" || t.status === "canceled") && t.error) return inline(`${t.caught ? "caught: " : ""}${t.error.message}`, 60);
   const last = t.attempts.at(-1);
   if (t.status === "pending" && t.notBefore !== null && last?.error) {
     return `${t.notBefore > Date.now() ? `retry in ${age(Date.now(), t.notBefore)}` : "retry due"}: ${inline(last.error, 60)}`;

@@ -47,6 +47,9 @@ export const KEYMAP = [
   { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Lists", quiet: true },
   { id: "describe", keys: ["w"], label: "why failed", help: "why the run failed: its error's code, node and message, the stack trace a line a frame", group: "Runs", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
+  { id: "markRun", keys: ["m"], label: "mark", help: "mark the selected run (or unmark it) for a cancel or retry of all marked", group: "Runs" },
+  { id: "cancelMarked", keys: ["C"], label: "cancel", help: "cancel every marked run (or the selected one), with one reason (lists them and asks first)", group: "Runs", writes: true },
+  { id: "retryMarked", keys: ["R"], label: "retry", help: "retry the failed or canceled tasks of every marked run (or of the selected one; asks first)", group: "Runs", writes: true },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
   { id: "nextTab", keys: ["]", "tab"], label: "next tab", help: "next tab", group: "Run", quiet: true },
@@ -71,7 +74,7 @@ export const KEYMAP = [
   { id: "forkEdited", keys: ["E"], label: "fork edited", help: "fork from it with its state edited in $EDITOR first (validated, diff shown)", group: "Checkpoints", writes: true, quiet: true },
 
   { id: "markInterrupt", keys: ["space"], label: "mark", help: "mark the selected interrupt (or unmark it) for a decision on all marked", group: "Interrupt queue" },
-  { id: "markAll", keys: ["*"], label: "mark all", help: "clear the marks; with none, mark every interrupt shown (all those the filter keeps)", group: "Interrupt queue", quiet: true },
+  { id: "markAll", keys: ["*"], label: "mark all", help: "clear the marks; with none, mark every run or interrupt shown (all those the filter keeps)", group: "Lists", quiet: true },
   { id: "approveMarked", keys: ["a"], label: "approve marked", help: "approve every marked interrupt (lists them and asks first)", group: "Interrupt queue", writes: true },
   { id: "rejectMarked", keys: ["r"], label: "reject marked", help: "reject every marked interrupt, with one reason (asks first)", group: "Interrupt queue", writes: true },
 

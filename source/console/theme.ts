@@ -29,9 +29,10 @@ export function runLook(status: RunStatus, orphaned: boolean): Look & { word: st
 
 /**
  * How a node of the graph looks: its latest task's status, or `idle` if it has not run; `parked`
- * on a timer or a sub-workflow (no person is asked), `skipped` by an operator (it did not run).
+ * on a timer or a sub-workflow (no person is asked), `skipped` by an operator (it did not run),
+ * `caught`: failed, its catch took the failure and the run went on.
  */
-export type NodeStatus = TaskStatus | "waiting" | "idle" | "parked" | "skipped";
+export type NodeStatus = TaskStatus | "waiting" | "idle" | "parked" | "skipped" | "caught";
 
 export const NODE_LOOK: Record<NodeStatus, Look> = {
   idle: { glyph: "○", color: "gray" },
@@ -43,6 +44,7 @@ export const NODE_LOOK: Record<NodeStatus, Look> = {
   waiting: { glyph: "◆", color: "magenta" },
   parked: { glyph: "◷", color: "blue" },
   skipped: { glyph: "↷", color: "gray" },
+  caught: { glyph: "↯", color: "yellow" },
   canceled: { glyph: "⊘", color: "gray", dim: true },
 };
 

@@ -37,7 +37,7 @@ const describers: Describers = {
     p.skipped
       ? about(p.node, "skipped by an operator: it did not run")
       : about(p.node, `attempt ${p.attempt} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}${p.keys.length ? `, wrote ${p.keys.join(", ")}` : ""}`, undefined, p.call),
-  "task.failed": (p) => about(p.node, `attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}`, undefined, p.call),
+  "task.failed": (p) => about(p.node, `attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}${failedAfter(p)}`, undefined, p.call),
   "task.interrupted": (p) => about(p.node, `waits for ${waitText(p.waitingFor)}`),
   "task.canceled": (p) => about(p.node, `canceled: ${p.reason}`, undefined, p.call),
   "interrupt.created": (p) =>
@@ -50,6 +50,12 @@ const describers: Describers = {
   "node.progress": (p) => about(p.node, [p.fraction !== undefined ? `${Math.round(p.fraction * 100)}%` : "", p.message ?? ""].filter(Boolean).join(" ")),
   "node.log": (p) => about(p.node, `${p.level}: ${p.message}`),
 };
+
+/** Where a failure its node's catch took goes, or why the catch could not take it. */
+function failedAfter(p: EventPayloads["task.failed"]): string {
+  if (p.caught) return ` (caught → ${p.caught.join(", ")})`;
+  return p.uncaught ? ` (${p.uncaught})` : "";
+}
 
 function waitText(wait: EventPayloads["task.interrupted"]["waitingFor"]): string {
   switch (wait.kind) {

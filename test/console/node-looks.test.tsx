@@ -44,3 +44,19 @@ it("selects, at first, the node that holds the run up rather than a sibling that
   ui = await openConsole({ store, initial: { kind: "run", runId: run.id } });
   await ui.waitFor(/nap · step 2: sleeping until/);
 });
+
+it("draws a node whose catch took its failure as caught, with its edge, and says so when selected", async () => {
+  const wf = workflow("caught-node", { state: z.object({ n: z.number().default(0) }) })
+    .node("charge", () => {
+      throw new Error("card declined");
+    }, { next: "END", catch: { next: "refund" } })
+    .wait("refund", { seconds: 600, next: "END" })
+    .compile();
+  const { store, run } = await started(wf);
+  await until(async () => (await run.get()).wakeAt !== null || undefined, 5_000, "the run parked at refund");
+  ui = await openConsole({ store, initial: { kind: "run", runId: run.id } });
+  let frame = await ui.waitFor("↯ charge");
+  expect(frame).toContain("catch");
+  await ui.press("k");
+  frame = await ui.waitFor("charge · step 1: failed; its catch took the failure and the run went on");
+});

@@ -46,6 +46,7 @@ export function nodeStates(detail: RunDetail, nodes: readonly string[]): Map<str
     let status: NodeStatus = own.length === 0 ? (ranBefore ? "succeeded" : "idle") : PRIORITY.find((p) => own.some((t) => t.status === p)) ?? "succeeded";
     if (status === "interrupted" && own.every((t) => t.status !== "interrupted" || (t.waitingFor !== null && t.waitingFor.kind !== "interrupt"))) status = "parked";
     if (status === "succeeded" && own.length > 0 && own.every((t) => t.attempts.at(-1)?.code === SKIPPED)) status = "skipped";
+    if (status === "failed" && own.every((t) => t.status !== "failed" || t.caught)) status = "caught";
     if (interrupt) status = "waiting";
     if (node === END) status = run.status === "succeeded" ? "succeeded" : "idle";
     const inStep = own.some((t) => t.step === run.step + 1 && t.status !== "succeeded");

@@ -32,6 +32,7 @@ const LEGEND: Line = [
   seg("◷ timer ", { color: "blue" }),
   seg("✗ failed ", { color: "red" }),
   seg("↷ skip ", { color: MUTED }),
+  seg("↯ caught ", { color: "yellow" }),
   seg("◌ next ○ idle ", { color: MUTED }),
   seg("⊘ cancel ", { color: MUTED, dim: true }),
   seg("▶ now ◉ break ", { color: MUTED }),
@@ -161,7 +162,7 @@ function nodeDetail(name: string | undefined, definition: WorkflowDefinition, st
   const parts: Seg[] = [seg(` ${clean(name)}`, { bold: true })];
   const tasks = state?.tasks ?? [];
   if (tasks.length > 0) {
-    const status = state!.status === "skipped" ? "skipped by an operator (it did not run)" : state!.status === "parked" ? parkedOn(tasks) : state!.status;
+    const status = state!.status === "skipped" ? "skipped by an operator (it did not run)" : state!.status === "parked" ? parkedOn(tasks) : state!.status === "caught" ? "failed; its catch took the failure and the run went on" : state!.status;
     const items = tasks.length > 1 ? `${tasks.length} items, ` : "";
     parts.push(seg(` · step ${tasks[0]!.step}: ${status}, ${items}${attemptsText(tasks)}, ${timeText(tasks, Date.now())}`));
     const error = tasks.find((t) => t.error)?.error?.message;

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { TERMINAL_RUN_STATUSES, UNCLAIMED_MS, checkDeletion, currentStep, errorMessage, unclaimedWhy, type RetryWait, type RunRecord, type WorkerRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
@@ -11,7 +11,8 @@ import { useLiveCursor } from "../hooks/use-live-cursor.js";
 import { useRemembered } from "../hooks/use-remembered.js";
 import { PRIORITY } from "../key-router.js";
 import { ago, clean, fit, span, displayWidth } from "../text.js";
-import { MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
+import { ACCENT, MUTED, ORPHANED_LOOK, runLook } from "../theme.js";
+import { batchOnRuns, type RunBatchKind } from "./run-batch.js";
 import { describeFailure } from "./run-failure.js";
 import { DEFAULT_SORT, RUN_SORTS, parseRunFilter, runRows, sortLabel, type RunRow, type RunSort } from "./run-rows.js";
 import { ranMs } from "../../text/run-time.js";
@@ -159,12 +160,12 @@ function activityOf(run: RunRecord, snap: ConsoleSnapshot, waiting: ReadonlyMap<
   return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id), snap.workers, snap.signalWaits.get(run.id));
 }
 
-function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, flashing: boolean, activity: string, orphaned: boolean, pausedAt: number | undefined): Line {
+function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, marked: boolean, flashing: boolean, activity: string, orphaned: boolean, pausedAt: number | undefined): Line {
   const { run } = row;
   const look = runLook(run.status, orphaned);
   const base = selected ? { inverse: true } : flashing ? { bold: true, bg: "blackBright" } : row.context ? { dim: true } : {};
   return [
-    seg(selected ? "›" : " ", base),
+    marked ? seg("◆", { ...base, color: ACCENT }) : seg(selected ? "›" : " ", base),
     seg(fit(c.status > 1 ? `${look.glyph} ${look.word}` : look.glyph, c.status), { ...base, color: look.color, ...(orphaned ? { bold: true } : {}), ...(look.dim && !selected ? { dim: true } : {}) }),
     ...cell(idLabel(row), c.id, base),
     ...cell(clean(run.workflow), c.workflow, base),
@@ -186,6 +187,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   // Undefined: the cursor is on the first row and stays there (see useLiveCursor).
   const [selectedId, setSelectedId] = useRemembered<string | undefined>("selected", undefined);
   const [sort, setSort] = useRemembered<RunSort>("sort", DEFAULT_SORT);
+  const [markedIds, setMarkedIds] = useRemembered<readonly string[]>("run-marks", []);
   // A new order or filter starts at the top, as `g` does.
   const setOrder = (next: (s: RunSort) => RunSort) => (setSelectedId(undefined), setSort(next));
   const setFilter = (text: string) => (setSelectedId(undefined), setFilterText(text));
@@ -206,6 +208,16 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const listHeight = Math.max(1, height - 2);
   const { index, start, selection } = useLiveCursor(ids, selectedId, listHeight);
   const selected = rows[index];
+  // Marks of runs deleted meanwhile fall away; those the filter hides stay, and are counted.
+  const marked = markedIds.flatMap((id) => snap.runs.get(id) ?? []);
+  const hiddenMarks = marked.filter((run) => !ids.includes(run.id)).length;
+  const sending = useRef(false);
+  const onRuns = (kind: RunBatchKind) => {
+    if (sending.current) return;
+    sending.current = true;
+    const runs = marked.length > 0 ? marked : [selected!.run];
+    return batchOnRuns(services, runs, kind, width, (sent) => setMarkedIds((kept) => kept.filter((id) => !sent.some((run) => run.id === id)))).finally(() => (sending.current = false));
+  };
   useEffect(() => {
     if (selection !== selectedId) setSelectedId(selection);
   }, [selection, selectedId]);
@@ -247,6 +259,11 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     toggle: selected && selected.run && rows[index]!.children > 0 && (() => setFold(selected.run.id, !selected.folded)),
     fold: selected && selected.children > 0 && !selected.folded && (() => setFold(selected.run.id, true)),
     unfold: selected && selected.folded && (() => setFold(selected.run.id, false)),
+    markRun: selected && (() => setMarkedIds(marked.some((run) => run.id === selected.run.id) ? marked.filter((run) => run.id !== selected.run.id).map((run) => run.id) : [...marked.map((run) => run.id), selected.run.id])),
+    // With anything marked, `*` clears: it never marks a run that appeared since unseen, nor one the filter hides.
+    markAll: (marked.length > 0 || rows.length > 0) && (() => setMarkedIds(marked.length > 0 ? [] : ids)),
+    cancelMarked: operator !== null && (marked.length > 0 || selected !== undefined) && (() => onRuns("cancel")),
+    retryMarked: operator !== null && (marked.length > 0 || selected !== undefined) && (() => onRuns("retry")),
     deleteRun:
       operator !== null &&
       selected &&
@@ -290,6 +307,9 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     seg(" Runs ", { bold: true }),
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
     seg(`  by ${sortLabel(sort)}${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
+    ...(marked.length > 0
+      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C cancels, R retries them" : "", { color: MUTED })]
+      : []),
     ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
   ];
   const lines: Line[] = [title, headerLine(c)];
@@ -297,7 +317,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   else if (rows.length === 0) lines.push([seg(filterText ? " no run matches the filter (esc clears it)" : " no runs yet", { color: MUTED })]);
   for (let i = start; i < shownTo; i++) {
     const { run } = rows[i]!;
-    lines.push(rowLine(rows[i]!, c, now, i === index, flashing(run.id), activityOf(run, snap, waiting, now), snap.orphans.has(run.id), snap.pausedAt.get(run.id)));
+    lines.push(rowLine(rows[i]!, c, now, i === index, markedIds.includes(run.id), flashing(run.id), activityOf(run, snap, waiting, now), snap.orphans.has(run.id), snap.pausedAt.get(run.id)));
   }
   return <Lines lines={lines} width={width} height={height} />;
 }

@@ -1,0 +1,76 @@
+import { StoreError, errorMessage } from "../errors.js";
+import { failedUncaught } from "../runtime/transitions.js";
+import { TERMINAL_RUN_STATUSES, type RunRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import type { CommandOutcome } from "./command-records.js";
+import type { Operator } from "./operator.js";
+
+/** What a batch does to each run it acts on (Temporal's batch operations). */
+export type BatchAction =
+  | { kind: "cancel"; reason: string }
+  | { kind: "signal"; name: string; data?: unknown; reason?: string }
+  /** Every failed or canceled task of the run's current step runs again. */
+  | { kind: "retry"; reason?: string };
+
+/** How a batch went for one run: the commands it sent, or why none was sent or one failed. */
+export type BatchResult =
+  | { runId: string; status: "done"; effects: string[]; commandIds: string[] }
+  | { runId: string; status: "skipped"; why: string }
+  | { runId: string; status: "failed"; error: Error };
+
+/**
+ * Applies `action` to each run, a few at a time, each run on its own: one refused (it ended
+ * meanwhile, another operator acted first) does not stop the others — a store that failed does.
+ * A run the action cannot apply to is skipped, saying why (a run that ended takes no cancel nor
+ * signal; one with nothing failed in its current step has nothing to retry).
+ */
+export async function runBatch(operator: Operator, store: Store, runs: readonly RunRecord[], action: BatchAction, concurrency = 8): Promise<BatchResult[]> {
+  const results: BatchResult[] = new Array(runs.length);
+  let next = 0;
+  // A store that cannot be reached would fail every run alike, each after its time-out: the
+  // first such failure stops the batch, and the runs not yet sent say so.
+  let storeFailedOn: string | undefined;
+  const lane = async () => {
+    while (next < runs.length && storeFailedOn === undefined) {
+      const i = next++;
+      const result = await applyTo(operator, store, runs[i]!, action);
+      results[i] = result;
+      if (result.status === "failed" && result.error instanceof StoreError) storeFailedOn ??= result.runId;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, lane));
+  for (let i = next; i < runs.length; i++) results[i] = { runId: runs[i]!.id, status: "skipped", why: `not sent: the store failed on run ${storeFailedOn}` };
+  return results;
+}
+
+/** Why a run, as its record says, is left out of a batch (undefined: it is acted on). A retry also skips a run with nothing failed, known once its tasks are read. */
+export function batchSkips(run: RunRecord, action: BatchAction): string | undefined {
+  if (action.kind === "retry" && run.status === "failed") return undefined;
+  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status) ? `it has ended (${run.status})` : undefined;
+}
+
+async function applyTo(operator: Operator, store: Store, run: RunRecord, action: BatchAction): Promise<BatchResult> {
+  const runId = run.id;
+  const skip = batchSkips(run, action);
+  if (skip) return { runId, status: "skipped", why: skip };
+  try {
+    const outcomes: CommandOutcome[] = [];
+    switch (action.kind) {
+      case "cancel":
+        outcomes.push(await operator.cancel(runId, { reason: action.reason }));
+        break;
+      case "signal":
+        outcomes.push(await operator.signal(runId, action.name, action.data, action.reason !== undefined ? { reason: action.reason } : {}));
+        break;
+      case "retry": {
+        const tasks = (await store.listTasks(runId, { step: run.step + 1 })).filter((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"));
+        if (tasks.length === 0) return { runId, status: "skipped", why: "no task of its current step failed or was canceled" };
+        for (const task of tasks) outcomes.push(await operator.retry(runId, task.id, action.reason !== undefined ? { reason: action.reason } : {}));
+        break;
+      }
+    }
+    return { runId, status: "done", effects: outcomes.map((o) => o.effect), commandIds: outcomes.map((o) => o.command.id) };
+  } catch (error) {
+    return { runId, status: "failed", error: error instanceof Error ? error : new Error(errorMessage(error)) };
+  }
+}

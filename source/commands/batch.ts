@@ -1,0 +1,114 @@
+import { batchSkips, isPitwallError, runBatch, selectRuns, selects, type BatchAction, type BatchResult, type RunRecord } from "../../engine/index.js";
+import { defineCommand } from "../cli/command.js";
+import { EXIT, UsageError, countFlag, describeError, exitCodeOf, type ExitCode } from "../cli/errors.js";
+import { readJsonArgument } from "../cli/inputs.js";
+import type { Output } from "../cli/output.js";
+import { SELECTION_FLAGS, SELECTION_USAGE, selectionOf } from "../cli/run-selection.js";
+
+const ACTIONS = ["cancel", "retry", "signal"] as const;
+type ActionName = (typeof ACTIONS)[number];
+
+/** What each action does, in the words of its listing: `would cancel 3 runs`, `canceled 3 runs`. */
+const VERBS: Record<ActionName, { would: string; did: string }> = {
+  cancel: { would: "cancel", did: "canceled" },
+  retry: { would: "retry the failed or canceled tasks of", did: "retried the tasks of" },
+  signal: { would: "signal", did: "signaled" },
+};
+
+/** At most this many runs unless --limit says otherwise: a batch larger than that is likely a selection mistyped. */
+const DEFAULT_LIMIT = 1_000;
+
+export const batch = defineCommand({
+  name: "batch",
+  usage: `batch (cancel --reason TEXT | retry | signal <name> [--data JSON|@file]) ${SELECTION_USAGE} [--reason TEXT] [--limit N] [--yes]`,
+  summary: "cancel, retry or signal every run a selection names (Temporal's batch operations)",
+  details: `The runs are selected as \`runs\` selects them (--status, --workflow, --tag, --orphaned,
+--descendants-of; at least one is needed, so that no batch acts on every run by mistake), at most
+--limit (default ${DEFAULT_LIMIT}), most recently updated first.
+Without --yes nothing is sent: it lists the runs it would act on (and those it would leave, saying
+why) and says to add --yes. With --yes each run gets its own command, as the single-run command
+would send it (cancel, retry of every failed or canceled task of its current step, signal); a run
+refused (it ended meanwhile, another operator acted first) does not stop the others. Each run's
+outcome is printed; the exit code is 0 when none failed, else that of the first failure (3 for a
+conflict, 1 otherwise).
+--json prints { "action", "dryRun", "more", "runs": [{ "runId", "status": "would" | "done" |
+"skipped" | "failed", "effects"?, "commandIds"?, "why"?, "error"? }] }.`,
+  flags: { ...SELECTION_FLAGS, reason: { type: "string" }, data: { type: "string" }, limit: { type: "number" }, yes: { type: "boolean" } },
+  args: { min: 1, max: 2 },
+  async run({ args, flags, out, store, operator }) {
+    const action = actionOf(args, flags);
+    const selection = selectionOf(flags);
+    if (!selects(selection)) throw new UsageError("batch needs a selection: --status, --workflow, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
+    const limit = countFlag("limit", flags.limit) ?? DEFAULT_LIMIT;
+    const s = await store();
+    const { runs, more } = await selectRuns(s, selection, limit);
+    if (more) out.note(`acting on the ${limit} most recently updated runs of the selection; there are more (--limit N, or run the batch again)`);
+    const name = args[0] as ActionName;
+    if (!flags.yes) return printPlan(out, name, action, runs, more);
+    const results = await runBatch(await operator(), s, runs, action);
+    return printResults(out, name, results, more);
+  },
+});
+
+function actionOf(args: string[], flags: { reason?: string | undefined; data?: string | undefined }): BatchAction {
+  const [name, signalName] = args;
+  if (!ACTIONS.includes(name as ActionName)) throw new UsageError(`batch ${name}: not an action (${ACTIONS.join(", ")})`);
+  if (name !== "signal" && signalName !== undefined) throw new UsageError(`batch ${name} takes no argument after it (${JSON.stringify(signalName)})`);
+  if (name !== "signal" && flags.data !== undefined) throw new UsageError("--data is a signal's: only batch signal takes it");
+  const reason = flags.reason !== undefined ? { reason: flags.reason } : {};
+  switch (name as ActionName) {
+    case "cancel":
+      if (!flags.reason?.trim()) throw new UsageError("batch cancel needs --reason TEXT");
+      return { kind: "cancel", reason: flags.reason };
+    case "retry":
+      return { kind: "retry", ...reason };
+    case "signal":
+      if (signalName === undefined) throw new UsageError("batch signal needs the signal's name: batch signal <name> ...");
+      return { kind: "signal", name: signalName, ...(flags.data !== undefined ? { data: readJsonArgument("data", flags.data) } : {}), ...reason };
+  }
+}
+
+function printPlan(out: Output, name: ActionName, action: BatchAction, runs: readonly RunRecord[], more: boolean): ExitCode {
+  const planned = runs.map((run) => ({ run, skip: batchSkips(run, action) }));
+  if (out.json) {
+    out.value({ action: name, dryRun: true, more, runs: planned.map(({ run, skip }) => (skip ? { runId: run.id, status: "skipped", why: skip } : { runId: run.id, status: "would" })) });
+    return EXIT.ok;
+  }
+  if (runs.length === 0) {
+    out.note("no runs match the selection: nothing to do");
+    return EXIT.ok;
+  }
+  const acted = planned.filter((p) => !p.skip).length;
+  out.line(`would ${VERBS[name].would} ${count(acted)}${acted < runs.length ? ` (${runs.length - acted} left as they are)` : ""}:`);
+  out.table(
+    ["RUN", "WORKFLOW", "STATUS", ""],
+    planned.map(({ run, skip }) => [run.id, run.workflow, run.reason ? `${run.status} (${run.reason})` : run.status, skip ? `left: ${skip}` : ""]),
+  );
+  out.note(`nothing sent: add --yes to ${VERBS[name].would} ${acted === 1 ? "it" : "them"}${name === "retry" ? " (a run with nothing failed or canceled in its current step is left as it is)" : ""}`);
+  return EXIT.ok;
+}
+
+function printResults(out: Output, name: ActionName, results: readonly BatchResult[], more: boolean): ExitCode {
+  const failed = results.filter((r): r is Extract<BatchResult, { status: "failed" }> => r.status === "failed");
+  if (out.json) {
+    out.value({
+      action: name,
+      dryRun: false,
+      more,
+      runs: results.map((r) =>
+        r.status === "failed" ? { runId: r.runId, status: r.status, error: { code: isPitwallError(r.error) ? r.error.code : "ERROR", message: describeError(r.error) } } : r,
+      ),
+    });
+  } else {
+    out.table(
+      ["RUN", "OUTCOME"],
+      results.map((r) => [r.runId, r.status === "done" ? r.effects.join("; ") : r.status === "skipped" ? `skipped: ${r.why}` : `failed: ${describeError(r.error)}`]),
+    );
+    const done = results.filter((r) => r.status === "done").length;
+    const skipped = results.length - done - failed.length;
+    out.note(`${VERBS[name].did} ${count(done)}${skipped > 0 ? `; ${skipped} left as they are` : ""}${failed.length > 0 ? `; ${failed.length} failed` : ""}`);
+  }
+  return failed.length > 0 ? exitCodeOf(failed[0]!.error) : EXIT.ok;
+}
+
+const count = (n: number) => `${n} run${n === 1 ? "" : "s"}`;
