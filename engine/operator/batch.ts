@@ -10,7 +10,9 @@ export type BatchAction =
   | { kind: "cancel"; reason: string }
   | { kind: "signal"; name: string; data?: unknown; reason?: string }
   /** Every failed or canceled task of the run's current step runs again. */
-  | { kind: "retry"; reason?: string };
+  | { kind: "retry"; reason?: string }
+  /** Every pending interrupt of the run that offers the decision (at `node` only, when given), answered together. */
+  | { kind: "resolve"; decision: "approve" | "reject"; node?: string; reason?: string };
 
 /** How a batch went for one run: the commands it sent, or why none was sent or one failed. */
 export type BatchResult =
@@ -22,7 +24,8 @@ export type BatchResult =
  * Applies `action` to each run, a few at a time, each run on its own: one refused (it ended
  * meanwhile, another operator acted first) does not stop the others — a store that failed does.
  * A run the action cannot apply to is skipped, saying why (a run that ended takes no cancel nor
- * signal; one with nothing failed in its current step has nothing to retry).
+ * signal; one with nothing failed in its current step has nothing to retry, and one with no
+ * pending interrupt offering the decision nothing to resolve).
  */
 export async function runBatch(operator: Operator, store: Store, runs: readonly RunRecord[], action: BatchAction, concurrency = 8): Promise<BatchResult[]> {
   const results: BatchResult[] = new Array(runs.length);
@@ -66,6 +69,16 @@ async function applyTo(operator: Operator, store: Store, run: RunRecord, action:
         const tasks = (await store.listTasks(runId, { step: run.step + 1 })).filter((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"));
         if (tasks.length === 0) return { runId, status: "skipped", why: "no task of its current step failed or was canceled" };
         for (const task of tasks) outcomes.push(await operator.retry(runId, task.id, action.reason !== undefined ? { reason: action.reason } : {}));
+        break;
+      }
+      case "resolve": {
+        const pending = (await store.listInterrupts({ runId, status: "pending" })).filter((i) => action.node === undefined || i.node === action.node);
+        const offering = pending.filter((i) => i.request.decisions.includes(action.decision));
+        if (offering.length === 0) {
+          const where = action.node !== undefined ? ` at node ${action.node}` : "";
+          return { runId, status: "skipped", why: pending.length === 0 ? `no interrupt of it is pending${where}` : `its pending interrupts${where} do not offer ${action.decision}` };
+        }
+        outcomes.push(await operator.resolve(offering.map((i) => i.id), { decision: action.decision, ...(action.reason !== undefined ? { reason: action.reason } : {}) }));
         break;
       }
     }

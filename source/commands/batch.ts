@@ -5,7 +5,7 @@ import { readJsonArgument } from "../cli/inputs.js";
 import type { Output } from "../cli/output.js";
 import { SELECTION_FLAGS, SELECTION_USAGE, selectionOf } from "../cli/run-selection.js";
 
-const ACTIONS = ["cancel", "retry", "signal"] as const;
+const ACTIONS = ["cancel", "retry", "signal", "approve", "reject"] as const;
 type ActionName = (typeof ACTIONS)[number];
 
 /** What each action does, in the words of its listing: `would cancel 3 runs`, `canceled 3 runs`. */
@@ -13,6 +13,8 @@ const VERBS: Record<ActionName, { would: string; did: string }> = {
   cancel: { would: "cancel", did: "canceled" },
   retry: { would: "retry the failed or canceled tasks of", did: "retried the tasks of" },
   signal: { would: "signal", did: "signaled" },
+  approve: { would: "approve the pending interrupts of", did: "approved the pending interrupts of" },
+  reject: { would: "reject the pending interrupts of", did: "rejected the pending interrupts of" },
 };
 
 /** At most this many runs unless --limit says otherwise: a batch larger than that is likely a selection mistyped. */
@@ -20,20 +22,22 @@ const DEFAULT_LIMIT = 1_000;
 
 export const batch = defineCommand({
   name: "batch",
-  usage: `batch (cancel --reason TEXT | retry | signal <name> [--data JSON|@file]) ${SELECTION_USAGE} [--reason TEXT] [--limit N] [--yes]`,
-  summary: "cancel, retry or signal every run a selection names (Temporal's batch operations)",
+  usage: `batch (cancel --reason TEXT | retry | signal <name> [--data JSON|@file] | approve [--node NODE] | reject --reason TEXT [--node NODE]) ${SELECTION_USAGE} [--reason TEXT] [--limit N] [--yes]`,
+  summary: "cancel, retry, signal, approve or reject every run a selection names (Temporal's batch operations)",
   details: `The runs are selected as \`runs\` selects them (--status, --workflow, --tag, --orphaned,
 --descendants-of; at least one is needed, so that no batch acts on every run by mistake), at most
 --limit (default ${DEFAULT_LIMIT}), most recently updated first.
 Without --yes nothing is sent: it lists the runs it would act on (and those it would leave, saying
 why) and says to add --yes. With --yes each run gets its own command, as the single-run command
-would send it (cancel, retry of every failed or canceled task of its current step, signal); a run
+would send it (cancel, retry of every failed or canceled task of its current step, signal;
+approve or reject: its pending interrupts that offer the decision, at --node only when given, all
+answered by one command); a run
 refused (it ended meanwhile, another operator acted first) does not stop the others. Each run's
 outcome is printed; the exit code is 0 when none failed, else that of the first failure (3 for a
 conflict, 1 otherwise).
 --json prints { "action", "dryRun", "more", "runs": [{ "runId", "status": "would" | "done" |
 "skipped" | "failed", "effects"?, "commandIds"?, "why"?, "error"? }] }.`,
-  flags: { ...SELECTION_FLAGS, reason: { type: "string" }, data: { type: "string" }, limit: { type: "number" }, yes: { type: "boolean" } },
+  flags: { ...SELECTION_FLAGS, reason: { type: "string" }, data: { type: "string" }, node: { type: "string" }, limit: { type: "number" }, yes: { type: "boolean" } },
   args: { min: 1, max: 2 },
   async run({ args, flags, out, store, operator }) {
     const action = actionOf(args, flags);
@@ -50,11 +54,12 @@ conflict, 1 otherwise).
   },
 });
 
-function actionOf(args: string[], flags: { reason?: string | undefined; data?: string | undefined }): BatchAction {
+function actionOf(args: string[], flags: { reason?: string | undefined; data?: string | undefined; node?: string | undefined }): BatchAction {
   const [name, signalName] = args;
   if (!ACTIONS.includes(name as ActionName)) throw new UsageError(`batch ${name}: not an action (${ACTIONS.join(", ")})`);
   if (name !== "signal" && signalName !== undefined) throw new UsageError(`batch ${name} takes no argument after it (${JSON.stringify(signalName)})`);
   if (name !== "signal" && flags.data !== undefined) throw new UsageError("--data is a signal's: only batch signal takes it");
+  if (name !== "approve" && name !== "reject" && flags.node !== undefined) throw new UsageError("--node says which interrupts to answer: only batch approve and reject take it");
   const reason = flags.reason !== undefined ? { reason: flags.reason } : {};
   switch (name as ActionName) {
     case "cancel":
@@ -62,6 +67,10 @@ function actionOf(args: string[], flags: { reason?: string | undefined; data?: s
       return { kind: "cancel", reason: flags.reason };
     case "retry":
       return { kind: "retry", ...reason };
+    case "approve":
+    case "reject":
+      if (name === "reject" && !flags.reason?.trim()) throw new UsageError("batch reject needs --reason TEXT (each run's node is told why)");
+      return { kind: "resolve", decision: name as "approve" | "reject", ...(flags.node !== undefined ? { node: flags.node } : {}), ...reason };
     case "signal":
       if (signalName === undefined) throw new UsageError("batch signal needs the signal's name: batch signal <name> ...");
       return { kind: "signal", name: signalName, ...(flags.data !== undefined ? { data: readJsonArgument("data", flags.data) } : {}), ...reason };
@@ -84,7 +93,8 @@ function printPlan(out: Output, name: ActionName, action: BatchAction, runs: rea
     ["RUN", "WORKFLOW", "STATUS", ""],
     planned.map(({ run, skip }) => [run.id, run.workflow, run.reason ? `${run.status} (${run.reason})` : run.status, skip ? `left: ${skip}` : ""]),
   );
-  out.note(`nothing sent: add --yes to ${VERBS[name].would} ${acted === 1 ? "it" : "them"}${name === "retry" ? " (a run with nothing failed or canceled in its current step is left as it is)" : ""}`);
+  const left = name === "retry" ? " (a run with nothing failed or canceled in its current step is left as it is)" : name === "approve" || name === "reject" ? ` (a run with no pending interrupt that offers ${name} is left as it is)` : "";
+  out.note(`nothing sent: add --yes to ${VERBS[name].would} ${acted === 1 ? "it" : "them"}${left}`);
   return EXIT.ok;
 }
 

@@ -49,10 +49,12 @@ describe("pitwall batch", () => {
     };
     await cli.createStore();
     await expectUsage(["batch", "cancel", "--reason", "x", "--yes"], "batch needs a selection: --status, --workflow, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
-    await expectUsage(["batch", "delete", "--workflow", "w"], "batch delete: not an action (cancel, retry, signal)");
+    await expectUsage(["batch", "delete", "--workflow", "w"], "batch delete: not an action (cancel, retry, signal, approve, reject)");
     await expectUsage(["batch", "cancel", "--workflow", "w", "--yes"], "batch cancel needs --reason TEXT");
     await expectUsage(["batch", "signal", "--workflow", "w"], "batch signal needs the signal's name: batch signal <name> ...");
     await expectUsage(["batch", "retry", "--workflow", "w", "--data", "1"], "--data is a signal's: only batch signal takes it");
+    await expectUsage(["batch", "reject", "--workflow", "w"], "batch reject needs --reason TEXT (each run's node is told why)");
+    await expectUsage(["batch", "cancel", "--workflow", "w", "--node", "n", "--reason", "x"], "--node says which interrupts to answer: only batch approve and reject take it");
     await expectUsage(["batch", "retry", "--status", "stuck"], "--status stuck: not a run status (queued, running, paused, succeeded, failed, canceled)");
   });
 });

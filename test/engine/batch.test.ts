@@ -60,6 +60,32 @@ describe.each(storeFactories)("batches of operator commands ($name store)", (fac
   });
 });
 
+describe.each(storeFactories)("batches of answers ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("approves the pending interrupts of each run (at a node, when named), and leaves a run with none that offers the decision", async () => {
+    const wf = workflow("batch-approve", { state })
+      .approval("review", { question: "Ship it?", decisions: ["approve", "reject"], routes: { approve: "ship", reject: "END" } })
+      .node("ship", () => ({ paid: 1 }), { next: "END" })
+      .compile();
+    const engine = await harness.engine([wf]);
+    const runs = await Promise.all([0, 1].map(() => engine.start(wf)));
+    for (const r of runs) expect(await r.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "interrupt" });
+    const op = engine.operator("ann");
+    const records = await Promise.all(runs.map((r) => r.get()));
+    const elsewhere = await runBatch(op, engine.store, records, { kind: "resolve", decision: "approve", node: "ship" });
+    expect(elsewhere.map((r) => r.status === "skipped" && r.why)).toEqual(["no interrupt of it is pending at node ship", "no interrupt of it is pending at node ship"]);
+    const results = await runBatch(op, engine.store, records, { kind: "resolve", decision: "approve", node: "review", reason: "release day" });
+    expect(results.map((r) => r.status)).toEqual(["done", "done"]);
+    for (const r of runs) {
+      expect((await r.wait({ until: "end", timeoutMs: 10_000 })).status).toBe("succeeded");
+      expect((await r.state()).paid).toBe(1);
+    }
+    const again = await runBatch(op, engine.store, await Promise.all(runs.map((r) => r.get())), { kind: "resolve", decision: "approve" });
+    expect(again.map((r) => r.status === "skipped" && r.why)).toEqual(["it has ended (succeeded)", "it has ended (succeeded)"]);
+  });
+});
+
 describe("a batch when the store fails (memory store)", () => {
   const harness = engineHarness(storeFactories[0]!);
 
