@@ -73,8 +73,12 @@ export { selectRuns, selects, type RunSelection } from "./operator/select-runs.j
 export { batchSkips, runBatch, type BatchAction, type BatchResult } from "./operator/batch.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { outlastingSubscription, type OutageListener } from "./operator/store-outage.js";
-export { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
+export { checkStart, startRun, storeVersion, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { checkTags, hasTags, type RunTags } from "./tags.js";
+export { Schedules, checkScheduleFields, type ScheduleSpec } from "./operator/schedules.js";
+export { SCHEDULE_TAG, scheduleRunId, type Fired } from "./operator/schedule-fire.js";
+export { checkCron, checkTimezone, nextCronTime } from "./operator/cron-times.js";
+export { MISSED_AFTER_MS } from "./worker/schedule-watch.js";
 export { continueRun } from "./operator/continue-run.js";
 export { FORK_ANSWER_MS, answerAbandonedForks } from "./operator/abandoned-forks.js";
 export { LEFT_COMMAND_MS, answerLeftCommands } from "./operator/left-commands.js";

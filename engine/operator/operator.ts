@@ -10,6 +10,7 @@ import { CommandDelivery } from "./command-delivery.js";
 import type { CommandOutcome } from "./command-records.js";
 import { forkRun, type ForkOptions } from "./fork.js";
 import { notFound } from "./must-get.js";
+import { Schedules } from "./schedules.js";
 import type { OwnerWaiting } from "./owner-watch.js";
 import { signalWaiterBelow } from "./signal-waiters.js";
 import { startForSignal, type SignalStart } from "./signal-with-start.js";
@@ -198,6 +199,13 @@ export class Operator {
 
   clearBreakpoint(runId: string, node: string, reason?: string): Promise<CommandOutcome> {
     return this.commands.submit(runId, "unbreak", { node }, reason);
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  /** The store's schedules (runs started at cron times by the workers), made and changed as this operator. */
+  get schedules(): Schedules {
+    return new Schedules(this.store, this.actor);
   }
 
   // ---------------------------------------------------------------- forks

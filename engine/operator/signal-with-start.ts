@@ -5,7 +5,7 @@ import type { Store } from "../store/store.js";
 import { checkStart, startRun, type StartRunOptions, type WorkflowVersion } from "./start.js";
 
 /** The run a signal-with-start signals, and how to start it when no run has its id. */
-export interface SignalStart extends Omit<StartRunOptions, "id" | "actor" | "signal"> {
+export interface SignalStart extends Omit<StartRunOptions, "id" | "actor" | "signal" | "schedule"> {
   /** The run's id: a key of the sender's (an order number), the same for every signal of it. */
   runId: string;
   /** The workflow the run is of: it is started on it, or must already be a run of it. */

@@ -36,6 +36,8 @@ export interface StartRunOptions {
    * the same moment, which a Redis store takes for this one sent again.
    */
   signal?: { id: string; name: string };
+  /** The schedule starting it, and the time it starts it for (recorded in its `run.created`). */
+  schedule?: { id: string; at: number };
 }
 
 /** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */
@@ -94,6 +96,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
         ...(options.tags ? { tags: options.tags } : {}),
         deadlineSeconds: options.deadlineSeconds ?? workflow.definition.limits.deadlineSeconds,
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.schedule ? { schedule: options.schedule } : {}),
       }),
     );
     // No events: the store took this as a write sent again after its reply was lost. Redis knows

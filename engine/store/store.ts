@@ -13,6 +13,8 @@ import type {
   RunRecord,
   RunStatus,
   RunStorage,
+  ScheduleAdvance,
+  ScheduleRecord,
   StoreRoom,
   TaskRecord,
   WorkerRecord,
@@ -149,7 +151,7 @@ export interface NewRun {
 }
 
 /** The Store methods that write: what a store opened read-only refuses (read-only.ts). */
-export const STORE_WRITES = ["putWorkflow", "createRun", "claimRun", "renewLease", "commit", "submitCommand", "answerCommand", "putArtifact", "deleteRun", "putWorker"] as const satisfies readonly (keyof Store)[];
+export const STORE_WRITES = ["putWorkflow", "createRun", "claimRun", "renewLease", "commit", "submitCommand", "answerCommand", "putArtifact", "deleteRun", "putWorker", "putSchedule", "advanceSchedule", "deleteSchedule"] as const satisfies readonly (keyof Store)[];
 
 /**
  * The Store contract (DESIGN.md §4). Every method is async so that Redis fits; memory, SQLite
@@ -239,6 +241,26 @@ export interface Store extends ChainReader {
   putWorker(record: WorkerRecord): Promise<WorkerRecord | undefined>;
   /** The workers' records, the most recently seen first. */
   listWorkers(): Promise<WorkerRecord[]>;
+
+  /**
+   * Stores a schedule: a new one (`expectRevision` null; ConflictError if its id is taken), or a
+   * change to one read at `expectRevision` (ConflictError if it was written since, NotFoundError
+   * if it is gone). The store gives it the next revision, and returns it as stored.
+   */
+  putSchedule(record: ScheduleRecord, expectRevision: number | null): Promise<ScheduleRecord>;
+  getSchedule(id: string): Promise<ScheduleRecord | undefined>;
+  /** Every schedule, by id. */
+  listSchedules(): Promise<ScheduleRecord[]>;
+  /** Whether there was one to delete. */
+  deleteSchedule(id: string): Promise<boolean>;
+  /**
+   * Moves a fired schedule on (compare-and-set): writes `advance` only while its `nextAt` is still
+   * `expectNextAt`, so that of the workers that read one due time exactly one moves it on. Whether
+   * it did (false: another did first, an operator changed its times, or it is gone).
+   */
+  advanceSchedule(id: string, expectNextAt: number, advance: ScheduleAdvance): Promise<boolean>;
+  /** Now on the store's clock, which schedules' times are on (Redis: the server's; else this process's). */
+  clock(): Promise<number>;
 
   /**
    * Deletions made in a row (a prune) may leave the erasure of what they deleted from the store's

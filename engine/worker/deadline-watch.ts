@@ -1,4 +1,4 @@
-import { ConflictError, StoreError, errorMessage } from "../errors.js";
+import { ConflictError, errorMessage } from "../errors.js";
 import { derivedId } from "../ids.js";
 import { CommandDelivery } from "../operator/command-delivery.js";
 import { WorkflowVersions } from "../operator/workflow-versions.js";
@@ -7,7 +7,8 @@ import { DEADLINE_ACTOR } from "../runtime/deadlines.js";
 import { TERMINAL_RUN_STATUSES, type EventRecord, type InterruptRecord, type RunRecord } from "../store/records.js";
 import type { Claim, Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
-import { repeatUntil } from "./periodic.js";
+import { EarliestTimer } from "./earliest-timer.js";
+import { lookUntil } from "./periodic.js";
 
 /** How often a worker lists the pending interrupts and the runs not ended afresh; their events tell it of new ones meanwhile. */
 const RELOAD_MS = 60_000;
@@ -15,8 +16,6 @@ const RELOAD_MS = 60_000;
 const RUN_ENDS = new Set(["run.succeeded", "run.failed", "run.canceled"]);
 /** How long an answer that failed (the store did not answer) waits before it is tried again. */
 const RETRY_MS = 5_000;
-/** setTimeout's longest wait (about 24.8 days): a later deadline is looked at again then. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What has a deadline: an interrupt (answered at it) or a run (canceled at it). */
 type Due = { kind: "interrupt" | "run"; id: string };
@@ -36,8 +35,7 @@ export class DeadlineWatch {
   private readonly deadlines = new Map<string, { due: Due; at: number }>();
   private readonly delivery: CommandDelivery;
   private readonly operator: Operator;
-  private timer: NodeJS.Timeout | undefined;
-  private signal: AbortSignal | undefined;
+  private readonly timer = new EarliestTimer(() => void this.actOnDue());
   private aheadMs = 0;
   /** How many deadlines it has acted on (interrupts answered, runs canceled), for a drain to tell whether to look again. */
   acted = 0;
@@ -68,16 +66,8 @@ export class DeadlineWatch {
 
   /** Watches until `signal` aborts: lists the pending interrupts now and every minute, and sets a timer for the next deadline. */
   start(signal: AbortSignal): void {
-    this.signal = signal;
-    signal.addEventListener("abort", () => clearTimeout(this.timer), { once: true });
-    repeatUntil(signal, 0, RELOAD_MS, async () => {
-      try {
-        await this.reload();
-      } catch (error) {
-        // The claim loop reports a failing store, once.
-        if (!(error instanceof StoreError)) this.notify({ level: "warn", kind: "deadline-answered", message: `looking for interrupts and runs past their deadline failed: ${errorMessage(error)}; trying again later` });
-      }
-    });
+    this.timer.until(signal);
+    lookUntil(signal, RELOAD_MS, () => this.reload(), (error) => this.notify({ level: "warn", kind: "deadline-answered", message: `looking for interrupts and runs past their deadline failed: ${errorMessage(error)}; trying again later` }));
   }
 
   /** An event the worker's event watch saw (`DEADLINE_EVENTS`): a new deadline, or one that no longer applies. */
@@ -161,11 +151,7 @@ export class DeadlineWatch {
   }
 
   private arm(): void {
-    clearTimeout(this.timer);
-    if (!this.signal || this.signal.aborted || this.deadlines.size === 0) return;
-    const next = Math.min(...[...this.deadlines.values()].map((d) => d.at));
-    this.timer = setTimeout(() => void this.actOnDue(), Math.min(MAX_TIMER_MS, Math.max(0, next - this.now())));
-    this.timer.unref();
+    this.timer.arm([...this.deadlines.values()].map((d) => d.at), this.now());
   }
 
   /** Gives one interrupt its deadline's answer, if it is still pending and due; whether it did. */

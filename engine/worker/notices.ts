@@ -43,7 +43,9 @@ export type WorkerNoticeKind =
    */
   | "command-answered"
   /** Nobody answered an interrupt by its deadline: it gave the deadline's decision (or giving it failed). */
-  | "deadline-answered";
+  | "deadline-answered"
+  /** A schedule's time came: it started a run (`runId`), or started none and says why (a `warn`), or firing it failed. */
+  | "schedule-fired";
 
 export interface WorkerNotice {
   level: "info" | "warn" | "error";

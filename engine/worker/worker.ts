@@ -26,6 +26,7 @@ import { startRetention } from "./retention.js";
 import { sweepUnansweredCommands } from "./command-sweep.js";
 import { startChildRun } from "./child-runs.js";
 import { DeadlineWatch } from "./deadline-watch.js";
+import { ScheduleWatch } from "./schedule-watch.js";
 import { EventWatch } from "./event-watch.js";
 import { sayUnknownWorkflows } from "./workflow-names.js";
 
@@ -50,6 +51,8 @@ export class Worker implements ExecutorHost {
   private readonly unheld: UnheldRuns;
   /** Answers the interrupts nobody answered by their deadline, and cancels the runs past theirs. */
   private readonly deadlines: DeadlineWatch;
+  /** Starts the runs of the schedules whose times come. */
+  private readonly schedules: ScheduleWatch;
   private readonly counts = { claimed: 0, takenOver: 0, errors: 0, ended: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   private stopping = false;
   private abort = new AbortController();
@@ -78,6 +81,10 @@ export class Worker implements ExecutorHost {
       (notice) => this.notify(notice),
       (run) => run.status === "running" && run.owner === this.id && !this.executors.has(run.id),
     );
+    this.schedules = new ScheduleWatch(this.store, `worker:${this.id}`, (notice) => {
+      this.notify(notice);
+      if (notice.runId) this.nudge();
+    });
     this.events = new EventWatch({
       store: this.store,
       registry,
@@ -147,6 +154,7 @@ export class Worker implements ExecutorHost {
     this.heartbeat.start(this.beating.signal);
     sweepUnansweredCommands(this.store, `worker:${this.id}`, this.options.secretKeys, this.abort.signal, (notice) => this.notify(notice));
     this.deadlines.start(this.abort.signal);
+    this.schedules.start(this.abort.signal);
     if (this.options.retainMs !== undefined) startRetention(this.store, this.options.retainMs, this.abort.signal, (notice) => this.notify(notice));
   }
 
@@ -223,22 +231,23 @@ export class Worker implements ExecutorHost {
 
   /**
    * Claims and executes runs until none is runnable and none is executing (`pitwall worker --once`),
-   * acting on the deadlines that passed on the way (interrupts answered, runs canceled). Runs that are waiting for a timer, a
-   * child or a person are left for later.
+   * acting on the deadlines that passed on the way (interrupts answered, runs canceled) and firing
+   * the schedules that are due. Runs that are waiting for a timer, a child or a person are left for later.
    */
   async drain(): Promise<void> {
     const signal = new AbortController();
     void this.events.follow(signal.signal);
     // Deadlines that pass while the drain runs are acted on then, not once it is idle.
     this.deadlines.start(signal.signal);
+    this.schedules.start(signal.signal);
     await this.checkWorkflowNames();
     try {
       for (;;) {
-        const acted = this.deadlines.acted;
+        const acted = this.deadlines.acted + this.schedules.fired;
         await this.claimAvailable();
         if (this.executors.size > 0) await Promise.race(this.finished);
-        // Idle: done, unless a deadline was acted on meanwhile (a run answered or canceled may be claimable now).
-        else if ((await this.deadlines.reload(), this.deadlines.acted === acted)) return;
+        // Idle: done, unless a deadline was acted on or a schedule fired meanwhile (a run answered, canceled or started may be claimable now).
+        else if ((await Promise.all([this.deadlines.reload(), this.schedules.reload()]), this.deadlines.acted + this.schedules.fired === acted)) return;
       }
     } finally {
       signal.abort();

@@ -18,6 +18,7 @@ import { prune } from "./prune.js";
 import { resolve } from "./resolve.js";
 import { retry } from "./retry.js";
 import { run } from "./run.js";
+import { schedule } from "./schedule.js";
 import { runs } from "./runs.js";
 import { show } from "./show.js";
 import { signal } from "./signal.js";
@@ -54,6 +55,7 @@ export const COMMANDS: readonly Command[] = [
   breakpoint,
   unbreak,
   fork,
+  schedule,
   consoleCommand,
   backup,
   prune,

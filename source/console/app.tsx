@@ -21,6 +21,7 @@ import { InterruptsView } from "./views/interrupts-view.js";
 import { OperatorPanel } from "./views/operator-panel.js";
 import { RunView } from "./views/run-view.js";
 import { RunsView } from "./views/runs-view.js";
+import { SchedulesView } from "./views/schedules-view.js";
 import { TaskView } from "./views/task-view.js";
 import { TextView } from "./views/text-view.js";
 
@@ -200,10 +201,11 @@ export function Console(props: ConsoleProps) {
     back: stack.length > 1 && nav.pop,
     help: () => nav.push(helpPage(router.bindings)),
     interrupts: top.kind !== "interrupts" && (() => nav.push({ kind: "interrupts" })),
+    schedules: top.kind !== "schedules" && (() => nav.push({ kind: "schedules" })),
     // Views that have a run, interrupt or task to copy take `y` before this.
     copy: explain(() => ui.report({ tone: "info", text: "y: nothing here has an id to copy (y copies the selected run's, interrupt's or task's)" })),
     palette: () =>
-      ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · run <id> · help · q — tab completes" }).then((text) => {
+      ui.prompt({ title: ":", complete: (text) => paletteSuggestions(text, services.data.snapshot()), hint: "runs · interrupts · schedules · run <id> · help · q — tab completes" }).then((text) => {
         if (text === undefined) return;
         const command = paletteCommand(text, services.data.snapshot());
         if (command.kind === "error") return ui.report({ tone: "error", text: command.message });
@@ -276,6 +278,8 @@ function View({ entry, width, height }: { entry: ViewEntry; width: number; heigh
       return <RunView key={entry.runId} runId={entry.runId} initialTab={entry.tab ?? 0} width={width} height={height} />;
     case "interrupts":
       return <InterruptsView width={width} height={height} />;
+    case "schedules":
+      return <SchedulesView width={width} height={height} />;
     case "operator":
       return <OperatorPanel interruptId={entry.interruptId} queue={entry.queue} width={width} height={height} />;
     case "text":

@@ -13,6 +13,7 @@ export type ViewEntry =
   | { kind: "runs" }
   | { kind: "run"; runId: string; tab?: number }
   | { kind: "interrupts" }
+  | { kind: "schedules" }
   | { kind: "operator"; interruptId: string; /** The queue it was opened from, whose order `n`/`N` keep (default: the whole queue, oldest first). */ queue?: QueueOrder }
   | ({ kind: "task" } & TaskTarget)
   | { kind: "text"; title: string; lines: Line[]; /** Where a wrapped line's later rows start (default 2 columns in). */ indent?: number };

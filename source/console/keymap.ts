@@ -25,6 +25,7 @@ export const KEYMAP = [
   { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
   { id: "palette", keys: [":"], label: "cmd", help: "command palette (:runs, :interrupts, :run <id>, :q)", group: "Everywhere", quiet: true },
   { id: "interrupts", keys: ["i"], label: "interrupts", help: "the queue of pending interrupts", group: "Everywhere", quiet: true },
+  { id: "schedules", keys: ["c"], label: "schedules", help: "the schedules: runs started at cron times", group: "Everywhere", quiet: true },
   { id: "back", keys: ["esc"], label: "back", help: "go back (or clear the filter)", group: "Everywhere" },
   { id: "quit", keys: ["q", "ctrl-c"], label: "quit", help: "quit", group: "Everywhere" },
   { id: "copy", keys: ["y"], label: "copy id", help: "copy the id of the selected run, interrupt or task (in a run: the run's) to the clipboard", group: "Everywhere", quiet: true },

@@ -8,7 +8,7 @@ export type PaletteCommand =
   | { kind: "view"; view: ViewEntry }
   | { kind: "error"; message: string };
 
-const WORDS = ["runs", "interrupts", "run ", "help", "q"];
+const WORDS = ["runs", "interrupts", "schedules", "run ", "help", "q"];
 
 /**
  * `:run ab` finds the run whose id starts with (or contains) `ab`, if only one does among the
@@ -42,6 +42,8 @@ export function paletteCommand(text: string, snap: ConsoleSnapshot): PaletteComm
     case "interrupts":
     case "i":
       return { kind: "view", view: { kind: "interrupts" } };
+    case "schedules":
+      return { kind: "view", view: { kind: "schedules" } };
     case "run": {
       if (!arg) return { kind: "error", message: "usage: :run <run id>" };
       // A run id is one word: what follows it (a key typed on after enter, in one burst) is not.
@@ -49,7 +51,7 @@ export function paletteCommand(text: string, snap: ConsoleSnapshot): PaletteComm
       return typeof found === "string" ? { kind: "view", view: { kind: "run", runId: found } } : { kind: "error", message: found.error };
     }
     default:
-      return { kind: "error", message: `unknown command ":${word}" (try runs, interrupts, run <id>, help, q)` };
+      return { kind: "error", message: `unknown command ":${word}" (try runs, interrupts, schedules, run <id>, help, q)` };
   }
 }
 

@@ -12,12 +12,15 @@ import {
   type RunRecord,
   type RunStatus,
   type RunStorage,
+  type ScheduleAdvance,
+  type ScheduleRecord,
   type TaskRecord,
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
 import { WORKER_RECORDS_KEPT_MS, artifactRef, decodeCursor, encodeCursor } from "../rules.js";
+import { scheduleAdvanced, scheduleReplacing } from "../schedule-writes.js";
 import { deleteRun, runStorage } from "./erasure.js";
 import * as history from "./history.js";
 import { MemoryTables, copy } from "./tables.js";
@@ -221,6 +224,40 @@ export class MemoryStore implements Store {
   async listWorkers(): Promise<WorkerRecord[]> {
     this.mustBeOpen();
     return copy([...this.t.workers.values()].sort((a, b) => b.lastSeen - a.lastSeen));
+  }
+
+  async putSchedule(record: ScheduleRecord, expectRevision: number | null): Promise<ScheduleRecord> {
+    this.mustBeOpen();
+    const stored = scheduleReplacing(this.t.schedules.get(record.id), copy(record), expectRevision);
+    this.t.schedules.set(record.id, stored);
+    return copy(stored);
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    this.mustBeOpen();
+    return copy(this.t.schedules.get(id));
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    this.mustBeOpen();
+    return copy([...this.t.schedules.values()].sort((a, b) => (a.id < b.id ? -1 : 1)));
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    this.mustBeOpen();
+    return this.t.schedules.delete(id);
+  }
+
+  async advanceSchedule(id: string, expectNextAt: number, advance: ScheduleAdvance): Promise<boolean> {
+    this.mustBeOpen();
+    const advanced = scheduleAdvanced(this.t.schedules.get(id), expectNextAt, copy(advance));
+    if (advanced) this.t.schedules.set(id, advanced);
+    return advanced !== undefined;
+  }
+
+  async clock(): Promise<number> {
+    this.mustBeOpen();
+    return Date.now();
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type InterruptRecord,
   type NewEvent,
   type RunRecord,
+  type ScheduleRecord,
   type TaskRecord,
   type WorkerRecord,
   type WorkflowRecord,
@@ -38,6 +39,7 @@ export class MemoryTables {
   /** The workflow of the last queued run claimed: the next claim turns to the next one (`pickClaim`). */
   lastClaimedWorkflow: string | undefined;
   readonly workers = new Map<string, WorkerRecord>();
+  readonly schedules = new Map<string, ScheduleRecord>();
 
   mustGetRun(id: string): RunRecord {
     const run = this.runs.get(id);

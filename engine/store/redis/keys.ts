@@ -51,6 +51,11 @@ export class RedisKeys {
     return parentRunId === null ? this.global("runs:top") : this.global(`runs:children:{${parentRunId}}`);
   }
 
+  /** A schedule's hash (lua/schedules.ts); the set `schedules` holds their ids. */
+  schedule(id: string): string {
+    return this.global(`schedule:${id}`);
+  }
+
   artifact(sha256: string): string {
     return this.global(`artifact:${sha256}`);
   }
@@ -61,7 +66,8 @@ export class RedisKeys {
  * the scripts: seq, fence, events, runs, runs:status:*, runs:workflow:*, runs:top, runs:children:{*},
  * live, timers, offers:<version>, offer-versions, offer-seq, leases, takeover-cursor, claim-req:*,
  * claim-turn, fleet-seen, takeovers-held, task-runs, interrupt-runs, interrupts,
- * interrupts:pending, command-runs, commands, commands:pending, artifact:*, workers, workers-seen.
+ * interrupts:pending, command-runs, commands, commands:pending, artifact:*, workers, workers-seen,
+ * schedules, schedule:* (lua/schedules.ts).
  */
 export const LUA_KEYS = `
 local P = ARGV[1]

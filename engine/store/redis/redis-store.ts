@@ -14,6 +14,8 @@ import {
   type RunRecord,
   type RunStatus,
   type RunStorage,
+  type ScheduleAdvance,
+  type ScheduleRecord,
   type StoreRoom,
   type TaskRecord,
   type WorkerRecord,
@@ -37,6 +39,7 @@ import { checkLayout, checkServer, type ServerFit } from "./server-checks.js";
 import { checkpointRow, commitArgs, refusal } from "./replies.js";
 import { decodeRun, encodeRunFields } from "./run-codec.js";
 import { ScriptWriter } from "./script-writer.js";
+import * as schedules from "./schedules.js";
 import { subscribeEvents } from "./subscription.js";
 
 /**
@@ -273,6 +276,34 @@ export class RedisStore implements Store {
     const jsons = await this.client.hmget(this.keys.global("workers"), ...ids);
     const records = jsons.flatMap((json) => (json === null ? [] : [JSON.parse(json) as WorkerRecord]));
     return records.sort((a, b) => b.lastSeen - a.lastSeen || (a.id < b.id ? -1 : 1));
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  putSchedule(record: ScheduleRecord, expectRevision: number | null): Promise<ScheduleRecord> {
+    return schedules.putSchedule(this.w, record, expectRevision);
+  }
+
+  getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    return schedules.getSchedule(this.client, this.keys, id);
+  }
+
+  listSchedules(): Promise<ScheduleRecord[]> {
+    return schedules.listSchedules(this.client, this.keys);
+  }
+
+  deleteSchedule(id: string): Promise<boolean> {
+    return schedules.deleteSchedule(this.w, id);
+  }
+
+  advanceSchedule(id: string, expectNextAt: number, advance: ScheduleAdvance): Promise<boolean> {
+    return schedules.advanceSchedule(this.w, id, expectNextAt, advance);
+  }
+
+  /** The server's clock, which its scripts judge leases and timers by. */
+  async clock(): Promise<number> {
+    const [seconds, micros] = await this.client.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   /** Closes at once even when the server has gone away (commands waiting for it are failed). */

@@ -273,6 +273,11 @@ export const MIGRATIONS: readonly string[] = [
   -- a pitwall of version 6 could not read the references, so it must refuse the store.
   CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, refs INTEGER NOT NULL, size INTEGER NOT NULL, data BLOB NOT NULL);
   `,
+  `
+  -- Version 8. Schedules ('pitwall schedule'), one row per schedule id, the record a JSON document.
+  -- A store opened read-only at an earlier version is read as it is, with no schedules.
+  CREATE TABLE IF NOT EXISTS schedules (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -17,6 +17,8 @@ import {
   type RunRecord,
   type RunStatus,
   type RunStorage,
+  type ScheduleAdvance,
+  type ScheduleRecord,
   type StoreRoom,
   type TaskRecord,
   type WorkerRecord,
@@ -37,6 +39,7 @@ import { HistoryQueries } from "./history-queries.js";
 import { Queries } from "./queries.js";
 import { RunWrites } from "./run-writes.js";
 import { SCHEMA_VERSION } from "./schema.js";
+import { ScheduleRows } from "./schedule-rows.js";
 import { Statements } from "./statements.js";
 import { DataVersionWatch } from "./watch.js";
 import { WrittenRuns } from "./written-runs.js";
@@ -81,6 +84,7 @@ export class SqliteStore implements Store {
    */
   private readonly identity: FileIdentity;
   private readonly runWrites: RunWrites;
+  private readonly schedules: ScheduleRows;
 
   constructor(
     readonly file: string,
@@ -90,6 +94,7 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.db = connect(file, { durability: options.durability ?? "process", busyTimeoutMs: this.busyTimeoutMs, readOnly: options.readOnly ?? false, create: options.create ?? true });
     const statements = new Statements(this.db);
+    this.schedules = new ScheduleRows(statements);
     const written = new WrittenRuns(() => this.q.dataVersion());
     this.q = new Queries(statements, written);
     const docs = new GroupDocs(statements);
@@ -331,6 +336,30 @@ export class SqliteStore implements Store {
 
   async listWorkers(): Promise<WorkerRecord[]> {
     return this.read(() => this.q.listWorkers());
+  }
+
+  async putSchedule(record: ScheduleRecord, expectRevision: number | null): Promise<ScheduleRecord> {
+    return this.writes.write(() => this.schedules.put(record, expectRevision), false);
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    return this.read(() => this.schedules.get(id));
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    return this.read(() => this.schedules.list());
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    return this.writes.write(() => this.schedules.delete(id), false);
+  }
+
+  async advanceSchedule(id: string, expectNextAt: number, advance: ScheduleAdvance): Promise<boolean> {
+    return this.writes.write(() => this.schedules.advance(id, expectNextAt, advance), false);
+  }
+
+  async clock(): Promise<number> {
+    return Date.now();
   }
 
   private read<T>(fn: () => T): T {

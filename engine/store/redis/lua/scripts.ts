@@ -5,6 +5,7 @@ import { COMMIT } from "./commit.js";
 import { DELETE_RUN, PURGE_RUN } from "./delete-run.js";
 import { LUA_LIB } from "./lib.js";
 import { ANSWER_COMMAND, CREATE_RUN, PUT_ARTIFACT, PUT_WORKER, SUBMIT_COMMAND } from "./records.js";
+import { ADVANCE_SCHEDULE, DELETE_SCHEDULE, PUT_SCHEDULE } from "./schedules.js";
 
 const BODIES = {
   commit: COMMIT,
@@ -17,6 +18,9 @@ const BODIES = {
   deleteRun: DELETE_RUN,
   purgeRun: PURGE_RUN,
   putWorker: PUT_WORKER,
+  putSchedule: PUT_SCHEDULE,
+  advanceSchedule: ADVANCE_SCHEDULE,
+  deleteSchedule: DELETE_SCHEDULE,
 } as const;
 
 export type ScriptName = keyof typeof BODIES;

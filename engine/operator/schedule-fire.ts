@@ -1,0 +1,72 @@
+import { ConflictError, NotFoundError, RunExistsError } from "../errors.js";
+import { TERMINAL_RUN_STATUSES, type RunRecord, type ScheduleRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import { startRun, type WorkflowVersion } from "./start.js";
+
+/** The tag every run a schedule starts has, with the schedule's id (`pitwall runs --tag schedule=nightly`). */
+export const SCHEDULE_TAG = "schedule";
+
+/**
+ * The id of the run a schedule starts for a time (`nightly-20261202T030000Z`; a trigger's has its
+ * milliseconds): the same in every worker, so that the workers that fire one time together start
+ * one run (the others find it made).
+ */
+export function scheduleRunId(scheduleId: string, at: number): string {
+  return `${scheduleId}-${new Date(at).toISOString().replace(/[-:]/g, "").replace(/\.000Z$/, "Z")}`;
+}
+
+/** The version a schedule starts: its pinned one, else its workflow's latest stored one; NotFoundError when there is none. */
+export async function scheduledVersion(store: Store, schedule: Pick<ScheduleRecord, "workflow" | "version">): Promise<WorkflowVersion> {
+  const version = schedule.version ?? latestVersion(await store.listWorkflows(), schedule.workflow);
+  const record = version === undefined ? undefined : await store.getWorkflow(version);
+  if (!record || record.name !== schedule.workflow) {
+    throw new NotFoundError(schedule.version ? `version ${schedule.version} of workflow` : "workflow", schedule.workflow);
+  }
+  return { definition: record.definition, version: record.version };
+}
+
+function latestVersion(stored: readonly { name: string; version: string; createdAt: number }[], name: string): string | undefined {
+  return stored.filter((w) => w.name === name).sort((a, b) => b.createdAt - a.createdAt || (a.version < b.version ? 1 : -1))[0]?.version;
+}
+
+/** A run the schedule started that has not ended, if one (what `overlap: "skip"` waits for). */
+export async function unfinishedRun(store: Store, schedule: ScheduleRecord): Promise<RunRecord | undefined> {
+  const last = schedule.lastRunId === null ? undefined : await store.getRun(schedule.lastRunId);
+  if (last && !TERMINAL_RUN_STATUSES.includes(last.status)) return last;
+  const { runs } = await store.listRuns({ tags: { [SCHEDULE_TAG]: schedule.id }, status: ["queued", "running", "paused"], limit: 1 });
+  return runs[0];
+}
+
+export interface Fired {
+  runId: string;
+  /** The run was there already: another worker (or this time's fire before a crash) started it. */
+  existed: boolean;
+}
+
+/**
+ * Starts the run of a schedule's time `at` (as `pitwall start --id` would, by the same path):
+ * a run of that id made already is taken as started. Refusals are typed errors saying why no run
+ * starts: ConflictError while a run it started has not ended (overlap `skip`, unless `force`),
+ * NotFoundError for a workflow not stored, ValidationError for an input its version refuses.
+ */
+export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: number, options: { actor: string; force?: boolean }): Promise<Fired> {
+  const runId = scheduleRunId(schedule.id, at);
+  if (await store.getRun(runId)) return { runId, existed: true };
+  if (schedule.overlap === "skip" && !options.force) {
+    const running = await unfinishedRun(store, schedule);
+    if (running) throw new ConflictError(`run ${running.id} it started has not ended (${running.status}): overlap is skip`);
+  }
+  const workflow = await scheduledVersion(store, schedule);
+  try {
+    await startRun(store, workflow, schedule.input, {
+      id: runId,
+      actor: options.actor,
+      tags: { ...schedule.tags, [SCHEDULE_TAG]: schedule.id },
+      schedule: { id: schedule.id, at },
+    });
+    return { runId, existed: false };
+  } catch (error) {
+    if (error instanceof RunExistsError && error.sameStart) return { runId, existed: true };
+    throw error;
+  }
+}

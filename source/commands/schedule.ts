@@ -1,0 +1,159 @@
+import { existsSync } from "node:fs";
+import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
+import { defineCommand, type CommandContext } from "../cli/command.js";
+import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
+import { kebab } from "../cli/argv.js";
+import { readJsonArgument, tagFlags } from "../cli/inputs.js";
+import type { Output } from "../cli/output.js";
+import { checkedVersion } from "../cli/workflow-file.js";
+import { nextText, scheduleState, zonedTime } from "../text/schedule-text.js";
+
+const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger"] as const;
+type Action = (typeof ACTIONS)[number];
+
+const FLAGS = {
+  cron: { type: "string" },
+  timezone: { type: "string" },
+  input: { type: "string" },
+  overlap: { type: "string" },
+  catchUp: { type: "string" },
+  version: { type: "string" },
+  tag: { type: "string", isMultiple: true },
+  paused: { type: "boolean" },
+  force: { type: "boolean" },
+} as const;
+
+/** Which flags each action takes (the global ones aside). */
+const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
+  add: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "paused"],
+  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag"],
+  list: [],
+  show: [],
+  pause: [],
+  resume: [],
+  remove: [],
+  trigger: ["force"],
+};
+
+export const schedule = defineCommand({
+  name: "schedule",
+  usage:
+    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] | list | show <id> | pause <id> | resume <id> | remove <id> | trigger <id> [--force]",
+  summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger",
+  details: `A schedule starts a run of its workflow at each time of its cron expression (five fields,
+minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly), read
+in --timezone (an IANA name; default UTC). Workers fire schedules: start at least one
+(pitwall worker). Each time starts one run however many workers run, with the id
+<schedule>-<time> (nightly-20261203T020000Z) and the tag schedule=<id>.
+The workflow is a stored workflow's name (its latest stored version when it fires, or --version),
+or a workflow file, which is stored first. --input is each run's input, checked now as start
+checks it.
+--overlap skip (default) starts no run while the last one the schedule started has not ended, and
+says so (show: LAST SKIP); allow starts one anyway.
+--catch-up one (default) starts one run for the times missed while no worker ran; none skips them.
+pause stops it firing; resume fires from its next time after now. trigger starts a run now
+(keeping to --overlap, unless --force). remove deletes the schedule (not its runs).
+--json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" }).`,
+  flags: FLAGS,
+  args: { min: 1, max: 3 },
+  createsStore: true,
+  async run(ctx) {
+    const [action, id, workflow] = ctx.args as [string, string | undefined, string | undefined];
+    if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`schedule ${action}: give one of ${ACTIONS.join(", ")}`);
+    const act = action as Action;
+    const wanted = act === "add" ? 3 : act === "list" ? 1 : 2;
+    if (ctx.args.length !== wanted) throw new UsageError(`schedule ${act} takes ${["no argument", "a schedule id", "a schedule id and a workflow"][wanted - 1]} (pitwall help schedule)`);
+    const given = (flag: keyof typeof FLAGS) => { const value: unknown = ctx.flags[flag]; return value !== undefined && !(Array.isArray(value) && value.length === 0); };
+    const stray = (Object.keys(FLAGS) as (keyof typeof FLAGS)[]).find((flag) => given(flag) && !TAKES[act].includes(flag));
+    if (stray) throw new UsageError(`--${kebab(stray)} does not go with schedule ${act}`);
+    if (act === "list") return list(ctx);
+    if (act === "show") return print(ctx.out, await new Schedules(await ctx.store(true), ctx.global.actor).get(id!));
+    if (act === "add") return add(ctx, id!, workflow!);
+    // Every other action writes: the store must exist (none is made for it).
+    await ctx.store(true);
+    const schedules = new Schedules(await ctx.store(), ctx.global.actor);
+    if (act === "update") return print(ctx.out, await schedules.update(id!, specFlags(ctx.flags)));
+    if (act === "pause") return print(ctx.out, await schedules.pause(id!));
+    if (act === "resume") return print(ctx.out, await schedules.resume(id!));
+    if (act === "remove") {
+      await schedules.delete(id!);
+      if (ctx.out.json) ctx.out.value({ removed: id });
+      else ctx.out.note(`schedule ${id} removed; the runs it started are kept`);
+      return EXIT.ok;
+    }
+    const fired = await schedules.trigger(id!, { ...(ctx.flags.force ? { force: true } : {}) });
+    if (ctx.out.json) ctx.out.value(fired);
+    else ctx.out.line(fired.runId);
+    return EXIT.ok;
+  },
+});
+
+type Ctx = CommandContext<typeof FLAGS>;
+
+/** The schedule's fields the flags give (checked where they can be without the store). */
+function specFlags(flags: Ctx["flags"]): Partial<Omit<ScheduleSpec, "id">> {
+  const input = flags.input === undefined ? undefined : readJsonArgument("input", flags.input);
+  if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) throw new UsageError(`--input: give a JSON object, the runs' starting state`);
+  const tags = tagFlags(flags.tag);
+  return {
+    ...(flags.cron !== undefined ? { cron: checkCron(flags.cron) } : {}),
+    ...(flags.timezone !== undefined ? { timezone: checkTimezone(flags.timezone) } : {}),
+    ...(input !== undefined ? { input: input as Record<string, unknown> } : {}),
+    ...(flags.overlap !== undefined ? { overlap: flags.overlap as NonNullable<ScheduleSpec["overlap"]> } : {}),
+    ...(flags.catchUp !== undefined ? { catchUp: flags.catchUp as NonNullable<ScheduleSpec["catchUp"]> } : {}),
+    ...(flags.version !== undefined ? { version: flags.version } : {}),
+    ...(tags ? { tags } : {}),
+  };
+}
+
+async function add(ctx: Ctx, id: string, workflow: string): Promise<ExitCode> {
+  if (ctx.flags.cron === undefined) throw new UsageError("schedule add needs --cron EXPR (five fields, or @hourly, @daily, ...)");
+  const spec = { ...specFlags(ctx.flags), ...(ctx.flags.paused ? { paused: true } : {}) };
+  // A file is stored first (and makes the store, as start does); a name must be in the store already.
+  const file = existsSync(workflow) || /\.(json|jsonc)$/.test(workflow) ? checkedVersion(workflow) : undefined;
+  // Checked against the file before the store is opened: a refused schedule makes no store file.
+  if (file) checkScheduleFields({ id, cron: spec.cron!, timezone: spec.timezone ?? "UTC", overlap: spec.overlap ?? "skip", catchUp: spec.catchUp ?? "one", paused: spec.paused ?? false, input: spec.input ?? {}, tags: spec.tags }, file);
+  else await ctx.store(true);
+  const store = await ctx.store();
+  const schedules = new Schedules(store, ctx.global.actor);
+  if (file && !(await store.getSchedule(id))) await storeVersion(store, file);
+  return print(ctx.out, await schedules.create({ id, workflow: file?.definition.name ?? workflow, cron: spec.cron!, ...spec }));
+}
+
+async function list(ctx: Ctx): Promise<ExitCode> {
+  const schedules = await new Schedules(await ctx.store(true), ctx.global.actor).list();
+  const now = Date.now();
+  ctx.out.list(schedules, "no schedules (pitwall schedule add makes one)", ["ID", "WORKFLOW", "CRON", "TZ", "NEXT", "LAST RUN", "STATE"], (s) => [
+    s.id,
+    s.version ? `${s.workflow}@${s.version.slice(0, 8)}` : s.workflow,
+    s.cron,
+    s.timezone,
+    nextText(s, now),
+    s.lastRunId ?? "-",
+    scheduleState(s),
+  ]);
+  return EXIT.ok;
+}
+
+function print(out: Output, s: ScheduleRecord): ExitCode {
+  if (out.json) {
+    out.value(s);
+    return EXIT.ok;
+  }
+  const lines: [string, string][] = [
+    ["schedule", s.id],
+    ["workflow", s.version ? `${s.workflow} (version ${s.version})` : `${s.workflow} (its latest stored version)`],
+    ["cron", `${s.cron} (${s.timezone})`],
+    ["next", nextText(s, Date.now())],
+    ["state", scheduleState(s)],
+    ["overlap", s.overlap === "skip" ? "skip (no run while the last has not ended)" : "allow"],
+    ["catch-up", s.catchUp === "one" ? "one (one run for the times missed)" : "none (missed times are skipped)"],
+    ["input", JSON.stringify(s.input)],
+    ...(s.tags ? [["tags", Object.entries(s.tags).map(([k, v]) => `${k}=${v}`).join(" ")] as [string, string]] : []),
+    ["last run", s.lastRunId === null ? "-" : `${s.lastRunId}${s.lastFiredAt !== null && !s.lastSkip ? ` (for ${zonedTime(s.lastFiredAt, s.timezone)})` : ""}`],
+    ...(s.lastSkip ? [["last skip", `${zonedTime(s.lastSkip.at, s.timezone)}: ${s.lastSkip.reason}`] as [string, string]] : []),
+  ];
+  const width = Math.max(...lines.map(([k]) => k.length));
+  for (const [key, value] of lines) out.line(`${key.padEnd(width)}  ${value}`);
+  return EXIT.ok;
+}

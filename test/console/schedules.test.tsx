@@ -1,0 +1,33 @@
+import { afterEach, expect, it } from "vitest";
+import { fixture, settle, type Fixture } from "./fixtures.js";
+import { closeAll, openConsole, type ConsoleHarness } from "./harness.js";
+
+let fx: Fixture | undefined;
+let ui: ConsoleHarness | undefined;
+afterEach(async () => ([ui, fx] = await closeAll(ui, fx)));
+
+it("c lists the schedules as schedule list does, read-only too; enter opens a schedule's last run", async () => {
+  fx = fixture();
+  await settle(fx.engine, "travel-planner");
+  const schedules = fx.engine.operator("ann").schedules;
+  await schedules.create({ id: "nightly", workflow: "travel-planner", cron: "0 3 * * *", timezone: "Europe/Berlin" });
+  await schedules.create({ id: "hourly", workflow: "travel-planner", cron: "@hourly", paused: true });
+  const { runId } = await schedules.trigger("nightly");
+  ui = await openConsole({ store: fx.store, readOnly: true, columns: 140, rows: 20 });
+  await ui.waitFor("NOW");
+  await ui.press("c");
+  const frame = await ui.waitFor("2 · fired by the workers");
+  const lines = frame.split("\n");
+  expect(lines.find((l) => l.includes(" ID ") && l.includes("NEXT"))).toMatch(/ID +WORKFLOW +CRON +TZ +NEXT +LAST RUN +STATE/);
+  expect(lines.find((l) => l.includes("hourly"))).toMatch(/hourly +travel-planner +@hourly +UTC +\d{4}-\d\d-\d\d \d\d:00 \(paused\) +- +paused/);
+  expect(lines.find((l) => l.includes("nightly"))).toMatch(new RegExp(`nightly +travel-planner +0 3 \\* \\* \\* +Europe/Berlin +\\d{4}-\\d\\d-\\d\\d 03:00 \\(in \\d+h(\\d+m)?\\) +${runId} +active`));
+  // The first row (by id) has started no run: enter says so; on the second it opens the run.
+  await ui.press("enter");
+  await ui.waitFor("schedule hourly has started no run yet");
+  await ui.press("j", "enter");
+  await ui.waitFor((f) => f.includes(runId) && f.includes("Graph"));
+  await ui.press("esc");
+  await ui.waitFor("fired by the workers");
+  await ui.press("y");
+  expect(ui.copied).toEqual(["nightly"]);
+});
