@@ -44,13 +44,14 @@ export interface Fired {
 }
 
 /**
- * Starts the run of a schedule's time `at` (as `pitwall start --id` would, by the same path):
+ * Starts the run of a schedule's time `at` (as `pitwall start --id` would, by the same path; a
+ * trigger gives an id of its own, `runId`, as it is no time of the schedule's):
  * a run of that id made already is taken as started. Refusals are typed errors saying why no run
  * starts: ConflictError while a run it started has not ended (overlap `skip`, unless `force`),
  * NotFoundError for a workflow not stored, ValidationError for an input its version refuses.
  */
-export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: number, options: { actor: string; force?: boolean }): Promise<Fired> {
-  const runId = scheduleRunId(schedule.id, at);
+export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: number, options: { actor: string; force?: boolean; runId?: string }): Promise<Fired> {
+  const runId = options.runId ?? scheduleRunId(schedule.id, at);
   if (await store.getRun(runId)) return { runId, existed: true };
   if (schedule.overlap === "skip" && !options.force) {
     const running = await unfinishedRun(store, schedule);

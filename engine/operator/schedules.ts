@@ -1,10 +1,11 @@
 import { ConflictError, PitwallError, ValidationError } from "../errors.js";
+import { newId } from "../ids.js";
 import type { ScheduleCatchUp, ScheduleOverlap, ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { checkTags } from "../tags.js";
 import { checkCron, checkTimezone, nextCronTime } from "./cron-times.js";
 import { notFound } from "./must-get.js";
-import { SCHEDULE_TAG, fireSchedule, scheduledVersion, type Fired } from "./schedule-fire.js";
+import { SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
 import { checkStart, type WorkflowVersion } from "./start.js";
 
 /** What makes a schedule (`Schedules.create`); what `update` changes is the same, less the id. */
@@ -112,7 +113,9 @@ export class Schedules {
   async trigger(id: string, options: { force?: boolean } = {}): Promise<Fired> {
     const schedule = await this.get(id);
     const at = await this.store.clock();
-    const fired = await fireSchedule(this.store, schedule, at, { actor: this.actor, ...(options.force ? { force: true } : {}) });
+    // Each trigger is a run of its own, however soon after another (two in one millisecond too).
+    const runId = `${scheduleRunId(id, at)}-${newId("t", 4).slice(2)}`;
+    const fired = await fireSchedule(this.store, schedule, at, { actor: this.actor, runId, ...(options.force ? { force: true } : {}) });
     await this.change(id, (s) => ({ ...s, lastFiredAt: at, lastRunId: fired.runId, lastSkip: null }));
     return fired;
   }

@@ -63,7 +63,7 @@ describe("pitwall schedule", () => {
     expect(lines[2]).toMatch(/^nightly +echo +0 3 \* \* \* +Europe\/Berlin +\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?\) +- +active$/);
 
     const fired = await cli.json<{ runId: string; existed: boolean }>(["schedule", "trigger", "nightly"]);
-    expect(fired).toEqual({ runId: expect.stringMatching(/^nightly-\d{8}T\d{6}(\.\d{3})?Z$/) as unknown, existed: false });
+    expect(fired).toEqual({ runId: expect.stringMatching(/^nightly-\d{8}T\d{6}(\.\d{3})?Z-[0-9a-z]{4}$/) as unknown, existed: false });
     // The run waits for a worker: a second trigger keeps to overlap skip (exit 3), unless forced.
     const again = await cli.run(["schedule", "trigger", "nightly"]);
     expect([again.code, again.stderr]).toEqual([3, `pitwall schedule: run ${fired.runId} it started has not ended (queued): overlap is skip\n`]);

@@ -180,7 +180,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     const { store, ops } = await storeWith(quick);
     const made = await ops.schedules.create({ id: "manual", workflow: "digest", cron: "@yearly" });
     const fired = await ops.schedules.trigger("manual");
-    expect(fired.runId).toMatch(/^manual-\d{8}T\d{6}(\.\d{3})?Z$/);
+    expect(fired.runId).toMatch(/^manual-\d{8}T\d{6}(\.\d{3})?Z-[0-9a-z]{4}$/);
     const after = await ops.schedules.get("manual");
     expect(after).toMatchObject({ nextAt: made.nextAt, lastRunId: fired.runId, lastSkip: null });
     const [created] = await store.readEvents({ runId: fired.runId, types: ["run.created"] });
