@@ -17,7 +17,7 @@ import type { ProblemList } from "./problems.js";
 import { checkJoinChoices } from "./check-joins.js";
 import { checkTemplates } from "./check-templates.js";
 import { typeMisfit, valueTypes, writeInto } from "./check-subgraph.js";
-import { schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
+import { StateValidator, schemaTypes, type JsonSchema, type StateKeyDefinition } from "../state/schema.js";
 import { checkRouteKeys, routeOnCovered } from "./route-keys.js";
 import { checkPathsToEnd, walk } from "./paths.js";
 import { nodeHint } from "./field-hints.js";
@@ -189,6 +189,12 @@ function checkSignalRoutes(node: WaitNodeDefinition, path: Path, problems: Probl
   for (const key of routes) {
     if (key !== RECEIVED_ROUTE && key !== TIMEOUT_ROUTE) problems.error([...path, "routes", key], "INVALID_FIELD", `a signal's wait chooses "${RECEIVED_ROUTE}" or "${TIMEOUT_ROUTE}": route "${key}" is never taken`);
   }
+  // What happens with no route for it would fail the run (ROUTE_NO_MATCH) when it happens.
+  const unrouted = [...(routes.includes(RECEIVED_ROUTE) ? [] : [RECEIVED_ROUTE]), ...(node.seconds !== undefined && !routes.includes(TIMEOUT_ROUTE) ? [TIMEOUT_ROUTE] : [])];
+  if (unrouted.length > 0 && node.default === undefined) {
+    const what = unrouted.map((k) => (k === TIMEOUT_ROUTE ? `its ${node.seconds} s run out` : "the signal comes")).join(" or ");
+    problems.error([...path, "routes"], "INVALID_FIELD", `a run would fail when ${what}: add the ${unrouted.map((k) => `"${k}"`).join(" and ")} route${unrouted.length > 1 ? "s" : ""}, or a default`);
+  }
   if (node.routeOn !== undefined || node.router) {
     problems.error([...path, node.routeOn !== undefined ? "routeOn" : "routes"], "INVALID_FIELD", `a signal's wait with "${RECEIVED_ROUTE}"/"${TIMEOUT_ROUTE}" routes chooses by whether the signal came: a routeOn or router would never be read`);
   }
@@ -209,11 +215,34 @@ function checkCatch(g: Graph, node: NodeDefinition, spec: CatchSpec, path: Path,
   const types = schemaTypes(key);
   if (node.map) {
     if (key.reducer !== "append") problems.error(at, "INVALID_FIELD", `each item of a mapped node writes its own failure: give "${spec.output}" the append reducer (an array of failures)`);
+    else checkFailureFits(spec.output, key, true, at, problems);
     return;
   }
   if (key.reducer !== "append" && key.reducer !== "custom" && types.length > 0 && !types.includes("object") && !types.includes("string")) {
     problems.error(at, "INVALID_FIELD", `state key "${spec.output}" is ${types.join(" or ")}: a failure is written as an object ({ node, code, name, message, attempts }) or, on a string key, as its message`);
+    return;
   }
+  checkFailureFits(spec.output, key, node.map !== undefined, at, problems);
+}
+
+/**
+ * A key whose schema asks for more than a failure has (a required field of its own) would refuse
+ * it when the catch writes it, and the run would pause instead: said now, with the schema's words.
+ */
+function checkFailureFits(output: string, key: StateKeyDefinition, mapped: boolean, at: Path, problems: ProblemList): void {
+  if (key.reducer === "custom") return;
+  const reducer = key.reducer ?? "replace";
+  let validator: StateValidator;
+  try {
+    validator = new StateValidator({ [output]: key });
+  } catch {
+    // A schema that does not compile is reported where the state is checked.
+    return;
+  }
+  const failure = { node: "n", ...(mapped ? { index: 0 } : {}), code: "ERROR", name: "Error", message: "failed", attempts: 1 };
+  const problem = validator.checkWrite(output, failure, reducer, undefined);
+  if (problem === undefined || validator.checkWrite(output, "node failed", reducer, undefined) === undefined) return;
+  problems.error(at, "INVALID_FIELD", `state key "${output}" cannot hold a failure ({ node, code, name, message, attempts${mapped ? ", index" : ""} }) nor its message: ${problem}`);
 }
 
 /**

@@ -18,7 +18,27 @@ export function checkSubgraphMappings(nodes: Record<string, NodeDefinition>, sta
     if (node.kind !== "subgraph" || typeof node.workflow !== "string") continue;
     const child = children.get(node.workflow);
     if (child) checkMappings(name, node, state, child, problems);
+    if (child && node.catch) checkChildFailsUp(name, child, problems);
   }
+}
+
+/**
+ * A sub-workflow node's catch takes its child run's failure; a child node that fails for good
+ * pauses the child for an operator instead (unless its retry says `onExhausted: "fail"`, or it
+ * has a catch of its own), and the parent waits: the catch would see that failure only if someone
+ * canceled the child.
+ */
+function checkChildFailsUp(name: string, child: CheckedChild, problems: ProblemList): void {
+  const pausing = Object.entries(child.definition.nodes)
+    .filter(([, n]) => n.kind !== "approval" && n.kind !== "wait" && !n.catch && n.retry?.onExhausted !== "fail")
+    .map(([n]) => n);
+  if (pausing.length === 0) return;
+  const listed = pausing.length > 3 ? `${pausing.slice(0, 3).join(", ")} and ${pausing.length - 3} more` : pausing.join(", ");
+  problems.warning(
+    ["nodes", name, "catch"],
+    "CATCH_NEVER_REACHED",
+    `the catch takes the child run's failure, but a node of ${child.definition.name} that fails for good (${listed}) pauses the child for an operator, and this run waits: give ${pausing.length > 1 ? "them" : "it"} retry.onExhausted "fail" (or a catch of ${pausing.length > 1 ? "their" : "its"} own)`,
+  );
 }
 
 function checkMappings(name: string, node: SubgraphNodeDefinition, state: Record<string, StateKeyDefinition>, child: CheckedChild, problems: ProblemList): void {

@@ -22,6 +22,7 @@ export const PROBLEM_CODES = [
   "BAD_SUBGRAPH",
   "UNKNOWN_TOOL",
   "WAIT_IN_PAST",
+  "CATCH_NEVER_REACHED",
   "WRITE_CONFLICT",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];

@@ -52,7 +52,12 @@ export interface Fired {
  */
 export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: number, options: { actor: string; force?: boolean; runId?: string }): Promise<Fired> {
   const runId = options.runId ?? scheduleRunId(schedule.id, at);
-  if (await store.getRun(runId)) return { runId, existed: true };
+  const made = await store.getRun(runId);
+  if (made) {
+    // Made by this schedule (another worker, or this time's fire before a crash), or by someone else.
+    if (made.tags?.[SCHEDULE_TAG] === schedule.id && made.workflow === schedule.workflow) return { runId, existed: true };
+    throw new RunExistsError(made, false, `run ${runId} exists and was not started by schedule ${schedule.id} (a run of ${made.workflow}${made.tags?.[SCHEDULE_TAG] ? ` tagged schedule=${made.tags[SCHEDULE_TAG]}` : ""})`);
+  }
   if (schedule.overlap === "skip" && !options.force) {
     const running = await unfinishedRun(store, schedule);
     if (running) throw new ConflictError(`run ${running.id} it started has not ended (${running.status}): overlap is skip`);

@@ -50,7 +50,13 @@ export function catchFailure(rs: RunState, failed: TaskRecord, failure: Failure 
   return { caught: false, why: `its catch could not write the failure to "${spec.output}": ${problem}` };
 }
 
+/**
+ * Failures of the deployment, not of the node's work: a catch takes them only when its `on` names
+ * them, so that a worker without a model does not quietly run every compensation branch.
+ */
+const DEPLOYMENT_FAILURES: ReadonlySet<string> = new Set(["NO_MODEL"]);
+
 function catches(spec: CatchSpec, failure: Failure): boolean {
-  if (!spec.on || spec.on.length === 0) return true;
+  if (!spec.on || spec.on.length === 0) return failure.code === undefined || !DEPLOYMENT_FAILURES.has(failure.code);
   return spec.on.some((c) => c === failure.name || c === failure.code);
 }

@@ -1,4 +1,4 @@
-import { ConflictError, PitwallError, StoreError, errorMessage } from "../errors.js";
+import { ConflictError, PitwallError, RunExistsError, StoreError, errorMessage } from "../errors.js";
 import { nextCronTime } from "../operator/cron-times.js";
 import { fireSchedule, scheduleRunId } from "../operator/schedule-fire.js";
 import type { ScheduleAdvance, ScheduleRecord } from "../store/records.js";
@@ -130,8 +130,8 @@ export class ScheduleWatch {
       return await fireSchedule(this.store, schedule, at, { actor: this.actor });
     } catch (error) {
       if (error instanceof StoreError || !(error instanceof PitwallError)) throw error;
-      // Overlap is the schedule working as told; a workflow gone or an input refused needs someone.
-      return { skipped: error.message, expected: error instanceof ConflictError };
+      // Overlap is the schedule working as told; a workflow gone, an input refused or a run of its id made by someone else needs someone.
+      return { skipped: error.message, expected: error instanceof ConflictError && !(error instanceof RunExistsError) };
     }
   }
 }

@@ -136,8 +136,9 @@ describe.each(storeFactories)("a node's catch ($name store)", (factory) => {
 describe("what a catch cannot take (memory store)", () => {
   const harness = engineHarness(storeFactories[0]!);
 
-  it("leaves uncaught a failure its output key cannot hold, saying why; its events read as such", async () => {
-    const strict = z.object({ error: z.object({ ticket: z.string() }).nullable().default(null), log: z.array(z.string()).default([]) });
+  it("leaves uncaught a failure its output key cannot hold when it comes (validation tries a short one), saying why", async () => {
+    // Short enough for "node failed" (what validation tries), too short for this failure's message.
+    const strict = z.object({ error: z.string().max(30).default(""), log: z.array(z.string()).default([]) });
     const wf = workflow("catch-strict", { state: strict })
       .node("charge", boom, { next: "END", catch: { next: "END", output: "error" } })
       .compile();
@@ -145,7 +146,7 @@ describe("what a catch cannot take (memory store)", () => {
     const run = await engine.start(wf);
     expect(await run.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "retries-exhausted" });
     const [failed] = await engine.store.readEvents({ runId: run.id, types: ["task.failed"] });
-    expect(describeEvent(failed!)).toMatch(/attempt 1: card declined \(its catch could not write the failure to "error": .*ticket/);
+    expect(describeEvent(failed!)).toMatch(/attempt 1: card declined \(its catch could not write the failure to "error": .*expected string/);
   });
 
   it("says where a caught failure went, and refuses a fork onto a version without that catch", async () => {
@@ -188,10 +189,29 @@ describe("catch in a workflow file", () => {
     expect(messages(doc({ catch: { next: "b", output: "missing" } }))).toEqual(['nodes.a.catch.output state has no key "missing"']);
     expect(messages(doc({ catch: { next: "b", output: "n" } }))).toEqual([expect.stringMatching(/^nodes\.a\.catch\.output state key "n" is number: a failure is written as an object/)]);
     expect(messages(doc({ catch: { next: "b", output: "list" } }))).toEqual([]);
+    expect(messages(doc({ catch: { next: "b", output: "ticket" } }, { ticket: { type: "object", required: ["id"], properties: { id: { type: "string" } } } }))).toEqual([
+      expect.stringMatching(/^nodes\.a\.catch\.output state key "ticket" cannot hold a failure \(\{ node, code, name, message, attempts \}\) nor its message: .*id/),
+    ]);
     expect(messages(doc({ map: { over: "items" }, catch: { next: "b", output: "plain" } }))).toEqual([
       expect.stringMatching(/^nodes\.a\.catch\.output each item of a mapped node writes its own failure: give "plain" the append reducer/),
     ]);
     const approval = { ...doc({}), nodes: { a: { kind: "approval", question: "ok?", decisions: ["approve"], next: "END", catch: { next: "END" } } } };
     expect(messages(approval)).toEqual([expect.stringMatching(/^nodes\.a\.catch `catch` has no effect on an approval node: an approval only asks a person: there is no failure to catch/)]);
+  });
+});
+
+describe("a sub-workflow node's catch, as validated", () => {
+  it("warns when a node of the child would pause the child instead of failing it, naming the nodes", () => {
+    const failing = (onExhausted?: "fail") =>
+      workflow(`child-${onExhausted ?? "pause"}`, { state })
+        .node("inner", boom, { next: "END", ...(onExhausted ? { retry: { maxAttempts: 1, onExhausted } } : {}) })
+        .compile();
+    const parent = (child: ReturnType<typeof failing>) =>
+      workflow(`parent-of-${child.definition.name}`, { state, reducers })
+        .subgraph("sub", child, { next: "END", catch: { next: "END", output: "error" } })
+        .compile()
+        .warnings.map((p) => `${p.code} ${p.message}`);
+    expect(parent(failing()).join("\n")).toContain('CATCH_NEVER_REACHED the catch takes the child run\'s failure, but a node of child-pause that fails for good (inner) pauses the child for an operator, and this run waits: give it retry.onExhausted "fail" (or a catch of its own)');
+    expect(parent(failing("fail")).join("\n")).not.toContain("CATCH_NEVER_REACHED");
   });
 });

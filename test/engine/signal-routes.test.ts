@@ -54,7 +54,11 @@ describe("a signal's wait routes, as written", () => {
       'error nodes.paid.routes.timeout a wait for a signal without `seconds` never times out: give it seconds, or leave the "timeout" route out',
     );
     expect(messages(doc({ signal: "paid", seconds: 5, routes: { received: "a", late: "END" } }))).toContain('error nodes.paid.routes.late a signal\'s wait chooses "received" or "timeout": route "late" is never taken');
-    expect(messages(doc({ signal: "paid", seconds: 5, routeOn: "n", routes: { received: "a", timeout: "END" } }))).toContain(
+    expect(messages(doc({ signal: "paid", seconds: 5, routes: { received: "a" } }))).toContain(
+      'error nodes.paid.routes a run would fail when its 5 s run out: add the "timeout" route, or a default',
+    );
+    expect(messages(doc({ signal: "paid", seconds: 5, routes: { received: "a" }, default: "END" }))).toEqual([]);
+    expect(messages(doc({ signal: "paid", routeOn: "n", seconds: 5, routes: { received: "a", timeout: "END" } }))).toContain(
       'error nodes.paid.routeOn a signal\'s wait with "received"/"timeout" routes chooses by whether the signal came: a routeOn or router would never be read',
     );
   });
