@@ -149,6 +149,20 @@ describe("what a catch cannot take (memory store)", () => {
     expect(describeEvent(failed!)).toMatch(/attempt 1: card declined \(its catch could not write the failure to "error": .*expected string/);
   });
 
+  it("leaves a failure of the deployment (no model configured) to an operator unless its on names it", async () => {
+    const asks = (on?: string[]) =>
+      workflow(`catch-no-model-${on ? "named" : "any"}`, { state: z.object({ answer: z.string().default(""), why: z.string().default("") }) })
+        .llm("ask", { prompt: "Hello?", output: "answer", next: "END", catch: { next: "END", output: "why", ...(on ? { on } : {}) } })
+        .compile();
+    const [any, named] = [asks(), asks(["NO_MODEL"])];
+    const engine = await harness.engine([any, named]);
+    const paused = await engine.start(any);
+    expect(await paused.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "retries-exhausted", error: { message: expect.stringContaining("model") } });
+    const caught = await engine.start(named);
+    expect((await caught.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    expect((await caught.state()).why).toMatch(/^node "ask" failed after 1 attempt: /);
+  });
+
   it("says where a caught failure went, and refuses a fork onto a version without that catch", async () => {
     const make = (withCatch: boolean) =>
       workflow("catch-fork", { state, reducers })
