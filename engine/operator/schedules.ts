@@ -147,6 +147,7 @@ export class Schedules {
    * next time after it.
    */
   private async checked(record: ScheduleRecord, now?: number, given?: WorkflowVersion): Promise<ScheduleRecord> {
+    if (record.version !== null && !given) record = { ...record, version: await this.fullVersion(record.workflow, record.version) };
     let workflow = given;
     if (!workflow) {
       if (typeof record.workflow !== "string" || record.workflow === "") throw new ValidationError("workflow: give the name of a stored workflow");
@@ -162,6 +163,17 @@ export class Schedules {
     const nextAt = nextCronTime(checked.cron, checked.timezone, now);
     if (nextAt === null) throw new ValidationError(`cron ${JSON.stringify(checked.cron)} has no time after now in ${checked.timezone}`);
     return { ...checked, nextAt };
+  }
+
+  /** A stored version of the workflow named by its id or the start of it (as listings print it); a ValidationError naming what is wrong. */
+  private async fullVersion(workflow: string, given: string): Promise<string> {
+    if (typeof given !== "string" || given === "") throw new ValidationError(`version ${JSON.stringify(given)}: give a stored version of ${workflow} (or its first characters), or latest`);
+    const versions = (await this.store.listWorkflows()).filter((w) => w.name === workflow).map((w) => w.version);
+    if (versions.includes(given)) return given;
+    const matching = versions.filter((v) => v.startsWith(given));
+    if (matching.length === 1) return matching[0]!;
+    if (matching.length > 1) throw new ValidationError(`version ${given} of workflow ${workflow} could be any of ${matching.map((v) => v.slice(0, 12)).join(", ")}: give more of it`);
+    throw new ValidationError(`workflow ${workflow}: no stored version of it starts with ${given}${versions.length > 0 ? ` (stored: ${versions.map((v) => v.slice(0, 8)).join(", ")})` : ""}`);
   }
 }
 

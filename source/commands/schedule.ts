@@ -46,7 +46,8 @@ in --timezone (an IANA name; default UTC). Workers fire schedules: start at leas
 (pitwall worker). Each time starts one run however many workers run, with the id
 <schedule>-<time> (nightly-20261203T020000Z) and the tag schedule=<id>.
 The workflow is a stored workflow's name (its latest stored version when it fires, or --version),
-or a workflow file, which is stored first. --input is each run's input, checked now as start
+or a workflow file, which is stored first and is the version it starts. --version takes a stored
+version or the start of one (as listings print it), or latest (none pinned: the latest stored). --input is each run's input, checked now as start
 checks it.
 --overlap skip (default) starts no run while the last one the schedule started has not ended, and
 says so (show: LAST SKIP); allow starts one anyway.
@@ -101,7 +102,8 @@ function specFlags(flags: Ctx["flags"]): Partial<Omit<ScheduleSpec, "id">> {
     ...(input !== undefined ? { input: input as Record<string, unknown> } : {}),
     ...(flags.overlap !== undefined ? { overlap: flags.overlap as NonNullable<ScheduleSpec["overlap"]> } : {}),
     ...(flags.catchUp !== undefined ? { catchUp: flags.catchUp as NonNullable<ScheduleSpec["catchUp"]> } : {}),
-    ...(flags.version !== undefined ? { version: flags.version } : {}),
+    // `latest`: no version pinned, the workflow's latest stored one when it fires.
+    ...(flags.version !== undefined ? { version: flags.version === "latest" ? null : flags.version } : {}),
     ...(tags ? { tags } : {}),
   };
 }
@@ -117,7 +119,8 @@ async function add(ctx: Ctx, id: string, workflow: string): Promise<ExitCode> {
   const store = await ctx.store();
   const schedules = new Schedules(store, ctx.global.actor);
   if (file && !(await store.getSchedule(id))) await storeVersion(store, file);
-  return print(ctx.out, await schedules.create({ id, workflow: file?.definition.name ?? workflow, cron: spec.cron!, ...spec }));
+  // A file given is the version it starts (as start runs the file given), until --version says otherwise.
+  return print(ctx.out, await schedules.create({ id, workflow: file?.definition.name ?? workflow, cron: spec.cron!, ...spec, ...(file && spec.version === undefined ? { version: file.version } : {}) }));
 }
 
 async function list(ctx: Ctx): Promise<ExitCode> {

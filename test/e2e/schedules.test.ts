@@ -48,7 +48,13 @@ describe("pitwall schedule", () => {
 
     const added = await cli.run(["schedule", "add", "nightly", echo.workflow, "--cron", "0 3 * * *", "--timezone", "Europe/Berlin", "--input", '{"who":"ann"}', "--tag", "team=ops"]);
     expect(added.code, added.stderr).toBe(0);
-    expect(added.stdout).toMatch(/^schedule {2}nightly\nworkflow {2}echo \(its latest stored version\)\ncron {6}0 3 \* \* \* \(Europe\/Berlin\)\nnext {6}\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?\)\n/);
+    // The file given is the version it starts; --version latest unpins it, the start of a version pins one again.
+    expect(added.stdout).toMatch(/^schedule {2}nightly\nworkflow {2}echo \(version \w+\)\ncron {6}0 3 \* \* \* \(Europe\/Berlin\)\nnext {6}\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?\)\n/);
+    const pinned = (await cli.json<ScheduleRecord>(["schedule", "show", "nightly"])).version!;
+    expect((await cli.run(["schedule", "update", "nightly", "--version", "latest"])).stdout).toContain("workflow  echo (its latest stored version)");
+    expect((await cli.run(["schedule", "update", "nightly", "--version", pinned.slice(0, 8)])).stdout).toContain(`workflow  echo (version ${pinned})`);
+    const wrong = await cli.run(["schedule", "update", "nightly", "--version", "zzzz"]);
+    expect([wrong.code, wrong.stderr]).toEqual([2, `pitwall schedule: workflow echo: no stored version of it starts with zzzz (stored: ${pinned.slice(0, 8)})\n`]);
     // By name, the workflow must be stored; an unknown one is refused.
     const unknown = await cli.run(["schedule", "add", "hourly", "ehco", "--cron", "@hourly"]);
     expect([unknown.code, unknown.stderr]).toEqual([2, "pitwall schedule: workflow ehco: no version of it is stored (pitwall start FILE stores one, or give the file)\n"]);
@@ -60,7 +66,7 @@ describe("pitwall schedule", () => {
     const lines = listed.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^ID +WORKFLOW +CRON +TZ +NEXT +LAST RUN +STATE$/);
     expect(lines[1]).toMatch(/^hourly +echo +@hourly +UTC +\d{4}-\d\d-\d\d \d\d:00 \(in \d+m\) +- +active$/);
-    expect(lines[2]).toMatch(/^nightly +echo +0 3 \* \* \* +Europe\/Berlin +\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?\) +- +active$/);
+    expect(lines[2]).toMatch(/^nightly +echo@\w{8} +0 3 \* \* \* +Europe\/Berlin +\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?\) +- +active$/);
 
     const fired = await cli.json<{ runId: string; existed: boolean }>(["schedule", "trigger", "nightly"]);
     expect(fired).toEqual({ runId: expect.stringMatching(/^nightly-\d{8}T\d{6}(\.\d{3})?Z-[0-9a-z]{4}$/) as unknown, existed: false });
