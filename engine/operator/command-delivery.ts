@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { ConflictError, PitwallError, StaleFenceError } from "../errors.js";
 import type { EventType } from "../runtime/events.js";
 import type { CommandRecord, CommandType, RunRecord } from "../store/records.js";
@@ -42,27 +43,47 @@ export class CommandDelivery implements CommandWriter {
    * `commandId`, given, makes the command one that only one of several senders records: the
    * others get a ConflictError (`command … already exists`).
    */
-  async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string, commandId?: string): Promise<CommandOutcome> {
+  async submit(runId: string, type: CommandType, args: Record<string, unknown>, reason?: string, commandId?: string, exclusive = false): Promise<CommandOutcome> {
     checkArgs(args);
     const command = { ...newCommand(this, runId, type, args, reason), ...(commandId !== undefined ? { id: commandId } : {}) };
     for (let attempt = 0; ; attempt++) {
       const run = await mustGetRun(this.store, runId);
-      if (isHeld(run)) return this.settle(command, run, await recordCommand(this, command));
+      if (isHeld(run)) {
+        let seq: number;
+        try {
+          seq = await recordCommand(this, command);
+        } catch (error) {
+          const earlier = await this.earlier(command, error, exclusive);
+          if (!earlier) throw error;
+          return earlier.status === "pending" ? this.settle(earlier, run, 0) : outcomeOf(earlier);
+        }
+        return this.settle(command, run, seq);
+      }
       let applied: Applied;
       try {
         applied = await this.unheld.apply(command, run, true);
       } catch (error) {
-        // An earlier try was written after all (its reply lost): its answer stands. Another
-        // sender's, of the same given id, is theirs: this one conflicts with it.
-        const stored = error instanceof ConflictError ? await this.store.getCommand(command.id) : undefined;
-        if (stored && !sameCommand(stored, command)) throw new ConflictError(`command ${command.id} already exists (sent by ${stored.actor})`);
-        if (stored) return stored.status === "pending" ? this.settle(stored, run, 0) : outcomeOf(stored);
+        const earlier = await this.earlier(command, error, exclusive);
+        if (earlier) return earlier.status === "pending" ? this.settle(earlier, run, 0) : outcomeOf(earlier);
         // The run moved on, or a worker claimed it meanwhile: look again.
         if (!(error instanceof StaleFenceError || error instanceof ConflictError) || attempt >= 8) throw error;
         continue;
       }
       return appliedOutcome(applied);
     }
+  }
+
+  /**
+   * The command already stored under this one's id, when writing it conflicted: an earlier try of
+   * it (its reply lost), or — unless `exclusive` — the same request sent again by the same actor
+   * (a webhook delivered twice): its answer stands. Another sender's, of that id, is theirs: this
+   * one conflicts with it (as it does with every other sender's when `exclusive`, so that of
+   * several processes sending one command only the one that recorded it reports it).
+   */
+  private async earlier(command: CommandRecord, error: unknown, exclusive: boolean): Promise<CommandRecord | undefined> {
+    const stored = error instanceof ConflictError ? await this.store.getCommand(command.id) : undefined;
+    if (stored && !sameCommand(stored, command) && (exclusive || !sameRequest(stored, command))) throw new ConflictError(`command ${command.id} already exists (sent by ${stored.actor})`);
+    return stored;
   }
 
   /**
@@ -136,4 +157,9 @@ const ANSWER_EVENTS: EventType[] = ["operator.accepted", "operator.refused", "ru
 /** Whether `stored` is the command this sender made (an earlier try of it), not another's of the same id. */
 function sameCommand(stored: CommandRecord, mine: CommandRecord): boolean {
   return stored.createdAt === mine.createdAt && stored.recorder?.host === mine.recorder?.host && stored.recorder?.pid === mine.recorder?.pid && stored.actor === mine.actor;
+}
+
+/** Whether `stored` asks what `mine` asks, by the same actor: the same request, sent again. */
+function sameRequest(stored: CommandRecord, mine: CommandRecord): boolean {
+  return stored.actor === mine.actor && stored.runId === mine.runId && stored.type === mine.type && isDeepStrictEqual(stored.args, mine.args);
 }

@@ -132,18 +132,19 @@ export class Operator {
 
   /**
    * Ends a run as canceled; its running tasks are aborted and its child runs canceled.
-   * `commandId` makes the cancel one that several processes may send and only one records (the
-   * others get a ConflictError or its answer).
+   * `commandId` makes a sender's retry safe: the same cancel sent again gets the first one's
+   * outcome; with `exclusive`, only the sender that recorded it does (the others, other processes
+   * sending one command, get a ConflictError).
    */
-  async cancel(runId: string, options: { reason: string; commandId?: string }): Promise<CommandOutcome> {
+  async cancel(runId: string, options: { reason: string; commandId?: string; exclusive?: boolean }): Promise<CommandOutcome> {
     if (!options?.reason?.trim()) throw new ValidationError("cancel needs a reason");
-    const outcome = await this.commands.submit(runId, "cancel", {}, options.reason, options.commandId);
+    const outcome = await this.commands.submit(runId, "cancel", {}, options.reason, options.commandId, options.exclusive);
     // A worker that owned the run cancels its children; a run nobody owned (a parent waiting on a
     // child holds no lease) has them canceled here.
     const { runs: children } = await this.store.listRuns({ parentRunId: runId, status: ["queued", "running", "paused"] });
     for (const child of children) {
       try {
-        await this.cancel(child.id, { reason: childCancelReason(runId, options.reason), ...(options.commandId ? { commandId: derivedId("cmd", options.commandId, child.id) } : {}) });
+        await this.cancel(child.id, { reason: childCancelReason(runId, options.reason), ...(options.commandId ? { commandId: derivedId("cmd", options.commandId, child.id) } : {}), ...(options.exclusive ? { exclusive: true } : {}) });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
       }
@@ -157,7 +158,8 @@ export class Operator {
    * the oldest of its name first; a node waiting for it goes on at once. When none of the run's
    * nodes waits for it, its effect says so, and names a run below (a sub-workflow's) that waits
    * for it (`result.waitingRun`): the signal stays in this run's inbox, for a node that asks later.
-   * Refused for a run that has ended. `commandId` makes a sender's retry safe (only one is recorded).
+   * Refused for a run that has ended. `commandId` makes a sender's retry safe: the same signal sent
+   * again (same actor, run, name and data) under it gets the first one's outcome, and is recorded once.
    */
   async signal(runId: string, name: string, data?: unknown, options: { reason?: string; commandId?: string } = {}): Promise<CommandOutcome<SignalResult>> {
     checkSignalName(name);

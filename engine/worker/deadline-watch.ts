@@ -165,7 +165,7 @@ export class DeadlineWatch {
         return false;
       }
       const { runId, node, deadline } = interrupt;
-      await this.delivery.submit(runId, "resolve", { interruptIds: [id], deadline: true }, unansweredReason(interrupt), derivedId("cmd", id, "deadline"));
+      await this.delivery.submit(runId, "resolve", { interruptIds: [id], deadline: true }, unansweredReason(interrupt), derivedId("cmd", id, "deadline"), true);
       this.notify({ level: "info", kind: "deadline-answered", runId, node, message: `interrupt ${id} of run ${runId} (${node}) had no answer by its deadline: ${deadline.decision}` });
       return true;
     } catch (error) {
@@ -189,7 +189,7 @@ export class DeadlineWatch {
         this.keep({ kind: "run", id }, at);
         return false;
       }
-      await this.operator.cancel(id, { reason: pastDeadlineReason(run.createdAt, at), commandId: derivedId("cmd", id, "deadline") });
+      await this.operator.cancel(id, { reason: pastDeadlineReason(run.createdAt, at), commandId: derivedId("cmd", id, "deadline"), exclusive: true });
       this.notify({ level: "info", kind: "deadline-answered", runId: id, message: `run ${id} (${run.workflow}) had not ended by its deadline: canceled` });
       return true;
     } catch (error) {

@@ -10,7 +10,7 @@ const START_FLAGS = ["input", "actions", "tag", "deadline"] as const;
 
 export const signal = defineCommand({
   name: "signal",
-  usage: "signal <run> <name> [--data JSON|@file] [--reason TEXT] [--start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--tag NAME=VALUE ...] [--deadline LENGTH]]",
+  usage: "signal <run> <name> [--data JSON|@file] [--reason TEXT] [--command-id ID] [--start <workflow.json> [--input JSON|@file] [--actions MODULE ...] [--tag NAME=VALUE ...] [--deadline LENGTH]]",
   summary: "send a run a signal (a payment confirmed, a build finished): a node waiting for it goes on",
   details: `The signal is kept in the run's inbox until a node takes it (a wait node's "signal", or
 ctx.receive(name) in code), the oldest of its name first; a node waiting for it goes on at once.
@@ -23,11 +23,15 @@ that has ended takes no signal (exit 3); a name of other than letters, digits, '
 webhook's first call: the run's id is the sender's key, an order number), from --input, with
 --tag and --deadline as pitwall start takes them; a run of another workflow with that id is a
 conflict, nothing sent (exit 3). Of two senders racing, one starts it and both signals land.
+--command-id ID makes a sender's retry safe (a webhook's delivery id): the same signal sent again
+under it (same sender, run, name and data) gets the first one's outcome and is recorded once;
+another under that id is a conflict (exit 3).
 --json prints { "commandId", "effect", "signalId", "node"?, "waitingRun"? } (with --start also
 "started": true when this call started the run).`,
   flags: {
     data: { type: "string" },
     reason: { type: "string" },
+    commandId: { type: "string" },
     start: { type: "string" },
     input: { type: "string" },
     actions: { type: "string", isMultiple: true },
@@ -40,7 +44,8 @@ conflict, nothing sent (exit 3). Of two senders racing, one starts it and both s
   async run({ args, flags, out, operator, actions }) {
     const data = flags.data === undefined ? undefined : readJsonArgument("data", flags.data);
     const [runId, name] = [args[0]!, args[1]!];
-    const reason = flags.reason !== undefined ? { reason: flags.reason } : {};
+    if (flags.commandId !== undefined && !/^[A-Za-z0-9._:-]{1,200}$/.test(flags.commandId)) throw new UsageError(`--command-id ${JSON.stringify(flags.commandId)}: letters, digits, '.', '_', ':' and '-' (at most 200)`);
+    const reason = { ...(flags.reason !== undefined ? { reason: flags.reason } : {}), ...(flags.commandId !== undefined ? { commandId: flags.commandId } : {}) };
     if (flags.start === undefined) {
       // A repeated flag not given is an empty list.
       const alone = START_FLAGS.find((flag) => (Array.isArray(flags[flag]) ? flags[flag].length > 0 : flags[flag] !== undefined));

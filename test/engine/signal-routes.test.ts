@@ -34,6 +34,26 @@ describe.each(storeFactories)("a signal's wait with routes ($name store)", (fact
   });
 });
 
+describe.each(storeFactories)("a signal sent again under its command id ($name store)", (factory) => {
+  const harness = engineHarness(factory);
+
+  it("gets the first one's outcome (a webhook delivered twice is one signal); another request under that id is refused", async () => {
+    const wf = workflow("webhook-twice", { state, reducers }).wait("paid", { signal: "paid", output: "payment", next: "END" }).compile();
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    await until(async () => ((await engine.store.getRun(run.id))?.status === "paused" ? true : undefined), 10_000, "the run to wait");
+    const first = await engine.operator("hook").signal(run.id, "paid", { amount: 5 }, { commandId: "hook-123" });
+    const again = await engine.operator("hook").signal(run.id, "paid", { amount: 5 }, { commandId: "hook-123" });
+    expect(again.command.id).toBe(first.command.id);
+    expect(again.result.signalId).toBe(first.result.signalId);
+    await expect(engine.operator("hook").signal(run.id, "paid", { amount: 6 }, { commandId: "hook-123" })).rejects.toThrow("command hook-123 already exists (sent by operator:hook)");
+    await expect(engine.operator("someone").signal(run.id, "paid", { amount: 5 }, { commandId: "hook-123" })).rejects.toThrow("command hook-123 already exists (sent by operator:hook)");
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).payment).toEqual({ amount: 5 });
+    expect(await engine.store.readEvents({ runId: run.id, types: ["run.signaled"] })).toHaveLength(1);
+  });
+});
+
 describe("a signal's wait routes, as written", () => {
   const doc = (paid: Record<string, unknown>) => ({
     name: "w",
