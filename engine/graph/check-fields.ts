@@ -21,8 +21,8 @@ const NO_EFFECT: Partial<Record<NodeKind, Partial<Record<"retry" | "catch" | "ti
     atMostOnce: "an approval has no side effect a crash could repeat (asking again is safe), so there is nothing to run at most once",
   },
   wait: {
-    retry: "a wait node only parks the run until its time: there is no failure to retry",
-    catch: "a wait node only parks the run until its time: there is no failure to catch",
+    retry: "a wait node only parks the run until its time or its signal: there is no failure to retry",
+    catch: "a wait node only parks the run until its time or its signal: there is no failure to catch",
     timeoutMs: "a wait is a durable timer, not work: timeoutMs neither shortens nor limits it (use `seconds` or `until`)",
     atMostOnce: "a wait node has no side effect a crash could repeat, so there is nothing to run at most once",
   },

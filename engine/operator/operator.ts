@@ -191,7 +191,9 @@ export class Operator {
     const commandId = options.commandId ?? newId("cmd");
     const started = await startForSignal(this.store, this.actor, start, { id: commandId, name });
     const outcome = await this.signal(start.runId, name, data, { ...options, commandId });
-    return { ...outcome, result: { ...outcome.result, started } };
+    // A run just started has no node waiting yet: that is no reason for the sender to look elsewhere.
+    const effect = started && outcome.result.node === undefined ? `signal ${name} kept for run ${start.runId}, started for it: the first of its nodes to ask for it takes it` : outcome.effect;
+    return { ...outcome, effect, result: { ...outcome.result, started } };
   }
 
   /** Pauses the run before `node` each time it is scheduled, until `clearBreakpoint`. */

@@ -154,6 +154,7 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
     settled,
     rs.events.task(settled, "task.failed", {
       node: task.node,
+      ...(task.index !== null ? { index: task.index } : {}),
       attempt,
       error: error.message,
       ...(code ? { code } : {}),

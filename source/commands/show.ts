@@ -132,15 +132,17 @@ function currentNodes(run: RunRecord, tasks: readonly TaskRecord[]): string {
   const all = (node: string, statuses: readonly TaskRecord["status"][]) => of(node).length > 0 && of(node).every((t) => statuses.includes(t.status));
   const done = run.current.filter((node) => all(node, ["succeeded"]));
   const running = run.status === "running";
-  const stopped = running ? run.current.filter((node) => !done.includes(node) && all(node, ["succeeded", "failed", "canceled"])) : [];
+  // A node whose catch took its failure is done as far as its step goes.
+  const caught = run.current.filter((node) => !done.includes(node) && of(node).length > 0 && of(node).every((t) => t.status === "succeeded" || t.caught));
+  const stopped = running ? run.current.filter((node) => !done.includes(node) && !caught.includes(node) && all(node, ["succeeded", "failed", "canceled"])) : [];
   const backingOff = (node: string) => of(node).some((t) => t.status === "pending" && t.notBefore !== null && t.notBefore > now) && !of(node).some((t) => t.status === "running");
   const retrying = running ? run.current.filter((node) => !done.includes(node) && !stopped.includes(node) && backingOff(node)) : [];
-  const left = run.current.filter((node) => !done.includes(node) && !stopped.includes(node) && !retrying.includes(node));
+  const left = run.current.filter((node) => !done.includes(node) && !caught.includes(node) && !stopped.includes(node) && !retrying.includes(node));
   const parts = [
     ...(left.length > 0 ? [`${CURRENT[run.status]} ${left.join(", ")}`] : []),
     ...(retrying.length > 0 ? [`waiting to retry ${retrying.join(", ")}`] : []),
   ];
-  const apart = [...(done.length > 0 ? [`done: ${done.join(", ")}`] : []), ...(stopped.length > 0 ? [`stopped: ${stopped.join(", ")}`] : [])];
+  const apart = [...(done.length > 0 ? [`done: ${done.join(", ")}`] : []), ...(caught.length > 0 ? [`caught: ${caught.join(", ")}`] : []), ...(stopped.length > 0 ? [`stopped: ${stopped.join(", ")}`] : [])];
   if (parts.length === 0 || (apart.length === 0 && retrying.length === 0)) return `${CURRENT[run.status]} ${run.current.join(", ")}`;
   return `${parts.join(", ")}${apart.length > 0 ? ` (${apart.join("; ")})` : ""}`;
 }

@@ -37,7 +37,7 @@ const describers: Describers = {
     p.skipped
       ? about(p.node, "skipped by an operator: it did not run")
       : about(p.node, `attempt ${p.attempt} in ${duration(p.durationMs)}${p.route ? ` → route ${p.route}` : ""}${p.keys.length ? `, wrote ${p.keys.join(", ")}` : ""}`, undefined, p.call),
-  "task.failed": (p) => about(p.node, `attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}${failedAfter(p)}`, undefined, p.call),
+  "task.failed": (p) => about(p.node, `attempt ${p.attempt}: ${p.error}${p.willRetry ? ` (retry in ${duration(p.retryInMs ?? 0)})` : ""}${failedAfter(p)}`, p.index, p.call),
   "task.interrupted": (p) => about(p.node, `waits for ${waitText(p.waitingFor)}`),
   "task.canceled": (p) => about(p.node, `canceled: ${p.reason}`, undefined, p.call),
   "interrupt.created": (p) =>

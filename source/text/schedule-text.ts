@@ -12,7 +12,8 @@ export function zonedTime(at: number, timezone: string): string {
 export function nextText(schedule: Pick<ScheduleRecord, "nextAt" | "timezone" | "paused">, now: number): string {
   if (schedule.nextAt === null) return "never (its cron has no time left)";
   const when = zonedTime(schedule.nextAt, schedule.timezone);
-  if (schedule.paused) return `${when} (paused)`;
+  // Paused, a time passed means nothing: resumed, it fires from its next time after then.
+  if (schedule.paused) return schedule.nextAt > now ? `${when} (paused)` : "- (paused: resumed, from its next time after then)";
   return `${when} (${schedule.nextAt > now ? `in ${span(schedule.nextAt - now)}` : `due ${span(now - schedule.nextAt)} ago`})`;
 }
 

@@ -56,7 +56,7 @@ describe("pitwall signal", () => {
     const send = (...args: string[]) => cli.run(["signal", "order-41", "paid", ...args, ...store]);
     const first = await send("--data", '{"eur":5}', "--start", order, "--input", '{"sku":"x"}', "--json");
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ started: true, effect: "signal paid kept until a node takes it: no node waits for it now" });
+    expect(JSON.parse(first.stdout)).toMatchObject({ started: true, effect: "signal paid kept for run order-41, started for it: the first of its nodes to ask for it takes it" });
     const again = await send("--data", '{"eur":6}', "--start", order);
     expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, "signal paid kept until a node takes it: no node waits for it now", ""]);
     expect(JSON.parse((await send("--start", order, "--json")).stdout)).toMatchObject({ started: false });
