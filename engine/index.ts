@@ -70,7 +70,7 @@ export { storeWorkflow } from "./operator/workflows.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
 export { selectRuns, selects, type RunSelection } from "./operator/select-runs.js";
-export { batchSkips, runBatch, type BatchAction, type BatchResult } from "./operator/batch.js";
+export { planBatch, runBatch, type BatchPlan, type BatchAction, type BatchResult } from "./operator/batch.js";
 export { PAUSE_IS_FAILURE, INTERRUPT_IS_FAILURE } from "./operator/run-wait.js";
 export { outlastingSubscription, type OutageListener } from "./operator/store-outage.js";
 export { checkStart, startRun, storeVersion, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";

@@ -46,42 +46,63 @@ export async function runBatch(operator: Operator, store: Store, runs: readonly 
   return results;
 }
 
-/** Why a run, as its record says, is left out of a batch (undefined: it is acted on). A retry also skips a run with nothing failed, known once its tasks are read. */
-export function batchSkips(run: RunRecord, action: BatchAction): string | undefined {
+/** Why a run, as its record says, is left out of a batch (undefined: it may be acted on; `batchTargets` reads what it holds). */
+function batchSkips(run: RunRecord, action: BatchAction): string | undefined {
   if (action.kind === "retry" && run.status === "failed") return undefined;
   return (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status) ? `it has ended (${run.status})` : undefined;
 }
 
+/** What an action acts on in a run: the tasks a retry runs again, the interrupts an answer resolves. */
+type Targets = { skip: string } | { taskIds: string[] } | { interruptIds: string[] } | { run: true };
+
+/** What `action` would act on in `run`, read from the store, or why it leaves the run. */
+async function batchTargets(store: Store, run: RunRecord, action: BatchAction): Promise<Targets> {
+  const skip = batchSkips(run, action);
+  if (skip) return { skip };
+  switch (action.kind) {
+    case "cancel":
+    case "signal":
+      return { run: true };
+    case "retry": {
+      const tasks = (await store.listTasks(run.id, { step: run.step + 1 })).filter((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"));
+      return tasks.length > 0 ? { taskIds: tasks.map((t) => t.id) } : { skip: "no task of its current step failed or was canceled" };
+    }
+    case "resolve": {
+      const where = action.node !== undefined ? ` at node ${action.node}` : "";
+      if (action.node !== undefined && !Object.hasOwn((await store.getWorkflow(run.version))?.definition.nodes ?? {}, action.node)) {
+        return { skip: `its workflow (${run.workflow}) has no node ${action.node}` };
+      }
+      const pending = (await store.listInterrupts({ runId: run.id, status: "pending" })).filter((i) => action.node === undefined || i.node === action.node);
+      const offering = pending.filter((i) => i.request.decisions.includes(action.decision));
+      if (offering.length > 0) return { interruptIds: offering.map((i) => i.id) };
+      return { skip: pending.length === 0 ? `no interrupt of it is pending${where}` : `its pending interrupts${where} do not offer ${action.decision}` };
+    }
+  }
+}
+
+/** What a batch would do to each run, without sending anything (a dry run): `would`, or skipped and why. */
+export async function planBatch(store: Store, runs: readonly RunRecord[], action: BatchAction): Promise<BatchPlan[]> {
+  return Promise.all(
+    runs.map(async (run): Promise<BatchPlan> => {
+      const targets = await batchTargets(store, run, action);
+      return "skip" in targets ? { runId: run.id, status: "skipped", why: targets.skip } : { runId: run.id, status: "would" };
+    }),
+  );
+}
+
+export type BatchPlan = { runId: string; status: "would" } | { runId: string; status: "skipped"; why: string };
+
 async function applyTo(operator: Operator, store: Store, run: RunRecord, action: BatchAction): Promise<BatchResult> {
   const runId = run.id;
-  const skip = batchSkips(run, action);
-  if (skip) return { runId, status: "skipped", why: skip };
   try {
+    const targets = await batchTargets(store, run, action);
+    if ("skip" in targets) return { runId, status: "skipped", why: targets.skip };
+    const reason = action.kind !== "cancel" && action.reason !== undefined ? { reason: action.reason } : {};
     const outcomes: CommandOutcome[] = [];
-    switch (action.kind) {
-      case "cancel":
-        outcomes.push(await operator.cancel(runId, { reason: action.reason }));
-        break;
-      case "signal":
-        outcomes.push(await operator.signal(runId, action.name, action.data, action.reason !== undefined ? { reason: action.reason } : {}));
-        break;
-      case "retry": {
-        const tasks = (await store.listTasks(runId, { step: run.step + 1 })).filter((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"));
-        if (tasks.length === 0) return { runId, status: "skipped", why: "no task of its current step failed or was canceled" };
-        for (const task of tasks) outcomes.push(await operator.retry(runId, task.id, action.reason !== undefined ? { reason: action.reason } : {}));
-        break;
-      }
-      case "resolve": {
-        const pending = (await store.listInterrupts({ runId, status: "pending" })).filter((i) => action.node === undefined || i.node === action.node);
-        const offering = pending.filter((i) => i.request.decisions.includes(action.decision));
-        if (offering.length === 0) {
-          const where = action.node !== undefined ? ` at node ${action.node}` : "";
-          return { runId, status: "skipped", why: pending.length === 0 ? `no interrupt of it is pending${where}` : `its pending interrupts${where} do not offer ${action.decision}` };
-        }
-        outcomes.push(await operator.resolve(offering.map((i) => i.id), { decision: action.decision, ...(action.reason !== undefined ? { reason: action.reason } : {}) }));
-        break;
-      }
-    }
+    if (action.kind === "cancel") outcomes.push(await operator.cancel(runId, { reason: action.reason }));
+    if (action.kind === "signal") outcomes.push(await operator.signal(runId, action.name, action.data, reason));
+    if ("taskIds" in targets) for (const taskId of targets.taskIds) outcomes.push(await operator.retry(runId, taskId, reason));
+    if ("interruptIds" in targets && action.kind === "resolve") outcomes.push(await operator.resolve(targets.interruptIds, { decision: action.decision, ...reason }));
     return { runId, status: "done", effects: outcomes.map((o) => o.effect), commandIds: outcomes.map((o) => o.command.id) };
   } catch (error) {
     return { runId, status: "failed", error: error instanceof Error ? error : new Error(errorMessage(error)) };

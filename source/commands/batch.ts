@@ -1,4 +1,4 @@
-import { batchSkips, isPitwallError, runBatch, selectRuns, selects, type BatchAction, type BatchResult, type RunRecord } from "../../engine/index.js";
+import { isPitwallError, planBatch, runBatch, selectRuns, selects, type BatchAction, type BatchPlan, type BatchResult, type RunRecord } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError, countFlag, describeError, exitCodeOf, type ExitCode } from "../cli/errors.js";
 import { readJsonArgument } from "../cli/inputs.js";
@@ -48,7 +48,7 @@ conflict, 1 otherwise).
     const { runs, more } = await selectRuns(s, selection, limit);
     if (more) out.note(`acting on the ${limit} most recently updated runs of the selection; there are more (--limit N, or run the batch again)`);
     const name = args[0] as ActionName;
-    if (!flags.yes) return printPlan(out, name, action, runs, more);
+    if (!flags.yes) return printPlan(out, name, runs, await planBatch(s, runs, action), more);
     const results = await runBatch(await operator(), s, runs, action);
     return printResults(out, name, results, more);
   },
@@ -77,24 +77,25 @@ function actionOf(args: string[], flags: { reason?: string | undefined; data?: s
   }
 }
 
-function printPlan(out: Output, name: ActionName, action: BatchAction, runs: readonly RunRecord[], more: boolean): ExitCode {
-  const planned = runs.map((run) => ({ run, skip: batchSkips(run, action) }));
+function printPlan(out: Output, name: ActionName, runs: readonly RunRecord[], planned: readonly BatchPlan[], more: boolean): ExitCode {
   if (out.json) {
-    out.value({ action: name, dryRun: true, more, runs: planned.map(({ run, skip }) => (skip ? { runId: run.id, status: "skipped", why: skip } : { runId: run.id, status: "would" })) });
+    out.value({ action: name, dryRun: true, more, runs: planned });
     return EXIT.ok;
   }
   if (runs.length === 0) {
     out.note("no runs match the selection: nothing to do");
     return EXIT.ok;
   }
-  const acted = planned.filter((p) => !p.skip).length;
+  const acted = planned.filter((p) => p.status === "would").length;
   out.line(`would ${VERBS[name].would} ${count(acted)}${acted < runs.length ? ` (${runs.length - acted} left as they are)` : ""}:`);
   out.table(
     ["RUN", "WORKFLOW", "STATUS", ""],
-    planned.map(({ run, skip }) => [run.id, run.workflow, run.reason ? `${run.status} (${run.reason})` : run.status, skip ? `left: ${skip}` : ""]),
+    runs.map((run, i) => {
+      const plan = planned[i]!;
+      return [run.id, run.workflow, run.reason ? `${run.status} (${run.reason})` : run.status, plan.status === "skipped" ? `left: ${plan.why}` : ""];
+    }),
   );
-  const left = name === "retry" ? " (a run with nothing failed or canceled in its current step is left as it is)" : name === "approve" || name === "reject" ? ` (a run with no pending interrupt that offers ${name} is left as it is)` : "";
-  out.note(`nothing sent: add --yes to ${VERBS[name].would} ${acted === 1 ? "it" : "them"}${left}`);
+  out.note(acted > 0 ? `nothing sent: add --yes to ${VERBS[name].would} ${acted === 1 ? "it" : "them"}` : "nothing sent, and nothing would be");
   return EXIT.ok;
 }
 
@@ -109,6 +110,8 @@ function printResults(out: Output, name: ActionName, results: readonly BatchResu
         r.status === "failed" ? { runId: r.runId, status: r.status, error: { code: isPitwallError(r.error) ? r.error.code : "ERROR", message: describeError(r.error) } } : r,
       ),
     });
+  } else if (results.length === 0) {
+    out.note("no runs match the selection: nothing to do");
   } else {
     out.table(
       ["RUN", "OUTCOME"],

@@ -42,6 +42,25 @@ describe("pitwall batch", () => {
     expect((await cli.json<RunRecord>(["show", ids[2]!])).status).toBe("canceled");
   });
 
+  it("says in a dry run what each run would take, and what --yes would leave: a node its workflow lacks, nothing failed", async () => {
+    const file = join(cli.dir, "review.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ name: "review", state: {}, start: "ask", nodes: { ask: { kind: "approval", question: "Ship?", decisions: ["approve", "reject"], routes: { approve: "END", reject: "END" } } } }),
+    );
+    const id = (await cli.run(["start", file])).stdout.trim();
+    expect((await cli.run(["worker", "--once"])).code).toBe(0);
+    const wrongNode = await cli.json<{ runs: { runId: string; status: string; why?: string }[] }>(["batch", "approve", "--node", "nope", "--workflow", "review"]);
+    expect(wrongNode.runs).toEqual([{ runId: id, status: "skipped", why: "its workflow (review) has no node nope" }]);
+    const retry = await cli.run(["batch", "retry", "--workflow", "review"]);
+    expect(retry.stdout).toContain("left: no task of its current step failed or was canceled");
+    expect(retry.stderr.trim()).toBe("nothing sent, and nothing would be");
+    const approve = await cli.json<{ runs: { status: string }[] }>(["batch", "approve", "--workflow", "review", "--node", "ask"]);
+    expect(approve.runs).toEqual([{ runId: id, status: "would" }]);
+    const none = await cli.run(["batch", "cancel", "--workflow", "nothing-of-that-name", "--reason", "x", "--yes"]);
+    expect([none.code, none.stdout, none.stderr.trim()]).toEqual([0, "", "no runs match the selection: nothing to do"]);
+  });
+
   it("refuses a batch without a selection, an action it does not know, and a cancel without a reason, sending nothing", async () => {
     const expectUsage = async (args: string[], message: string) => {
       const r = await cli.run(args);

@@ -1,4 +1,4 @@
-import { batchSkips, errorMessage, runBatch, type BatchAction, type BatchResult, type RunRecord } from "../../../engine/index.js";
+import { errorMessage, planBatch, runBatch, type BatchAction, type BatchResult, type RunRecord } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { CONFIRM_MARGIN } from "../components/dialogs.js";
 import type { Services } from "../context.js";
@@ -22,16 +22,16 @@ const WORDS: Record<RunBatchKind, { title: string; doing: string; did: string }>
 export async function batchOnRuns(services: Services, runs: readonly RunRecord[], kind: RunBatchKind, width: number, confirmed: (sent: readonly RunRecord[]) => void): Promise<void> {
   const { ui, operator, store } = services;
   if (!operator) return;
-  // The reason is asked in the dialog: the skips it lists do not depend on it.
+  // The reason is asked in the dialog: what is left, and why, does not depend on it.
   const probe: BatchAction = kind === "cancel" ? { kind, reason: "-" } : { kind };
-  const planned = runs.map((run) => ({ run, skip: batchSkips(run, probe) }));
+  const plans = await planBatch(store, runs, probe);
+  const planned = runs.map((run, i) => ({ run, skip: plans[i]!.status === "skipped" ? (plans[i] as { why: string }).why : undefined }));
   const acted = planned.filter((p) => !p.skip).map((p) => p.run);
   if (acted.length === 0) {
-    ui.report({ tone: "error", text: `${runs.length === 1 ? "the run has" : `all ${runs.length} runs have`} ended: nothing to ${kind}` });
+    ui.report({ tone: "error", text: clean(`nothing to ${kind}: ${runs.length === 1 ? planned[0]!.skip! : `none of the ${runs.length} runs (${planned[0]!.skip})`}`) });
     return;
   }
   const body: Line[] = planned.map(({ run, skip }) => runLine(run, skip, width));
-  if (kind === "retry") body.push([seg("a run with nothing failed or canceled in its current step is left as it is", { color: MUTED })]);
   const count = `${acted.length} run${acted.length === 1 ? "" : "s"}`;
   const answer = await ui.confirm({
     title: `${WORDS[kind].title} ${count}?`,
