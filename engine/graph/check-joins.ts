@@ -28,21 +28,24 @@ export function checkJoinChoices(nodes: Record<string, NodeDefinition>, start: s
     if (!joinNode.waitFor || refused.has(join)) continue;
     const waited = joinNode.waitFor;
     for (const [chooser, node] of Object.entries(nodes)) {
-      if (chooser === join || node.routes === undefined) continue;
+      if (chooser === join || (node.routes === undefined && node.catch === undefined)) continue;
       // What gets to the join whatever this node chooses: reached from the start without it.
       const regardless = chooser === start ? new Set<string>() : reachable([start], new Set([join, chooser]));
-      const choices: [string, string[]][] = [...Object.entries(node.routes).map(([key, to]): [string, string[]] => [key, asList(to)])];
+      // A catch is a choice too: the way the node goes when it fails for good.
+      const choices: [string, string[]][] = node.routes ? Object.entries(node.routes).map(([key, to]): [string, string[]] => [key, asList(to)]) : [];
       if (node.default !== undefined) choices.push(["(default)", [node.default]]);
+      if (node.catch) choices.push(["(catch)", asList(node.catch.next)]);
       for (const [key, targets] of choices) {
         const onward = reachable(targets, new Set([join]));
         // The chooser arrives itself only when this route leads to the join.
         const arrives = waited.filter((w) => (w === chooser ? targets.includes(join) : regardless.has(w) || onward.has(w)));
         const never = waited.filter((w) => !arrives.includes(w));
         if (arrives.length === 0 || never.length === 0) continue;
+        const taken = key === "(default)" ? "its default" : key === "(catch)" ? "its catch (it failed)" : `route ${key}`;
         problems.warning(
-          ["nodes", chooser, ...(key === "(default)" ? ["default"] : ["routes", key])],
+          ["nodes", chooser, ...(key === "(default)" ? ["default"] : key === "(catch)" ? ["catch", "next"] : ["routes", key])],
           "JOIN_MAY_STICK",
-          `if "${chooser}" takes ${key === "(default)" ? "its default" : `route ${key}`}, "${join}" gets ${arrives.join(", ")} but never ${never.join(", ")} and waits forever (the run fails with STUCK_JOIN): ${remedy(chooser, join, never)}, or let "${join}" wait for fewer`,
+          `if "${chooser}" takes ${taken}, "${join}" gets ${arrives.join(", ")} but never ${never.join(", ")} and waits forever (the run fails with STUCK_JOIN): ${remedy(chooser, join, never, key === "(catch)" ? "catch" : "route")}, or let "${join}" wait for fewer`,
         );
       }
     }
@@ -53,9 +56,9 @@ export function checkJoinChoices(nodes: Record<string, NodeDefinition>, start: s
  * What the route must also lead to: the chooser arrives at the join only by leading there itself
  * (an approval's reject route cannot lead "on to" the approval), the others by leading on to them.
  */
-function remedy(chooser: string, join: string, never: readonly string[]): string {
+function remedy(chooser: string, join: string, never: readonly string[], way: "route" | "catch"): string {
   const others = never.filter((w) => w !== chooser);
   const itself = never.includes(chooser) ? `to "${join}"` : "";
   const onward = others.length > 0 ? `on to ${others.join(", ")}` : "";
-  return `lead that route ${[itself, onward].filter(Boolean).join(" and ")} too`;
+  return `lead that ${way} ${[itself, onward].filter(Boolean).join(" and ")} too`;
 }

@@ -209,6 +209,20 @@ describe("catch in a workflow file", () => {
     expect(messages(doc({ map: { over: "items" }, catch: { next: "b", output: "plain" } }))).toEqual([
       expect.stringMatching(/^nodes\.a\.catch\.output each item of a mapped node writes its own failure: give "plain" the append reducer/),
     ]);
+    const joined = {
+      ...doc({}),
+      start: "fan",
+      nodes: {
+        fan: { action: "tasks.noop", next: ["a", "b"] },
+        a: { action: "tasks.a", next: "join", catch: { next: "b2" } },
+        b: { action: "tasks.b", next: "join" },
+        b2: { action: "tasks.noop", next: "END" },
+        join: { action: "tasks.join", waitFor: ["a", "b"], next: "END" },
+      },
+    };
+    expect(problemsOf(joined).map((p) => `${p.code} ${p.message}`)).toContain(
+      'JOIN_MAY_STICK if "a" takes its catch (it failed), "join" gets b but never a and waits forever (the run fails with STUCK_JOIN): lead that catch to "join" too, or let "join" wait for fewer',
+    );
     const approval = { ...doc({}), nodes: { a: { kind: "approval", question: "ok?", decisions: ["approve"], next: "END", catch: { next: "END" } } } };
     expect(messages(approval)).toEqual([expect.stringMatching(/^nodes\.a\.catch `catch` has no effect on an approval node: an approval only asks a person: there is no failure to catch/)]);
   });
