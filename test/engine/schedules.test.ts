@@ -207,4 +207,16 @@ describe("cron times", () => {
     expect(new Date(nextCronTime("@hourly", "UTC", Date.parse("2026-01-01T00:59:59.999Z"))!).toISOString()).toBe("2026-01-01T01:00:00.000Z");
     expect(nextCronTime("0 0 31 2 *", "UTC", Date.now())).toBeNull();
   });
+
+  it("fires a night whose skipped hour holds several of its times once, after the gap, and each time of a repeated hour once", () => {
+    const times = (cron: string, tz: string, from: string, n: number) => {
+      const out: string[] = [];
+      for (let t = Date.parse(from), i = 0; i < n; i++) out.push(local((t = nextCronTime(cron, tz, t)!), tz));
+      return out;
+    };
+    expect(times("0,30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", 3)).toEqual(["2026-03-29 03:00", "2026-03-30 02:00", "2026-03-30 02:30"]);
+    expect(times("*/15 2 * * *", "Europe/Berlin", "2026-03-28T23:00:00Z", 2)).toEqual(["2026-03-29 03:00", "2026-03-30 02:00"]);
+    expect(times("*/20 1 * * *", "America/New_York", "2026-11-01T04:00:00Z", 4)).toEqual(["2026-11-01 01:00", "2026-11-01 01:20", "2026-11-01 01:40", "2026-11-02 01:00"]);
+    expect(times("0 9 * * MON-FRI", "Asia/Kolkata", "2026-12-04T00:00:00Z", 2)).toEqual(["2026-12-04 09:00", "2026-12-07 09:00"]);
+  });
 });
