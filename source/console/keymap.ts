@@ -19,7 +19,7 @@ interface BindingSpec {
   readonly quiet?: true;
 }
 
-export type Group = "Everywhere" | "Lists" | "Runs" | "Run" | "Graph, timeline and task" | "Events" | "State" | "Checkpoints" | "Interrupt queue" | "Operator panel" | "Dialogs";
+export type Group = "Everywhere" | "Lists" | "Runs" | "Schedules" | "Run" | "Graph, timeline and task" | "Events" | "State" | "Checkpoints" | "Interrupt queue" | "Operator panel" | "Dialogs";
 
 export const KEYMAP = [
   { id: "help", keys: ["?"], label: "help", help: "show this help", group: "Everywhere" },
@@ -50,6 +50,9 @@ export const KEYMAP = [
   { id: "markRun", keys: ["m"], label: "mark", help: "mark the selected run (or unmark it) for a cancel or retry of all marked", group: "Runs" },
   { id: "cancelMarked", keys: ["C"], label: "cancel", help: "cancel every marked run (or the selected one), with one reason (lists them and asks first)", group: "Runs", writes: true },
   { id: "retryMarked", keys: ["R"], label: "retry", help: "retry the failed or canceled tasks of every marked run (or of the selected one; asks first)", group: "Runs", writes: true },
+
+  { id: "pauseSchedule", keys: ["p"], label: "pause/resume", help: "pause the selected schedule, or resume it (from its next time after now)", group: "Schedules", writes: true },
+  { id: "triggerSchedule", keys: ["t"], label: "trigger", help: "start a run of the selected schedule now, outside its times (asks first; kept to its overlap rule)", group: "Schedules", writes: true },
 
   { id: "tab", keys: ["1", "2", "3", "4", "5"], label: "tabs", help: "Graph · Events · State · Checkpoints · Timeline", group: "Run" },
   { id: "nextTab", keys: ["]", "tab"], label: "next tab", help: "next tab", group: "Run", quiet: true },

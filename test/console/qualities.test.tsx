@@ -221,7 +221,7 @@ describe("console qualities", () => {
 
   it("prints help generated from the key table", async () => {
     fx = fixture();
-    ui = await openConsole({ store: fx.store, rows: 90, columns: 120 });
+    ui = await openConsole({ store: fx.store, rows: 100, columns: 120 });
     await ui.press("?");
     const help = await ui.waitFor("Keys");
     for (const binding of KEYMAP) expect(help, binding.id).toContain(binding.help);

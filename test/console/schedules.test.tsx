@@ -31,3 +31,27 @@ it("c lists the schedules as schedule list does, read-only too; enter opens a sc
   await ui.press("y");
   expect(ui.copied).toEqual(["nightly"]);
 });
+
+it("p pauses and resumes the selected schedule, t starts a run of it now after asking", async () => {
+  fx = fixture();
+  await settle(fx.engine, "travel-planner");
+  const schedules = fx.engine.operator("ann").schedules;
+  await schedules.create({ id: "nightly", workflow: "travel-planner", cron: "0 3 * * *", timezone: "Europe/Berlin", overlap: "allow" });
+  ui = await openConsole({ store: fx.store, columns: 140, rows: 20 });
+  await ui.waitFor("NOW");
+  await ui.press("c");
+  await ui.waitFor("1 · fired by the workers");
+  await ui.press("p");
+  await ui.waitFor("schedule nightly paused: it fires nothing until resumed");
+  expect((await fx.store.getSchedule("nightly"))!.paused).toBe(true);
+  await ui.waitFor(/nightly .* paused$/m);
+  await ui.press("p");
+  await ui.waitFor(/schedule nightly resumed: next \d{4}-\d\d-\d\d 03:00/);
+  expect((await fx.store.getSchedule("nightly"))!.paused).toBe(false);
+  await ui.press("t");
+  await ui.waitFor("Start a run of schedule nightly now?");
+  await ui.press("tab", "enter");
+  const frame = await ui.waitFor(/schedule nightly started run (nightly-\S+)/);
+  const runId = /schedule nightly started run (nightly-\S+) /.exec(frame)![1]!;
+  expect((await fx.store.getRun(runId))?.tags).toMatchObject({ schedule: "nightly" });
+});

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import { errorMessage, type ScheduleRecord } from "../../../engine/index.js";
 import { Lines, highlight, seg, type Line } from "../components/lines.js";
-import { useServices } from "../context.js";
+import { act, useServices } from "../context.js";
 import { useClock } from "../hooks/use-clock.js";
 import { useKeys } from "../hooks/use-keys.js";
 import { listHandlers, useWindow } from "../hooks/use-list.js";
@@ -19,13 +19,15 @@ const HEAD = ["ID", "WORKFLOW", "CRON", "TZ", "NEXT", "LAST RUN", "STATE"] as co
 const CAPS = [24, 20, 16, 16, 30, 34];
 
 /**
- * The store's schedules (read-only), as `pitwall schedule list` prints them: enter opens the run
- * a schedule started last.
+ * The store's schedules, as `pitwall schedule list` prints them: enter opens the run a schedule
+ * started last, `p` pauses or resumes it, `t` starts a run of it now.
  */
 export function SchedulesView({ width, height }: { width: number; height: number }) {
-  const { store, nav, ui, copy } = useServices();
+  const { store, nav, ui, copy, operator } = useServices();
   const [schedules, setSchedules] = useState<ScheduleRecord[]>();
   const [pickedId, setPickedId] = useRemembered<string | undefined>("schedule", undefined);
+  // Bumped by a change made here: the list is read again at once, not at the next re-read.
+  const [changed, setChanged] = useState(0);
   useEffect(() => {
     let live = true;
     const read = () =>
@@ -39,7 +41,7 @@ export function SchedulesView({ width, height }: { width: number; height: number
       live = false;
       clearInterval(timer);
     };
-  }, [store, ui]);
+  }, [store, ui, changed]);
   const list = schedules ?? [];
   const index = Math.max(0, list.findIndex((s) => s.id === pickedId));
   const selected = list[index];
@@ -52,6 +54,32 @@ export function SchedulesView({ width, height }: { width: number; height: number
     open: selected && (selected.lastRunId ? () => nav.push({ kind: "run", runId: selected.lastRunId! }) : notHere(ui, `schedule ${selected.id} has started no run yet`)),
     copy: selected && (() => copy(selected.id)),
     filter: notHere(ui, "/: the schedules list has no filter"),
+    pauseSchedule:
+      operator !== null &&
+      selected &&
+      (() =>
+        act(ui, `${selected.paused ? "resume" : "pause"} schedule ${selected.id}`, async () => {
+          const after = selected.paused ? await operator.schedules.resume(selected.id) : await operator.schedules.pause(selected.id);
+          setChanged((n) => n + 1);
+          return after.paused ? `schedule ${after.id} paused: it fires nothing until resumed` : `schedule ${after.id} resumed: next ${nextText(after, Date.now())}`;
+        })),
+    triggerSchedule:
+      operator !== null &&
+      selected &&
+      (async () => {
+        const answer = await ui.confirm({
+          title: `Start a run of schedule ${selected.id} now?`,
+          body: [[seg(`A run of ${clean(selected.workflow)} with the schedule's input, outside its times (its next time stays)${selected.overlap === "skip" ? "; refused while the last run it started has not ended" : ""}.`, { color: MUTED })]],
+          action: "Start run",
+          reason: "none",
+        });
+        if (!answer.ok) return ui.report({ tone: "info", text: "trigger not confirmed; nothing started" });
+        await act(ui, `trigger schedule ${selected.id}`, async () => {
+          const fired = await operator.schedules.trigger(selected.id);
+          setChanged((n) => n + 1);
+          return `schedule ${selected.id} started run ${fired.runId} (enter opens it)`;
+        });
+      }),
   });
 
   const cells = (s: ScheduleRecord) => [s.id, s.version ? `${s.workflow}@${s.version.slice(0, 8)}` : s.workflow, s.cron, s.timezone, nextText(s, now), s.lastRunId ?? "-", scheduleState(s)].map((v) => clean(v));
