@@ -21,6 +21,35 @@ export function checkMappedWrites(nodes: Record<string, NodeDefinition>, state: 
     const child = node.kind === "subgraph" && typeof node.workflow === "string" ? children.get(node.workflow) : undefined;
     if (node.kind === "subgraph" && child) checkChildWrites(name, node, each, state, child, replaced, problems);
   }
+  checkParallelCatches(nodes, replaced, problems);
+}
+
+/**
+ * Nodes one list starts in one step (`next: [a, b]`, a route's list) whose catches write their
+ * failures to one replace key: should both fail, the step fails with WRITE_CONFLICT instead of
+ * going on by the catches.
+ */
+function checkParallelCatches(nodes: Record<string, NodeDefinition>, replaced: (key: string) => boolean, problems: ProblemList): void {
+  const warned = new Set<string>();
+  for (const [from, node] of Object.entries(nodes)) {
+    const lists = [node.next, ...Object.values(node.routes ?? {}), node.catch?.next].filter((l): l is string[] => Array.isArray(l) && l.length > 1);
+    for (const list of lists) {
+      const byKey = new Map<string, string[]>();
+      for (const target of list) {
+        const output = nodes[target]?.catch?.output;
+        if (output !== undefined && replaced(output)) byKey.set(output, [...(byKey.get(output) ?? []), target]);
+      }
+      for (const [key, both] of byKey) {
+        if (both.length < 2 || warned.has(`${key}\u0000${both.join()}`)) continue;
+        warned.add(`${key}\u0000${both.join()}`);
+        problems.warning(
+          ["nodes", both[1]!, "catch", "output"],
+          "WRITE_CONFLICT",
+          `${both.map((n) => `"${n}"`).join(" and ")} run in one step (from "${from}") and their catches write to state key "${key}", whose reducer (replace) keeps one value: should both fail, the run fails (WRITE_CONFLICT) instead of going on by the catches; give "${key}" the append reducer, or each catch a key of its own`,
+        );
+      }
+    }
+  }
 }
 
 function checkChildWrites(

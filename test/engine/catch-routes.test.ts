@@ -223,6 +223,18 @@ describe("catch in a workflow file", () => {
     expect(problemsOf(joined).map((p) => `${p.code} ${p.message}`)).toContain(
       'JOIN_MAY_STICK if "a" takes its catch (it failed), "join" gets b but never a and waits forever (the run fails with STUCK_JOIN): lead that catch to "join" too, or let "join" wait for fewer',
     );
+    const twin = {
+      ...doc({}),
+      start: "fan",
+      nodes: {
+        fan: { action: "tasks.noop", next: ["a", "b"] },
+        a: { action: "tasks.a", next: "END", catch: { next: "END", output: "out" } },
+        b: { action: "tasks.b", next: "END", catch: { next: "END", output: "out" } },
+      },
+    };
+    expect(problemsOf(twin).map((p) => `${p.severity} ${p.code} ${p.message}`)).toContain(
+      'warning WRITE_CONFLICT "a" and "b" run in one step (from "fan") and their catches write to state key "out", whose reducer (replace) keeps one value: should both fail, the run fails (WRITE_CONFLICT) instead of going on by the catches; give "out" the append reducer, or each catch a key of its own',
+    );
     const approval = { ...doc({}), nodes: { a: { kind: "approval", question: "ok?", decisions: ["approve"], next: "END", catch: { next: "END" } } } };
     expect(messages(approval)).toEqual([expect.stringMatching(/^nodes\.a\.catch `catch` has no effect on an approval node: an approval only asks a person: there is no failure to catch/)]);
   });
