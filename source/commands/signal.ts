@@ -1,4 +1,4 @@
-import { formatProblemIn } from "../../engine/index.js";
+import { checkStart, formatProblemIn } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { UsageError } from "../cli/errors.js";
 import { readJsonArgument, secondsFlag, startInput, tagFlags } from "../cli/inputs.js";
@@ -62,6 +62,8 @@ another under that id is a conflict (exit 3).
       ...(tags ? { tags } : {}),
       ...(flags.deadline !== undefined ? { deadlineSeconds: secondsFlag("deadline", flags.deadline) } : {}),
     };
+    // Checked before the store is opened (and, for a new deployment, made): a refused start writes nothing.
+    checkStart(workflow, start.input, { id: runId, ...(tags ? { tags } : {}), ...(start.deadlineSeconds !== undefined ? { deadlineSeconds: start.deadlineSeconds } : {}) });
     const outcome = await (await operator()).signalWithStart(start, name, data, reason);
     if (outcome.result.started) {
       // What validate warns of is said where a run of the file is started, as start says it.

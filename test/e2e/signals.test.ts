@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../engine/index.js";
@@ -63,6 +63,10 @@ describe("pitwall signal", () => {
     const wrong = await send("--start", refund);
     expect([wrong.code, wrong.stderr.trim()]).toEqual([3, "pitwall signal: run order-41 is a run of workflow order, not refund: no signal sent"]);
     expect((await send("--input", "{}")).stderr).toContain("--input goes with --start");
+    // A start refused for its input makes no store: nothing is written.
+    const fresh = join(cli.dir, "fresh.db");
+    const refused = await cli.run(["signal", "order-42", "paid", "--start", order, "--input", '{"nope":1}', "--store", `sqlite:${fresh}`]);
+    expect([refused.code, existsSync(fresh)]).toEqual([2, false]);
     const worker = await cli.run(["worker", "--once", ...store]);
     expect(worker.code).toBe(0);
     expect(await cli.json(["state", "order-41", ...store])).toEqual({ sku: "x", payment: { eur: 5 } });
