@@ -69,6 +69,7 @@ export class Schedules {
       lastSkip: null,
       createdAt: now,
       updatedAt: now,
+      updatedBy: this.actor,
       revision: 0,
       ...(spec.tags && Object.keys(spec.tags).length > 0 ? { tags: spec.tags } : {}),
     };
@@ -76,20 +77,20 @@ export class Schedules {
   }
 
   /** Changes what `changes` gives (undefined: unchanged); a new cron or time zone moves its next time. */
-  update(id: string, changes: Partial<Omit<ScheduleSpec, "id">>): Promise<ScheduleRecord> {
+  update(id: string, changes: Partial<Omit<ScheduleSpec, "id">>, options: { reason?: string } = {}): Promise<ScheduleRecord> {
     if ("id" in changes) throw new ValidationError("a schedule's id cannot change: make a new one");
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    return this.change(id, (s) => ({ ...s, ...given }), { check: true });
+    return this.change(id, (s) => ({ ...s, ...given }), { check: true, reason: options.reason });
   }
 
   /** Fires no more until resumed (a worker firing it at this moment may still start that time's run). */
-  pause(id: string): Promise<ScheduleRecord> {
-    return this.change(id, (s) => ({ ...s, paused: true }), { check: false });
+  pause(id: string, options: { reason?: string } = {}): Promise<ScheduleRecord> {
+    return this.change(id, (s) => ({ ...s, paused: true }), { check: false, reason: options.reason });
   }
 
   /** Fires again from its next time after now: the times passed while it was paused are not caught up. */
-  resume(id: string): Promise<ScheduleRecord> {
-    return this.change(id, (s) => ({ ...s, paused: false }), { check: true, retime: true });
+  resume(id: string, options: { reason?: string } = {}): Promise<ScheduleRecord> {
+    return this.change(id, (s) => ({ ...s, paused: false }), { check: true, retime: true, reason: options.reason });
   }
 
   async get(id: string): Promise<ScheduleRecord> {
@@ -124,14 +125,15 @@ export class Schedules {
    * Reads, changes and writes the schedule, again from a new read while a worker's firing gets in
    * between. An operator's change (`check`) is checked, and moves its next time when it retimes it.
    */
-  private async change(id: string, edit: (s: ScheduleRecord) => ScheduleRecord, operator: { check: boolean; retime?: boolean } | undefined = undefined): Promise<ScheduleRecord> {
+  private async change(id: string, edit: (s: ScheduleRecord) => ScheduleRecord, operator: { check: boolean; retime?: boolean; reason?: string | undefined } | undefined = undefined): Promise<ScheduleRecord> {
     for (let tries = 1; ; tries++) {
       const read = await this.get(id);
       let record = edit(read);
       if (operator) {
         const now = await this.store.clock();
         const retimed = operator.retime === true || record.cron !== read.cron || record.timezone !== read.timezone;
-        record = { ...record, updatedAt: now };
+        const { updateReason: _earlier, ...kept } = record;
+        record = { ...kept, updatedAt: now, updatedBy: this.actor, ...(operator.reason ? { updateReason: operator.reason } : {}) };
         if (operator.check) record = await this.checked(record, retimed ? now : undefined);
       }
       try {

@@ -489,6 +489,9 @@ export interface ScheduleRecord {
   lastSkip: { at: number; reason: string } | null;
   createdAt: number;
   updatedAt: number;
+  /** Who made it or changed it last (`operator:ann`), and why when they said. */
+  updatedBy?: string;
+  updateReason?: string;
   /** Given by the store, one more at each write: a change made from an older read is refused. */
   revision: number;
   /** Tags of the runs it starts (with `schedule: <id>`). */

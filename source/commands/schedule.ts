@@ -21,16 +21,17 @@ const FLAGS = {
   tag: { type: "string", isMultiple: true },
   paused: { type: "boolean" },
   force: { type: "boolean" },
+  reason: { type: "string" },
 } as const;
 
 /** Which flags each action takes (the global ones aside). */
 const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
   add: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "paused"],
-  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag"],
+  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "reason"],
   list: [],
   show: [],
-  pause: [],
-  resume: [],
+  pause: ["reason"],
+  resume: ["reason"],
   remove: [],
   trigger: ["force"],
 };
@@ -38,7 +39,7 @@ const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
 export const schedule = defineCommand({
   name: "schedule",
   usage:
-    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] | list | show <id> | pause <id> | resume <id> | remove <id> | trigger <id> [--force]",
+    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force]",
   summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger",
   details: `A schedule starts a run of its workflow at each time of its cron expression (five fields,
 minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly), read
@@ -52,7 +53,8 @@ checks it.
 --overlap skip (default) starts no run while the last one the schedule started has not ended, and
 says so (show: LAST SKIP); allow starts one anyway.
 --catch-up one (default) starts one run for the times missed while no worker ran; none skips them.
-pause stops it firing; resume fires from its next time after now. trigger starts a run now
+pause stops it firing; resume fires from its next time after now (--reason TEXT, there and on
+update, is kept with who changed it: show's CHANGED line). trigger starts a run now
 (keeping to --overlap, unless --force). remove deletes the schedule (not its runs).
 --json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" }).`,
   flags: FLAGS,
@@ -73,9 +75,10 @@ pause stops it firing; resume fires from its next time after now. trigger starts
     // Every other action writes: the store must exist (none is made for it).
     await ctx.store(true);
     const schedules = new Schedules(await ctx.store(), ctx.global.actor);
-    if (act === "update") return print(ctx.out, await schedules.update(id!, specFlags(ctx.flags)));
-    if (act === "pause") return print(ctx.out, await schedules.pause(id!));
-    if (act === "resume") return print(ctx.out, await schedules.resume(id!));
+    const why = ctx.flags.reason !== undefined ? { reason: ctx.flags.reason } : {};
+    if (act === "update") return print(ctx.out, await schedules.update(id!, specFlags(ctx.flags), why));
+    if (act === "pause") return print(ctx.out, await schedules.pause(id!, why));
+    if (act === "resume") return print(ctx.out, await schedules.resume(id!, why));
     if (act === "remove") {
       await schedules.delete(id!);
       if (ctx.out.json) ctx.out.value({ removed: id });
@@ -155,6 +158,7 @@ function print(out: Output, s: ScheduleRecord): ExitCode {
     ...(s.tags ? [["tags", Object.entries(s.tags).map(([k, v]) => `${k}=${v}`).join(" ")] as [string, string]] : []),
     ["last run", s.lastRunId === null ? "-" : `${s.lastRunId}${s.lastFiredAt !== null && !s.lastSkip ? ` (for ${zonedTime(s.lastFiredAt, s.timezone)})` : ""}`],
     ...(s.lastSkip ? [["last skip", `${zonedTime(s.lastSkip.at, s.timezone)}: ${s.lastSkip.reason}`] as [string, string]] : []),
+    ...(s.updatedBy ? [["changed", `${zonedTime(s.updatedAt, s.timezone)} by ${s.updatedBy}${s.updateReason ? `: ${s.updateReason}` : ""}`] as [string, string]] : []),
   ];
   const width = Math.max(...lines.map(([k]) => k.length));
   for (const [key, value] of lines) out.line(`${key.padEnd(width)}  ${value}`);

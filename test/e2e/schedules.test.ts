@@ -79,10 +79,12 @@ describe("pitwall schedule", () => {
     const runs = await cli.json<{ id: string; tags: Record<string, string> }[]>(["runs", "--tag", "schedule=nightly"]);
     expect(runs.map((r) => [r.id, r.tags])).toEqual([[fired.runId, { team: "ops", schedule: "nightly" }]]);
 
-    expect((await cli.json<ScheduleRecord>(["schedule", "pause", "nightly"])).paused).toBe(true);
+    const paused = await cli.json<ScheduleRecord>(["schedule", "pause", "nightly", "--reason", "holiday freeze"]);
+    expect([paused.paused, paused.updatedBy, paused.updateReason]).toEqual([true, expect.stringMatching(/^operator:/), "holiday freeze"]);
+    expect((await cli.run(["schedule", "show", "nightly"])).stdout).toMatch(/^changed +\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? by operator:\S+: holiday freeze$/m);
     expect((await cli.run(["schedule", "list"])).stdout).toMatch(/nightly .* 03:00 \(paused\) +nightly-\S+ +paused\n/);
     const resumed = await cli.json<ScheduleRecord>(["schedule", "resume", "nightly"]);
-    expect(resumed.paused).toBe(false);
+    expect([resumed.paused, resumed.updateReason]).toEqual([false, undefined]);
     const updated = await cli.json<ScheduleRecord>(["schedule", "update", "nightly", "--cron", "30 4 * * *"]);
     expect(updated.nextAt).toBeGreaterThan(show.nextAt!);
     const badUpdate = await cli.run(["schedule", "update", "nightly", "--timezone", "Mars/Base"]);
