@@ -1,4 +1,5 @@
 import type { CatchSpec } from "../graph/definition.js";
+import { schemaTypes } from "../state/schema.js";
 import type { TaskRecord } from "../store/records.js";
 import { NOT_SAVED, type Failure } from "./retry.js";
 import type { RunState } from "./run-state.js";
@@ -46,8 +47,11 @@ export function catchFailure(rs: RunState, failed: TaskRecord, failure: Failure 
   const text = `node "${failed.node}"${failed.index !== null ? ` [${failed.index}]` : ""} failed after ${tryCountText(countTries(failed.attempts))}: ${failure.message}`;
   const problem = rs.workflow.validator.checkWrite(spec.output, value, reducer, current);
   if (!problem) return { caught: true, writes: [[spec.output, value]] };
-  if (!rs.workflow.validator.checkWrite(spec.output, text, reducer, current)) return { caught: true, writes: [[spec.output, text]] };
-  return { caught: false, why: `its catch could not write the failure to "${spec.output}": ${problem}` };
+  const textProblem = rs.workflow.validator.checkWrite(spec.output, text, reducer, current);
+  if (!textProblem) return { caught: true, writes: [[spec.output, text]] };
+  // Of the two refusals, the one of the form the key holds says what to change.
+  const holdsText = schemaTypes(rs.workflow.definition.state[spec.output] ?? {}).includes("string");
+  return { caught: false, why: `its catch could not write the failure to "${spec.output}": ${holdsText ? textProblem : problem}` };
 }
 
 /**
