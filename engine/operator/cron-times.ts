@@ -12,11 +12,19 @@ function cronOf(cron: string, timezone: string): Cron {
   return new Cron(cron, { paused: true, mode: "5-part", timezone });
 }
 
+const NICKNAMES = ["@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually"];
+
 /** Refuses a cron expression croner cannot read, naming it and what is wrong with it. */
 export function checkCron(cron: unknown): string {
   if (typeof cron !== "string" || cron.trim() === "") throw new ValidationError("cron: give five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly");
   const fields = cron.trim().split(/\s+/).length;
-  if (!cron.trim().startsWith("@") && fields !== 5) throw new ValidationError(`cron ${JSON.stringify(cron)}: give five fields (minute hour day-of-month month day-of-week), not ${fields}`);
+  const nickname = /^@\w+/.exec(cron.trim())?.[0];
+  if (nickname !== undefined && !NICKNAMES.includes(nickname.toLowerCase())) {
+    const every = /^@every\s+(\d+)\s*(m|min|minutes?|h|hours?)$/i.exec(cron.trim());
+    const instead = every ? ` (for every ${every[1]} ${every[2]!.toLowerCase().startsWith("h") ? "hours" : "minutes"}: ${every[2]!.toLowerCase().startsWith("h") ? `0 */${every[1]} * * *` : `*/${every[1]} * * * *`})` : "";
+    throw new ValidationError(`cron ${JSON.stringify(cron)}: ${nickname} is not a nickname pitwall reads; give five fields (minute hour day-of-month month day-of-week) or one of ${NICKNAMES.join(", ")}${instead}`);
+  }
+  if (nickname === undefined && fields !== 5) throw new ValidationError(`cron ${JSON.stringify(cron)}: give five fields (minute hour day-of-month month day-of-week), not ${fields}`);
   try {
     cronOf(cron.trim(), "UTC");
   } catch (error) {

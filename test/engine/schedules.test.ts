@@ -44,6 +44,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
       [{ id: "bad cron", workflow: "digest", cron: "61 * * * *" }, /^schedule id "bad cron" may only use/],
       [{ id: "c", workflow: "digest", cron: "61 * * * *" }, /^cron "61 \* \* \* \*": invalid value for minute: 61$/],
       [{ id: "c", workflow: "digest", cron: "* * * *" }, /^cron "\* \* \* \*": give five fields \(minute hour day-of-month month day-of-week\), not 4$/],
+      [{ id: "c", workflow: "digest", cron: "@every 15m" }, /^cron "@every 15m": @every is not a nickname pitwall reads; give five fields \(minute hour day-of-month month day-of-week\) or one of @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually \(for every 15 minutes: \*\/15 \* \* \* \*\)$/],
       [{ id: "c", workflow: "digest", cron: "0 0 31 2 *" }, /^cron "0 0 31 2 \*" has no time after now in UTC$/],
       [{ id: "c", workflow: "digest", cron: "@daily", timezone: "Europe/Berln" }, /^timezone "Europe\/Berln" is not an IANA time zone \(did you mean "Europe\/Berlin"\?\)/],
       [{ id: "c", workflow: "digets", cron: "@daily" }, /^workflow digets: no version of it is stored/],
