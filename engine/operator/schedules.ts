@@ -5,6 +5,7 @@ import type { Store } from "../store/store.js";
 import { checkTags } from "../tags.js";
 import { checkCron, checkTimezone, nextCronTime } from "./cron-times.js";
 import { notFound } from "./must-get.js";
+import { backfillSchedule, type BackfillOptions, type BackfillTime } from "./schedule-backfill.js";
 import { SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
 import { checkStart, type WorkflowVersion } from "./start.js";
 
@@ -119,6 +120,14 @@ export class Schedules {
     const fired = await fireSchedule(this.store, schedule, at, { actor: this.actor, runId, ...(options.force ? { force: true } : {}) });
     await this.change(id, (s) => ({ ...s, lastFiredAt: at, lastRunId: fired.runId, lastSkip: null }));
     return fired;
+  }
+
+  /**
+   * Starts the runs of the schedule's times from `from` to `to` (past times) that have none, as a
+   * worker would have started them then (schedule-backfill.ts); `dryRun` only says which.
+   */
+  async backfill(id: string, options: BackfillOptions): Promise<BackfillTime[]> {
+    return backfillSchedule(this.store, await this.get(id), options, this.actor);
   }
 
   /**

@@ -1,14 +1,15 @@
 import { existsSync } from "node:fs";
-import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
+import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion, zonedTime, type BackfillTime, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
 import { defineCommand, type CommandContext } from "../cli/command.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
 import { kebab } from "../cli/argv.js";
 import { readJsonArgument, tagFlags } from "../cli/inputs.js";
 import type { Output } from "../cli/output.js";
 import { checkedVersion } from "../cli/workflow-file.js";
-import { nextText, scheduleState, zonedTime } from "../text/schedule-text.js";
+import { plural } from "../text/plain.js";
+import { nextText, scheduleState } from "../text/schedule-text.js";
 
-const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger"] as const;
+const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger", "backfill"] as const;
 type Action = (typeof ACTIONS)[number];
 
 const FLAGS = {
@@ -22,6 +23,9 @@ const FLAGS = {
   paused: { type: "boolean" },
   force: { type: "boolean" },
   reason: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  yes: { type: "boolean" },
 } as const;
 
 /** Which flags each action takes (the global ones aside). */
@@ -34,13 +38,14 @@ const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
   resume: ["reason"],
   remove: [],
   trigger: ["force"],
+  backfill: ["from", "to", "yes"],
 };
 
 export const schedule = defineCommand({
   name: "schedule",
   usage:
-    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force]",
-  summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger",
+    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force] | backfill <id> --from TIME --to TIME [--yes]",
+  summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger, backfill",
   details: `A schedule starts a run of its workflow at each time of its cron expression (five fields,
 minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly), read
 in --timezone (an IANA name; default UTC). Workers fire schedules: start at least one
@@ -56,7 +61,11 @@ says so (show: LAST SKIP); allow starts one anyway.
 pause stops it firing; resume fires from its next time after now (--reason TEXT, there and on
 update, is kept with who changed it: show's CHANGED line). trigger starts a run now
 (keeping to --overlap, unless --force). remove deletes the schedule (not its runs).
---json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" }).`,
+backfill starts the runs of the cron times from --from up to --to (not included; both in the past;
+a date or date and time, read in the schedule's time zone unless given with Z or an offset) that
+have none, each with the id it would have had: without --yes it only lists them.
+--json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" };
+backfill: an array of { "at", "runId", "outcome", "error"? }).`,
   flags: FLAGS,
   args: { min: 1, max: 3 },
   createsStore: true,
@@ -85,6 +94,7 @@ update, is kept with who changed it: show's CHANGED line). trigger starts a run 
       else ctx.out.note(`schedule ${id} removed; the runs it started are kept`);
       return EXIT.ok;
     }
+    if (act === "backfill") return backfill(ctx, schedules, id!);
     const fired = await schedules.trigger(id!, { ...(ctx.flags.force ? { force: true } : {}) });
     if (ctx.out.json) ctx.out.value(fired);
     else ctx.out.line(fired.runId);
@@ -124,6 +134,23 @@ async function add(ctx: Ctx, id: string, workflow: string): Promise<ExitCode> {
   if (file && !(await store.getSchedule(id))) await storeVersion(store, file);
   // A file given is the version it starts (as start runs the file given), until --version says otherwise.
   return print(ctx.out, await schedules.create({ id, workflow: file?.definition.name ?? workflow, cron: spec.cron!, ...spec, ...(file && spec.version === undefined ? { version: file.version } : {}) }));
+}
+
+async function backfill(ctx: Ctx, schedules: Schedules, id: string): Promise<ExitCode> {
+  if (ctx.flags.from === undefined || ctx.flags.to === undefined) throw new UsageError("schedule backfill needs --from TIME and --to TIME (2026-11-20, 2026-11-20T03:00, in the schedule's time zone)");
+  const dryRun = !ctx.flags.yes;
+  const times = await schedules.backfill(id, { from: ctx.flags.from, to: ctx.flags.to, dryRun });
+  const timezone = (await schedules.get(id)).timezone;
+  const failed = times.filter((t) => t.outcome === "failed");
+  if (ctx.out.json) ctx.out.value(times);
+  else {
+    ctx.out.list(times, "no time of its cron in that stretch", ["TIME", "RUN", "OUTCOME"], (t) => [zonedTime(t.at, timezone), t.runId, t.outcome === "failed" ? `failed: ${t.error}` : t.outcome]);
+    const count = (outcome: BackfillTime["outcome"]) => times.filter((t) => t.outcome === outcome).length;
+    const had = `${plural(count("existed"), "time")} had ${count("existed") === 1 ? "its run" : "theirs"} already`;
+    if (dryRun) ctx.out.note(`would start ${plural(count("would start"), "run")} (${had}): nothing started; give --yes to start them`);
+    else ctx.out.note(`started ${plural(count("started"), "run")}; ${had}${failed.length > 0 ? `; ${failed.length} failed` : ""}`);
+  }
+  return failed.length > 0 ? EXIT.conflict : EXIT.ok;
 }
 
 async function list(ctx: Ctx): Promise<ExitCode> {

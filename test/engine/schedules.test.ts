@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, Operator, ValidationError, Worker, nextCronTime, scheduleRunId, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
+import { ConflictError, Operator, ValidationError, Worker, nextCronTime, scheduleRunId, startRun, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
 import { ended, engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -189,6 +189,46 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     await expect(ops.schedules.get("manual")).rejects.toThrow("schedule manual not found");
     await expect(ops.schedules.delete("manual")).rejects.toThrow("schedule manual not found");
     expect(await store.getRun(fired.runId)).toBeDefined();
+  });
+
+  it("backfills the past times that have no run, as a worker would have started them then; a dry run starts nothing; bad stretches are refused", async () => {
+    const { store, ops } = await storeWith(quick);
+    await ops.schedules.create({ id: "daily", workflow: "digest", cron: "0 3 * * *", timezone: "Europe/Berlin", input: { topic: "sport" } });
+    const before = (await ops.schedules.get("daily"))!;
+    const id = (day: number) => scheduleRunId("daily", Date.parse(`2026-11-${day}T02:00:00Z`));
+    const outcomes = (times: { runId: string; outcome: string }[]) => times.map((t) => `${t.runId} ${t.outcome}`);
+    // Read in the schedule's zone: 03:00 Berlin is 02:00Z; `to` is not included.
+    const dry = await ops.schedules.backfill("daily", { from: "2026-11-20", to: "2026-11-23", dryRun: true });
+    expect(outcomes(dry)).toEqual([`${id(20)} would start`, `${id(21)} would start`, `${id(22)} would start`]);
+    expect(await store.getRun(id(20))).toBeUndefined();
+    // A time that has its run keeps it: fired then, or backfilled before (here, an offset given).
+    expect(outcomes(await ops.schedules.backfill("daily", { from: "2026-11-21T03:00+01:00", to: Date.parse("2026-11-21T02:00:01Z") }))).toEqual([`${id(21)} started`]);
+    // Another's run under a time's id fails that time alone.
+    await startRun(store, quick, {}, { id: id(22), actor: "operator:bob" });
+    const done = await ops.schedules.backfill("daily", { from: "2026-11-20", to: "2026-11-23" });
+    expect(outcomes(done)).toEqual([`${id(20)} started`, `${id(21)} existed`, `${id(22)} failed`]);
+    expect(done[2]).toMatchObject({ error: `run ${id(22)} exists and was not started by schedule daily (a run of digest)` });
+    const run = (await store.getRun(id(20)))!;
+    expect(run).toMatchObject({ status: "queued", tags: { schedule: "daily" } });
+    const [created] = await store.readEvents({ runId: id(20), types: ["run.created"] });
+    expect(created).toMatchObject({ actor: "operator:ann", payload: { schedule: "daily", scheduledFor: Date.parse("2026-11-20T02:00:00Z") } });
+    // The schedule itself is as it was: its next time, its last run.
+    expect(await ops.schedules.get("daily")).toEqual(before);
+
+    const bad: [Parameters<typeof ops.schedules.backfill>[1], RegExp][] = [
+      [{ from: "2026-11-23", to: "2026-11-20" }, /^backfill from 2026-11-23 00:00 Europe\/Berlin to 2026-11-20 00:00 Europe\/Berlin: give a from before the to$/],
+      [{ from: "2026-11-20", to: Date.now() + 3_600_000 }, /^backfill to .* is later than now \(.*\): a backfill covers past times, the schedule fires the later ones itself$/],
+      [{ from: "2020-01-01", to: "2026-11-20" }, /^backfill from .* holds more than 1000 times of 0 3 \* \* \*: backfill it in parts$/],
+      [{ from: "2026-02-30", to: "2026-11-20" }, /^from "2026-02-30": give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 \(read in Europe\/Berlin\) or 2026-11-20T02:00Z$/],
+      [{ from: "2026-11-20", to: "last week" }, /^to "last week": give a date/],
+    ];
+    for (const [options, message] of bad) {
+      const error = await ops.schedules.backfill("daily", options).catch((e: unknown) => e);
+      expect(error, JSON.stringify(options)).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(message);
+    }
+    await expect(ops.schedules.backfill("nope", { from: "2026-11-20", to: "2026-11-21" })).rejects.toThrow("schedule nope not found");
+    expect((await store.listRuns({ tags: { schedule: "daily" } })).runs.map((r) => r.id).sort()).toEqual([id(20), id(21)]);
   });
 });
 
