@@ -3,10 +3,10 @@ import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion,
 import { defineCommand, type CommandContext } from "../cli/command.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
 import { kebab } from "../cli/argv.js";
-import { readJsonArgument, tagFlags } from "../cli/inputs.js";
+import { readJsonArgument, secondsFlag, tagFlags } from "../cli/inputs.js";
 import type { Output } from "../cli/output.js";
 import { checkedVersion } from "../cli/workflow-file.js";
-import { plural } from "../text/plain.js";
+import { exactLength, plural } from "../text/plain.js";
 import { nextText, scheduleState } from "../text/schedule-text.js";
 
 const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger", "backfill"] as const;
@@ -23,6 +23,7 @@ const FLAGS = {
   paused: { type: "boolean" },
   force: { type: "boolean" },
   reason: { type: "string" },
+  jitter: { type: "string" },
   from: { type: "string" },
   to: { type: "string" },
   yes: { type: "boolean" },
@@ -30,8 +31,8 @@ const FLAGS = {
 
 /** Which flags each action takes (the global ones aside). */
 const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
-  add: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "paused"],
-  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "reason"],
+  add: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "jitter", "paused"],
+  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "jitter", "reason"],
   list: [],
   show: [],
   pause: ["reason"],
@@ -44,7 +45,7 @@ const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
 export const schedule = defineCommand({
   name: "schedule",
   usage:
-    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force] | backfill <id> --from TIME --to TIME [--yes]",
+    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--jitter LENGTH] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force] | backfill <id> --from TIME --to TIME [--yes]",
   summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger, backfill",
   details: `A schedule starts a run of its workflow at each time of its cron expression (five fields,
 minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly), read
@@ -58,6 +59,8 @@ checks it.
 --overlap skip (default) starts no run while the last one the schedule started has not ended, and
 says so (show: LAST SKIP); allow starts one anyway.
 --catch-up one (default) starts one run for the times missed while no worker ran; none skips them.
+--jitter 5m (or seconds, 90s, 1h) fires each time up to that much later, the same in every worker
+(spreads the runs of many schedules of one time); the run's id keeps the time; 0 removes it.
 pause stops it firing; resume fires from its next time after now (--reason TEXT, there and on
 update, is kept with who changed it: show's CHANGED line). trigger starts a run now
 (keeping to --overlap, unless --force). remove deletes the schedule (not its runs).
@@ -118,6 +121,7 @@ function specFlags(flags: Ctx["flags"]): Partial<Omit<ScheduleSpec, "id">> {
     // `latest`: no version pinned, the workflow's latest stored one when it fires.
     ...(flags.version !== undefined ? { version: flags.version === "latest" ? null : flags.version } : {}),
     ...(tags ? { tags } : {}),
+    ...(flags.jitter !== undefined ? { jitterSeconds: flags.jitter.trim() === "0" ? 0 : secondsFlag("jitter", flags.jitter) } : {}),
   };
 }
 
@@ -127,7 +131,7 @@ async function add(ctx: Ctx, id: string, workflow: string): Promise<ExitCode> {
   // A file is stored first (and makes the store, as start does); a name must be in the store already.
   const file = existsSync(workflow) || /\.(json|jsonc)$/.test(workflow) ? checkedVersion(workflow) : undefined;
   // Checked against the file before the store is opened: a refused schedule makes no store file.
-  if (file) checkScheduleFields({ id, cron: spec.cron!, timezone: spec.timezone ?? "UTC", overlap: spec.overlap ?? "skip", catchUp: spec.catchUp ?? "one", paused: spec.paused ?? false, input: spec.input ?? {}, tags: spec.tags }, file);
+  if (file) checkScheduleFields({ id, cron: spec.cron!, timezone: spec.timezone ?? "UTC", overlap: spec.overlap ?? "skip", catchUp: spec.catchUp ?? "one", paused: spec.paused ?? false, input: spec.input ?? {}, tags: spec.tags, jitterSeconds: spec.jitterSeconds }, file);
   else await ctx.store(true);
   const store = await ctx.store();
   const schedules = new Schedules(store, ctx.global.actor);
@@ -181,6 +185,7 @@ function print(out: Output, s: ScheduleRecord): ExitCode {
     ["state", scheduleState(s)],
     ["overlap", s.overlap === "skip" ? "skip (no run while the last has not ended)" : "allow"],
     ["catch-up", s.catchUp === "one" ? "one (one run for the times missed)" : "none (missed times are skipped)"],
+    ...(s.jitterSeconds ? [["jitter", `up to ${exactLength(s.jitterSeconds)} (each time fires that much later at most)`] as [string, string]] : []),
     ["input", JSON.stringify(s.input)],
     ...(s.tags ? [["tags", Object.entries(s.tags).map(([k, v]) => `${k}=${v}`).join(" ")] as [string, string]] : []),
     ["last run", s.lastRunId === null ? "-" : `${s.lastRunId}${s.lastFiredAt !== null && !s.lastSkip ? ` (for ${zonedTime(s.lastFiredAt, s.timezone)})` : ""}`],

@@ -100,9 +100,13 @@ describe("pitwall schedule", () => {
     expect([stray.code, stray.stderr]).toEqual([2, "pitwall schedule: --cron does not go with schedule pause\n"]);
   });
 
-  it("backfills past times: lists them without --yes, starts the missing ones with it, exit 3 when a time failed", async () => {
+  it("sets a jitter; backfills past times: lists them without --yes, starts the missing ones with it, exit 3 when a time failed", async () => {
     const echo = echoWorkflow(cli.dir);
     expect((await cli.run(["schedule", "add", "daily", echo.workflow, "--cron", "0 3 * * *", "--timezone", "Europe/Berlin"])).code).toBe(0);
+    const jittered = await cli.run(["schedule", "update", "daily", "--jitter", "90s"]);
+    expect(jittered.stdout).toContain("\njitter    up to 90s (each time fires that much later at most)\n");
+    const tooLong = await cli.run(["schedule", "update", "daily", "--jitter", "1d"]);
+    expect([tooLong.code, tooLong.stderr]).toEqual([2, expect.stringMatching(/^pitwall schedule: jitter of 86400 s is not shorter than the 86400 s between its times .* \(Europe\/Berlin\): a time fired that late would pass the next one by\n$/)]);
     const stretch = ["--from", "2026-11-20", "--to", "2026-11-22"];
     const dry = await cli.run(["schedule", "backfill", "daily", ...stretch]);
     expect([dry.code, dry.stdout, dry.stderr]).toEqual([

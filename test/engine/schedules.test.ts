@@ -191,6 +191,35 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(await store.getRun(fired.runId)).toBeDefined();
   });
 
+  it("fires each time up to its jitter later, the run still named by the time; a jitter as long as the time between its times is refused", async () => {
+    const { store, ops } = await storeWith(quick);
+    const HOUR = 60 * MINUTE;
+    await ops.schedules.create({ id: "spread", workflow: "digest", cron: "@daily", jitterSeconds: 23 * 3600 });
+    expect(await ops.schedules.get("spread")).toMatchObject({ jitterSeconds: 23 * 3600 });
+    const engine = await harness.engine([quick], { store, worker: false });
+    const drain = () => new Worker(store, engine.registry, { pollMs: 50, onNotice: harness.notices.listen }).drain();
+    // Due a second ago, it fires somewhere in the 23 hours after: not yet (all but certainly).
+    const now = await store.clock();
+    await dueAt(store, "spread", now - 1000);
+    await drain();
+    expect(await store.getRun(scheduleRunId("spread", now - 1000))).toBeUndefined();
+    expect((await ops.schedules.get("spread")).nextAt).toBe(now - 1000);
+    // Due longer ago than the jitter reaches, it has fired, under the time's own id.
+    const late = now - 23 * HOUR - MINUTE;
+    await dueAt(store, "spread", late);
+    await drain();
+    expect((await store.getRun(scheduleRunId("spread", late)))?.status).toBe("succeeded");
+    expect(await ops.schedules.update("spread", { jitterSeconds: 0 })).not.toHaveProperty("jitterSeconds");
+    for (const [jitterSeconds, message] of [
+      [24 * 3600, /^jitter of 86400 s is not shorter than the 86400 s between its times \d{4}-\d\d-\d\d 00:00 and \d{4}-\d\d-\d\d 00:00 \(UTC\): a time fired that late would pass the next one by$/],
+      [-5, /^jitter -5: give a length of time of 0 or more$/],
+    ] as const) {
+      const error = await ops.schedules.update("spread", { jitterSeconds }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(message);
+    }
+  });
+
   it("backfills the past times that have no run, as a worker would have started them then; a dry run starts nothing; bad stretches are refused", async () => {
     const { store, ops } = await storeWith(quick);
     await ops.schedules.create({ id: "daily", workflow: "digest", cron: "0 3 * * *", timezone: "Europe/Berlin", input: { topic: "sport" } });
