@@ -45,10 +45,36 @@ export function checkTimezone(timezone: unknown): string {
   return timezone;
 }
 
-/** The first time of `cron` (in `timezone`) after `after` (ms); null when it has none. */
+/**
+ * The first time of `cron` (in `timezone`) after `after` (ms); null when it has none. A wall-clock
+ * time whose first pass is behind `after` (`after` falls in an hour the clocks repeat) is not
+ * taken again at its second pass: each time fires once, however late it is looked for.
+ */
 export function nextCronTime(cron: string, timezone: string, after: number): number | null {
-  const wall = cronOf(cron, "UTC").nextRun(new Date(wallClock(after, timezone)))?.getTime();
-  return wall === undefined ? null : placed(wall, timezone, after);
+  const times = cronOf(cron, "UTC");
+  let from = wallClock(after, timezone);
+  // A repeated hour holds at most sixty of a cron's times.
+  for (let skipped = 0; skipped <= 60; skipped++) {
+    const wall = times.nextRun(new Date(from))?.getTime();
+    if (wall === undefined) return null;
+    const first = placed(wall, timezone, wall - 2 * DAY);
+    if (first > after) return first;
+    from = wall;
+  }
+  return null;
+}
+
+/** The shortest time between two of `cron`'s times on the wall clock, of the next hundred (clock changes aside). */
+export function shortestCronGap(cron: string): { ms: number; from: number; to: number } | undefined {
+  const times = cronOf(cron, "UTC");
+  let shortest: { ms: number; from: number; to: number } | undefined;
+  let at = times.nextRun(new Date())?.getTime();
+  for (let i = 0; i < 100 && at !== undefined; i++) {
+    const next = times.nextRun(new Date(at))?.getTime();
+    if (next !== undefined && (!shortest || next - at < shortest.ms)) shortest = { ms: next - at, from: at, to: next };
+    at = next;
+  }
+  return shortest;
 }
 
 /** Every time of `cron` (in `timezone`) from `from` (included) to `to` (not), oldest first; at most `max`: `undefined` when there are more. */

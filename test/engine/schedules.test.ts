@@ -288,5 +288,9 @@ describe("cron times", () => {
     expect(times("*/15 2 * * *", "Europe/Berlin", "2026-03-28T23:00:00Z", 2)).toEqual(["2026-03-29 03:00", "2026-03-30 02:00"]);
     expect(times("*/20 1 * * *", "America/New_York", "2026-11-01T04:00:00Z", 4)).toEqual(["2026-11-01 01:00", "2026-11-01 01:20", "2026-11-01 01:40", "2026-11-02 01:00"]);
     expect(times("0 9 * * MON-FRI", "Asia/Kolkata", "2026-12-04T00:00:00Z", 2)).toEqual(["2026-12-04 09:00", "2026-12-07 09:00"]);
+    // Looked for from inside the repeated hour (a late worker, a jitter, a backfill from there), a
+    // time whose first pass is behind is not taken again at its second.
+    expect(new Date(nextCronTime("30 * * * *", "America/New_York", Date.parse("2026-11-01T06:14:00Z"))!).toISOString()).toBe("2026-11-01T07:30:00.000Z");
+    expect(new Date(nextCronTime("30 2 * * *", "Europe/Berlin", Date.parse("2026-10-25T01:10:00Z"))!).toISOString()).toBe("2026-10-26T01:30:00.000Z");
   });
 });
