@@ -121,7 +121,7 @@ function specFlags(flags: Ctx["flags"]): Partial<Omit<ScheduleSpec, "id">> {
     // `latest`: no version pinned, the workflow's latest stored one when it fires.
     ...(flags.version !== undefined ? { version: flags.version === "latest" ? null : flags.version } : {}),
     ...(tags ? { tags } : {}),
-    ...(flags.jitter !== undefined ? { jitterSeconds: flags.jitter.trim() === "0" ? 0 : secondsFlag("jitter", flags.jitter) } : {}),
+    ...(flags.jitter !== undefined ? { jitterSeconds: /^0+(\.0*)?[smhd]?$/.test(flags.jitter.trim()) ? 0 : secondsFlag("jitter", flags.jitter) } : {}),
   };
 }
 
