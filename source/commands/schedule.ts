@@ -68,7 +68,7 @@ backfill starts the runs of the cron times from --from up to --to (not included;
 a date or date and time, read in the schedule's time zone unless given with Z or an offset) that
 have none, each with the id it would have had: without --yes it only lists them.
 --json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" };
-backfill: an array of { "at", "runId", "outcome", "error"? }).`,
+backfill: an array of { "at", "time", "runId", "outcome", "error"? }).`,
   flags: FLAGS,
   args: { min: 1, max: 3 },
   createsStore: true,
@@ -146,7 +146,7 @@ async function backfill(ctx: Ctx, schedules: Schedules, id: string): Promise<Exi
   const times = await schedules.backfill(id, { from: ctx.flags.from, to: ctx.flags.to, dryRun });
   const timezone = (await schedules.get(id)).timezone;
   const failed = times.filter((t) => t.outcome === "failed");
-  if (ctx.out.json) ctx.out.value(times);
+  if (ctx.out.json) ctx.out.value(times.map((t) => ({ ...t, time: new Date(t.at).toISOString() })));
   else {
     ctx.out.list(times, "no time of its cron in that stretch", ["TIME", "RUN", "OUTCOME"], (t) => [zonedTime(t.at, timezone), t.runId, t.outcome === "failed" ? `failed: ${t.error}` : t.outcome]);
     const count = (outcome: BackfillTime["outcome"]) => times.filter((t) => t.outcome === outcome).length;

@@ -243,7 +243,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     const run = (await store.getRun(id(20)))!;
     expect(run).toMatchObject({ status: "queued", tags: { schedule: "daily" } });
     const [created] = await store.readEvents({ runId: id(20), types: ["run.created"] });
-    expect(created).toMatchObject({ actor: "operator:ann", payload: { schedule: "daily", scheduledFor: Date.parse("2026-11-20T02:00:00Z") } });
+    expect(created).toMatchObject({ actor: "operator:ann", payload: { schedule: "daily", scheduledFor: Date.parse("2026-11-20T02:00:00Z"), backfill: true } });
     // The schedule itself is as it was: its next time, its last run.
     expect(await ops.schedules.get("daily")).toEqual(before);
 
