@@ -50,7 +50,7 @@ export function checkWaitsKept(
     const before = from.nodes[task.node];
     if (task.waitingFor && before && !sameKind(before, node)) {
       throw new ValidationError(
-        `task ${task.id} of run ${run.id} waits (${task.waitingFor.kind}) in node "${task.node}", a ${describeKind(before)} node, which ${v} makes a ${describeKind(node)} node: keep its kind, or cancel the run and start it again`,
+        `task ${task.id} of run ${run.id} waits (${task.waitingFor.kind}) in node "${task.node}", ${describeKind(before)} node, which ${v} makes ${describeKind(node)} node: keep its kind, or cancel the run and start it again`,
       );
     }
     const lost = (task.writes ?? []).map(([key]) => key).find((key) => !Object.hasOwn(to.state, key));
@@ -73,6 +73,9 @@ function sameKind(a: NodeDefinition, b: NodeDefinition): boolean {
   return a.kind !== "subgraph" || b.kind !== "subgraph" || a.workflowName === b.workflowName;
 }
 
+/** The node's kind with its article: `a sub-workflow (child)`, `an action`. */
 function describeKind(node: NodeDefinition): string {
-  return node.kind === "subgraph" ? `sub-workflow (${node.workflowName ?? "?"})` : (node.kind ?? "action");
+  if (node.kind === "subgraph") return `a sub-workflow (${node.workflowName ?? "?"})`;
+  const kind = node.kind ?? "action";
+  return `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
 }

@@ -179,4 +179,30 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     expect(await queued.get()).toMatchObject({ status: "running", owner: "quick", version: buggy.version });
     expect((await idle.store.listCommands({ runId: queued.id })).filter((c) => c.type === "upgrade")).toEqual([]);
   });
+
+  it("a parent waiting on a sub-workflow's run moves, its child staying on its own version; a node it waits in must keep its kind", async () => {
+    const child = workflow("release-child", { state }).approval("ok", { question: "Child ok?", next: "END" }).compile();
+    const parentV1 = workflow("release-parent", { state, reducers: { log: "append" } }).subgraph("sub", child, { next: "END" }).compile();
+    const parentV2 = workflow("release-parent", { state, reducers: { log: "append" } })
+      .subgraph("sub", child, { next: "after" })
+      .node("after", () => ({ log: ["after, on v2"] }), { next: "END" })
+      .compile();
+    const notSub = workflow("release-parent", { state, reducers: { log: "append" } }).node("sub", () => ({}), { next: "END" }).compile();
+    const engine = await harness.engine([parentV1, parentV2]);
+    const parent = await engine.start(parentV1);
+    const childRun = await until(async () => (await engine.store.listRuns({ parentRunId: parent.id })).runs[0], 10_000, "the child run");
+    expect(await engine.run(childRun.id).wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "interrupt" });
+    const waiting = await until(async () => ((await parent.get()).waitingOn === childRun.id ? parent.get() : undefined), 10_000, "the parent to wait on its child");
+    const op = engine.operator("ann");
+    const [task] = await engine.store.listTasks(parent.id, { step: waiting.step + 1 });
+    await expect(op.upgrade(parent.id, { workflow: notSub })).rejects.toThrow(
+      `task ${task!.id} of run ${parent.id} waits (run) in node "sub", a sub-workflow (release-child) node, which version ${notSub.version.slice(0, 12)} of workflow release-parent makes an action node: keep its kind, or cancel the run and start it again`,
+    );
+    const outcome = await op.upgrade(parent.id, { workflow: parentV2 });
+    expect(outcome.effect).toBe(`run ${parent.id} moved from version ${parentV1.version.slice(0, 12)} to version ${parentV2.version.slice(0, 12)}; its sub-workflow run ${childRun.id} stays on its own version (upgrade that run on its own)`);
+    expect(await engine.run(childRun.id).get()).toMatchObject({ version: child.version });
+    await approve(engine, engine.run(childRun.id));
+    expect(await parent.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded", version: parentV2.version });
+    expect((await parent.state()).log).toEqual(["after, on v2"]);
+  });
 });
