@@ -10,13 +10,14 @@ import { readState } from "../state/read.js";
 import { StateValidator } from "../state/schema.js";
 import { jsonBytes } from "../state/snapshot.js";
 import type { CheckpointRecord, RunRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, requested, type CommandOutcome, type CommandWriter } from "./command-records.js";
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { mustGetRun } from "./must-get.js";
 import { storeVersion, type WorkflowVersion } from "./start.js";
 import { checkSameWorkflow, checkUpgradable, checkWaitsKept } from "./upgrade-checks.js";
-import { reducerOf, type WorkflowVersions } from "./workflow-versions.js";
+import { WorkflowVersions, reducerOf } from "./workflow-versions.js";
 
 export interface UpgradeOptions {
   /** The version to move the run to: another version of the run's workflow. */
@@ -59,6 +60,20 @@ export async function upgradeRun(writer: CommandWriter, versions: WorkflowVersio
     }
     const command = batch.submit[0]!;
     return outcomeOf({ ...command, ...batch.commands[0]! }) as CommandOutcome<UpgradeResult>;
+  }
+}
+
+/**
+ * Why `run` cannot move to `workflow` now, in the words the upgrade's refusal would say (undefined:
+ * it can, as the run is now): a batch's dry run lists it, and leaves the run.
+ */
+export async function upgradeRefusal(store: Store, run: RunRecord, workflow: CompiledWorkflow | WorkflowVersion): Promise<string | undefined> {
+  try {
+    await prepareUpgrade({ store, actor: "check", secretKeys: [] }, new WorkflowVersions(store), run, workflow, { workflow });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ValidationError || error instanceof ConflictError || error instanceof NotFoundError) return error.message;
+    throw error;
   }
 }
 

@@ -101,4 +101,48 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
   it("on Redis: the same", async () => {
     await upgradeFlow(["--store", `${redis.url}/0?prefix=upgrade:`]);
   });
+
+  it("batch upgrade: a dry run lists the runs it would move and those the version cannot take, with why; --yes moves each", async () => {
+    const store = ["--store", `sqlite:${join(cli.dir, "batch.db")}`];
+    const run = (args: string[]) => cli.run([...args, ...store]);
+    const json = <T>(args: string[]) => cli.json<T>([...args, ...store]);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await run(["start", "v1.json", "--tag", "wave=1"])).stdout.trim());
+    const other = (await run(["start", "other.json", "--tag", "wave=1"])).stdout.trim();
+    await run(["worker", "--once", "--actions", "rel.mjs"]);
+    const [paused, ended, breaking] = ids as [string, string, string];
+    await run(["cancel", ended, "--reason", "not this one"]);
+    await run(["break", breaking, "ship"]);
+    const noShip = JSON.stringify({ name: "release", state: { log: { type: "array", items: { type: "string" }, reducer: "append", default: [] } }, start: "review", nodes: { review: { kind: "approval", question: "Ship it?", routes: { approve: "END", reject: "END" } } } });
+    writeFileSync(join(cli.dir, "no-ship.json"), noShip);
+    const v1 = (await json<RunRecord>(["show", paused])).version;
+
+    const refused = await json<{ runs: { runId: string; status: string; why?: string }[] }>(["batch", "upgrade", "no-ship.json", "--tag", "wave=1"]);
+    expect(new Map(refused.runs.map((r) => [r.runId, [r.status, r.why]]))).toEqual(
+      new Map([
+        [paused, ["would", undefined]],
+        [breaking, ["skipped", expect.stringMatching(new RegExp(`has no node "ship", on which run ${breaking} has a breakpoint: clear it first`))]],
+      ]),
+    );
+    const usage = await run(["batch", "upgrade", "v2.json", "--workflow", "another"]);
+    expect([usage.code, usage.stderr]).toEqual([2, "pitwall batch: batch upgrade moves runs of workflow release (v2.json), and --workflow selects only another\n"]);
+    expect((await run(["batch", "upgrade", "--tag", "wave=1"])).stderr).toBe("pitwall batch: batch upgrade needs the workflow file of the version: batch upgrade <workflow.json> ...\n");
+
+    const plan = await run(["batch", "upgrade", "v2.json", "--tag", "wave=1"]);
+    expect(plan.stdout.split("\n")[0]).toBe("would upgrade 2 runs:");
+    const done = await json<{ dryRun: boolean; runs: { runId: string; status: string; effects?: string[] }[] }>(["batch", "upgrade", "v2.json", "--tag", "wave=1", "--reason", "ship fixed", "--yes"]);
+    expect(done.dryRun).toBe(false);
+    expect(done.runs.map((r) => r.runId).sort()).toEqual([paused, breaking].sort());
+    for (const r of done.runs) expect(r.effects).toEqual([expect.stringMatching(new RegExp(`^run ${r.runId} moved from version \\w{12} to version \\w{12}; its state fitted`))]);
+    for (const id of [ended, other]) expect(done.runs.some((r) => r.runId === id)).toBe(false);
+    // The ended run stays on the version it ended on.
+    expect((await json<RunRecord>(["show", ended])).version).toBe(v1);
+    const again = await json<{ runs: { status: string; why?: string }[] }>(["batch", "upgrade", "v2.json", "--tag", "wave=1"]);
+    expect(again.runs.map((r) => r.why)).toEqual([expect.stringMatching(/^it is on version \w{12} already$/), expect.stringMatching(/^it is on version \w{12} already$/)]);
+
+    await run(["unbreak", breaking, "ship"]);
+    expect((await run(["batch", "approve", "--tag", "wave=1", "--yes"])).code).toBe(0);
+    await run(["worker", "--once", "--actions", "rel.mjs"]);
+    for (const id of [paused, breaking]) expect(await json(["state", id])).toEqual({ log: ["shipped to stable"], channel: "stable" });
+  });
 });
