@@ -1,5 +1,6 @@
 import { ConflictError, ValidationError } from "../errors.js";
 import type { NodeDefinition, WorkflowDefinition } from "../graph/definition.js";
+import { failedUncaught } from "../runtime/transitions.js";
 import type { InterruptRecord, RunRecord, TaskRecord } from "../store/records.js";
 import { isHeld } from "./unheld-runs.js";
 
@@ -20,6 +21,17 @@ export function checkUpgradable(run: RunRecord): void {
   if (run.status === "succeeded" || run.status === "canceled") {
     throw new ConflictError(`run ${run.id} has ended (${run.status}) and stays on its version: fork it onto the new one (pitwall fork RUN N --workflow FILE), or go on from it (pitwall start FILE --from ${run.id})`);
   }
+}
+
+/**
+ * A failed run moves only when a retry can bring it back (a failed or canceled task in its step in
+ * progress, as `retry` asks): one that failed otherwise (a route no node takes, its step limit)
+ * would stay failed on the new version, which nothing could then run.
+ */
+export function checkRetryable(run: RunRecord, tasks: readonly TaskRecord[]): void {
+  if (run.status !== "failed" || tasks.some((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"))) return;
+  const why = run.error ? ` (${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""})` : "";
+  throw new ConflictError(`run ${run.id} failed${why} with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork RUN N --workflow FILE)`);
 }
 
 /** The workflow must be the run's, in another version; a run of another workflow is refused as a fork is. */

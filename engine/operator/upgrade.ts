@@ -16,7 +16,7 @@ import { checkArgs, newCommand, outcomeOf, requested, type CommandOutcome, type 
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { mustGetRun } from "./must-get.js";
 import { storeVersion, type WorkflowVersion } from "./start.js";
-import { checkSameWorkflow, checkUpgradable, checkWaitsKept } from "./upgrade-checks.js";
+import { checkRetryable, checkSameWorkflow, checkUpgradable, checkWaitsKept } from "./upgrade-checks.js";
 import { WorkflowVersions, reducerOf } from "./workflow-versions.js";
 
 export interface UpgradeOptions {
@@ -93,6 +93,7 @@ async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions,
     store.listInterrupts({ runId: run.id, status: "pending" }),
     versions.get(run.version),
   ]);
+  checkRetryable(run, tasks);
   checkNodesKept(definition, version, head, run, "upgrade");
   checkRoutesTaken(definition, version, head, run, "upgrade");
   checkWaitsKept(run, current.definition, definition, version, tasks, pending);

@@ -16,7 +16,8 @@ still make sense there, and its state must fit the new schema. New keys get thei
 as a state edit (an update checkpoint, with its diff in the events); --patch and --set are
 checked against the new version, so they can reshape a state that does not fit.
 A running run is refused (pause it first, or wait); an ended one too (fork it, or start --from it).
-A failed run moves, and a retry then runs it under the new version. A run waiting on a
+A failed run moves when it has a failed or canceled task to retry: the retry then runs it under
+the new version (one that failed otherwise is refused: fork it). A run waiting on a
 sub-workflow's run leaves that run on its own version (upgrade it on its own).
 Nothing is written when it is refused (exit 2 for what the new version lacks, 3 for the run's status).
 --json prints { "commandId", "effect", "from", "to", "checkpointId"? }.`,

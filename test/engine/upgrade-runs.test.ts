@@ -205,4 +205,34 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     expect(await parent.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded", version: parentV2.version });
     expect((await parent.state()).log).toEqual(["after, on v2"]);
   });
+
+  it("a failed run moves when a retry can bring it back, which then runs it under the new version; one that failed otherwise is refused", async () => {
+    const failing = workflow("release", { state, reducers: { log: "append" } })
+      .node("ship", () => {
+        throw new Error("bug in ship");
+      }, { next: "END", retry: { maxAttempts: 1, onExhausted: "fail" } })
+      .compile();
+    const shipping = workflow("release", { state, reducers: { log: "append" } }).node("ship", () => ({ log: ["shipped"] }), { next: "END" }).compile();
+    const engine = await harness.engine([failing, shipping]);
+    const run = await engine.start(failing);
+    expect(await run.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "failed" });
+    const op = engine.operator("ann");
+    const outcome = await op.upgrade(run.id, { workflow: shipping });
+    expect(outcome.effect).toBe(`run ${run.id} moved from version ${failing.version.slice(0, 12)} to version ${shipping.version.slice(0, 12)}; it stays failed until a retry (pitwall retry ${run.id} NODE) runs it under the new version`);
+    expect(await run.get()).toMatchObject({ status: "failed", version: shipping.version });
+    await op.retry(run.id, "ship");
+    expect(await run.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded" });
+    expect((await run.state()).log).toEqual(["shipped"]);
+
+    const verdicts = z.object({ verdict: z.string().default("maybe") });
+    const routed = (routes: Record<string, string>) => workflow("verdict", { state: verdicts }).node("judge", (s) => ({ route: s.verdict, update: {} }), { routes }).compile();
+    const broken = routed({ yes: "END" });
+    const engine2 = await harness.engine([broken]);
+    const stuck = await engine2.start(broken);
+    expect(await stuck.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "failed", error: { code: "ROUTE_NO_MATCH" } });
+    await expect(engine2.operator("ann").upgrade(stuck.id, { workflow: routed({ yes: "END", maybe: "END" }) })).rejects.toThrow(
+      new ConflictError(`run ${stuck.id} failed (ROUTE_NO_MATCH at judge) with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork RUN N --workflow FILE)`),
+    );
+    expect((await stuck.get()).version).toBe(broken.version);
+  });
 });
