@@ -24,7 +24,7 @@ export interface EdgeOptions<S extends State> {
   waitFor?: string[];
   retry?: RetryPolicyInput;
   /** Where the node goes when it fails for good, instead of pausing the run: `{ next, on?, output? }`. */
-  catch?: { next: string | string[]; on?: string[]; output?: keyof S & string };
+  catch?: { next: string | string[]; on?: string[]; output?: keyof S & string; tolerate?: number | `${number}%` };
   timeoutMs?: number;
   atMostOnce?: boolean;
   map?: MapSpec;

@@ -205,6 +205,9 @@ function checkCatch(g: Graph, node: NodeDefinition, spec: CatchSpec, path: Path,
   asList(spec.next).forEach((t, i) => {
     if (!isTarget(g, t)) problems.error([...path, "catch", "next", ...(Array.isArray(spec.next) && spec.next.length > 1 ? [i] : [])], "UNKNOWN_TARGET", `"${t}" is not a node (nor END)${nodeHint(t, g.known, END)}`);
   });
+  if (spec.tolerate !== undefined && !node.map) {
+    problems.error([...path, "catch", "tolerate"], "INVALID_FIELD", "`tolerate` counts the failed items of a mapped node (`map`): this node runs once, so its failure always goes where its catch leads");
+  }
   if (spec.output === undefined) return;
   const key = g.state[spec.output];
   const at = [...path, "catch", "output"];

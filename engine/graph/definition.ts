@@ -85,9 +85,22 @@ export const catchSchema = z
     on: z.array(z.string().min(1)).optional(),
     /** A state key that receives the failure: `{ node, code?, name, message, attempts, index? }`, or its message on a string key. */
     output: z.string().min(1).optional(),
+    /**
+     * Mapped nodes: how many items may fail (a count, or `"10%"` of the items) with the node going on
+     * along its own edges, their failures still caught; past it, the node goes where its catch leads
+     * (Step Functions' tolerated failures). Absent: none.
+     */
+    tolerate: z.union([z.number().int().min(0), z.string().refine((text) => /^(100|\d{1,2})(\.\d+)?%$/.test(text), { error: (issue) => `${JSON.stringify(issue.input)}: give a percentage of the items up to 100%, such as "10%", or a count` })]).optional(),
   })
   .strict();
 export type CatchSpec = z.output<typeof catchSchema>;
+
+/** Whether `failed` of a mapped node's `items` stay within its catch's tolerance (so it goes on along its own edges). */
+export function withinTolerance(spec: CatchSpec | undefined, failed: number, items: number): boolean {
+  const tolerate = spec?.tolerate;
+  if (tolerate === undefined || failed === 0) return failed === 0;
+  return typeof tolerate === "number" ? failed <= tolerate : failed * 100 <= Number.parseFloat(tolerate) * items;
+}
 
 /** Fields every node kind shares: edges, routing, retries, timeouts, delivery, dynamic fan-out. */
 const commonFields = {

@@ -57,7 +57,7 @@ export function describeNode(node: NodeDefinition): string {
   if (node.retry && node.retry.maxAttempts > 1) parts.push(`retry ×${node.retry.maxAttempts}`);
   if (node.timeoutMs) parts.push(`timeout ${node.timeoutMs} ms`);
   if (node.atMostOnce) parts.push("at most once");
-  if (node.catch) parts.push(`catches ${node.catch.on?.length ? node.catch.on.join("/") : "any failure"}${node.catch.output ? ` → ${node.catch.output}` : ""}`);
+  if (node.catch) parts.push(`catches ${node.catch.on?.length ? node.catch.on.join("/") : "any failure"}${node.catch.output ? ` → ${node.catch.output}` : ""}${node.catch.tolerate !== undefined ? ` (tolerates ${node.catch.tolerate} failed)` : ""}`);
   return parts.join(", ");
 }
 

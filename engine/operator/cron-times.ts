@@ -12,11 +12,19 @@ function cronOf(cron: string, timezone: string): Cron {
   return new Cron(cron, { paused: true, mode: "5-part", timezone });
 }
 
+const NICKNAMES = ["@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually"];
+
 /** Refuses a cron expression croner cannot read, naming it and what is wrong with it. */
 export function checkCron(cron: unknown): string {
   if (typeof cron !== "string" || cron.trim() === "") throw new ValidationError("cron: give five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly");
   const fields = cron.trim().split(/\s+/).length;
-  if (!cron.trim().startsWith("@") && fields !== 5) throw new ValidationError(`cron ${JSON.stringify(cron)}: give five fields (minute hour day-of-month month day-of-week), not ${fields}`);
+  const nickname = /^@\w+/.exec(cron.trim())?.[0];
+  if (nickname !== undefined && !NICKNAMES.includes(nickname.toLowerCase())) {
+    const every = /^@every\s+(\d+)\s*(m|min|minutes?|h|hours?)$/i.exec(cron.trim());
+    const instead = every ? ` (for every ${every[1]} ${every[2]!.toLowerCase().startsWith("h") ? "hours" : "minutes"}: ${every[2]!.toLowerCase().startsWith("h") ? `0 */${every[1]} * * *` : `*/${every[1]} * * * *`})` : "";
+    throw new ValidationError(`cron ${JSON.stringify(cron)}: ${nickname} is not a nickname pitwall reads; give five fields (minute hour day-of-month month day-of-week) or one of ${NICKNAMES.join(", ")}${instead}`);
+  }
+  if (nickname === undefined && fields !== 5) throw new ValidationError(`cron ${JSON.stringify(cron)}: give five fields (minute hour day-of-month month day-of-week), not ${fields}`);
   try {
     cronOf(cron.trim(), "UTC");
   } catch (error) {
@@ -41,6 +49,36 @@ export function checkTimezone(timezone: unknown): string {
 export function nextCronTime(cron: string, timezone: string, after: number): number | null {
   const wall = cronOf(cron, "UTC").nextRun(new Date(wallClock(after, timezone)))?.getTime();
   return wall === undefined ? null : placed(wall, timezone, after);
+}
+
+/** Every time of `cron` (in `timezone`) from `from` (included) to `to` (not), oldest first; at most `max`: `undefined` when there are more. */
+export function cronTimesBetween(cron: string, timezone: string, from: number, to: number, max: number): number[] | undefined {
+  const times: number[] = [];
+  for (let at = nextCronTime(cron, timezone, from - 1); at !== null && at < to; at = nextCronTime(cron, timezone, at)) {
+    if (times.length === max) return undefined;
+    times.push(at);
+  }
+  return times;
+}
+
+const ZONED_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * The instant `text` names: an ISO 8601 date or date and time (`2026-11-20`, `2026-11-20T03:00`,
+ * `2026-11-20 03:00:30`), read on `timezone`'s wall clock unless it gives its own offset (`Z`,
+ * `+01:00`); a ValidationError saying what `label` takes otherwise.
+ */
+export function zonedInstant(text: string, timezone: string, label: string): number {
+  const m = ZONED_TIME.exec(text.trim());
+  const wall = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)) : NaN;
+  // Date.UTC rolls 2026-02-30 over into March: a date that does not come back the same is no date.
+  if (!m || Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}` || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59) {
+    throw new ValidationError(`${label} ${JSON.stringify(text)}: give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 (read in ${timezone}) or 2026-11-20T02:00Z`);
+  }
+  if (m[7] === undefined) return placed(wall, timezone, wall - 2 * DAY);
+  if (m[7] === "Z") return wall;
+  const offset = m[7].replace(":", "");
+  return wall - Math.sign(Number(`${offset[0]}1`)) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(3, 5))) * 60_000;
 }
 
 /**
@@ -68,6 +106,13 @@ const DAY = 86_400_000;
 /** The zone's offset from UTC at an instant, in ms. */
 function offsetAt(instant: number, timezone: string): number {
   return wallClock(instant, timezone) - Math.floor(instant / 1000) * 1000;
+}
+
+/** `2026-12-03 03:00` on `timezone`'s wall clock (seconds shown when not :00): how schedules print their times. */
+export function zonedTime(at: number, timezone: string): string {
+  return new Intl.DateTimeFormat("sv-SE", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    .format(at)
+    .replace(/:00$/, "");
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();

@@ -1,4 +1,5 @@
 import { ConflictError, NotFoundError, RunExistsError } from "../errors.js";
+import { hexDigest } from "../ids.js";
 import { TERMINAL_RUN_STATUSES, type RunRecord, type ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { startRun, type WorkflowVersion } from "./start.js";
@@ -13,6 +14,13 @@ export const SCHEDULE_TAG = "schedule";
  */
 export function scheduleRunId(scheduleId: string, at: number): string {
   return `${scheduleId}-${new Date(at).toISOString().replace(/[-:]/g, "").replace(/\.000Z$/, "Z")}`;
+}
+
+/** When a schedule's time `at` fires: `at`, delayed by its jitter's share for that time (the same in every worker). */
+export function fireInstant(schedule: Pick<ScheduleRecord, "id" | "jitterSeconds">, at: number): number {
+  if (!schedule.jitterSeconds) return at;
+  const share = Number.parseInt(hexDigest(`jitter:${schedule.id}:${at}`, 8), 16) / 2 ** 32;
+  return at + Math.floor(share * schedule.jitterSeconds * 1000);
 }
 
 /** The version a schedule starts: its pinned one, else its workflow's latest stored one; NotFoundError when there is none. */

@@ -3,8 +3,9 @@ import { newId } from "../ids.js";
 import type { ScheduleCatchUp, ScheduleOverlap, ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { checkTags } from "../tags.js";
-import { checkCron, checkTimezone, nextCronTime } from "./cron-times.js";
+import { checkCron, checkTimezone, nextCronTime, zonedTime } from "./cron-times.js";
 import { notFound } from "./must-get.js";
+import { backfillSchedule, type BackfillOptions, type BackfillTime } from "./schedule-backfill.js";
 import { SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
 import { checkStart, type WorkflowVersion } from "./start.js";
 
@@ -27,6 +28,8 @@ export interface ScheduleSpec {
   catchUp?: ScheduleCatchUp;
   paused?: boolean;
   tags?: Record<string, string>;
+  /** Each time fires up to this many seconds late, spread by the schedule and the time (default, or 0: on time). */
+  jitterSeconds?: number;
 }
 
 const ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -72,6 +75,7 @@ export class Schedules {
       updatedBy: this.actor,
       revision: 0,
       ...(spec.tags && Object.keys(spec.tags).length > 0 ? { tags: spec.tags } : {}),
+      ...(spec.jitterSeconds !== undefined ? { jitterSeconds: spec.jitterSeconds } : {}),
     };
     return this.checked(record, now);
   }
@@ -122,6 +126,14 @@ export class Schedules {
   }
 
   /**
+   * Starts the runs of the schedule's times from `from` to `to` (past times) that have none, as a
+   * worker would have started them then (schedule-backfill.ts); `dryRun` only says which.
+   */
+  async backfill(id: string, options: BackfillOptions): Promise<BackfillTime[]> {
+    return backfillSchedule(this.store, await this.get(id), options, this.actor);
+  }
+
+  /**
    * Reads, changes and writes the schedule, again from a new read while a worker's firing gets in
    * between. An operator's change (`check`) is checked, and moves its next time when it retimes it.
    */
@@ -160,7 +172,9 @@ export class Schedules {
         throw new ValidationError(`workflow ${record.workflow}: ${record.version ? `its version ${record.version} is not stored` : "no version of it is stored (pitwall start FILE stores one, or give the file)"}`);
       }
     }
-    const checked = { ...record, ...checkScheduleFields(record, workflow) };
+    const { jitterSeconds: _given, ...fields } = record;
+    const { jitterSeconds, ...kept } = checkScheduleFields(record, workflow);
+    const checked: ScheduleRecord = { ...fields, ...kept, ...(jitterSeconds ? { jitterSeconds } : {}) };
     if (now === undefined) return checked;
     const nextAt = nextCronTime(checked.cron, checked.timezone, now);
     if (nextAt === null) throw new ValidationError(`cron ${JSON.stringify(checked.cron)} has no time after now in ${checked.timezone}`);
@@ -185,9 +199,9 @@ export class Schedules {
  * store. Returns the cron and time zone as they are kept.
  */
 export function checkScheduleFields(
-  record: Pick<ScheduleRecord, "id" | "cron" | "timezone" | "overlap" | "catchUp" | "paused" | "input"> & { tags?: Record<string, string> | undefined },
+  record: Pick<ScheduleRecord, "id" | "cron" | "timezone" | "overlap" | "catchUp" | "paused" | "input"> & { tags?: Record<string, string> | undefined; jitterSeconds?: number | undefined },
   workflow: WorkflowVersion,
-): { cron: string; timezone: string } {
+): { cron: string; timezone: string; jitterSeconds?: number } {
   const cron = checkCron(record.cron);
   const timezone = checkTimezone(record.timezone);
   if (record.overlap !== "skip" && record.overlap !== "allow") throw new ValidationError(`overlap ${JSON.stringify(record.overlap)}: give skip (the default: no run while the last has not ended) or allow`);
@@ -199,5 +213,22 @@ export function checkScheduleFields(
   }
   checkStart(workflow, record.input, {});
   if (nextCronTime(cron, timezone, Date.now()) === null) throw new ValidationError(`cron ${JSON.stringify(cron)} has no time after now in ${timezone}`);
-  return { cron, timezone };
+  if (record.jitterSeconds === undefined || record.jitterSeconds === 0) return { cron, timezone };
+  return { cron, timezone, jitterSeconds: checkJitter(record.jitterSeconds, cron, timezone) };
+}
+
+/**
+ * A jitter must be shorter than the time between two of the schedule's times (the shortest of
+ * its next hundred): a time fired later than its next time would pass that one by.
+ */
+function checkJitter(seconds: unknown, cron: string, timezone: string): number {
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) throw new ValidationError(`jitter ${JSON.stringify(seconds)}: give a length of time of 0 or more`);
+  for (let i = 0, at = nextCronTime(cron, timezone, Date.now()); i < 100 && at !== null; i++) {
+    const next = nextCronTime(cron, timezone, at);
+    if (next !== null && seconds * 1000 >= next - at) {
+      throw new ValidationError(`jitter of ${seconds} s is not shorter than the ${(next - at) / 1000} s between its times ${zonedTime(at, timezone)} and ${zonedTime(next, timezone)} (${timezone}): a time fired that late would pass the next one by`);
+    }
+    at = next;
+  }
+  return seconds;
 }

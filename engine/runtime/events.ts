@@ -25,7 +25,7 @@ export interface EventPayloads {
   "task.started": { node: string; attempt: number; index?: number; call?: string; inputChanged?: boolean };
   "task.succeeded": { node: string; attempt: number; durationMs: number; route?: string; keys: string[]; skipped?: boolean; call?: string };
   /** `caught`: the targets its node's catch leads to, having taken the failure; `uncaught`: why the catch could not. */
-  "task.failed": { node: string; index?: number; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string; caught?: string[]; uncaught?: string };
+  "task.failed": { node: string; index?: number; attempt: number; error: string; code?: string; willRetry: boolean; retryInMs?: number; call?: string; caught?: string[]; tolerate?: number | string; uncaught?: string };
   "task.interrupted": { node: string; waitingFor: TaskWait };
   "task.canceled": { node: string; reason: string; call?: string };
   /** `asksAgain`: the interrupt, answered on another state, that this one asks again (`ctx.interrupt`). */

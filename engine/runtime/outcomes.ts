@@ -1,5 +1,5 @@
 import { errorMessage } from "../errors.js";
-import { asList, hasRoutes } from "../graph/definition.js";
+import { asList, hasRoutes, type CatchSpec } from "../graph/definition.js";
 import { derivedId } from "../ids.js";
 import { describeValueProblem, valueProblem } from "../state/limits.js";
 import type { State } from "../state/ops.js";
@@ -160,7 +160,7 @@ export function failTask(rs: RunState, task: TaskRecord, error: Error, code: str
       ...(code ? { code } : {}),
       willRetry: decision.retry,
       ...(decision.retry ? { retryInMs: decision.delayMs } : {}),
-      ...(caught.caught ? { caught: asList(rs.nodeDefinition(task.node)!.catch!.next) } : caught.why ? { uncaught: caught.why } : {}),
+      ...(caught.caught ? caughtPayload(rs.nodeDefinition(task.node)!.catch!) : caught.why ? { uncaught: caught.why } : {}),
     }),
   );
   if (decision.retry) {
@@ -198,4 +198,9 @@ function unfinishedText(calls: CallsMade | undefined): string {
   const many = calls.unfinished.length > 1;
   const kept = calls.finished.length ? `; it gets back what ${calls.finished.join(", ")} returned` : "";
   return ` Its call${many ? "s" : ""} ${calls.unfinished.map((c) => c.call).join(", ")} had not finished and may have taken effect: a retry makes ${many ? "them" : "it"} again${kept}.`;
+}
+
+/** Where a caught failure leads: the catch's targets, once the node's failed items are past what it tolerates, when it tolerates some. */
+function caughtPayload(spec: CatchSpec): { caught: string[]; tolerate?: number | string } {
+  return { caught: asList(spec.next), ...(spec.tolerate !== undefined ? { tolerate: spec.tolerate } : {}) };
 }

@@ -1,5 +1,5 @@
 import { errorMessage } from "../errors.js";
-import { hasRoutes, type NodeDefinition } from "../graph/definition.js";
+import { hasRoutes, withinTolerance, type NodeDefinition } from "../graph/definition.js";
 import { stepLimitMessage } from "../graph/paths.js";
 import { checkpointId, derivedId, taskId as makeTaskId } from "../ids.js";
 import { WriteConflictError, reduceWrites, type ChannelWrite, type State } from "../state/ops.js";
@@ -211,8 +211,15 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
   for (const node of nodes) visits[node] = (visits[node] ?? 0) + 1;
   const finished: PlanControl["finished"] = [];
   for (const node of nodes) {
-    // One failed item its catch took is the node's failure: it goes where its catch leads.
-    if (ordered.some((t) => t.node === node && t.caught)) {
+    // Failed items its catch took are the node's failure, past what its catch tolerates: it goes where its catch leads.
+    let items = 0;
+    let caught = 0;
+    for (const t of ordered) {
+      if (t.node !== node) continue;
+      items++;
+      if (t.caught) caught++;
+    }
+    if (caught > 0 && !withinTolerance(rs.nodeDefinition(node)?.catch, caught, items)) {
       finished.push({ node, caught: true });
       continue;
     }

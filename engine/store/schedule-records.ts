@@ -41,6 +41,12 @@ export interface ScheduleRecord {
   revision: number;
   /** Tags of the runs it starts (with `schedule: <id>`). */
   tags?: Record<string, string>;
+  /**
+   * Each time fires this much later at most (seconds; absent: none): the same delay for a time in
+   * every worker, drawn from the schedule and the time, so that many schedules of one time spread
+   * their runs out. The time itself (the run's id, `nextAt`) does not move.
+   */
+  jitterSeconds?: number;
 }
 
 /** What firing writes to a schedule: its next time, and what the fire did. */

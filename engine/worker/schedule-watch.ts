@@ -1,6 +1,6 @@
 import { ConflictError, PitwallError, RunExistsError, StoreError, errorMessage } from "../errors.js";
 import { nextCronTime } from "../operator/cron-times.js";
-import { fireSchedule, scheduleRunId } from "../operator/schedule-fire.js";
+import { fireInstant, fireSchedule, scheduleRunId } from "../operator/schedule-fire.js";
 import type { ScheduleAdvance, ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
@@ -28,8 +28,8 @@ const RETRY_MS = 5_000;
  * as one starts.
  */
 export class ScheduleWatch {
-  /** Next times (store clock) of the schedules not paused, by id. */
-  private readonly due = new Map<string, number>();
+  /** Next times (store clock) of the schedules not paused, by id, and when each fires (later by its jitter, or a retry's wait). */
+  private readonly due = new Map<string, { at: number; fireAt: number }>();
   private readonly timer = new EarliestTimer(() => void this.fireDue());
   private aheadMs = 0;
   /** How many times it has acted on (runs started or times skipped), for a drain to tell whether to look again. */
@@ -63,8 +63,8 @@ export class ScheduleWatch {
   fireDue(): Promise<number> {
     this.turn = this.turn.then(async () => {
       let acted = 0;
-      for (const [id, at] of [...this.due]) {
-        if (at > this.now()) continue;
+      for (const [id, { at, fireAt }] of [...this.due]) {
+        if (fireAt > this.now()) continue;
         this.due.delete(id);
         if (await this.fire(id, at)) acted++;
       }
@@ -77,7 +77,7 @@ export class ScheduleWatch {
 
   private keep(schedule: ScheduleRecord): void {
     if (schedule.paused || schedule.nextAt === null) this.due.delete(schedule.id);
-    else this.due.set(schedule.id, schedule.nextAt);
+    else this.due.set(schedule.id, { at: schedule.nextAt, fireAt: fireInstant(schedule, schedule.nextAt) });
   }
 
   private now(): number {
@@ -85,7 +85,7 @@ export class ScheduleWatch {
   }
 
   private arm(): void {
-    this.timer.arm(this.due.values(), this.now());
+    this.timer.arm([...this.due.values()].map((d) => d.fireAt), this.now());
   }
 
   /** Acts on one schedule's time `at`, if it is still its next one; whether this worker moved it on. */
@@ -98,7 +98,7 @@ export class ScheduleWatch {
         return false;
       }
       const now = this.now();
-      const outcome = await this.outcome(schedule, at, now);
+      const outcome = await this.outcome(schedule, at, now - fireInstant(schedule, at));
       const advance: ScheduleAdvance = {
         nextAt: nextCronTime(schedule.cron, schedule.timezone, now),
         lastFiredAt: at,
@@ -114,17 +114,17 @@ export class ScheduleWatch {
       this.notify(firedNotice(schedule, at, outcome));
       return true;
     } catch (error) {
-      this.due.set(id, this.now() + RETRY_MS);
+      this.due.set(id, { at, fireAt: this.now() + RETRY_MS });
       // The claim loop reports a failing store, once.
       if (!(error instanceof StoreError)) this.notify({ level: "warn", kind: "schedule-fired", message: `firing schedule ${id} for ${new Date(at).toISOString()} failed: ${errorMessage(error)}; trying again in ${RETRY_MS / 1000} s` });
       return false;
     }
   }
 
-  /** What a time does: the run it starts, or why it starts none. A failing store throws (the time is tried again). */
-  private async outcome(schedule: ScheduleRecord, at: number, now: number): Promise<Outcome> {
+  /** What a time does, reached `lateMs` after it was due: the run it starts, or why it starts none. A failing store throws (the time is tried again). */
+  private async outcome(schedule: ScheduleRecord, at: number, lateMs: number): Promise<Outcome> {
     // A run made for the time (by a worker that stopped before it moved the schedule on) is its run, missed or not.
-    const missed = schedule.catchUp === "none" && now - at > MISSED_AFTER_MS && !(await this.store.getRun(scheduleRunId(schedule.id, at)));
+    const missed = schedule.catchUp === "none" && lateMs > MISSED_AFTER_MS && !(await this.store.getRun(scheduleRunId(schedule.id, at)));
     if (missed) return { skipped: `missed: no worker ran at that time (catch-up none)`, expected: true };
     try {
       return await fireSchedule(this.store, schedule, at, { actor: this.actor });

@@ -1,14 +1,15 @@
 import { existsSync } from "node:fs";
-import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
+import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion, zonedTime, type BackfillTime, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
 import { defineCommand, type CommandContext } from "../cli/command.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
 import { kebab } from "../cli/argv.js";
-import { readJsonArgument, tagFlags } from "../cli/inputs.js";
+import { readJsonArgument, secondsFlag, tagFlags } from "../cli/inputs.js";
 import type { Output } from "../cli/output.js";
 import { checkedVersion } from "../cli/workflow-file.js";
-import { nextText, scheduleState, zonedTime } from "../text/schedule-text.js";
+import { exactLength, plural } from "../text/plain.js";
+import { nextText, scheduleState } from "../text/schedule-text.js";
 
-const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger"] as const;
+const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger", "backfill"] as const;
 type Action = (typeof ACTIONS)[number];
 
 const FLAGS = {
@@ -22,25 +23,30 @@ const FLAGS = {
   paused: { type: "boolean" },
   force: { type: "boolean" },
   reason: { type: "string" },
+  jitter: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  yes: { type: "boolean" },
 } as const;
 
 /** Which flags each action takes (the global ones aside). */
 const TAKES: Record<Action, readonly (keyof typeof FLAGS)[]> = {
-  add: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "paused"],
-  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "reason"],
+  add: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "jitter", "paused"],
+  update: ["cron", "timezone", "input", "overlap", "catchUp", "version", "tag", "jitter", "reason"],
   list: [],
   show: [],
   pause: ["reason"],
   resume: ["reason"],
   remove: [],
   trigger: ["force"],
+  backfill: ["from", "to", "yes"],
 };
 
 export const schedule = defineCommand({
   name: "schedule",
   usage:
-    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force]",
-  summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger",
+    "schedule add <id> <workflow|workflow.json> --cron EXPR [--timezone TZ] [--input JSON|@file] [--overlap skip|allow] [--catch-up one|none] [--version V] [--tag NAME=VALUE ...] [--jitter LENGTH] [--paused] | update <id> [same flags] [--reason TEXT] | list | show <id> | pause <id> [--reason TEXT] | resume <id> [--reason TEXT] | remove <id> | trigger <id> [--force] | backfill <id> --from TIME --to TIME [--yes]",
+  summary: "start runs of a workflow at cron times (a worker fires them): add, update, list, show, pause, resume, remove, trigger, backfill",
   details: `A schedule starts a run of its workflow at each time of its cron expression (five fields,
 minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly), read
 in --timezone (an IANA name; default UTC). Workers fire schedules: start at least one
@@ -53,10 +59,16 @@ checks it.
 --overlap skip (default) starts no run while the last one the schedule started has not ended, and
 says so (show: LAST SKIP); allow starts one anyway.
 --catch-up one (default) starts one run for the times missed while no worker ran; none skips them.
+--jitter 5m (or seconds, 90s, 1h) fires each time up to that much later, the same in every worker
+(spreads the runs of many schedules of one time); the run's id keeps the time; 0 removes it.
 pause stops it firing; resume fires from its next time after now (--reason TEXT, there and on
 update, is kept with who changed it: show's CHANGED line). trigger starts a run now
 (keeping to --overlap, unless --force). remove deletes the schedule (not its runs).
---json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" }).`,
+backfill starts the runs of the cron times from --from up to --to (not included; both in the past;
+a date or date and time, read in the schedule's time zone unless given with Z or an offset) that
+have none, each with the id it would have had: without --yes it only lists them.
+--json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" };
+backfill: an array of { "at", "runId", "outcome", "error"? }).`,
   flags: FLAGS,
   args: { min: 1, max: 3 },
   createsStore: true,
@@ -85,6 +97,7 @@ update, is kept with who changed it: show's CHANGED line). trigger starts a run 
       else ctx.out.note(`schedule ${id} removed; the runs it started are kept`);
       return EXIT.ok;
     }
+    if (act === "backfill") return backfill(ctx, schedules, id!);
     const fired = await schedules.trigger(id!, { ...(ctx.flags.force ? { force: true } : {}) });
     if (ctx.out.json) ctx.out.value(fired);
     else ctx.out.line(fired.runId);
@@ -108,6 +121,7 @@ function specFlags(flags: Ctx["flags"]): Partial<Omit<ScheduleSpec, "id">> {
     // `latest`: no version pinned, the workflow's latest stored one when it fires.
     ...(flags.version !== undefined ? { version: flags.version === "latest" ? null : flags.version } : {}),
     ...(tags ? { tags } : {}),
+    ...(flags.jitter !== undefined ? { jitterSeconds: flags.jitter.trim() === "0" ? 0 : secondsFlag("jitter", flags.jitter) } : {}),
   };
 }
 
@@ -117,13 +131,30 @@ async function add(ctx: Ctx, id: string, workflow: string): Promise<ExitCode> {
   // A file is stored first (and makes the store, as start does); a name must be in the store already.
   const file = existsSync(workflow) || /\.(json|jsonc)$/.test(workflow) ? checkedVersion(workflow) : undefined;
   // Checked against the file before the store is opened: a refused schedule makes no store file.
-  if (file) checkScheduleFields({ id, cron: spec.cron!, timezone: spec.timezone ?? "UTC", overlap: spec.overlap ?? "skip", catchUp: spec.catchUp ?? "one", paused: spec.paused ?? false, input: spec.input ?? {}, tags: spec.tags }, file);
+  if (file) checkScheduleFields({ id, cron: spec.cron!, timezone: spec.timezone ?? "UTC", overlap: spec.overlap ?? "skip", catchUp: spec.catchUp ?? "one", paused: spec.paused ?? false, input: spec.input ?? {}, tags: spec.tags, jitterSeconds: spec.jitterSeconds }, file);
   else await ctx.store(true);
   const store = await ctx.store();
   const schedules = new Schedules(store, ctx.global.actor);
   if (file && !(await store.getSchedule(id))) await storeVersion(store, file);
   // A file given is the version it starts (as start runs the file given), until --version says otherwise.
   return print(ctx.out, await schedules.create({ id, workflow: file?.definition.name ?? workflow, cron: spec.cron!, ...spec, ...(file && spec.version === undefined ? { version: file.version } : {}) }));
+}
+
+async function backfill(ctx: Ctx, schedules: Schedules, id: string): Promise<ExitCode> {
+  if (ctx.flags.from === undefined || ctx.flags.to === undefined) throw new UsageError("schedule backfill needs --from TIME and --to TIME (2026-11-20, 2026-11-20T03:00, in the schedule's time zone)");
+  const dryRun = !ctx.flags.yes;
+  const times = await schedules.backfill(id, { from: ctx.flags.from, to: ctx.flags.to, dryRun });
+  const timezone = (await schedules.get(id)).timezone;
+  const failed = times.filter((t) => t.outcome === "failed");
+  if (ctx.out.json) ctx.out.value(times);
+  else {
+    ctx.out.list(times, "no time of its cron in that stretch", ["TIME", "RUN", "OUTCOME"], (t) => [zonedTime(t.at, timezone), t.runId, t.outcome === "failed" ? `failed: ${t.error}` : t.outcome]);
+    const count = (outcome: BackfillTime["outcome"]) => times.filter((t) => t.outcome === outcome).length;
+    const had = `${plural(count("existed"), "time")} had ${count("existed") === 1 ? "its run" : "theirs"} already`;
+    if (dryRun) ctx.out.note(`would start ${plural(count("would start"), "run")} (${had}): nothing started; give --yes to start them`);
+    else ctx.out.note(`started ${plural(count("started"), "run")}; ${had}${failed.length > 0 ? `; ${failed.length} failed` : ""}`);
+  }
+  return failed.length > 0 ? EXIT.conflict : EXIT.ok;
 }
 
 async function list(ctx: Ctx): Promise<ExitCode> {
@@ -154,6 +185,7 @@ function print(out: Output, s: ScheduleRecord): ExitCode {
     ["state", scheduleState(s)],
     ["overlap", s.overlap === "skip" ? "skip (no run while the last has not ended)" : "allow"],
     ["catch-up", s.catchUp === "one" ? "one (one run for the times missed)" : "none (missed times are skipped)"],
+    ...(s.jitterSeconds ? [["jitter", `up to ${exactLength(s.jitterSeconds)} (each time fires that much later at most)`] as [string, string]] : []),
     ["input", JSON.stringify(s.input)],
     ...(s.tags ? [["tags", Object.entries(s.tags).map(([k, v]) => `${k}=${v}`).join(" ")] as [string, string]] : []),
     ["last run", s.lastRunId === null ? "-" : `${s.lastRunId}${s.lastFiredAt !== null && !s.lastSkip ? ` (for ${zonedTime(s.lastFiredAt, s.timezone)})` : ""}`],

@@ -12,7 +12,7 @@ import { KeyRouterContext, useKeys } from "./hooks/use-keys.js";
 import { useTerminalSize } from "./hooks/use-size.js";
 import { ViewMemoryContext, forgetFrom, memoryFor } from "./hooks/use-remembered.js";
 import { KeyRouter, PRIORITY } from "./key-router.js";
-import { bindingsFor, explain, keyLabel, keyName, type Handlers } from "./keymap.js";
+import { bindingsFor, explain, keyLabel, keyName, type Binding, type Handlers } from "./keymap.js";
 import { LiveFeed } from "./live.js";
 import { paletteCommand, paletteSuggestions } from "./palette.js";
 import { clean } from "./text.js";
@@ -178,7 +178,9 @@ export function Console(props: ConsoleProps) {
     // An action key that applies to nothing on screen (kill on a node that is not running, retry on
     // one that succeeded) says so rather than doing nothing in silence.
     const name = keyName(input, key);
-    const binding = router.bindings.find((b) => b.keys.includes(name) && (b.writes || b.id === "diff"));
+    // Several entries share a key (`a` approves on the runs list and in the queue): the one this view has is told.
+    const speaks = (b: Binding) => b.keys.includes(name) && (b.writes || b.id === "diff");
+    const binding = router.namedHere(name).find(speaks) ?? router.bindings.find(speaks);
     if (binding) setMessage({ tone: "info", text: `${keyLabel(name)} (${binding.label}): nothing here it applies to` });
   });
 

@@ -228,6 +228,15 @@ export class KeyRouter {
     return false;
   }
 
+  /**
+   * The bindings of key `name` that a layer on screen names without a handler now (the queue's
+   * `a` with nothing marked), most specific first: what a key that applies to nothing here means here.
+   */
+  namedHere(name: string): Binding[] {
+    const candidates = this.byKey.get(name) ?? [];
+    return this.active().flatMap((layer) => candidates.filter((binding) => binding.id in layer.handlers));
+  }
+
   /** Runs a key's action; whatever way it fails, the failure is reported, never thrown at the terminal's reader. */
   private run(binding: Binding, action: () => unknown): void {
     const failed = (error: unknown) => this.onFailure?.(binding, error);

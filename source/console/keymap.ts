@@ -47,9 +47,12 @@ export const KEYMAP = [
   { id: "reverse", keys: ["S"], label: "reverse", help: "turn the order round", group: "Lists", quiet: true },
   { id: "describe", keys: ["w"], label: "why failed", help: "why the run failed: its error's code, node and message, the stack trace a line a frame", group: "Runs", quiet: true },
   { id: "deleteRun", keys: ["D"], label: "delete", help: "delete the selected run that has ended, with its child runs (asks first)", group: "Runs", writes: true },
-  { id: "markRun", keys: ["m"], label: "mark", help: "mark the selected run (or unmark it) for a cancel or retry of all marked", group: "Runs" },
+  { id: "markRun", keys: ["m"], label: "mark", help: "mark the selected run (or unmark it) for C, R, a, r or ! on all marked", group: "Runs" },
   { id: "cancelMarked", keys: ["C"], label: "cancel", help: "cancel every marked run (or the selected one), with one reason (lists them and asks first)", group: "Runs", writes: true },
   { id: "retryMarked", keys: ["R"], label: "retry", help: "retry the failed or canceled tasks of every marked run (or of the selected one; asks first)", group: "Runs", writes: true },
+  { id: "approveRuns", keys: ["a"], label: "approve", help: "approve the pending interrupts of every marked run (or of the selected one; asks first)", group: "Runs", writes: true },
+  { id: "rejectRuns", keys: ["r"], label: "reject", help: "reject the pending interrupts of every marked run (or of the selected one), with one reason", group: "Runs", writes: true },
+  { id: "signalRuns", keys: ["!"], label: "signal", help: "send every marked run (or the selected one) a signal: its name, then its data as JSON (asks first)", group: "Runs", writes: true },
 
   { id: "pauseSchedule", keys: ["p"], label: "pause/resume", help: "pause the selected schedule, or resume it (from its next time after now)", group: "Schedules", writes: true },
   { id: "triggerSchedule", keys: ["t"], label: "trigger", help: "start a run of the selected schedule now, outside its times (asks first; kept to its overlap rule)", group: "Schedules", writes: true },

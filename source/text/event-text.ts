@@ -54,6 +54,7 @@ const describers: Describers = {
 
 /** Where a failure its node's catch took goes, or why the catch could not take it. */
 function failedAfter(p: EventPayloads["task.failed"]): string {
+  if (p.caught && p.tolerate !== undefined) return ` (caught; past ${typeof p.tolerate === "number" ? `${p.tolerate} failed items` : `${p.tolerate} of the items failed`} → ${p.caught.join(", ")})`;
   if (p.caught) return ` (caught → ${p.caught.join(", ")})`;
   return p.uncaught ? ` (${p.uncaught})` : "";
 }

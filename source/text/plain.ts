@@ -43,6 +43,12 @@ export function span(ms: number): string {
   return `${Math.floor(h / 24)}d`;
 }
 
+/** A length given in seconds, exactly, in the largest unit that holds it whole: `90s`, `5m`, `36h`, `2d` (as --deadline and --jitter take them). */
+export function exactLength(seconds: number): string {
+  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60]] as const) if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  return `${seconds}s`;
+}
+
 /** A file opened in $EDITOR without its `//` lines: the header written above the JSON, and any a person added on their own lines. */
 export function withoutCommentLines(text: string): string {
   return text

@@ -1,12 +1,5 @@
-import type { ScheduleRecord } from "../../engine/index.js";
+import { zonedTime, type ScheduleRecord } from "../../engine/index.js";
 import { span } from "./plain.js";
-
-/** `2026-12-03 03:00` in the schedule's time zone, which its cron is read in. */
-export function zonedTime(at: number, timezone: string): string {
-  return new Intl.DateTimeFormat("sv-SE", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
-    .format(at)
-    .replace(/:00$/, "");
-}
 
 /** When a schedule fires next, as of `now`: `2026-12-03 03:00 (in 17h)`; past it, `(due 2m ago)`: a worker fires it when one runs. */
 export function nextText(schedule: Pick<ScheduleRecord, "nextAt" | "timezone" | "paused">, now: number): string {

@@ -33,7 +33,7 @@ it("marks runs with m, cancels the marked ones with one reason, and retries the 
   await ui.press("enter");
   await ui.waitFor("Runs 3 of 5");
   await ui.press("m", "j", "m");
-  await ui.waitFor("2 marked: C cancels, R retries them");
+  await ui.waitFor("2 marked: C, R, a, r, ! act on them");
   await ui.press("C");
   let frame = await ui.waitFor("Cancel 2 runs?");
   expect(frame.match(/waits paused \(signal\)/g)?.length).toBe(2);
@@ -45,7 +45,7 @@ it("marks runs with m, cancels the marked ones with one reason, and retries the 
   expect(statuses.filter((s) => s === "paused").length).toBe(1);
   const canceled = waiting.find((_r, i) => statuses[i] === "canceled")!;
   expect((await store.listCommands({ runId: canceled.id })).map((c) => [c.type, c.reason])).toEqual([["cancel", "campaign over"]]);
-  await ui.waitFor((f) => !f.includes("marked: C cancels"));
+  await ui.waitFor((f) => !f.includes("marked: C, R"));
 
   // Every failed run, marked with *, retried at once; a run with nothing failed is left, saying why.
   await ui.press("/", "ctrl-u");

@@ -95,9 +95,36 @@ describe("pitwall schedule", () => {
     const gone = await cli.run(["schedule", "remove", "hourly"]);
     expect([gone.code, gone.stderr]).toEqual([2, "pitwall schedule: schedule hourly not found\n"]);
     const usage = await cli.run(["schedule", "start", "x"]);
-    expect([usage.code, usage.stderr]).toEqual([2, "pitwall schedule: schedule start: give one of add, update, list, show, pause, resume, remove, trigger\n"]);
+    expect([usage.code, usage.stderr]).toEqual([2, "pitwall schedule: schedule start: give one of add, update, list, show, pause, resume, remove, trigger, backfill\n"]);
     const stray = await cli.run(["schedule", "pause", "nightly", "--cron", "@daily"]);
     expect([stray.code, stray.stderr]).toEqual([2, "pitwall schedule: --cron does not go with schedule pause\n"]);
+  });
+
+  it("sets a jitter; backfills past times: lists them without --yes, starts the missing ones with it, exit 3 when a time failed", async () => {
+    const echo = echoWorkflow(cli.dir);
+    expect((await cli.run(["schedule", "add", "daily", echo.workflow, "--cron", "0 3 * * *", "--timezone", "Europe/Berlin"])).code).toBe(0);
+    const jittered = await cli.run(["schedule", "update", "daily", "--jitter", "90s"]);
+    expect(jittered.stdout).toContain("\njitter    up to 90s (each time fires that much later at most)\n");
+    const tooLong = await cli.run(["schedule", "update", "daily", "--jitter", "1d"]);
+    expect([tooLong.code, tooLong.stderr]).toEqual([2, expect.stringMatching(/^pitwall schedule: jitter of 86400 s is not shorter than the 86400 s between its times .* \(Europe\/Berlin\): a time fired that late would pass the next one by\n$/)]);
+    const stretch = ["--from", "2026-11-20", "--to", "2026-11-22"];
+    const dry = await cli.run(["schedule", "backfill", "daily", ...stretch]);
+    expect([dry.code, dry.stdout, dry.stderr]).toEqual([
+      0,
+      "TIME              RUN                     OUTCOME\n2026-11-20 03:00  daily-20261120T020000Z  would start\n2026-11-21 03:00  daily-20261121T020000Z  would start\n",
+      "would start 2 runs (0 times had theirs already): nothing started; give --yes to start them\n",
+    ]);
+    expect((await cli.run(["runs", "--tag", "schedule=daily"])).stdout).not.toContain("daily-");
+    expect((await cli.run(["start", echo.workflow, "--id", "daily-20261121T020000Z"])).code).toBe(0);
+    const done = await cli.run(["schedule", "backfill", "daily", ...stretch, "--yes"]);
+    expect([done.code, done.stderr]).toEqual([3, "started 1 run; 0 times had theirs already; 1 failed\n"]);
+    expect(done.stdout).toContain("daily-20261121T020000Z  failed: run daily-20261121T020000Z exists and was not started by schedule daily (a run of echo)\n");
+    const again = await cli.json<{ runId: string; outcome: string }[]>(["schedule", "backfill", "daily", "--from", "2026-11-20", "--to", "2026-11-21", "--yes"]);
+    expect(again).toEqual([{ at: Date.parse("2026-11-20T02:00:00Z"), runId: "daily-20261120T020000Z", outcome: "existed" }]);
+    const missing = await cli.run(["schedule", "backfill", "daily", "--from", "2026-11-20"]);
+    expect([missing.code, missing.stderr]).toEqual([2, "pitwall schedule: schedule backfill needs --from TIME and --to TIME (2026-11-20, 2026-11-20T03:00, in the schedule's time zone)\n"]);
+    const future = await cli.run(["schedule", "backfill", "daily", "--from", "2026-11-20", "--to", "2099-01-01"]);
+    expect([future.code, future.stderr]).toMatchObject([2, expect.stringMatching(/^pitwall schedule: backfill to 2099-01-01 00:00 Europe\/Berlin is later than now \(.*\): a backfill covers past times, the schedule fires the later ones itself\n$/)]);
   });
 });
 

@@ -119,6 +119,36 @@ describe.each(storeFactories)("a node's catch ($name store)", (factory) => {
     expect(final.errors).toEqual([{ node: "each", index: 1, name: "Error", message: "two is bad", attempts: 1 }]);
   });
 
+  it("a mapped node goes on along its own edges while its failed items stay within what its catch tolerates, and to its catch past it", async () => {
+    const mapped = (name: string, tolerate: number | `${number}%`, bad: readonly number[]) =>
+      workflow(name, { state, reducers })
+        .node("load", () => ({ items: [1, 2, 3, 4, 5] }), { next: "each" })
+        .node("each", (_s, ctx) => {
+          if (bad.includes(ctx.item as number)) throw new CodedError(`${String(ctx.item)} is bad`, "BAD");
+          return { log: [`item ${String(ctx.item)}`] };
+        }, { map: { over: "items" }, next: "done", catch: { next: "report", output: "errors", tolerate } })
+        .node("done", logs("done"), { next: "END" })
+        .node("report", logs("reported"), { next: "END" })
+        .compile();
+    const cases: [ReturnType<typeof mapped>, string[], number][] = [
+      [mapped("tolerate-two", 2, [2, 4]), ["item 1", "item 3", "item 5", "done"], 2],
+      [mapped("tolerate-one", 1, [2, 4]), ["item 1", "item 3", "item 5", "reported"], 2],
+      [mapped("tolerate-share", "20%", [3]), ["item 1", "item 2", "item 4", "item 5", "done"], 1],
+      [mapped("tolerate-share-past", "20%", [1, 3]), ["item 2", "item 4", "item 5", "reported"], 2],
+    ];
+    const engine = await harness.engine(cases.map(([wf]) => wf));
+    for (const [wf, log, failed] of cases) {
+      const run = await engine.start(wf);
+      expect((await run.wait({ timeoutMs: 10_000 })).status, wf.definition.name).toBe("succeeded");
+      const final = await run.state();
+      expect(final.log, wf.definition.name).toEqual(log);
+      expect(final.errors, wf.definition.name).toHaveLength(failed);
+    }
+    const [first] = await engine.store.readEvents({ types: ["task.failed"], limit: 1 });
+    expect(describeEvent(first!)).toMatch(/: 2 is bad \(caught; past 2 failed items → report\)$/);
+    expect(renderGraph(cases[0]![0].definition)).toContain("catches any failure → errors (tolerates 2 failed)");
+  });
+
   it("a caught branch arrives at a join like a finished one", async () => {
     const wf = workflow("catch-join", { state, reducers })
       .node("fork", () => ({}), { next: ["a", "b"] })
@@ -206,6 +236,8 @@ describe("catch in a workflow file", () => {
     expect(messages(doc({ catch: { next: "b", output: "ticket" } }, { ticket: { type: "object", required: ["id"], properties: { id: { type: "string" } } } }))).toEqual([
       expect.stringMatching(/^nodes\.a\.catch\.output state key "ticket" cannot hold a failure \(\{ node, code, name, message, attempts \}\) nor its message: .*id/),
     ]);
+    expect(messages(doc({ catch: { next: "b", tolerate: 2 } }))).toEqual([expect.stringMatching(/^nodes\.a\.catch\.tolerate `tolerate` counts the failed items of a mapped node \(`map`\)/)]);
+    expect(messages(doc({ map: { over: "items" }, catch: { next: "b", tolerate: "150%" } }))).toEqual([expect.stringMatching(/^nodes\.a\.catch\.tolerate "150%": give a percentage of the items up to 100%, such as "10%", or a count$/)]);
     expect(messages(doc({ map: { over: "items" }, catch: { next: "b", output: "plain" } }))).toEqual([
       expect.stringMatching(/^nodes\.a\.catch\.output each item of a mapped node writes its own failure: give "plain" the append reducer/),
     ]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, Operator, ValidationError, Worker, nextCronTime, scheduleRunId, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
+import { ConflictError, Operator, ValidationError, Worker, nextCronTime, scheduleRunId, startRun, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
 import { ended, engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -44,6 +44,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
       [{ id: "bad cron", workflow: "digest", cron: "61 * * * *" }, /^schedule id "bad cron" may only use/],
       [{ id: "c", workflow: "digest", cron: "61 * * * *" }, /^cron "61 \* \* \* \*": invalid value for minute: 61$/],
       [{ id: "c", workflow: "digest", cron: "* * * *" }, /^cron "\* \* \* \*": give five fields \(minute hour day-of-month month day-of-week\), not 4$/],
+      [{ id: "c", workflow: "digest", cron: "@every 15m" }, /^cron "@every 15m": @every is not a nickname pitwall reads; give five fields \(minute hour day-of-month month day-of-week\) or one of @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually \(for every 15 minutes: \*\/15 \* \* \* \*\)$/],
       [{ id: "c", workflow: "digest", cron: "0 0 31 2 *" }, /^cron "0 0 31 2 \*" has no time after now in UTC$/],
       [{ id: "c", workflow: "digest", cron: "@daily", timezone: "Europe/Berln" }, /^timezone "Europe\/Berln" is not an IANA time zone \(did you mean "Europe\/Berlin"\?\)/],
       [{ id: "c", workflow: "digets", cron: "@daily" }, /^workflow digets: no version of it is stored/],
@@ -189,6 +190,75 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     await expect(ops.schedules.get("manual")).rejects.toThrow("schedule manual not found");
     await expect(ops.schedules.delete("manual")).rejects.toThrow("schedule manual not found");
     expect(await store.getRun(fired.runId)).toBeDefined();
+  });
+
+  it("fires each time up to its jitter later, the run still named by the time; a jitter as long as the time between its times is refused", async () => {
+    const { store, ops } = await storeWith(quick);
+    const HOUR = 60 * MINUTE;
+    await ops.schedules.create({ id: "spread", workflow: "digest", cron: "@daily", jitterSeconds: 23 * 3600 });
+    expect(await ops.schedules.get("spread")).toMatchObject({ jitterSeconds: 23 * 3600 });
+    const engine = await harness.engine([quick], { store, worker: false });
+    const drain = () => new Worker(store, engine.registry, { pollMs: 50, onNotice: harness.notices.listen }).drain();
+    // Due a second ago, it fires somewhere in the 23 hours after: not yet (all but certainly).
+    const now = await store.clock();
+    await dueAt(store, "spread", now - 1000);
+    await drain();
+    expect(await store.getRun(scheduleRunId("spread", now - 1000))).toBeUndefined();
+    expect((await ops.schedules.get("spread")).nextAt).toBe(now - 1000);
+    // Due longer ago than the jitter reaches, it has fired, under the time's own id.
+    const late = now - 23 * HOUR - MINUTE;
+    await dueAt(store, "spread", late);
+    await drain();
+    expect((await store.getRun(scheduleRunId("spread", late)))?.status).toBe("succeeded");
+    expect(await ops.schedules.update("spread", { jitterSeconds: 0 })).not.toHaveProperty("jitterSeconds");
+    for (const [jitterSeconds, message] of [
+      [24 * 3600, /^jitter of 86400 s is not shorter than the 86400 s between its times \d{4}-\d\d-\d\d 00:00 and \d{4}-\d\d-\d\d 00:00 \(UTC\): a time fired that late would pass the next one by$/],
+      [-5, /^jitter -5: give a length of time of 0 or more$/],
+    ] as const) {
+      const error = await ops.schedules.update("spread", { jitterSeconds }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(message);
+    }
+  });
+
+  it("backfills the past times that have no run, as a worker would have started them then; a dry run starts nothing; bad stretches are refused", async () => {
+    const { store, ops } = await storeWith(quick);
+    await ops.schedules.create({ id: "daily", workflow: "digest", cron: "0 3 * * *", timezone: "Europe/Berlin", input: { topic: "sport" } });
+    const before = (await ops.schedules.get("daily"))!;
+    const id = (day: number) => scheduleRunId("daily", Date.parse(`2026-11-${day}T02:00:00Z`));
+    const outcomes = (times: { runId: string; outcome: string }[]) => times.map((t) => `${t.runId} ${t.outcome}`);
+    // Read in the schedule's zone: 03:00 Berlin is 02:00Z; `to` is not included.
+    const dry = await ops.schedules.backfill("daily", { from: "2026-11-20", to: "2026-11-23", dryRun: true });
+    expect(outcomes(dry)).toEqual([`${id(20)} would start`, `${id(21)} would start`, `${id(22)} would start`]);
+    expect(await store.getRun(id(20))).toBeUndefined();
+    // A time that has its run keeps it: fired then, or backfilled before (here, an offset given).
+    expect(outcomes(await ops.schedules.backfill("daily", { from: "2026-11-21T03:00+01:00", to: Date.parse("2026-11-21T02:00:01Z") }))).toEqual([`${id(21)} started`]);
+    // Another's run under a time's id fails that time alone.
+    await startRun(store, quick, {}, { id: id(22), actor: "operator:bob" });
+    const done = await ops.schedules.backfill("daily", { from: "2026-11-20", to: "2026-11-23" });
+    expect(outcomes(done)).toEqual([`${id(20)} started`, `${id(21)} existed`, `${id(22)} failed`]);
+    expect(done[2]).toMatchObject({ error: `run ${id(22)} exists and was not started by schedule daily (a run of digest)` });
+    const run = (await store.getRun(id(20)))!;
+    expect(run).toMatchObject({ status: "queued", tags: { schedule: "daily" } });
+    const [created] = await store.readEvents({ runId: id(20), types: ["run.created"] });
+    expect(created).toMatchObject({ actor: "operator:ann", payload: { schedule: "daily", scheduledFor: Date.parse("2026-11-20T02:00:00Z") } });
+    // The schedule itself is as it was: its next time, its last run.
+    expect(await ops.schedules.get("daily")).toEqual(before);
+
+    const bad: [Parameters<typeof ops.schedules.backfill>[1], RegExp][] = [
+      [{ from: "2026-11-23", to: "2026-11-20" }, /^backfill from 2026-11-23 00:00 Europe\/Berlin to 2026-11-20 00:00 Europe\/Berlin: give a from before the to$/],
+      [{ from: "2026-11-20", to: Date.now() + 3_600_000 }, /^backfill to .* is later than now \(.*\): a backfill covers past times, the schedule fires the later ones itself$/],
+      [{ from: "2020-01-01", to: "2026-11-20" }, /^backfill from .* holds more than 1000 times of 0 3 \* \* \*: backfill it in parts$/],
+      [{ from: "2026-02-30", to: "2026-11-20" }, /^from "2026-02-30": give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 \(read in Europe\/Berlin\) or 2026-11-20T02:00Z$/],
+      [{ from: "2026-11-20", to: "last week" }, /^to "last week": give a date/],
+    ];
+    for (const [options, message] of bad) {
+      const error = await ops.schedules.backfill("daily", options).catch((e: unknown) => e);
+      expect(error, JSON.stringify(options)).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(message);
+    }
+    await expect(ops.schedules.backfill("nope", { from: "2026-11-20", to: "2026-11-21" })).rejects.toThrow("schedule nope not found");
+    expect((await store.listRuns({ tags: { schedule: "daily" } })).runs.map((r) => r.id).sort()).toEqual([id(20), id(21)]);
   });
 });
 

@@ -1,8 +1,8 @@
 import { useRef } from "react";
-import { checkSignalName, errorMessage, parseJsonText } from "../../../engine/index.js";
 import { signalWaits } from "../../text/signal-text.js";
 import { seg, type Line } from "../components/lines.js";
 import { act, useServices } from "../context.js";
+import { askSignal } from "../signal-prompt.js";
 import type { Handler } from "../keymap.js";
 import { hasEnded } from "../run-end.js";
 import { clean, inline } from "../text.js";
@@ -51,38 +51,22 @@ export function useSendSignal(detail: RunDetail | undefined): Handler | undefine
   const { run } = detail;
   if (hasEnded(run)) return notHere(ui, `!: run ${run.id} has ended (${run.status}); a signal reaches only a run that has not`);
   return async () => {
-    const names = signalNames(detail);
     const waited = signalWaits(run, detail.tasks)[0];
-    const typed = await ui.prompt({
-      title: "Signal name:",
-      initial: waited?.name ?? "",
-      complete: (text) => names.filter((n) => n.startsWith(text) && n !== text),
-      hint: `${waited ? `${clean(waited.node)} waits for ${waited.name} · ` : ""}letters, digits, . _ : - · enter ok · esc cancels`,
-    });
-    const name = typed?.trim();
-    if (!name) return ui.report({ tone: "info", text: "no signal name; nothing sent" });
-    // A bad name is said at once, not after the data and the confirmation.
-    try {
-      checkSignalName(name);
-    } catch (error) {
-      return ui.report({ tone: "error", text: `nothing sent: ${errorMessage(error)}` });
-    }
-    const text = await ui.prompt({ title: `${name} data (JSON):`, hint: 'e.g. {"amount": 42}; empty sends none · enter ok · esc cancels' });
-    if (text === undefined) return ui.report({ tone: "info", text: `signal ${name} canceled; nothing sent` });
-    const parsed = text.trim() === "" ? { value: undefined } : parseJsonText(text);
-    if (parsed.error !== undefined) return ui.report({ tone: "error", text: `signal ${name} not sent: its data is not JSON (${parsed.error})` });
+    const typed = await askSignal(ui, waited?.name ?? "", signalNames(detail), waited ? `${clean(waited.node)} waits for ${waited.name}` : "");
+    if (!typed) return;
+    const { name, data } = typed;
     const now = latest.current ?? detail;
     // Where none of the run's nodes waits for it, a sub-workflow's run may: the sender likely meant that one.
     const below = waiterOf(now, name) ? undefined : await operator.signalWaiterBelow(run.id, name).then((r) => r?.id, () => undefined);
     const answer = await ui.confirm({
       title: `Send signal ${name} to run ${run.id}?`,
-      body: effectLines(now, name, parsed.value, below),
+      body: effectLines(now, name, data, below),
       action: "Send signal",
       reason: "optional",
       runId: run.id,
     });
     if (answer.closed) return;
     if (!answer.ok) return ui.report({ tone: "info", text: `signal ${name} not confirmed; nothing sent` });
-    await act(ui, `signal ${name}`, async () => (await operator.signal(run.id, name, parsed.value, answer.reason ? { reason: answer.reason } : {})).effect);
+    await act(ui, `signal ${name}`, async () => (await operator.signal(run.id, name, data, answer.reason ? { reason: answer.reason } : {})).effect);
   };
 }

@@ -212,11 +212,12 @@ export function RunsView({ width, height }: { width: number; height: number }) {
   const marked = markedIds.flatMap((id) => snap.runs.get(id) ?? []);
   const hiddenMarks = marked.filter((run) => !ids.includes(run.id)).length;
   const sending = useRef(false);
+  const canBatch = operator !== null && (marked.length > 0 || selected !== undefined);
   const onRuns = (kind: RunBatchKind) => {
     if (sending.current) return;
     sending.current = true;
     const runs = marked.length > 0 ? marked : [selected!.run];
-    return batchOnRuns(services, runs, kind, width, (sent) => setMarkedIds((kept) => kept.filter((id) => !sent.some((run) => run.id === id)))).finally(() => (sending.current = false));
+    return batchOnRuns(services, { runs, snap, width }, kind, (sent) => setMarkedIds((kept) => kept.filter((id) => !sent.some((run) => run.id === id)))).finally(() => (sending.current = false));
   };
   useEffect(() => {
     if (selection !== selectedId) setSelectedId(selection);
@@ -262,8 +263,11 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     markRun: selected && (() => setMarkedIds(marked.some((run) => run.id === selected.run.id) ? marked.filter((run) => run.id !== selected.run.id).map((run) => run.id) : [...marked.map((run) => run.id), selected.run.id])),
     // With anything marked, `*` clears: it never marks a run that appeared since unseen, nor one the filter hides.
     markAll: (marked.length > 0 || rows.length > 0) && (() => setMarkedIds(marked.length > 0 ? [] : ids)),
-    cancelMarked: operator !== null && (marked.length > 0 || selected !== undefined) && (() => onRuns("cancel")),
-    retryMarked: operator !== null && (marked.length > 0 || selected !== undefined) && (() => onRuns("retry")),
+    cancelMarked: canBatch && (() => onRuns("cancel")),
+    retryMarked: canBatch && (() => onRuns("retry")),
+    approveRuns: canBatch && (() => onRuns("approve")),
+    rejectRuns: canBatch && (() => onRuns("reject")),
+    signalRuns: canBatch && (() => onRuns("signal")),
     deleteRun:
       operator !== null &&
       selected &&
@@ -308,7 +312,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
     seg(`  by ${sortLabel(sort)}${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
     ...(marked.length > 0
-      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C cancels, R retries them" : "", { color: MUTED })]
+      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C, R, a, r, ! act on them" : "", { color: MUTED })]
       : []),
     ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
   ];
