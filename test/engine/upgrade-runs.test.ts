@@ -136,6 +136,12 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
       `version ${short(noShip.version)} of workflow release has no node "ship", on which run ${run.id} has a breakpoint: clear it first (pitwall unbreak ${run.id} ship), or keep the node in the new version`,
     );
     await op.clearBreakpoint(run.id, "ship");
+    // A run's own interrupt lists must name nodes the new version has.
+    const listed = await engine.start(buggy, {}, { interruptBefore: ["ship"] });
+    expect(await listed.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "interrupt" });
+    await expect(op.upgrade(listed.id, { workflow: noShip })).rejects.toThrow(
+      `version ${short(noShip.version)} of workflow release has no node "ship", which run ${listed.id} interrupts at: keep the node in the new version, or fork run ${listed.id} from another checkpoint (pitwall fork --workflow)`,
+    );
     const unchanged = await run.get();
     expect(unchanged).toMatchObject({ version: buggy.version, headN: before.headN });
     const commands = await engine.store.listCommands({ runId: run.id });
