@@ -90,7 +90,7 @@ export const catchSchema = z
      * along its own edges, their failures still caught; past it, the node goes where its catch leads
      * (Step Functions' tolerated failures). Absent: none.
      */
-    tolerate: z.union([z.number().int().min(0), z.string().refine((text) => /^(100|\d{1,2})(\.\d+)?%$/.test(text), { error: (issue) => `${JSON.stringify(issue.input)}: give a percentage of the items up to 100%, such as "10%", or a count` })]).optional(),
+    tolerate: z.union([z.number().int().min(0), z.string().refine((text) => /^(100(\.0+)?|\d{1,2}(\.\d+)?)%$/.test(text), { error: (issue) => `${JSON.stringify(issue.input)}: give a percentage of the items up to 100%, such as "10%", or a count` })]).optional(),
   })
   .strict();
 export type CatchSpec = z.output<typeof catchSchema>;

@@ -20,10 +20,9 @@ export function checkCron(cron: unknown): string {
   const fields = cron.trim().split(/\s+/).length;
   const nickname = /^@\w+/.exec(cron.trim())?.[0];
   if (nickname !== undefined && !NICKNAMES.includes(nickname.toLowerCase())) {
-    const every = /^@every\s+(\d+)\s*(m|min|minutes?|h|hours?)$/i.exec(cron.trim());
-    const instead = every ? ` (for every ${every[1]} ${every[2]!.toLowerCase().startsWith("h") ? "hours" : "minutes"}: ${every[2]!.toLowerCase().startsWith("h") ? `0 */${every[1]} * * *` : `*/${every[1]} * * * *`})` : "";
-    throw new ValidationError(`cron ${JSON.stringify(cron)}: ${nickname} is not a nickname pitwall reads; give five fields (minute hour day-of-month month day-of-week) or one of ${NICKNAMES.join(", ")}${instead}`);
+    throw new ValidationError(`cron ${JSON.stringify(cron)}: ${nickname} is not a nickname pitwall reads; give five fields (minute hour day-of-month month day-of-week) or one of ${NICKNAMES.join(", ")}${everyInstead(cron.trim())}`);
   }
+  if (nickname !== undefined && fields > 1) throw new ValidationError(`cron ${JSON.stringify(cron)}: ${nickname} stands alone; give it without the fields after it, or five fields`);
   if (nickname === undefined && fields !== 5) throw new ValidationError(`cron ${JSON.stringify(cron)}: give five fields (minute hour day-of-month month day-of-week), not ${fields}`);
   try {
     cronOf(cron.trim(), "UTC");
@@ -32,6 +31,17 @@ export function checkCron(cron: unknown): string {
     throw new ValidationError(`cron ${JSON.stringify(cron)}: ${why.charAt(0).toLowerCase()}${why.slice(1)}`);
   }
   return cron.trim();
+}
+
+/** For `@every N` of minutes or hours, the five fields that say it, when a cron can: steps that divide the hour or the day. */
+function everyInstead(cron: string): string {
+  const every = /^@every\s+(\d+)\s*(m|min|minutes?|h|hours?)$/i.exec(cron);
+  if (!every) return "";
+  const n = Number(every[1]);
+  const hours = every[2]!.toLowerCase().startsWith("h");
+  const fields = hours ? (n === 24 ? "0 0 * * *" : n > 0 && 24 % n === 0 ? `0 */${n} * * *` : undefined) : n === 60 ? "0 * * * *" : n > 0 && 60 % n === 0 ? `*/${n} * * * *` : n > 60 && n % 60 === 0 && 24 % (n / 60) === 0 ? `0 */${n / 60} * * *` : undefined;
+  const length = `${n} ${hours ? "hours" : "minutes"}`;
+  return fields ? ` (every ${length}: ${fields})` : ` (every ${length} is no cron: its steps must divide the ${hours ? "day" : "hour"}; a workflow that loops through a wait node repeats at any length)`;
 }
 
 /** Refuses a time zone that is not an IANA name this Node knows, with the name likely meant. */
@@ -45,10 +55,36 @@ export function checkTimezone(timezone: unknown): string {
   return timezone;
 }
 
-/** The first time of `cron` (in `timezone`) after `after` (ms); null when it has none. */
+/**
+ * The first time of `cron` (in `timezone`) after `after` (ms); null when it has none. A wall-clock
+ * time whose first pass is behind `after` (`after` falls in an hour the clocks repeat) is not
+ * taken again at its second pass: each time fires once, however late it is looked for.
+ */
 export function nextCronTime(cron: string, timezone: string, after: number): number | null {
-  const wall = cronOf(cron, "UTC").nextRun(new Date(wallClock(after, timezone)))?.getTime();
-  return wall === undefined ? null : placed(wall, timezone, after);
+  const times = cronOf(cron, "UTC");
+  let from = wallClock(after, timezone);
+  // A repeated hour holds at most sixty of a cron's times.
+  for (let skipped = 0; skipped <= 60; skipped++) {
+    const wall = times.nextRun(new Date(from))?.getTime();
+    if (wall === undefined) return null;
+    const first = placed(wall, timezone, wall - 2 * DAY);
+    if (first > after) return first;
+    from = wall;
+  }
+  return null;
+}
+
+/** The shortest time between two of `cron`'s times on the wall clock, of the next hundred (clock changes aside). */
+export function shortestCronGap(cron: string): { ms: number; from: number; to: number } | undefined {
+  const times = cronOf(cron, "UTC");
+  let shortest: { ms: number; from: number; to: number } | undefined;
+  let at = times.nextRun(new Date())?.getTime();
+  for (let i = 0; i < 100 && at !== undefined; i++) {
+    const next = times.nextRun(new Date(at))?.getTime();
+    if (next !== undefined && (!shortest || next - at < shortest.ms)) shortest = { ms: next - at, from: at, to: next };
+    at = next;
+  }
+  return shortest;
 }
 
 /** Every time of `cron` (in `timezone`) from `from` (included) to `to` (not), oldest first; at most `max`: `undefined` when there are more. */
@@ -61,7 +97,7 @@ export function cronTimesBetween(cron: string, timezone: string, from: number, t
   return times;
 }
 
-const ZONED_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const ZONED_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /**
  * The instant `text` names: an ISO 8601 date or date and time (`2026-11-20`, `2026-11-20T03:00`,
@@ -72,13 +108,14 @@ export function zonedInstant(text: string, timezone: string, label: string): num
   const m = ZONED_TIME.exec(text.trim());
   const wall = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)) : NaN;
   // Date.UTC rolls 2026-02-30 over into March: a date that does not come back the same is no date.
-  if (!m || Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}` || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59) {
+  const offset = m?.[8]?.toUpperCase().replace(":", "");
+  const offsetMinutes = offset === undefined || offset === "Z" ? 0 : Number(offset.slice(1, 3)) * 60 + Number(offset.slice(3, 5));
+  if (!m || Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}` || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59 || offsetMinutes > 14 * 60 || Number(offset?.slice(3, 5) ?? 0) > 59) {
     throw new ValidationError(`${label} ${JSON.stringify(text)}: give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 (read in ${timezone}) or 2026-11-20T02:00Z`);
   }
-  if (m[7] === undefined) return placed(wall, timezone, wall - 2 * DAY);
-  if (m[7] === "Z") return wall;
-  const offset = m[7].replace(":", "");
-  return wall - Math.sign(Number(`${offset[0]}1`)) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(3, 5))) * 60_000;
+  const ms = Math.round(Number(m[7] ?? 0) * 1000);
+  if (offset === undefined) return placed(wall, timezone, wall - 2 * DAY) + ms;
+  return wall + ms - (offset.startsWith("-") ? -1 : 1) * offsetMinutes * 60_000;
 }
 
 /**

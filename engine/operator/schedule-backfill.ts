@@ -55,7 +55,7 @@ export async function backfillSchedule(store: Store, schedule: ScheduleRecord, o
       continue;
     }
     try {
-      const fired = await fireSchedule(store, schedule, at, { actor, force: true });
+      const fired = await fireSchedule(store, schedule, at, { actor, force: true, backfill: true });
       done.push({ at, runId, outcome: fired.existed ? "existed" : "started" });
     } catch (error) {
       if (error instanceof StoreError || !(error instanceof PitwallError)) throw error;

@@ -58,7 +58,7 @@ export interface Fired {
  * starts: ConflictError while a run it started has not ended (overlap `skip`, unless `force`),
  * NotFoundError for a workflow not stored, ValidationError for an input its version refuses.
  */
-export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: number, options: { actor: string; force?: boolean; runId?: string }): Promise<Fired> {
+export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: number, options: { actor: string; force?: boolean; runId?: string; backfill?: boolean }): Promise<Fired> {
   const runId = options.runId ?? scheduleRunId(schedule.id, at);
   const made = await store.getRun(runId);
   if (made) {
@@ -76,7 +76,7 @@ export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: n
       id: runId,
       actor: options.actor,
       tags: { ...schedule.tags, [SCHEDULE_TAG]: schedule.id },
-      schedule: { id: schedule.id, at },
+      schedule: { id: schedule.id, at, ...(options.backfill ? { backfill: true } : {}) },
     });
     return { runId, existed: false };
   } catch (error) {

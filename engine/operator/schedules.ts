@@ -3,7 +3,7 @@ import { newId } from "../ids.js";
 import type { ScheduleCatchUp, ScheduleOverlap, ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { checkTags } from "../tags.js";
-import { checkCron, checkTimezone, nextCronTime, zonedTime } from "./cron-times.js";
+import { checkCron, checkTimezone, nextCronTime, shortestCronGap, zonedTime } from "./cron-times.js";
 import { notFound } from "./must-get.js";
 import { backfillSchedule, type BackfillOptions, type BackfillTime } from "./schedule-backfill.js";
 import { SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
@@ -218,17 +218,15 @@ export function checkScheduleFields(
 }
 
 /**
- * A jitter must be shorter than the time between two of the schedule's times (the shortest of
- * its next hundred): a time fired later than its next time would pass that one by.
+ * A jitter must be shorter than the time between two of the schedule's times on the wall clock
+ * (the shortest of its next hundred): a time fired that late would pass the next one by. The hour
+ * the clocks skip is left out: a time it pushes past the next is caught up (schedule-watch.ts).
  */
 function checkJitter(seconds: unknown, cron: string, timezone: string): number {
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) throw new ValidationError(`jitter ${JSON.stringify(seconds)}: give a length of time of 0 or more`);
-  for (let i = 0, at = nextCronTime(cron, timezone, Date.now()); i < 100 && at !== null; i++) {
-    const next = nextCronTime(cron, timezone, at);
-    if (next !== null && seconds * 1000 >= next - at) {
-      throw new ValidationError(`jitter of ${seconds} s is not shorter than the ${(next - at) / 1000} s between its times ${zonedTime(at, timezone)} and ${zonedTime(next, timezone)} (${timezone}): a time fired that late would pass the next one by`);
-    }
-    at = next;
+  const gap = shortestCronGap(cron);
+  if (gap && seconds * 1000 >= gap.ms) {
+    throw new ValidationError(`jitter of ${seconds} s is not shorter than the ${gap.ms / 1000} s between its times ${zonedTime(gap.from, "UTC")} and ${zonedTime(gap.to, "UTC")} (${timezone}): a time fired that late would pass the next one by`);
   }
   return seconds;
 }

@@ -37,7 +37,7 @@ export interface StartRunOptions {
    */
   signal?: { id: string; name: string };
   /** The schedule starting it, and the time it starts it for (recorded in its `run.created`). */
-  schedule?: { id: string; at: number };
+  schedule?: { id: string; at: number; backfill?: boolean };
 }
 
 /** Stores a workflow's version and its sub-workflows' (idempotent), compiled or as checked from JSON. */

@@ -35,7 +35,7 @@ export interface NewRunOptions {
   /** The signal it is made to deliver (signal-with-start), said in its `run.created`. */
   signal?: { id: string; name: string };
   /** The schedule that started it, and the time it was started for (in `run.created`). */
-  schedule?: { id: string; at: number };
+  schedule?: { id: string; at: number; backfill?: boolean };
 }
 
 /** A run, its first checkpoint (a full snapshot of its input or fork state) and first event. */
@@ -110,7 +110,7 @@ export function newRun(options: NewRunOptions): NewRun {
         ...(options.reason ? { reason: options.reason } : {}),
         ...(typeof run.deadlineAt === "number" ? { deadlineAt: run.deadlineAt } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.schedule ? { schedule: options.schedule.id, scheduledFor: options.schedule.at } : {}),
+        ...(options.schedule ? { schedule: options.schedule.id, scheduledFor: options.schedule.at, ...(options.schedule.backfill ? { backfill: true } : {}) } : {}),
       }),
       ...(options.edited
         ? [events.run("state.edited", { checkpointId: checkpoint.id, diff: options.edited.diff, ...(options.edited.truncated ? { truncated: true } : {}) })]

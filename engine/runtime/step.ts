@@ -219,11 +219,13 @@ export function barrier(rs: RunState, running: ReadonlySet<string>): void {
       items++;
       if (t.caught) caught++;
     }
-    if (caught > 0 && !withinTolerance(rs.nodeDefinition(node)?.catch, caught, items)) {
+    const route = ordered.find((t) => t.node === node && t.route !== null)?.route;
+    // Within its tolerance, a node that routes on its items' results but none chose a route (all
+    // failed) has nowhere of its own to go: its catch takes it.
+    if (caught > 0 && (!withinTolerance(rs.nodeDefinition(node)?.catch, caught, items) || (route == null && !routesOtherwise(rs, node)))) {
       finished.push({ node, caught: true });
       continue;
     }
-    const route = ordered.find((t) => t.node === node && t.route !== null)?.route;
     finished.push(route != null ? { node, route } : { node });
   }
   const control: PlanControl = { finished, barriers: rs.run.barriers, visits };
@@ -368,4 +370,10 @@ export function handBack(rs: RunState): void {
 /** What a run released until a child run ends or a time comes waits for, in the same words wherever it is said. */
 export function waitingWhy(waitingOn: string | null, wakeAt: number): string {
   return waitingOn ? `waiting for child run ${waitingOn}` : `waiting until ${new Date(wakeAt).toISOString()}`;
+}
+
+/** Whether a node goes on without a route key from its results: it has no routes, or a default, or reads its key from the state or a router. */
+function routesOtherwise(rs: RunState, node: string): boolean {
+  const def = rs.nodeDefinition(node);
+  return !def || !hasRoutes(def) || def.default !== undefined || def.routeOn !== undefined || rs.workflow.nodes.get(node)?.router !== undefined;
 }

@@ -98,9 +98,11 @@ export class ScheduleWatch {
         return false;
       }
       const now = this.now();
-      const outcome = await this.outcome(schedule, at, now - fireInstant(schedule, at));
+      const late = now - fireInstant(schedule, at);
+      const outcome = await this.outcome(schedule, at, late);
       const advance: ScheduleAdvance = {
-        nextAt: nextCronTime(schedule.cron, schedule.timezone, now),
+        // The times passed while no worker ran are one (catch-up); those its jitter passed are not.
+        nextAt: nextCronTime(schedule.cron, schedule.timezone, Math.max(at, at + late)),
         lastFiredAt: at,
         lastRunId: "runId" in outcome ? outcome.runId : schedule.lastRunId,
         lastSkip: "skipped" in outcome ? { at, reason: outcome.skipped } : null,

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { Schedules, checkCron, checkScheduleFields, checkTimezone, storeVersion, zonedTime, type BackfillTime, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
+import { SCHEDULE_TAG, Schedules, checkCron, checkScheduleFields, checkTimezone, nextCronTime, storeVersion, zonedTime, type BackfillTime, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
 import { defineCommand, type CommandContext } from "../cli/command.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
 import { kebab } from "../cli/argv.js";
@@ -68,7 +68,7 @@ backfill starts the runs of the cron times from --from up to --to (not included;
 a date or date and time, read in the schedule's time zone unless given with Z or an offset) that
 have none, each with the id it would have had: without --yes it only lists them.
 --json prints the schedule record (list: an array; trigger: { "runId", "existed" }; remove: { "removed" };
-backfill: an array of { "at", "runId", "outcome", "error"? }).`,
+backfill: an array of { "at", "time", "runId", "outcome", "error"? }).`,
   flags: FLAGS,
   args: { min: 1, max: 3 },
   createsStore: true,
@@ -82,7 +82,7 @@ backfill: an array of { "at", "runId", "outcome", "error"? }).`,
     const stray = (Object.keys(FLAGS) as (keyof typeof FLAGS)[]).find((flag) => given(flag) && !TAKES[act].includes(flag));
     if (stray) throw new UsageError(`--${kebab(stray)} does not go with schedule ${act}`);
     if (act === "list") return list(ctx);
-    if (act === "show") return print(ctx.out, await new Schedules(await ctx.store(true), ctx.global.actor).get(id!));
+    if (act === "show") return show(ctx, id!);
     if (act === "add") return add(ctx, id!, workflow!);
     // Every other action writes: the store must exist (none is made for it).
     await ctx.store(true);
@@ -121,7 +121,7 @@ function specFlags(flags: Ctx["flags"]): Partial<Omit<ScheduleSpec, "id">> {
     // `latest`: no version pinned, the workflow's latest stored one when it fires.
     ...(flags.version !== undefined ? { version: flags.version === "latest" ? null : flags.version } : {}),
     ...(tags ? { tags } : {}),
-    ...(flags.jitter !== undefined ? { jitterSeconds: flags.jitter.trim() === "0" ? 0 : secondsFlag("jitter", flags.jitter) } : {}),
+    ...(flags.jitter !== undefined ? { jitterSeconds: /^0+(\.0*)?[smhd]?$/.test(flags.jitter.trim()) ? 0 : secondsFlag("jitter", flags.jitter) } : {}),
   };
 }
 
@@ -146,7 +146,7 @@ async function backfill(ctx: Ctx, schedules: Schedules, id: string): Promise<Exi
   const times = await schedules.backfill(id, { from: ctx.flags.from, to: ctx.flags.to, dryRun });
   const timezone = (await schedules.get(id)).timezone;
   const failed = times.filter((t) => t.outcome === "failed");
-  if (ctx.out.json) ctx.out.value(times);
+  if (ctx.out.json) ctx.out.value(times.map((t) => ({ ...t, time: new Date(t.at).toISOString() })));
   else {
     ctx.out.list(times, "no time of its cron in that stretch", ["TIME", "RUN", "OUTCOME"], (t) => [zonedTime(t.at, timezone), t.runId, t.outcome === "failed" ? `failed: ${t.error}` : t.outcome]);
     const count = (outcome: BackfillTime["outcome"]) => times.filter((t) => t.outcome === outcome).length;
@@ -172,11 +172,35 @@ async function list(ctx: Ctx): Promise<ExitCode> {
   return EXIT.ok;
 }
 
+/** The schedule, its next times after the next one, and the runs it started last (Temporal's schedule describe). */
+async function show(ctx: Ctx, id: string): Promise<ExitCode> {
+  const store = await ctx.store(true);
+  const s = await new Schedules(store, ctx.global.actor).get(id);
+  if (ctx.out.json) return print(ctx.out, s);
+  const width = printLines(ctx.out, s);
+  const later: number[] = [];
+  for (let at = s.nextAt; at !== null && later.length < 3; ) later.push((at = nextCronTime(s.cron, s.timezone, at)) ?? Number.NaN);
+  const shown = later.filter((at) => !Number.isNaN(at));
+  if (shown.length > 0) ctx.out.line(`${"then".padEnd(width)}  ${shown.map((at) => zonedTime(at, s.timezone)).join(", ")}`);
+  const { runs } = await store.listRuns({ tags: { [SCHEDULE_TAG]: s.id }, limit: RECENT_RUNS });
+  // Newest time first: a run's id holds the time it was started for.
+  const recent = runs.sort((a, b) => (a.id < b.id ? 1 : -1));
+  recent.forEach((run, i) => ctx.out.line(`${(i === 0 ? "runs" : "").padEnd(width)}  ${run.id}  ${run.reason ? `${run.status} (${run.reason})` : run.status}`));
+  if (recent.length === 0) ctx.out.line(`${"runs".padEnd(width)}  none yet`);
+  return EXIT.ok;
+}
+
+/** How many of a schedule's runs `show` lists, the last ones updated. */
+const RECENT_RUNS = 5;
+
 function print(out: Output, s: ScheduleRecord): ExitCode {
-  if (out.json) {
-    out.value(s);
-    return EXIT.ok;
-  }
+  if (out.json) out.value(s);
+  else printLines(out, s);
+  return EXIT.ok;
+}
+
+/** The schedule's fields, a line each; returns the width of their names, for lines printed after them. */
+function printLines(out: Output, s: ScheduleRecord): number {
   const lines: [string, string][] = [
     ["schedule", s.id],
     ["workflow", s.version ? `${s.workflow} (version ${s.version})` : `${s.workflow} (its latest stored version)`],
@@ -194,5 +218,5 @@ function print(out: Output, s: ScheduleRecord): ExitCode {
   ];
   const width = Math.max(...lines.map(([k]) => k.length));
   for (const [key, value] of lines) out.line(`${key.padEnd(width)}  ${value}`);
-  return EXIT.ok;
+  return width;
 }

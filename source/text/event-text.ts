@@ -21,7 +21,7 @@ const about = (node: string, text: string, index?: number, call?: string): Event
 
 const describers: Describers = {
   "run.created": (p) =>
-    `${p.workflow} (version ${p.version.slice(0, 12)})${p.forkOf ? ` forked from ${p.forkOf.runId} at ${p.forkOf.checkpointId}` : p.parentRunId ? ` child of ${p.parentRunId}` : ""}${p.schedule ? ` by schedule ${p.schedule}${p.scheduledFor !== undefined ? ` for ${new Date(p.scheduledFor).toISOString()}` : ""}` : ""}${p.reason ? ` (${p.reason})` : ""}${p.signal ? `, started to take signal ${p.signal.name} (${p.signal.id})` : ""}`,
+    `${p.workflow} (version ${p.version.slice(0, 12)})${p.forkOf ? ` forked from ${p.forkOf.runId} at ${p.forkOf.checkpointId}` : p.parentRunId ? ` child of ${p.parentRunId}` : ""}${p.schedule ? ` by schedule ${p.schedule}${p.scheduledFor !== undefined ? ` for ${new Date(p.scheduledFor).toISOString()}` : ""}${p.backfill ? " (backfill)" : ""}` : ""}${p.reason ? ` (${p.reason})` : ""}${p.signal ? `, started to take signal ${p.signal.name} (${p.signal.id})` : ""}`,
   "run.claimed": (p) => `by ${p.worker} (fence ${p.fence})${p.recovered ? ": taken over, its worker was lost" : ""}`,
   "run.released": (p) => `${p.status}: ${p.why}`,
   "run.paused": (p) => `${p.reason}${p.nodes.length ? ` at ${p.nodes.join(", ")}` : ""}`,
@@ -54,7 +54,7 @@ const describers: Describers = {
 
 /** Where a failure its node's catch took goes, or why the catch could not take it. */
 function failedAfter(p: EventPayloads["task.failed"]): string {
-  if (p.caught && p.tolerate !== undefined) return ` (caught; past ${typeof p.tolerate === "number" ? `${p.tolerate} failed items` : `${p.tolerate} of the items failed`} → ${p.caught.join(", ")})`;
+  if (p.caught && p.tolerate !== undefined) return ` (caught; → ${p.caught.join(", ")} only if more than ${typeof p.tolerate === "number" ? `${p.tolerate} of its items fail` : `${p.tolerate} of its items fail`})`;
   if (p.caught) return ` (caught → ${p.caught.join(", ")})`;
   return p.uncaught ? ` (${p.uncaught})` : "";
 }

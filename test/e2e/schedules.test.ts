@@ -120,7 +120,10 @@ describe("pitwall schedule", () => {
     expect([done.code, done.stderr]).toEqual([3, "started 1 run; 0 times had theirs already; 1 failed\n"]);
     expect(done.stdout).toContain("daily-20261121T020000Z  failed: run daily-20261121T020000Z exists and was not started by schedule daily (a run of echo)\n");
     const again = await cli.json<{ runId: string; outcome: string }[]>(["schedule", "backfill", "daily", "--from", "2026-11-20", "--to", "2026-11-21", "--yes"]);
-    expect(again).toEqual([{ at: Date.parse("2026-11-20T02:00:00Z"), runId: "daily-20261120T020000Z", outcome: "existed" }]);
+    expect(again).toEqual([{ at: Date.parse("2026-11-20T02:00:00Z"), time: "2026-11-20T02:00:00.000Z", runId: "daily-20261120T020000Z", outcome: "existed" }]);
+    // show: the times after the next, and the runs it started (not the one started by hand under a time's id).
+    const shown = (await cli.run(["schedule", "show", "daily"])).stdout;
+    expect(shown).toMatch(/\nthen {6}\d{4}-\d\d-\d\d 03:00, \d{4}-\d\d-\d\d 03:00, \d{4}-\d\d-\d\d 03:00\nruns {6}daily-20261120T020000Z {2}queued\n$/);
     const missing = await cli.run(["schedule", "backfill", "daily", "--from", "2026-11-20"]);
     expect([missing.code, missing.stderr]).toEqual([2, "pitwall schedule: schedule backfill needs --from TIME and --to TIME (2026-11-20, 2026-11-20T03:00, in the schedule's time zone)\n"]);
     const future = await cli.run(["schedule", "backfill", "daily", "--from", "2026-11-20", "--to", "2099-01-01"]);

@@ -145,7 +145,20 @@ describe.each(storeFactories)("a node's catch ($name store)", (factory) => {
       expect(final.errors, wf.definition.name).toHaveLength(failed);
     }
     const [first] = await engine.store.readEvents({ types: ["task.failed"], limit: 1 });
-    expect(describeEvent(first!)).toMatch(/: 2 is bad \(caught; past 2 failed items → report\)$/);
+    expect(describeEvent(first!)).toMatch(/: 2 is bad \(caught; → report only if more than 2 of its items fail\)$/);
+    // Routed by its items' results, with every item failed within the tolerance, it has no route of its own: its catch takes it.
+    const routed = workflow("tolerate-routed", { state, reducers })
+      .node("load", () => ({ items: [1, 2] }), { next: "each" })
+      .node("each", () => {
+        throw new Error("bad");
+      }, { map: { over: "items" }, routes: { big: "done", small: "done" }, catch: { next: "report", output: "errors", tolerate: "100%" } })
+      .node("done", logs("done"), { next: "END" })
+      .node("report", logs("reported"), { next: "END" })
+      .compile();
+    const routedEngine = await harness.engine([routed]);
+    const run = await routedEngine.start(routed);
+    expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+    expect((await run.state()).log).toEqual(["reported"]);
     expect(renderGraph(cases[0]![0].definition)).toContain("catches any failure → errors (tolerates 2 failed)");
   });
 
@@ -238,6 +251,8 @@ describe("catch in a workflow file", () => {
     ]);
     expect(messages(doc({ catch: { next: "b", tolerate: 2 } }))).toEqual([expect.stringMatching(/^nodes\.a\.catch\.tolerate `tolerate` counts the failed items of a mapped node \(`map`\)/)]);
     expect(messages(doc({ map: { over: "items" }, catch: { next: "b", tolerate: "150%" } }))).toEqual([expect.stringMatching(/^nodes\.a\.catch\.tolerate "150%": give a percentage of the items up to 100%, such as "10%", or a count$/)]);
+    expect(messages(doc({ map: { over: "items" }, catch: { next: "b", tolerate: "100.5%" } }))).toHaveLength(1);
+    expect(messages(doc({ map: { over: "items" }, catch: { next: "b", tolerate: "12.5%" } }))).toEqual([]);
     expect(messages(doc({ map: { over: "items" }, catch: { next: "b", output: "plain" } }))).toEqual([
       expect.stringMatching(/^nodes\.a\.catch\.output each item of a mapped node writes its own failure: give "plain" the append reducer/),
     ]);

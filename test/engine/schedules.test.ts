@@ -44,7 +44,9 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
       [{ id: "bad cron", workflow: "digest", cron: "61 * * * *" }, /^schedule id "bad cron" may only use/],
       [{ id: "c", workflow: "digest", cron: "61 * * * *" }, /^cron "61 \* \* \* \*": invalid value for minute: 61$/],
       [{ id: "c", workflow: "digest", cron: "* * * *" }, /^cron "\* \* \* \*": give five fields \(minute hour day-of-month month day-of-week\), not 4$/],
-      [{ id: "c", workflow: "digest", cron: "@every 15m" }, /^cron "@every 15m": @every is not a nickname pitwall reads; give five fields \(minute hour day-of-month month day-of-week\) or one of @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually \(for every 15 minutes: \*\/15 \* \* \* \*\)$/],
+      [{ id: "c", workflow: "digest", cron: "@every 15m" }, /^cron "@every 15m": @every is not a nickname pitwall reads; give five fields \(minute hour day-of-month month day-of-week\) or one of @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually \(every 15 minutes: \*\/15 \* \* \* \*\)$/],
+      [{ id: "c", workflow: "digest", cron: "@every 90m" }, /\(every 90 minutes is no cron: its steps must divide the hour; a workflow that loops through a wait node repeats at any length\)$/],
+      [{ id: "c", workflow: "digest", cron: "@daily 3" }, /^cron "@daily 3": @daily stands alone; give it without the fields after it, or five fields$/],
       [{ id: "c", workflow: "digest", cron: "0 0 31 2 *" }, /^cron "0 0 31 2 \*" has no time after now in UTC$/],
       [{ id: "c", workflow: "digest", cron: "@daily", timezone: "Europe/Berln" }, /^timezone "Europe\/Berln" is not an IANA time zone \(did you mean "Europe\/Berlin"\?\)/],
       [{ id: "c", workflow: "digets", cron: "@daily" }, /^workflow digets: no version of it is stored/],
@@ -232,7 +234,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(outcomes(dry)).toEqual([`${id(20)} would start`, `${id(21)} would start`, `${id(22)} would start`]);
     expect(await store.getRun(id(20))).toBeUndefined();
     // A time that has its run keeps it: fired then, or backfilled before (here, an offset given).
-    expect(outcomes(await ops.schedules.backfill("daily", { from: "2026-11-21T03:00+01:00", to: Date.parse("2026-11-21T02:00:01Z") }))).toEqual([`${id(21)} started`]);
+    expect(outcomes(await ops.schedules.backfill("daily", { from: "2026-11-21T03:00+01:00", to: "2026-11-21T02:00:00.001Z" }))).toEqual([`${id(21)} started`]);
     // Another's run under a time's id fails that time alone.
     await startRun(store, quick, {}, { id: id(22), actor: "operator:bob" });
     const done = await ops.schedules.backfill("daily", { from: "2026-11-20", to: "2026-11-23" });
@@ -241,7 +243,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     const run = (await store.getRun(id(20)))!;
     expect(run).toMatchObject({ status: "queued", tags: { schedule: "daily" } });
     const [created] = await store.readEvents({ runId: id(20), types: ["run.created"] });
-    expect(created).toMatchObject({ actor: "operator:ann", payload: { schedule: "daily", scheduledFor: Date.parse("2026-11-20T02:00:00Z") } });
+    expect(created).toMatchObject({ actor: "operator:ann", payload: { schedule: "daily", scheduledFor: Date.parse("2026-11-20T02:00:00Z"), backfill: true } });
     // The schedule itself is as it was: its next time, its last run.
     expect(await ops.schedules.get("daily")).toEqual(before);
 
@@ -251,6 +253,7 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
       [{ from: "2020-01-01", to: "2026-11-20" }, /^backfill from .* holds more than 1000 times of 0 3 \* \* \*: backfill it in parts$/],
       [{ from: "2026-02-30", to: "2026-11-20" }, /^from "2026-02-30": give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 \(read in Europe\/Berlin\) or 2026-11-20T02:00Z$/],
       [{ from: "2026-11-20", to: "last week" }, /^to "last week": give a date/],
+      [{ from: "2026-11-20T03:00+99:99", to: "2026-11-21" }, /^from "2026-11-20T03:00\+99:99": give a date/],
     ];
     for (const [options, message] of bad) {
       const error = await ops.schedules.backfill("daily", options).catch((e: unknown) => e);
@@ -288,5 +291,9 @@ describe("cron times", () => {
     expect(times("*/15 2 * * *", "Europe/Berlin", "2026-03-28T23:00:00Z", 2)).toEqual(["2026-03-29 03:00", "2026-03-30 02:00"]);
     expect(times("*/20 1 * * *", "America/New_York", "2026-11-01T04:00:00Z", 4)).toEqual(["2026-11-01 01:00", "2026-11-01 01:20", "2026-11-01 01:40", "2026-11-02 01:00"]);
     expect(times("0 9 * * MON-FRI", "Asia/Kolkata", "2026-12-04T00:00:00Z", 2)).toEqual(["2026-12-04 09:00", "2026-12-07 09:00"]);
+    // Looked for from inside the repeated hour (a late worker, a jitter, a backfill from there), a
+    // time whose first pass is behind is not taken again at its second.
+    expect(new Date(nextCronTime("30 * * * *", "America/New_York", Date.parse("2026-11-01T06:14:00Z"))!).toISOString()).toBe("2026-11-01T07:30:00.000Z");
+    expect(new Date(nextCronTime("30 2 * * *", "Europe/Berlin", Date.parse("2026-10-25T01:10:00Z"))!).toISOString()).toBe("2026-10-26T01:30:00.000Z");
   });
 });

@@ -60,7 +60,12 @@ export function waterfallLine(row: AttemptRow, range: { start: number; end: numb
   const col = (t: number) => Math.max(0, Math.min(bar - 1, Math.floor(((t - range.start) / (range.end - range.start)) * bar)));
   const { attempts, previous, task } = row;
   const final = attempts.at(-1)!;
-  const lead = col(previous?.endedAt ?? task.createdAt);
+  const outcome = final.outcome ?? "running";
+  const waitingAfter = row.last && task.status === "interrupted" && outcome === "interrupted";
+  // Each bar and pause takes a column at least, and ends where it leaves room for those after it:
+  // a try that ends at the axis's end still shows every attempt and pause.
+  let left = 2 * attempts.length - 1 + (waitingAfter ? 1 : 0);
+  const lead = Math.max(0, Math.min(col(previous?.endedAt ?? task.createdAt), bar - left));
   const line: Line = [seg(" ".repeat(lead))];
   let at = lead;
   const fill = (to: number, char: string, color: string) => {
@@ -69,14 +74,13 @@ export function waterfallLine(row: AttemptRow, range: { start: number; end: numb
     line.push(seg(char.repeat(n), { color }));
     at += n;
   };
-  fill(col(attempts[0]!.startedAt), previous ? "┄" : "·", previous?.outcome === "interrupted" ? "magenta" : MUTED);
+  const piece = (to: number, char: string, color: string) => fill(Math.min(Math.max(at + 1, to), bar - --left), char, color);
+  fill(Math.min(col(attempts[0]!.startedAt), bar - left), previous ? "┄" : "·", previous?.outcome === "interrupted" ? "magenta" : MUTED);
   attempts.forEach((attempt, i) => {
-    if (i > 0) fill(Math.max(at + 1, col(attempt.startedAt)), "┄", "magenta");
-    fill(Math.max(at + 1, col(attempt.endedAt ?? now) + 1), "█", OUTCOME_COLOR[attempt.outcome ?? "running"]);
+    if (i > 0) piece(col(attempt.startedAt), "┄", "magenta");
+    piece(col(attempt.endedAt ?? now) + 1, "█", OUTCOME_COLOR[attempt.outcome ?? "running"]);
   });
-  const outcome = final.outcome ?? "running";
-  const waitingAfter = row.last && task.status === "interrupted" && outcome === "interrupted";
-  if (waitingAfter) fill(col(now) + 1, "┄", "magenta");
+  if (waitingAfter) piece(col(now) + 1, "┄", "magenta");
   line.push(seg(" ".repeat(Math.max(0, bar - at))));
   const ran = attemptsRanMs(attempts, now);
   const glyph = { succeeded: "✓", failed: "✗", interrupted: "◆", canceled: "⊘", running: "●" }[outcome];
