@@ -2,8 +2,11 @@ import { StoreError, errorMessage } from "../errors.js";
 import { failedUncaught } from "../runtime/transitions.js";
 import { TERMINAL_RUN_STATUSES, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import type { CompiledWorkflow } from "../graph/model.js";
 import type { CommandOutcome } from "./command-records.js";
 import type { Operator } from "./operator.js";
+import type { WorkflowVersion } from "./start.js";
+import { upgradeRefusal } from "./upgrade.js";
 
 /** What a batch does to each run it acts on (Temporal's batch operations). */
 export type BatchAction =
@@ -12,7 +15,9 @@ export type BatchAction =
   /** Every failed or canceled task of the run's current step runs again. */
   | { kind: "retry"; reason?: string }
   /** Every pending interrupt of the run that offers the decision (at `node` only, when given), answered together. */
-  | { kind: "resolve"; decision: "approve" | "reject"; node?: string; reason?: string };
+  | { kind: "resolve"; decision: "approve" | "reject"; node?: string; reason?: string }
+  /** The run moves, in place, onto this version of its workflow (`Operator.upgrade`); runs of other workflows are left. */
+  | { kind: "upgrade"; workflow: CompiledWorkflow | WorkflowVersion; reason?: string };
 
 /** How a batch went for one run: the commands it sent, or why none was sent or one failed. */
 export type BatchResult =
@@ -48,7 +53,8 @@ export async function runBatch(operator: Operator, store: Store, runs: readonly 
 
 /** Why a run, as its record says, is left out of a batch (undefined: it may be acted on; `batchTargets` reads what it holds). */
 function batchSkips(run: RunRecord, action: BatchAction): string | undefined {
-  if (action.kind === "retry" && run.status === "failed") return undefined;
+  // A failed run is retried, or moved to the version a retry then runs it under.
+  if ((action.kind === "retry" || action.kind === "upgrade") && run.status === "failed") return undefined;
   return (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status) ? `it has ended (${run.status})` : undefined;
 }
 
@@ -77,6 +83,13 @@ async function batchTargets(store: Store, run: RunRecord, action: BatchAction): 
       if (offering.length > 0) return { interruptIds: offering.map((i) => i.id) };
       return { skip: pending.length === 0 ? `no interrupt of it is pending${where}` : `its pending interrupts${where} do not offer ${action.decision}` };
     }
+    case "upgrade": {
+      const version = action.workflow.version;
+      if (run.workflow !== action.workflow.definition.name) return { skip: `a run of workflow ${run.workflow}, not ${action.workflow.definition.name}` };
+      if (run.version === version) return { skip: `it is on version ${version.slice(0, 12)} already` };
+      const refused = await upgradeRefusal(store, run, action.workflow);
+      return refused === undefined ? { run: true } : { skip: refused };
+    }
   }
 }
 
@@ -101,6 +114,7 @@ async function applyTo(operator: Operator, store: Store, run: RunRecord, action:
     const outcomes: CommandOutcome[] = [];
     if (action.kind === "cancel") outcomes.push(await operator.cancel(runId, { reason: action.reason }));
     if (action.kind === "signal") outcomes.push(await operator.signal(runId, action.name, action.data, reason));
+    if (action.kind === "upgrade") outcomes.push(await operator.upgrade(runId, { workflow: action.workflow, ...reason }));
     if ("taskIds" in targets) for (const taskId of targets.taskIds) outcomes.push(await operator.retry(runId, taskId, reason));
     if ("interruptIds" in targets && action.kind === "resolve") outcomes.push(await operator.resolve(targets.interruptIds, { decision: action.decision, ...reason }));
     return { runId, status: "done", effects: outcomes.map((o) => o.effect), commandIds: outcomes.map((o) => o.command.id) };

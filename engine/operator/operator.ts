@@ -16,6 +16,7 @@ import { signalWaiterBelow } from "./signal-waiters.js";
 import { startForSignal, type SignalStart } from "./signal-with-start.js";
 import { checkpointDiff, findCheckpoint, stateAt, type CheckpointRef } from "./reads.js";
 import { taskOfCurrentStep } from "./task-ref.js";
+import { upgradeRun, type UpgradeOptions, type UpgradeResult } from "./upgrade.js";
 import { WorkflowVersions } from "./workflow-versions.js";
 import { childCancelReason } from "../worker/commands.js";
 
@@ -225,6 +226,25 @@ export class Operator {
    */
   fork(runId: string, checkpoint: CheckpointRef, options: ForkOptions = {}): Promise<CommandOutcome<{ runId: string }>> {
     return forkRun(this.commands, this.versions, runId, checkpoint, options);
+  }
+
+  // ---------------------------------------------------------------- versions
+
+  /**
+   * Moves a run, in place, onto another version of its workflow (a fixed one, say): a run waiting
+   * on an approval, or queued behind a bug, goes on under it, keeping its id and history (Temporal's
+   * worker versioning, LangGraph's resume under new code). Only a run nobody executes moves —
+   * queued, paused, or failed (a retry then runs it under the new version); a running or ended
+   * run is refused (ConflictError). The new version must go on from the run's head checkpoint as
+   * a fork onto it would (the nodes the run is at, routes taken, its interrupt lists, breakpoints,
+   * pending interrupts and parked tasks, the state fitting the new schema: ValidationError,
+   * naming what). When the new schema changes the state (defaults of new keys, `patch`), the
+   * change is written as an `update` checkpoint with a `state.edited` diff. Recorded as an
+   * `upgrade` command with a `run.upgraded` event, all in one write made only while the run is as
+   * it was checked: a worker claiming it meanwhile never runs it half under each version.
+   */
+  upgrade(runId: string, options: UpgradeOptions): Promise<CommandOutcome<UpgradeResult>> {
+    return upgradeRun(this.commands, this.versions, runId, options);
   }
 
   // ---------------------------------------------------------------- reads

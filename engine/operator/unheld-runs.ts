@@ -101,7 +101,7 @@ export class UnheldRuns {
   }
 }
 
-const APPLIED: Record<Exclude<CommandType, "fork">, string> = {
+const APPLIED: Record<Exclude<CommandType, "fork" | "upgrade">, string> = {
   resolve: "the answer",
   update: "the state edit",
   kill: "the kill",
@@ -117,6 +117,6 @@ const APPLIED: Record<Exclude<CommandType, "fork">, string> = {
  * first (its worker let go of it before applying the command). A bad argument is said as it is.
  */
 function endedFirst(command: CommandRecord, run: RunRecord, error: Error): ConflictError | undefined {
-  if (command.type === "fork" || error instanceof ValidationError || !TERMINAL_RUN_STATUSES.includes(run.status)) return undefined;
+  if (command.type === "fork" || command.type === "upgrade" || error instanceof ValidationError || !TERMINAL_RUN_STATUSES.includes(run.status)) return undefined;
   return new ConflictError(`run ${run.id} ended (${run.status}) before ${APPLIED[command.type]} was applied`);
 }

@@ -14,6 +14,8 @@ export interface EventPayloads {
   "run.released": { status: RunStatus; wakeAt?: number; waitingOn?: string; why: string };
   "run.paused": { reason: PauseReason; nodes: string[]; interrupts?: string[] };
   "run.resumed": { by: string };
+  /** An operator moved the run, not ended, onto another version of its workflow; `checkpointId`: the state edit that fitted its state to the new schema. */
+  "run.upgraded": { from: string; to: string; reason?: string; checkpointId?: string };
   "run.succeeded": { steps: number };
   "run.failed": { error: RunError };
   "run.canceled": { reason: string };
@@ -45,6 +47,8 @@ export const EVENT_TYPES = [
   "run.released",
   "run.paused",
   "run.resumed",
+  "run.upgraded",
+  "run.signaled",
   "run.succeeded",
   "run.failed",
   "run.canceled",

@@ -117,6 +117,7 @@ export type RunPatch = Partial<
     | "pausedAt"
     | "pausedMs"
     | "inbox"
+    | "version"
   >
 >;
 
@@ -325,7 +326,7 @@ export interface InterruptDeadline {
   response?: unknown;
 }
 
-export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork" | "signal";
+export type CommandType = "resolve" | "update" | "kill" | "retry" | "cancel" | "break" | "unbreak" | "fork" | "signal" | "upgrade";
 
 export interface CommandRecord {
   id: string;

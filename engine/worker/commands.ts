@@ -31,7 +31,8 @@ export async function prepareCommand(command: CommandRecord, view: RunView): Pro
       case "cancel":
         return prepareCancel(command, view, events);
       case "fork":
-        return refuse(new ConflictError("fork is applied by the operator, not on the run"));
+      case "upgrade":
+        return refuse(new ConflictError(`${command.type} is applied by the operator, not on the run`));
       case "signal":
         return prepareSignal(command, view, events);
     }

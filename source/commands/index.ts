@@ -24,6 +24,7 @@ import { show } from "./show.js";
 import { signal } from "./signal.js";
 import { start } from "./start.js";
 import { state } from "./state.js";
+import { upgrade } from "./upgrade.js";
 import { validate } from "./validate.js";
 import { worker } from "./worker.js";
 import { workers } from "./workers.js";
@@ -55,6 +56,7 @@ export const COMMANDS: readonly Command[] = [
   breakpoint,
   unbreak,
   fork,
+  upgrade,
   schedule,
   consoleCommand,
   backup,

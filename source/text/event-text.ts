@@ -26,6 +26,7 @@ const describers: Describers = {
   "run.released": (p) => `${p.status}: ${p.why}`,
   "run.paused": (p) => `${p.reason}${p.nodes.length ? ` at ${p.nodes.join(", ")}` : ""}`,
   "run.resumed": (p) => `by ${p.by}`,
+  "run.upgraded": (p) => `from version ${p.from.slice(0, 12)} to ${p.to.slice(0, 12)}${p.checkpointId ? `, state fitted (checkpoint ${p.checkpointId})` : ""}${p.reason ? ` (${p.reason})` : ""}`,
   "run.succeeded": (p) => `after ${p.steps} steps`,
   "run.failed": (p) => `${p.error.code}${p.error.node ? ` at ${p.error.node}` : ""}: ${p.error.message}`,
   "run.canceled": (p) => p.reason,

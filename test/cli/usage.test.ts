@@ -9,7 +9,7 @@ describe("pitwall: usage, errors and exit codes", () => {
   it("without a command prints the help listing every command (exit 0); --version prints the version", async () => {
     const [help, version] = await Promise.all([cli.run([]), cli.run(["--version"])]);
     expect(help.code).toBe(0);
-    for (const name of ["validate", "graph", "start", "worker", "runs", "show", "events", "state", "checkpoints", "diff", "interrupts", "resolve", "edit", "kill", "retry", "cancel", "break", "unbreak", "fork", "console", "backup", "prune", "delete", "demo"]) {
+    for (const name of ["validate", "graph", "start", "worker", "runs", "show", "events", "state", "checkpoints", "diff", "interrupts", "resolve", "edit", "kill", "retry", "cancel", "break", "unbreak", "fork", "upgrade", "console", "backup", "prune", "delete", "demo"]) {
       expect(help.stdout).toMatch(new RegExp(`^ {4}${name} +\\S`, "m"));
     }
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);

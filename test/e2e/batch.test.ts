@@ -68,7 +68,7 @@ describe("pitwall batch", () => {
     };
     await cli.createStore();
     await expectUsage(["batch", "cancel", "--reason", "x", "--yes"], "batch needs a selection: --status, --workflow, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
-    await expectUsage(["batch", "delete", "--workflow", "w"], "batch delete: not an action (cancel, retry, signal, approve, reject)");
+    await expectUsage(["batch", "delete", "--workflow", "w"], "batch delete: not an action (cancel, retry, signal, approve, reject, upgrade)");
     await expectUsage(["batch", "cancel", "--workflow", "w", "--yes"], "batch cancel needs --reason TEXT");
     await expectUsage(["batch", "signal", "--workflow", "w"], "batch signal needs the signal's name: batch signal <name> ...");
     await expectUsage(["batch", "retry", "--workflow", "w", "--data", "1"], "--data is a signal's: only batch signal takes it");

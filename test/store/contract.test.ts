@@ -162,6 +162,30 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect((await store.claimRun({ owner: "w", leaseMs: 1000, runId: timer.id }))?.run.id).toBe(timer.id);
     });
 
+    it("a commit that moves a run to another version (an upgrade) moves it for claims: the new version's claims take it, the old one's no longer do", async () => {
+      const queued = await createRun(store);
+      const parked = await createRun(store);
+      const p = await claimed(store, parked.id);
+      await store.commit({ id: commitId(), runId: parked.id, fence: p.fence, run: { status: "paused", owner: null, leaseUntil: null } });
+      for (const run of [queued, (await store.getRun(parked.id))!]) {
+        await store.commit({ id: commitId(), runId: run.id, fence: run.fence, fenceOut: true, expectStatus: [run.status], run: { version: "v-next" }, events: [event(run.id)] });
+      }
+      expect((await store.getRun(queued.id))!.version).toBe("v-next");
+      // Taken by a fleet that runs only the new version (no claim of the old one looked first).
+      const taken = await store.claimRun({ owner: "w", leaseMs: 1000, versions: ["v-next"] });
+      expect(taken?.run).toMatchObject({ id: queued.id, version: "v-next" });
+      await store.commit({ id: commitId(), runId: queued.id, fence: taken!.fence, run: { status: "queued", owner: null, leaseUntil: null } });
+      expect(await store.claimRun({ owner: "w", leaseMs: 1000, versions: [WF.version] })).toBeUndefined();
+      expect(await store.claimRun({ owner: "w", leaseMs: 1000, versions: [WF.version], runId: queued.id })).toBeUndefined();
+      expect((await store.claimRun({ owner: "w", leaseMs: 1000, versions: ["v-next"] }))?.run.id).toBe(queued.id);
+      // Once a paused run is queued again, it is offered under the version it is on now.
+      const resumed = (await store.getRun(parked.id))!;
+      await store.commit({ id: commitId(), runId: parked.id, fence: resumed.fence, run: { status: "queued" } });
+      expect(await store.claimRun({ owner: "w", leaseMs: 1000, versions: [WF.version] })).toBeUndefined();
+      expect((await store.claimRun({ owner: "w", leaseMs: 1000, versions: ["v-next"] }))?.run).toMatchObject({ id: parked.id, version: "v-next" });
+      expect((await store.listRuns({ workflow: WF.name })).runs.map((r) => r.version)).toEqual(["v-next", "v-next"]);
+    });
+
     it("lets another worker take over a run whose lease expired; the old owner can no longer write", async () => {
       const run = await createRun(store);
       const old = await store.claimRun({ owner: "w1", leaseMs: 100 });

@@ -25,7 +25,7 @@ const QUEUED = `SELECT ${CANDIDATE_COLUMNS} FROM runs r
      AND ${FILTER}`;
 /** Along the index of queued runs by workflow (schema version 5), one workflow's oldest first. */
 const QUEUED_OF_WORKFLOW = `${QUEUED} AND workflow = :workflow ORDER BY updated_at, id LIMIT :limit`;
-const SAVE_RUN = "UPDATE runs SET doc = ?, status = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ?";
+const SAVE_RUN = "UPDATE runs SET doc = ?, status = ?, version = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ?";
 const SAVE_RUN_BY_ID = `${SAVE_RUN} WHERE id = ?`;
 const SAVE_RUN_BY_KEY = `${SAVE_RUN} WHERE key = ?`;
 const EXPIRED = `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`;
@@ -127,7 +127,8 @@ export class Queries {
    */
   saveRun(run: RunRecord, key?: number): void {
     const row = runRow(run);
-    const values = [row.doc, row.status, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on];
+    // The version too: an upgrade moves a run to another (claims filter on the column).
+    const values = [row.doc, row.status, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on];
     if (key === undefined) {
       this.s.sql(SAVE_RUN_BY_ID).run(...values, row.id);
       this.written.saved(run.id, row.doc, ended(run));

@@ -64,6 +64,14 @@ end
 
 redis.call('HSET', rk, 'lastCommit', commit_id)
 if fence_out then redis.call('HSET', rk, 'fence', fmt(next_fence())) end
+-- A run moved to another version (an upgrade) leaves its offer on the old version's stream:
+-- withdrawn here, schedule() below offers it on the new one's, in this same script.
+for _, p in ipairs(set_fields) do
+  if p[1] == 'version' then
+    local was = redis.call('HMGET', rk, 'version', '_offer')
+    if was[2] and was[1] ~= p[2] then withdraw_offer(id, was[1], was[2]) end
+  end
+end
 hset_pairs(rk, set_fields)
 if #del_fields > 0 then redis.call('HDEL', rk, unpack(del_fields)) end
 if checkpoint then

@@ -1,0 +1,93 @@
+import { ConflictError, ValidationError } from "../errors.js";
+import type { NodeDefinition, WorkflowDefinition } from "../graph/definition.js";
+import { failedUncaught } from "../runtime/transitions.js";
+import type { InterruptRecord, RunRecord, TaskRecord } from "../store/records.js";
+import { isHeld } from "./unheld-runs.js";
+
+// What an upgrade (`Operator.upgrade`) checks of the run itself, beyond what a fork onto another
+// version checks of its checkpoint (fork-version.ts): whether the run may move now, and whether
+// what it waits on still makes sense under the new version.
+
+/**
+ * Only a run nobody executes moves: queued, paused, or failed (which a retry brings back, as it
+ * does under the new version then). A running run is held by a worker, which runs its nodes under
+ * the version it claimed it on; an ended one stays on the version it ended on.
+ */
+export function checkUpgradable(run: RunRecord): void {
+  if (run.status === "running") {
+    const why = isHeld(run) ? `held by worker ${run.owner}` : `left by worker ${run.owner ?? "?"}, whose lease ran out: start a worker to take it over`;
+    throw new ConflictError(`run ${run.id} is running (${why}); a run moves to another version while it is queued, paused or failed: pause it (pitwall kill, pitwall break), or wait until it pauses or ends`);
+  }
+  if (run.status === "succeeded" || run.status === "canceled") {
+    throw new ConflictError(`run ${run.id} has ended (${run.status}) and stays on its version: fork it onto the new one (pitwall fork RUN N --workflow FILE), or go on from it (pitwall start FILE --from ${run.id})`);
+  }
+}
+
+/**
+ * A failed run moves only when a retry can bring it back (a failed or canceled task in its step in
+ * progress, as `retry` asks): one that failed otherwise (a route no node takes, its step limit)
+ * would stay failed on the new version, which nothing could then run.
+ */
+export function checkRetryable(run: RunRecord, tasks: readonly TaskRecord[]): void {
+  if (run.status !== "failed" || tasks.some((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"))) return;
+  const why = run.error ? ` (${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""})` : "";
+  throw new ConflictError(`run ${run.id} failed${why} with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork RUN N --workflow FILE)`);
+}
+
+/** The workflow must be the run's, in another version; a run of another workflow is refused as a fork is. */
+export function checkSameWorkflow(run: RunRecord, definition: WorkflowDefinition): void {
+  if (definition.name !== run.workflow) {
+    throw new ValidationError(`run ${run.id} is a run of workflow ${run.workflow}; an upgrade moves it to another version of that workflow, not to ${definition.name}`);
+  }
+}
+
+/**
+ * What the run waits on keeps its meaning: the tasks of its step in progress still have their
+ * node, a task parked (on a timer, a signal, a sub-workflow's run, an interrupt) finds a node of
+ * the same kind (calling the same sub-workflow), the writes its finished tasks keep still have
+ * their keys, its pending interrupts and its breakpoints still have their node.
+ */
+export function checkWaitsKept(
+  run: RunRecord,
+  from: WorkflowDefinition,
+  to: WorkflowDefinition,
+  version: string,
+  tasks: readonly TaskRecord[],
+  pending: readonly InterruptRecord[],
+): void {
+  const v = `version ${version.slice(0, 12)} of workflow ${to.name}`;
+  for (const task of tasks.filter((t) => t.parent === null)) {
+    const node = to.nodes[task.node];
+    if (!node) throw new ValidationError(`${v} has no node "${task.node}", whose task ${task.id} is in run ${run.id}'s step in progress: keep the node in the new version`);
+    const before = from.nodes[task.node];
+    if (task.waitingFor && before && !sameKind(before, node)) {
+      throw new ValidationError(
+        `task ${task.id} of run ${run.id} waits (${task.waitingFor.kind}) in node "${task.node}", ${describeKind(before)} node, which ${v} makes ${describeKind(node)} node: keep its kind, or cancel the run and start it again`,
+      );
+    }
+    const lost = (task.writes ?? []).map(([key]) => key).find((key) => !Object.hasOwn(to.state, key));
+    if (lost !== undefined) {
+      throw new ValidationError(`${v} has no state key "${lost}", which node "${task.node}" wrote in run ${run.id}'s step in progress (written when its step ends): keep the key in the new version`);
+    }
+  }
+  for (const interrupt of pending) {
+    if (!Object.hasOwn(to.nodes, interrupt.node)) {
+      throw new ValidationError(`${v} has no node "${interrupt.node}", at which run ${run.id}'s interrupt ${interrupt.id} (${interrupt.kind}) waits: answer it first, or keep the node in the new version`);
+    }
+  }
+  const broken = run.breakpoints.find((node) => !Object.hasOwn(to.nodes, node));
+  if (broken !== undefined) throw new ValidationError(`${v} has no node "${broken}", on which run ${run.id} has a breakpoint: clear it first (pitwall unbreak ${run.id} ${broken}), or keep the node in the new version`);
+}
+
+/** A sub-workflow node is of the same kind only when it calls the same workflow (in any version). */
+function sameKind(a: NodeDefinition, b: NodeDefinition): boolean {
+  if (a.kind !== b.kind) return false;
+  return a.kind !== "subgraph" || b.kind !== "subgraph" || a.workflowName === b.workflowName;
+}
+
+/** The node's kind with its article: `a sub-workflow (child)`, `an action`. */
+function describeKind(node: NodeDefinition): string {
+  if (node.kind === "subgraph") return `a sub-workflow (${node.workflowName ?? "?"})`;
+  const kind = node.kind ?? "action";
+  return `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
+}
