@@ -1,5 +1,5 @@
 import { ConflictError, ValidationError } from "../errors.js";
-import type { NodeDefinition, WorkflowDefinition } from "../graph/definition.js";
+import { hasRoutes, type NodeDefinition, type WorkflowDefinition } from "../graph/definition.js";
 import { failedUncaught } from "../runtime/transitions.js";
 import type { InterruptRecord, RunRecord, TaskRecord } from "../store/records.js";
 import { isHeld } from "./unheld-runs.js";
@@ -71,8 +71,15 @@ export function checkWaitsKept(
     }
   }
   for (const interrupt of pending) {
-    if (!Object.hasOwn(to.nodes, interrupt.node)) {
+    const node = to.nodes[interrupt.node];
+    if (!node) {
       throw new ValidationError(`${v} has no node "${interrupt.node}", at which run ${run.id}'s interrupt ${interrupt.id} (${interrupt.kind}) waits: answer it first, or keep the node in the new version`);
+    }
+    // An approval's answer is the route it takes: one the new version does not route would fail the run once given.
+    if (node.kind !== "approval" || !hasRoutes(node) || node.default !== undefined) continue;
+    const unrouted = interrupt.request.decisions.find((d) => !Object.hasOwn(node.routes!, d) && !(d === "edit" && "approve" in node.routes!));
+    if (unrouted !== undefined) {
+      throw new ValidationError(`${v} routes no "${unrouted}" from approval "${interrupt.node}", which run ${run.id}'s interrupt ${interrupt.id} offers: answering it so would fail the run; route it in the new version, or answer the interrupt first`);
     }
   }
   const broken = run.breakpoints.find((node) => !Object.hasOwn(to.nodes, node));

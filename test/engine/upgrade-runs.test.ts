@@ -136,6 +136,15 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
       `version ${short(noShip.version)} of workflow release has no node "ship", on which run ${run.id} has a breakpoint: clear it first (pitwall unbreak ${run.id} ship), or keep the node in the new version`,
     );
     await op.clearBreakpoint(run.id, "ship");
+    // The approval's answers must still lead somewhere: a decision it offers that the new version does not route would fail the run.
+    const noReject = workflow("release", { state, reducers: { log: "append" } })
+      .approval("review", { question: "Ship it?", decisions: ["approve", "reject"], routes: { approve: "ship" } })
+      .node("ship", () => ({}), { next: "END" })
+      .compile();
+    const [asked] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await expect(op.upgrade(run.id, { workflow: noReject })).rejects.toThrow(
+      `version ${short(noReject.version)} of workflow release routes no "reject" from approval "review", which run ${run.id}'s interrupt ${asked!.id} offers: answering it so would fail the run; route it in the new version, or answer the interrupt first`,
+    );
     // A run's own interrupt lists must name nodes the new version has.
     const listed = await engine.start(buggy, {}, { interruptBefore: ["ship"] });
     expect(await listed.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "interrupt" });
