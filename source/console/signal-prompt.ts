@@ -9,27 +9,33 @@ export interface TypedSignal {
 
 /**
  * Asks for a signal's name (`offered` typed in already, `names` completed with tab; `waits` tells
- * who waits for it), then its data as JSON (empty: none). A name the engine would refuse is said
- * before the data is asked for, and text that is not JSON is refused: the footer says why and
- * nothing is sent, as when a prompt is left with esc.
+ * who waits for it), then its data as JSON (empty: none). A name the engine would refuse, or data
+ * that is not JSON, is asked for again with what was typed and why it was refused, to mend it in
+ * place; esc leaves, and nothing is sent.
  */
 export async function askSignal(ui: Ui, offered: string, names: readonly string[], waits: string): Promise<TypedSignal | undefined> {
-  const typed = await ui.prompt({
-    title: "Signal name:",
-    initial: offered,
-    complete: (text) => names.filter((n) => n.startsWith(text) && n !== text),
-    hint: `${waits ? `${waits} · ` : ""}letters, digits, . _ : - · enter ok · esc cancels`,
-  });
-  const name = typed?.trim();
-  if (!name) return void ui.report({ tone: "info", text: "no signal name; nothing sent" });
-  try {
-    checkSignalName(name);
-  } catch (error) {
-    return void ui.report({ tone: "error", text: `nothing sent: ${errorMessage(error)}` });
+  let name: string | undefined;
+  for (let typed = offered, refused = ""; name === undefined; ) {
+    const text = await ui.prompt({
+      title: "Signal name:",
+      initial: typed,
+      complete: (t) => names.filter((n) => n.startsWith(t) && n !== t),
+      hint: refused ? `${refused}enter ok · esc cancels` : `${waits ? `${waits} · ` : ""}letters, digits, . _ : - · enter ok · esc cancels`,
+    });
+    typed = text?.trim() ?? "";
+    if (!typed) return void ui.report({ tone: "info", text: "no signal name; nothing sent" });
+    try {
+      checkSignalName(typed);
+      name = typed;
+    } catch (error) {
+      refused = `${errorMessage(error)} · `;
+    }
   }
-  const text = await ui.prompt({ title: `${name} data (JSON):`, hint: 'e.g. {"amount": 42}; empty sends none · enter ok · esc cancels' });
-  if (text === undefined) return void ui.report({ tone: "info", text: `signal ${name} canceled; nothing sent` });
-  const parsed = text.trim() === "" ? { value: undefined } : parseJsonText(text);
-  if (parsed.error !== undefined) return void ui.report({ tone: "error", text: `signal ${name} not sent: its data is not JSON (${parsed.error})` });
-  return { name, data: parsed.value };
+  for (let typed = "", refused = ""; ; ) {
+    const text = await ui.prompt({ title: `${name} data (JSON):`, initial: typed, hint: `${refused || 'e.g. {"amount": 42}; empty sends none · '}enter ok · esc cancels` });
+    if (text === undefined) return void ui.report({ tone: "info", text: `signal ${name} canceled; nothing sent` });
+    const parsed = text.trim() === "" ? { value: undefined } : parseJsonText(text);
+    if (parsed.error === undefined) return { name, data: parsed.value };
+    [typed, refused] = [text, `not JSON (${parsed.error}): mend it · `];
+  }
 }

@@ -93,12 +93,14 @@ it("sends the run a signal with JSON data from its run view: bad JSON is refused
   ui = await openConsole({ store, columns: 120, initial: { kind: "run", runId } });
   await ui.waitFor("! signal");
 
-  // The name the run waits for is offered; the data must be JSON.
+  // The name the run waits for is offered; the data must be JSON, asked again as typed to mend it.
   await sendSignal(ui, '{"amount": 4');
-  await ui.waitFor("signal payment.confirmed not sent: its data is not JSON (line 1, column");
+  await ui.waitFor("not JSON (line 1, column");
+  expect(ui.frame()).toContain('payment.confirmed data (JSON): {"amount": 4█');
   expect((await store.listCommands({ runId })).map((c) => c.args.name)).toEqual(["note"]);
 
-  await sendSignal(ui, '{"amount": 42}');
+  await ui.type("2}");
+  await ui.press("enter");
   const frame = await ui.waitFor(`Send signal payment.confirmed to run ${runId}?`);
   expect(frame).toContain("paid waits for it and goes on with it.");
   expect(frame).toContain('Data: {"amount":42}');
@@ -122,15 +124,19 @@ it("sends a signal no node waits for, without data: the run keeps it in its inbo
   ui = await openConsole({ store, columns: 80, initial: { kind: "run", runId } });
   await ui.waitFor("! signal");
 
-  // A name the engine would refuse is said at once, before the data is asked for.
+  // A name the engine would refuse is said at once, before the data is asked for, and asked again to mend.
   await ui.press("!");
   await ui.waitFor("Signal name: payment.confirmed█");
   await ui.press("ctrl-u");
   await ui.type("bad name");
   await ui.press("enter");
-  await ui.waitFor(`nothing sent: signal name "bad name" may only use letters`);
-
-  await sendSignal(ui, "", "audit");
+  await ui.waitFor(`signal name "bad name" may only use letters`);
+  expect(ui.frame()).toContain("Signal name: bad name█");
+  await ui.press("ctrl-u");
+  await ui.type("audit");
+  await ui.press("enter");
+  await ui.waitFor("audit data (JSON):");
+  await ui.press("enter");
   const frame = await ui.waitFor("Send signal audit to run");
   expect(frame).toContain("No node waits for audit now: it is kept until a node takes it.");
   expect(frame).toContain("No data.");
