@@ -77,7 +77,7 @@ export { outlastingSubscription, type OutageListener } from "./operator/store-ou
 export { checkStart, startRun, storeVersion, type StartRunOptions, type WorkflowVersion } from "./operator/start.js";
 export { checkTags, hasTags, type RunTags } from "./tags.js";
 export { Schedules, checkScheduleFields, type ScheduleSpec } from "./operator/schedules.js";
-export { SCHEDULE_TAG, fireInstant, scheduleRunId, type Fired } from "./operator/schedule-fire.js";
+export { BACKFILL_TAG, SCHEDULE_TAG, fireInstant, scheduleRunId, type Fired } from "./operator/schedule-fire.js";
 export { MAX_BACKFILL_TIMES, type BackfillBound, type BackfillOptions, type BackfillTime } from "./operator/schedule-backfill.js";
 export { checkCron, checkTimezone, nextCronTime, zonedTime } from "./operator/cron-times.js";
 export { MISSED_AFTER_MS } from "./worker/schedule-watch.js";

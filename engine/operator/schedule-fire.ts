@@ -6,6 +6,8 @@ import { startRun, type WorkflowVersion } from "./start.js";
 
 /** The tag every run a schedule starts has, with the schedule's id (`pitwall runs --tag schedule=nightly`). */
 export const SCHEDULE_TAG = "schedule";
+/** The tag a run started by a backfill has besides (`backfill=true`): its schedule's live times do not wait for it. */
+export const BACKFILL_TAG = "backfill";
 
 /**
  * The id of the run a schedule starts for a time (`nightly-20261202T030000Z`; a trigger's has its
@@ -37,12 +39,22 @@ function latestVersion(stored: readonly { name: string; version: string; created
   return stored.filter((w) => w.name === name).sort((a, b) => b.createdAt - a.createdAt || (a.version < b.version ? 1 : -1))[0]?.version;
 }
 
-/** A run the schedule started that has not ended, if one (what `overlap: "skip"` waits for). */
+/**
+ * A run the schedule started at a time of its own (or a trigger) that has not ended, if one (what
+ * `overlap: "skip"` waits for). A backfill's runs are not waited for: times long past do not hold
+ * back the times to come.
+ */
 export async function unfinishedRun(store: Store, schedule: ScheduleRecord): Promise<RunRecord | undefined> {
   const last = schedule.lastRunId === null ? undefined : await store.getRun(schedule.lastRunId);
   if (last && !TERMINAL_RUN_STATUSES.includes(last.status)) return last;
-  const { runs } = await store.listRuns({ tags: { [SCHEDULE_TAG]: schedule.id }, status: ["queued", "running", "paused"], limit: 1 });
-  return runs[0];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listRuns({ tags: { [SCHEDULE_TAG]: schedule.id }, status: ["queued", "running", "paused"], limit: 100, ...(cursor ? { cursor } : {}) });
+    const live = page.runs.find((run) => run.tags?.[BACKFILL_TAG] === undefined);
+    if (live) return live;
+    cursor = page.nextCursor;
+  } while (cursor);
+  return undefined;
 }
 
 export interface Fired {
@@ -75,7 +87,7 @@ export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: n
     await startRun(store, workflow, schedule.input, {
       id: runId,
       actor: options.actor,
-      tags: { ...schedule.tags, [SCHEDULE_TAG]: schedule.id },
+      tags: { ...schedule.tags, [SCHEDULE_TAG]: schedule.id, ...(options.backfill ? { [BACKFILL_TAG]: "true" } : {}) },
       schedule: { id: schedule.id, at, ...(options.backfill ? { backfill: true } : {}) },
     });
     return { runId, existed: false };

@@ -6,7 +6,7 @@ import { checkTags } from "../tags.js";
 import { checkCron, checkTimezone, nextCronTime, shortestCronGap, zonedTime } from "./cron-times.js";
 import { notFound } from "./must-get.js";
 import { backfillSchedule, type BackfillOptions, type BackfillTime } from "./schedule-backfill.js";
-import { SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
+import { BACKFILL_TAG, SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
 import { checkStart, type WorkflowVersion } from "./start.js";
 
 /** What makes a schedule (`Schedules.create`); what `update` changes is the same, less the id. */
@@ -209,6 +209,7 @@ export function checkScheduleFields(
   if (typeof record.paused !== "boolean") throw new ValidationError(`paused ${JSON.stringify(record.paused)}: give true or false`);
   if (record.tags !== undefined) {
     if (Object.hasOwn(record.tags, SCHEDULE_TAG)) throw new ValidationError(`tag ${SCHEDULE_TAG} is the schedule's id on every run it starts: give another tag name`);
+    if (Object.hasOwn(record.tags, BACKFILL_TAG)) throw new ValidationError(`tag ${BACKFILL_TAG} marks the runs a backfill starts: give another tag name`);
     checkTags({ ...record.tags, [SCHEDULE_TAG]: record.id });
   }
   checkStart(workflow, record.input, {});

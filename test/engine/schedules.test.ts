@@ -223,6 +223,20 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     }
   });
 
+  it("a backfill's runs, paused unanswered, do not hold back the schedule's own times under overlap skip", async () => {
+    const { store, ops } = await storeWith(asking);
+    await ops.schedules.create({ id: "ask", workflow: "asking", cron: "0 3 * * *" });
+    const [backfilled] = await ops.schedules.backfill("ask", { from: "2026-11-20", to: "2026-11-21" });
+    expect((await store.getRun(backfilled!.runId))!.tags).toEqual({ schedule: "ask", backfill: "true" });
+    const engine = await workerOn(store, asking);
+    expect(await engine.run(backfilled!.runId).wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused", reason: "interrupt" });
+    // The trigger keeps to the overlap rule: the backfilled run still asking is none of its business.
+    const live = await ops.schedules.trigger("ask");
+    expect(live.existed).toBe(false);
+    await expect(ops.schedules.trigger("ask")).rejects.toThrow(new RegExp(`^run ${live.runId} it started has not ended`));
+    await expect(ops.schedules.update("ask", { tags: { backfill: "x" } })).rejects.toThrow("tag backfill marks the runs a backfill starts: give another tag name");
+  });
+
   it("backfills the past times that have no run, as a worker would have started them then; a dry run starts nothing; bad stretches are refused", async () => {
     const { store, ops } = await storeWith(quick);
     await ops.schedules.create({ id: "daily", workflow: "digest", cron: "0 3 * * *", timezone: "Europe/Berlin", input: { topic: "sport" } });
