@@ -124,3 +124,18 @@ it("signals every marked run with JSON data: bad JSON is asked again to mend, no
     expect(await store.listCommands({ runId: run.id })).toEqual([expect.objectContaining({ type: "signal", reason: "webhook replay", args: { name: "paid", data: { amount: 42 } } })]);
   }
 });
+
+it("a batch of many runs counts those of one workflow it does the same to on one line, and lists apart those it leaves", async () => {
+  const { store } = await pausedRuns({ review: 13, checkout: 1 });
+  ui = await openConsole({ store, columns: 120, rows: 40 });
+  await ui.waitFor("Runs 14");
+  await ui.press("*");
+  await ui.waitFor("14 marked");
+  await ui.press("a");
+  const frame = await ui.waitFor("Approve the pending interrupts of 13 runs?");
+  expect(frame).toMatch(/13 runs {2}review approves ok: Ship it\?/);
+  expect(frame).toMatch(/run-\w+ checkout left: no interrupt of it is pending/);
+  expect(frame).not.toContain("more (a taller terminal shows them)");
+  await ui.press("esc");
+  await ui.waitFor("approve not confirmed; nothing sent");
+});

@@ -57,7 +57,7 @@ async function confirmAndSend(services: Services, target: BatchTarget, batch: Ru
   }
   const body: Line[] = [
     ...(batch.kind === "signal" ? [batch.signal.data === undefined ? [seg("No data.", { color: MUTED })] : [seg("Data: ", { color: MUTED }), seg(truncate(inline(batch.signal.data), Math.max(10, width - CONFIRM_MARGIN - 7)))]] : []),
-    ...planned.map(({ run, skip }) => runLine(run, skip ? `left: ${skip}` : effectOn(run, batch, target), skip !== undefined, width)),
+    ...runLines(planned.map(({ run, skip }) => ({ run, what: skip ? `left: ${skip}` : effectOn(run, batch, target), left: skip !== undefined })), width),
   ];
   const count = `${acted.length} run${acted.length === 1 ? "" : "s"}`;
   const answer = await ui.confirm({
@@ -130,9 +130,29 @@ function effectOn(run: RunRecord, batch: RunBatch, { snap }: BatchTarget): strin
   return status;
 }
 
-function runLine(run: RunRecord, what: string, left: boolean, width: number): Line {
-  const head = `${run.id} ${clean(run.workflow)} `;
-  return [seg(`${run.id} `, { color: left ? MUTED : ACCENT }), seg(`${clean(run.workflow)} `, { bold: !left }), seg(truncate(clean(what), Math.max(10, width - CONFIRM_MARGIN - displayWidth(head) - 1)), { color: left ? "yellow" : MUTED })];
+/** Runs listed one a line up to this many; more, those of one workflow the batch does the same to are one line that counts them. */
+const LISTED_RUNS = 12;
+
+type RunEffect = { run: RunRecord; what: string; left: boolean };
+
+/** A line per run, or, for a batch of many, a line per workflow and effect (`38 runs  review  approves ok: Ship it?`). */
+function runLines(effects: readonly RunEffect[], width: number): Line[] {
+  if (effects.length <= LISTED_RUNS) return effects.map(({ run, what, left }) => effectLine(`${run.id} `, run.workflow, what, left, width));
+  const groups = new Map<string, RunEffect[]>();
+  for (const effect of effects) {
+    const key = `${effect.run.workflow}\u0000${effect.what}\u0000${effect.left}`;
+    groups.set(key, [...(groups.get(key) ?? []), effect]);
+  }
+  return [...groups.values()].map((group) => {
+    const { run, what, left } = group[0]!;
+    return effectLine(group.length === 1 ? `${run.id} ` : `${group.length} runs  `, run.workflow, what, left, width);
+  });
+}
+
+/** Which run (or how many), of which workflow, and what the batch does to it or why it leaves it. */
+function effectLine(label: string, workflow: string, what: string, left: boolean, width: number): Line {
+  const head = `${label}${clean(workflow)} `;
+  return [seg(label, { color: left ? MUTED : ACCENT }), seg(`${clean(workflow)} `, { bold: !left }), seg(truncate(clean(what), Math.max(10, width - CONFIRM_MARGIN - displayWidth(head) - 1)), { color: left ? "yellow" : MUTED })];
 }
 
 function report({ ui }: Services, did: string, results: readonly BatchResult[]): void {
