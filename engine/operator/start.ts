@@ -83,6 +83,8 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
   const interruptAfter = options.interruptAfter ?? null;
   const start = { workflow: workflow.definition.name, state, interruptBefore, interruptAfter };
   let existing: RunRecord | undefined;
+  // A start under a given id says which start it is: two alike in one millisecond are one write to Redis.
+  const request = options.id !== undefined && !options.signal ? newId("start", 8) : undefined;
   try {
     const { events } = await store.createRun(
       newRun({
@@ -96,6 +98,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
         ...(options.tags ? { tags: options.tags } : {}),
         deadlineSeconds: options.deadlineSeconds ?? workflow.definition.limits.deadlineSeconds,
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(request ? { request } : {}),
         ...(options.schedule ? { schedule: options.schedule } : {}),
       }),
     );
@@ -103,7 +106,7 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
     // that by the input checkpoint alone, which another start with this id and input has too when
     // made in the same millisecond: a run that is not this start's is one that existed.
     const run = events.length === 0 && options.id !== undefined ? await store.getRun(id) : undefined;
-    if (run && (run.version !== workflow.version || (await howItDiffers(store, run, start)) !== undefined || !(await madeFor(store, run, options.signal)))) existing = run;
+    if (run && (run.version !== workflow.version || (await howItDiffers(store, run, start)) !== undefined || !(await madeFor(store, run, options.signal?.id ?? request)))) existing = run;
   } catch (error) {
     existing = error instanceof ConflictError && options.id !== undefined ? await store.getRun(id) : undefined;
     if (!existing) throw error;
@@ -115,11 +118,12 @@ export async function startRun(store: Store, workflow: CompiledWorkflow | Workfl
   return id;
 }
 
-/** Whether `run` was made for `signal` (any run is, when the start delivers none). */
-async function madeFor(store: Store, run: RunRecord, signal: StartRunOptions["signal"]): Promise<boolean> {
-  if (!signal) return true;
+/** Whether `run` was made by this start: its `run.created` names the start's request, or the signal it delivers (any run is, when it names neither). */
+async function madeFor(store: Store, run: RunRecord, request: string | undefined): Promise<boolean> {
+  if (!request) return true;
   const [created] = await store.readEvents({ runId: run.id, types: ["run.created"], limit: 1 });
-  return (created?.payload as { signal?: { id: string } } | undefined)?.signal?.id === signal.id;
+  const payload = created?.payload as { signal?: { id: string }; request?: string } | undefined;
+  return (payload?.signal?.id ?? payload?.request) === request;
 }
 
 /**

@@ -34,6 +34,8 @@ export interface NewRunOptions {
   deadlineSeconds?: number | undefined;
   /** The signal it is made to deliver (signal-with-start), said in its `run.created`. */
   signal?: { id: string; name: string };
+  /** A start under an id of the caller's: the start's own id, said in its `run.created`, to tell it from another start of that id. */
+  request?: string;
   /** The schedule that started it, and the time it was started for (in `run.created`). */
   schedule?: { id: string; at: number; backfill?: boolean };
 }
@@ -110,6 +112,7 @@ export function newRun(options: NewRunOptions): NewRun {
         ...(options.reason ? { reason: options.reason } : {}),
         ...(typeof run.deadlineAt === "number" ? { deadlineAt: run.deadlineAt } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.request ? { request: options.request } : {}),
         ...(options.schedule ? { schedule: options.schedule.id, scheduledFor: options.schedule.at, ...(options.schedule.backfill ? { backfill: true } : {}) } : {}),
       }),
       ...(options.edited

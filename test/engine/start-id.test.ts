@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ConflictError, RunExistsError, ValidationError, workflow } from "../../engine/index.js";
 import { engineHarness, sleep } from "../support/engine.js";
@@ -27,6 +27,21 @@ describe.each(storeFactories)("a start with an id, retried ($name store)", (fact
     const reused = await engine.start(charge, { amount: 5, order: "o-42" }, { id: "order-42", ifExists: "reuse" });
     expect(reused.id).toBe("order-42");
     expect((await engine.store.listRuns()).runs.map((r) => r.id)).toEqual(["order-42"]);
+  });
+
+  it("of two alike starts in one millisecond, one makes the run and the other finds it made", async () => {
+    const engine = await harness.engine([charge], { worker: false });
+    // The same input and creation time: a Redis store takes the second create for the first sent again.
+    const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
+    let outcomes;
+    try {
+      outcomes = await Promise.allSettled([1, 2].map(() => engine.start(charge, { order: "o-43" }, { id: "order-43" })));
+    } finally {
+      now.mockRestore();
+    }
+    expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(outcomes.find((o) => o.status === "rejected")).toMatchObject({ reason: { sameStart: true } });
+    expect((await engine.store.listRuns()).runs.map((r) => r.id)).toEqual(["order-43"]);
   });
 
   it("is a conflict, saying how it differs, when the id names another workflow's run or another input", async () => {
