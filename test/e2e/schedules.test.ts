@@ -65,7 +65,8 @@ describe("pitwall schedule", () => {
     const listed = await cli.run(["schedule", "list"]);
     const lines = listed.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^ID +WORKFLOW +CRON +TZ +NEXT +LAST RUN +STATE$/);
-    expect(lines[1]).toMatch(/^hourly +echo +@hourly +UTC +\d{4}-\d\d-\d\d \d\d:00 \(in \d+m\) +- +active$/);
+    // Within a minute of the hour, the time left is in seconds.
+    expect(lines[1]).toMatch(/^hourly +echo +@hourly +UTC +\d{4}-\d\d-\d\d \d\d:00 \(in [\d.]+[ms]\) +- +active$/);
     expect(lines[2]).toMatch(/^nightly +echo@\w{8} +0 3 \* \* \* +Europe\/Berlin +\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?\) +- +active$/);
 
     const fired = await cli.json<{ runId: string; existed: boolean }>(["schedule", "trigger", "nightly"]);
