@@ -65,7 +65,9 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
     const { definition, validator } = await versions.get(version);
     const sourceState = await readState(store, runId, from.n);
     const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerOf(definition, key)).state;
-    const state = target ? fitState(validator, patched, from, version) : patched;
+    // Checked against the version the fork runs also when it is the source's own: a run upgraded
+    // since that checkpoint was written runs another version than the one that wrote it.
+    const state = fitState(validator, patched, from, version);
     const diff = diffStates(sourceState, state);
     const id = derivedId("run", command.id);
     const accepted = acceptance(command, forkEffect(command, id, await subWorkflowNote(store, source)), { runId: id }, writer.actor);

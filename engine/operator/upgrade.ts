@@ -16,7 +16,7 @@ import { checkArgs, newCommand, outcomeOf, requested, type CommandOutcome, type 
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { mustGetRun } from "./must-get.js";
 import { storeVersion, type WorkflowVersion } from "./start.js";
-import { checkRetryable, checkSameWorkflow, checkUpgradable, checkWaitsKept } from "./upgrade-checks.js";
+import { checkPendingWrites, checkRetryable, checkSameWorkflow, checkUpgradable, checkWaitsKept } from "./upgrade-checks.js";
 import { WorkflowVersions, reducerOf } from "./workflow-versions.js";
 
 export interface UpgradeOptions {
@@ -90,7 +90,7 @@ async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions,
   const definition = target.definition;
   const [tasks, pending, current] = await Promise.all([
     store.listTasks(run.id, { step: head.step + 1 }),
-    store.listInterrupts({ runId: run.id, status: "pending" }),
+    store.listInterrupts({ runId: run.id }),
     versions.get(run.version),
   ]);
   checkRetryable(run, tasks);
@@ -101,6 +101,8 @@ async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions,
   const before = await readState(store, run.id, head.n);
   const patched = options.patch === undefined ? before : applyStatePatch(before, options.patch, validator, (key) => reducerOf(definition, key)).state;
   const state = fitState(validator, patched, head, version, "upgrade");
+  const patchedKeys = new Set([...Object.keys(before), ...Object.keys(patched)].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(patched[key])));
+  checkPendingWrites(run, definition, version, tasks, validator, state, patchedKeys);
 
   const command = newCommand(writer, run.id, "upgrade", { version, ...(options.patch !== undefined ? { patch: options.patch } : {}) }, options.reason);
   const events = new EventFactory(run.id, writer.actor, writer.secretKeys);

@@ -40,7 +40,7 @@ answered by one command; upgrade: the run moves in place onto the version in the
 pitwall upgrade moves it); a run refused (it ended meanwhile, another operator acted first) does
 not stop the others.
 batch upgrade takes the file as its argument (--workflow selects runs by name here): it selects
-only runs of the file's workflow, and, without --status, only those not ended or failed; a run
+only runs of the file's workflow, and, without --status, those queued, running, paused or failed; a run
 the version cannot take (pitwall upgrade would refuse it: it is running, a node it is at is gone,
 its state does not fit) is listed as left, with the refusal's reason. Each run's
 outcome is printed; the exit code is 0 when none failed, else that of the first failure (3 for a

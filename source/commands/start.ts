@@ -158,6 +158,6 @@ async function noteOtherVersions(out: Output, store: Store, workflow: string, ve
   if (others.length === 0) return;
   const versions = new Set(others.map((r) => r.version.slice(0, 8)));
   out.note(
-    `${plural(others.length, "unfinished run")} of ${workflow} ${others.length === 1 ? "is" : "are"} on ${versions.size === 1 ? "another version" : "other versions"} (${[...versions].join(", ")}) and ${others.length === 1 ? "keeps it" : "keep theirs"}; this run is on ${version.slice(0, 8)} (pitwall fork --workflow moves a run onto it)`,
+    `${plural(others.length, "unfinished run")} of ${workflow} ${others.length === 1 ? "is" : "are"} on ${versions.size === 1 ? "another version" : "other versions"} (${[...versions].join(", ")}) and ${others.length === 1 ? "keeps it" : "keep theirs"}; this run is on ${version.slice(0, 8)} (pitwall upgrade RUN --workflow FILE moves a run onto it in place, pitwall batch upgrade FILE many)`,
   );
 }

@@ -67,7 +67,7 @@ describe("a workflow file edited while runs of it are unfinished", () => {
     expect(first.stderr).toBe("");
     write("b");
     const second = await cli.run(["start", file]);
-    expect(second.stderr).toMatch(/^1 unfinished run of evolving is on another version \(\w{8}\) and keeps it; this run is on \w{8} \(pitwall fork --workflow moves a run onto it\)\n$/);
+    expect(second.stderr).toMatch(/^1 unfinished run of evolving is on another version \(\w{8}\) and keeps it; this run is on \w{8} \(pitwall upgrade RUN --workflow FILE moves a run onto it in place, pitwall batch upgrade FILE many\)\n$/);
     const listed = await cli.run(["runs"]);
     const versions = listed.stdout
       .trim()

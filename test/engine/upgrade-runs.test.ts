@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, Operator, ValidationError, workflow, type Engine, type RunHandle } from "../../engine/index.js";
+import { ConflictError, NotFoundError, Operator, ValidationError, Worker, workflow, type Engine, type RunHandle } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -164,6 +164,71 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     );
   });
 
+  it("refuses what the step in progress would undo: an answer not yet carried out that the new version does not route, a wait whose wait changed, a finished sibling's write its schema refuses or that would replace the patch", async () => {
+    const short = (v: string) => v.slice(0, 12);
+    const numbers = z.object({ n: z.number().default(0), log: z.array(z.string()).default([]) });
+    const strings = z.object({ n: z.string().default(""), log: z.array(z.string()).default([]) });
+    const fanned = (schema: typeof numbers | typeof strings) =>
+      workflow("fanned", { state: schema as typeof numbers, reducers: { log: "append" } })
+        .node("a", () => ({}), { next: ["x", "y"] })
+        .approval("x", { question: "Go?", routes: { approve: "END", reject: "END" } })
+        .node("y", () => ({ n: 1 }), { next: "END" })
+        .compile();
+    const parked = (seconds: number) => workflow("parked", { state }).wait("w", { seconds, next: "END" }).compile();
+    const engine = await harness.engine([buggy, fanned(numbers), parked(3600)], { worker: false });
+    const drain = () => new Worker(engine.store, engine.registry, { pollMs: 20 }).drain();
+    const op = engine.operator("ann");
+
+    const answered = await engine.start(buggy);
+    await drain();
+    const [asked] = await engine.store.listInterrupts({ runId: answered.id, status: "pending" });
+    await op.resolve(asked!.id, { decision: "reject", reason: "not now" });
+    const noReject = workflow("release", { state, reducers: { log: "append" } })
+      .approval("review", { question: "Ship it?", decisions: ["approve", "reject"], routes: { approve: "ship" } })
+      .node("ship", () => ({}), { next: "END" })
+      .compile();
+    await expect(op.upgrade(answered.id, { workflow: noReject })).rejects.toThrow(
+      `version ${short(noReject.version)} of workflow release routes no "reject" from approval "review", which run ${answered.id}'s interrupt ${asked!.id} was answered with (its node has not gone on yet)`,
+    );
+
+    const waiting = await engine.start(parked(3600));
+    await drain();
+    expect((await waiting.get()).wakeAt).not.toBeNull();
+    await expect(op.upgrade(waiting.id, { workflow: parked(1) })).rejects.toThrow(/waits \(time\) in wait node "w" for 3600 s, which version \w+ of workflow parked makes 1 s: the wait under way keeps what it began with/);
+
+    const fan = await engine.start(fanned(numbers));
+    await drain();
+    expect(await fan.get()).toMatchObject({ status: "paused", reason: "interrupt" });
+    await expect(op.upgrade(fan.id, { workflow: fanned(strings), patch: { n: "five" } })).rejects.toThrow(
+      `node "y" wrote "n" in run ${fan.id}'s step in progress (applied when the step ends), which version ${short(fanned(strings).version)} of workflow fanned refuses: `,
+    );
+    await expect(op.upgrade(fan.id, { workflow: fanned(numbers), patch: { n: 5 } })).rejects.toThrow(/is on version .* already/);
+    const renamedLog = workflow("fanned", { state: numbers, reducers: { log: "append" } })
+      .node("a", () => ({}), { next: ["x", "y"] })
+      .approval("x", { question: "Go on?", routes: { approve: "END", reject: "END" } })
+      .node("y", () => ({ n: 1 }), { next: "END" })
+      .compile();
+    await expect(op.upgrade(fan.id, { workflow: renamedLog, patch: { n: 5 } })).rejects.toThrow(
+      `node "y" wrote "n" in run ${fan.id}'s step in progress, applied when the step ends: it would replace what the patch sets there; patch it after the step ends (pitwall edit)`,
+    );
+    for (const run of [answered, waiting, fan]) expect((await engine.store.listCommands({ runId: run.id })).filter((c) => c.type === "upgrade")).toEqual([]);
+  });
+
+  it("a fork from a checkpoint written before the upgrade checks its state against the version the fork runs", async () => {
+    const counted = (schema: z.ZodObject<{ n: z.ZodDefault<z.ZodNumber> | z.ZodDefault<z.ZodString> }>) =>
+      workflow("counted", { state: schema }).approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } }).compile();
+    const v1 = counted(z.object({ n: z.number().default(1) }));
+    const v2 = counted(z.object({ n: z.string().default("") }));
+    const engine = await harness.engine([v1, v2]);
+    const run = await engine.start(v1);
+    expect(await run.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused" });
+    const op = engine.operator("ann");
+    await op.upgrade(run.id, { workflow: v2, patch: { n: "one" } });
+    await expect(op.fork(run.id, 0)).rejects.toThrow(/^the state of checkpoint 0 under version \w+ is invalid at \$\.n: expected string, got number 1; a patch given with the fork/);
+    const { result } = await op.fork(run.id, 0, { workflow: v1 });
+    expect((await engine.store.getRun(result.runId))!.version).toBe(v1.version);
+  });
+
   it("refuses a running run; a worker that claims the run between the checks and the write wins, and the upgrade writes nothing", async () => {
     const slow = workflow("release", { state, reducers: { log: "append" } })
       .node("work", async (_s, ctx) => {
@@ -174,8 +239,10 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     const engine = await harness.engine([slow]);
     const running = await engine.start(slow);
     await until(async () => (await running.get()).status === "running" || undefined, 10_000, "the run to be claimed");
+    // Read before the upgrade is sent: its refusal must find its handler waiting.
+    const { owner } = await running.get();
     await expect(engine.operator("ann").upgrade(running.id, { workflow: fixed })).rejects.toThrow(
-      new ConflictError(`run ${running.id} is running (held by worker ${(await running.get()).owner}); a run moves to another version while it is queued, paused or failed: pause it (pitwall kill, pitwall break), or wait until it pauses or ends`),
+      new ConflictError(`run ${running.id} is running (held by worker ${owner}); a run moves to another version while it is queued, paused or failed: pause it (pitwall kill, pitwall break), or wait until it pauses or ends`),
     );
 
     const idle = await harness.engine([buggy], { worker: false });
