@@ -220,7 +220,7 @@ export interface UpdateAt {
   seq: number;
   /** The nodes whose writes these are (several for a step of parallel nodes; the node an edit was made as). */
   nodes: string[];
-  /** The writes as the reducers applied them: `[key, "set", value]`, `[key, "append", items]`, `[key, "merge", patch]`. */
+  /** The writes as the reducers applied them: `[key, "set", value]`, `[key, "append", items]`, `[key, "merge", patch]`; an edit that leaves a key out, `[key, "delete"]`. */
   writes: ChannelOp[];
 }
 

@@ -9,7 +9,9 @@ import type { ReducerName } from "./schema.js";
 export type ChannelOp =
   | [key: string, op: "set", value: unknown]
   | [key: string, op: "append", items: unknown[]]
-  | [key: string, op: "merge", patch: Record<string, unknown>];
+  | [key: string, op: "merge", patch: Record<string, unknown>]
+  /** An operator's edit (or an upgrade's fit to a new schema) that leaves the key out. */
+  | [key: string, op: "delete"];
 
 export type State = Record<string, unknown>;
 
@@ -70,21 +72,25 @@ export function reduceWrites(
 }
 
 /** Applies `op` to `target`, a copy the caller owns; the values it held are not modified. */
-function applyTo(target: State, [key, kind, value]: ChannelOp): void {
-  switch (kind) {
+function applyTo(target: State, op: ChannelOp): void {
+  const key = op[0];
+  switch (op[1]) {
     case "set":
-      target[key] = value;
+      target[key] = op[2];
       return;
     case "append": {
       const current = target[key];
-      target[key] = Array.isArray(current) ? current.concat(value) : [...value];
+      target[key] = Array.isArray(current) ? current.concat(op[2]) : [...op[2]];
       return;
     }
     case "merge": {
       const current = target[key];
-      target[key] = { ...(isPlainObject(current) ? current : {}), ...value };
+      target[key] = { ...(isPlainObject(current) ? current : {}), ...op[2] };
       return;
     }
+    case "delete":
+      delete target[key];
+      return;
   }
 }
 
@@ -103,7 +109,9 @@ export function opsBetween(before: State, after: State): ChannelOp[] {
     const a = before[key];
     const b = after[key];
     if (JSON.stringify(a) === JSON.stringify(b)) continue;
-    if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && JSON.stringify(b.slice(0, a.length)) === JSON.stringify(a)) {
+    // Left out (a set to undefined would be stored as null, and read back as a key that is there).
+    if (b === undefined) ops.push([key, "delete"]);
+    else if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && JSON.stringify(b.slice(0, a.length)) === JSON.stringify(a)) {
       ops.push([key, "append", b.slice(a.length)]);
     } else {
       ops.push([key, "set", b]);

@@ -229,6 +229,23 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     expect((await engine.store.getRun(result.runId))!.version).toBe(v1.version);
   });
 
+  it("a key the new version leaves out is gone from the state, not kept as null, and the state can be edited after", async () => {
+    const withNote = workflow("noted", { state: z.object({ note: z.string().optional(), n: z.number().default(0) }) })
+      .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
+      .compile();
+    const without = workflow("noted", { state: z.object({ n: z.number().default(0) }) })
+      .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
+      .compile();
+    const engine = await harness.engine([withNote, without]);
+    const run = await engine.start(withNote, { note: "old" });
+    expect(await run.wait({ timeoutMs: 10_000 })).toMatchObject({ status: "paused" });
+    const op = engine.operator("ann");
+    await op.upgrade(run.id, { workflow: without, patch: [{ op: "remove", path: "/note" }] });
+    expect(await run.state()).toEqual({ n: 0 });
+    await op.updateState(run.id, { n: 5 });
+    expect(await run.state()).toEqual({ n: 5 });
+  });
+
   it("refuses a running run; a worker that claims the run between the checks and the write wins, and the upgrade writes nothing", async () => {
     const slow = workflow("release", { state, reducers: { log: "append" } })
       .node("work", async (_s, ctx) => {
