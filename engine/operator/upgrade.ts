@@ -99,7 +99,10 @@ async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions,
   checkWaitsKept(run, current.definition, definition, version, tasks, pending);
   const validator = new StateValidator(definition.state);
   const before = await readState(store, run.id, head.n);
-  const patched = options.patch === undefined ? before : applyStatePatch(before, options.patch, validator, (key) => reducerOf(definition, key)).state;
+  // The patch is made on the state as the new version starts it: its new keys with their defaults (`--set cfg.level=2` into a new `cfg`).
+  const defaults = Object.entries(definition.state).filter(([key, schema]) => !Object.hasOwn(before, key) && schema.default !== undefined);
+  const base = defaults.length === 0 ? before : { ...Object.fromEntries(defaults.map(([key, schema]) => [key, structuredClone(schema.default)])), ...before };
+  const patched = options.patch === undefined ? before : applyStatePatch(base, options.patch, validator, (key) => reducerOf(definition, key)).state;
   const state = fitState(validator, patched, head, version, "upgrade");
   const patchedKeys = new Set([...Object.keys(before), ...Object.keys(patched)].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(patched[key])));
   checkPendingWrites(run, definition, version, tasks, validator, state, patchedKeys);

@@ -229,7 +229,7 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     expect((await engine.store.getRun(result.runId))!.version).toBe(v1.version);
   });
 
-  it("a key the new version leaves out is gone from the state, not kept as null, and the state can be edited after", async () => {
+  it("a key the new version leaves out is gone from the state, not kept as null, and the state can be edited after; a patch reaches into a new key's default", async () => {
     const withNote = workflow("noted", { state: z.object({ note: z.string().optional(), n: z.number().default(0) }) })
       .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
       .compile();
@@ -244,6 +244,12 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     expect(await run.state()).toEqual({ n: 0 });
     await op.updateState(run.id, { n: 5 });
     expect(await run.state()).toEqual({ n: 5 });
+    // A patch is made on the state as the new version starts it: into a new key's default.
+    const withCfg = workflow("noted", { state: z.object({ n: z.number().default(0), cfg: z.object({ level: z.number().optional() }).default({}) }) })
+      .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
+      .compile();
+    await op.upgrade(run.id, { workflow: withCfg, patch: [{ op: "add", path: "/cfg/level", value: 2 }] });
+    expect(await run.state()).toEqual({ n: 5, cfg: { level: 2 } });
   });
 
   it("refuses a running run; a worker that claims the run between the checks and the write wins, and the upgrade writes nothing", async () => {
