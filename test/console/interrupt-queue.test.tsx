@@ -109,7 +109,7 @@ it("does not say a node asked again when a loop merely comes round to it on a la
   await ui.press("a");
   // The loop comes round to work again (done 2 < 3): a new question at a later step, not this one asked again.
   const [next] = await until(async () => (await fx!.store.listInterrupts({ runId: run.id, status: "pending" })).filter((i) => i.step > 1));
-  await ui.waitFor(`task-queue  step ${next!.step}  ⚑ 1`);
+  await ui.waitFor(new RegExp(`task-queue@\\w{8}  step ${next!.step}  ⚑ 1`));
   // The screen may show the new step before the live feed passes on the question's event: a while is given for a wrong "asked again".
   const saidAgain = await ui.waitFor("asked again", 2_000).then(
     () => true,

@@ -31,7 +31,7 @@ it("w shows why a run failed: its error's code, node and message, and the stack 
   // From the run view too; a run where nothing failed says so instead.
   await ui.press("enter");
   // Its header says where the why is.
-  expect(await ui.waitFor("1 Graph")).toMatch(new RegExp(`${failed.id} {2}failing .* · ran \\d+ms {2}w: why it failed\n`));
+  expect(await ui.waitFor("1 Graph")).toMatch(new RegExp(`${failed.id} {2}failing@\\w{8} .* · ran \\d+ms {2}w: why it failed\n`));
   await ui.press("w");
   await ui.waitFor(`run ${failed.id}: why it failed`);
   await ui.press("esc", "esc");

@@ -36,6 +36,8 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
     seg(` ${look.glyph} ${look.word}`, { color: look.color, bold: true }),
     seg(`  ${run.id}`, { bold: true }),
     seg(`  ${clean(run.workflow)}`, { color: ACCENT }),
+    // Its version, as `runs` prints it (an upgrade moves a run to another), where the line has room.
+    ...(width >= 100 ? [seg(`@${run.version.slice(0, 8)}`, { color: MUTED })] : []),
     seg(`  step ${currentStep(run)}`),
     ...(pending.length > 0 ? [seg(`  ⚑ ${pending.length}`, { color: "magenta", bold: true })] : []),
     seg(`  age ${ago(run.createdAt, now)}${run.startedAt ? ` · ran ${runDuration(run, now, pausedAt)}` : ""}`, { color: MUTED }),
