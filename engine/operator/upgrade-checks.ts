@@ -22,7 +22,7 @@ export function checkUpgradable(run: RunRecord): void {
     throw new ConflictError(`run ${run.id} is running (${why}); a run moves to another version while it is queued, paused or failed: pause it (pitwall kill, pitwall break), or wait until it pauses or ends`);
   }
   if (run.status === "succeeded" || run.status === "canceled") {
-    throw new ConflictError(`run ${run.id} has ended (${run.status}) and stays on its version: fork it onto the new one (pitwall fork RUN N --workflow FILE), or go on from it (pitwall start FILE --from ${run.id})`);
+    throw new ConflictError(`run ${run.id} has ended (${run.status}) and stays on its version: fork it onto the new one from its last checkpoint (pitwall fork ${run.id} ${run.headN} --workflow FILE), or go on from it (pitwall start FILE --from ${run.id})`);
   }
 }
 
@@ -34,7 +34,7 @@ export function checkUpgradable(run: RunRecord): void {
 export function checkRetryable(run: RunRecord, tasks: readonly TaskRecord[]): void {
   if (run.status !== "failed" || tasks.some((t) => t.parent === null && (failedUncaught(t) || t.status === "canceled"))) return;
   const why = run.error ? ` (${run.error.code}${run.error.node ? ` at ${run.error.node}` : ""})` : "";
-  throw new ConflictError(`run ${run.id} failed${why} with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork RUN N --workflow FILE)`);
+  throw new ConflictError(`run ${run.id} failed${why} with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork ${run.id} N --workflow FILE, from the checkpoint N before what failed)`);
 }
 
 /** The workflow must be the run's, in another version; a run of another workflow is refused as a fork is. */

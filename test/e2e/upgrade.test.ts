@@ -87,11 +87,12 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     const [ask] = await json<InterruptRecord[]>(["interrupts", "--run", runId]);
     expect((await run(["resolve", ask!.id, "--approve"])).code).toBe(0);
     await run(["worker", "--once", "--actions", "rel.mjs"]);
-    expect(await json<RunRecord>(["show", runId])).toMatchObject({ status: "succeeded", version: upgraded.to });
+    const ended = await json<RunRecord>(["show", runId]);
+    expect(ended).toMatchObject({ status: "succeeded", version: upgraded.to });
     expect(await json(["state", runId])).toEqual({ log: ["shipped to stable"], channel: "stable" });
 
-    const ended = await run(["upgrade", runId, "--workflow", "v1.json"]);
-    expect([ended.code, ended.stderr]).toEqual([3, `pitwall upgrade: run ${runId} has ended (succeeded) and stays on its version: fork it onto the new one (pitwall fork RUN N --workflow FILE), or go on from it (pitwall start FILE --from ${runId})\n`]);
+    const refused = await run(["upgrade", runId, "--workflow", "v1.json"]);
+    expect([refused.code, refused.stderr]).toEqual([3, `pitwall upgrade: run ${runId} has ended (succeeded) and stays on its version: fork it onto the new one from its last checkpoint (pitwall fork ${runId} ${ended.headN} --workflow FILE), or go on from it (pitwall start FILE --from ${runId})\n`]);
   }
 
   it("on SQLite: refused inputs write nothing; the upgraded run, approved, finishes with the fixed version's behaviour", async () => {

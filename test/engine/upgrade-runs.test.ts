@@ -159,8 +159,9 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
 
     // Ended: it stays on its version.
     await op.cancel(run.id, { reason: "not this week" });
+    const { headN } = await run.get();
     await expect(op.upgrade(run.id, { workflow: fixed })).rejects.toThrow(
-      new ConflictError(`run ${run.id} has ended (canceled) and stays on its version: fork it onto the new one (pitwall fork RUN N --workflow FILE), or go on from it (pitwall start FILE --from ${run.id})`),
+      new ConflictError(`run ${run.id} has ended (canceled) and stays on its version: fork it onto the new one from its last checkpoint (pitwall fork ${run.id} ${headN} --workflow FILE), or go on from it (pitwall start FILE --from ${run.id})`),
     );
   });
 
@@ -336,7 +337,7 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     const stuck = await engine2.start(broken);
     expect(await stuck.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "failed", error: { code: "ROUTE_NO_MATCH" } });
     await expect(engine2.operator("ann").upgrade(stuck.id, { workflow: routed({ yes: "END", maybe: "END" }) })).rejects.toThrow(
-      new ConflictError(`run ${stuck.id} failed (ROUTE_NO_MATCH at judge) with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork RUN N --workflow FILE)`),
+      new ConflictError(`run ${stuck.id} failed (ROUTE_NO_MATCH at judge) with no task of its step in progress to retry, so it would stay failed on the new version: fork it onto the new one (pitwall fork ${stuck.id} N --workflow FILE, from the checkpoint N before what failed)`),
     );
     expect((await stuck.get()).version).toBe(broken.version);
   });
