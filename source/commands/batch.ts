@@ -93,7 +93,7 @@ function actionOf(args: string[], flags: { reason?: string | undefined; data?: s
 
 /**
  * What a batch upgrade acts on: the selection's runs of the file's workflow (a run of another
- * could not move to it), those that have not ended or failed unless --status says otherwise.
+ * could not move to it), those queued, running, paused or failed unless --status says otherwise.
  */
 function upgradeSelection(selection: RunSelection, workflow: string, file: string): RunSelection {
   const named = selection.workflows ?? [];

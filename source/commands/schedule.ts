@@ -178,10 +178,13 @@ async function show(ctx: Ctx, id: string): Promise<ExitCode> {
   const s = await new Schedules(store, ctx.global.actor).get(id);
   if (ctx.out.json) return print(ctx.out, s);
   const width = printLines(ctx.out, s);
+  // Paused, its next time means nothing yet (resumed, it fires from its next time after then).
   const later: number[] = [];
-  for (let at = s.nextAt; at !== null && later.length < 3; ) later.push((at = nextCronTime(s.cron, s.timezone, at)) ?? Number.NaN);
-  const shown = later.filter((at) => !Number.isNaN(at));
-  if (shown.length > 0) ctx.out.line(`${"then".padEnd(width)}  ${shown.map((at) => zonedTime(at, s.timezone)).join(", ")}`);
+  for (let at = s.paused ? null : s.nextAt; at !== null && later.length < 3; ) {
+    at = nextCronTime(s.cron, s.timezone, at);
+    if (at !== null) later.push(at);
+  }
+  if (later.length > 0) ctx.out.line(`${"then".padEnd(width)}  ${later.map((at) => zonedTime(at, s.timezone)).join(", ")}`);
   const { runs } = await store.listRuns({ tags: { [SCHEDULE_TAG]: s.id }, limit: RECENT_RUNS });
   // Newest time first: a run's id holds the time it was started for.
   const recent = runs.sort((a, b) => (a.id < b.id ? 1 : -1));

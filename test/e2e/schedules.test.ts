@@ -106,7 +106,7 @@ describe("pitwall schedule", () => {
     expect((await cli.run(["schedule", "add", "daily", echo.workflow, "--cron", "0 3 * * *", "--timezone", "Europe/Berlin"])).code).toBe(0);
     const jittered = await cli.run(["schedule", "update", "daily", "--jitter", "90s"]);
     expect(jittered.stdout).toContain("\njitter    up to 90s (each time fires that much later at most)\n");
-    expect(jittered.stdout).toMatch(/\nnext {6}\d{4}-\d\d-\d\d 03:00 \(in \d+h(\d+m)?; fires 03:0[01]:\d\d\)\n/);
+    expect(jittered.stdout).toMatch(/\nnext {6}\d{4}-\d\d-\d\d 03:00 \(in [^;)]+; fires 03:0[01](:\d\d)?\)\n/);
     const tooLong = await cli.run(["schedule", "update", "daily", "--jitter", "1d"]);
     expect([tooLong.code, tooLong.stderr]).toEqual([2, expect.stringMatching(/^pitwall schedule: jitter of 86400 s is not shorter than the 86400 s between its times .* \(Europe\/Berlin\): a time fired that late would pass the next one by\n$/)]);
     const stretch = ["--from", "2026-11-20", "--to", "2026-11-22"];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, Operator, ValidationError, Worker, nextCronTime, scheduleRunId, startRun, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
+import { ConflictError, Operator, ValidationError, Worker, fireInstant, nextCronTime, scheduleRunId, startRun, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
 import { ended, engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -201,12 +201,14 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(await ops.schedules.get("spread")).toMatchObject({ jitterSeconds: 23 * 3600 });
     const engine = await harness.engine([quick], { store, worker: false });
     const drain = () => new Worker(store, engine.registry, { pollMs: 50, onNotice: harness.notices.listen }).drain();
-    // Due a second ago, it fires somewhere in the 23 hours after: not yet (all but certainly).
+    // A time just passed whose delay (the same in every worker) reaches past the next minute has not fired yet.
     const now = await store.clock();
-    await dueAt(store, "spread", now - 1000);
+    let due = now - 1000;
+    while (fireInstant({ id: "spread", jitterSeconds: 23 * 3600 }, due) < now + MINUTE) due -= 1000;
+    await dueAt(store, "spread", due);
     await drain();
-    expect(await store.getRun(scheduleRunId("spread", now - 1000))).toBeUndefined();
-    expect((await ops.schedules.get("spread")).nextAt).toBe(now - 1000);
+    expect(await store.getRun(scheduleRunId("spread", due))).toBeUndefined();
+    expect((await ops.schedules.get("spread")).nextAt).toBe(due);
     // Due longer ago than the jitter reaches, it has fired, under the time's own id.
     const late = now - 23 * HOUR - MINUTE;
     await dueAt(store, "spread", late);
