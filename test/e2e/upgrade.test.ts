@@ -72,7 +72,18 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect(await json<RunRecord>(["show", runId])).toMatchObject({ version: before.version, headN: before.headN, eventCount: before.eventCount });
 
     const upgraded = await json<{ commandId: string; effect: string; from: string; to: string; checkpointId: string }>(["upgrade", runId, "--workflow", "v2.json", "--reason", "ship fixed"]);
-    expect(upgraded).toMatchObject({ from: before.version, checkpointId: `${runId}:${before.headN + 1}` });
+    expect(upgraded).toMatchObject({ commandId: expect.stringMatching(/^cmd-/), unchanged: false, from: before.version, checkpointId: `${runId}:${before.headN + 1}` });
+
+    // Again: the run is on that version already. Nothing is written — no command, no event, its updatedAt as it was — and it says so.
+    const written = async () => ({ run: await json<RunRecord>(["show", runId]), events: (await run(["events", runId, "--json"])).stdout });
+    const moved = await written();
+    const again = await run(["upgrade", runId, "--workflow", "v2.json", "--reason", "again"]);
+    expect([again.code, again.stdout, again.stderr]).toEqual([0, `run ${runId} is on version ${upgraded.to.slice(0, 12)} already; nothing to do\n`, ""]);
+    expect(await json(["upgrade", runId, "--workflow", "v2.json"])).toEqual({ effect: `run ${runId} is on version ${upgraded.to.slice(0, 12)} already; nothing to do`, unchanged: true, from: upgraded.to, to: upgraded.to });
+    expect(await written()).toEqual(moved);
+    const patched = await run(["upgrade", runId, "--workflow", "v2.json", "--set", "channel=beta"]);
+    expect([patched.code, patched.stderr]).toEqual([2, `pitwall upgrade: run ${runId} is on version ${upgraded.to.slice(0, 12)} already: edit its state with pitwall edit\n`]);
+    expect(await written()).toEqual(moved);
     expect(upgraded.effect).toBe(`run ${runId} moved from version ${before.version.slice(0, 12)} to version ${upgraded.to.slice(0, 12)}; its state fitted to the new schema (checkpoint ${upgraded.checkpointId})`);
     const shown = await run(["show", runId]);
     expect(shown.stdout).toContain(`release (version ${upgraded.to.slice(0, 12)})`);
