@@ -68,6 +68,7 @@ export type { SignalStart } from "./operator/signal-with-start.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
 export type { UpgradeOptions, UpgradeOutcome, UpgradeResult } from "./operator/upgrade.js";
+export { runUpgrades, type RunUpgrade } from "./operator/run-upgrades.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
 export { selectRuns, selects, type RunSelection } from "./operator/select-runs.js";

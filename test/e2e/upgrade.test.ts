@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventRecord, InterruptRecord, RunRecord } from "../../engine/index.js";
+import { z } from "zod";
+import { createEngine, openStore, workflow, type EventRecord, type InterruptRecord, type RunRecord } from "../../engine/index.js";
 import { cliHarness } from "../support/cli.js";
 import { RedisServer } from "../support/redis-server.js";
 
@@ -49,8 +50,9 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect(started.code, started.stderr).toBe(0);
     const runId = started.stdout.trim();
     await run(["worker", "--once", "--actions", "rel.mjs"]);
-    const before = await json<RunRecord>(["show", runId]);
-    expect(before).toMatchObject({ status: "paused", reason: "interrupt" });
+    const before = await json<RunRecord & { upgrades: unknown[] }>(["show", runId]);
+    expect(before).toMatchObject({ status: "paused", reason: "interrupt", upgrades: [] });
+    expect((await run(["show", runId])).stdout).not.toMatch(/^upgraded/m);
 
     // Every bad input: one line naming what is wrong, a non-zero exit, nothing written.
     const refusals: [string[], number, string | RegExp][] = [
@@ -71,7 +73,7 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     }
     expect(await json<RunRecord>(["show", runId])).toMatchObject({ version: before.version, headN: before.headN, eventCount: before.eventCount });
 
-    const upgraded = await json<{ commandId: string; effect: string; from: string; to: string; checkpointId: string }>(["upgrade", runId, "--workflow", "v2.json", "--reason", "ship fixed"]);
+    const upgraded = await json<{ commandId: string; effect: string; from: string; to: string; checkpointId: string }>(["upgrade", runId, "--workflow", "v2.json", "--reason", "ship fixed", "--as", "ann"]);
     expect(upgraded).toMatchObject({ commandId: expect.stringMatching(/^cmd-/), unchanged: false, from: before.version, checkpointId: `${runId}:${before.headN + 1}` });
 
     // Again: the run is on that version already. Nothing is written — no command, no event, its updatedAt as it was — and it says so.
@@ -87,6 +89,12 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect(upgraded.effect).toBe(`run ${runId} moved from version ${before.version.slice(0, 12)} to version ${upgraded.to.slice(0, 12)}; its state fitted to the new schema (checkpoint ${upgraded.checkpointId})`);
     const shown = await run(["show", runId]);
     expect(shown.stdout).toContain(`release (version ${upgraded.to.slice(0, 12)})`);
+    // show lists the move: from, to, when, who, why, and the checkpoint that fitted the state.
+    const short = (v: string) => v.slice(0, 12);
+    expect(shown.stdout).toMatch(new RegExp(`^upgraded  ${short(before.version)} → ${short(upgraded.to)} at \\d\\d:\\d\\d:\\d\\d\\.\\d{3} \\(\\d+[smhd] ago\\) by operator:ann \\("ship fixed"\\); state fitted \\(checkpoint ${upgraded.checkpointId}\\)$`, "m"));
+    expect((await json<{ upgrades: unknown[] }>(["show", runId])).upgrades).toEqual([
+      { from: before.version, to: upgraded.to, at: expect.any(Number), actor: "operator:ann", reason: "ship fixed", checkpointId: upgraded.checkpointId },
+    ]);
     const events = await run(["events", runId, "--type", "run.upgraded,state.edited"]);
     expect(events.stdout).toContain(`from version ${before.version.slice(0, 12)} to ${upgraded.to.slice(0, 12)}, state fitted (checkpoint ${upgraded.checkpointId}) (ship fixed)`);
     expect(events.stdout).toContain(`checkpoint ${upgraded.checkpointId}: + $.channel: "stable"`);
@@ -156,5 +164,28 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect((await run(["batch", "approve", "--tag", "wave=1", "--yes"])).code).toBe(0);
     await run(["worker", "--once", "--actions", "rel.mjs"]);
     for (const id of [paused, breaking]) expect(await json(["state", id])).toEqual({ log: ["shipped to stable"], channel: "stable" });
+  });
+
+  it("show lists a run's last 10 upgrades, and says how many came before them; --json has them all", async () => {
+    const file = join(cli.dir, "many.db");
+    const asking = (question: string) => workflow("flip", { state: z.object({}) }).approval("ask", { question, routes: { approve: "END", reject: "END" } }).compile();
+    const [a, b] = [asking("A?"), asking("B?")];
+    const store = await openStore(`sqlite:${file}`, { create: true });
+    const engine = createEngine({ store, workflows: [a, b], worker: false });
+    let runId: string;
+    try {
+      const run = await engine.start(a);
+      runId = run.id;
+      // Queued, it moves without a worker.
+      for (let i = 0; i < 12; i++) await engine.operator("ann").upgrade(run.id, { workflow: i % 2 === 0 ? b : a, reason: `move ${i + 1}` });
+    } finally {
+      await engine.close();
+      await store.close();
+    }
+    const shown = (await cli.run(["show", runId, "--store", `sqlite:${file}`])).stdout.split("\n").filter((line) => line.startsWith("upgraded"));
+    expect(shown[0]).toBe(`upgraded  2 times before these (pitwall events ${runId} --type run.upgraded)`);
+    expect(shown.slice(1).map((line) => /\("(move \d+)"\)$/.exec(line)?.[1])).toEqual(Array.from({ length: 10 }, (_, i) => `move ${i + 3}`));
+    const { upgrades } = await cli.json<{ upgrades: { from: string; to: string; reason: string }[] }>(["show", runId, "--store", `sqlite:${file}`]);
+    expect(upgrades.map((u) => [u.from, u.to, u.reason])).toEqual(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? [a.version, b.version, `move ${i + 1}`] : [b.version, a.version, `move ${i + 1}`])));
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, Operator, ValidationError, Worker, runBatch, selectRuns, workflow, type Engine, type RunHandle, type Store, type UpgradeOutcome } from "../../engine/index.js";
+import { ConflictError, NotFoundError, Operator, ValidationError, Worker, runBatch, runUpgrades, selectRuns, workflow, type Engine, type RunHandle, type Store, type UpgradeOutcome } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -87,6 +87,7 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
       ["operator.accepted", { commandId: outcome.command.id, command: "upgrade", effect: outcome.effect }],
     ]);
     expect(await engine.store.getCommand(outcome.command.id)).toMatchObject({ type: "upgrade", status: "accepted", actor: "operator:ann" });
+    expect(await runUpgrades(engine.store, run.id)).toEqual([{ from: buggy.version, to: fixed.version, at: events[1]!.time, actor: "operator:ann", reason: "ship fixed", checkpointId }]);
     await approve(engine, run);
     expect(await run.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded", version: fixed.version });
     expect(await run.state()).toEqual({ log: ["shipped to stable"], channel: "stable" });
@@ -311,8 +312,14 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     const withCfg = workflow("noted", { state: z.object({ n: z.number().default(0), cfg: z.object({ level: z.number().optional() }).default({}) }) })
       .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
       .compile();
-    await op.upgrade(run.id, { workflow: withCfg, patch: [{ op: "add", path: "/cfg/level", value: 2 }] });
+    await engine.operator("bob").upgrade(run.id, { workflow: withCfg, patch: [{ op: "add", path: "/cfg/level", value: 2 }], reason: "levels" });
     expect(await run.state()).toEqual({ n: 5, cfg: { level: 2 } });
+    // Its moves, oldest first, each with who made it and the checkpoint that fitted its state.
+    const { headN } = await run.get();
+    expect(await runUpgrades(engine.store, run.id)).toEqual([
+      { from: withNote.version, to: without.version, at: expect.any(Number), actor: "operator:ann", checkpointId: `${run.id}:${headN - 2}` },
+      { from: without.version, to: withCfg.version, at: expect.any(Number), actor: "operator:bob", reason: "levels", checkpointId: `${run.id}:${headN}` },
+    ]);
   });
 
   it("refuses a running run; a worker that claims the run between the checks and the write wins, and the upgrade writes nothing", async () => {
