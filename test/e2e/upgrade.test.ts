@@ -83,6 +83,10 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect([again.code, again.stdout, again.stderr]).toEqual([0, `run ${runId} is on version ${upgraded.to.slice(0, 12)} already; nothing to do\n`, ""]);
     expect(await json(["upgrade", runId, "--workflow", "v2.json"])).toEqual({ effect: `run ${runId} is on version ${upgraded.to.slice(0, 12)} already; nothing to do`, unchanged: true, from: upgraded.to, to: upgraded.to });
     expect(await written()).toEqual(moved);
+    // runs --version selects runs by the start of the version they are on now.
+    const listed = async (prefix: string) => (await json<RunRecord[]>(["runs", "--version", prefix])).map((r) => r.id);
+    expect(await listed(upgraded.to.slice(0, 6))).toContain(runId);
+    expect(await listed(before.version.slice(0, 6))).not.toContain(runId);
     const patched = await run(["upgrade", runId, "--workflow", "v2.json", "--set", "channel=beta"]);
     expect([patched.code, patched.stderr]).toEqual([2, `pitwall upgrade: run ${runId} is on version ${upgraded.to.slice(0, 12)} already: edit its state with pitwall edit\n`]);
     expect(await written()).toEqual(moved);
@@ -164,6 +168,35 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect((await run(["batch", "approve", "--tag", "wave=1", "--yes"])).code).toBe(0);
     await run(["worker", "--once", "--actions", "rel.mjs"]);
     for (const id of [paused, breaking]) expect(await json(["state", id])).toEqual({ log: ["shipped to stable"], channel: "stable" });
+  });
+
+  it("--version selects runs by the start of their version: runs lists them, and batch upgrade --version OLD moves only the runs still on it", async () => {
+    const store = ["--store", `sqlite:${join(cli.dir, "versions.db")}`];
+    const run = (args: string[]) => cli.run([...args, ...store]);
+    const json = <T>(args: string[]) => cli.json<T>([...args, ...store]);
+    writeFileSync(join(cli.dir, "v1b.json"), release("rel.shipBuggy", { state: { note: { type: "string", default: "" } } }));
+    const start = async (file: string) => (await run(["start", file])).stdout.trim();
+    const [old1, old2, otherOld] = [await start("v1.json"), await start("v1.json"), await start("v1b.json")];
+    await run(["worker", "--once", "--actions", "rel.mjs"]);
+    expect((await run(["upgrade", old2, "--workflow", "v2.json"])).code).toBe(0);
+    const versionOf = async (id: string) => (await json<RunRecord>(["show", id])).version;
+    const [v1, v1b, v2] = [await versionOf(old1), await versionOf(otherOld), await versionOf(old2)];
+    const ids = async (...flags: string[]) => (await json<RunRecord[]>(["runs", ...flags])).map((r) => r.id).sort();
+    expect(await ids("--version", v1.slice(0, 4))).toEqual([old1]);
+    expect(await ids("--version", v1.slice(0, 8).toUpperCase())).toEqual([old1]);
+    expect(await ids("--version", `${v1.slice(0, 6)},${v1b.slice(0, 6)}`)).toEqual([old1, otherOld].sort());
+    expect(await ids("--version", v1.slice(0, 6), "--version", v2.slice(0, 6))).toEqual([old1, old2].sort());
+    expect(await ids("--version", v1, "--status", "succeeded")).toEqual([]);
+    const table = (await run(["runs", "--version", v2.slice(0, 6)])).stdout;
+    expect(table).toMatch(new RegExp(`^${old2} +release +${v2.slice(0, 8)} +paused`, "m"));
+
+    const plan = await json<{ runs: { runId: string; status: string }[] }>(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6)]);
+    expect(plan.runs).toEqual([{ runId: old1, status: "would" }]);
+    const done = await run(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6), "--reason", "the rest of v1", "--yes"]);
+    expect([done.code, done.stderr]).toEqual([0, "upgraded 1 run\n"]);
+    expect([await versionOf(old1), await versionOf(old2), await versionOf(otherOld)]).toEqual([v2, v2, v1b]);
+    expect(await ids("--version", v1.slice(0, 6))).toEqual([]);
+    expect((await json<{ runs: unknown[] }>(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6), "--yes"])).runs).toEqual([]);
   });
 
   it("show lists a run's last 10 upgrades, and says how many came before them; --json has them all", async () => {

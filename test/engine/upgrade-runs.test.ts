@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, Operator, ValidationError, Worker, runBatch, runUpgrades, selectRuns, workflow, type Engine, type RunHandle, type Store, type UpgradeOutcome } from "../../engine/index.js";
+import { ConflictError, NotFoundError, Operator, ValidationError, Worker, runBatch, runUpgrades, selectRuns, selects, workflow, type Engine, type RunHandle, type Store, type UpgradeOutcome } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -151,6 +151,26 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     );
     expect({ run: await a.get(), commands: await engine.store.listCommands({ runId: a.id }), events: await engine.store.readEvents({ runId: a.id }) }).toEqual(aBefore);
     expect((await b.get()).version).toBe(patched.version);
+  });
+
+  it("selects runs by the start of the version they are on now, among a run's descendants too", async () => {
+    const engine = await harness.engine([buggy, patched], { worker: false });
+    const op = engine.operator("ann");
+    const [a, b] = [await engine.start(buggy), await engine.start(buggy)];
+    await new Worker(engine.store, engine.registry, { pollMs: 20 }).drain();
+    await op.upgrade(b.id, { workflow: patched });
+    const { result: onPatched } = await op.fork(a.id, 0, { workflow: patched });
+    const { result: onBuggy } = await op.fork(a.id, 0);
+    const ids = async (selection: Parameters<typeof selectRuns>[1], limit = 10) => (await selectRuns(engine.store, selection, limit)).runs.map((r) => r.id).sort();
+    const [oldPrefix, newPrefix] = [buggy.version.slice(0, 6), patched.version.slice(0, 6)];
+    expect(await ids({ versions: [newPrefix] })).toEqual([b.id, onPatched.runId].sort());
+    expect(await ids({ versions: [oldPrefix] })).toEqual([a.id, onBuggy.runId].sort());
+    expect(await ids({ versions: [oldPrefix, newPrefix], status: ["paused"] })).toEqual([a.id, b.id].sort());
+    expect(await ids({ versions: [newPrefix], descendantsOf: a.id })).toEqual([onPatched.runId]);
+    expect(await ids({ versions: [newPrefix], workflows: ["release", "another"] })).toEqual([b.id, onPatched.runId].sort());
+    const first = await selectRuns(engine.store, { versions: [oldPrefix] }, 1);
+    expect([first.runs.length, first.more]).toEqual([1, true]);
+    expect(selects({ versions: [newPrefix] })).toBe(true);
   });
 
   it("a queued run is taken by a worker that has only the new version; a failed step's run goes on by a retry under it", async () => {
