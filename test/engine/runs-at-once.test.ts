@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { actionRegistry, loadWorkflowText, workflow, type Store } from "../../engine/index.js";
+import { actionRegistry, loadWorkflowText, runsAtOnceOf, unclaimedWhy, workflow, type Store } from "../../engine/index.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -67,7 +67,12 @@ describe.each(storeFactories)("limits.runsAtOnce ($name store)", (factory) => {
     // Six slots are free across the workers, and the four queued runs stay queued.
     await sleep(500);
     expect(await running(store, "at-once-limited")).toBe(2);
-    expect((await store.listRuns({ status: "queued", workflow: "at-once-limited" })).runs).toHaveLength(4);
+    const queued = (await store.listRuns({ status: "queued", workflow: "at-once-limited" })).runs;
+    expect(queued).toHaveLength(4);
+    // What `pitwall show` and `runs` say of them.
+    const atOnce = await runsAtOnceOf(store, ["at-once-limited", "at-once-other"]);
+    expect([...atOnce]).toEqual([["at-once-limited", { limit: 2, running: 2 }]]);
+    expect(unclaimedWhy(queued[0]!, Date.now(), undefined, atOnce.get("at-once-limited"))).toBe("limit: 2 of at-once-limited running");
     free.release(2);
     for (const run of others) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
 
@@ -82,6 +87,23 @@ describe.each(storeFactories)("limits.runsAtOnce ($name store)", (factory) => {
     watching = false;
     await watch;
     expect(most).toBe(2);
+  });
+
+  it("holds sub-workflow runs to their own workflow's limit; a parent waiting on its child is not running", async () => {
+    const gate = new Gate();
+    const child = gated("at-once-child", gate, { runsAtOnce: 1 });
+    const parent = workflow("at-once-parent", { state, limits: { runsAtOnce: 1 } }).subgraph("sub", child, { next: "END" }).compile();
+    const engine = await harness.engine([parent], { worker: { concurrency: 4 } });
+    const store = engine.store;
+    const runs = [await engine.start(parent), await engine.start(parent)];
+    // Both parents got to their child (each was running only until it started it), one child runs.
+    await until(async () => (await store.listRuns({ workflow: "at-once-child" })).runs.length === 2, 10_000, "both children");
+    await until(async () => (await running(store, "at-once-child")) === 1, 10_000, "one child running");
+    await sleep(300);
+    expect(await running(store, "at-once-child")).toBe(1);
+    expect(await running(store, "at-once-parent")).toBe(0);
+    gate.release(2);
+    for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
   });
 });
 
