@@ -2,6 +2,7 @@ import { NotFoundError } from "../errors.js";
 import type { WorkflowDefinition } from "../graph/definition.js";
 import { StateValidator } from "../state/schema.js";
 import type { Store } from "../store/store.js";
+import type { WorkflowVersion } from "./start.js";
 
 export interface StoredVersion {
   definition: WorkflowDefinition;
@@ -30,4 +31,21 @@ export class WorkflowVersions {
 export function reducerOf(definition: WorkflowDefinition, key: string): "replace" | "append" | "merge" {
   const reducer: unknown = definition.state[key]?.reducer;
   return reducer === "append" || reducer === "merge" ? reducer : "replace";
+}
+
+/** The newest stored version of a workflow among `stored` (the store's listing), by when it was stored. */
+export function latestVersion(stored: readonly { name: string; version: string; createdAt: number }[], name: string): string | undefined {
+  return stored.filter((w) => w.name === name).sort((a, b) => b.createdAt - a.createdAt || (a.version < b.version ? 1 : -1))[0]?.version;
+}
+
+/** The newest stored version of each workflow named; one with none stored is left out. */
+export async function newestVersions(store: Store, names: Iterable<string>): Promise<Map<string, WorkflowVersion>> {
+  const stored = await store.listWorkflows();
+  const found = new Map<string, WorkflowVersion>();
+  for (const name of new Set(names)) {
+    const version = latestVersion(stored, name);
+    const record = version === undefined ? undefined : await store.getWorkflow(version);
+    if (record) found.set(name, { definition: record.definition, version: record.version });
+  }
+  return found;
 }

@@ -268,6 +268,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     approveRuns: canBatch && (() => onRuns("approve")),
     rejectRuns: canBatch && (() => onRuns("reject")),
     signalRuns: canBatch && (() => onRuns("signal")),
+    upgradeRuns: canBatch && (() => onRuns("upgrade")),
     deleteRun:
       operator !== null &&
       selected &&
@@ -312,7 +313,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
     seg(`  by ${sortLabel(sort)}${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
     ...(marked.length > 0
-      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C, R, a, r, ! act on them" : "", { color: MUTED })]
+      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C, R, a, r, !, U act on them" : "", { color: MUTED })]
       : []),
     ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
   ];
