@@ -90,10 +90,10 @@ export function tallySignals(signals: readonly SignalRecord[]): SignalTally {
   return [...counts];
 }
 
-/** `carried 2 signals (paid ×1, shipped ×1) from run R`. */
+/** `carried 3 signals (paid ×2, shipped) from run R`. */
 export function carriedText(tally: SignalTally, from: string): string {
   const count = tallyCount(tally);
-  return `carried ${count} signal${count === 1 ? "" : "s"} (${tally.map(([name, n]) => `${name} ×${n}`).join(", ")}) from run ${from}`;
+  return `carried ${count} signal${count === 1 ? "" : "s"} (${tally.map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ")}) from run ${from}`;
 }
 
 /** How many signals a tally counts. */

@@ -38,7 +38,7 @@ The fork stops where its source would (its interrupt lists) unless given others:
 --interrupt-before/--interrupt-after replace the source's lists, --no-interrupts stops nowhere.
 The fork's inbox starts with the signals of the run its history has not taken: those the run's
 nodes took after the checkpoint, and those it holds untaken, oldest first, as they were sent
-(it says how many: carried 2 signals (paid ×1, shipped ×1) from run R); --no-signals starts it
+(it says how many: carried 2 signals (paid, shipped) from run R); --no-signals starts it
 with an empty inbox. A fork that would carry more than a run holds untaken (1,000) is refused.
 --json prints { "commandId", "effect", "runId", "carriedSignals" }.`,
   flags: {

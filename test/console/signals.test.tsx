@@ -176,7 +176,7 @@ it("forks a run from before it took a signal (F in Checkpoints): the footer says
   await ui.press("g", "F");
   await ui.waitFor(`Fork run ${runId} from checkpoint 0`);
   await ui.press("tab", "enter");
-  const frame = await ui.waitFor(`carried 1 signal (payment.confirmed ×1) from run ${runId}`);
+  const frame = await ui.waitFor(`carried 1 signal (payment.confirmed) from run ${runId}`);
   const forkId = /as run (run-\S+);/.exec(frame)![1]!;
   expect((await ended(engine!, forkId)).status).toBe("succeeded");
   expect(await engine!.run(forkId).state()).toEqual({ payment: { amount: 42 } });

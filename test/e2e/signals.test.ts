@@ -93,7 +93,7 @@ describe("pitwall signal", () => {
 
     const forked = await cli.run(["fork", runId, "0"]);
     const forkId = forked.stdout.trim();
-    expect([forked.code, forked.stderr]).toEqual([0, `forked from checkpoint ${runId}:0 as run ${forkId}; carried 2 signals (paid ×1, note ×1) from run ${runId}\n`]);
+    expect([forked.code, forked.stderr]).toEqual([0, `forked from checkpoint ${runId}:0 as run ${forkId}; carried 2 signals (paid, note) from run ${runId}\n`]);
     expect((await cli.run(["show", forkId])).stdout).toMatch(new RegExp(`^inbox +2 signals no node has taken: paid, note \\(2 carried from run ${runId}\\)$`, "m"));
     // Its worker takes the payment the original took, without it being sent again.
     await cli.run(["worker", "--once"]);
@@ -102,7 +102,7 @@ describe("pitwall signal", () => {
     expect((await cli.run(["events", forkId, "--type", "run.created"])).stdout).toMatch(new RegExp(`forked from ${runId} at ${runId}:0, carrying 2 signals its source had not taken$`, "m"));
 
     const json = await cli.json<{ effect: string; runId: string; carriedSignals: number }>(["fork", runId, "1", "--json"]);
-    expect(json).toMatchObject({ carriedSignals: 1, effect: `forked from checkpoint ${runId}:1 as run ${json.runId}; carried 1 signal (note ×1) from run ${runId}` });
+    expect(json).toMatchObject({ carriedSignals: 1, effect: `forked from checkpoint ${runId}:1 as run ${json.runId}; carried 1 signal (note) from run ${runId}` });
     const bare = await cli.json<{ effect: string; runId: string; carriedSignals: number }>(["fork", runId, "0", "--no-signals", "--json"]);
     expect(bare).toMatchObject({ carriedSignals: 0, effect: `forked from checkpoint ${runId}:0 as run ${bare.runId}` });
     expect((await cli.json<RunRecord>(["show", bare.runId])).inbox ?? []).toEqual([]);

@@ -41,7 +41,7 @@ describe.each(storeFactories)("a fork carries the signals its history has not ta
     // Checkpoint 0 is the input, before `paid` ran; checkpoint 1 is after it took the payment.
     const before = await op.fork(run.id, 0);
     expect(before.result.carriedSignals).toBe(2);
-    expect(before.effect).toBe(`forked from checkpoint ${run.id}:0 as run ${before.result.runId}; carried 2 signals (paid ×1, note ×1) from run ${run.id}`);
+    expect(before.effect).toBe(`forked from checkpoint ${run.id}:0 as run ${before.result.runId}; carried 2 signals (paid, note) from run ${run.id}`);
     const fork = (await engine.store.getRun(before.result.runId))!;
     // As it was made: oldest first, as they were sent, saying where they came from.
     expect(fork.inbox).toEqual([
@@ -57,7 +57,7 @@ describe.each(storeFactories)("a fork carries the signals its history has not ta
 
     const after = await op.fork(run.id, 1);
     expect(after.result.carriedSignals).toBe(1);
-    expect(after.effect).toBe(`forked from checkpoint ${run.id}:1 as run ${after.result.runId}; carried 1 signal (note ×1) from run ${run.id}`);
+    expect(after.effect).toBe(`forked from checkpoint ${run.id}:1 as run ${after.result.runId}; carried 1 signal (note) from run ${run.id}`);
     expect((await engine.store.getRun(after.result.runId))!.inbox).toEqual([expect.objectContaining({ id: note!.id, name: "note" })]);
     await pausedAt(engine, after.result.runId, "ship");
 
