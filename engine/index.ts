@@ -69,6 +69,8 @@ export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents,
 export { storeWorkflow } from "./operator/workflows.js";
 export { newestVersions } from "./operator/workflow-versions.js";
 export type { UpgradeOptions, UpgradeResult } from "./operator/upgrade.js";
+export type { ForkOptions, ForkResult } from "./operator/fork.js";
+export type { ForkSignals } from "./operator/fork-signals.js";
 export { pruneRuns, type PruneOptions, type PruneResult, type PrunedRun } from "./operator/prune.js";
 export { deleteWithDescendants, runDescendants } from "./operator/descendants.js";
 export { selectRuns, selects, type RunSelection } from "./operator/select-runs.js";
