@@ -124,13 +124,13 @@ export function claimable(
     const child = statusOf(run.waitingOn);
     if (child !== undefined && !TERMINAL_RUN_STATUSES.includes(child)) return false;
   }
-  return !atRunsAtOnce(run.workflow, options.runsAtOnce, runningOf);
+  const limit = runsAtOnceLimit(run.workflow, options.runsAtOnce);
+  return limit === undefined || runningOf(run.workflow) < limit;
 }
 
-/** Whether a workflow has as many runs running as its limit lets run at once (none: never). */
-export function atRunsAtOnce(workflow: string, runsAtOnce: ClaimOptions["runsAtOnce"], runningOf: (workflow: string) => number): boolean {
-  const limit = runsAtOnce !== undefined && Object.hasOwn(runsAtOnce, workflow) ? runsAtOnce[workflow] : undefined;
-  return limit !== undefined && runningOf(workflow) >= limit;
+/** How many runs of a workflow a claim's `runsAtOnce` lets run at once; undefined: no limit. */
+export function runsAtOnceLimit(workflow: string, runsAtOnce: ClaimOptions["runsAtOnce"]): number | undefined {
+  return runsAtOnce !== undefined && Object.hasOwn(runsAtOnce, workflow) ? runsAtOnce[workflow] : undefined;
 }
 
 /**

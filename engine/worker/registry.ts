@@ -3,8 +3,8 @@ import type { CheckedChild } from "../graph/check.js";
 import { compileWithChildren, workflowTree } from "../graph/load.js";
 import type { ActionRegistry, CompiledWorkflow } from "../graph/model.js";
 import type { WorkflowRecord } from "../store/records.js";
-import type { Store } from "../store/store.js";
 import { latestVersion } from "../operator/workflow-versions.js";
+import type { Store } from "../store/store.js";
 import { definitionChange, unrunnableWhy } from "./unrunnable.js";
 
 /**
@@ -17,6 +17,10 @@ export class WorkflowRegistry {
   /** Stored versions this process cannot run, with why. */
   private readonly unusable = new Map<string, string>();
   private listedAt = 0;
+  /** The store's versions as `runnableVersions` last listed them. */
+  private stored: Omit<WorkflowRecord, "definition">[] = [];
+  /** `limits.runsAtOnce` of the stored versions read for it (versions never change). */
+  private readonly limitOf = new Map<string, number | undefined>();
 
   constructor(
     private readonly store: Store,
@@ -127,11 +131,6 @@ export class WorkflowRegistry {
     }
     return [...this.compiled.keys()];
   }
-
-  /** The store's versions as `runnableVersions` last listed them. */
-  private stored: Omit<WorkflowRecord, "definition">[] = [];
-  /** `limits.runsAtOnce` of the stored versions read for it (versions never change). */
-  private readonly limitOf = new Map<string, number | undefined>();
 
   /**
    * The `limits.runsAtOnce` of the workflows these versions are of, by name, as a claim passes

@@ -1,5 +1,5 @@
 import type { RunRecord } from "../records.js";
-import { claimOrder, claimable } from "../rules.js";
+import { claimOrder, claimable, runsAtOnceLimit } from "../rules.js";
 import type { ClaimOptions } from "../store.js";
 import type { ClaimCandidate, Queries } from "./queries.js";
 
@@ -76,7 +76,7 @@ export class ClaimChoice {
     const takeovers = options.takeOver === false ? [] : this.q.expiredLeases(now, options.versions, LOOK_AHEAD).filter(canClaim);
     const turns: ClaimCandidate[][] = [];
     for (const workflow of this.turnOrder(this.q.queuedWorkflows(options.versions)).slice(0, WORKFLOWS_PER_LOOK)) {
-      const limit = options.runsAtOnce !== undefined && Object.hasOwn(options.runsAtOnce, workflow) ? options.runsAtOnce[workflow]! : Number.POSITIVE_INFINITY;
+      const limit = runsAtOnceLimit(workflow, options.runsAtOnce) ?? Number.POSITIVE_INFINITY;
       const runs = this.q.queuedOf(workflow, now, options.versions, LOOK_AHEAD).filter(canClaim).slice(0, Math.max(0, limit - running(workflow)));
       if (runs.length > 0) turns.push(runs);
     }
