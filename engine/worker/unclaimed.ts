@@ -1,3 +1,4 @@
+import type { WorkflowDefinition } from "../graph/definition.js";
 import { latestVersion } from "../operator/workflow-versions.js";
 import type { RunRecord, WorkerRecord } from "../store/records.js";
 import { workerLive } from "../store/rules.js";
@@ -53,16 +54,21 @@ export function unclaimedWhy(
 
 /**
  * The `limits.runsAtOnce` of each workflow named that has one (its newest stored version's, the
- * rule workers claim by), with how many of its runs are running (every version).
+ * rule workers claim by), with how many of its runs are running (every version). `definitionOf`
+ * reads a version's definition (a reader that keeps them saves reading them again).
  */
-export async function runsAtOnceOf(store: Store, workflows: Iterable<string>): Promise<Map<string, RunsAtOnce>> {
+export async function runsAtOnceOf(
+  store: Store,
+  workflows: Iterable<string>,
+  definitionOf: (version: string) => Promise<Pick<WorkflowDefinition, "limits"> | undefined> = async (version) => (await store.getWorkflow(version))?.definition,
+): Promise<Map<string, RunsAtOnce>> {
   const found = new Map<string, RunsAtOnce>();
   const names = new Set(workflows);
   if (names.size === 0) return found;
   const stored = await store.listWorkflows();
   for (const name of names) {
     const newest = latestVersion(stored, name);
-    const limit = newest === undefined ? undefined : (await store.getWorkflow(newest))?.definition.limits.runsAtOnce;
+    const limit = newest === undefined ? undefined : (await definitionOf(newest))?.limits.runsAtOnce;
     if (limit === undefined) continue;
     let running = 0;
     let cursor: string | undefined;

@@ -363,7 +363,7 @@ export class ConsoleData {
   private async limitsHolding(runs: ReadonlyMap<string, RunRecord>): Promise<ReadonlyMap<string, RunsAtOnce> | undefined> {
     const queued = [...runs.values()].filter((r) => r.status === "queued").map((r) => r.workflow);
     // Not knowing them is no reason to show nothing else.
-    return runsAtOnceOf(this.store, queued).catch(() => undefined);
+    return runsAtOnceOf(this.store, queued, (version) => this.workflow(version)).catch(() => undefined);
   }
 
   private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room" | "workers">> {
