@@ -6,6 +6,7 @@ import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
+import { StateValidator } from "../state/schema.js";
 import { TERMINAL_RUN_STATUSES, type CommandRecord, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
@@ -82,13 +83,15 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   );
   await recordCommand(writer, command);
   try {
-    if (target) await storeVersion(store, target);
-    const { definition, validator } = await versions.get(version);
+    const { definition, validator } = target ? { definition: target.definition, validator: new StateValidator(target.definition.state) } : await versions.get(version);
     const sourceState = await readState(store, runId, from.n);
     const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerOf(definition, key)).state;
     // Checked against the version the fork runs also when it is the source's own: a run upgraded
     // since that checkpoint was written runs another version than the one that wrote it.
     const state = fitState(validator, patched, from, version);
+    // Stored only once the fork is known to be made: a refused one leaves no version that the
+    // console's U (the newest stored) or a schedule could take for a deployment.
+    if (target) await storeVersion(store, target);
     const diff = diffStates(sourceState, state);
     const id = derivedId("run", command.id);
     const accepted = acceptance(command, forkEffect(command, id, await subWorkflowNote(store, source)), forkResult(command, id), writer.actor);
