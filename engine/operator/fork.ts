@@ -11,7 +11,7 @@ import { TERMINAL_RUN_STATUSES, type CommandRecord, type RunRecord } from "../st
 import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
-import { carriedText, signalsToCarry, tallyCount, tallySignals, type ForkSignals, type SignalTally } from "./fork-signals.js";
+import { carriedText, signalsToCarry, tallySignals, type ForkSignals, type SignalTally } from "./fork-signals.js";
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { checkTags } from "../tags.js";
 import { mustGetRun } from "./must-get.js";
@@ -146,13 +146,13 @@ interface ForkArgs {
 export function forkEffect(command: CommandRecord, runId: string, note?: string): string {
   const { checkpointId, restart, version, carriedSignals } = command.args as unknown as ForkArgs;
   const how = restart ? `continued from checkpoint ${checkpointId} as run ${runId}, from the start node` : `forked from checkpoint ${checkpointId} as run ${runId}`;
-  const carried = carriedSignals?.length ? `; ${carriedText(carriedSignals, command.runId)}` : "";
+  const carried = carriedSignals?.count ? `; ${carriedText(carriedSignals, command.runId)}` : "";
   return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}${carried}${note ? `; note: ${note}` : ""}`;
 }
 
 /** What a fork answers with, the same whichever process answered it. */
 export function forkResult(command: CommandRecord, runId: string): ForkResult {
-  return { runId, carriedSignals: tallyCount((command.args as unknown as ForkArgs).carriedSignals) };
+  return { runId, carriedSignals: (command.args as unknown as ForkArgs).carriedSignals?.count ?? 0 };
 }
 
 /** Refuses a `signals` option that is neither of its values (a caller in plain JavaScript). */
