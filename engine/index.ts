@@ -67,7 +67,7 @@ export type { OwnerWaiting } from "./operator/owner-watch.js";
 export type { SignalStart } from "./operator/signal-with-start.js";
 export { currentStep, diffCheckpoints, findCheckpoint, followRun, readAllEvents, type CheckpointRef } from "./operator/reads.js";
 export { storeWorkflow } from "./operator/workflows.js";
-export { newestVersions } from "./operator/workflow-versions.js";
+export { newestFirst, newestVersions } from "./operator/workflow-versions.js";
 export type { UpgradeOptions, UpgradeResult } from "./operator/upgrade.js";
 export type { ForkOptions, ForkResult } from "./operator/fork.js";
 export type { ForkSignals } from "./operator/fork-signals.js";

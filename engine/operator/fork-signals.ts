@@ -6,8 +6,17 @@ import { MAX_INBOX } from "../worker/signal-command.js";
 /** Whether a fork's inbox starts with the signals its history has not taken (`"carry"`) or empty (`"none"`). */
 export type ForkSignals = "carry" | "none";
 
-/** How many signals of each name, names in the order they first come: `[["paid", 2], ["shipped", 1]]`. */
-export type SignalTally = [name: string, count: number][];
+/**
+ * How many signals, and how many of each of the first names (in the order they first come; at
+ * most five: a fork may carry a thousand, and what it says is recorded in its events):
+ * `{ count: 3, names: [["paid", 2], ["shipped", 1]] }`.
+ */
+export interface SignalTally {
+  count: number;
+  names: [name: string, count: number][];
+}
+
+const NAMED = 5;
 
 /**
  * The signals a fork from checkpoint `from` of `source` starts with in its inbox: every signal
@@ -36,6 +45,7 @@ export async function signalsToCarry(store: Store, source: RunRecord, from: Pick
 interface Taken {
   signal: SignalRecord;
   step: number;
+  task: string;
   /** Which receive of its name in its node took it (`name#k`). */
   k: number;
 }
@@ -45,7 +55,7 @@ function takenIn(tasks: readonly TaskRecord[]): Taken[] {
   const taken: Taken[] = [];
   for (const task of tasks) {
     for (const [key, signal] of Object.entries(task.received ?? {})) {
-      if (!signal.timedOut) taken.push({ signal, step: task.step, k: Number(key.slice(key.lastIndexOf("#") + 1)) });
+      if (!signal.timedOut) taken.push({ signal, step: task.step, task: task.id, k: Number(key.slice(key.lastIndexOf("#") + 1)) });
     }
   }
   return taken;
@@ -53,25 +63,36 @@ function takenIn(tasks: readonly TaskRecord[]): Taken[] {
 
 /**
  * The signals oldest first, as the source got them. Within a name the order is the one its
- * nodes met them in (a receive takes the oldest of its name): those taken, by step, then by
- * the time they were sent (parallel nodes), then by receive; then those left in the inbox, in
- * its order. The names are interleaved by the time their signals were sent, never reordering a
- * name's own (the processes that sent them may disagree on the time).
+ * nodes met them in (a receive takes the oldest of its name): those taken, step by step — a
+ * node's in the order of its receives, the nodes of one step merged by the time their signals
+ * were sent — then those left in the inbox, in its order. The names are merged the same way.
+ * Only where the order is not known is the time looked at: the processes that applied the
+ * signals may disagree on it.
  */
 function inOrder(taken: readonly Taken[], inbox: readonly SignalRecord[]): SignalRecord[] {
-  const byName = new Map<string, SignalRecord[]>();
   const seen = new Set<string>();
+  const byName = new Map<string, SignalRecord[]>();
   const add = (signal: SignalRecord) => {
     if (seen.has(signal.id)) return;
     seen.add(signal.id);
-    const ofName = byName.get(signal.name);
-    if (ofName) ofName.push(signal);
-    else byName.set(signal.name, [signal]);
+    byName.set(signal.name, [...(byName.get(signal.name) ?? []), signal]);
   };
-  const sorted = [...taken].sort((a, b) => a.step - b.step || a.signal.sentAt - b.signal.sentAt || a.k - b.k);
-  for (const { signal } of sorted) add(signal);
+  const byStep = new Map<number, Map<string, Taken[]>>();
+  for (const t of taken) {
+    const tasks = byStep.get(t.step) ?? new Map<string, Taken[]>();
+    byStep.set(t.step, tasks.set(t.task, [...(tasks.get(t.task) ?? []), t]));
+  }
+  for (const step of [...byStep.keys()].sort((a, b) => a - b)) {
+    const ofTasks = [...byStep.get(step)!.values()].map((ts) => ts.sort((a, b) => a.k - b.k).map((t) => t.signal));
+    for (const signal of mergedBySentAt(ofTasks)) add(signal);
+  }
   for (const signal of inbox) add(signal);
-  const queues = [...byName.values()].map((signals) => ({ signals, at: 0 }));
+  return mergedBySentAt([...byName.values()]);
+}
+
+/** Lists merged into one, each list's own order kept, the earliest sent of the lists' heads first. */
+function mergedBySentAt(lists: readonly (readonly SignalRecord[])[]): SignalRecord[] {
+  const queues = lists.map((signals) => ({ signals, at: 0 }));
   const out: SignalRecord[] = [];
   for (;;) {
     let next: (typeof queues)[number] | undefined;
@@ -83,20 +104,16 @@ function inOrder(taken: readonly Taken[], inbox: readonly SignalRecord[]): Signa
   }
 }
 
-/** How many of each name. */
+/** How many, and of which names. */
 export function tallySignals(signals: readonly SignalRecord[]): SignalTally {
   const counts = new Map<string, number>();
   for (const { name } of signals) counts.set(name, (counts.get(name) ?? 0) + 1);
-  return [...counts];
+  return { count: signals.length, names: [...counts].slice(0, NAMED) };
 }
 
-/** `carried 3 signals (paid ×2, shipped) from run R`. */
+/** `carried 3 signals (paid ×2, shipped) from run R`; past five names, `(a, b ×2, c, d, e and 7 more)`. */
 export function carriedText(tally: SignalTally, from: string): string {
-  const count = tallyCount(tally);
-  return `carried ${count} signal${count === 1 ? "" : "s"} (${tally.map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ")}) from run ${from}`;
-}
-
-/** How many signals a tally counts. */
-export function tallyCount(tally: SignalTally | undefined): number {
-  return (tally ?? []).reduce((sum, [, n]) => sum + n, 0);
+  const named = tally.names.map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ");
+  const rest = tally.count - tally.names.reduce((sum, [, n]) => sum + n, 0);
+  return `carried ${tally.count} signal${tally.count === 1 ? "" : "s"} (${named}${rest > 0 ? ` and ${rest} more` : ""}) from run ${from}`;
 }

@@ -6,11 +6,12 @@ import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
+import { StateValidator } from "../state/schema.js";
 import { TERMINAL_RUN_STATUSES, type CommandRecord, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
-import { carriedText, signalsToCarry, tallyCount, tallySignals, type ForkSignals, type SignalTally } from "./fork-signals.js";
+import { carriedText, signalsToCarry, tallySignals, type ForkSignals, type SignalTally } from "./fork-signals.js";
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { checkTags } from "../tags.js";
 import { mustGetRun } from "./must-get.js";
@@ -82,13 +83,15 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   );
   await recordCommand(writer, command);
   try {
-    if (target) await storeVersion(store, target);
-    const { definition, validator } = await versions.get(version);
+    const { definition, validator } = target ? { definition: target.definition, validator: new StateValidator(target.definition.state) } : await versions.get(version);
     const sourceState = await readState(store, runId, from.n);
     const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerOf(definition, key)).state;
     // Checked against the version the fork runs also when it is the source's own: a run upgraded
     // since that checkpoint was written runs another version than the one that wrote it.
     const state = fitState(validator, patched, from, version);
+    // Stored only once the fork is known to be made: a refused one leaves no version that the
+    // console's U (the newest stored) or a schedule could take for a deployment.
+    if (target) await storeVersion(store, target);
     const diff = diffStates(sourceState, state);
     const id = derivedId("run", command.id);
     const accepted = acceptance(command, forkEffect(command, id, await subWorkflowNote(store, source)), forkResult(command, id), writer.actor);
@@ -143,13 +146,13 @@ interface ForkArgs {
 export function forkEffect(command: CommandRecord, runId: string, note?: string): string {
   const { checkpointId, restart, version, carriedSignals } = command.args as unknown as ForkArgs;
   const how = restart ? `continued from checkpoint ${checkpointId} as run ${runId}, from the start node` : `forked from checkpoint ${checkpointId} as run ${runId}`;
-  const carried = carriedSignals?.length ? `; ${carriedText(carriedSignals, command.runId)}` : "";
+  const carried = carriedSignals?.count ? `; ${carriedText(carriedSignals, command.runId)}` : "";
   return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}${carried}${note ? `; note: ${note}` : ""}`;
 }
 
 /** What a fork answers with, the same whichever process answered it. */
 export function forkResult(command: CommandRecord, runId: string): ForkResult {
-  return { runId, carriedSignals: tallyCount((command.args as unknown as ForkArgs).carriedSignals) };
+  return { runId, carriedSignals: (command.args as unknown as ForkArgs).carriedSignals?.count ?? 0 };
 }
 
 /** Refuses a `signals` option that is neither of its values (a caller in plain JavaScript). */

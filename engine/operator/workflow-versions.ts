@@ -33,9 +33,14 @@ export function reducerOf(definition: WorkflowDefinition, key: string): "replace
   return reducer === "append" || reducer === "merge" ? reducer : "replace";
 }
 
-/** The newest stored version of a workflow among `stored` (the store's listing), by when it was stored. */
+/** Stored versions newest first: by when each was first stored, a tie (one millisecond) by hash, so that every listing agrees. */
+export function newestFirst(a: { version: string; createdAt: number }, b: { version: string; createdAt: number }): number {
+  return b.createdAt - a.createdAt || (a.version < b.version ? 1 : a.version > b.version ? -1 : 0);
+}
+
+/** The newest stored version of a workflow among `stored` (the store's listing). */
 export function latestVersion(stored: readonly { name: string; version: string; createdAt: number }[], name: string): string | undefined {
-  return stored.filter((w) => w.name === name).sort((a, b) => b.createdAt - a.createdAt || (a.version < b.version ? 1 : -1))[0]?.version;
+  return stored.filter((w) => w.name === name).sort(newestFirst)[0]?.version;
 }
 
 /** The newest stored version of each workflow named; one with none stored is left out. */

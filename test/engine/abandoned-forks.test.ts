@@ -114,7 +114,7 @@ describe.each(storeFactories)("forks their recorders left unanswered: $name", (f
 
     // A recorder that made the run and stopped before answering (a pitwall that wrote the two apart):
     // answered in the words the recorder would have used, signals it carried included.
-    const halfDone = await recordedFork(engine.store, sourceId, { host: hostname(), pid: endedPid() }, Date.now(), { carriedSignals: [["paid", 2], ["note", 1]] });
+    const halfDone = await recordedFork(engine.store, sourceId, { host: hostname(), pid: endedPid() }, Date.now(), { carriedSignals: { count: 3, names: [["paid", 2], ["note", 1]] } });
     const forkId = derivedId("run", halfDone.id);
     await engine.store.createRun(newRun({ id: forkId, workflow: { name: wf.definition.name, version: wf.version }, state: { n: 0 }, actor: "operator:dan", forkOf: { runId: sourceId, checkpointId: `${sourceId}:0` } }));
     expect(await answerAbandonedForks(engine.store, "worker:w1")).toEqual([

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ConflictError, workflow, type Engine, type RunRecord } from "../../engine/index.js";
 import { ended, engineHarness, until } from "../support/engine.js";
@@ -116,6 +116,39 @@ describe.each(storeFactories)("a fork carries the signals its history has not ta
     const last = await op.fork(run.id, (await run.get()).headN);
     expect(last.result.carriedSignals).toBe(0);
     expect((await engine.store.getRun(last.result.runId))!.inbox ?? []).toEqual([]);
+  });
+
+  it("a node's receives keep their order in the fork when the processes that applied the signals disagree on the time", async () => {
+    const engine = await harness.engine([items]);
+    const op = engine.operator("ann");
+    const run = await engine.start(items);
+    await pausedAt(engine, run.id, "gate", "interrupt");
+    // The first applied by a process whose clock runs a minute ahead.
+    const now = Date.now();
+    const ahead = vi.spyOn(Date, "now").mockReturnValue(now + 60_000);
+    try {
+      await run.signal("item", "first");
+    } finally {
+      ahead.mockRestore();
+    }
+    await run.signal("item", "second");
+    const [ask] = await engine.store.listInterrupts({ runId: run.id, status: "pending" });
+    await op.resolve(ask!.id, { decision: "approve" });
+    expect((await ended(engine, run.id)).status).toBe("succeeded");
+    expect((await run.state()).got).toEqual(["first", "second"]);
+    const fork = await op.fork(run.id, 0);
+    expect((await engine.store.getRun(fork.result.runId))!.inbox!.map((s) => s.data)).toEqual(["first", "second"]);
+  });
+
+  it("names at most five of the names it carried, in what it says and records", async () => {
+    const engine = await harness.engine([items]);
+    const run = await engine.start(items);
+    await pausedAt(engine, run.id, "gate", "interrupt");
+    for (const name of ["a", "b", "b", "c", "d", "e", "f", "g"]) await run.signal(name);
+    const fork = await engine.operator("ann").fork(run.id, 0);
+    expect(fork.effect).toBe(`forked from checkpoint ${run.id}:0 as run ${fork.result.runId}; carried 8 signals (a, b ×2, c, d, e and 2 more) from run ${run.id}`);
+    expect(fork.result.carriedSignals).toBe(8);
+    expect(fork.command.args.carriedSignals).toEqual({ count: 8, names: [["a", 1], ["b", 2], ["c", 1], ["d", 1], ["e", 1]] });
   });
 
   it("a continuation (start --from) starts with an empty inbox", async () => {
