@@ -89,6 +89,30 @@ describe.each(storeFactories)("limits.runsAtOnce ($name store)", (factory) => {
     expect(most).toBe(2);
   });
 
+  it("holds every version of a workflow to its newest stored version's limit, counting their runs together", async () => {
+    const gate = new Gate();
+    const older = gated("at-once-versions", gate, { runsAtOnce: 1 });
+    // The same name, another graph: another version, with room for two.
+    const newer = workflow("at-once-versions", { state, limits: { runsAtOnce: 2 } })
+      .node("work", async () => {
+        await gate.pass();
+        return { done: true };
+      }, { next: "tidy" })
+      .node("tidy", () => ({}), { next: "END" })
+      .compile();
+    expect(newer.version).not.toBe(older.version);
+    const engine = await harness.engine([older, newer], { worker: { concurrency: 4 } });
+    const store = engine.store;
+    const runs = [await engine.start(older)];
+    await sleep(5);
+    runs.push(await engine.start(newer), await engine.start(older), await engine.start(newer));
+    await until(async () => (await running(store, "at-once-versions")) === 2, 10_000, "two running");
+    await sleep(500);
+    expect(await running(store, "at-once-versions")).toBe(2);
+    gate.release(4);
+    for (const run of runs) expect((await run.wait({ timeoutMs: 10_000 })).status).toBe("succeeded");
+  });
+
   it("holds sub-workflow runs to their own workflow's limit; a parent waiting on its child is not running", async () => {
     const gate = new Gate();
     const child = gated("at-once-child", gate, { runsAtOnce: 1 });
