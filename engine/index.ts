@@ -42,7 +42,7 @@ export { checkWorkflowText, loadWorkflowFile, loadWorkflowText, loadWorkflowValu
 export { parseJsonText } from "./graph/parse-json.js";
 export { checkWorkflow, type CheckedChild, type CheckResult } from "./graph/check.js";
 export { formatProblem, formatProblemIn, moreProblems, PROBLEM_CODES, type Problem, type ProblemCode } from "./graph/problems.js";
-export { renderGraph, nodeOrder, edgesOf, describeNode } from "./graph/render.js";
+export { renderGraph, nodeOrder, edgesOf, describeNode, runsAtOnceText } from "./graph/render.js";
 export { renderMermaid, renderDot } from "./graph/render-formats.js";
 export { inlineSubWorkflows } from "./graph/inline.js";
 export { workflowVersion, canonicalJson } from "./graph/canonical.js";
@@ -89,7 +89,7 @@ export { FORK_ANSWER_MS, answerAbandonedForks } from "./operator/abandoned-forks
 export { LEFT_COMMAND_MS, answerLeftCommands } from "./operator/left-commands.js";
 export { Worker, type StopOptions, type WorkerOptions, type WorkerStats } from "./worker/worker.js";
 export type { WorkerNotice, WorkerNoticeKind } from "./worker/notices.js";
-export { UNCLAIMED_MS, unclaimedWhy } from "./worker/unclaimed.js";
+export { UNCLAIMED_MS, runsAtOnceOf, unclaimedWhy, type RunsAtOnce } from "./worker/unclaimed.js";
 export { nodesRunOnRetry } from "./worker/commands.js";
 export type { ExecutionEnd } from "./runtime/executor.js";
 export { WorkflowRegistry } from "./worker/registry.js";

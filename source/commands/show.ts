@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, runsAtOnceOf, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunsAtOnce, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -36,16 +36,17 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
   async run({ args, out, store, global }) {
     const s = await store();
     await noteRoom(s, out);
-    const { run, tasks, interrupts, storage, child, workers } = await readTogether(s, args[0]!);
+    const { run, tasks, interrupts, storage, child, workers, atOnce } = await readTogether(s, args[0]!);
     const { calls, tokens } = await readRunCalls(s, run.id, tasks, { secretKeys: global.secretKeys });
-    // Queued for long with nothing else to wait for: what the workers' heartbeats say is missing.
-    const unclaimed = unclaimedWhy(run, Date.now(), workers);
+    // Held back by its workflow's limit, or queued for long with nothing else to wait for: what
+    // the workers' heartbeats say is missing.
+    const unclaimed = unclaimedWhy(run, Date.now(), workers, atOnce);
     if (out.json) {
       const { byCall: _byCall, ...totals } = tokens;
       out.value({ ...run, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
       return EXIT.ok;
     }
-    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed);
+    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed && waitingFor(unclaimed, run, atOnce));
     printTasks(out, tasks);
     printHeldWrites(out, run, tasks, global.secretKeys);
     printCalls(out, calls, tasks);
@@ -65,15 +66,16 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
 async function readTogether(s: Store, runId: string) {
   let run = await mustGetRun(s, runId);
   for (let tries = 1; ; tries++) {
-    const [tasks, interrupts, storage, child, workers] = await Promise.all([
+    const [tasks, interrupts, storage, child, workers, atOnce] = await Promise.all([
       s.listTasks(run.id),
       s.listInterrupts({ runId: run.id, status: "pending" }),
       s.runStorage(run.id),
       run.waitingOn ? s.getRun(run.waitingOn) : undefined,
       run.status === "queued" ? s.listWorkers() : undefined,
+      run.status === "queued" ? runsAtOnceOf(s, [run.workflow]).then((limits) => limits.get(run.workflow)) : undefined,
     ]);
     const again = await s.getRun(run.id);
-    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers };
+    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers, atOnce };
     run = again;
   }
 }
@@ -104,7 +106,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
     const held = child ? `, ${childRunState(child)}` : "";
     rows.push(["waiting", `for child run ${run.waitingOn}${held}`]);
   }
-  if (unclaimed) rows.push(["waiting", `for a worker: ${unclaimed}`]);
+  if (unclaimed) rows.push(["waiting", unclaimed]);
   const byNode = Object.entries(tokens.byNode);
   const nodesText = (counts: [string, TokenCount][]) => counts.map(([node, t]) => `${node} ${tokenText(t)}`).join(" · ");
   if (byNode.length > 0) rows.push(["tokens", `${tokenTotal(tokens)}${byNode.length > 1 ? ` (${nodesText(byNode)})` : ""}`]);
@@ -112,6 +114,12 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   if (below) rows.push([byNode.length > 0 ? "" : "tokens", `${byNode.length > 0 ? "+ " : ""}${tokenTotal(below)} in sub-workflows (${nodesText(Object.entries(below.byNode))})`]);
   if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 400)}`);
+}
+
+/** What a queued run that no worker took waits for: a slot under its workflow's limit, or a worker. */
+function waitingFor(unclaimed: string, run: RunRecord, atOnce: RunsAtOnce | undefined): string {
+  if (!atOnce || atOnce.running < atOnce.limit) return `for a worker: ${unclaimed}`;
+  return `for a slot (${unclaimed}): workflow ${run.workflow} lets ${plural(atOnce.limit, "run")} of any of its versions run at once (limits.runsAtOnce of its newest version), and ${atOnce.running} ${atOnce.running === 1 ? "is" : "are"} running; a worker takes this one when one of them ends or waits (a timer, a person, a child run)`;
 }
 
 /** A lease that ran out means its worker is gone or stalled: say so, and what happens next. */
