@@ -88,7 +88,8 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   }
   // `pitwall help` is `pitwall --help`; `pitwall help start` is `pitwall start --help`.
   if (name === "help") {
-    const topic = rest.find((arg) => !arg.startsWith("-"));
+    // The first word that is no global option's value (`pitwall --store F help fork`).
+    const topic = splitCommand(rest, GLOBAL_FLAGS).name;
     if (topic === undefined) {
       process.stdout.write(`${mainHelp()}\n`);
       return EXIT.ok;

@@ -300,6 +300,11 @@ export const limitsSchema = z
     concurrency: z.number().int().min(1).default(8),
     /** A run not ended this long after it was made is canceled (by a worker, as actor `timeout`). */
     deadlineSeconds: z.number().gt(0, "above 0").max(MAX_DEADLINE_SECONDS, "at most 100 years (3,153,600,000 seconds)").optional(),
+    /**
+     * At most this many runs of the workflow (every version of its name together) running at
+     * once, across every worker of the store; the rest stay queued (`ClaimOptions.runsAtOnce`).
+     */
+    runsAtOnce: z.number().int().min(1).optional(),
   })
   .strict();
 export type Limits = z.output<typeof limitsSchema>;

@@ -28,6 +28,7 @@ const ELSEWHERE: Record<string, Record<string, string>> = {
   workflow: {
     maxSteps: 'it goes in `limits`: { "maxSteps": 1000 }',
     concurrency: 'it goes in `limits`: { "concurrency": 8 }',
+    runsAtOnce: 'it goes in `limits`: { "runsAtOnce": 5 }',
     entry: "the first node is `start`",
     entryPoint: "the first node is `start`",
     edges: "edges are written on each node, as `next` or `routes`",

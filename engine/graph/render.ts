@@ -73,6 +73,12 @@ export function edgesOf(node: NodeDefinition): { label: string | null; target: s
   return [...edges, ...caught];
 }
 
+/** `at most 5 runs at once`: a workflow's `limits.runsAtOnce`, when it sets one. */
+export function runsAtOnceText(definition: Pick<WorkflowDefinition, "limits">): string | undefined {
+  const n = definition.limits.runsAtOnce;
+  return n === undefined ? undefined : `at most ${n} run${n === 1 ? "" : "s"} at once`;
+}
+
 /** The label of the edges a node's failure takes (its `catch`). */
 export const CATCH_LABEL = "catch";
 
@@ -85,6 +91,8 @@ export function renderGraph(definition: WorkflowDefinition, version?: string): s
   lines.push(`${definition.name}${version ? ` (version ${version})` : ""}`);
   if (definition.description) lines.push(`  ${definition.description}`);
   lines.push(`  start → ${definition.start}`);
+  const atOnce = runsAtOnceText(definition);
+  if (atOnce) lines.push(`  ${atOnce} (limits.runsAtOnce)`);
   const before = new Set(definition.interruptBefore);
   const after = new Set(definition.interruptAfter);
   for (const name of nodeOrder(definition)) {

@@ -4,7 +4,7 @@ import { processGone } from "../local-process.js";
 import type { CommandRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance, refusal } from "../worker/commands.js";
-import { forkEffect, subWorkflowNote } from "./fork.js";
+import { forkEffect, forkResult, subWorkflowNote } from "./fork.js";
 
 /**
  * How long the process that records a fork has to make its run before another process may
@@ -47,7 +47,7 @@ export async function answerAbandonedForks(store: Store, actor: string, now = Da
     if (why === undefined) continue;
     const runId = derivedId("run", command.id);
     const reply = (await store.getRun(runId))
-      ? acceptance(command, forkEffect(command, runId, await subWorkflowNote(store, await store.getRun(command.runId))), { runId }, actor)
+      ? acceptance(command, forkEffect(command, runId, await subWorkflowNote(store, await store.getRun(command.runId))), forkResult(command, runId), actor)
       : refusal(command, new PitwallError("RUN", `no run was made from checkpoint ${String(command.args.checkpointId)}: ${why}; fork again`), actor);
     try {
       await store.answerCommand(reply.answer, reply.event);

@@ -6,10 +6,12 @@ import { newRun } from "../runtime/new-run.js";
 import { diffStates, summarizeDiff } from "../state/diff.js";
 import { applyStatePatch } from "../state/patch.js";
 import { readState } from "../state/read.js";
+import { StateValidator } from "../state/schema.js";
 import { TERMINAL_RUN_STATUSES, type CommandRecord, type RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { acceptance } from "../worker/commands.js";
 import { checkArgs, newCommand, outcomeOf, recordCommand, refuseCommand, type CommandOutcome, type CommandWriter } from "./command-records.js";
+import { carriedText, signalsToCarry, tallySignals, type ForkSignals, type SignalTally } from "./fork-signals.js";
 import { checkNodesKept, checkRoutesTaken, fitState } from "./fork-version.js";
 import { checkTags } from "../tags.js";
 import { mustGetRun } from "./must-get.js";
@@ -28,13 +30,22 @@ export interface ForkOptions {
   tags?: Record<string, string>;
   /** Canceled unless it ended this long after it was made; default its workflow's `limits.deadlineSeconds` (not the source's deadline). */
   deadlineSeconds?: number;
+  /**
+   * `"carry"` (the default, but for a `restart`): the fork's inbox starts with the signals of
+   * its source that its history has not taken (`signalsToCarry`); `"none"` (a `restart`'s
+   * default, a new turn): empty.
+   */
+  signals?: ForkSignals;
 }
+
+/** What a fork answers with: its run, and how many signals it carried into its inbox. */
+export type ForkResult = { runId: string; carriedSignals: number };
 
 /**
  * A new run whose history begins at a checkpoint of another (`Operator.fork`), recorded as a
  * `fork` command on the source run, which is not changed otherwise.
  */
-export async function forkRun(writer: CommandWriter, versions: WorkflowVersions, runId: string, checkpoint: CheckpointRef, options: ForkOptions): Promise<CommandOutcome<{ runId: string }>> {
+export async function forkRun(writer: CommandWriter, versions: WorkflowVersions, runId: string, checkpoint: CheckpointRef, options: ForkOptions): Promise<CommandOutcome<ForkResult>> {
   const { store } = writer;
   const source = await mustGetRun(store, runId);
   // The fork is found by what its source was: it keeps its tags (checked before anything is recorded).
@@ -52,25 +63,38 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
   checkInterruptNodes(forkDefinition, options);
   if (options.deadlineSeconds !== undefined) checkDeadlineSeconds(options.deadlineSeconds);
   checkArgs(options);
+  const signals = checkForkSignals(options.signals) ?? (options.restart ? "none" : "carry");
+  // Before the command is recorded: a fork refused for carrying too many leaves no trace.
+  const carried = signals === "carry" ? await signalsToCarry(store, source, from) : [];
   const command = newCommand(
     writer,
     source.id,
     "fork",
-    { checkpointId: from.id, ...(options.patch !== undefined ? { patch: options.patch } : {}), ...(target ? { version } : {}), ...(options.restart ? { restart: true } : {}) },
+    {
+      checkpointId: from.id,
+      ...(options.patch !== undefined ? { patch: options.patch } : {}),
+      ...(target ? { version } : {}),
+      ...(options.restart ? { restart: true } : {}),
+      ...(options.signals !== undefined ? { signals } : {}),
+      // What the run made will hold, in the command: whichever process answers the fork says it.
+      ...(carried.length > 0 ? { carriedSignals: tallySignals(carried) } : {}),
+    },
     options.reason,
   );
   await recordCommand(writer, command);
   try {
-    if (target) await storeVersion(store, target);
-    const { definition, validator } = await versions.get(version);
+    const { definition, validator } = target ? { definition: target.definition, validator: new StateValidator(target.definition.state) } : await versions.get(version);
     const sourceState = await readState(store, runId, from.n);
     const patched = options.patch === undefined ? sourceState : applyStatePatch(sourceState, options.patch, validator, (key) => reducerOf(definition, key)).state;
     // Checked against the version the fork runs also when it is the source's own: a run upgraded
     // since that checkpoint was written runs another version than the one that wrote it.
     const state = fitState(validator, patched, from, version);
+    // Stored only once the fork is known to be made: a refused one leaves no version that the
+    // console's U (the newest stored) or a schedule could take for a deployment.
+    if (target) await storeVersion(store, target);
     const diff = diffStates(sourceState, state);
     const id = derivedId("run", command.id);
-    const accepted = acceptance(command, forkEffect(command, id, await subWorkflowNote(store, source)), { runId: id }, writer.actor);
+    const accepted = acceptance(command, forkEffect(command, id, await subWorkflowNote(store, source)), forkResult(command, id), writer.actor);
     // The run and the command's answer in one write, made only while the command is pending: a
     // worker that took this fork for abandoned meanwhile (and refused it) leaves no run behind.
     await store.createRun({
@@ -94,26 +118,47 @@ export async function forkRun(writer: CommandWriter, versions: WorkflowVersions,
         deadlineSeconds: options.deadlineSeconds ?? definition.limits.deadlineSeconds,
         interruptBefore: options.interruptBefore !== undefined ? options.interruptBefore : source.interruptBefore,
         interruptAfter: options.interruptAfter !== undefined ? options.interruptAfter : source.interruptAfter,
+        carriedSignals: carried,
         ...(diff.length > 0 ? { edited: summarizeDiff(diff) } : {}),
         ...(options.reason ? { reason: options.reason } : {}),
       }),
       answering: accepted,
     });
-    return outcomeOf({ ...command, ...accepted.answer }) as CommandOutcome<{ runId: string }>;
+    return outcomeOf({ ...command, ...accepted.answer }) as CommandOutcome<ForkResult>;
   } catch (error) {
     // Answered already: by the write above, its reply lost, or by a worker in this process's place.
     const answered = await store.getCommand(command.id).catch(() => undefined);
-    if (answered && answered.status !== "pending") return outcomeOf(answered) as CommandOutcome<{ runId: string }>;
+    if (answered && answered.status !== "pending") return outcomeOf(answered) as CommandOutcome<ForkResult>;
     await refuseCommand(writer, command, error).catch(() => undefined);
     throw error;
   }
 }
 
+/** The arguments a fork is recorded with (`forkRun`). */
+interface ForkArgs {
+  checkpointId: string;
+  restart?: boolean;
+  version?: string;
+  carriedSignals?: SignalTally;
+}
+
 /** What a fork did, in the same words whichever process answered it (`note`: `subWorkflowNote`). */
 export function forkEffect(command: CommandRecord, runId: string, note?: string): string {
-  const { checkpointId, restart, version } = command.args as { checkpointId: string; restart?: boolean; version?: string };
+  const { checkpointId, restart, version, carriedSignals } = command.args as unknown as ForkArgs;
   const how = restart ? `continued from checkpoint ${checkpointId} as run ${runId}, from the start node` : `forked from checkpoint ${checkpointId} as run ${runId}`;
-  return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}${note ? `; note: ${note}` : ""}`;
+  const carried = carriedSignals?.count ? `; ${carriedText(carriedSignals, command.runId)}` : "";
+  return `${how}${version ? ` on version ${version.slice(0, 12)}` : ""}${carried}${note ? `; note: ${note}` : ""}`;
+}
+
+/** What a fork answers with, the same whichever process answered it. */
+export function forkResult(command: CommandRecord, runId: string): ForkResult {
+  return { runId, carriedSignals: (command.args as unknown as ForkArgs).carriedSignals?.count ?? 0 };
+}
+
+/** Refuses a `signals` option that is neither of its values (a caller in plain JavaScript). */
+function checkForkSignals(signals: unknown): ForkSignals | undefined {
+  if (signals === undefined || signals === "carry" || signals === "none") return signals;
+  throw new ValidationError(`signals must be "carry" (the fork's inbox starts with the signals its history has not taken) or "none" (empty), not ${JSON.stringify(signals)}`);
 }
 
 /**

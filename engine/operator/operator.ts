@@ -8,7 +8,7 @@ import type { CheckpointRecord, RunRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { CommandDelivery } from "./command-delivery.js";
 import type { CommandOutcome } from "./command-records.js";
-import { forkRun, type ForkOptions } from "./fork.js";
+import { forkRun, type ForkOptions, type ForkResult } from "./fork.js";
 import { notFound } from "./must-get.js";
 import { Schedules } from "./schedules.js";
 import type { OwnerWaiting } from "./owner-watch.js";
@@ -223,8 +223,11 @@ export class Operator {
    * run is at must still exist. With `restart`, the fork runs the workflow again from its start
    * node on that state (a new turn of a conversation), instead of going on where the checkpoint was.
    * `interruptBefore`/`interruptAfter` replace the source run's lists (`[]`: none; `null`: the workflow's).
+   * The fork's inbox starts with the signals of the source its history has not taken (those its
+   * nodes took after the checkpoint, and those it holds untaken), oldest first, counted in
+   * `result.carriedSignals`; `signals: "none"` starts it empty, as a `restart` does by default.
    */
-  fork(runId: string, checkpoint: CheckpointRef, options: ForkOptions = {}): Promise<CommandOutcome<{ runId: string }>> {
+  fork(runId: string, checkpoint: CheckpointRef, options: ForkOptions = {}): Promise<CommandOutcome<ForkResult>> {
     return forkRun(this.commands, this.versions, runId, checkpoint, options);
   }
 

@@ -3,6 +3,7 @@ import { hexDigest } from "../ids.js";
 import { TERMINAL_RUN_STATUSES, type RunRecord, type ScheduleRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { startRun, type WorkflowVersion } from "./start.js";
+import { latestVersion } from "./workflow-versions.js";
 
 /** The tag every run a schedule starts has, with the schedule's id (`pitwall runs --tag schedule=nightly`). */
 export const SCHEDULE_TAG = "schedule";
@@ -33,10 +34,6 @@ export async function scheduledVersion(store: Store, schedule: Pick<ScheduleReco
     throw new NotFoundError(schedule.version ? `version ${schedule.version} of workflow` : "workflow", schedule.workflow);
   }
   return { definition: record.definition, version: record.version };
-}
-
-function latestVersion(stored: readonly { name: string; version: string; createdAt: number }[], name: string): string | undefined {
-  return stored.filter((w) => w.name === name).sort((a, b) => b.createdAt - a.createdAt || (a.version < b.version ? 1 : -1))[0]?.version;
 }
 
 /**

@@ -40,12 +40,14 @@ export class UnheldRuns {
    */
   async apply(command: CommandRecord, run: RunRecord, record: boolean): Promise<Applied> {
     const { store, actor, secretKeys } = this.writer;
+    // Made first, so that its time is not later than the times of the events it led to.
+    const request = record ? requested(command, secretKeys) : undefined;
     const prepared = await prepareCommand(command, await this.view(run));
     if (!prepared.ok && !record) prepared.error = endedFirst(command, run, prepared.error) ?? prepared.error;
     const batch = prepared.ok ? prepared.batch : new Batch();
-    if (record) {
+    if (request) {
       batch.submit.push(command);
-      batch.events.unshift(requested(command, secretKeys));
+      batch.events.unshift(request);
     }
     const answer = prepared.ok ? acceptance(command, prepared.effect, prepared.result ?? {}, actor) : refusal(command, prepared.error, actor);
     batch.answer(answer);

@@ -8,8 +8,8 @@ import type { InterruptKind, PauseReason, RunError, RunStatus, TaskWait } from "
 export interface EventPayloads {
   /** A signal was sent to the run; `for` names the node it let go on, if one waited for it. */
   "run.signaled": { signalId: string; name: string; for?: string };
-  /** `signal`: the signal the run was started to take (signal-with-start); `schedule`, `scheduledFor`: the schedule that started it, for which time (`backfill`: started by a backfill, after that time). */
-  "run.created": { workflow: string; version: string; parentRunId?: string; forkOf?: { runId: string; checkpointId: string }; reason?: string; deadlineAt?: number; signal?: { id: string; name: string }; request?: string; schedule?: string; scheduledFor?: number; backfill?: boolean };
+  /** `signal`: the signal the run was started to take (signal-with-start); `carriedSignals`: how many signals a fork carried from its source into its inbox; `schedule`, `scheduledFor`: the schedule that started it, for which time (`backfill`: started by a backfill, after that time). */
+  "run.created": { workflow: string; version: string; parentRunId?: string; forkOf?: { runId: string; checkpointId: string }; reason?: string; deadlineAt?: number; signal?: { id: string; name: string }; carriedSignals?: number; request?: string; schedule?: string; scheduledFor?: number; backfill?: boolean };
   "run.claimed": { worker: string; fence: number; recovered: boolean };
   "run.released": { status: RunStatus; wakeAt?: number; waitingOn?: string; why: string };
   "run.paused": { reason: PauseReason; nodes: string[]; interrupts?: string[] };

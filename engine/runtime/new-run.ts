@@ -1,7 +1,7 @@
 import { checkpointId } from "../ids.js";
 import type { State } from "../state/ops.js";
 import { DEFAULT_SNAPSHOT_POLICY, StateChain, jsonBytes } from "../state/snapshot.js";
-import type { CheckpointRecord, CheckpointSource, PlanControl, RunRecord } from "../store/records.js";
+import type { CheckpointRecord, CheckpointSource, PlanControl, RunRecord, SignalRecord } from "../store/records.js";
 import type { NewRun } from "../store/store.js";
 import { EventFactory } from "./event-factory.js";
 import { START } from "./planner.js";
@@ -36,6 +36,8 @@ export interface NewRunOptions {
   signal?: { id: string; name: string };
   /** A start under an id of the caller's: the start's own id, said in its `run.created`, to tell it from another start of that id. */
   request?: string;
+  /** The signals a fork carries from its source (`signalsToCarry`): its inbox to begin with, oldest first. */
+  carriedSignals?: readonly SignalRecord[];
   /** The schedule that started it, and the time it was started for (in `run.created`). */
   schedule?: { id: string; at: number; backfill?: boolean };
 }
@@ -89,6 +91,7 @@ export function newRun(options: NewRunOptions): NewRun {
     breakpoints: [],
     ...(options.deadlineSeconds !== undefined ? { deadlineAt: now + Math.round(options.deadlineSeconds * 1000) } : {}),
     ...(options.tags && Object.keys(options.tags).length > 0 ? { tags: options.tags } : {}),
+    ...(options.carriedSignals?.length ? { inbox: [...options.carriedSignals] } : {}),
     interruptBefore: options.interruptBefore ?? null,
     interruptAfter: options.interruptAfter ?? null,
     current: [],
@@ -112,6 +115,7 @@ export function newRun(options: NewRunOptions): NewRun {
         ...(options.reason ? { reason: options.reason } : {}),
         ...(typeof run.deadlineAt === "number" ? { deadlineAt: run.deadlineAt } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.carriedSignals?.length ? { carriedSignals: options.carriedSignals.length } : {}),
         ...(options.request ? { request: options.request } : {}),
         ...(options.schedule ? { schedule: options.schedule.id, scheduledFor: options.schedule.at, ...(options.schedule.backfill ? { backfill: true } : {}) } : {}),
       }),

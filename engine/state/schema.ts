@@ -284,10 +284,10 @@ export class StateValidator {
   /** Defaults filled in; throws a ValidationError naming every failing path. */
   parseInput(input: unknown, what = "run input"): Record<string, unknown> {
     if (input === undefined || input === null) input = {};
-    return this.parse(input, what);
+    return this.parse(input, what, missingInputHint);
   }
 
-  parse(state: unknown, what = "state"): Record<string, unknown> {
+  parse(state: unknown, what = "state", hint?: (issue: { path: string; message: string }) => string | undefined): Record<string, unknown> {
     // Before zod, which would drop a `__proto__` key unsaid, and overflow the stack on a deep value;
     // a value JSON would not keep as it is, after: what a key's schema says of it comes first.
     const problem = valueProblem(state);
@@ -308,8 +308,15 @@ export class StateValidator {
     const issues = [...unknown, ...others.map((issue) => ({ path: jsonPath(issue.path), message: issue.message }))];
     const first = issues[0]!;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-    throw new ValidationError(`${what} is invalid at ${first.path}: ${first.message}${more}`, issues);
+    const said = hint?.(first);
+    throw new ValidationError(`${what} is invalid at ${first.path}: ${first.message}${said ? `: ${said}` : ""}${more}`, issues);
   }
+}
+
+/** A key a node writes later is often what a start is refused for: both ways out. */
+function missingInputHint(issue: { path: string; message: string }): string | undefined {
+  const topLevelKey = /^\$\.[^.[]+$/.test(issue.path) || /^\$\["[^\]]*"\]$/.test(issue.path);
+  return topLevelKey && issue.message.startsWith("missing") ? "give it in the input, or give the key a default (or make it optional) in the workflow's state" : undefined;
 }
 
 function firstIssue(prefix: string, error: z.ZodError): string {

@@ -209,6 +209,11 @@ export interface SignalRecord {
   actor: string;
   sentAt: number;
   reason?: string;
+  /**
+   * A fork's: the run it was carried from, which it was sent to and whose nodes, up to the
+   * checkpoint forked, had not taken it (`id`, sender and time are the original's).
+   */
+  carriedFrom?: string;
   /** On a task's `received` only: none came in the time its `receive` waited (`sentAt`: when it gave up). */
   timedOut?: true;
 }

@@ -101,12 +101,16 @@ export function wokenRun(waiting: Pick<RunRecord, "status">, now: number): Pick<
   return waiting.status === "queued" ? { waitingOn: null, wakeAt: null, updatedAt: now } : undefined;
 }
 
-/** Whether a worker may claim this run now. */
+/**
+ * Whether a worker may claim this run now. `runningOf` counts the running runs of a workflow name
+ * (every version), asked only of one with a limit in `options.runsAtOnce`.
+ */
 export function claimable(
-  run: Pick<RunRecord, "id" | "version" | "status" | "leaseUntil" | "wakeAt" | "waitingOn">,
+  run: Pick<RunRecord, "id" | "workflow" | "version" | "status" | "leaseUntil" | "wakeAt" | "waitingOn">,
   now: number,
-  options: Pick<ClaimOptions, "versions" | "runId" | "exclude" | "takeOver">,
+  options: Pick<ClaimOptions, "versions" | "runId" | "exclude" | "takeOver" | "runsAtOnce">,
   statusOf: (runId: string) => RunStatus | undefined,
+  runningOf: (workflow: string) => number,
 ): boolean {
   // The status first: it rules out most runs of a store (those ended), and costs least to look at.
   if (run.status !== "queued" && run.status !== "running") return false;
@@ -118,9 +122,15 @@ export function claimable(
   if (run.wakeAt !== null && run.wakeAt > now) return false;
   if (run.waitingOn !== null) {
     const child = statusOf(run.waitingOn);
-    return child === undefined || TERMINAL_RUN_STATUSES.includes(child);
+    if (child !== undefined && !TERMINAL_RUN_STATUSES.includes(child)) return false;
   }
-  return true;
+  const limit = runsAtOnceLimit(run.workflow, options.runsAtOnce);
+  return limit === undefined || runningOf(run.workflow) < limit;
+}
+
+/** How many runs of a workflow a claim's `runsAtOnce` lets run at once; undefined: no limit. */
+export function runsAtOnceLimit(workflow: string, runsAtOnce: ClaimOptions["runsAtOnce"]): number | undefined {
+  return runsAtOnce !== undefined && Object.hasOwn(runsAtOnce, workflow) ? runsAtOnce[workflow] : undefined;
 }
 
 /** Whether a run is on a version that starts with any of `prefixes` (undefined: any version will do). */

@@ -89,6 +89,12 @@ export interface ClaimOptions {
    * meanwhile were most likely cut off too, and get a lease period to renew them.
    */
   takeOver?: boolean;
+  /**
+   * Per workflow name, at most this many of its runs (every version together) may be running at
+   * once (`limits.runsAtOnce`): a queued run of one with that many running is passed over for
+   * the next claimable run of another. A take-over is never held back: its run is counted already.
+   */
+  runsAtOnce?: Readonly<Record<string, number>>;
 }
 
 export interface Claim {

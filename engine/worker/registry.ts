@@ -3,6 +3,7 @@ import type { CheckedChild } from "../graph/check.js";
 import { compileWithChildren, workflowTree } from "../graph/load.js";
 import type { ActionRegistry, CompiledWorkflow } from "../graph/model.js";
 import type { WorkflowRecord } from "../store/records.js";
+import { latestVersion } from "../operator/workflow-versions.js";
 import type { Store } from "../store/store.js";
 import { definitionChange, unrunnableWhy } from "./unrunnable.js";
 
@@ -16,6 +17,10 @@ export class WorkflowRegistry {
   /** Stored versions this process cannot run, with why. */
   private readonly unusable = new Map<string, string>();
   private listedAt = 0;
+  /** The store's versions as `runnableVersions` last listed them. */
+  private stored: Omit<WorkflowRecord, "definition">[] = [];
+  /** `limits.runsAtOnce` of the stored versions read for it (versions never change). */
+  private readonly limitOf = new Map<string, number | undefined>();
 
   constructor(
     private readonly store: Store,
@@ -119,11 +124,39 @@ export class WorkflowRegistry {
   async runnableVersions(maxAgeMs = 1000): Promise<string[]> {
     if (Date.now() - this.listedAt >= maxAgeMs) {
       this.listedAt = Date.now();
-      for (const { version } of await this.store.listWorkflows()) {
+      this.stored = await this.store.listWorkflows();
+      for (const { version } of this.stored) {
         if (!this.compiled.has(version) && !this.unusable.has(version)) await this.resolve(version);
       }
     }
     return [...this.compiled.keys()];
+  }
+
+  /**
+   * The `limits.runsAtOnce` of the workflows these versions are of, by name, as a claim passes
+   * them to the store: each name's limit is its newest stored version's (`latestVersion`, the
+   * rule schedules follow), whichever versions this process runs, so that every worker of the
+   * store holds a workflow to the same limit; before any version of it is stored, the one last
+   * registered in code. A name whose newest version sets none is not limited.
+   */
+  async runsAtOnce(versions: readonly string[]): Promise<Record<string, number>> {
+    const limits: Record<string, number> = {};
+    const names = new Set(versions.flatMap((v) => this.compiled.get(v)?.name ?? []));
+    for (const name of names) {
+      const newest = latestVersion(this.stored, name);
+      const limit = newest === undefined ? this.byName(name)?.definition.limits.runsAtOnce : await this.storedLimit(newest);
+      if (limit !== undefined) limits[name] = limit;
+    }
+    return limits;
+  }
+
+  private async storedLimit(version: string): Promise<number | undefined> {
+    if (!this.limitOf.has(version)) {
+      const definition = this.compiled.get(version)?.definition ?? (await this.store.getWorkflow(version))?.definition;
+      if (!definition) return undefined;
+      this.limitOf.set(version, definition.limits.runsAtOnce);
+    }
+    return this.limitOf.get(version);
   }
 
   /** The actions (and tools) the loaded modules export. */

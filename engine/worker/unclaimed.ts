@@ -1,23 +1,36 @@
+import type { WorkflowDefinition } from "../graph/definition.js";
+import { latestVersion } from "../operator/workflow-versions.js";
 import type { RunRecord, WorkerRecord } from "../store/records.js";
 import { workerLive } from "../store/rules.js";
+import type { Store } from "../store/store.js";
 
 /** A run queued longer than this, for nothing but a worker, is said to wait for one. */
 export const UNCLAIMED_MS = 30_000;
 
+/** A workflow's `limits.runsAtOnce` (its newest stored version's, as workers claim by it) and how many of its runs are running. */
+export interface RunsAtOnce {
+  limit: number;
+  running: number;
+}
+
 /**
- * Why a queued run has waited for a worker, once it has waited longer than `UNCLAIMED_MS` for
- * nothing else (not a timer, a retry's backoff or a child run); undefined before, or for a run
- * that waits for something else. With the workers' heartbeats (`Store.listWorkers`) it says what
- * is missing: no live worker at all, none that runs its workflow and version (limited to other
- * workflows, another version of it, or its actions not loaded), or all of those busy. What the
- * console's runs list, `pitwall show` and the like say, from this one rule.
+ * Why a queued run has waited for a worker: at once when its workflow has as many runs running
+ * as its `limits.runsAtOnce` lets run (`runsAtOnce`, from `runsAtOnceOf`), else once it has waited
+ * longer than `UNCLAIMED_MS` for nothing else (not a timer, a retry's backoff or a child run);
+ * undefined before, or for a run that waits for something else. With the workers' heartbeats
+ * (`Store.listWorkers`) it says what is missing: no live worker at all, none that runs its
+ * workflow and version (limited to other workflows, another version of it, or its actions not
+ * loaded), or all of those busy. What the console's runs list, `pitwall show`, `pitwall runs` and
+ * the like say, from this one rule.
  */
 export function unclaimedWhy(
   run: Pick<RunRecord, "status" | "waitingOn" | "wakeAt" | "updatedAt" | "workflow" | "version">,
   now: number,
   workers?: readonly WorkerRecord[],
+  runsAtOnce?: RunsAtOnce,
 ): string | undefined {
   if (run.status !== "queued" || run.waitingOn !== null || (run.wakeAt !== null && run.wakeAt > now)) return undefined;
+  if (runsAtOnce && runsAtOnce.running >= runsAtOnce.limit) return `limit: ${runsAtOnce.limit} of ${run.workflow} running`;
   if (now - run.updatedAt <= UNCLAIMED_MS) return undefined;
   const taken = "no worker has taken it";
   if (!workers) return taken;
@@ -37,6 +50,36 @@ export function unclaimedWhy(
     return `${taken}: the ${able.length} live worker${able.length === 1 ? " that can run it is" : "s that can run it are"} busy (${able.map((w) => `${w.id} ${w.running} of ${w.concurrency} runs`).join(", ")})`;
   }
   return taken;
+}
+
+/**
+ * The `limits.runsAtOnce` of each workflow named that has one (its newest stored version's, the
+ * rule workers claim by), with how many of its runs are running (every version). `definitionOf`
+ * reads a version's definition (a reader that keeps them saves reading them again).
+ */
+export async function runsAtOnceOf(
+  store: Store,
+  workflows: Iterable<string>,
+  definitionOf: (version: string) => Promise<Pick<WorkflowDefinition, "limits"> | undefined> = async (version) => (await store.getWorkflow(version))?.definition,
+): Promise<Map<string, RunsAtOnce>> {
+  const found = new Map<string, RunsAtOnce>();
+  const names = new Set(workflows);
+  if (names.size === 0) return found;
+  const stored = await store.listWorkflows();
+  for (const name of names) {
+    const newest = latestVersion(stored, name);
+    const limit = newest === undefined ? undefined : (await definitionOf(newest))?.limits.runsAtOnce;
+    if (limit === undefined) continue;
+    let running = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await store.listRuns({ status: "running", workflow: name, limit: 500, ...(cursor ? { cursor } : {}) });
+      running += page.runs.length;
+      cursor = page.nextCursor;
+    } while (cursor);
+    found.set(name, { limit, running });
+  }
+  return found;
 }
 
 /** Why a live worker cannot run a run's version, from its heartbeat. */

@@ -306,10 +306,12 @@ export class Worker implements ExecutorHost {
       }
       // Whether every command recorded from here on reaches this worker (its executor counts on it).
       const followed = this.events.following;
+      const runsAtOnce = await this.registry.runsAtOnce(versions);
       const claim = await this.store.claimRun({
         owner: this.id,
         leaseMs: this.options.leaseMs,
         versions,
+        ...(Object.keys(runsAtOnce).length > 0 ? { runsAtOnce } : {}),
         exclude: [...this.executors.keys()],
         ...(this.contact.takeOversAllowed() ? {} : { takeOver: false }),
       });

@@ -4,6 +4,7 @@ import {
   StoreError,
   didYouMean,
   inlineSubWorkflows,
+  newestFirst,
   renderDot,
   renderGraph,
   renderMermaid,
@@ -80,7 +81,7 @@ async function storedWorkflow(s: Store, ref: string): Promise<{ definition: Work
   const stored = await s.listWorkflows();
   const versions = ref.length >= 8 ? stored.filter((w) => w.version.startsWith(ref)) : [];
   if (versions.length > 1) throw new UsageError(`${ref} begins ${versions.length} stored versions (${versions.map((w) => w.version).join(", ")}): give more of it`);
-  const named = stored.filter((w) => w.name === ref).sort((a, b) => b.createdAt - a.createdAt);
+  const named = stored.filter((w) => w.name === ref).sort(newestFirst);
   const found = versions[0] ?? named[0];
   const record = found ? await s.getWorkflow(found.version) : undefined;
   // NOT_FOUND, as every other command says of an unknown run (exit 2 all the same).

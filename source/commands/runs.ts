@@ -1,4 +1,4 @@
-import { RUN_STATUSES, currentStep, selectRuns } from "../../engine/index.js";
+import { RUN_STATUSES, currentStep, runsAtOnceOf, selectRuns, unclaimedWhy, type RunRecord, type RunsAtOnce } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, countFlag } from "../cli/errors.js";
 import { SELECTION_FLAGS, SELECTION_USAGE, selectionOf } from "../cli/run-selection.js";
@@ -35,12 +35,20 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
     if (more) out.note(`showing the ${limit} most recently updated; there are more (--limit N shows more)`);
     // A queued run parked until a time may wait out a failed node's backoff, not a timer: say which.
     const retries = new Map(out.json ? [] : await Promise.all(list.filter((r) => r.status === "queued" && r.wakeAt !== null).map(async (r) => [r.id, await retryWaitOf(s, r)] as const)));
+    // A queued run its workflow's limits.runsAtOnce holds back says so (the rule `show` follows).
+    const atOnce = out.json ? new Map<string, RunsAtOnce>() : await runsAtOnceOf(s, list.filter((r) => r.status === "queued").map((r) => r.workflow));
+    const now = Date.now();
+    const status = (r: RunRecord) => {
+      const hold = atOnce.get(r.workflow);
+      const held = hold && hold.running >= hold.limit ? unclaimedWhy(r, now, undefined, hold) : undefined;
+      return held ? `queued (${held})` : runStatus(r, retries.get(r.id), now);
+    };
     out.list(list, "no runs", ["RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,
       // Runs keep the version they started on: which one tells apart runs of an edited workflow.
       r.version.slice(0, 8),
-      runStatus(r, retries.get(r.id)),
+      status(r),
       String(currentStep(r)),
       r.current.join(",") || "-",
       r.pendingInterrupts > 0 ? String(r.pendingInterrupts) : "-",

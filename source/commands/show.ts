@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, runUpgrades, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunUpgrade, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, runUpgrades, runsAtOnceOf, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunUpgrade, type RunsAtOnce, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -40,16 +40,17 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
   async run({ args, out, store, global }) {
     const s = await store();
     await noteRoom(s, out);
-    const { run, tasks, interrupts, storage, child, workers, upgrades } = await readTogether(s, args[0]!);
+    const { run, tasks, interrupts, storage, child, workers, atOnce, upgrades } = await readTogether(s, args[0]!);
     const { calls, tokens } = await readRunCalls(s, run.id, tasks, { secretKeys: global.secretKeys });
-    // Queued for long with nothing else to wait for: what the workers' heartbeats say is missing.
-    const unclaimed = unclaimedWhy(run, Date.now(), workers);
+    // Held back by its workflow's limit, or queued for long with nothing else to wait for: what
+    // the workers' heartbeats say is missing.
+    const unclaimed = unclaimedWhy(run, Date.now(), workers, atOnce);
     if (out.json) {
       const { byCall: _byCall, ...totals } = tokens;
       out.value({ ...run, upgrades, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
       return EXIT.ok;
     }
-    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed, upgrades);
+    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed && waitingFor(unclaimed, run, atOnce), upgrades);
     printTasks(out, tasks);
     printHeldWrites(out, run, tasks, global.secretKeys);
     printCalls(out, calls, tasks);
@@ -69,16 +70,17 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
 async function readTogether(s: Store, runId: string) {
   let run = await mustGetRun(s, runId);
   for (let tries = 1; ; tries++) {
-    const [tasks, interrupts, storage, child, workers, upgrades] = await Promise.all([
+    const [tasks, interrupts, storage, child, workers, atOnce, upgrades] = await Promise.all([
       s.listTasks(run.id),
       s.listInterrupts({ runId: run.id, status: "pending" }),
       s.runStorage(run.id),
       run.waitingOn ? s.getRun(run.waitingOn) : undefined,
       run.status === "queued" ? s.listWorkers() : undefined,
+      run.status === "queued" ? runsAtOnceOf(s, [run.workflow]).then((limits) => limits.get(run.workflow)) : undefined,
       runUpgrades(s, run.id),
     ]);
     const again = await s.getRun(run.id);
-    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers, upgrades };
+    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers, atOnce, upgrades };
     run = again;
   }
 }
@@ -112,7 +114,7 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
     const held = child ? `, ${childRunState(child)}` : "";
     rows.push(["waiting", `for child run ${run.waitingOn}${held}`]);
   }
-  if (unclaimed) rows.push(["waiting", `for a worker: ${unclaimed}`]);
+  if (unclaimed) rows.push(["waiting", unclaimed]);
   const byNode = Object.entries(tokens.byNode);
   const nodesText = (counts: [string, TokenCount][]) => counts.map(([node, t]) => `${node} ${tokenText(t)}`).join(" · ");
   if (byNode.length > 0) rows.push(["tokens", `${tokenTotal(tokens)}${byNode.length > 1 ? ` (${nodesText(byNode)})` : ""}`]);
@@ -127,6 +129,12 @@ function upgradeText(u: RunUpgrade): string {
   const why = u.reason ? ` (${JSON.stringify(inline(u.reason, 120))})` : "";
   const fitted = u.checkpointId ? `; state fitted (checkpoint ${u.checkpointId})` : "";
   return `${u.from.slice(0, 12)} → ${u.to.slice(0, 12)} at ${clock(u.at)} (${age(u.at)} ago) by ${u.actor}${why}${fitted}`;
+}
+
+/** What a queued run that no worker took waits for: a slot under its workflow's limit, or a worker. */
+function waitingFor(unclaimed: string, run: RunRecord, atOnce: RunsAtOnce | undefined): string {
+  if (!atOnce || atOnce.running < atOnce.limit) return `for a worker: ${unclaimed}`;
+  return `for a slot (${unclaimed}): workflow ${run.workflow} lets ${plural(atOnce.limit, "run")} of any of its versions run at once (limits.runsAtOnce of its newest version), and ${atOnce.running} ${atOnce.running === 1 ? "is" : "are"} running; a worker takes this one when one of them ends or waits (a timer, a person, a child run)`;
 }
 
 /** A lease that ran out means its worker is gone or stalled: say so, and what happens next. */

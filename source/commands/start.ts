@@ -1,4 +1,4 @@
-import { MAX_WAIT_MS, WaitTimeoutError, UNCLAIMED_MS, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, startRun, type RunRecord, type Store } from "../../engine/index.js";
+import { MAX_WAIT_MS, WaitTimeoutError, UNCLAIMED_MS, runsAtOnceOf, unclaimedWhy, formatProblemIn, RunExistsError, RunHandle, checkStart, continueRun, TERMINAL_RUN_STATUSES, startRun, type RunRecord, type Store } from "../../engine/index.js";
 import type { Output } from "../cli/output.js";
 import { plural } from "../text/plain.js";
 import { defineCommand } from "../cli/command.js";
@@ -111,8 +111,9 @@ started --from another keeps that run's tags, these added.
     const unclaimed = out.json
       ? undefined
       : setTimeout(() => {
-          void Promise.all([opened.getRun(runId), opened.listWorkers()]).then(([now, workers]) => {
-            const why = now && now.startedAt === null ? unclaimedWhy(now, Date.now(), workers) : undefined;
+          void Promise.all([opened.getRun(runId), opened.listWorkers()]).then(async ([now, workers]) => {
+            const atOnce = now ? (await runsAtOnceOf(opened, [now.workflow])).get(now.workflow) : undefined;
+            const why = now && now.startedAt === null ? unclaimedWhy(now, Date.now(), workers, atOnce) : undefined;
             if (why) out.note(`run ${runId}: ${why}`);
           }, () => undefined);
         }, UNCLAIMED_MS + 500);

@@ -1,3 +1,4 @@
+import { runsAtOnceText } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT, UsageError } from "../cli/errors.js";
 import { plural } from "../text/plain.js";
@@ -46,7 +47,8 @@ actions the modules do not export are UNKNOWN_ACTION errors.
         out.line(`${label}: ${plural(errors, "error")}, ${plural(warnings, "warning")}${errors === 0 ? " (--strict fails on warnings)" : ""}`);
       } else {
         const nodes = Object.keys(checked.definition?.nodes ?? {}).length;
-        out.line(`${label}: valid workflow ${checked.definition?.name} (version ${checked.version}, ${plural(nodes, "node")}${warnings > 0 ? `; ${plural(warnings, "warning")}` : ""})`);
+        const atOnce = checked.definition && runsAtOnceText(checked.definition);
+        out.line(`${label}: valid workflow ${checked.definition?.name} (version ${checked.version}, ${plural(nodes, "node")}${atOnce ? `, ${atOnce}` : ""}${warnings > 0 ? `; ${plural(warnings, "warning")}` : ""})`);
       }
     }
     return allValid ? EXIT.ok : EXIT.usage;

@@ -1,4 +1,4 @@
-import type { RunRecord, Store } from "../../engine/index.js";
+import { newestFirst, type RunRecord, type Store } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age } from "../cli/format.js";
@@ -21,7 +21,7 @@ queued, running or paused.
     const stored = (await s.listWorkflows()).filter((w) => name === undefined || w.name === name);
     const counts = await runsByVersion(s, name);
     const rows = stored
-      .sort((a, b) => a.name.localeCompare(b.name) || b.createdAt - a.createdAt)
+      .sort((a, b) => a.name.localeCompare(b.name) || newestFirst(a, b))
       .map((w) => ({ name: w.name, version: w.version, createdAt: w.createdAt, runs: counts.get(w.version)?.runs ?? 0, unfinished: counts.get(w.version)?.unfinished ?? 0 }));
     out.list(rows, name === undefined ? "no workflows stored" : `no versions of workflow ${name} stored`, ["WORKFLOW", "VERSION", "CREATED", "RUNS", "UNFINISHED"], (w) => [
       w.name,

@@ -4,11 +4,13 @@ import {
   errorMessage,
   leaseRanOut,
   nextRetry,
+  runsAtOnceOf,
   type EventRecord,
   type InterruptRecord,
   type RetryWait,
   type RunRecord,
   type RunStatus,
+  type RunsAtOnce,
   type Store,
   type StoreRoom,
   type TaskRecord,
@@ -51,6 +53,8 @@ export interface ConsoleSnapshot {
   retries: ReadonlyMap<string, RetryWait>;
   /** Room left for the store to grow, read with the counts (undefined where the store cannot tell). */
   room?: StoreRoom | undefined;
+  /** For the workflows of the queued runs that have a `limits.runsAtOnce`: it, and their running runs (why such a run is not claimed). */
+  runsAtOnce?: ReadonlyMap<string, RunsAtOnce> | undefined;
   /** The workers' heartbeats, read with the counts: why a queued run is not claimed (undefined: not known). */
   workers?: WorkerRecord[] | undefined;
   error?: string | undefined;
@@ -98,6 +102,7 @@ export class ConsoleData {
       doneInStep: await this.stepsDone(runs.runs!, undefined),
       signalWaits: await this.signalsAwaited(runs.runs!, undefined),
       retries: await this.retryWaits(runs.runs!),
+      runsAtOnce: await this.limitsHolding(runs.runs!),
     });
     this.recount = setInterval(() => this.enqueue(NOTHING), this.recountMs);
     this.recount.unref?.();
@@ -184,6 +189,8 @@ export class ConsoleData {
           const doneInStep = runs.runs ? await this.stepsDone(runs.runs, relisted ? undefined : ids) : this.snap.doneInStep;
           const signalWaits = runs.runs ? await this.signalsAwaited(runs.runs, relisted ? undefined : ids) : this.snap.signalWaits;
           const retries = runs.runs ? await this.retryWaits(runs.runs) : this.snap.retries;
+          // Runs changing are what moves a workflow's running count: read again only then.
+          const runsAtOnce = runs.runs ? await this.limitsHolding(runs.runs) : this.snap.runsAtOnce;
           // A quiet recount changes nothing: no new snapshot, no redraw.
           const same =
             !runs.runs &&
@@ -193,7 +200,7 @@ export class ConsoleData {
             sameRoom(side.room, this.snap.room) &&
             sameWorkers(side.workers, this.snap.workers) &&
             RUN_STATUSES.every((status) => side.counts[status] === this.snap.counts[status]);
-          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, signalWaits, retries, error: undefined });
+          if (!same) this.set({ ...runs, ...side, orphans, pausedAt, doneInStep, signalWaits, retries, runsAtOnce, error: undefined });
           // Heartbeats alone (the same workers, seen again) redraw nothing, but are what the next draw reads.
           else this.snap = { ...this.snap, workers: side.workers };
         } catch (error) {
@@ -350,6 +357,13 @@ export class ConsoleData {
       if (retry) retries.set(run.id, retry);
     });
     return retries;
+  }
+
+  /** The `limits.runsAtOnce` of the queued runs' workflows, with their running runs; undefined if the store does not answer. */
+  private async limitsHolding(runs: ReadonlyMap<string, RunRecord>): Promise<ReadonlyMap<string, RunsAtOnce> | undefined> {
+    const queued = [...runs.values()].filter((r) => r.status === "queued").map((r) => r.workflow);
+    // Not knowing them is no reason to show nothing else.
+    return runsAtOnceOf(this.store, queued, (version) => this.workflow(version)).catch(() => undefined);
   }
 
   private async readSide(interrupts: boolean): Promise<Pick<ConsoleSnapshot, "counts" | "interrupts" | "room" | "workers">> {

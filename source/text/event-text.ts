@@ -21,7 +21,7 @@ const about = (node: string, text: string, index?: number, call?: string): Event
 
 const describers: Describers = {
   "run.created": (p) =>
-    `${p.workflow} (version ${p.version.slice(0, 12)})${p.forkOf ? ` forked from ${p.forkOf.runId} at ${p.forkOf.checkpointId}` : p.parentRunId ? ` child of ${p.parentRunId}` : ""}${p.schedule ? ` by schedule ${p.schedule}${p.scheduledFor !== undefined ? ` for ${new Date(p.scheduledFor).toISOString()}` : ""}${p.backfill ? " (backfill)" : ""}` : ""}${p.reason ? ` (${p.reason})` : ""}${p.signal ? `, started to take signal ${p.signal.name} (${p.signal.id})` : ""}`,
+    `${p.workflow} (version ${p.version.slice(0, 12)})${p.forkOf ? ` forked from ${p.forkOf.runId} at ${p.forkOf.checkpointId}` : p.parentRunId ? ` child of ${p.parentRunId}` : ""}${p.schedule ? ` by schedule ${p.schedule}${p.scheduledFor !== undefined ? ` for ${new Date(p.scheduledFor).toISOString()}` : ""}${p.backfill ? " (backfill)" : ""}` : ""}${p.reason ? ` (${p.reason})` : ""}${p.signal ? `, started to take signal ${p.signal.name} (${p.signal.id})` : ""}${p.carriedSignals ? `, carrying ${p.carriedSignals} signal${p.carriedSignals === 1 ? "" : "s"} its source had not taken` : ""}`,
   "run.claimed": (p) => `by ${p.worker} (fence ${p.fence})${p.recovered ? ": taken over, its worker was lost" : ""}`,
   "run.released": (p) => `${p.status}: ${p.why}`,
   "run.paused": (p) => `${p.reason}${p.nodes.length ? ` at ${p.nodes.join(", ")}` : ""}`,

@@ -1,11 +1,20 @@
 import type { RunRecord, SignalRecord, TaskRecord } from "../../engine/index.js";
 
-/** The signals a run holds that no node has taken: how many of each name, oldest name first. */
-export function inboxText(inbox: readonly SignalRecord[]): string {
+/**
+ * The signals a run holds that no node has taken: how many of each name, oldest name first, and
+ * (unless `carried` is false, where room is short) how many of them a fork carried from the run
+ * it was forked from (`(2 carried from run R)`).
+ */
+export function inboxText(inbox: readonly SignalRecord[], { carried: sayCarried = true }: { carried?: boolean } = {}): string {
   const counts = new Map<string, number>();
-  for (const s of inbox) counts.set(s.name, (counts.get(s.name) ?? 0) + 1);
+  const carried = new Map<string, number>();
+  for (const s of inbox) {
+    counts.set(s.name, (counts.get(s.name) ?? 0) + 1);
+    if (sayCarried && s.carriedFrom) carried.set(s.carriedFrom, (carried.get(s.carriedFrom) ?? 0) + 1);
+  }
   const names = [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ");
-  return `${inbox.length} signal${inbox.length === 1 ? "" : "s"} no node has taken: ${names}`;
+  const from = [...carried].map(([run, n]) => `${n} carried from run ${run}`).join(", ");
+  return `${inbox.length} signal${inbox.length === 1 ? "" : "s"} no node has taken: ${names}${from ? ` (${from})` : ""}`;
 }
 
 /** A node of the step in progress parked until a signal of `name` comes (`ctx.receive`, a wait node's `signal`). */

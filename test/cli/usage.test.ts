@@ -16,9 +16,17 @@ describe("pitwall: usage, errors and exit codes", () => {
   });
 
   it("help prints the usage, help <command> the command's, and a mistyped command says the one meant", async () => {
-    const [help, helpStart, startHelp, typo] = await Promise.all([cli.run(["help"]), cli.run(["help", "start"]), cli.run(["start", "--help"]), cli.run(["strat"])]);
+    const [help, helpStart, startHelp, typo, storeFirst] = await Promise.all([
+      cli.run(["help"]),
+      cli.run(["help", "start"]),
+      cli.run(["start", "--help"]),
+      cli.run(["strat"]),
+      cli.run(["--store", "sqlite:elsewhere.db", "help", "start"]),
+    ]);
     expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage\n    $ pitwall <command> [arguments] [options]")]);
     expect([helpStart.code, helpStart.stdout]).toEqual([0, startHelp.stdout]);
+    // A global option before it, as before any command.
+    expect([storeFirst.code, storeFirst.stdout]).toEqual([0, startHelp.stdout]);
     expect(helpStart.stdout).toContain("$ pitwall start <workflow.json>");
     expect(helpStart.stdout).toContain("4 a wait's --timeout ran out");
     expect([typo.code, typo.stderr]).toEqual([2, 'pitwall: unknown command "strat" (did you mean "start"?) (pitwall --help lists them)\n']);

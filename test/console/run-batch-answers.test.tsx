@@ -57,7 +57,7 @@ it("approves the pending interrupts of every marked run, leaving (and saying why
   await ui.press("m", "j", "m");
   await filterTo(ui, "workflow:checkout", "Runs 1 of 4");
   await ui.press("m");
-  await ui.waitFor("3 marked (2 not shown): C, R, a, r, ! act on them");
+  await ui.waitFor("3 marked (2 not shown): C, R, a, r, !, U act on them");
   await ui.press("a");
   const frame = await ui.waitFor("Approve the pending interrupts of 2 runs?");
   expect(frame.match(/review approves ok: Ship it\?/g)?.length).toBe(2);
@@ -71,7 +71,7 @@ it("approves the pending interrupts of every marked run, leaving (and saying why
   }, 10_000, "two reviews to end");
   for (const run of approved) expect(await engine!.run(run.id).state()).toEqual({ shipped: true });
   // The runs sent to drop their marks; the one left keeps its own.
-  await ui.waitFor("1 marked: C, R, a, r, ! act on them");
+  await ui.waitFor("1 marked: C, R, a, r, !, U act on them");
 
   // With its mark cleared, nothing marked: r rejects the selected run (the review still paused), a reason required.
   await ui.press("*");

@@ -33,7 +33,7 @@ it("marks runs with m, cancels the marked ones with one reason, and retries the 
   await ui.press("enter");
   await ui.waitFor("Runs 3 of 5");
   await ui.press("m", "j", "m");
-  await ui.waitFor("2 marked: C, R, a, r, ! act on them");
+  await ui.waitFor("2 marked: C, R, a, r, !, U act on them");
   await ui.press("C");
   let frame = await ui.waitFor("Cancel 2 runs?");
   expect(frame.match(/waits paused \(signal\)/g)?.length).toBe(2);

@@ -119,6 +119,18 @@ describe("runs view", () => {
     await ui.waitFor("no worker has taken it: the one live worker cannot run workflow nobody-runs-this");
   });
 
+  it("says at once that a queued run waits for a slot under its workflow's limits.runsAtOnce", async () => {
+    fx = fixture();
+    const definition = { name: "one-at-once", state: {}, start: "a", nodes: {}, limits: { maxSteps: 10, concurrency: 1, runsAtOnce: 1 }, interruptBefore: [], interruptAfter: [] };
+    await fx.store.putWorkflow({ version: "v-one-at-once", name: "one-at-once", definition: definition as never, createdAt: Date.now() });
+    for (const id of ["run-at-once-1", "run-at-once-2"]) await fx.store.createRun(newRun({ id, workflow: { name: "one-at-once", version: "v-one-at-once" }, state: {}, actor: "test" }));
+    // A worker elsewhere holds the first (this console's worker cannot run the version).
+    await fx.store.claimRun({ owner: "elsewhere", leaseMs: 60_000, runId: "run-at-once-1" });
+    ui = await openConsole({ store: fx.store, columns: 160 });
+    await ui.waitFor("run-at-once-2");
+    expect(ui.lines().find((l) => l.includes("run-at-once-2"))).toContain("limit: 1 of one-at-once running");
+  });
+
   it("keeps its columns in place while paging, and says which rows are shown", async () => {
     fx = fixture();
     for (let i = 0; i < 30; i++) await settle(fx.engine, "task-queue");

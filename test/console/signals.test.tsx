@@ -166,3 +166,31 @@ it("sending a signal none of the run's nodes waits for, while its sub-workflow's
   await ui.waitFor(`run ${below.id} waits for it: signal that run`);
   expect((await store.getRun(run.id))!.inbox).toEqual([expect.objectContaining({ name: "approved" })]);
 });
+
+it("forks a run from before it took a signal (F in Checkpoints): the footer says the signal was carried, and the fork goes on with it", async () => {
+  const { store, runId } = await pausedCheckout();
+  await engine!.operator("ann").signal(runId, "payment.confirmed", { amount: 42 });
+  expect((await ended(engine!, runId)).status).toBe("succeeded");
+  ui = await openConsole({ store, columns: 200, initial: { kind: "run", runId, tab: 3 } });
+  await ui.waitFor("checkpoints");
+  await ui.press("g", "F");
+  await ui.waitFor(`Fork run ${runId} from checkpoint 0`);
+  await ui.press("tab", "enter");
+  const frame = await ui.waitFor(`carried 1 signal (payment.confirmed) from run ${runId}`);
+  const forkId = /as run (run-\S+);/.exec(frame)![1]!;
+  expect((await ended(engine!, forkId)).status).toBe("succeeded");
+  expect(await engine!.run(forkId).state()).toEqual({ payment: { amount: 42 } });
+});
+
+it("says in a fork's header which run the signals in its inbox were carried from, where there is room", async () => {
+  const { store, runId } = await pausedCheckout();
+  await engine!.operator("ann").signal(runId, "note", "early");
+  const { result } = await engine!.operator("ann").fork(runId, 0, { deadlineSeconds: 7_200 });
+  await runOnce(store, result.runId, (r) => r.status === "paused" && r.reason === "signal", "to pause for a signal");
+  ui = await openConsole({ store, columns: 120, initial: { kind: "run", runId: result.runId } });
+  await ui.waitFor(`\n ✉ inbox: 1 signal no node has taken: note (1 carried from run ${runId})  ⏱ deadline: cancel in 1h59m\n`);
+  await ui.resize(200, 24);
+  await ui.waitFor(new RegExp(`\\n ✉ inbox: 1 signal no node has taken: note \\(1 carried from run ${runId}\\)  ⏱ deadline: canceled if not ended by .* UTC \\(in 1h59m\\)\\n`));
+  await ui.resize(80, 24);
+  await ui.waitFor(/\n ✉ inbox: 1 signal no node has taken: note  ⏱ deadline: cancel in 1h59m\n/);
+});

@@ -72,4 +72,41 @@ describe("pitwall signal", () => {
     expect(await cli.json(["state", "order-41", ...store])).toEqual({ sku: "x", payment: { eur: 5 } });
     expect((await cli.run(["events", "order-41", "--type", "run.created", ...store])).stdout).toMatch(/order \(version \w+\), started to take signal paid \(cmd-\w+\)$/m);
   });
+
+  it("fork carries the signals the run's history has not taken and says how many; --no-signals starts it with an empty inbox", async () => {
+    const file = join(cli.dir, "order.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: "order-ship",
+        state: { payment: { type: "object", default: {} }, shipping: { type: "string", default: "" } },
+        start: "paid",
+        nodes: { paid: { kind: "wait", signal: "paid", output: "payment", next: "ship" }, ship: { kind: "wait", signal: "shipped", output: "shipping", next: "END" } },
+      }),
+    );
+    const runId = (await cli.run(["start", file])).stdout.trim();
+    await cli.run(["worker", "--once"]);
+    expect((await cli.run(["signal", runId, "paid", "--data", '{"eur":5}'])).code).toBe(0);
+    await cli.run(["worker", "--once"]);
+    expect((await cli.run(["signal", runId, "note", "--data", '"gift"'])).stdout.trim()).toBe("signal note kept until a node takes it: no node waits for it now");
+    expect(await cli.json<RunRecord>(["show", runId])).toMatchObject({ status: "paused", reason: "signal", current: ["ship"] });
+
+    const forked = await cli.run(["fork", runId, "0"]);
+    const forkId = forked.stdout.trim();
+    expect([forked.code, forked.stderr]).toEqual([0, `forked from checkpoint ${runId}:0 as run ${forkId}; carried 2 signals (paid, note) from run ${runId}\n`]);
+    expect((await cli.run(["show", forkId])).stdout).toMatch(new RegExp(`^inbox +2 signals no node has taken: paid, note \\(2 carried from run ${runId}\\)$`, "m"));
+    // Its worker takes the payment the original took, without it being sent again.
+    await cli.run(["worker", "--once"]);
+    expect(await cli.json(["state", forkId])).toEqual({ payment: { eur: 5 }, shipping: "" });
+    expect(await cli.json<RunRecord>(["show", forkId])).toMatchObject({ status: "paused", reason: "signal", current: ["ship"] });
+    expect((await cli.run(["events", forkId, "--type", "run.created"])).stdout).toMatch(new RegExp(`forked from ${runId} at ${runId}:0, carrying 2 signals its source had not taken$`, "m"));
+
+    const json = await cli.json<{ effect: string; runId: string; carriedSignals: number }>(["fork", runId, "1", "--json"]);
+    expect(json).toMatchObject({ carriedSignals: 1, effect: `forked from checkpoint ${runId}:1 as run ${json.runId}; carried 1 signal (note) from run ${runId}` });
+    const bare = await cli.json<{ effect: string; runId: string; carriedSignals: number }>(["fork", runId, "0", "--no-signals", "--json"]);
+    expect(bare).toMatchObject({ carriedSignals: 0, effect: `forked from checkpoint ${runId}:0 as run ${bare.runId}` });
+    expect((await cli.json<RunRecord>(["show", bare.runId])).inbox ?? []).toEqual([]);
+    const wrong = await cli.run(["fork", runId, "0", "--signals"]);
+    expect([wrong.code, wrong.stderr]).toEqual([2, "pitwall fork: --signals: carrying the signals its history has not taken is the default; give --no-signals to start the fork with an empty inbox\n"]);
+  });
 });

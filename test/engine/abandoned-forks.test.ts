@@ -15,8 +15,8 @@ const wf = workflow("forkable", { state: z.object({ n: z.number().default(0) }) 
   .compile();
 
 /** A fork as a process recorded it before it stopped (or while it works on it, elsewhere). */
-async function recordedFork(store: Store, runId: string, recorder: NonNullable<CommandRecord["recorder"]>, createdAt = Date.now()): Promise<CommandRecord> {
-  const command = pendingCommand(runId, "fork", { args: { checkpointId: `${runId}:0` }, actor: "operator:dan", createdAt, recorder });
+async function recordedFork(store: Store, runId: string, recorder: NonNullable<CommandRecord["recorder"]>, createdAt = Date.now(), args: Record<string, unknown> = {}): Promise<CommandRecord> {
+  const command = pendingCommand(runId, "fork", { args: { checkpointId: `${runId}:0`, ...args }, actor: "operator:dan", createdAt, recorder });
   await store.submitCommand(command, requested(command, []));
   return command;
 }
@@ -112,12 +112,17 @@ describe.each(storeFactories)("forks their recorders left unanswered: $name", (f
     const [late] = await answerAbandonedForks(engine.store, "worker:w1", elsewhere.createdAt + FORK_ANSWER_MS + 1);
     expect(late?.result?.reason).toBe(`no run was made from checkpoint ${sourceId}:0: the process that recorded it (pid ${process.pid} on build-7) did not make the run within 2 minutes (it stopped, or lost the store); fork again`);
 
-    // A recorder that made the run and stopped before answering (a pitwall that wrote the two apart).
-    const halfDone = await recordedFork(engine.store, sourceId, { host: hostname(), pid: endedPid() });
+    // A recorder that made the run and stopped before answering (a pitwall that wrote the two apart):
+    // answered in the words the recorder would have used, signals it carried included.
+    const halfDone = await recordedFork(engine.store, sourceId, { host: hostname(), pid: endedPid() }, Date.now(), { carriedSignals: { count: 3, names: [["paid", 2], ["note", 1]] } });
     const forkId = derivedId("run", halfDone.id);
     await engine.store.createRun(newRun({ id: forkId, workflow: { name: wf.definition.name, version: wf.version }, state: { n: 0 }, actor: "operator:dan", forkOf: { runId: sourceId, checkpointId: `${sourceId}:0` } }));
     expect(await answerAbandonedForks(engine.store, "worker:w1")).toEqual([
-      expect.objectContaining({ id: halfDone.id, status: "accepted", result: { effect: `forked from checkpoint ${sourceId}:0 as run ${forkId}`, runId: forkId } }),
+      expect.objectContaining({
+        id: halfDone.id,
+        status: "accepted",
+        result: { effect: `forked from checkpoint ${sourceId}:0 as run ${forkId}; carried 3 signals (paid ×2, note) from run ${sourceId}`, runId: forkId, carriedSignals: 3 },
+      }),
     ]);
     expect(await engine.store.listCommands({ status: "pending" })).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { workflow } from "../../engine/index.js";
+import { ValidationError, workflow } from "../../engine/index.js";
 import { engineHarness } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -49,5 +49,22 @@ describe.each(storeFactories)("forks and continued runs go on as a run of their 
     expect(await engine.run(again.result.runId).wait({ timeoutMs: 5_000 })).toMatchObject({ status: "succeeded" });
     const moved = await operator.fork(run.id, head, { workflow: fixed });
     expect(await engine.run(moved.result.runId, fixed).wait({ timeoutMs: 5_000 })).toMatchObject({ status: "succeeded" });
+  });
+
+  it("a fork refused because its state does not fit the version it moves to stores nothing of that version", async () => {
+    const body = (max?: number) =>
+      workflow("counted", { state: z.object({ n: (max === undefined ? z.number() : z.number().max(max)).default(0) }) })
+        .node("inc", (s) => ({ n: s.n + 1 }), { next: "END" })
+        .compile();
+    const [wf, strict] = [body(), body(0)];
+    const engine = await harness.engine([wf]);
+    const run = await engine.start(wf);
+    expect(await run.wait()).toMatchObject({ status: "succeeded" });
+    const stored = await engine.store.listWorkflows();
+    const refused = engine.operator("ann").fork(run.id, 1, { workflow: strict });
+    await expect(refused).rejects.toThrow(ValidationError);
+    // Else the newest stored version of the workflow would be one no run was ever made on (the console's U takes it).
+    expect(await engine.store.getWorkflow(strict.version)).toBeUndefined();
+    expect(await engine.store.listWorkflows()).toEqual(stored);
   });
 });

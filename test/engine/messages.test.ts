@@ -23,6 +23,10 @@ describe("messages about bad input", () => {
     expect(() => wf.initialState({ operation: { kind: "purge" } })).toThrow('run input is invalid at $.operation.kind: "purge" is not one of "delete", "archive"');
     const required = new StateValidator({ kind: { type: "string", enum: ["delete", "archive", "keep"] } });
     expect(() => required.parse({})).toThrow('state is invalid at $.kind: missing (expected "delete", "archive" or "keep")');
+    // A start without a key the state requires says both ways out; a key inside a value does not.
+    expect(() => required.parseInput({})).toThrow(`run input is invalid at $.kind: missing (expected "delete", "archive" or "keep"): give it in the input, or give the key a default (or make it optional) in the workflow's state`);
+    const nested = new StateValidator({ order: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } });
+    expect(() => nested.parseInput({ order: {} })).toThrow(/^run input is invalid at \$\.order\.id: missing \(expected string\)$/);
     expect(() => wf.initialState({ operation: 7 })).toThrow("run input is invalid at $.operation: expected object or null, got number 7");
     const nullable = new StateValidator({ note: { type: "string", nullable: true } });
     expect(() => nullable.parse({})).toThrow("state is invalid at $.note: missing (expected string or null)");

@@ -29,8 +29,10 @@ describe.each(storeFactories)("signals ($name store)", (factory) => {
     expect(outcome.result).toMatchObject({ node: "payment" });
     expect((await ended(engine, run.id)).status).toBe("succeeded");
     expect(await run.state()).toMatchObject({ payment: { amount: 42 }, got: ['shipped {"amount":42}'] });
-    const [signaled] = await engine.store.readEvents({ runId: run.id, types: ["run.signaled"] });
+    const [requested, signaled] = await engine.store.readEvents({ runId: run.id, types: ["operator.requested", "run.signaled"] });
     expect(signaled!.payload).toEqual({ signalId: outcome.command.id, name: "payment.confirmed", for: "payment" });
+    // The request comes first in time as in order (it was stamped after what it led to).
+    expect(requested!.time).toBeLessThanOrEqual(signaled!.time);
     const [task] = (await engine.store.listTasks(run.id)).filter((t) => t.node === "payment");
     expect(task!.received).toEqual({ "payment.confirmed#1": expect.objectContaining({ data: { amount: 42 }, reason: "webhook 123", actor: expect.any(String) }) });
     expect((await engine.store.getRun(run.id))!.inbox ?? []).toEqual([]);

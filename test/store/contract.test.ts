@@ -351,6 +351,48 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       await createRun(store, {}, { id: "run-fair-b3", workflow: workflows.b });
       expect((await store.claimRun({ owner: "w", leaseMs: 60_000, versions: [workflows.b.version] }))?.run.id).toBe("run-fair-b3");
     });
+
+    it("holds a workflow to its runsAtOnce: every version counts, another workflow's runs are taken meanwhile, a take-over is never held back, a parked run does not count", async () => {
+      const versions = { lim1: { name: "lim", version: "v-lim-1" }, lim2: { name: "lim", version: "v-lim-2" }, other: { name: "other", version: "v-other" } };
+      for (const wf of Object.values(versions)) {
+        const definition = { name: wf.name, state: {}, start: "a", nodes: {}, limits: { maxSteps: 10, concurrency: 1 }, interruptBefore: [], interruptAfter: [] };
+        await store.putWorkflow({ version: wf.version, name: wf.name, definition: definition as never, createdAt: 1 });
+      }
+      const order: [keyof typeof versions, string][] = [["lim1", "l1"], ["lim2", "l2"], ["lim1", "l3"], ["lim2", "l4"], ["other", "o1"], ["other", "o2"]];
+      for (const [wf, id] of order) {
+        await createRun(store, {}, { id: `run-at-once-${id}`, workflow: versions[wf] });
+        await new Promise((r) => setTimeout(r, 3));
+      }
+      const runsAtOnce = { lim: 2 };
+      const claimAll = async (owner: string, leaseMs: number) => {
+        const claims: { id: string; recovered: boolean; fence: number }[] = [];
+        for (let c = await store.claimRun({ owner, leaseMs, runsAtOnce }); c; c = await store.claimRun({ owner, leaseMs, runsAtOnce })) {
+          claims.push({ id: c.run.id.replace("run-at-once-", ""), recovered: c.recovered, fence: c.fence });
+        }
+        return claims;
+      };
+      // Two of lim (of either version, the oldest first), and the other workflow's runs besides.
+      const first = await claimAll("w1", 300);
+      expect(first.map((c) => c.id).sort()).toEqual(["l1", "l2", "o1", "o2"]);
+      expect(await store.claimRun({ owner: "w1", leaseMs: 300, runsAtOnce, runId: "run-at-once-l3" })).toBeUndefined();
+      expect((await store.listRuns({ status: "running", workflow: "lim" })).runs).toHaveLength(2);
+      // Leases run out: take-overs of lim's running runs are not held back, and add none.
+      await new Promise((r) => setTimeout(r, 400));
+      const second = await claimAll("w2", 60_000);
+      expect(second.map((c) => c.id).sort()).toEqual(["l1", "l2", "o1", "o2"]);
+      expect(second.every((c) => c.recovered)).toBe(true);
+      const fence = (id: string) => second.find((c) => c.id === id)!.fence;
+      // A run of lim parked on a timer is not running: the next one takes its place.
+      await store.commit({ id: newId("commit"), runId: "run-at-once-l1", fence: fence("l1"), run: { status: "queued", owner: null, leaseUntil: null, wakeAt: Date.now() + 60_000 } });
+      expect((await store.claimRun({ owner: "w2", leaseMs: 60_000, runsAtOnce }))?.run.id).toBe("run-at-once-l3");
+      expect(await store.claimRun({ owner: "w2", leaseMs: 60_000, runsAtOnce })).toBeUndefined();
+      // One that ends makes room for the last; a worker given no limit is not held to one.
+      await store.commit({ id: newId("commit"), runId: "run-at-once-l2", fence: fence("l2"), run: { status: "succeeded", owner: null, leaseUntil: null } });
+      expect((await store.claimRun({ owner: "w2", leaseMs: 60_000, runsAtOnce }))?.run.id).toBe("run-at-once-l4");
+      await createRun(store, {}, { id: "run-at-once-l5", workflow: versions.lim1 });
+      expect(await store.claimRun({ owner: "w2", leaseMs: 60_000, runsAtOnce })).toBeUndefined();
+      expect((await store.claimRun({ owner: "w3", leaseMs: 60_000 }))?.run.id).toBe("run-at-once-l5");
+    });
   });
 
   describe("workers", () => {

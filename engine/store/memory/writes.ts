@@ -22,8 +22,11 @@ export function createRun(t: MemoryTables, init: NewRun): CommitResult {
 export function claimRun(t: MemoryTables, options: ClaimOptions): Claim | undefined {
   const now = Date.now();
   const statusOf = (id: string) => t.runs.get(id)?.status;
+  const running = new Map<string, number>();
+  if (options.runsAtOnce) for (const run of t.runs.values()) if (run.status === "running") running.set(run.workflow, (running.get(run.workflow) ?? 0) + 1);
+  const runningOf = (workflow: string) => running.get(workflow) ?? 0;
   const candidates: RunRecord[] = [];
-  for (const run of t.runs.values()) if (claimable(run, now, options, statusOf)) candidates.push(run);
+  for (const run of t.runs.values()) if (claimable(run, now, options, statusOf, runningOf)) candidates.push(run);
   const run = pickClaim(candidates, t.lastClaimedWorkflow);
   if (!run) return undefined;
   const recovered = run.status === "running";

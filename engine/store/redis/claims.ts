@@ -28,7 +28,8 @@ export async function claimRun(w: ScriptWriter, unanswered: UnansweredClaims, op
         .add(options.owner, options.leaseMs, request, options.runId ?? "")
         .strings(options.versions)
         .strings(options.exclude ?? [])
-        .add(options.takeOver === false ? "0" : "1"),
+        .add(options.takeOver === false ? "0" : "1")
+        .tuples(Object.entries(options.runsAtOnce ?? {}), ([name, limit]) => [name, limit]),
     );
   } catch (error) {
     unanswered.set(options.owner, request);

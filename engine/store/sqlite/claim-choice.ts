@@ -1,5 +1,5 @@
 import type { RunRecord } from "../records.js";
-import { claimOrder, claimable } from "../rules.js";
+import { claimOrder, claimable, runsAtOnceLimit } from "../rules.js";
 import type { ClaimOptions } from "../store.js";
 import type { ClaimCandidate, Queries } from "./queries.js";
 
@@ -34,7 +34,7 @@ export class ClaimChoice {
 
   /** The next run the last look found (`reuse`), or the first of a new look. */
   choose(options: ClaimOptions, now: number, reuse: boolean): ClaimCandidate | undefined {
-    const key = JSON.stringify([options.versions ?? null, options.runId ?? null, options.takeOver ?? true]);
+    const key = JSON.stringify([options.versions ?? null, options.runId ?? null, options.takeOver ?? true, options.runsAtOnce ?? null]);
     if (reuse && now >= this.contendedUntil && this.ahead?.key === key && this.ahead.until > now) {
       // Runs the worker took since (now its own, excluded) are passed over.
       for (let next = this.ahead.runs.shift(); next; next = this.ahead.runs.shift()) if (!options.exclude?.includes(next.id)) return next;
@@ -64,13 +64,20 @@ export class ClaimChoice {
     return keyed && this.canClaim(keyed.run, options, now) ? keyed : undefined;
   }
 
-  /** Claimable runs in claim order: take-overs, then the queued runs of the workflows in turn. */
+  /**
+   * Claimable runs in claim order: take-overs, then the queued runs of the workflows in turn (of
+   * a workflow with a limit, no more than it has room for: the claims that follow the look take
+   * the others).
+   */
   private look(options: ClaimOptions, now: number): ClaimCandidate[] {
-    if (options.runId !== undefined) return this.q.claimCandidates(now, options.versions, options.runId, 1).filter((run) => this.canClaim(run, options, now));
-    const takeovers = options.takeOver === false ? [] : this.q.expiredLeases(now, options.versions, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
+    const running = this.runningCounts();
+    const canClaim = (run: ClaimCandidate) => this.canClaim(run, options, now, running);
+    if (options.runId !== undefined) return this.q.claimCandidates(now, options.versions, options.runId, 1).filter(canClaim);
+    const takeovers = options.takeOver === false ? [] : this.q.expiredLeases(now, options.versions, LOOK_AHEAD).filter(canClaim);
     const turns: ClaimCandidate[][] = [];
     for (const workflow of this.turnOrder(this.q.queuedWorkflows(options.versions)).slice(0, WORKFLOWS_PER_LOOK)) {
-      const runs = this.q.queuedOf(workflow, now, options.versions, LOOK_AHEAD).filter((run) => this.canClaim(run, options, now));
+      const limit = runsAtOnceLimit(workflow, options.runsAtOnce) ?? Number.POSITIVE_INFINITY;
+      const runs = this.q.queuedOf(workflow, now, options.versions, LOOK_AHEAD).filter(canClaim).slice(0, Math.max(0, limit - running(workflow)));
       if (runs.length > 0) turns.push(runs);
     }
     const queued: ClaimCandidate[] = [];
@@ -87,7 +94,17 @@ export class ClaimChoice {
     return from <= 0 ? names : [...names.slice(from), ...names.slice(0, from)];
   }
 
-  private canClaim(run: ClaimCandidate, options: ClaimOptions, now: number): boolean {
-    return claimable(run, now, options, (id) => this.q.runStatus(id));
+  private canClaim(run: ClaimCandidate, options: ClaimOptions, now: number, running = this.runningCounts()): boolean {
+    return claimable(run, now, options, (id) => this.q.runStatus(id), running);
+  }
+
+  /** Running runs per workflow, each counted once when first asked (`runsAtOnce` limits). */
+  private runningCounts(): (workflow: string) => number {
+    const counted = new Map<string, number>();
+    return (workflow) => {
+      let n = counted.get(workflow);
+      if (n === undefined) counted.set(workflow, (n = this.q.runningOf(workflow)));
+      return n;
+    };
   }
 }

@@ -106,6 +106,11 @@ export class Queries {
     return this.s.sql("SELECT status FROM runs WHERE id = ?").pluck().get(id) as RunStatus | undefined;
   }
 
+  /** How many runs of a workflow (every version) are running: a read of the running runs' index entries. */
+  runningOf(workflow: string): number {
+    return this.s.sql("SELECT COUNT(*) FROM runs WHERE status = 'running' AND workflow = ?").pluck().get(workflow) as number;
+  }
+
   /** Returns the new row's key. */
   insertRun(run: RunRecord): number {
     const row = runRow(run);

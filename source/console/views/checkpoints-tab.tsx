@@ -73,7 +73,10 @@ export function CheckpointsTab({ detail, width, height }: { detail: RunDetail; w
       (async () => {
         const answer = await ui.confirm({
           title: `Fork run ${run.id} from checkpoint ${selected.n} (step ${selected.step})?`,
-          body: [[seg("A new run starts from this checkpoint's state; this run's history is not changed.", { color: MUTED })]],
+          body: [
+            [seg("A new run starts from this checkpoint's state; this run's history is not changed.", { color: MUTED })],
+            [seg("It carries the signals this run took after the checkpoint, or holds untaken (pitwall fork --no-signals does not).", { color: MUTED })],
+          ],
           action: "Fork",
           reason: "optional",
         });

@@ -1,4 +1,4 @@
-import { errorMessage, planBatch, runBatch, type BatchAction, type BatchResult, type RunRecord } from "../../../engine/index.js";
+import { errorMessage, newestVersions, planBatch, runBatch, type BatchAction, type BatchResult, type RunRecord, type WorkflowVersion } from "../../../engine/index.js";
 import { seg, type Line } from "../components/lines.js";
 import { CONFIRM_MARGIN } from "../components/dialogs.js";
 import type { Services, Ui } from "../context.js";
@@ -8,10 +8,13 @@ import { clean, displayWidth, inline, truncate } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
 
 /** What the runs list does to several runs at once (`pitwall batch` does the same). */
-export type RunBatchKind = "cancel" | "retry" | "approve" | "reject" | "signal";
+export type RunBatchKind = "cancel" | "retry" | "approve" | "reject" | "signal" | "upgrade";
 
-/** A batch as it is sent: a signal's name and data are asked for before the confirmation. */
-type RunBatch = { kind: Exclude<RunBatchKind, "signal"> } | { kind: "signal"; signal: TypedSignal };
+/**
+ * A batch as it is sent: a signal's name and data are asked for before the confirmation; an
+ * upgrade moves each run to the newest version of its workflow stored when it was asked for.
+ */
+type RunBatch = { kind: Exclude<RunBatchKind, "signal" | "upgrade"> } | { kind: "signal"; signal: TypedSignal } | { kind: "upgrade"; newest: ReadonlyMap<string, WorkflowVersion> };
 
 /** The runs a batch is about, and what the console knows of them (their pending interrupts, the signals they wait for). */
 export interface BatchTarget {
@@ -27,6 +30,7 @@ const WORDS: Record<RunBatchKind, { title: string; button: string; doing: string
   // A reject, as everywhere else, tells each run's node why.
   reject: { title: "Reject the pending interrupts of", button: "Reject", doing: "rejecting the pending interrupts of", did: "rejected the pending interrupts of", reason: "required" },
   signal: { title: "Send the signal to", button: "Signal", doing: "signaling", did: "signaled", reason: "optional" },
+  upgrade: { title: "Upgrade", button: "Upgrade", doing: "upgrading", did: "upgraded", reason: "optional" },
 };
 
 /**
@@ -38,17 +42,18 @@ const WORDS: Record<RunBatchKind, { title: string; button: string; doing: string
  */
 export async function batchOnRuns(services: Services, target: BatchTarget, kind: RunBatchKind, confirmed: (sent: readonly RunRecord[]) => void): Promise<void> {
   if (!services.operator) return;
-  const batch: RunBatch | undefined = kind === "signal" ? await askRunsSignal(services.ui, target) : { kind };
+  const batch: RunBatch | undefined =
+    kind === "signal" ? await askRunsSignal(services.ui, target) : kind === "upgrade" ? { kind, newest: await newestVersions(services.store, target.runs.map((run) => run.workflow)) } : { kind };
   if (batch) await confirmAndSend(services, target, batch, confirmed);
 }
 
 async function confirmAndSend(services: Services, target: BatchTarget, batch: RunBatch, confirmed: (sent: readonly RunRecord[]) => void): Promise<void> {
-  const { ui, operator, store } = services;
+  const { ui, store } = services;
   const { runs, width } = target;
   const words = WORDS[batch.kind];
   const named = batch.kind === "signal" ? `signal ${batch.signal.name}` : batch.kind;
   // The reason is asked in the dialog: what is left, and why, does not depend on it.
-  const plans = await planBatch(store, runs, actionOf(batch, "-"));
+  const plans = await Promise.all(runs.map(async (run) => (await planBatch(store, [run], actionOf(batch, "-", run)))[0]!));
   const planned = runs.map((run, i) => ({ run, skip: plans[i]!.status === "skipped" ? (plans[i] as { why: string }).why : undefined }));
   const acted = planned.filter((p) => !p.skip).map((p) => p.run);
   if (acted.length === 0) {
@@ -76,14 +81,23 @@ async function confirmAndSend(services: Services, target: BatchTarget, batch: Ru
   ui.report({ tone: "busy", text: `${doing}…` });
   const done = ui.working(doing);
   try {
-    report(services, words.did, await runBatch(operator!, store, acted, actionOf(batch, answer.reason)));
+    report(services, words.did, await send(services, acted, batch, answer.reason));
   } finally {
     done();
   }
 }
 
-/** The engine's batch action for `batch`, with the reason typed (empty: none). */
-function actionOf(batch: RunBatch, reason: string): BatchAction {
+/** The batch sent to each run, those of one workflow together (an upgrade's version is their workflow's). */
+async function send({ operator, store }: Services, runs: readonly RunRecord[], batch: RunBatch, reason: string): Promise<BatchResult[]> {
+  const byWorkflow = new Map<string, RunRecord[]>();
+  for (const run of runs) byWorkflow.set(run.workflow, [...(byWorkflow.get(run.workflow) ?? []), run]);
+  const results: BatchResult[] = [];
+  for (const group of byWorkflow.values()) results.push(...(await runBatch(operator!, store, group, actionOf(batch, reason, group[0]!))));
+  return results;
+}
+
+/** The engine's batch action for `batch` on `run`, with the reason typed (empty: none). */
+function actionOf(batch: RunBatch, reason: string, run: RunRecord): BatchAction {
   const why = reason ? { reason } : {};
   switch (batch.kind) {
     case "cancel":
@@ -95,6 +109,9 @@ function actionOf(batch: RunBatch, reason: string): BatchAction {
       return { kind: "resolve", decision: batch.kind, ...why };
     case "signal":
       return { kind: "signal", name: batch.signal.name, ...(batch.signal.data !== undefined ? { data: batch.signal.data } : {}), ...why };
+    case "upgrade":
+      // The run's own version is stored, so its workflow always has a newest one.
+      return { kind: "upgrade", workflow: batch.newest.get(run.workflow)!, ...why };
   }
 }
 
@@ -121,6 +138,7 @@ function effectOn(run: RunRecord, batch: RunBatch, { snap }: BatchTarget): strin
     const answered = snap.interrupts.filter((i) => i.runId === run.id && i.request.decisions.includes(batch.kind));
     return answered.length > 0 ? `${batch.kind}s ${answered.map((i) => `${i.node}${i.request.question ? `: ${i.request.question}` : ""}`).join("; ")}` : status;
   }
+  if (batch.kind === "upgrade") return `moves from version ${run.version.slice(0, 12)} to ${batch.newest.get(run.workflow)!.version.slice(0, 12)}`;
   if (batch.kind === "signal") {
     const waiting = snap.signalWaits.get(run.id)?.find((w) => w.name === batch.signal.name);
     if (waiting) return `${waiting.node} waits for it and goes on with it`;

@@ -62,14 +62,19 @@ function summary(detail: RunDetail, now: number, orphaned: boolean, child: RunRe
 
 /**
  * The signals no node has taken and when the run is canceled if it has not ended, on a line of
- * their own when it has either; the deadline said short (`cancel in 23h`) where the whole does not fit.
+ * their own when it has either; where the whole does not fit, the deadline said short (`cancel in
+ * 23h`), then the inbox without the run its signals were carried from.
  */
 function inboxAndDeadline(run: RunRecord, now: number, width: number): Line | undefined {
-  const inbox: Line = run.inbox?.length ? [seg(` ✉ inbox: ${clean(inboxText(run.inbox))}`, { color: "cyan" })] : [];
-  if (typeof run.deadlineAt !== "number" || hasEnded(run)) return inbox.length > 0 ? inbox : undefined;
-  const deadline = (text: string): Line => [...inbox, seg(` ${inbox.length > 0 ? " " : ""}⏱ deadline: ${text}`, { color: "yellow" })];
-  const whole = deadline(runDeadlineText(run.deadlineAt, now));
-  return lineWidth(whole) <= width ? whole : deadline(deadlineText({ at: run.deadlineAt, decision: "cancel" }, now));
+  const inbox = (carried: boolean): Line => (run.inbox?.length ? [seg(` ✉ inbox: ${clean(inboxText(run.inbox, { carried }))}`, { color: "cyan" })] : []);
+  const at = hasEnded(run) ? null : run.deadlineAt;
+  const deadline = (held: Line, text: string): Line => [...held, seg(` ${held.length > 0 ? " " : ""}⏱ deadline: ${text}`, { color: "yellow" })];
+  const choices: Line[] =
+    typeof at !== "number"
+      ? [inbox(true), inbox(false)]
+      : [deadline(inbox(true), runDeadlineText(at, now)), ...[true, false].map((carried) => deadline(inbox(carried), deadlineText({ at, decision: "cancel" }, now)))];
+  const line = choices.find((choice) => lineWidth(choice) <= width) ?? choices.at(-1)!;
+  return line.length > 0 ? line : undefined;
 }
 
 /** A pending interrupt of a run `runId` waits on (its sub-workflow's run, and so on down), or "". */

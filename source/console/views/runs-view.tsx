@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { TERMINAL_RUN_STATUSES, UNCLAIMED_MS, checkDeletion, currentStep, errorMessage, unclaimedWhy, type RetryWait, type RunRecord, type WorkerRecord } from "../../../engine/index.js";
+import { TERMINAL_RUN_STATUSES, UNCLAIMED_MS, checkDeletion, currentStep, errorMessage, unclaimedWhy, type RetryWait, type RunRecord, type RunsAtOnce, type WorkerRecord } from "../../../engine/index.js";
 import { Lines, seg, type Line, type Seg } from "../components/lines.js";
 import { act, useServices, useSnapshot } from "../context.js";
 import type { ConsoleSnapshot } from "../data.js";
@@ -30,7 +30,8 @@ export function runTimes(run: RunRecord, retry?: RetryWait): (number | null)[] {
  * What a run is doing or why it stopped, in a few words; `orphaned`: its lease ran out
  * (ConsoleSnapshot.orphans); `workers`: the store's workers' heartbeats, which tell why a run
  * queued for long is not claimed (none runs, none runs its workflow, all those that do are busy);
- * `signals`: what its nodes wait for, paused for signals (ConsoleSnapshot.signalWaits).
+ * `signals`: what its nodes wait for, paused for signals (ConsoleSnapshot.signalWaits);
+ * `atOnce`: its workflow's `limits.runsAtOnce` and running runs, which may hold a queued run back.
  */
 export function runActivity(
   run: RunRecord,
@@ -41,6 +42,7 @@ export function runActivity(
   retry?: RetryWait,
   workers?: readonly WorkerRecord[],
   signals: readonly SignalWait[] = [],
+  atOnce?: RunsAtOnce,
 ): string {
   switch (run.status) {
     case "running":
@@ -61,7 +63,7 @@ export function runActivity(
       if (!run.waitingOn) {
         if (retry && retry.at > now) return retryText(retry, now);
         if (run.wakeAt !== null && run.wakeAt > now) return `timer, wakes in ${ago(now, run.wakeAt)}`;
-        return unclaimedWhy(run, now, workers) ?? "";
+        return unclaimedWhy(run, now, workers, atOnce) ?? "";
       }
       return `waiting for ${run.waitingOn}${child?.status === "paused" ? `, paused (${runActivity(child, now)})` : ""}`;
     default:
@@ -157,7 +159,7 @@ function idLabel(row: RunRow): string {
 /** What a run's NOW column says: `runActivity` with what the snapshot knows of it. */
 function activityOf(run: RunRecord, snap: ConsoleSnapshot, waiting: ReadonlyMap<string, readonly string[]>, now: number): string {
   const child = run.waitingOn ? snap.runs.get(run.waitingOn) : undefined;
-  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id), snap.workers, snap.signalWaits.get(run.id));
+  return runActivity(withoutDone(run, snap.doneInStep.get(run.id)), now, waiting.get(run.id), snap.orphans.has(run.id), child, snap.retries.get(run.id), snap.workers, snap.signalWaits.get(run.id), snap.runsAtOnce?.get(run.workflow));
 }
 
 function rowLine(row: RunRow, c: Columns, now: number, selected: boolean, marked: boolean, flashing: boolean, activity: string, orphaned: boolean, pausedAt: number | undefined): Line {
@@ -268,6 +270,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     approveRuns: canBatch && (() => onRuns("approve")),
     rejectRuns: canBatch && (() => onRuns("reject")),
     signalRuns: canBatch && (() => onRuns("signal")),
+    upgradeRuns: canBatch && (() => onRuns("upgrade")),
     deleteRun:
       operator !== null &&
       selected &&
@@ -312,7 +315,7 @@ export function RunsView({ width, height }: { width: number; height: number }) {
     seg(`${rows.length}${rows.length !== snap.runs.size ? ` of ${snap.runs.size}` : ""}${snap.capped ? "+" : ""}`, { color: MUTED }),
     seg(`  by ${sortLabel(sort)}${rows.length > listHeight ? `  ${start + 1}-${shownTo} shown` : ""}`, { color: MUTED }),
     ...(marked.length > 0
-      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C, R, a, r, ! act on them" : "", { color: MUTED })]
+      ? [seg("  "), seg(`${marked.length} marked${hiddenMarks > 0 ? ` (${hiddenMarks} not shown)` : ""}`, { color: "yellow", bold: true }), seg(operator ? ": C, R, a, r, !, U act on them" : "", { color: MUTED })]
       : []),
     ...(filterText ? [seg("  filter: ", { color: MUTED }), seg(clean(filterText), { color: "yellow" })] : []),
   ];

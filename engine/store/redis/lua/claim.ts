@@ -9,7 +9,8 @@ import { LUA_SHA256 } from "./sha256.js";
  * first. Arguments: owner, leaseMs, request id (a request sent again, or asked again by a claim
  * after one that failed, gets the run it claimed while its owner holds it), run id
  * ('' for any), versions (list, or absent for every version), runs not to take over (list),
- * take-overs allowed ('1' or '0').
+ * take-overs allowed ('1' or '0'), limits (tuples of workflow name and how many of its runs may
+ * be running at once: a workflow with that many running has its offers left where they are).
  *
  * Replies: {'claimed', fence, recovered (0/1), run hash as a flat list, previous owner or false, the server's
  * clock (ms)} | {'none'}
@@ -28,6 +29,24 @@ end
 local excluded = {}
 for _, id in ipairs(arg_strings()) do excluded[id] = true end
 local take_overs = arg() == '1'
+local limits = {}
+for _, l in ipairs(arg_tuples(2)) do limits[l[1]] = tonumber(l[2]) end
+
+-- Running runs per limited workflow, counted once per claim from the index of running runs
+-- (bounded by how many are running, never a read of every run).
+local running = nil
+local function at_limit(name)
+  local limit = limits[name]
+  if not limit then return false end
+  if not running then
+    running = {}
+    for _, id in ipairs(redis.call('ZRANGE', K.g('runs:status:running'), 0, -1)) do
+      local r = redis.call('HMGET', K.run(id), 'status', 'workflow')
+      if r[1] == 'running' and limits[r[2]] then running[r[2]] = (running[r[2]] or 0) + 1 end
+    end
+  end
+  return (running[name] or 0) >= limit
+end
 
 local function reply(id, fence, recovered, previous)
   return {'claimed', fence, recovered and 1 or 0, redis.call('HGETALL', K.run(id)), previous or false, NOW}
@@ -45,14 +64,14 @@ if takeovers_held() then take_overs = false end
 
 local function claimable(id)
   if excluded[id] then return false end
-  local f = redis.call('HMGET', K.run(id), 'status', 'version', 'leaseUntil', 'wakeAt', 'waitingOn')
+  local f = redis.call('HMGET', K.run(id), 'status', 'version', 'leaseUntil', 'wakeAt', 'waitingOn', 'workflow')
   if not f[1] then return false end
   if allowed and not allowed[f[2]] then return false end
   if f[1] == 'running' then return take_overs and f[3] ~= false and tonumber(f[3]) < NOW end
   if f[1] ~= 'queued' then return false end
   if f[4] and tonumber(f[4]) > NOW then return false end
-  if f[5] then return child_ended(f[5]) end
-  return true
+  if f[5] and not child_ended(f[5]) then return false end
+  return not at_limit(f[6])
 end
 
 -- Written out by hand: numbers must stay exact (cjson keeps 14 digits, a fence has 16).
@@ -166,8 +185,8 @@ local function fair_offer()
   for _, version in ipairs(versions or redis.call('SMEMBERS', K.g('offer-versions'))) do
     local stream = K.g('offers:' .. version)
     local n = next_offer(stream)
-    if n then
-      local name = workflow_of(version)
+    local name = n and workflow_of(version)
+    if n and not at_limit(name) then
       if not best[name] or n < best[name].n then best[name] = { stream = stream, n = n } end
     end
   end

@@ -1,0 +1,45 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../engine/index.js";
+import { cliHarness } from "../support/cli.js";
+import { RedisServer } from "../support/redis-server.js";
+
+describe("a run held back by its workflow's limits.runsAtOnce, as the CLI shows it", () => {
+  const cli = cliHarness();
+  const redis = new RedisServer();
+  beforeAll(() => redis.start());
+  afterAll(() => redis.dispose());
+
+  it.each(["sqlite", "redis"])("validate and graph name the limit; runs and show say a queued run waits for a slot ($0 store)", async (kind) => {
+    const store = kind === "sqlite" ? `sqlite:${join(cli.dir, "at-once.db")}` : `${redis.url}/0?prefix=at-once:`;
+    const env = { PITWALL_STORE: store };
+    const file = join(cli.dir, "order.json");
+    writeFileSync(file, JSON.stringify({ name: "order", state: {}, start: "pack", limits: { runsAtOnce: 1 }, nodes: { pack: { kind: "wait", seconds: 600, next: "END" } } }));
+
+    expect((await cli.run(["validate", file], env)).stdout).toMatch(/^\S+order\.json: valid workflow order \(version \w+, 1 node, at most 1 run at once\)\n$/);
+    expect((await cli.run(["graph", file], env)).stdout).toContain("\n  at most 1 run at once (limits.runsAtOnce)\n");
+
+    const first = await cli.json<{ runId: string }>(["start", file], env);
+    const second = await cli.json<{ runId: string }>(["start", file], env);
+    // A worker of the store takes the first (as a worker would, through the store's claim).
+    const opened = await openStore(store);
+    try {
+      expect((await opened.claimRun({ owner: "m1", leaseMs: 60_000, runsAtOnce: { order: 1 } }))?.run.id).toBe(first.runId);
+      expect(await opened.claimRun({ owner: "m1", leaseMs: 60_000, runsAtOnce: { order: 1 } })).toBeUndefined();
+    } finally {
+      await opened.close();
+    }
+
+    const listed = await cli.run(["runs"], env);
+    expect(listed.stdout).toMatch(new RegExp(`^${second.runId} +order +\\w+ +queued \\(limit: 1 of order running\\) `, "m"));
+    expect(listed.stdout).toMatch(new RegExp(`^${first.runId} +order +\\w+ +running `, "m"));
+    const shown = await cli.run(["show", second.runId], env);
+    expect(shown.stdout).toMatch(
+      /^waiting {3}for a slot \(limit: 1 of order running\): workflow order lets 1 run of any of its versions run at once \(limits\.runsAtOnce of its newest version\), and 1 is running; a worker takes this one when one of them ends or waits \(a timer, a person, a child run\)$/m,
+    );
+    expect((await cli.json<{ unclaimed: string }>(["show", second.runId], env)).unclaimed).toBe("limit: 1 of order running");
+    // The running one is not held back by anything.
+    expect((await cli.run(["show", first.runId], env)).stdout).not.toMatch(/^waiting/m);
+  }, 60_000);
+});
