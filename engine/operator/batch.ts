@@ -86,12 +86,14 @@ async function batchTargets(store: Store, run: RunRecord, action: BatchAction): 
     case "upgrade": {
       const version = action.workflow.version;
       if (run.workflow !== action.workflow.definition.name) return { skip: `a run of workflow ${run.workflow}, not ${action.workflow.definition.name}` };
-      if (run.version === version) return { skip: `it is on version ${version.slice(0, 12)} already` };
+      if (run.version === version) return { skip: onVersionAlready(version) };
       const refused = await upgradeRefusal(store, run, action.workflow);
       return refused === undefined ? { run: true } : { skip: refused };
     }
   }
 }
+
+const onVersionAlready = (version: string) => `it is on version ${version.slice(0, 12)} already`;
 
 /** What a batch would do to each run, without sending anything (a dry run): `would`, or skipped and why. */
 export async function planBatch(store: Store, runs: readonly RunRecord[], action: BatchAction): Promise<BatchPlan[]> {
@@ -114,7 +116,12 @@ async function applyTo(operator: Operator, store: Store, run: RunRecord, action:
     const outcomes: CommandOutcome[] = [];
     if (action.kind === "cancel") outcomes.push(await operator.cancel(runId, { reason: action.reason }));
     if (action.kind === "signal") outcomes.push(await operator.signal(runId, action.name, action.data, reason));
-    if (action.kind === "upgrade") outcomes.push(await operator.upgrade(runId, { workflow: action.workflow, ...reason }));
+    if (action.kind === "upgrade") {
+      const upgraded = await operator.upgrade(runId, { workflow: action.workflow, ...reason });
+      // Moved there meanwhile (another operator's upgrade): left, as the plan leaves such a run.
+      if (upgraded.unchanged) return { runId, status: "skipped", why: onVersionAlready(action.workflow.version) };
+      outcomes.push(upgraded);
+    }
     if ("taskIds" in targets) for (const taskId of targets.taskIds) outcomes.push(await operator.retry(runId, taskId, reason));
     if ("interruptIds" in targets && action.kind === "resolve") outcomes.push(await operator.resolve(targets.interruptIds, { decision: action.decision, ...reason }));
     return { runId, status: "done", effects: outcomes.map((o) => o.effect), commandIds: outcomes.map((o) => o.command.id) };

@@ -16,7 +16,7 @@ import { signalWaiterBelow } from "./signal-waiters.js";
 import { startForSignal, type SignalStart } from "./signal-with-start.js";
 import { checkpointDiff, findCheckpoint, stateAt, type CheckpointRef } from "./reads.js";
 import { taskOfCurrentStep } from "./task-ref.js";
-import { upgradeRun, type UpgradeOptions, type UpgradeResult } from "./upgrade.js";
+import { upgradeRun, type UpgradeOptions, type UpgradeOutcome } from "./upgrade.js";
 import { WorkflowVersions } from "./workflow-versions.js";
 import { childCancelReason } from "../worker/commands.js";
 
@@ -244,9 +244,10 @@ export class Operator {
    * naming what). When the new schema changes the state (defaults of new keys, `patch`), the
    * change is written as an `update` checkpoint with a `state.edited` diff. Recorded as an
    * `upgrade` command with a `run.upgraded` event, all in one write made only while the run is as
-   * it was checked: a worker claiming it meanwhile never runs it half under each version.
+   * it was checked: a worker claiming it meanwhile never runs it half under each version. A run on
+   * that version already is left as it is, nothing written (`unchanged: true`, no command).
    */
-  upgrade(runId: string, options: UpgradeOptions): Promise<CommandOutcome<UpgradeResult>> {
+  upgrade(runId: string, options: UpgradeOptions): Promise<UpgradeOutcome> {
     return upgradeRun(this.commands, this.versions, runId, options);
   }
 

@@ -1,5 +1,5 @@
 import type { RunRecord, RunStatus } from "../store/records.js";
-import { leaseRanOut } from "../store/rules.js";
+import { leaseRanOut, onVersion } from "../store/rules.js";
 import type { Store } from "../store/store.js";
 import { hasTags, type RunTags } from "../tags.js";
 import { runDescendants } from "./descendants.js";
@@ -11,6 +11,8 @@ export interface RunSelection {
   workflows?: readonly string[];
   /** Runs tagged with each of these. */
   tags?: RunTags;
+  /** Runs on a version that starts with any of these (a version's first characters, as listings print it: `1a2b3c4d`). */
+  versions?: readonly string[];
   /** The runs made from this run (its forks and continuations, theirs in turn: `runDescendants`). */
   descendantsOf?: string;
   /** Running runs whose lease ran out: their worker is gone or stalled, and none took them over yet. */
@@ -19,7 +21,7 @@ export interface RunSelection {
 
 /** Whether a selection narrows anything: a batch refuses one that would act on every run. */
 export function selects(selection: RunSelection): boolean {
-  return (selection.status?.length ?? 0) > 0 || (selection.workflows?.length ?? 0) > 0 || selection.tags !== undefined || selection.descendantsOf !== undefined || selection.orphaned === true;
+  return (selection.status?.length ?? 0) > 0 || (selection.workflows?.length ?? 0) > 0 || (selection.versions?.length ?? 0) > 0 || selection.tags !== undefined || selection.descendantsOf !== undefined || selection.orphaned === true;
 }
 
 /**
@@ -30,15 +32,17 @@ export function selects(selection: RunSelection): boolean {
 export async function selectRuns(store: Store, selection: RunSelection, limit: number): Promise<{ runs: RunRecord[]; more: boolean }> {
   const statuses = selection.orphaned ? (["running"] as RunStatus[]) : [...(selection.status ?? [])];
   const workflows = [...new Set(selection.workflows ?? [])];
+  const versions = selection.versions?.length ? [...new Set(selection.versions)] : undefined;
   const filter = {
     ...(selection.tags ? { tags: selection.tags } : {}),
+    ...(versions ? { versions } : {}),
     ...(statuses.length > 0 ? { status: statuses } : {}),
     // Orphans are picked out of every running run; the limit applies to what is left.
     limit: selection.orphaned ? 10_000 : limit,
   };
   const pages =
     selection.descendantsOf !== undefined
-      ? [{ runs: (await runDescendants(store, selection.descendantsOf)).filter((r) => (statuses.length === 0 || statuses.includes(r.status)) && (workflows.length === 0 || workflows.includes(r.workflow)) && hasTags(r, selection.tags)), nextCursor: undefined }]
+      ? [{ runs: (await runDescendants(store, selection.descendantsOf)).filter((r) => (statuses.length === 0 || statuses.includes(r.status)) && (workflows.length === 0 || workflows.includes(r.workflow)) && hasTags(r, selection.tags) && onVersion(r, versions)), nextCursor: undefined }]
       : await Promise.all(workflows.length === 0 ? [store.listRuns(filter)] : workflows.map((workflow) => store.listRuns({ ...filter, workflow })));
   const now = Date.now();
   const found = pages

@@ -35,20 +35,29 @@ export interface UpgradeResult extends Record<string, unknown> {
 }
 
 /**
+ * What `Operator.upgrade` did: moved the run, recorded as an `upgrade` command (`unchanged:
+ * false`); or nothing at all, the run being on that version already (`unchanged: true`: no
+ * command, no event, the run as it was, as a batch upgrade leaves such a run).
+ */
+export type UpgradeOutcome = (CommandOutcome<UpgradeResult> & { unchanged: false }) | { unchanged: true; effect: string; result: UpgradeResult };
+
+/**
  * Moves a run nobody executes (queued, paused, failed) onto another version of its workflow, in
  * place (`Operator.upgrade`): recorded as an `upgrade` command on the run, applied and answered in
  * the same write that records it, made only while the run's status, head and fencing token are
  * those it was checked against. Refused, with nothing written, when the run is not in a state to
- * move or the new version could not go on from its head checkpoint.
+ * move or the new version could not go on from its head checkpoint. A run on that version already
+ * is left as it is, with nothing written.
  */
-export async function upgradeRun(writer: CommandWriter, versions: WorkflowVersions, runId: string, options: UpgradeOptions): Promise<CommandOutcome<UpgradeResult>> {
+export async function upgradeRun(writer: CommandWriter, versions: WorkflowVersions, runId: string, options: UpgradeOptions): Promise<UpgradeOutcome> {
   const { store } = writer;
   const target = options.workflow;
   if (options.patch !== undefined) checkArgs({ patch: options.patch });
   for (let attempt = 0; ; attempt++) {
     const run = await mustGetRun(store, runId);
     const batch = await prepareUpgrade(writer, versions, run, target, options);
-    if (target.version !== run.version) await storeVersion(store, target);
+    if (batch === undefined) return { unchanged: true, effect: `run ${run.id} is on version ${run.version.slice(0, 12)} already; nothing to do`, result: { from: run.version, to: run.version } };
+    await storeVersion(store, target);
     try {
       // Fenced out, as every command applied to a run nobody holds: a worker stalled behind a lease
       // that ran out must not write to the run under the version it claimed it on.
@@ -59,13 +68,14 @@ export async function upgradeRun(writer: CommandWriter, versions: WorkflowVersio
       continue;
     }
     const command = batch.submit[0]!;
-    return outcomeOf({ ...command, ...batch.commands[0]! }) as CommandOutcome<UpgradeResult>;
+    return { ...(outcomeOf({ ...command, ...batch.commands[0]! }) as CommandOutcome<UpgradeResult>), unchanged: false };
   }
 }
 
 /**
  * Why `run` cannot move to `workflow` now, in the words the upgrade's refusal would say (undefined:
- * it can, as the run is now): a batch's dry run lists it, and leaves the run.
+ * it can, as the run is now, or it is on that version already): a batch's dry run lists it, and
+ * leaves the run.
  */
 export async function upgradeRefusal(store: Store, run: RunRecord, workflow: CompiledWorkflow | WorkflowVersion): Promise<string | undefined> {
   try {
@@ -77,14 +87,17 @@ export async function upgradeRefusal(store: Store, run: RunRecord, workflow: Com
   }
 }
 
-/** The upgrade's one write, once every check passed; throws, having written nothing, when one fails. */
-async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions, run: RunRecord, target: CompiledWorkflow | WorkflowVersion, options: UpgradeOptions): Promise<Batch> {
+/**
+ * The upgrade's one write, once every check passed; throws, having written nothing, when one
+ * fails. None for a run on the version already: there is nothing to write, whatever its status.
+ */
+async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions, run: RunRecord, target: CompiledWorkflow | WorkflowVersion, options: UpgradeOptions): Promise<Batch | undefined> {
   const { store } = writer;
   checkSameWorkflow(run, target.definition);
-  checkUpgradable(run);
   const version = target.version;
-  const same = version === run.version;
-  if (same && options.patch !== undefined) throw new ValidationError(`run ${run.id} is on version ${version.slice(0, 12)} already: edit its state with pitwall edit`);
+  if (version === run.version && options.patch === undefined) return undefined;
+  checkUpgradable(run);
+  if (version === run.version) throw new ValidationError(`run ${run.id} is on version ${version.slice(0, 12)} already: edit its state with pitwall edit`);
   const head = run.head ? await store.getCheckpoint(run.head) : undefined;
   if (!head) throw new NotFoundError("checkpoint", String(run.head));
   const definition = target.definition;
@@ -112,18 +125,16 @@ async function prepareUpgrade(writer: CommandWriter, versions: WorkflowVersions,
   const batch = new Batch();
   batch.submit.push(command);
   batch.event(requested(command, writer.secretKeys));
-  const checkpoint = same ? undefined : fitCheckpoint(run, head, before, state, definition.nodes, writer.actor);
-  if (!same) {
-    batch.patchRun({ version });
-    batch.event(events.run("run.upgraded", { from: run.version, to: version, ...(options.reason ? { reason: options.reason } : {}), ...(checkpoint ? { checkpointId: checkpoint.id } : {}) }));
-  }
+  const checkpoint = fitCheckpoint(run, head, before, state, definition.nodes, writer.actor);
+  batch.patchRun({ version });
+  batch.event(events.run("run.upgraded", { from: run.version, to: version, ...(options.reason ? { reason: options.reason } : {}), ...(checkpoint ? { checkpointId: checkpoint.id } : {}) }));
   if (checkpoint) {
     batch.checkpoint = checkpoint;
     const { diff, truncated } = summarizeDiff(diffStates(before, state));
     batch.event(events.run("state.edited", { checkpointId: checkpoint.id, diff, ...(truncated ? { truncated } : {}) }));
   }
   const result: UpgradeResult = { from: run.version, to: version, ...(checkpoint ? { checkpointId: checkpoint.id } : {}) };
-  batch.answer(acceptance(command, upgradeEffect(run, result, same), result, writer.actor));
+  batch.answer(acceptance(command, upgradeEffect(run, result), result, writer.actor));
   return batch;
 }
 
@@ -157,9 +168,8 @@ function fitCheckpoint(run: RunRecord, head: CheckpointRecord, before: State, af
 }
 
 /** What an upgrade did, in words: the move, the state edit it made, and what the run waits for now. */
-function upgradeEffect(run: RunRecord, result: UpgradeResult, same: boolean): string {
+function upgradeEffect(run: RunRecord, result: UpgradeResult): string {
   const short = (v: string) => v.slice(0, 12);
-  if (same) return `run ${run.id} is on version ${short(run.version)} already; nothing changed`;
   const notes = [
     result.checkpointId ? `its state fitted to the new schema (checkpoint ${result.checkpointId})` : undefined,
     run.waitingOn ? `its sub-workflow run ${run.waitingOn} stays on its own version (upgrade that run on its own)` : undefined,

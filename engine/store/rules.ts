@@ -133,6 +133,11 @@ export function runsAtOnceLimit(workflow: string, runsAtOnce: ClaimOptions["runs
   return runsAtOnce !== undefined && Object.hasOwn(runsAtOnce, workflow) ? runsAtOnce[workflow] : undefined;
 }
 
+/** Whether a run is on a version that starts with any of `prefixes` (undefined: any version will do). */
+export function onVersion(run: Pick<RunRecord, "version">, prefixes: readonly string[] | undefined): boolean {
+  return prefixes === undefined || prefixes.some((prefix) => run.version.startsWith(prefix));
+}
+
 /**
  * A running run whose lease ran out: its worker is gone or stalled, and any worker may take it
  * over (`claimable`). The console and the CLI say so.

@@ -118,6 +118,8 @@ export interface RunFilter {
   parentRunId?: string | null;
   /** Runs with every one of these tags (name → value). */
   tags?: Record<string, string>;
+  /** Runs on a version that starts with any of these (a version's first characters, as listings print it). */
+  versions?: readonly string[];
   limit?: number;
   /** From a previous page's `nextCursor`. */
   cursor?: string;

@@ -29,8 +29,8 @@ export const batch = defineCommand({
   name: "batch",
   usage: `batch (cancel --reason TEXT | retry | signal <name> [--data JSON|@file] | approve [--node NODE] | reject --reason TEXT [--node NODE] | upgrade <workflow.json>) ${SELECTION_USAGE} [--reason TEXT] [--limit N] [--yes]`,
   summary: "cancel, retry, signal, approve, reject or upgrade every run a selection names (Temporal's batch operations)",
-  details: `The runs are selected as \`runs\` selects them (--status, --workflow, --tag, --orphaned,
---descendants-of; at least one is needed, so that no batch acts on every run by mistake), at most
+  details: `The runs are selected as \`runs\` selects them (--status, --workflow, --version, --tag,
+--orphaned, --descendants-of; at least one is needed, so that no batch acts on every run by mistake), at most
 --limit (default ${DEFAULT_LIMIT}), most recently updated first.
 Without --yes nothing is sent: it lists the runs it would act on (and those it would leave, saying
 why) and says to add --yes. With --yes each run gets its own command, as the single-run command
@@ -42,7 +42,8 @@ not stop the others.
 batch upgrade takes the file as its argument (--workflow selects runs by name here): it selects
 only runs of the file's workflow, and, without --status, those queued, running, paused or failed; a run
 the version cannot take (pitwall upgrade would refuse it: it is running, a node it is at is gone,
-its state does not fit) is listed as left, with the refusal's reason. Each run's
+its state does not fit) is listed as left, with the refusal's reason; --version OLD moves only the
+runs still on the old version (one on the file's version already is left). Each run's
 outcome is printed; the exit code is 0 when none failed, else that of the first failure (3 for a
 conflict, 1 otherwise).
 --json prints { "action", "dryRun", "more", "runs": [{ "runId", "status": "would" | "done" |
@@ -52,7 +53,7 @@ conflict, 1 otherwise).
   async run({ args, flags, out, store, operator }) {
     const action = actionOf(args, flags);
     const given = selectionOf(flags);
-    if (!selects(given)) throw new UsageError("batch needs a selection: --status, --workflow, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
+    if (!selects(given)) throw new UsageError("batch needs a selection: --status, --workflow, --version, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
     const selection = action.kind === "upgrade" ? upgradeSelection(given, action.workflow.definition.name, args[1]!) : given;
     const limit = countFlag("limit", flags.limit) ?? DEFAULT_LIMIT;
     const s = await store();

@@ -10,8 +10,10 @@ export const runs = defineCommand({
   usage: `runs ${SELECTION_USAGE} [--limit N]`,
   summary: "list runs, most recently updated first",
   details: `--status takes ${RUN_STATUSES.join(", ")} (repeat it or separate with commas); so does
---workflow, the runs of any of the workflows named. --tag NAME=VALUE (repeated) lists the runs
-tagged with each (start --tag).
+--workflow, the runs of any of the workflows named, and --version PREFIX, the runs on any of the
+versions that start so (at least 4 hex characters, as the VERSION column prints them: an upgrade
+moves a run to another version). --tag NAME=VALUE (repeated) lists the runs tagged with each
+(start --tag).
 At most --limit runs (default 50) are listed; a note on stderr says when there are more.
 --orphaned lists the running runs whose lease ran out: their worker is gone or stalled, and no
 worker has taken them over yet.

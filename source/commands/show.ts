@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, runsAtOnceOf, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunsAtOnce, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, runUpgrades, runsAtOnceOf, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunUpgrade, type RunsAtOnce, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -15,6 +15,7 @@ import type { Output } from "../cli/output.js";
 
 const SHOWN_TASKS = 20;
 const SHOWN_CALLS = 20;
+const SHOWN_UPGRADES = 10;
 
 export const show = defineCommand({
   name: "show",
@@ -25,8 +26,11 @@ that resumed it are one ("1 (+1 resume)"); a durable call says how often it was 
 times": a retry of its node made it again, and it succeeded each time).
 Model and tool calls are listed with what each was sent and what came back (one line each),
 and the tokens the run's models used, in all and by node. What the finished nodes of a step still
-in progress wrote is listed too: the state has it once the step ends.
---json prints the run record with "tasks" (every task of the run), "interrupts" (its pending
+in progress wrote is listed too: the state has it once the step ends. Each upgrade of the run
+(pitwall upgrade) is listed: from which version to which, when, by whom, why, and the checkpoint
+that fitted its state, if one was written.
+--json prints the run record with "upgrades" ([{ from, to, at, actor, reason?, checkpointId? }],
+oldest first), "tasks" (every task of the run), "interrupts" (its pending
 interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "call", "status",
 "tokens", and a model's "prompt" and "answer" or a tool's "arguments" and "result"), "tokens"
 ({ prompt, completion, byNode }) and "storage" ({ checkpoints, events, artifacts, total } in bytes).`,
@@ -36,17 +40,17 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
   async run({ args, out, store, global }) {
     const s = await store();
     await noteRoom(s, out);
-    const { run, tasks, interrupts, storage, child, workers, atOnce } = await readTogether(s, args[0]!);
+    const { run, tasks, interrupts, storage, child, workers, atOnce, upgrades } = await readTogether(s, args[0]!);
     const { calls, tokens } = await readRunCalls(s, run.id, tasks, { secretKeys: global.secretKeys });
     // Held back by its workflow's limit, or queued for long with nothing else to wait for: what
     // the workers' heartbeats say is missing.
     const unclaimed = unclaimedWhy(run, Date.now(), workers, atOnce);
     if (out.json) {
       const { byCall: _byCall, ...totals } = tokens;
-      out.value({ ...run, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
+      out.value({ ...run, upgrades, tasks: tasks.map((t) => shownTask(t, global.secretKeys)), interrupts, calls, tokens: totals, storage, ...(unclaimed ? { unclaimed } : {}) });
       return EXIT.ok;
     }
-    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed && waitingFor(unclaimed, run, atOnce));
+    printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed && waitingFor(unclaimed, run, atOnce), upgrades);
     printTasks(out, tasks);
     printHeldWrites(out, run, tasks, global.secretKeys);
     printCalls(out, calls, tasks);
@@ -66,21 +70,22 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
 async function readTogether(s: Store, runId: string) {
   let run = await mustGetRun(s, runId);
   for (let tries = 1; ; tries++) {
-    const [tasks, interrupts, storage, child, workers, atOnce] = await Promise.all([
+    const [tasks, interrupts, storage, child, workers, atOnce, upgrades] = await Promise.all([
       s.listTasks(run.id),
       s.listInterrupts({ runId: run.id, status: "pending" }),
       s.runStorage(run.id),
       run.waitingOn ? s.getRun(run.waitingOn) : undefined,
       run.status === "queued" ? s.listWorkers() : undefined,
       run.status === "queued" ? runsAtOnceOf(s, [run.workflow]).then((limits) => limits.get(run.workflow)) : undefined,
+      runUpgrades(s, run.id),
     ]);
     const again = await s.getRun(run.id);
-    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers, atOnce };
+    if (!again || again.eventCount === run.eventCount || tries === 3) return { run, tasks, interrupts, storage, child, workers, atOnce, upgrades };
     run = again;
   }
 }
 
-function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], tokens: RunTokens, retry: RetryWait | undefined, unclaimed: string | undefined): void {
+function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tasks: readonly TaskRecord[], tokens: RunTokens, retry: RetryWait | undefined, unclaimed: string | undefined, upgrades: readonly RunUpgrade[]): void {
   const rows: [string, string][] = [
     ["run", `${run.id}  ${run.workflow} (version ${run.version.slice(0, 12)})`],
     ["status", runStatus(run, retry)],
@@ -94,6 +99,9 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   const ran = ranMs(run, Date.now());
   const paused = (run.pausedMs ?? 0) > 0 ? ` (paused ${duration(run.pausedMs!)} besides)` : "";
   rows.push(["created", `${clock(run.createdAt)} (${age(run.createdAt)} ago) · updated ${age(run.updatedAt)} ago${run.endedAt ? ` · ended ${age(run.endedAt)} ago` : ""}${ran !== undefined ? ` · ran ${duration(ran)}${paused}` : ""}`]);
+  const earlier = upgrades.length - SHOWN_UPGRADES;
+  if (earlier > 0) rows.push(["upgraded", `${plural(earlier, "time")} before these (pitwall events ${run.id} --type run.upgraded)`]);
+  for (const u of upgrades.slice(-SHOWN_UPGRADES)) rows.push(["upgraded", upgradeText(u)]);
   if (run.status === "running" && run.owner) rows.push(["owner", `worker:${run.owner} (${leaseState(run.leaseUntil ?? 0, Date.now())})`]);
   if (run.breakpoints.length) rows.push(["breaks", run.breakpoints.join(", ")]);
   if (run.tags) rows.push(["tags", Object.entries(run.tags).map(([k, v]) => `${k}=${v}`).join(" · ")]);
@@ -114,6 +122,13 @@ function printRun(out: Output, run: RunRecord, child: RunRecord | undefined, tas
   if (below) rows.push([byNode.length > 0 ? "" : "tokens", `${byNode.length > 0 ? "+ " : ""}${tokenTotal(below)} in sub-workflows (${nodesText(Object.entries(below.byNode))})`]);
   if (run.recoveries) rows.push(["recovered", `${plural(run.recoveries, "time")} after a worker was lost`]);
   for (const [k, v] of rows) out.line(`${k.padEnd(9)} ${inline(v, 400)}`);
+}
+
+/** `abc123def456 → 0987fedcba65 at 14:02:07.311 (3h ago) by operator:alice ("fix prompt"); state fitted (checkpoint run-…:5)`. */
+function upgradeText(u: RunUpgrade): string {
+  const why = u.reason ? ` (${JSON.stringify(inline(u.reason, 120))})` : "";
+  const fitted = u.checkpointId ? `; state fitted (checkpoint ${u.checkpointId})` : "";
+  return `${u.from.slice(0, 12)} → ${u.to.slice(0, 12)} at ${clock(u.at)} (${age(u.at)} ago) by ${u.actor}${why}${fitted}`;
 }
 
 /** What a queued run that no worker took waits for: a slot under its workflow's limit, or a worker. */

@@ -1,8 +1,9 @@
 import { defineCommand } from "../cli/command.js";
-import { UsageError } from "../cli/errors.js";
+import { EXIT, UsageError } from "../cli/errors.js";
 import { statePatch } from "../cli/inputs.js";
 import { printOutcome } from "../cli/outcome.js";
 import { checkedVersion } from "../cli/workflow-file.js";
+import { clean } from "../text/plain.js";
 
 export const upgrade = defineCommand({
   name: "upgrade",
@@ -20,7 +21,9 @@ A failed run moves when it has a failed or canceled task to retry: the retry the
 the new version (one that failed otherwise is refused: fork it). A run waiting on a
 sub-workflow's run leaves that run on its own version (upgrade it on its own).
 Nothing is written when it is refused (exit 2 for what the new version lacks, 3 for the run's status).
---json prints { "commandId", "effect", "from", "to", "checkpointId"? }.`,
+A run on that version already is left as it is: nothing is written, and it says so (exit 0).
+--json prints { "commandId", "effect", "unchanged": false, "from", "to", "checkpointId"? }, or
+{ "effect", "unchanged": true, "from", "to" } for a run on that version already.`,
   flags: {
     workflow: { type: "string" },
     patch: { type: "string" },
@@ -35,6 +38,10 @@ Nothing is written when it is refused (exit 2 for what the new version lacks, 3 
     const op = await operator();
     const patch = await statePatch({ ...(flags.patch !== undefined ? { patch: flags.patch } : {}), set: flags.set ?? [] }, () => op.state(runId));
     const outcome = await op.upgrade(runId, { workflow, ...(patch !== undefined ? { patch } : {}), ...(flags.reason ? { reason: flags.reason } : {}) });
-    return printOutcome(out, outcome);
+    if (!outcome.unchanged) return printOutcome(out, outcome, { unchanged: false });
+    // No command was recorded: there is no commandId to give.
+    if (out.json) out.value({ effect: outcome.effect, unchanged: true, ...outcome.result });
+    else out.line(clean(outcome.effect));
+    return EXIT.ok;
   },
 });

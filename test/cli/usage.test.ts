@@ -58,6 +58,8 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["demo", "--every", "0.5"], "pitwall demo: --every must be at least 1 (seconds between new runs)"],
       [["worker", "--snapshot-every", "abc"], "pitwall worker: --snapshot-every needs a number"],
       [["runs", "--status", ""], 'pitwall runs: --status "" lists nothing'],
+      [["runs", "--version", "1a2"], "pitwall runs: --version 1a2: give the start of a version, 4 to 16 hex characters (as runs prints it: 1a2b3c4d)"],
+      [["runs", "--version", "1a2b,run-x"], "pitwall runs: --version run-x: give the start of a version, 4 to 16 hex characters (as runs prints it: 1a2b3c4d)"],
       [["runs", "--durability", "fast"], 'pitwall runs: --durability "fast": use process (survives a process crash) or os (survives power loss)'],
       [["worker", "--id", ""], 'pitwall worker: --id "": use letters, digits, \'.\', \'_\', \'@\', \':\' or \'-\''],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--interrupt-before", "work,nope"], 'pitwall start: workflow task-queue has no node "nope" to interrupt at'],

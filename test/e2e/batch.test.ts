@@ -67,7 +67,7 @@ describe("pitwall batch", () => {
       expect([r.code, r.stderr.trim()]).toEqual([2, `pitwall batch: ${message}`]);
     };
     await cli.createStore();
-    await expectUsage(["batch", "cancel", "--reason", "x", "--yes"], "batch needs a selection: --status, --workflow, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
+    await expectUsage(["batch", "cancel", "--reason", "x", "--yes"], "batch needs a selection: --status, --workflow, --version, --tag, --orphaned or --descendants-of (it never acts on every run by default)");
     await expectUsage(["batch", "delete", "--workflow", "w"], "batch delete: not an action (cancel, retry, signal, approve, reject, upgrade)");
     await expectUsage(["batch", "cancel", "--workflow", "w", "--yes"], "batch cancel needs --reason TEXT");
     await expectUsage(["batch", "signal", "--workflow", "w"], "batch signal needs the signal's name: batch signal <name> ...");
@@ -75,5 +75,8 @@ describe("pitwall batch", () => {
     await expectUsage(["batch", "reject", "--workflow", "w"], "batch reject needs --reason TEXT (each run's node is told why)");
     await expectUsage(["batch", "cancel", "--workflow", "w", "--node", "n", "--reason", "x"], "--node says which interrupts to answer: only batch approve and reject take it");
     await expectUsage(["batch", "retry", "--status", "stuck"], "--status stuck: not a run status (queued, running, paused, succeeded, failed, canceled)");
+    for (const prefix of ["1a2", "1a2b-", "xyzw", "1a2b3c4d5e6f7a8b9"]) {
+      await expectUsage(["batch", "retry", "--version", prefix], `--version ${prefix}: give the start of a version, 4 to 16 hex characters (as runs prints it: 1a2b3c4d)`);
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventRecord, InterruptRecord, RunRecord } from "../../engine/index.js";
+import { z } from "zod";
+import { createEngine, openStore, workflow, type EventRecord, type InterruptRecord, type RunRecord } from "../../engine/index.js";
 import { cliHarness } from "../support/cli.js";
 import { RedisServer } from "../support/redis-server.js";
 
@@ -49,8 +50,9 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect(started.code, started.stderr).toBe(0);
     const runId = started.stdout.trim();
     await run(["worker", "--once", "--actions", "rel.mjs"]);
-    const before = await json<RunRecord>(["show", runId]);
-    expect(before).toMatchObject({ status: "paused", reason: "interrupt" });
+    const before = await json<RunRecord & { upgrades: unknown[] }>(["show", runId]);
+    expect(before).toMatchObject({ status: "paused", reason: "interrupt", upgrades: [] });
+    expect((await run(["show", runId])).stdout).not.toMatch(/^upgraded/m);
 
     // Every bad input: one line naming what is wrong, a non-zero exit, nothing written.
     const refusals: [string[], number, string | RegExp][] = [
@@ -71,11 +73,32 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     }
     expect(await json<RunRecord>(["show", runId])).toMatchObject({ version: before.version, headN: before.headN, eventCount: before.eventCount });
 
-    const upgraded = await json<{ commandId: string; effect: string; from: string; to: string; checkpointId: string }>(["upgrade", runId, "--workflow", "v2.json", "--reason", "ship fixed"]);
-    expect(upgraded).toMatchObject({ from: before.version, checkpointId: `${runId}:${before.headN + 1}` });
+    const upgraded = await json<{ commandId: string; effect: string; from: string; to: string; checkpointId: string }>(["upgrade", runId, "--workflow", "v2.json", "--reason", "ship fixed", "--as", "ann"]);
+    expect(upgraded).toMatchObject({ commandId: expect.stringMatching(/^cmd-/), unchanged: false, from: before.version, checkpointId: `${runId}:${before.headN + 1}` });
+
+    // Again: the run is on that version already. Nothing is written — no command, no event, its updatedAt as it was — and it says so.
+    const written = async () => ({ run: await json<RunRecord>(["show", runId]), events: (await run(["events", runId, "--json"])).stdout });
+    const moved = await written();
+    const again = await run(["upgrade", runId, "--workflow", "v2.json", "--reason", "again"]);
+    expect([again.code, again.stdout, again.stderr]).toEqual([0, `run ${runId} is on version ${upgraded.to.slice(0, 12)} already; nothing to do\n`, ""]);
+    expect(await json(["upgrade", runId, "--workflow", "v2.json"])).toEqual({ effect: `run ${runId} is on version ${upgraded.to.slice(0, 12)} already; nothing to do`, unchanged: true, from: upgraded.to, to: upgraded.to });
+    expect(await written()).toEqual(moved);
+    // runs --version selects runs by the start of the version they are on now.
+    const listed = async (prefix: string) => (await json<RunRecord[]>(["runs", "--version", prefix])).map((r) => r.id);
+    expect(await listed(upgraded.to.slice(0, 6))).toContain(runId);
+    expect(await listed(before.version.slice(0, 6))).not.toContain(runId);
+    const patched = await run(["upgrade", runId, "--workflow", "v2.json", "--set", "channel=beta"]);
+    expect([patched.code, patched.stderr]).toEqual([2, `pitwall upgrade: run ${runId} is on version ${upgraded.to.slice(0, 12)} already: edit its state with pitwall edit\n`]);
+    expect(await written()).toEqual(moved);
     expect(upgraded.effect).toBe(`run ${runId} moved from version ${before.version.slice(0, 12)} to version ${upgraded.to.slice(0, 12)}; its state fitted to the new schema (checkpoint ${upgraded.checkpointId})`);
     const shown = await run(["show", runId]);
     expect(shown.stdout).toContain(`release (version ${upgraded.to.slice(0, 12)})`);
+    // show lists the move: from, to, when, who, why, and the checkpoint that fitted the state.
+    const short = (v: string) => v.slice(0, 12);
+    expect(shown.stdout).toMatch(new RegExp(`^upgraded  ${short(before.version)} → ${short(upgraded.to)} at \\d\\d:\\d\\d:\\d\\d\\.\\d{3} \\(\\d+[smhd] ago\\) by operator:ann \\("ship fixed"\\); state fitted \\(checkpoint ${upgraded.checkpointId}\\)$`, "m"));
+    expect((await json<{ upgrades: unknown[] }>(["show", runId])).upgrades).toEqual([
+      { from: before.version, to: upgraded.to, at: expect.any(Number), actor: "operator:ann", reason: "ship fixed", checkpointId: upgraded.checkpointId },
+    ]);
     const events = await run(["events", runId, "--type", "run.upgraded,state.edited"]);
     expect(events.stdout).toContain(`from version ${before.version.slice(0, 12)} to ${upgraded.to.slice(0, 12)}, state fitted (checkpoint ${upgraded.checkpointId}) (ship fixed)`);
     expect(events.stdout).toContain(`checkpoint ${upgraded.checkpointId}: + $.channel: "stable"`);
@@ -145,5 +168,57 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect((await run(["batch", "approve", "--tag", "wave=1", "--yes"])).code).toBe(0);
     await run(["worker", "--once", "--actions", "rel.mjs"]);
     for (const id of [paused, breaking]) expect(await json(["state", id])).toEqual({ log: ["shipped to stable"], channel: "stable" });
+  });
+
+  it("--version selects runs by the start of their version: runs lists them, and batch upgrade --version OLD moves only the runs still on it", async () => {
+    const store = ["--store", `sqlite:${join(cli.dir, "versions.db")}`];
+    const run = (args: string[]) => cli.run([...args, ...store]);
+    const json = <T>(args: string[]) => cli.json<T>([...args, ...store]);
+    writeFileSync(join(cli.dir, "v1b.json"), release("rel.shipBuggy", { state: { note: { type: "string", default: "" } } }));
+    const start = async (file: string) => (await run(["start", file])).stdout.trim();
+    const [old1, old2, otherOld] = [await start("v1.json"), await start("v1.json"), await start("v1b.json")];
+    await run(["worker", "--once", "--actions", "rel.mjs"]);
+    expect((await run(["upgrade", old2, "--workflow", "v2.json"])).code).toBe(0);
+    const versionOf = async (id: string) => (await json<RunRecord>(["show", id])).version;
+    const [v1, v1b, v2] = [await versionOf(old1), await versionOf(otherOld), await versionOf(old2)];
+    const ids = async (...flags: string[]) => (await json<RunRecord[]>(["runs", ...flags])).map((r) => r.id).sort();
+    expect(await ids("--version", v1.slice(0, 4))).toEqual([old1]);
+    expect(await ids("--version", v1.slice(0, 8).toUpperCase())).toEqual([old1]);
+    expect(await ids("--version", `${v1.slice(0, 6)},${v1b.slice(0, 6)}`)).toEqual([old1, otherOld].sort());
+    expect(await ids("--version", v1.slice(0, 6), "--version", v2.slice(0, 6))).toEqual([old1, old2].sort());
+    expect(await ids("--version", v1, "--status", "succeeded")).toEqual([]);
+    const table = (await run(["runs", "--version", v2.slice(0, 6)])).stdout;
+    expect(table).toMatch(new RegExp(`^${old2} +release +${v2.slice(0, 8)} +paused`, "m"));
+
+    const plan = await json<{ runs: { runId: string; status: string }[] }>(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6)]);
+    expect(plan.runs).toEqual([{ runId: old1, status: "would" }]);
+    const done = await run(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6), "--reason", "the rest of v1", "--yes"]);
+    expect([done.code, done.stderr]).toEqual([0, "upgraded 1 run\n"]);
+    expect([await versionOf(old1), await versionOf(old2), await versionOf(otherOld)]).toEqual([v2, v2, v1b]);
+    expect(await ids("--version", v1.slice(0, 6))).toEqual([]);
+    expect((await json<{ runs: unknown[] }>(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6), "--yes"])).runs).toEqual([]);
+  });
+
+  it("show lists a run's last 10 upgrades, and says how many came before them; --json has them all", async () => {
+    const file = join(cli.dir, "many.db");
+    const asking = (question: string) => workflow("flip", { state: z.object({}) }).approval("ask", { question, routes: { approve: "END", reject: "END" } }).compile();
+    const [a, b] = [asking("A?"), asking("B?")];
+    const store = await openStore(`sqlite:${file}`, { create: true });
+    const engine = createEngine({ store, workflows: [a, b], worker: false });
+    let runId: string;
+    try {
+      const run = await engine.start(a);
+      runId = run.id;
+      // Queued, it moves without a worker.
+      for (let i = 0; i < 12; i++) await engine.operator("ann").upgrade(run.id, { workflow: i % 2 === 0 ? b : a, reason: `move ${i + 1}` });
+    } finally {
+      await engine.close();
+      await store.close();
+    }
+    const shown = (await cli.run(["show", runId, "--store", `sqlite:${file}`])).stdout.split("\n").filter((line) => line.startsWith("upgraded"));
+    expect(shown[0]).toBe(`upgraded  2 times before these (pitwall events ${runId} --type run.upgraded)`);
+    expect(shown.slice(1).map((line) => /\("(move \d+)"\)$/.exec(line)?.[1])).toEqual(Array.from({ length: 10 }, (_, i) => `move ${i + 3}`));
+    const { upgrades } = await cli.json<{ upgrades: { from: string; to: string; reason: string }[] }>(["show", runId, "--store", `sqlite:${file}`]);
+    expect(upgrades.map((u) => [u.from, u.to, u.reason])).toEqual(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? [a.version, b.version, `move ${i + 1}`] : [b.version, a.version, `move ${i + 1}`])));
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, NotFoundError, Operator, ValidationError, Worker, workflow, type Engine, type RunHandle } from "../../engine/index.js";
+import { ConflictError, NotFoundError, Operator, ValidationError, Worker, runBatch, runUpgrades, selectRuns, selects, workflow, type Engine, type RunHandle, type Store, type UpgradeOutcome } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -33,6 +33,25 @@ const stricter = workflow("release", { state: z.object({ log: z.array(z.string()
   .compile();
 const other = workflow("another", { state }).node("a", () => ({}), { next: "END" }).compile();
 
+/** An upgrade that moved its run, with its command; the test fails when it did not. */
+function moved(outcome: UpgradeOutcome) {
+  if (outcome.unchanged) throw new Error(`the upgrade moved nothing: ${outcome.effect}`);
+  return outcome;
+}
+
+/** Everything the store holds that an upgrade could write, record for record. */
+async function storeContents(store: Store) {
+  const runs = (await store.listRuns({ limit: 1_000 })).runs;
+  return {
+    runs,
+    events: await store.readEvents(),
+    lastEventSeq: await store.lastEventSeq(),
+    commands: await store.listCommands(),
+    checkpoints: await Promise.all(runs.map((r) => store.listCheckpoints(r.id))),
+    workflows: await store.listWorkflows(),
+  };
+}
+
 describe.each(storeFactories)("upgrading a run in place onto another version ($name store)", (factory) => {
   const harness = engineHarness(factory);
 
@@ -51,7 +70,7 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     const engine = await harness.engine([buggy, fixed]);
     const run = await pausedAtReview(engine);
     const headBefore = (await run.get()).headN;
-    const outcome = await engine.operator("ann").upgrade(run.id, { workflow: fixed, reason: "ship fixed" });
+    const outcome = moved(await engine.operator("ann").upgrade(run.id, { workflow: fixed, reason: "ship fixed" }));
     const checkpointId = `${run.id}:${headBefore + 1}`;
     expect(outcome.effect).toBe(`run ${run.id} moved from version ${buggy.version.slice(0, 12)} to version ${fixed.version.slice(0, 12)}; its state fitted to the new schema (checkpoint ${checkpointId})`);
     expect(outcome.result).toMatchObject({ from: buggy.version, to: fixed.version, checkpointId });
@@ -68,26 +87,90 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
       ["operator.accepted", { commandId: outcome.command.id, command: "upgrade", effect: outcome.effect }],
     ]);
     expect(await engine.store.getCommand(outcome.command.id)).toMatchObject({ type: "upgrade", status: "accepted", actor: "operator:ann" });
+    expect(await runUpgrades(engine.store, run.id)).toEqual([{ from: buggy.version, to: fixed.version, at: events[1]!.time, actor: "operator:ann", reason: "ship fixed", checkpointId }]);
     await approve(engine, run);
     expect(await run.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded", version: fixed.version });
     expect(await run.state()).toEqual({ log: ["shipped to stable"], channel: "stable" });
   });
 
-  it("a version whose schema keeps the state writes no checkpoint; upgrading to the version a run is on changes nothing", async () => {
+  it("a version whose schema keeps the state writes no checkpoint", async () => {
     const engine = await harness.engine([buggy, patched]);
     const run = await pausedAtReview(engine);
     const before = await run.get();
     const op = engine.operator("ann");
-    const outcome = await op.upgrade(run.id, { workflow: patched });
+    const outcome = moved(await op.upgrade(run.id, { workflow: patched }));
     expect(outcome.effect).toBe(`run ${run.id} moved from version ${buggy.version.slice(0, 12)} to version ${patched.version.slice(0, 12)}`);
     expect(outcome.result.checkpointId).toBeUndefined();
     expect(await run.get()).toMatchObject({ version: patched.version, headN: before.headN });
-    const again = await op.upgrade(run.id, { workflow: patched });
-    expect(again.effect).toBe(`run ${run.id} is on version ${patched.version.slice(0, 12)} already; nothing changed`);
     expect(await engine.store.readEvents({ runId: run.id, types: ["run.upgraded"] })).toHaveLength(1);
     await approve(engine, run);
     expect(await run.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded" });
     expect((await run.state()).log).toEqual(["shipped"]);
+  });
+
+  it("upgrading a run to the version it is on writes nothing at all — no command, no event, its updatedAt as it was — and says so", async () => {
+    const engine = await harness.engine([buggy, patched], { worker: false });
+    const drain = () => new Worker(engine.store, engine.registry, { pollMs: 20 }).drain();
+    const op = engine.operator("ann");
+    const paused = await engine.start(buggy);
+    await drain();
+    const ended = await engine.start(buggy);
+    await drain();
+    await op.cancel(ended.id, { reason: "not this one" });
+    await op.upgrade(paused.id, { workflow: patched, reason: "ship fixed" });
+    // Started once no worker runs: it stays queued.
+    const queued = await engine.start(buggy);
+    expect((await queued.get()).status).toBe("queued");
+    const before = await storeContents(engine.store);
+    for (const [run, target] of [[paused, patched], [ended, buggy], [queued, buggy]] as const) {
+      const outcome = await op.upgrade(run.id, { workflow: target, reason: "again" });
+      expect(outcome).toEqual({ unchanged: true, effect: `run ${run.id} is on version ${target.version.slice(0, 12)} already; nothing to do`, result: { from: target.version, to: target.version } });
+    }
+    expect(await storeContents(engine.store)).toEqual(before);
+    // With a patch it is an edit, and says so: refused, as before, writing nothing.
+    await expect(op.upgrade(paused.id, { workflow: patched, patch: { log: ["x"] } })).rejects.toThrow(
+      new ValidationError(`run ${paused.id} is on version ${patched.version.slice(0, 12)} already: edit its state with pitwall edit`),
+    );
+    expect(await storeContents(engine.store)).toEqual(before);
+  });
+
+  it("a batch upgrade leaves a run another operator moved to the version meanwhile, as its plan would, writing nothing for it", async () => {
+    const engine = await harness.engine([buggy, patched], { worker: false });
+    const op = engine.operator("ann");
+    const [a, b] = [await engine.start(buggy), await engine.start(buggy)];
+    await new Worker(engine.store, engine.registry, { pollMs: 20 }).drain();
+    const { runs } = await selectRuns(engine.store, { workflows: ["release"] }, 10);
+    moved(await op.upgrade(a.id, { workflow: patched }));
+    const aBefore = { run: await a.get(), commands: await engine.store.listCommands({ runId: a.id }), events: await engine.store.readEvents({ runId: a.id }) };
+    const results = await runBatch(op, engine.store, runs, { kind: "upgrade", workflow: patched });
+    expect(new Map(results.map((r) => [r.runId, r.status === "skipped" ? r.why : r.status]))).toEqual(
+      new Map([
+        [a.id, `it is on version ${patched.version.slice(0, 12)} already`],
+        [b.id, "done"],
+      ]),
+    );
+    expect({ run: await a.get(), commands: await engine.store.listCommands({ runId: a.id }), events: await engine.store.readEvents({ runId: a.id }) }).toEqual(aBefore);
+    expect((await b.get()).version).toBe(patched.version);
+  });
+
+  it("selects runs by the start of the version they are on now, among a run's descendants too", async () => {
+    const engine = await harness.engine([buggy, patched], { worker: false });
+    const op = engine.operator("ann");
+    const [a, b] = [await engine.start(buggy), await engine.start(buggy)];
+    await new Worker(engine.store, engine.registry, { pollMs: 20 }).drain();
+    await op.upgrade(b.id, { workflow: patched });
+    const { result: onPatched } = await op.fork(a.id, 0, { workflow: patched });
+    const { result: onBuggy } = await op.fork(a.id, 0);
+    const ids = async (selection: Parameters<typeof selectRuns>[1], limit = 10) => (await selectRuns(engine.store, selection, limit)).runs.map((r) => r.id).sort();
+    const [oldPrefix, newPrefix] = [buggy.version.slice(0, 6), patched.version.slice(0, 6)];
+    expect(await ids({ versions: [newPrefix] })).toEqual([b.id, onPatched.runId].sort());
+    expect(await ids({ versions: [oldPrefix] })).toEqual([a.id, onBuggy.runId].sort());
+    expect(await ids({ versions: [oldPrefix, newPrefix], status: ["paused"] })).toEqual([a.id, b.id].sort());
+    expect(await ids({ versions: [newPrefix], descendantsOf: a.id })).toEqual([onPatched.runId]);
+    expect(await ids({ versions: [newPrefix], workflows: ["release", "another"] })).toEqual([b.id, onPatched.runId].sort());
+    const first = await selectRuns(engine.store, { versions: [oldPrefix] }, 1);
+    expect([first.runs.length, first.more]).toEqual([1, true]);
+    expect(selects({ versions: [newPrefix] })).toBe(true);
   });
 
   it("a queued run is taken by a worker that has only the new version; a failed step's run goes on by a retry under it", async () => {
@@ -249,8 +332,14 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
     const withCfg = workflow("noted", { state: z.object({ n: z.number().default(0), cfg: z.object({ level: z.number().optional() }).default({}) }) })
       .approval("ask", { question: "Go?", routes: { approve: "END", reject: "END" } })
       .compile();
-    await op.upgrade(run.id, { workflow: withCfg, patch: [{ op: "add", path: "/cfg/level", value: 2 }] });
+    await engine.operator("bob").upgrade(run.id, { workflow: withCfg, patch: [{ op: "add", path: "/cfg/level", value: 2 }], reason: "levels" });
     expect(await run.state()).toEqual({ n: 5, cfg: { level: 2 } });
+    // Its moves, oldest first, each with who made it and the checkpoint that fitted its state.
+    const { headN } = await run.get();
+    expect(await runUpgrades(engine.store, run.id)).toEqual([
+      { from: withNote.version, to: without.version, at: expect.any(Number), actor: "operator:ann", checkpointId: `${run.id}:${headN - 2}` },
+      { from: without.version, to: withCfg.version, at: expect.any(Number), actor: "operator:bob", reason: "levels", checkpointId: `${run.id}:${headN}` },
+    ]);
   });
 
   it("refuses a running run; a worker that claims the run between the checks and the write wins, and the upgrade writes nothing", async () => {

@@ -122,6 +122,27 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(page.runs).toHaveLength(1);
       expect((await store.listRuns({ tags: { team: "ops" }, limit: 1, cursor: page.nextCursor! })).runs).toHaveLength(1);
     });
+    it("lists the runs on a version starting with any of the prefixes asked for, a page at a time past the runs of others", async () => {
+      const on = (version: string) => ({ name: "contract", version });
+      await createRun(store, {}, { id: "run-v1", workflow: on("aaaa1111") });
+      await createRun(store, {}, { id: "run-v2", workflow: on("aaaa2222") });
+      for (let i = 0; i < 5; i++) await createRun(store, {}, { id: `run-other-${i}`, workflow: on("bbbb1111") });
+      await createRun(store, {}, { id: "run-v3", workflow: { name: "else", version: "aaaa3333" } });
+      const ids = async (versions: string[], more: { workflow?: string; status?: "queued" | "running" } = {}) => (await store.listRuns({ versions, ...more })).runs.map((r) => r.id).sort();
+      expect(await ids(["aaaa"])).toEqual(["run-v1", "run-v2", "run-v3"]);
+      expect(await ids(["aaaa2", "cccc"])).toEqual(["run-v2"]);
+      expect(await ids(["aaaa1111"])).toEqual(["run-v1"]);
+      expect(await ids(["aaaa"], { workflow: "contract" })).toEqual(["run-v1", "run-v2"]);
+      expect(await ids(["aaaa"], { status: "running" })).toEqual([]);
+      // A prefix is the version's first characters, never a pattern.
+      expect(await ids(["a%"])).toEqual([]);
+      expect(await ids(["aaaa_111"])).toEqual([]);
+      expect(await ids([])).toEqual([]);
+      const first = await store.listRuns({ versions: ["aaaa"], limit: 2 });
+      const rest = await store.listRuns({ versions: ["aaaa"], limit: 2, cursor: first.nextCursor! });
+      expect([first.runs.length, rest.runs.length, rest.nextCursor]).toEqual([2, 1, undefined]);
+      expect([...first.runs, ...rest.runs].map((r) => r.id).sort()).toEqual(["run-v1", "run-v2", "run-v3"]);
+    });
   });
 
   describe("claims, leases and fencing", () => {

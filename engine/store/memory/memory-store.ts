@@ -19,7 +19,7 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
-import { WORKER_RECORDS_KEPT_MS, artifactRef, decodeCursor, encodeCursor } from "../rules.js";
+import { WORKER_RECORDS_KEPT_MS, artifactRef, decodeCursor, encodeCursor, onVersion } from "../rules.js";
 import { scheduleAdvanced, scheduleReplacing } from "../schedule-writes.js";
 import { deleteRun, runStorage } from "./erasure.js";
 import * as history from "./history.js";
@@ -72,6 +72,7 @@ export class MemoryStore implements Store {
       .filter((r) => filter.workflow === undefined || r.workflow === filter.workflow)
       .filter((r) => filter.parentRunId === undefined || r.parentRunId === filter.parentRunId)
       .filter((r) => hasTags(r, filter.tags))
+      .filter((r) => onVersion(r, filter.versions))
       .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))
       .filter((r) => !cursor || r.updatedAt < cursor.updatedAt || (r.updatedAt === cursor.updatedAt && r.id < cursor.id));
     const page = matching.slice(0, limit);

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { hasTags } from "../../tags.js";
 import { inFilter, oldestFirst } from "../listing.js";
-import { decodeCursor, encodeCursor } from "../rules.js";
+import { decodeCursor, encodeCursor, onVersion } from "../rules.js";
 import { numberedEvent, type EventRecord, type NewEvent, type RunRecord, type RunStatus } from "../records.js";
 import type { EventQuery, RunFilter } from "../store.js";
 import type { RedisKeys, RunPart } from "./keys.js";
@@ -120,7 +120,8 @@ export async function listRuns(client: Redis, keys: RedisKeys, filter: RunFilter
     (!statuses || statuses.includes(run.status)) &&
     (filter.workflow === undefined || run.workflow === filter.workflow) &&
     (filter.parentRunId === undefined || run.parentRunId === filter.parentRunId) &&
-    hasTags(run, filter.tags);
+    hasTags(run, filter.tags) &&
+    onVersion(run, filter.versions);
 
   const found: RunRecord[] = [];
   let batch: string[] = [];

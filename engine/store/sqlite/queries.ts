@@ -143,7 +143,7 @@ export class Queries {
     }
   }
 
-  listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; tags?: Record<string, string>; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
+  listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; tags?: Record<string, string>; versions?: readonly string[]; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
     const where: string[] = [];
     const params: Param[] = [];
     if (filter.statuses) {
@@ -163,6 +163,11 @@ export class Queries {
     for (const [key, value] of Object.entries(filter.tags ?? {})) {
       where.push("json_extract(doc, ?) = ?");
       params.push(`$.tags.${JSON.stringify(key)}`, value);
+    }
+    // Read from the run's own column, not its document; a prefix taken by length, so that no character of it is a pattern.
+    if (filter.versions) {
+      where.push(filter.versions.length === 0 ? "0" : `(${filter.versions.map(() => "substr(version, 1, ?) = ?").join(" OR ")})`);
+      for (const prefix of filter.versions) params.push(prefix.length, prefix);
     }
     if (filter.before) {
       where.push("(updated_at < ? OR (updated_at = ? AND id < ?))");

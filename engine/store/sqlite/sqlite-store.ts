@@ -158,6 +158,7 @@ export class SqliteStore implements Store {
         ...(filter.workflow !== undefined ? { workflow: filter.workflow } : {}),
         ...(filter.parentRunId !== undefined ? { parentRunId: filter.parentRunId } : {}),
         ...(filter.tags !== undefined ? { tags: filter.tags } : {}),
+        ...(filter.versions !== undefined ? { versions: filter.versions } : {}),
         ...(before ? { before } : {}),
         limit: limit + 1,
       }),
