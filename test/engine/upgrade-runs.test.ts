@@ -86,8 +86,9 @@ describe.each(storeFactories)("upgrading a run in place onto another version ($n
       ["state.edited", { checkpointId, diff: [{ op: "add", path: "$.channel", value: "stable" }] }],
       ["operator.accepted", { commandId: outcome.command.id, command: "upgrade", effect: outcome.effect }],
     ]);
-    expect(await engine.store.getCommand(outcome.command.id)).toMatchObject({ type: "upgrade", status: "accepted", actor: "operator:ann" });
-    expect(await runUpgrades(engine.store, run.id)).toEqual([{ from: buggy.version, to: fixed.version, at: events[1]!.time, actor: "operator:ann", reason: "ship fixed", checkpointId }]);
+    const command = await engine.store.getCommand(outcome.command.id);
+    expect(command).toMatchObject({ type: "upgrade", status: "accepted", actor: "operator:ann" });
+    expect(await runUpgrades(engine.store, run.id)).toEqual([{ from: buggy.version, to: fixed.version, at: command!.createdAt, actor: "operator:ann", reason: "ship fixed", checkpointId }]);
     await approve(engine, run);
     expect(await run.wait({ until: "end", timeoutMs: 10_000 })).toMatchObject({ status: "succeeded", version: fixed.version });
     expect(await run.state()).toEqual({ log: ["shipped to stable"], channel: "stable" });
