@@ -122,14 +122,24 @@ export class WorkflowRegistry {
 
   /** Every version this process can run, refreshed from the store at most once per `maxAgeMs`. */
   async runnableVersions(maxAgeMs = 1000): Promise<string[]> {
-    if (Date.now() - this.listedAt >= maxAgeMs) {
-      this.listedAt = Date.now();
-      this.stored = await this.store.listWorkflows();
+    if (await this.listStored(maxAgeMs)) {
       for (const { version } of this.stored) {
         if (!this.compiled.has(version) && !this.unusable.has(version)) await this.resolve(version);
       }
     }
     return [...this.compiled.keys()];
+  }
+
+  /**
+   * Lists the store's versions again when the last listing is `maxAgeMs` old (whether it did): what
+   * `runsAtOnce` reads each workflow's newest version from, also for a registry that runs only
+   * versions of its own choosing.
+   */
+  protected async listStored(maxAgeMs: number): Promise<boolean> {
+    if (Date.now() - this.listedAt < maxAgeMs) return false;
+    this.listedAt = Date.now();
+    this.stored = await this.store.listWorkflows();
+    return true;
   }
 
   /**

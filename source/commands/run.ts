@@ -58,7 +58,9 @@ paused for a person's answer.
     // The worker of this command takes runs of this workflow's versions only.
     const mine = new Set(versionsOf(workflow));
     const workflows = new (class extends WorkflowRegistry {
-      override async runnableVersions(): Promise<string[]> {
+      override async runnableVersions(maxAgeMs = 1000): Promise<string[]> {
+        // The store's versions all the same: a newer one's limits.runsAtOnce holds for this one's runs too.
+        await this.listStored(maxAgeMs);
         return [...mine];
       }
     })(s, registry, [workflow]);

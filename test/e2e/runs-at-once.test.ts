@@ -42,4 +42,30 @@ describe("a run held back by its workflow's limits.runsAtOnce, as the CLI shows 
     // The running one is not held back by anything.
     expect((await cli.run(["show", first.runId], env)).stdout).not.toMatch(/^waiting/m);
   }, 60_000);
+
+  it("pitwall run FILE holds the runs of an older version to the newest stored version's limit", async () => {
+    const store = `sqlite:${join(cli.dir, "run-older.db")}`;
+    const env = { PITWALL_STORE: store };
+    const order = (limits: object) => ({ name: "order", state: {}, start: "pack", ...limits, nodes: { pack: { kind: "wait", seconds: 1, next: "END" } } });
+    const older = join(cli.dir, "older.json");
+    const limited = join(cli.dir, "limited.json");
+    writeFileSync(older, JSON.stringify(order({})));
+    writeFileSync(limited, JSON.stringify(order({ limits: { runsAtOnce: 1 } })));
+    // The older version stored first, then the limited one, whose run holds the one place.
+    await cli.json(["start", older], env);
+    const holder = await cli.json<{ runId: string }>(["start", limited], env);
+    const opened = await openStore(store);
+    try {
+      expect((await opened.claimRun({ owner: "m1", leaseMs: 60_000, runId: holder.runId, runsAtOnce: { order: 1 } }))?.run.id).toBe(holder.runId);
+      const running = cli.spawn(["run", older], env);
+      // Its own run, and the older run queued before, would end within a second or two if claimed.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      const runs = (await opened.listRuns({})).runs;
+      expect(runs).toHaveLength(3);
+      expect(runs.filter((r) => r.id !== holder.runId).map((r) => r.status)).toEqual(["queued", "queued"]);
+      running.child.kill("SIGKILL");
+    } finally {
+      await opened.close();
+    }
+  }, 60_000);
 });
