@@ -15,7 +15,8 @@ export interface RunsAtOnce {
 
 /**
  * Why a queued run has waited for a worker: at once when its workflow has as many runs running
- * as its `limits.runsAtOnce` lets run (`runsAtOnce`, from `runsAtOnceOf`), else once it has waited
+ * as its `limits.runsAtOnce` lets run (`runsAtOnce`, from `runsAtOnceOf`) — unless, queued that
+ * long, no live worker could take it once a place is free, which it says instead — else once it has waited
  * longer than `UNCLAIMED_MS` for nothing else (not a timer, a retry's backoff or a child run);
  * undefined before, or for a run that waits for something else. With the workers' heartbeats
  * (`Store.listWorkers`) it says what is missing: no live worker at all, none that runs its
@@ -30,10 +31,11 @@ export function unclaimedWhy(
   runsAtOnce?: RunsAtOnce,
 ): string | undefined {
   if (run.status !== "queued" || run.waitingOn !== null || (run.wakeAt !== null && run.wakeAt > now)) return undefined;
-  if (runsAtOnce && runsAtOnce.running >= runsAtOnce.limit) return `limit: ${runsAtOnce.limit} of ${run.workflow} running`;
-  if (now - run.updatedAt <= UNCLAIMED_MS) return undefined;
+  const limited = runsAtOnce && runsAtOnce.running >= runsAtOnce.limit ? `limit: ${runsAtOnce.limit} of ${run.workflow} running` : undefined;
+  if (now - run.updatedAt <= UNCLAIMED_MS) return limited;
   const taken = "no worker has taken it";
-  if (!workers) return taken;
+  if (!workers) return limited ?? taken;
+  // No worker that could take it once a place is free comes first: a free place would not help.
   const live = workers.filter((w) => workerLive(w, now));
   if (live.length === 0) {
     const last = workers[0];
@@ -46,6 +48,7 @@ export function unclaimedWhy(
     const none = live.length === 1 ? "the one live worker cannot" : `none of the ${live.length} live workers can`;
     return `${taken}: ${none} run ${workflow} (${why.join("; ")}${live.length > 3 ? "; …" : ""})`;
   }
+  if (limited) return limited;
   if (able.every((w) => w.running >= w.concurrency)) {
     return `${taken}: the ${able.length} live worker${able.length === 1 ? " that can run it is" : "s that can run it are"} busy (${able.map((w) => `${w.id} ${w.running} of ${w.concurrency} runs`).join(", ")})`;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { actionRegistry, loadWorkflowText, runsAtOnceOf, unclaimedWhy, workflow, type Store } from "../../engine/index.js";
+import { actionRegistry, loadWorkflowText, runsAtOnceOf, unclaimedWhy, workflow, type Store, type WorkerRecord } from "../../engine/index.js";
 import { engineHarness, sleep, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -139,5 +139,34 @@ describe("limits.runsAtOnce in a definition", () => {
     expect(loadWorkflowText(text(3), actions).definition.limits.runsAtOnce).toBe(3);
     for (const bad of [0, -1, 1.5, "2"]) expect(() => loadWorkflowText(text(bad), actions)).toThrow(/\$\.limits\.runsAtOnce/);
     expect(() => workflow("w", { state, limits: { runsAtOnce: 0 } }).node("a", () => ({}), { next: "END" }).compile()).toThrow(/limits\.runsAtOnce/);
+  });
+});
+
+describe("why a queued run held back by its workflow's limit waits", () => {
+  const now = 1_800_000_000_000;
+  const run = { status: "queued" as const, waitingOn: null, wakeAt: null, updatedAt: now - 60_000, workflow: "order", version: "v2" };
+  const worker = (id: string, versions: string[], seenAgoMs: number): WorkerRecord => ({
+    id,
+    instance: id,
+    host: "h",
+    pid: 1,
+    startedAt: now - 600_000,
+    lastSeen: now - seenAgoMs,
+    stoppedAt: null,
+    heartbeatMs: 5_000,
+    leaseMs: 15_000,
+    concurrency: 4,
+    running: 1,
+    workflows: versions.map((version) => ({ name: "order", version })),
+    only: null,
+    actions: [],
+  });
+  const full = { limit: 1, running: 1 };
+
+  it("says the limit at once, and the workers' want first once no live worker could take it when a place is free", () => {
+    expect(unclaimedWhy({ ...run, updatedAt: now - 1_000 }, now, [], full)).toBe("limit: 1 of order running");
+    expect(unclaimedWhy(run, now, [worker("w1", ["v2"], 1_000)], full)).toBe("limit: 1 of order running");
+    expect(unclaimedWhy(run, now, [worker("w1", ["v2"], 120_000)], full)).toMatch(/^no worker has taken it: no worker runs on this store/);
+    expect(unclaimedWhy(run, now, [worker("w1", ["v1"], 1_000)], full)).toMatch(/^no worker has taken it: the one live worker cannot run workflow order in version v2/);
   });
 });
