@@ -8,6 +8,7 @@ import {
   extendRegistry,
   leaseRanOut,
   leftBehindText,
+  runsAtOnceOf,
   runsLeftBehind,
   type Store,
   type StoreError,
@@ -140,6 +141,7 @@ or an operator took the run from it: "why" then says what became of the run).`,
       for (const notice of await answerUnansweredCommands(s, `worker:${w.id}`, global.secretKeys)) log.log({ ...notice });
       for (const left of await runsLeftBehind(s, workflows)) log.log({ level: "warn", kind: "left-behind", message: leftBehindText(left) });
       await noteHeld(log, s, w.id);
+      await noteLimited(log, s);
       return EXIT.ok;
     }
     const server = health ? await HealthServer.listen(w, health, leaseMs ?? 15_000, concurrency ?? 16) : undefined;
@@ -183,4 +185,25 @@ async function noteHeld(log: WorkerLog, store: Store, self: string): Promise<voi
     "left-behind",
     `${plural(held.length, "running run")} held by other workers (${held.slice(0, 3).map((r) => `${r.id} by ${r.owner}`).join(", ")}${held.length > 3 ? ", ..." : ""}): if those are gone, their leases run out within ${Math.ceil((last - now) / 1000)} s and a worker then takes them over`,
   );
+}
+
+/**
+ * Queued runs their workflow's `limits.runsAtOnce` holds back, its places taken by runs other
+ * workers hold (this one has drained): ending quietly would hide them.
+ */
+async function noteLimited(log: WorkerLog, store: Store): Promise<void> {
+  const now = Date.now();
+  const { runs } = await store.listRuns({ status: ["queued"], limit: 1000 });
+  const ready = runs.filter((r) => r.waitingOn === null && (r.wakeAt === null || r.wakeAt <= now));
+  if (ready.length === 0) return;
+  const atOnce = await runsAtOnceOf(store, ready.map((r) => r.workflow));
+  const held = new Map<string, number>();
+  for (const run of ready) {
+    const limit = atOnce.get(run.workflow);
+    if (limit && limit.running >= limit.limit) held.set(run.workflow, (held.get(run.workflow) ?? 0) + 1);
+  }
+  for (const [workflow, count] of held) {
+    const { limit, running } = atOnce.get(workflow)!;
+    log.info("left-behind", `${plural(count, "queued run")} of ${workflow} held back by its limits.runsAtOnce (${limit}; ${running} running): a worker takes ${count === 1 ? "it" : "them"} as places free`);
+  }
 }

@@ -41,6 +41,10 @@ describe("a run held back by its workflow's limits.runsAtOnce, as the CLI shows 
     expect((await cli.json<{ unclaimed: string }>(["show", second.runId], env)).unclaimed).toBe("limit: 1 of order running");
     // The running one is not held back by anything.
     expect((await cli.run(["show", first.runId], env)).stdout).not.toMatch(/^waiting/m);
+    // A worker that ends when nothing is left to run says what it left, and why.
+    const once = await cli.run(["worker", "--once"], env);
+    expect(once.code).toBe(0);
+    expect(once.stderr).toContain("1 queued run of order held back by its limits.runsAtOnce (1; 1 running): a worker takes it as places free");
   }, 60_000);
 
   it("pitwall run FILE holds the runs of an older version to the newest stored version's limit", async () => {
