@@ -1,4 +1,4 @@
-import { SKIPPED, currentStep, readRunCalls, redact, runUpgrades, runsAtOnceOf, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunUpgrade, type RunsAtOnce, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
+import { SKIPPED, currentStep, readRunCalls, redact, runUpgrades, runsAtOnceOf, shownTask, unclaimedWhy, type CallView, type InterruptRecord, type RetryWait, type RunRecord, type RunStatus, type RunTokens, type RunUpgrade, type Store, type TaskRecord, type TokenCount } from "../../engine/index.js";
 import { defineCommand } from "../cli/command.js";
 import { EXIT } from "../cli/errors.js";
 import { age, bytes, childRunState, clock, retryWaitOf, runStatus } from "../cli/format.js";
@@ -6,6 +6,7 @@ import { duration, inline, plural } from "../text/plain.js";
 import { ranMs } from "../text/run-time.js";
 import { deadlineText, runDeadlineText } from "../text/deadline-text.js";
 import { inboxText, receivedText } from "../text/signal-text.js";
+import { waitingFor } from "../text/waiting-text.js";
 import { interruptDetails, nodeLabel } from "../text/interrupt-text.js";
 import { callStatusText, madeText, triesText } from "../text/attempt-text.js";
 import { answerExcerpt, callTarget, sentExcerpt, tokenText, tokenTotal } from "../text/call-text.js";
@@ -132,11 +133,6 @@ function upgradeText(u: RunUpgrade): string {
 }
 
 /** What a queued run that no worker took waits for: a slot under its workflow's limit, or a worker. */
-function waitingFor(unclaimed: string, run: RunRecord, atOnce: RunsAtOnce | undefined): string {
-  if (!atOnce || atOnce.running < atOnce.limit) return `for a worker: ${unclaimed}`;
-  return `for a slot (${unclaimed}): workflow ${run.workflow} lets ${plural(atOnce.limit, "run")} of any of its versions run at once (limits.runsAtOnce of its newest version), and ${atOnce.running} ${atOnce.running === 1 ? "is" : "are"} running; a worker takes this one when one of them ends or waits (a timer, a person, a child run)`;
-}
-
 /** A lease that ran out means its worker is gone or stalled: say so, and what happens next. */
 function leaseState(leaseUntil: number, now: number): string {
   if (leaseUntil > now) return `lease ${duration(leaseUntil - now)} left`;

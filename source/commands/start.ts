@@ -8,6 +8,7 @@ import { heldBy, settledText, settledValue } from "../cli/settled.js";
 import { listFlag, secondsFlag, startInput, tagFlags } from "../cli/inputs.js";
 import { checkedVersion, compiledFile } from "../cli/workflow-file.js";
 import { outageNotes } from "../cli/outage-notes.js";
+import { waitingFor, waitsForSlot } from "../text/waiting-text.js";
 
 export const start = defineCommand({
   name: "start",
@@ -114,7 +115,7 @@ started --from another keeps that run's tags, these added.
           void Promise.all([opened.getRun(runId), opened.listWorkers()]).then(async ([now, workers]) => {
             const atOnce = now ? (await runsAtOnceOf(opened, [now.workflow])).get(now.workflow) : undefined;
             const why = now && now.startedAt === null ? unclaimedWhy(now, Date.now(), workers, atOnce) : undefined;
-            if (why) out.note(`run ${runId}: ${why}`);
+            if (why) out.note(waitsForSlot(why, atOnce) ? `run ${runId} waits ${waitingFor(why, now!, atOnce)}` : `run ${runId}: ${why}`);
           }, () => undefined);
         }, UNCLAIMED_MS + 500);
     let run: RunRecord;
