@@ -65,6 +65,7 @@ export const KEYMAP = [
   { id: "parent", keys: ["p"], label: "parent", help: "open the parent run (sub-workflow or fork source)", group: "Run" },
   { id: "signal", keys: ["!"], label: "signal", help: "send the run a signal: its name, then its data as JSON (asks first)", group: "Run", writes: true },
   { id: "cancelRun", keys: ["C"], label: "cancel run", help: "cancel the run (asks for a reason)", group: "Run", writes: true },
+  { id: "upgradeRun", keys: ["U"], label: "upgrade", help: "move the run onto its workflow's newest stored version, in place (asks first)", group: "Run", writes: true, quiet: true },
 
   { id: "kill", keys: ["ctrl-k"], label: "kill", help: "kill the selected node's running task", group: "Graph, timeline and task", writes: true },
   { id: "retry", keys: ["R"], label: "retry", help: "retry the selected failed or canceled task (shows what runs again)", group: "Graph, timeline and task", writes: true },

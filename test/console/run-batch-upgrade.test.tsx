@@ -47,3 +47,24 @@ it("U moves the marked runs onto the newest stored version of their workflow, le
   await ui.press("U");
   await ui.waitFor("nothing to upgrade: none of the 3 runs (it is on version");
 });
+
+it("U in a run's view moves that run, as the runs list's U on it", async () => {
+  const store = new MemoryStore();
+  const first = review("Ship it?");
+  engine = createEngine({ store, workflows: [first], worker: { pollMs: 20 } });
+  const run = await engine.start(first);
+  await until(async () => (await run.get()).status === "paused" || undefined, 10_000, "the run to pause");
+  const fixed = review("Ship it now?");
+  await storeWorkflow(store, fixed);
+
+  ui = await openConsole({ store, columns: 120 });
+  await ui.waitFor("Runs 1");
+  await ui.press("enter");
+  await ui.waitFor("1 Graph   2 Events");
+  await ui.press("U");
+  const frame = await ui.waitFor("Upgrade 1 run?");
+  expect(frame).toContain(`review moves from version ${first.version.slice(0, 12)} to ${fixed.version.slice(0, 12)}`);
+  await ui.press("tab", "enter");
+  await ui.waitFor("upgraded 1 run");
+  expect((await run.get()).version).toBe(fixed.version);
+});

@@ -49,7 +49,9 @@ export async function batchOnRuns(services: Services, target: BatchTarget, kind:
 
 async function confirmAndSend(services: Services, target: BatchTarget, batch: RunBatch, confirmed: (sent: readonly RunRecord[]) => void): Promise<void> {
   const { ui, store } = services;
-  const { runs, width } = target;
+  const { width } = target;
+  // As the store has them now, as pitwall batch reads them: the list may not show the last change yet.
+  const runs = (await Promise.all(target.runs.map((run) => store.getRun(run.id)))).map((fresh, i) => fresh ?? target.runs[i]!);
   const words = WORDS[batch.kind];
   const named = batch.kind === "signal" ? `signal ${batch.signal.name}` : batch.kind;
   // The reason is asked in the dialog: what is left, and why, does not depend on it.

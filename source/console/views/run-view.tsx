@@ -19,6 +19,7 @@ import { GraphTab } from "./graph-tab.js";
 import { doneInStep, withoutDone } from "../current-nodes.js";
 import { runActivity, runDuration, runTimes } from "./runs-view.js";
 import { describeFailure } from "./run-failure.js";
+import { batchOnRuns } from "./run-batch.js";
 import { StateTab } from "./state-tab.js";
 import { TimelineTab } from "./timeline-tab.js";
 import { deadlineText, runDeadlineText } from "../../text/deadline-text.js";
@@ -143,6 +144,8 @@ export function RunView({ runId, initialTab, width, height }: { runId: string; i
     parent: parentOf(detail?.run) ? () => nav.push({ kind: "run", runId: parentOf(detail!.run)! }) : notHere(ui, `p: run ${runId} has no parent run (it is neither a sub-workflow's run nor a fork)`),
     cancelRun: runActions.cancelRun,
     signal: sendSignal,
+    // As the runs list's U on the one run: the confirmation says what it moves from and to, or why not.
+    upgradeRun: services.operator !== null && detail !== undefined && (() => void batchOnRuns(services, { runs: [detail.run], snap: data.snapshot(), width }, "upgrade", () => undefined)),
     copy: () => copy(runId),
     describe: () => describeFailure(services, runId, width),
     // The Events tab filters; the other tabs say where filtering is.
