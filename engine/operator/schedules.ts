@@ -8,6 +8,7 @@ import { notFound } from "./must-get.js";
 import { backfillSchedule, type BackfillOptions, type BackfillTime } from "./schedule-backfill.js";
 import { BACKFILL_TAG, SCHEDULE_TAG, fireSchedule, scheduleRunId, scheduledVersion, type Fired } from "./schedule-fire.js";
 import { checkStart, type WorkflowVersion } from "./start.js";
+import { scheduleChangeText, withChange } from "./schedule-history.js";
 
 /** What makes a schedule (`Schedules.create`); what `update` changes is the same, less the id. */
 export interface ScheduleSpec {
@@ -73,6 +74,7 @@ export class Schedules {
       createdAt: now,
       updatedAt: now,
       updatedBy: this.actor,
+      history: [{ at: now, by: this.actor, what: "created" }],
       revision: 0,
       ...(spec.tags && Object.keys(spec.tags).length > 0 ? { tags: spec.tags } : {}),
       ...(spec.jitterSeconds !== undefined ? { jitterSeconds: spec.jitterSeconds } : {}),
@@ -146,6 +148,8 @@ export class Schedules {
         const retimed = operator.retime === true || record.cron !== read.cron || record.timezone !== read.timezone;
         const { updateReason: _earlier, ...kept } = record;
         record = { ...kept, updatedAt: now, updatedBy: this.actor, ...(operator.reason ? { updateReason: operator.reason } : {}) };
+        const what = scheduleChangeText(read, record);
+        if (what) record = withChange(record, { at: now, by: this.actor, what, ...(operator.reason ? { reason: operator.reason } : {}) });
         if (operator.check) record = await this.checked(record, retimed ? now : undefined);
       }
       try {

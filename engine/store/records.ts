@@ -460,4 +460,4 @@ export interface WorkerRecord {
 }
 
 // Schedules' records have a file of their own; they are record types like the others here.
-export type { ScheduleAdvance, ScheduleCatchUp, ScheduleOverlap, ScheduleRecord } from "./schedule-records.js";
+export type { ScheduleAdvance, ScheduleCatchUp, ScheduleChange, ScheduleOverlap, ScheduleRecord } from "./schedule-records.js";

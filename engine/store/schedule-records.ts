@@ -47,7 +47,20 @@ export interface ScheduleRecord {
    * their runs out. The time itself (the run's id, `nextAt`) does not move.
    */
   jitterSeconds?: number;
+  /** Who made it and changed it, when, what and why: the last `SCHEDULE_HISTORY_KEPT`, oldest first. */
+  history?: ScheduleChange[];
 }
+
+/** One operator's change of a schedule: `created`, `paused`, `cron 0 3 * * * → 0 4 * * *; overlap skip → allow`. */
+export interface ScheduleChange {
+  at: number;
+  by: string;
+  what: string;
+  reason?: string;
+}
+
+/** How many changes a schedule keeps. */
+export const SCHEDULE_HISTORY_KEPT = 20;
 
 /** What firing writes to a schedule: its next time, and what the fire did. */
 export type ScheduleAdvance = Pick<ScheduleRecord, "nextAt" | "lastFiredAt" | "lastRunId" | "lastSkip">;

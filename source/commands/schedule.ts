@@ -190,11 +190,16 @@ async function show(ctx: Ctx, id: string): Promise<ExitCode> {
   const recent = runs.sort((a, b) => (a.id < b.id ? 1 : -1));
   recent.forEach((run, i) => ctx.out.line(`${(i === 0 ? "runs" : "").padEnd(width)}  ${run.id}  ${run.reason ? `${run.status} (${run.reason})` : run.status}`));
   if (recent.length === 0) ctx.out.line(`${"runs".padEnd(width)}  none yet`);
+  // Newest first, as the runs: who paused it, and why, is what an operator looks for.
+  const changes = (s.history ?? []).slice(-RECENT_CHANGES).reverse();
+  changes.forEach((c, i) => ctx.out.line(`${(i === 0 ? "history" : "").padEnd(width)}  ${zonedTime(c.at, s.timezone)} by ${c.by}: ${c.what}${c.reason ? ` (${JSON.stringify(c.reason)})` : ""}`));
   return EXIT.ok;
 }
 
 /** How many of a schedule's runs `show` lists, the last ones updated. */
 const RECENT_RUNS = 5;
+/** How many of its changes, the last ones (`--json` has every one kept). */
+const RECENT_CHANGES = 5;
 
 function print(out: Output, s: ScheduleRecord): ExitCode {
   if (out.json) out.value(s);

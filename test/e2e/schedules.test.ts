@@ -91,6 +91,11 @@ describe("pitwall schedule", () => {
     const badUpdate = await cli.run(["schedule", "update", "nightly", "--timezone", "Mars/Base"]);
     expect(badUpdate.code).toBe(2);
     expect((await cli.json<ScheduleRecord>(["schedule", "show", "nightly"])).timezone).toBe("Europe/Berlin");
+    // Its history, newest first: who paused it and why; the refused update is not in it.
+    const history = (await cli.run(["schedule", "show", "nightly"])).stdout;
+    expect(history).toMatch(
+      /\nhistory +\S+ \S+ by operator:\S+: cron 0 3 \* \* \* → 30 4 \* \* \*\n +\S+ \S+ by operator:\S+: resumed\n +\S+ \S+ by operator:\S+: paused \("holiday freeze"\)\n/,
+    );
 
     expect(await cli.json(["schedule", "remove", "hourly"])).toEqual({ removed: "hourly" });
     const gone = await cli.run(["schedule", "remove", "hourly"]);
@@ -125,7 +130,7 @@ describe("pitwall schedule", () => {
     expect(again).toEqual([{ at: Date.parse("2026-11-20T02:00:00Z"), time: "2026-11-20T02:00:00.000Z", runId: "daily-20261120T020000Z", outcome: "existed" }]);
     // show: the times after the next, and the runs it started (not the one started by hand under a time's id).
     const shown = (await cli.run(["schedule", "show", "daily"])).stdout;
-    expect(shown).toMatch(/\nthen {6}\d{4}-\d\d-\d\d 03:00, \d{4}-\d\d-\d\d 03:00, \d{4}-\d\d-\d\d 03:00\nruns {6}daily-20261120T020000Z {2}queued\n$/);
+    expect(shown).toMatch(/\nthen {6}\d{4}-\d\d-\d\d 03:00, \d{4}-\d\d-\d\d 03:00, \d{4}-\d\d-\d\d 03:00\nruns {6}daily-20261120T020000Z {2}queued\nhistory {3}\S+ \S+ by operator:\S+: jitter 0s → 90s\n {10}\S+ \S+ by operator:\S+: created\n$/);
     const missing = await cli.run(["schedule", "backfill", "daily", "--from", "2026-11-20"]);
     expect([missing.code, missing.stderr]).toEqual([2, "pitwall schedule: schedule backfill needs --from TIME and --to TIME (2026-11-20, 2026-11-20T03:00, in the schedule's time zone)\n"]);
     const future = await cli.run(["schedule", "backfill", "daily", "--from", "2026-11-20", "--to", "2099-01-01"]);

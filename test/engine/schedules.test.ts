@@ -70,6 +70,34 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(hourly.input).toEqual({ topic: "sport" });
   });
 
+  it("keeps who made and changed it, when, what and why; a firing or a change that changes nothing adds none", async () => {
+    const { store, ops } = await storeWith(quick);
+    await ops.schedules.create({ id: "nightly", workflow: "digest", cron: "0 3 * * *" });
+    const bob = new Operator(store, { actor: "operator:bob" });
+    await bob.schedules.pause("nightly", { reason: "db maintenance" });
+    await bob.schedules.pause("nightly");
+    await ops.schedules.update("nightly", { cron: "0 4 * * *", overlap: "allow", tags: { team: "data" } }, { reason: "later" });
+    await ops.schedules.resume("nightly");
+    await ops.schedules.trigger("nightly");
+    const history = (await store.getSchedule("nightly"))!.history!;
+    expect(history.map(({ by, what, reason }) => ({ by, what, ...(reason ? { reason } : {}) }))).toEqual([
+      { by: "operator:ann", what: "created" },
+      { by: "operator:bob", what: "paused", reason: "db maintenance" },
+      { by: "operator:ann", what: "cron 0 3 * * * → 0 4 * * *; overlap skip → allow; tags none → team=data", reason: "later" },
+      { by: "operator:ann", what: "resumed" },
+    ]);
+    expect(history.map((c) => c.at)).toEqual([...history.map((c) => c.at)].sort((a, b) => a - b));
+    // It keeps the last twenty.
+    for (let i = 0; i < 12; i++) {
+      await ops.schedules.pause("nightly");
+      await ops.schedules.resume("nightly");
+    }
+    const kept = (await store.getSchedule("nightly"))!.history!;
+    expect(kept).toHaveLength(20);
+    expect(kept.at(-1)!.what).toBe("resumed");
+    expect(kept[0]!.what).toBe("paused");
+  });
+
   it("a worker starts a due schedule's run once, by the start path, with an id from the time, and moves it to its next time", async () => {
     const { store, ops } = await storeWith(quick);
     await ops.schedules.create({ id: "every-minute", workflow: "digest", cron: "* * * * *", input: { topic: "sport" }, tags: { team: "ops" } });
