@@ -17,16 +17,27 @@ const review = (question: string) =>
     .compile();
 const checkout = workflow("checkout", { state }).wait("pay", { signal: "paid", output: "payment", next: "END" }).compile();
 
-it("U moves the marked runs onto the newest stored version of their workflow, leaving those on it already, and saying so", async () => {
-  const store = new MemoryStore();
-  const first = review("Ship it?");
-  engine = createEngine({ store, workflows: [first, checkout], worker: { pollMs: 20 } });
-  const runs: RunHandle[] = [await engine.start(first), await engine.start(first), await engine.start(checkout)];
-  for (const run of runs) await until(async () => (await run.get()).status === "paused" || undefined, 10_000, "every run to pause");
-  // A fix of the question, stored as a deployment would store it: the paused runs are on the version before.
-  const fixed = review("Ship it now?");
-  await storeWorkflow(store, fixed);
+const first = review("Ship it?");
+/** A fix of the question. */
+const fixed = review("Ship it now?");
 
+/**
+ * Runs of `reviews` reviews and `checkouts` checkouts paused, then the fixed review stored as a
+ * deployment would store it: the paused reviews are on the version before.
+ */
+async function pausedThenFixed(reviews: number, checkouts: number): Promise<{ store: MemoryStore; runs: RunHandle[] }> {
+  const store = new MemoryStore();
+  engine = createEngine({ store, workflows: [first, checkout], worker: { pollMs: 20 } });
+  const runs: RunHandle[] = [];
+  for (let i = 0; i < reviews; i++) runs.push(await engine.start(first));
+  for (let i = 0; i < checkouts; i++) runs.push(await engine.start(checkout));
+  for (const run of runs) await until(async () => (await run.get()).status === "paused" || undefined, 10_000, "every run to pause");
+  await storeWorkflow(store, fixed);
+  return { store, runs };
+}
+
+it("U moves the marked runs onto the newest stored version of their workflow, leaving those on it already, and saying so", async () => {
+  const { store, runs } = await pausedThenFixed(2, 1);
   ui = await openConsole({ store, columns: 120 });
   await ui.waitFor("Runs 3");
   await ui.press("*");
@@ -49,14 +60,7 @@ it("U moves the marked runs onto the newest stored version of their workflow, le
 });
 
 it("U in a run's view moves that run, as the runs list's U on it", async () => {
-  const store = new MemoryStore();
-  const first = review("Ship it?");
-  engine = createEngine({ store, workflows: [first], worker: { pollMs: 20 } });
-  const run = await engine.start(first);
-  await until(async () => (await run.get()).status === "paused" || undefined, 10_000, "the run to pause");
-  const fixed = review("Ship it now?");
-  await storeWorkflow(store, fixed);
-
+  const { store, runs: [run] } = await pausedThenFixed(1, 0);
   ui = await openConsole({ store, columns: 120 });
   await ui.waitFor("Runs 1");
   await ui.press("enter");
@@ -66,5 +70,5 @@ it("U in a run's view moves that run, as the runs list's U on it", async () => {
   expect(frame).toContain(`review moves from version ${first.version.slice(0, 12)} to ${fixed.version.slice(0, 12)}`);
   await ui.press("tab", "enter");
   await ui.waitFor("upgraded 1 run");
-  expect((await run.get()).version).toBe(fixed.version);
+  expect((await run!.get()).version).toBe(fixed.version);
 });
