@@ -148,9 +148,10 @@ export class Schedules {
         const retimed = operator.retime === true || record.cron !== read.cron || record.timezone !== read.timezone;
         const { updateReason: _earlier, ...kept } = record;
         record = { ...kept, updatedAt: now, updatedBy: this.actor, ...(operator.reason ? { updateReason: operator.reason } : {}) };
+        if (operator.check) record = await this.checked(record, retimed ? now : undefined);
+        // Said of the schedule as checked: a version given by its first characters is the whole one by then.
         const what = scheduleChangeText(read, record);
         if (what) record = withChange(record, { at: now, by: this.actor, what, ...(operator.reason ? { reason: operator.reason } : {}) });
-        if (operator.check) record = await this.checked(record, retimed ? now : undefined);
       }
       try {
         return await this.store.putSchedule(record, read.revision);
