@@ -7,7 +7,8 @@ const SAID: { [K in keyof ScheduleRecord]?: [name: string, said: (s: ScheduleRec
   version: ["version", (s) => s.version?.slice(0, 12) ?? "latest"],
   cron: ["cron", (s) => s.cron],
   timezone: ["timezone", (s) => s.timezone],
-  input: ["input", (s) => JSON.stringify(s.input)],
+  // Cut short: a schedule keeps twenty changes, and an input may be long.
+  input: ["input", (s) => cut(JSON.stringify(s.input))],
   overlap: ["overlap", (s) => s.overlap],
   catchUp: ["catch-up", (s) => s.catchUp],
   tags: ["tags", (s) => (s.tags ? Object.entries(s.tags).map(([k, v]) => `${k}=${v}`).join(" ") : "none")],
@@ -29,4 +30,8 @@ export function scheduleChangeText(before: ScheduleRecord, after: ScheduleRecord
 /** The schedule with one more change in its history (the oldest dropped past what it keeps). */
 export function withChange(record: ScheduleRecord, change: ScheduleChange): ScheduleRecord {
   return { ...record, history: [...(record.history ?? []), change].slice(-SCHEDULE_HISTORY_KEPT) };
+}
+
+function cut(text: string): string {
+  return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
 }

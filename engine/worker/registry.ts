@@ -19,6 +19,8 @@ export class WorkflowRegistry {
   private listedAt = 0;
   /** The store's versions as `runnableVersions` last listed them. */
   private stored: Omit<WorkflowRecord, "definition">[] = [];
+  /** The newest of each workflow name among `stored`, found once per listing: claims ask for it each time. */
+  private newestOf = new Map<string, string | undefined>();
   /** `limits.runsAtOnce` of the stored versions read for it (versions never change). */
   private readonly limitOf = new Map<string, number | undefined>();
 
@@ -139,6 +141,7 @@ export class WorkflowRegistry {
     if (Date.now() - this.listedAt < maxAgeMs) return false;
     this.listedAt = Date.now();
     this.stored = await this.store.listWorkflows();
+    this.newestOf = new Map();
     return true;
   }
 
@@ -153,7 +156,8 @@ export class WorkflowRegistry {
     const limits: Record<string, number> = {};
     const names = new Set(versions.flatMap((v) => this.compiled.get(v)?.name ?? []));
     for (const name of names) {
-      const newest = latestVersion(this.stored, name);
+      if (!this.newestOf.has(name)) this.newestOf.set(name, latestVersion(this.stored, name));
+      const newest = this.newestOf.get(name);
       const limit = newest === undefined ? this.byName(name)?.definition.limits.runsAtOnce : await this.storedLimit(newest);
       if (limit !== undefined) limits[name] = limit;
     }

@@ -96,6 +96,10 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     expect(kept).toHaveLength(20);
     expect(kept.at(-1)!.what).toBe("resumed");
     expect(kept[0]!.what).toBe("paused");
+    // A long input is said cut short: the history is kept on the schedule.
+    await ops.schedules.update("nightly", { input: { topic: "x".repeat(500) } });
+    const long = (await store.getSchedule("nightly"))!.history!.at(-1)!.what;
+    expect(long).toBe(`input {} → {"topic":"${"x".repeat(49)}…`);
   });
 
   it("a worker starts a due schedule's run once, by the start path, with an id from the time, and moves it to its next time", async () => {
