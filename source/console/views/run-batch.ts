@@ -89,10 +89,13 @@ async function confirmAndSend(services: Services, target: BatchTarget, batch: Ru
   }
 }
 
-/** The batch sent to each run, those of one workflow together (an upgrade's version is their workflow's). */
+/** The batch sent to the runs together, an upgrade's those of one workflow together (the version is their workflow's). */
 async function send({ operator, store }: Services, runs: readonly RunRecord[], batch: RunBatch, reason: string): Promise<BatchResult[]> {
   const byWorkflow = new Map<string, RunRecord[]>();
-  for (const run of runs) byWorkflow.set(run.workflow, [...(byWorkflow.get(run.workflow) ?? []), run]);
+  for (const run of runs) {
+    const key = batch.kind === "upgrade" ? run.workflow : "";
+    byWorkflow.set(key, [...(byWorkflow.get(key) ?? []), run]);
+  }
   const results: BatchResult[] = [];
   for (const group of byWorkflow.values()) results.push(...(await runBatch(operator!, store, group, actionOf(batch, reason, group[0]!))));
   return results;
