@@ -7,7 +7,7 @@ import { readJsonArgument, secondsFlag, tagFlags } from "../cli/inputs.js";
 import type { Output } from "../cli/output.js";
 import { checkedVersion } from "../cli/workflow-file.js";
 import { exactLength, plural } from "../text/plain.js";
-import { nextText, scheduleState } from "../text/schedule-text.js";
+import { changeText, nextText, recentChanges, scheduleState } from "../text/schedule-text.js";
 
 const ACTIONS = ["add", "update", "list", "show", "pause", "resume", "remove", "trigger", "backfill"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -190,9 +190,7 @@ async function show(ctx: Ctx, id: string): Promise<ExitCode> {
   const recent = runs.sort((a, b) => (a.id < b.id ? 1 : -1));
   recent.forEach((run, i) => ctx.out.line(`${(i === 0 ? "runs" : "").padEnd(width)}  ${run.id}  ${run.reason ? `${run.status} (${run.reason})` : run.status}`));
   if (recent.length === 0) ctx.out.line(`${"runs".padEnd(width)}  none yet`);
-  // Newest first, as the runs: who paused it, and why, is what an operator looks for.
-  const changes = (s.history ?? []).slice(-RECENT_CHANGES).reverse();
-  changes.forEach((c, i) => ctx.out.line(`${(i === 0 ? "history" : "").padEnd(width)}  ${zonedTime(c.at, s.timezone)} by ${c.by}: ${c.what}${c.reason ? ` (${JSON.stringify(c.reason)})` : ""}`));
+  recentChanges(s, RECENT_CHANGES).forEach((c, i) => ctx.out.line(`${(i === 0 ? "history" : "").padEnd(width)}  ${changeText(c, s.timezone)}`));
   return EXIT.ok;
 }
 

@@ -18,3 +18,13 @@ export function scheduleState(schedule: Pick<ScheduleRecord, "nextAt" | "paused"
   const state = schedule.paused ? "paused" : schedule.nextAt === null ? "done" : "active";
   return schedule.lastSkip ? `${state}, last time skipped` : state;
 }
+
+/** One operator's change of a schedule, at the schedule's time zone: `2026-12-02 14:00 by ann: paused ("maintenance")`. */
+export function changeText(change: NonNullable<ScheduleRecord["history"]>[number], timezone: string): string {
+  return `${zonedTime(change.at, timezone)} by ${change.by}: ${change.what}${change.reason ? ` (${JSON.stringify(change.reason)})` : ""}`;
+}
+
+/** A schedule's last `count` changes, newest first: who paused it, and why, is what an operator looks for. */
+export function recentChanges(schedule: Pick<ScheduleRecord, "history">, count: number): NonNullable<ScheduleRecord["history"]> {
+  return (schedule.history ?? []).slice(-count).reverse();
+}

@@ -55,3 +55,24 @@ it("p pauses and resumes the selected schedule, t starts a run of it now after a
   const runId = /schedule nightly started run (nightly-\S+) /.exec(frame)![1]!;
   expect((await fx.store.getRun(runId))?.tags).toMatchObject({ schedule: "nightly" });
 });
+
+it("the selected schedule's last changes show under the list, newest first, with who made them and why", async () => {
+  fx = fixture();
+  await settle(fx.engine, "travel-planner");
+  const schedules = fx.engine.operator("ann").schedules;
+  await schedules.create({ id: "nightly", workflow: "travel-planner", cron: "0 3 * * *", timezone: "Europe/Berlin" });
+  await schedules.create({ id: "quiet", workflow: "travel-planner", cron: "@hourly" });
+  await fx.engine.operator("bob").schedules.pause("nightly", { reason: "maintenance window" });
+  ui = await openConsole({ store: fx.store, readOnly: true, columns: 140, rows: 20 });
+  await ui.waitFor("NOW");
+  await ui.press("c");
+  const frame = await ui.waitFor("changes of nightly, newest first");
+  const lines = frame.split("\n");
+  const heading = lines.findIndex((l) => l.includes("changes of nightly"));
+  expect(lines[heading + 1]).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? by operator:bob: paused \("maintenance window"\)/);
+  expect(lines[heading + 2]).toMatch(/by operator:ann: created/);
+  // The list's rows stay above the changes.
+  expect(lines.findIndex((l) => / quiet +travel-planner/.test(l))).toBeLessThan(heading);
+  await ui.press("j");
+  await ui.waitFor("changes of quiet, newest first");
+});

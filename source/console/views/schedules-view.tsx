@@ -10,17 +10,20 @@ import { notHere } from "../hooks/use-run-actions.js";
 import { PRIORITY } from "../key-router.js";
 import { clean, displayWidth, fit } from "../text.js";
 import { ACCENT, MUTED } from "../theme.js";
-import { nextText, scheduleState } from "../../text/schedule-text.js";
+import { changeText, nextText, recentChanges, scheduleState } from "../../text/schedule-text.js";
 
 /** Schedules make no events: the list is read again this often. */
 const REREAD_MS = 5_000;
 const HEAD = ["ID", "WORKFLOW", "CRON", "TZ", "NEXT", "LAST RUN", "STATE"] as const;
 /** The widest each column but the last is drawn. */
 const CAPS = [24, 20, 16, 16, 30, 34];
+/** The selected schedule's changes shown under the list, newest first (`schedule show` lists five). */
+const CHANGES_SHOWN = 3;
 
 /**
- * The store's schedules, as `pitwall schedule list` prints them: enter opens the run a schedule
- * started last, `p` pauses or resumes it, `t` starts a run of it now.
+ * The store's schedules, as `pitwall schedule list` prints them, and under them the selected one's
+ * last changes (who paused it, and why): enter opens the run a schedule started last, `p` pauses
+ * or resumes it, `t` starts a run of it now.
  */
 export function SchedulesView({ width, height }: { width: number; height: number }) {
   const { store, nav, ui, copy, operator } = useServices();
@@ -45,7 +48,10 @@ export function SchedulesView({ width, height }: { width: number; height: number
   const list = schedules ?? [];
   const index = Math.max(0, list.findIndex((s) => s.id === pickedId));
   const selected = list[index];
-  const rows = Math.max(1, height - 2);
+  const changes = selected ? recentChanges(selected, CHANGES_SHOWN) : [];
+  // The changes take the bottom lines only where the list keeps room for a few rows.
+  const changeLines = changes.length > 0 && height - 2 - (changes.length + 1) >= 3 ? changes.length + 1 : 0;
+  const rows = Math.max(1, height - 2 - changeLines);
   const start = useWindow(list.length, index, rows);
   const shown = list.slice(start, start + rows);
   const now = useClock(shown.map((s) => s.nextAt));
@@ -96,5 +102,10 @@ export function SchedulesView({ width, height }: { width: number; height: number
     const line: Line = [seg(` ${fit(id!, widths[0]!)} `, { color: ACCENT }), seg(rest.map((v, j) => (j < rest.length - 1 ? fit(v, widths[j + 1]!) : v)).join(" "), s.paused || s.lastSkip ? { color: "yellow" } : {})];
     lines.push(start + i === index ? highlight(line, width) : line);
   });
+  if (changeLines > 0 && selected) {
+    while (lines.length < height - changeLines) lines.push([]);
+    lines.push([seg(` changes of ${clean(selected.id)}, newest first`, { color: MUTED, bold: true })]);
+    for (const change of changes) lines.push([seg(` ${clean(changeText(change, selected.timezone))}`)]);
+  }
   return <Lines lines={lines} width={width} height={height} />;
 }
