@@ -32,6 +32,12 @@ export class DurableCalls {
   /** The kept results handed to a call of a node's attempt (by `<task id>#<attempt>`): each to one call. */
   private readonly taken = new Map<string, Set<string>>();
   private lastCreated = 0;
+  /**
+   * The step whose calls are being made. A step ends only once all its tasks have, so when a
+   * node of a later step calls, the calls of earlier steps are forgotten: a long run's executor
+   * keeps one step's calls, not every call it ever made.
+   */
+  private step = -1;
 
   constructor(private readonly host: CallHost) {}
 
@@ -90,6 +96,7 @@ export class DurableCalls {
    */
   kept(task: TaskRecord, key: string, options: CallOptions): { call: string; output: unknown } | undefined {
     if ((options.afterFailure ?? "keep") !== "keep" || options.dependsOn === undefined) return undefined;
+    this.forgetBefore(task.step);
     const dependsOn = dependsOnHash(key, options.dependsOn);
     const taken = this.taken.get(attemptOf(task));
     const same = [...this.records.values()].filter((r) => r.parent === task.id && r.dependsOn === dependsOn && succeededBeforeFailure(r, task) && !taken?.has(r.id));
@@ -105,6 +112,7 @@ export class DurableCalls {
    * idempotency key, so that the result is still there for the call that repeats it (`kept`).
    */
   async run(task: TaskRecord, key: string, fn: (ctx: CallContext) => unknown, options: CallOptions, signal: AbortSignal): Promise<unknown> {
+    this.forgetBefore(task.step);
     const afterFailure = options.afterFailure ?? "keep";
     const dependsOn = options.dependsOn === undefined ? undefined : dependsOnHash(key, options.dependsOn);
     const own = `${task.id}/${key}@${lastFailedAttempt(task) + 1}`;
@@ -178,6 +186,14 @@ export class DurableCalls {
         record = await this.toPending(record, {});
       }
     }
+  }
+
+  private forgetBefore(step: number): void {
+    if (step <= this.step) return;
+    this.step = step;
+    for (const [id, record] of this.records) if (record.step < step) this.records.delete(id);
+    // Results are handed only to calls of the step in progress, which has made none yet.
+    this.taken.clear();
   }
 
   /** Hands a kept result to a call of the task's attempt; false when a call of it was handed it already. */
