@@ -83,7 +83,7 @@ export { checkTags, hasTags, type RunTags } from "./tags.js";
 export { Schedules, checkScheduleFields, type ScheduleSpec } from "./operator/schedules.js";
 export { BACKFILL_TAG, SCHEDULE_TAG, fireInstant, scheduleRunId, type Fired } from "./operator/schedule-fire.js";
 export { MAX_BACKFILL_TIMES, type BackfillBound, type BackfillOptions, type BackfillTime } from "./operator/schedule-backfill.js";
-export { checkCron, checkTimezone, nextCronTime, zonedTime } from "./operator/cron-times.js";
+export { checkCron, checkTimezone, nextCronTime, zonedInstant, zonedTime } from "./operator/cron-times.js";
 export { MISSED_AFTER_MS } from "./worker/schedule-watch.js";
 export { continueRun } from "./operator/continue-run.js";
 export { FORK_ANSWER_MS, answerAbandonedForks } from "./operator/abandoned-forks.js";

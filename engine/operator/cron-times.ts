@@ -110,7 +110,10 @@ export function zonedInstant(text: string, timezone: string, label: string): num
   const offset = m?.[8]?.toUpperCase().replace(":", "");
   const offsetMinutes = offset === undefined || offset === "Z" ? 0 : Number(offset.slice(1, 3)) * 60 + Number(offset.slice(3, 5));
   // Date.UTC rolls 2026-02-30 over into March: a date that does not come back the same is no date.
-  if (!m || Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}` || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59 || offsetMinutes > 14 * 60 || Number(offset?.slice(3, 5) ?? 0) > 59) {
+  if (m && new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}`) {
+    throw new ValidationError(`${label} ${JSON.stringify(text)}: ${m[1]}-${m[2]}-${m[3]} is not a day of the calendar`);
+  }
+  if (!m || Number.isNaN(wall) || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59 || offsetMinutes > 14 * 60 || Number(offset?.slice(3, 5) ?? 0) > 59) {
     throw new ValidationError(`${label} ${JSON.stringify(text)}: give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 (read in ${timezone}) or 2026-11-20T02:00Z`);
   }
   const ms = Math.round(Number(m[7] ?? 0) * 1000);

@@ -1,5 +1,5 @@
 import { UsageError } from "./errors.js";
-import { checkTags, fileProblem, parseJsonText, readTextFile, type RunTags } from "../../engine/index.js";
+import { checkTags, errorMessage, fileProblem, parseJsonText, readTextFile, zonedInstant, type RunTags } from "../../engine/index.js";
 
 /**
  * A flag that takes JSON inline or from a file: `--patch '{"a":1}'`, `--patch @edit.json`,
@@ -145,14 +145,14 @@ export function pastMoment(flag: string, text: string, now = Date.now()): number
     if (Number.isNaN(new Date(at).getTime())) throw new UsageError(`--${flag} ${text}: that is further back than any date`);
     return at;
   }
-  const day = /^(\d{4})-(\d{2})-(\d{2})/.exec(text.trim());
-  const at = day ? Date.parse(text) : NaN;
-  if (Number.isNaN(at)) throw new UsageError(`--${flag} takes an age (30d, 12h, 90m) or a date and time (2026-11-01T00:00:00Z), not ${JSON.stringify(text)}`);
-  // Date.parse rolls 2026-02-30 over to March 2nd: a day the calendar does not have is refused.
-  const [year, month, date] = day!.slice(1).map(Number) as [number, number, number];
-  const probe = new Date(Date.UTC(year, month - 1, date));
-  if (probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== date) throw new UsageError(`--${flag} ${text}: ${day![0]} is not a day of the calendar`);
-  return at;
+  // Not an age: a date, read as the schedules read theirs (a time without an offset is UTC's, as
+  // the commands print times). A text that is not even shaped like one is told both forms.
+  if (!/^\s*\d{4}-/.test(text)) throw new UsageError(`--${flag} takes an age (30d, 12h, 90m) or a date and time (2026-11-01T00:00:00Z), not ${JSON.stringify(text)}`);
+  try {
+    return zonedInstant(text, "UTC", `--${flag}`);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
 }
 
 /**
