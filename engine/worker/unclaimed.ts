@@ -11,6 +11,11 @@ export const UNCLAIMED_MS = 30_000;
 export interface RunsAtOnce {
   limit: number;
   running: number;
+  /**
+   * The running runs whose lease has run out (their worker stopped renewing it): they hold their
+   * places until a worker takes them over. `runId` names the one that has held it longest.
+   */
+  lapsed?: { count: number; runId: string };
 }
 
 /**
@@ -64,6 +69,7 @@ export async function runsAtOnceOf(
   store: Store,
   workflows: Iterable<string>,
   definitionOf: (version: string) => Promise<Pick<WorkflowDefinition, "limits"> | undefined> = async (version) => (await store.getWorkflow(version))?.definition,
+  now = Date.now(),
 ): Promise<Map<string, RunsAtOnce>> {
   const found = new Map<string, RunsAtOnce>();
   const names = new Set(workflows);
@@ -74,13 +80,20 @@ export async function runsAtOnceOf(
     const limit = newest === undefined ? undefined : (await definitionOf(newest))?.limits.runsAtOnce;
     if (limit === undefined) continue;
     let running = 0;
+    let lapsed: RunRecord | undefined;
+    let lapsedCount = 0;
     let cursor: string | undefined;
     do {
       const page = await store.listRuns({ status: "running", workflow: name, limit: 500, ...(cursor ? { cursor } : {}) });
       running += page.runs.length;
+      for (const run of page.runs) {
+        if (run.leaseUntil === null || run.leaseUntil >= now) continue;
+        lapsedCount++;
+        if (!lapsed || run.leaseUntil < lapsed.leaseUntil!) lapsed = run;
+      }
       cursor = page.nextCursor;
     } while (cursor);
-    found.set(name, { limit, running });
+    found.set(name, { limit, running, ...(lapsed ? { lapsed: { count: lapsedCount, runId: lapsed.id } } : {}) });
   }
   return found;
 }

@@ -132,7 +132,6 @@ function upgradeText(u: RunUpgrade): string {
   return `${u.from.slice(0, 12)} → ${u.to.slice(0, 12)} at ${clock(u.at)} (${age(u.at)} ago) by ${u.actor}${why}${fitted}`;
 }
 
-/** What a queued run that no worker took waits for: a slot under its workflow's limit, or a worker. */
 /** A lease that ran out means its worker is gone or stalled: say so, and what happens next. */
 function leaseState(leaseUntil: number, now: number): string {
   if (leaseUntil > now) return `lease ${duration(leaseUntil - now)} left`;

@@ -13,5 +13,12 @@ export function waitsForSlot(unclaimed: string, atOnce: RunsAtOnce | undefined):
  */
 export function waitingFor(unclaimed: string, run: Pick<RunRecord, "workflow">, atOnce: RunsAtOnce | undefined): string {
   if (!waitsForSlot(unclaimed, atOnce)) return `for a worker: ${unclaimed}`;
-  return `for a slot (${unclaimed}): workflow ${run.workflow} lets ${plural(atOnce.limit, "run")} of any of its versions run at once (limits.runsAtOnce of its newest version), and ${atOnce.running} ${atOnce.running === 1 ? "is" : "are"} running; a worker takes this one when one of them ends or waits (a timer, a person, a child run)`;
+  const limit = `for a slot (${unclaimed}): workflow ${run.workflow} lets ${plural(atOnce.limit, "run")} of any of its versions run at once (limits.runsAtOnce of its newest version), and ${atOnce.running} ${atOnce.running === 1 ? "is" : "are"} running`;
+  const freed = "a worker takes this one when one of them ends or waits (a timer, a person, a child run)";
+  if (!atOnce.lapsed) return `${limit}; ${freed}`;
+  // A lost worker's runs keep their places: nothing frees them but a take-over or an operator.
+  const { count, runId } = atOnce.lapsed;
+  const them = count === 1 ? "it" : "them";
+  const lapsed = count === 1 ? `run ${runId}, whose lease ran out, holds its place` : `${count} of them, whose leases ran out (run ${runId} the longest), hold their places`;
+  return `${limit}: ${lapsed} until a live worker that can run ${them} takes ${them} over, or an operator cancels ${them} (pitwall cancel ${runId})`;
 }

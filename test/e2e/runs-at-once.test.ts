@@ -45,6 +45,18 @@ describe("a run held back by its workflow's limits.runsAtOnce, as the CLI shows 
     const once = await cli.run(["worker", "--once"], env);
     expect(once.code).toBe(0);
     expect(once.stderr).toContain("1 queued run of order held back by its limits.runsAtOnce (1; 1 running): a worker takes it as places free");
+    // The first run's worker stops renewing its lease: its run keeps the place, and show says so.
+    const lapsing = await openStore(store);
+    try {
+      const held = await lapsing.getRun(first.runId);
+      await lapsing.renewLease(first.runId, "m1", held!.fence, 1);
+    } finally {
+      await lapsing.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await cli.run(["show", second.runId], env)).stdout).toMatch(
+      new RegExp(`^waiting {3}for a slot \\(limit: 1 of order running\\): .*, and 1 is running: run ${first.runId}, whose lease ran out, holds its place until a live worker that can run it takes it over, or an operator cancels it \\(pitwall cancel ${first.runId}\\)$`, "m"),
+    );
   }, 60_000);
 
   it("pitwall run FILE holds the runs of an older version to the newest stored version's limit", async () => {
