@@ -120,11 +120,11 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
 
   it("on SQLite: refused inputs write nothing; the upgraded run, approved, finishes with the fixed version's behaviour", async () => {
     await upgradeFlow([]);
-  });
+  }, 90_000);
 
   it("on Redis: the same", async () => {
     await upgradeFlow(["--store", `${redis.url}/0?prefix=upgrade:`]);
-  });
+  }, 90_000);
 
   it("batch upgrade: a dry run lists the runs it would move and those the version cannot take, with why; --yes moves each", async () => {
     const store = ["--store", `sqlite:${join(cli.dir, "batch.db")}`];
@@ -168,7 +168,7 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect((await run(["batch", "approve", "--tag", "wave=1", "--yes"])).code).toBe(0);
     await run(["worker", "--once", "--actions", "rel.mjs"]);
     for (const id of [paused, breaking]) expect(await json(["state", id])).toEqual({ log: ["shipped to stable"], channel: "stable" });
-  });
+  }, 90_000);
 
   it("--version selects runs by the start of their version: runs lists them, and batch upgrade --version OLD moves only the runs still on it", async () => {
     const store = ["--store", `sqlite:${join(cli.dir, "versions.db")}`];
@@ -197,7 +197,7 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
     expect([await versionOf(old1), await versionOf(old2), await versionOf(otherOld)]).toEqual([v2, v2, v1b]);
     expect(await ids("--version", v1.slice(0, 6))).toEqual([]);
     expect((await json<{ runs: unknown[] }>(["batch", "upgrade", "v2.json", "--version", v1.slice(0, 6), "--yes"])).runs).toEqual([]);
-  });
+  }, 90_000);
 
   it("show lists a run's last 10 upgrades, and says how many came before them; --json has them all", async () => {
     const file = join(cli.dir, "many.db");
