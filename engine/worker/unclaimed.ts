@@ -36,7 +36,8 @@ export function unclaimedWhy(
   runsAtOnce?: RunsAtOnce,
 ): string | undefined {
   if (run.status !== "queued" || run.waitingOn !== null || (run.wakeAt !== null && run.wakeAt > now)) return undefined;
-  const limited = runsAtOnce && runsAtOnce.running >= runsAtOnce.limit ? `limit: ${runsAtOnce.limit} of ${run.workflow} running` : undefined;
+  const lapsed = runsAtOnce?.lapsed ? `, ${runsAtOnce.lapsed.count} with a lease run out` : "";
+  const limited = runsAtOnce && runsAtOnce.running >= runsAtOnce.limit ? `limit: ${runsAtOnce.limit} of ${run.workflow} running${lapsed}` : undefined;
   if (now - run.updatedAt <= UNCLAIMED_MS) return limited;
   const taken = "no worker has taken it";
   if (!workers) return limited ?? taken;

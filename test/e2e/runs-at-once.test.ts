@@ -54,8 +54,9 @@ describe("a run held back by its workflow's limits.runsAtOnce, as the CLI shows 
       await lapsing.close();
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await cli.run(["runs"], env)).stdout).toMatch(new RegExp(`^${second.runId} +order +\\w+ +queued \\(limit: 1 of order running, 1 with a lease run out\\) `, "m"));
     expect((await cli.run(["show", second.runId], env)).stdout).toMatch(
-      new RegExp(`^waiting {3}for a slot \\(limit: 1 of order running\\): .*, and 1 is running: run ${first.runId}, whose lease ran out, holds its place until a live worker that can run it takes it over, or an operator cancels it \\(pitwall cancel ${first.runId}\\)$`, "m"),
+      new RegExp(`^waiting {3}for a slot \\(limit: 1 of order running, 1 with a lease run out\\): .*, and 1 is running: run ${first.runId}, whose lease ran out, holds its place until a live worker that can run it takes it over, or an operator cancels it \\(pitwall cancel ${first.runId}\\)$`, "m"),
     );
   }, 60_000);
 
