@@ -11,6 +11,11 @@ export interface LeftBehind {
   status: "queued" | "orphaned";
   count: number;
   why: string;
+  /**
+   * Orphaned runs of a workflow with `limits.runsAtOnce`: the limit. They count as running, so
+   * they hold that many of its places, and its queued runs wait for them too.
+   */
+  runsAtOnce?: number;
 }
 
 /**
@@ -29,9 +34,13 @@ export async function runsLeftBehind(store: Store, registry: WorkflowRegistry): 
     if (why === undefined) continue;
     const status = run.status === "queued" ? "queued" : "orphaned";
     const key = leftBehindKey({ version: run.version, status });
-    const entry = left.get(key) ?? { workflow: run.workflow, version: run.version, status, count: 0, why };
+    let entry = left.get(key);
+    if (!entry) {
+      const limit = status === "orphaned" ? await registry.runsAtOnceOf(run.workflow) : undefined;
+      entry = { workflow: run.workflow, version: run.version, status, count: 0, why, ...(limit !== undefined ? { runsAtOnce: limit } : {}) };
+      left.set(key, entry);
+    }
     entry.count++;
-    left.set(key, entry);
   }
   return [...left.values()];
 }
@@ -65,8 +74,9 @@ export function watchLeftBehind(store: Store, registry: WorkflowRegistry, signal
   });
 }
 
-export function leftBehindText({ workflow, version, status, count, why }: LeftBehind): string {
+export function leftBehindText({ workflow, version, status, count, why, runsAtOnce }: LeftBehind): string {
   const runs = `${count} ${status === "queued" ? "queued run" : "running run"}${count === 1 ? "" : "s"}`;
   const what = status === "queued" ? runs : `${runs} whose worker is gone (lease ran out)`;
-  return `${what} of ${workflow} (version ${version}) left for a worker that can run ${count === 1 ? "it" : "them"}: ${why}`;
+  const places = runsAtOnce === undefined ? "" : `; ${count === 1 ? "it holds a place" : "they hold places"} under the workflow's limits.runsAtOnce (${runsAtOnce}), which its queued runs wait for too`;
+  return `${what} of ${workflow} (version ${version}) left for a worker that can run ${count === 1 ? "it" : "them"}: ${why}${places}`;
 }

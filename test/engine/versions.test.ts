@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createEngine, workflow, type LeftBehind } from "../../engine/index.js";
+import { createEngine, leftBehindText, workflow, type LeftBehind } from "../../engine/index.js";
 import { engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -101,5 +101,27 @@ describe("a node that holds the event loop past its worker's lease", () => {
     expect(harness.notices.of("takeovers-held")[0]?.message).toMatch(
       /^the store answers again after \d+\.\d s without an answer \(the store or the network was down, or this process was held or stopped\), longer than the 0\.15 s lease: this worker renews the leases of its 1 run, and for 0\.15 s takes over no run/,
     );
+  });
+});
+
+describe("a lost worker's run of a version nobody can run, under its workflow's runsAtOnce", () => {
+  const harness = engineHarness(memory);
+
+  it("is reported as holding a place under the limit, which the workflow's queued runs wait for", async () => {
+    const limits = { runsAtOnce: 1 };
+    const before = workflow("limited", { state, limits }).node("a", () => ({ log: ["a"] }), { next: "END" }).compile();
+    const after = workflow("limited", { state, limits }).node("a", () => ({ log: ["a"] }), { next: "b" }).node("b", () => ({ log: ["b"] }), { next: "END" }).compile();
+    const store = await memory.open();
+    const stuck = await createEngine({ store, workflows: [before], worker: false }).start(before);
+    // Its worker claimed it, then vanished: the lease runs out with nobody left to take it over.
+    expect((await store.claimRun({ owner: "gone", leaseMs: 1 }))?.run.id).toBe(stuck.id);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const told: LeftBehind[] = [];
+    const engine = await harness.engine([after], { store, worker: { onLeftBehind: (left) => told.push(left) } });
+    const waiting = await engine.start(after);
+    await until(() => told.length > 0, 5_000, "the left-behind report");
+    expect(told).toEqual([{ workflow: "limited", version: before.version, status: "orphaned", count: 1, why: expect.stringContaining("its definition changed"), runsAtOnce: 1 }]);
+    expect(leftBehindText(told[0]!)).toMatch(/^1 running run whose worker is gone \(lease ran out\) of limited .*; it holds a place under the workflow's limits\.runsAtOnce \(1\), which its queued runs wait for too$/);
+    expect((await store.getRun(waiting.id))?.status).toBe("queued");
   });
 });
