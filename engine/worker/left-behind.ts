@@ -36,7 +36,7 @@ export async function runsLeftBehind(store: Store, registry: WorkflowRegistry): 
     const key = leftBehindKey({ version: run.version, status });
     let entry = left.get(key);
     if (!entry) {
-      const limit = status === "orphaned" ? await registry.runsAtOnceOf(run.workflow) : undefined;
+      const limit = status === "orphaned" ? await registry.workflowRunsAtOnce(run.workflow) : undefined;
       entry = { workflow: run.workflow, version: run.version, status, count: 0, why, ...(limit !== undefined ? { runsAtOnce: limit } : {}) };
       left.set(key, entry);
     }

@@ -156,14 +156,14 @@ export class WorkflowRegistry {
     const limits: Record<string, number> = {};
     const names = new Set(versions.flatMap((v) => this.compiled.get(v)?.name ?? []));
     for (const name of names) {
-      const limit = await this.runsAtOnceOf(name);
+      const limit = await this.workflowRunsAtOnce(name);
       if (limit !== undefined) limits[name] = limit;
     }
     return limits;
   }
 
   /** One workflow's `limits.runsAtOnce`, by the rule of `runsAtOnce` (also of a workflow this process cannot run). */
-  async runsAtOnceOf(name: string): Promise<number | undefined> {
+  async workflowRunsAtOnce(name: string): Promise<number | undefined> {
     if (!this.newestOf.has(name)) this.newestOf.set(name, latestVersion(this.stored, name));
     const newest = this.newestOf.get(name);
     return newest === undefined ? this.byName(name)?.definition.limits.runsAtOnce : await this.storedLimit(newest);
