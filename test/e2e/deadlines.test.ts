@@ -16,6 +16,11 @@ const deadlined = (seconds: number) => ({
   },
 });
 
+// A deadline far enough off that the commands before it end first on a slow, loaded machine.
+const SECONDS = 8;
+// "in 726ms", "in 3.3s", "in 12s": the length shown depends on how long the commands before took.
+const LENGTH = String.raw`(\d+ms|\d+\.\ds|\d+s)`;
+
 const ACTIONS = `export default { log: (_s, ctx) => ({ log: [ctx.node] }) };\n`;
 
 describe("deadlines from the command line", () => {
@@ -24,7 +29,7 @@ describe("deadlines from the command line", () => {
   it("lists what the deadline will do, and a draining worker gives it once it passed", async () => {
     const file = join(cli.dir, "refund.json");
     const actions = join(cli.dir, "log.mjs");
-    writeFileSync(file, JSON.stringify(deadlined(4)));
+    writeFileSync(file, JSON.stringify(deadlined(SECONDS)));
     writeFileSync(actions, ACTIONS);
     const started = await cli.run(["start", file, "--actions", actions]);
     expect(started.code).toBe(0);
@@ -32,17 +37,17 @@ describe("deadlines from the command line", () => {
     expect((await cli.run(["worker", "--once", "--actions", actions])).code).toBe(0);
     const listed = await cli.run(["interrupts"]);
     expect(listed.stdout).toMatch(/DEADLINE/);
-    expect(listed.stdout).toMatch(/reject in \d\.\ds/);
-    expect((await cli.run(["show", runId])).stdout).toMatch(/DEADLINE[\s\S]*reject in \d\.\ds/);
+    expect(listed.stdout).toMatch(new RegExp(`reject in ${LENGTH}`));
+    expect((await cli.run(["show", runId])).stdout).toMatch(new RegExp(`DEADLINE[\\s\\S]*reject in ${LENGTH}`));
     const [pending] = await cli.json<InterruptRecord[]>(["interrupts"]);
     expect(pending!.deadline).toMatchObject({ decision: "reject", at: expect.any(Number) });
     await sleep(Math.max(0, pending!.deadline!.at - Date.now()) + 100);
-    expect((await cli.run(["interrupts"])).stdout).toMatch(/reject \(due \d+ms ago\)|reject \(due \d\.\ds ago\)/);
+    expect((await cli.run(["interrupts"])).stdout).toMatch(new RegExp(String.raw`reject \(due ${LENGTH} ago\)`));
     expect((await cli.run(["worker", "--once", "--actions", actions])).code).toBe(0);
     expect((await cli.json<RunRecord>(["show", runId])).status).toBe("succeeded");
     expect((await cli.json<{ log: string[] }>(["state", runId])).log).toEqual(["escalate"]);
     const resolved = await cli.run(["interrupts", "--status", "resolved"]);
-    expect(resolved.stdout).toMatch(/reject\s+timeout\s+\d+s\s+nobody answered within 4 s/);
+    expect(resolved.stdout).toMatch(new RegExp(String.raw`reject\s+timeout\s+\d+s\s+nobody answered within ${SECONDS} s`));
     const events = await cli.run(["events", runId]);
     expect(events.stdout).toMatch(/Refund the order\? \(deadline \d{4}-/);
   });
@@ -51,16 +56,16 @@ describe("deadlines from the command line", () => {
     const file = join(cli.dir, "slow.json");
     writeFileSync(file, JSON.stringify({ name: "slow", state: {}, start: "ask", nodes: { ask: { kind: "approval", question: "Go?", routes: { approve: "END", reject: "END" } } } }));
     expect((await cli.run(["start", file, "--deadline", "0"])).stderr).toContain("--deadline takes a length of time above 0");
-    const started = await cli.run(["start", file, "--deadline", "3"]);
+    const started = await cli.run(["start", file, "--deadline", String(SECONDS)]);
     expect(started.code).toBe(0);
     const runId = started.stdout.trim();
-    expect((await cli.run(["show", runId])).stdout).toMatch(/deadline\s+canceled if not ended by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in \d\.\ds\)/);
+    expect((await cli.run(["show", runId])).stdout).toMatch(new RegExp(String.raw`deadline\s+canceled if not ended by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in ${LENGTH}\)`));
     expect((await cli.run(["worker", "--once"])).code).toBe(0);
     const run = await cli.json<RunRecord>(["show", runId]);
     await sleep(Math.max(0, run.deadlineAt! - Date.now()) + 100);
     expect((await cli.run(["worker", "--once"])).code).toBe(0);
     expect((await cli.json<RunRecord>(["show", runId])).status).toBe("canceled");
-    expect((await cli.run(["events", runId])).stdout).toMatch(/run\.canceled\s+timeout\s+.*it had not ended 3 s after it started/);
+    expect((await cli.run(["events", runId])).stdout).toMatch(new RegExp(String.raw`run\.canceled\s+timeout\s+.*it had not ended ${SECONDS} s after it started`));
   });
 
   it("the log of the worker running a run its deadline cancels says the deadline canceled it", async () => {

@@ -64,8 +64,10 @@ describe("pitwall upgrade: a run moved in place onto a fixed version", () => {
       [["upgrade", runId, "--workflow", "broken.json"], 2, /^pitwall upgrade: broken\.json is invalid: /],
       [["upgrade", runId, "--workflow", "missing.json"], 2, /^pitwall upgrade: cannot read workflow missing\.json: /],
     ];
-    for (const [args, code, stderr] of refusals) {
-      const r = await run(args);
+    // Each is refused before it writes anything: they run at once.
+    const results = await Promise.all(refusals.map(([args]) => run(args)));
+    for (const [i, [args, code, stderr]] of refusals.entries()) {
+      const r = results[i]!;
       expect([r.code, r.stdout], args.join(" ")).toEqual([code, ""]);
       if (typeof stderr === "string") expect(r.stderr).toBe(stderr);
       else expect(r.stderr).toMatch(stderr);
