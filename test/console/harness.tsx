@@ -132,6 +132,8 @@ export async function openConsole(options: HarnessOptions): Promise<ConsoleHarne
         if (test(frame())) return frame();
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
+      // A loaded machine can hold this loop past the deadline while the frame arrives: look once more.
+      if (test(frame())) return frame();
       throw new Error(`timed out waiting for ${String(expected)}; the screen shows:\n${frame()}`);
     },
     resize,

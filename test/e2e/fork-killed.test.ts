@@ -3,9 +3,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliHarness } from "../support/cli.js";
-import { kill, spawnChild } from "../support/processes.js";
+import { kill, spawnScript } from "../support/processes.js";
 
-const STALLED = new URL("../support/stalled-fork.ts", import.meta.url).pathname;
 
 describe("a fork whose process is killed before it makes the run", () => {
   const cli = cliHarness();
@@ -17,7 +16,7 @@ describe("a fork whose process is killed before it makes the run", () => {
 
     // A `fork` SIGKILLed once its command is recorded, as it makes the run.
     const killedFork = async () => {
-      const child = spawnChild(process.execPath, ["--import", "tsx", STALLED, `sqlite:${join(cli.dir, "pitwall.db")}`, runId, "0"]);
+      const child = spawnScript("stalled-fork", [`sqlite:${join(cli.dir, "pitwall.db")}`, runId, "0"]);
       const stalled = await child.line((l) => "creating" in l);
       await kill(child);
       return { pid: child.process.pid!, commandId: String(stalled.commandId), forkId: String(stalled.creating) };

@@ -2,9 +2,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliHarness } from "../support/cli.js";
-import { kill, spawnChild } from "../support/processes.js";
+import { kill, spawnScript } from "../support/processes.js";
 
-const STALLED = new URL("../support/stalled-kill.ts", import.meta.url).pathname;
 
 describe("a kill queued for a worker as the run ends, its process killed", () => {
   const cli = cliHarness();
@@ -21,7 +20,7 @@ describe("a kill queued for a worker as the run ends, its process killed", () =>
     // The worker runs the run to its end and exits; the kill, sent while it held the run, is
     // recorded for it as the run ends, and its process is killed there: nobody answers it.
     const worker = cli.spawn(["worker", "--once", "--actions", actions]);
-    const killer = spawnChild(process.execPath, ["--import", "tsx", STALLED, `sqlite:${join(cli.dir, "pitwall.db")}`, runId]);
+    const killer = spawnScript("stalled-kill", [`sqlite:${join(cli.dir, "pitwall.db")}`, runId]);
     await killer.line((l) => l.read === "held");
     writeFileSync(done, "");
     const { commandId } = (await killer.line((l) => "commandId" in l)) as { commandId: string };

@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEngine, loadActionModules, loadWorkflowFile, openStore, type Store } from "../../engine/index.js";
 import { until } from "../support/engine.js";
-import { kill, spawnChild, type Child } from "../support/processes.js";
+import { kill, spawnScript, type Child } from "../support/processes.js";
 
-const WORKER = new URL("../support/llm-worker.ts", import.meta.url).pathname;
 const FIXTURE = new URL("../../fixtures/support-triage/", import.meta.url).pathname;
 const LEASE_MS = 800;
 
@@ -14,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "pitwall-agent-crash-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function spawnWorker(file: string, ledger: string): Child {
-  return spawnChild(process.execPath, ["--import", "tsx", WORKER, file, ledger, String(LEASE_MS), "250"]);
+  return spawnScript("llm-worker", [file, ledger, String(LEASE_MS), "250", FIXTURE]);
 }
 
 function ledgerCounts(ledger: string): Record<string, number> {

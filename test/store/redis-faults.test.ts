@@ -1,23 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { StoreError, openStore, type NewEvent, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { EventTail } from "../../engine/store/redis/event-tail.js";
 import { RedisStore } from "../../engine/store/redis/redis-store.js";
+import { childScript } from "../support/processes.js";
 import { pendingCommand } from "../support/records.js";
 import { RedisServer } from "../support/redis-server.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
 const WF = { name: "faults", version: "v-faults" };
-const PROBE = fileURLToPath(new URL("../support/store-probe.ts", import.meta.url));
 
-/** Runs `test/support/store-probe.ts` on a URL in a process of its own. */
+/** Runs `test/support/children/store-probe.ts` on a URL in a process of its own. */
 function probe(url: string, env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ["--import", "tsx", PROBE, url], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 30_000 });
+  const result = spawnSync(process.execPath, [childScript("store-probe"), url], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 30_000 });
   return { status: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
 }
 

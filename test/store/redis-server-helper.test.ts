@@ -1,14 +1,13 @@
 import { rmSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { spawnChild } from "../support/processes.js";
+import { spawnScript } from "../support/processes.js";
 import { SETPRIV, accepts } from "../support/redis-server.js";
 
-const HOLDER = new URL("../support/redis-holder.ts", import.meta.url).pathname;
 
 describe("the tests' redis-server", () => {
   // A test run killed (SIGTERM, SIGINT) runs no afterAll: its servers must not outlive it.
   it.runIf(SETPRIV)("dies with the process that started it, killed with SIGKILL", async () => {
-    const holder = spawnChild(process.execPath, ["--import", "tsx", HOLDER]);
+    const holder = spawnScript("redis-holder", []);
     const { port, dir } = (await holder.line((l) => typeof l.port === "number")) as { port: number; dir: string };
     try {
       expect(await accepts(port)).toBe(true);

@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../engine/index.js";
 import { lockHolder } from "../support/lock-holder.js";
-import { kill, spawnChild } from "../support/processes.js";
+import { kill, spawnScript } from "../support/processes.js";
 import { storeFiles } from "../support/sqlite-files.js";
 
-const OPENER = new URL("../support/open-new-stores.ts", import.meta.url).pathname;
 const STORES = 100;
 const EVERY_MS = 40;
 
@@ -23,7 +22,7 @@ const { dir, fresh } = storeFiles("pitwall-create-race-");
  */
 describe("SQLite: processes creating a new store at once", { timeout: 120_000 }, () => {
   it("all find a pitwall store: none calls it another application's, none is refused as locked", async () => {
-    const open = (mode: "write" | "read" | "hold") => spawnChild(process.execPath, ["--import", "tsx", OPENER, dir, String(STORES), String(EVERY_MS), mode]);
+    const open = (mode: "write" | "read" | "hold") => spawnScript("open-new-stores", [dir, String(STORES), String(EVERY_MS), mode]);
     const openers = [open("write"), open("write"), open("write"), open("read"), open("read"), open("hold")];
     try {
       await Promise.all(openers.map((child) => child.line((l) => l.ready === true)));

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { StaleFenceError, createEngine, openStore } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { slowWorkflow } from "../support/durable-workflows.js";
-import { kill, spawnChild, spawnWorker } from "../support/processes.js";
+import { kill, spawnScript, spawnWorker } from "../support/processes.js";
 
 const LEASE_MS = 300;
 
@@ -21,7 +21,7 @@ describe("SQLite store: a worker stopped past its lease", () => {
       const { id: runId } = await createEngine({ store, workflows: [slowWorkflow()], worker: false }).start("slow", {});
       const first = await store.claimRun({ owner: "gone", leaseMs: 50, runId });
       const claimers = Array.from({ length: 4 }, () =>
-        spawnChild(process.execPath, ["--import", "tsx", new URL("../support/claim-once.ts", import.meta.url).pathname, file, runId]),
+        spawnScript("claim-once", [file, runId]),
       );
       await Promise.all(claimers.map((c) => c.line((l) => l.ready === true)));
       await new Promise((resolve) => setTimeout(resolve, 100)); // the lease of 50 ms has run out
@@ -81,7 +81,7 @@ describe("SQLite store: a worker stopped past its lease", () => {
   it("is refused its next commit when another process took its run over between two of its commits", async () => {
     const file = join(dir, "between-commits.db");
     const store = await openStore(`sqlite:${file}`);
-    const claimer = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/claim-once.ts", import.meta.url).pathname, file, "run-between"]);
+    const claimer = spawnScript("claim-once", [file, "run-between"]);
     try {
       await store.createRun(newRun({ id: "run-between", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
       const mine = (await store.claimRun({ owner: "stopped", leaseMs: 50, runId: "run-between" }))!;

@@ -10,7 +10,7 @@ import { newRun } from "../../engine/runtime/new-run.js";
 import { groupReference, readGroupReference } from "../../engine/store/sqlite/packed-json.js";
 import { READABLE_FROM_VERSION, SCHEMA_VERSION } from "../../engine/store/sqlite/schema.js";
 import { lockHolder } from "../support/lock-holder.js";
-import { kill, spawnChild } from "../support/processes.js";
+import { kill, spawnScript } from "../support/processes.js";
 import { storeFiles, storeWithRuns } from "../support/sqlite-files.js";
 
 const { dir, fresh } = storeFiles("pitwall-open-");
@@ -398,8 +398,7 @@ describe("bad SQLite stores: one line naming the file, nothing written", () => {
       chownSync(folder, 65534, 65534);
     }
     const open = async (mode: "read-only" | "writable") => {
-      const script = new URL("../support/open-store.ts", import.meta.url).pathname;
-      const child = spawnChild(process.execPath, ["--import", "tsx", script, `sqlite:${file}`, mode], asRoot ? { uid: 65534, gid: 65534 } : {});
+      const child = spawnScript("open-store", [`sqlite:${file}`, mode], asRoot ? { uid: 65534, gid: 65534 } : {});
       return child.line((l) => "ok" in l || "error" in l);
     };
     const cleanup = () => {

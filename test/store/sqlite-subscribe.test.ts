@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, type EventRecord } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
-import { kill, spawnChild } from "../support/processes.js";
+import { kill, spawnScript } from "../support/processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pitwall-subscribe-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +13,7 @@ describe("SQLite store: live subscription", () => {
   it("delivers events that another process commits, as they are committed", async () => {
     const file = join(dir, "subscribe.db");
     const store = await openStore(`sqlite:${file}`);
-    const claimer = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/claim-once.ts", import.meta.url).pathname, file, "run-watched"]);
+    const claimer = spawnScript("claim-once", [file, "run-watched"]);
     const controller = new AbortController();
     try {
       await store.createRun(newRun({ id: "run-watched", workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
@@ -39,7 +39,7 @@ describe("SQLite store: live subscription", () => {
   });
 
   it("a worker whose store is closed under it reports the lost subscription and leaves its process responsive", async () => {
-    const child = spawnChild(process.execPath, ["--import", "tsx", new URL("../support/closed-under-worker.ts", import.meta.url).pathname, join(dir, "closed-under.db")]);
+    const child = spawnScript("closed-under-worker", [join(dir, "closed-under.db")]);
     try {
       const { errors } = await child.line((l) => Array.isArray(l.errors), 15_000);
       expect(errors).toContain("event subscription interrupted: the store ended it (was the store closed?)");

@@ -1,10 +1,33 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { inject } from "vitest";
 import type { WorkflowName } from "./durable-workflows.js";
 
-const WORKER = new URL("./store-worker.ts", import.meta.url).pathname;
-const CLOCK_SKEW = new URL("./clock-skew.ts", import.meta.url).pathname;
+/** A script of test/support/children/, bundled by the global setup (build.ts). */
+export type ChildScript =
+  | "claim-once"
+  | "clock-skew"
+  | "closed-under-worker"
+  | "llm-worker"
+  | "open-new-stores"
+  | "open-store"
+  | "redis-holder"
+  | "stalled-fork"
+  | "stalled-kill"
+  | "store-probe"
+  | "store-worker";
+
+/** The file node runs for a child script. */
+export function childScript(name: ChildScript): string {
+  return join(inject("childScripts"), `${name}.js`);
+}
+
+/** Starts a child script with its arguments. */
+export function spawnScript(name: ChildScript, args: string[], options: Parameters<typeof spawnChild>[2] = {}): Child {
+  return spawnChild(process.execPath, [childScript(name), ...args], options);
+}
 
 /** A child process whose JSON output lines are collected as they come. */
 export interface Child {
@@ -60,12 +83,12 @@ export function spawnChild(command: string, args: string[], options: { uid?: num
 }
 
 /**
- * The test worker (see store-worker.ts) on a SQLite file or a store URL, in a child process running
- * TypeScript through tsx; `clockSkewMs`: its clock that far ahead of this machine's (behind, negative).
+ * The test worker (see children/store-worker.ts) on a SQLite file or a store URL, in a child
+ * process; `clockSkewMs`: its clock that far ahead of this machine's (behind, negative).
  */
 export function spawnWorker(store: string, workflow: WorkflowName, leaseMs: number, mode: "serve" | "drain" = "serve", clockSkewMs = 0): Child {
-  const skew = clockSkewMs === 0 ? [] : ["--import", CLOCK_SKEW];
-  return spawnChild(process.execPath, ["--import", "tsx", ...skew, WORKER, store, workflow, String(leaseMs), mode], {
+  const skew = clockSkewMs === 0 ? [] : ["--import", childScript("clock-skew")];
+  return spawnChild(process.execPath, [...skew, childScript("store-worker"), store, workflow, String(leaseMs), mode], {
     env: { ...process.env, PITWALL_TEST_CLOCK_SKEW_MS: String(clockSkewMs) },
   });
 }

@@ -1,6 +1,6 @@
 // Opens new stores on a schedule, in a process of its own, so that several of them open each store
 // at the same moment:
-//   node --import tsx test/support/open-new-stores.ts <folder> <count> <every ms> write|read|hold
+//   node open-new-stores.js <folder> <count> <every ms> write|read|hold
 // Prints {"ready":true}, then waits for <folder>/start-at to hold the time (epoch ms) to begin at.
 // Store i is <folder>/store-<i>.db, taken up at that time + i × every:
 //   write: opens it to write (creating it);
@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { errorMessage, openStore } from "../../engine/index.js";
+import { errorMessage, openStore } from "../../../engine/index.js";
 
 const [folder, count, every, mode] = process.argv.slice(2);
 /** What a reader is told before a writer has created the store. */

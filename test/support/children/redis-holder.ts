@@ -1,6 +1,6 @@
-// `node --import tsx redis-holder.ts`: starts a test redis-server as a test file does, prints
+// `node redis-holder.js`: starts a test redis-server as a test file does, prints
 // `{"port","dir"}`, and waits to be killed (the test of what becomes of its server then).
-import { RedisServer } from "./redis-server.js";
+import { RedisServer } from "../redis-server.js";
 
 const server = new RedisServer();
 await server.start();

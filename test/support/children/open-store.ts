@@ -1,7 +1,7 @@
 // Opens a store and uses it once, in a process of its own (so a test can run it as another user):
-//   node --import tsx test/support/open-store.ts <store url> [read-only]
+//   node open-store.js <store url> [read-only]
 // Prints {"ok":true,"runs":<runs listed>} or {"error":<message>,"name":<error class>}.
-import { openStore } from "../../engine/index.js";
+import { openStore } from "../../../engine/index.js";
 
 try {
   const store = await openStore(process.argv[2]!, { readOnly: process.argv[3] === "read-only" });

@@ -1,7 +1,7 @@
 // Claims one run once, when told to, in a process of its own:
-//   node --import tsx test/support/claim-once.ts <store file> <run id>
+//   node claim-once.js <store file> <run id>
 // Prints {"ready":true}, waits for SIGUSR1, then prints {"fence":<n>,"recovered":<bool>} or {"fence":null}.
-import { openStore } from "../../engine/index.js";
+import { openStore } from "../../../engine/index.js";
 
 const [file, runId] = process.argv.slice(2);
 const store = await openStore(`sqlite:${file!}`);

@@ -1,9 +1,9 @@
 // A process that forks a run and stops at the point where it would make the fork's run, its fork
 // command recorded and not answered, for a test to SIGKILL it there:
-//   node --import tsx test/support/stalled-fork.ts <store url> <run id> <checkpoint>
+//   node stalled-fork.js <store url> <run id> <checkpoint>
 // Its store's createRun never returns: it prints {"creating": <fork run id>, "commandId": ...} and
 // waits, with a timer that keeps the process alive, until it is killed.
-import { Operator, openStore, type Store } from "../../engine/index.js";
+import { Operator, openStore, type Store } from "../../../engine/index.js";
 
 const [url, runId, checkpoint] = process.argv.slice(2);
 if (!url || !runId || checkpoint === undefined) {

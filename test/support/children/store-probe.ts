@@ -1,8 +1,8 @@
-// `node --import tsx store-probe.ts <store-url>`: opens the store, creates a run and reads its
+// `node store-probe.js <store-url>`: opens the store, creates a run and reads its
 // first event back, then prints `ok`; on failure prints the error's message and exits with 1.
-import { errorMessage, openStore } from "../../engine/index.js";
-import { newId } from "../../engine/ids.js";
-import { newRun } from "../../engine/runtime/new-run.js";
+import { errorMessage, openStore } from "../../../engine/index.js";
+import { newId } from "../../../engine/ids.js";
+import { newRun } from "../../../engine/runtime/new-run.js";
 
 const url = process.argv[2] ?? "";
 try {

@@ -1,11 +1,11 @@
 // A `kill` whose process reads its run as held by a worker, and records the kill for that worker
 // only once the run has ended (the moment between the two, stretched), then stops there, for a
 // test to SIGKILL it: the kill is left queued for a worker that has let go of the run.
-//   node --import tsx test/support/stalled-kill.ts <store url> <run id>
+//   node stalled-kill.js <store url> <run id>
 // It prints {"read": "held"} once it has read the run as held (the test may let the run end
 // then), {"commandId": ...} once the kill is recorded, and waits, with a timer that keeps the
 // process alive, until it is killed.
-import { Operator, TERMINAL_RUN_STATUSES, openStore, type Store } from "../../engine/index.js";
+import { Operator, TERMINAL_RUN_STATUSES, openStore, type Store } from "../../../engine/index.js";
 
 const [url, runId] = process.argv.slice(2);
 if (!url || !runId) {

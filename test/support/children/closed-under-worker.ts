@@ -1,9 +1,9 @@
 // Closes a store under its running worker, in a process of its own (a worker spinning on the
 // ended subscription would starve this process's timers, where a test could not time it out):
-//   node --import tsx test/support/closed-under-worker.ts <store file>
+//   node closed-under-worker.js <store file>
 // Prints {"errors":[...]} (what the worker reported) once a timer fires after the close.
 import { z } from "zod";
-import { createEngine, openStore, workflow } from "../../engine/index.js";
+import { createEngine, openStore, workflow } from "../../../engine/index.js";
 
 const store = await openStore(`sqlite:${process.argv[2]!}`);
 const wf = workflow("one", { state: z.object({ n: z.number().default(0) }) }).node("a", () => ({ n: 1 })).compile();

@@ -1,19 +1,20 @@
 // A worker process for the agent crash test:
-//   node --import tsx test/support/llm-worker.ts <store file> <ledger file> <lease ms> <answer delay ms>
+//   node llm-worker.js <store file> <ledger file> <lease ms> <answer delay ms> <fixture folder>
 // It runs fixtures/support-triage with its scripted model; every tool run appends a JSON line
 // { tool, key, pid } to the ledger, so the test can count side effects across processes.
 // It prints {"ready":id} once it works.
 import { appendFileSync, readFileSync } from "node:fs";
-import { ScriptedProvider, Worker, actionRegistry, createEngine, extendRegistry, openStore, type ModelScript, type Tool } from "../../engine/index.js";
-import actions, { tools } from "../../fixtures/support-triage/actions.js";
+import { join } from "node:path";
+import { ScriptedProvider, Worker, actionRegistry, createEngine, extendRegistry, openStore, type ModelScript, type Tool } from "../../../engine/index.js";
+import actions, { tools } from "../../../fixtures/support-triage/actions.js";
 
-const [file, ledger, lease, delay] = process.argv.slice(2);
-if (!file || !ledger || !lease || !delay) {
-  console.error("usage: llm-worker.ts <store file> <ledger file> <lease ms> <answer delay ms>");
+const [file, ledger, lease, delay, fixture] = process.argv.slice(2);
+if (!file || !ledger || !lease || !delay || !fixture) {
+  console.error("usage: llm-worker.ts <store file> <ledger file> <lease ms> <answer delay ms> <fixture folder>");
   process.exit(2);
 }
 
-const scriptFile = new URL("../../fixtures/support-triage/script.json", import.meta.url).pathname;
+const scriptFile = join(fixture, "script.json");
 const script = JSON.parse(readFileSync(scriptFile, "utf8")) as ModelScript;
 const counted: Record<string, Tool> = {};
 for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {

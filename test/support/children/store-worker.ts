@@ -1,11 +1,11 @@
 // A worker process for the tests that kill, stop and restart processes:
-//   node --import tsx test/support/store-worker.ts <store> <workflow> <lease ms> [serve|drain]
+//   node store-worker.js <store> <workflow> <lease ms> [serve|drain]
 // <store> is a SQLite file, or a store URL (sqlite:…, redis://…).
 // `serve` works until the process is killed; `drain` exits 0 once no run is queued or running.
 // It prints JSON lines: {"ready":id} once it works, {"end":...} when a run's execution ends here.
 import { setTimeout as sleep } from "node:timers/promises";
-import { Worker, createEngine, openStore } from "../../engine/index.js";
-import { WORKFLOWS, type WorkflowName } from "./durable-workflows.js";
+import { Worker, createEngine, openStore } from "../../../engine/index.js";
+import { WORKFLOWS, type WorkflowName } from "../durable-workflows.js";
 
 const [target, name, lease, mode = "serve"] = process.argv.slice(2);
 const workflow = WORKFLOWS[name as WorkflowName]?.();
