@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain JS module shared with `npm run build`, without type declarations
@@ -15,6 +15,7 @@ declare module "vitest" {
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CHILDREN = join(import.meta.dirname, "children");
+const PREFIX = "pitwall-test-children-";
 
 /**
  * Vitest global setup: builds dist/ when it is missing or older than the sources, so that the
@@ -40,13 +41,17 @@ export default async function setup(project: TestProject): Promise<() => void> {
  * plain JavaScript, each with the engine sources bundled in: node starts one in about 0.3 s,
  * where loading the engine's TypeScript through tsx took a second, 50 times over in the crash test.
  * Packages stay in node_modules, which the folder is under so that node finds them from there.
- * A folder of this run's own, so that a test run beside it does not rewrite files its children load.
+ * A folder of this run's own (named by its process id), so that a test run beside it does not
+ * rewrite files its children load.
  */
 async function buildChildScripts(): Promise<string> {
   const { build: bundle } = await import("esbuild");
   const cache = join(ROOT, "node_modules", ".cache");
   mkdirSync(cache, { recursive: true });
-  const dir = mkdtempSync(join(cache, "pitwall-test-children-"));
+  removeLeftBehind(cache);
+  const dir = join(cache, `${PREFIX}${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
   // Readable by all, as the sources were: some tests run a child as another user (nobody).
   chmodSync(dir, 0o755);
   const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
@@ -55,7 +60,7 @@ async function buildChildScripts(): Promise<string> {
     entryPoints: readdirSync(CHILDREN).filter((f) => f.endsWith(".ts")).map((f) => join(CHILDREN, f)),
     outdir: dir,
     bundle: true,
-    // Children that load the engine share one copy of it, as the worker does with the workflows it runs.
+    // One copy of the engine for all of them, in a chunk they share, rather than one bundled into each.
     splitting: true,
     format: "esm",
     platform: "node",
@@ -67,4 +72,24 @@ async function buildChildScripts(): Promise<string> {
     logLevel: "warning",
   });
   return dir;
+}
+
+/** Removes the folders of test runs that were killed before their teardown (their process is gone). */
+function removeLeftBehind(cache: string): void {
+  for (const name of readdirSync(cache)) {
+    if (!name.startsWith(PREFIX)) continue;
+    const pid = Number(name.slice(PREFIX.length));
+    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
+    rmSync(join(cache, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, under another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
