@@ -2,7 +2,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { InterruptRecord, RunRecord } from "../../engine/index.js";
-import { SPAN, cliHarness } from "../support/cli.js";
+import { cliHarness } from "../support/cli.js";
+import { SPAN } from "../support/span.js";
 import { sleep } from "../support/engine.js";
 
 const deadlined = (seconds: number) => ({

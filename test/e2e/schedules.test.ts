@@ -2,9 +2,10 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TERMINAL_RUN_STATUSES, openStore, type ScheduleRecord, type Store } from "../../engine/index.js";
-import { SPAN, cliHarness, type Pitwall } from "../support/cli.js";
+import { cliHarness, type Pitwall } from "../support/cli.js";
 import { until } from "../support/engine.js";
 import { RedisServer } from "../support/redis-server.js";
+import { SPAN } from "../support/span.js";
 
 /** A workflow of one node, with its actions module, in `dir`. */
 function echoWorkflow(dir: string): { workflow: string; actions: string } {

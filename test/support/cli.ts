@@ -14,9 +14,6 @@ export const FIXTURES = join(ROOT, "fixtures");
 export const workflowOf = (name: string) => join(FIXTURES, name, "workflow.json");
 export const actionsOf = (name: string) => join(FIXTURES, name, "actions.ts");
 
-/** A length of time as a command shows one (span in source/text/plain.ts): 850ms, 3.2s, 12s, 5m, 5h20m, 2d. */
-export const SPAN = String.raw`(?:\d+ms|\d+\.\ds|\d+s|\d+m|\d+h(?:\d+m)?|\d+d)`;
-
 export interface Result {
   code: number | null;
   stdout: string;
