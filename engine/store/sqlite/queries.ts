@@ -106,7 +106,7 @@ export class Queries {
     return this.s.sql("SELECT status FROM runs WHERE id = ?").pluck().get(id) as RunStatus | undefined;
   }
 
-  /** How many runs of a workflow (every version) are running: the running runs' rows, found by runs_by_status (workflow is not in it). */
+  /** How many runs of a workflow (every version) are running, counted in runs_running_by_workflow. */
   runningOf(workflow: string): number {
     return this.s.sql("SELECT COUNT(*) FROM runs WHERE status = 'running' AND workflow = ?").pluck().get(workflow) as number;
   }

@@ -278,6 +278,12 @@ export const MIGRATIONS: readonly string[] = [
   -- A store opened read-only at an earlier version is read as it is, with no schedules.
   CREATE TABLE IF NOT EXISTS schedules (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID;
   `,
+  `
+  -- Version 9. The running runs by workflow, which a claim counts under a workflow's
+  -- limits.runsAtOnce: without it, each claim read the row of every running run of the store. The
+  -- index holds a run only while it runs and only its workflow, so a step's commit does not touch it.
+  CREATE INDEX IF NOT EXISTS runs_running_by_workflow ON runs (workflow) WHERE status = 'running';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
