@@ -38,7 +38,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
 
 /**
  * The scripts of test/support/children/ (workers and probes that tests start, kill and stop) as
- * plain JavaScript, each with the engine sources bundled in: node starts one in about 0.3 s,
+ * plain JavaScript, with the engine sources bundled in: node starts one in about 0.3 s,
  * where loading the engine's TypeScript through tsx took a second, 50 times over in the crash test.
  * Packages stay in node_modules, which the folder is under so that node finds them from there.
  * A folder of this run's own (named by its process id), so that a test run beside it does not
@@ -60,7 +60,7 @@ async function buildChildScripts(): Promise<string> {
     entryPoints: readdirSync(CHILDREN).filter((f) => f.endsWith(".ts")).map((f) => join(CHILDREN, f)),
     outdir: dir,
     bundle: true,
-    // One copy of the engine for all of them, in a chunk they share, rather than one bundled into each.
+    // The engine in a chunk they share, written once rather than into each.
     splitting: true,
     format: "esm",
     platform: "node",
