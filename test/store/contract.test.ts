@@ -161,6 +161,13 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(claimedEvents.map((e) => e.payload)).toEqual([{ worker: "w1", fence: first!.fence, recovered: false }]);
     });
 
+    it("gives with a claim, when it does, the run's head checkpoint as a read of it gives it", async () => {
+      const run = await createRun(store, { items: ["a"], note: { deep: [1, 2] } });
+      const claim = await claimed(store, run.id);
+      if (factory.name === "sqlite") expect(claim.head).toBeDefined();
+      if (claim.head) expect(claim.head).toEqual(await store.getCheckpoint(run.head!));
+    });
+
     it("gives claims made at once a run each, never one run twice; the claims beyond the runs there are get none", async () => {
       // More runs than one look of the SQLite store finds (16): the later claims look again while
       // the earlier ones are not yet written.

@@ -53,7 +53,8 @@ export class RunWrites {
     // Saved by its key, the row is kept for the run's first commit (`WrittenRuns`).
     this.q.saveRun(run, key, was);
     this.claims.claimed(run, recovered);
-    return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
+    const head = run.lastCommit === null && run.head !== null ? this.history.getCheckpoint(run.head) : undefined;
+    return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}), ...(head ? { head } : {}) };
   }
 
   renewLease(runId: string, owner: string, fence: number, leaseMs: number): void {
