@@ -1,6 +1,6 @@
 import { errorMessage, isPitwallError } from "../errors.js";
 import type { CompiledWorkflow } from "../graph/model.js";
-import type { CommandRecord, RunRecord } from "../store/records.js";
+import type { CommandRecord, CheckpointRecord } from "../store/records.js";
 import type { Claim } from "../store/store.js";
 import type { AttemptOutcome } from "./attempt.js";
 import { Batch } from "./batch.js";
@@ -90,7 +90,7 @@ export class RunExecutor {
     this.commands = new RunCommands(this.rs, host, this.inflight, this.committer, options, () => this.load());
     this.lease = new Lease(host.store, claim.run.id, options.workerId, claim.fence, options.leaseMs, () => this.end !== undefined, () => this.post({ kind: "stop", cause: "lease-lost" }));
     this.wakes = new WakeTimers(() => this.post({ kind: "tick" }), this.rs.clock);
-    this.done = this.execute(claim.recovered, claim.takenFrom);
+    this.done = this.execute(claim.recovered, claim.takenFrom, claim.head);
   }
 
   get runId(): string {
@@ -139,10 +139,10 @@ export class RunExecutor {
     wake?.();
   }
 
-  private async execute(recovered: boolean, takenFrom: string | undefined): Promise<ExecutionEnd> {
+  private async execute(recovered: boolean, takenFrom: string | undefined, head: CheckpointRecord | undefined): Promise<ExecutionEnd> {
     this.lease.start();
     try {
-      await this.load(this.rs.run);
+      await this.load({ run: this.rs.run, ...(head ? { head } : {}) });
       const waiting = await this.waitingCommands(recovered);
       // A kill left for the lost worker (its sender gone too) stops the nodes that worker left
       // running, as the sender would have on the run nobody held: applied before recovery, which
@@ -237,7 +237,7 @@ export class RunExecutor {
   }
 
   /** Reads the run (claimed: as just claimed) and its step in progress from the store. */
-  private load(claimed?: RunRecord): Promise<void> {
+  private load(claimed?: Pick<Claim, "run" | "head">): Promise<void> {
     return loadRun(this.host.store, this.rs, this.calls, this.options.snapshotPolicy, claimed);
   }
 

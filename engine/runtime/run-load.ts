@@ -1,19 +1,20 @@
 import { loadStateChain } from "../state/read.js";
 import type { SnapshotPolicy } from "../state/snapshot.js";
-import type { InterruptRecord, RunRecord, TaskRecord } from "../store/records.js";
-import type { Store } from "../store/store.js";
+import type { InterruptRecord, TaskRecord } from "../store/records.js";
+import type { Claim, Store } from "../store/store.js";
 import type { DurableCalls } from "./calls.js";
 import type { RunState } from "./run-state.js";
 
 /**
  * Reads into `rs` the run's head and state, the tasks of its step in progress (their durable
- * calls into `calls`) and its interrupts; `claimed` is the run as just claimed (read otherwise).
+ * calls into `calls`) and its interrupts; `claimed` is the run as just claimed (read otherwise),
+ * with its head checkpoint when the store read it with the claim.
  */
-export async function loadRun(store: Store, rs: RunState, calls: DurableCalls, snapshotPolicy: SnapshotPolicy, claimed?: RunRecord): Promise<void> {
-  const run = claimed ?? (await store.getRun(rs.run.id));
+export async function loadRun(store: Store, rs: RunState, calls: DurableCalls, snapshotPolicy: SnapshotPolicy, claimed?: Pick<Claim, "run" | "head">): Promise<void> {
+  const run = claimed?.run ?? (await store.getRun(rs.run.id));
   if (!run) throw new Error(`run ${rs.run.id} vanished`);
   rs.run = run;
-  const head = run.head ? await store.getCheckpoint(run.head) : undefined;
+  const head = claimed?.head ?? (run.head ? await store.getCheckpoint(run.head) : undefined);
   if (!head) throw new Error(`run ${run.id} has no head checkpoint`);
   rs.head = head;
   rs.chain = await loadStateChain(store, run.id, head, snapshotPolicy);

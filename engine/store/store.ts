@@ -105,6 +105,12 @@ export interface Claim {
   /** For a take-over (`recovered`), the worker whose lease ran out. */
   takenFrom?: string;
   /**
+   * The run's head checkpoint, when the store read it with the claim: the SQLite store does for a
+   * run no step was committed to yet (most runs a worker claims), whose loading is then that read
+   * alone, made in the claim's transaction instead of one of its own.
+   */
+  head?: CheckpointRecord;
+  /**
    * How far the store's clock is ahead of this process's (negative: behind), from a store that
    * judges timers by a clock of its own (Redis: the server's); absent, it is this process's.
    */

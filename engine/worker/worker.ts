@@ -8,7 +8,7 @@ import { runTransition } from "../runtime/transitions.js";
 import type { State } from "../state/ops.js";
 import { snapshotPolicy, type SnapshotPolicy } from "../state/snapshot.js";
 import { RUN_STATUSES, type CommandRecord, type RunRecord, type RunStatus, type TaskRecord } from "../store/records.js";
-import type { Claim, Store } from "../store/store.js";
+import type { Claim, ClaimOptions, Store } from "../store/store.js";
 import { Operator } from "../operator/operator.js";
 import { UnheldRuns } from "../operator/unheld-runs.js";
 import { WorkflowVersions } from "../operator/workflow-versions.js";
@@ -296,6 +296,7 @@ export class Worker implements ExecutorHost {
   }
 
   private async claimAvailable(): Promise<void> {
+    let wave = 1;
     while (this.executors.size < this.options.concurrency && !this.abort.signal.aborted) {
       const versions = await this.claimableVersions();
       if (versions.length === 0) {
@@ -307,18 +308,28 @@ export class Worker implements ExecutorHost {
       // Whether every command recorded from here on reaches this worker (its executor counts on it).
       const followed = this.events.following;
       const runsAtOnce = await this.registry.runsAtOnce(versions);
-      const claim = await this.store.claimRun({
+      const options: ClaimOptions = {
         owner: this.id,
         leaseMs: this.options.leaseMs,
         versions,
         ...(Object.keys(runsAtOnce).length > 0 ? { runsAtOnce } : {}),
         exclude: [...this.executors.keys()],
         ...(this.contact.takeOversAllowed() ? {} : { takeOver: false }),
-      });
-      if (!claim) return;
-      this.deadlines.clockFrom(claim);
-      this.counted(claim);
-      await this.execute(claim, followed);
+      };
+      const size = Math.min(wave, this.options.concurrency - this.executors.size);
+      const outcomes = await Promise.allSettled(Array.from({ length: size }, () => this.store.claimRun(options)));
+      let claimed = 0;
+      for (const outcome of outcomes) {
+        if (outcome.status !== "fulfilled" || !outcome.value) continue;
+        claimed++;
+        this.deadlines.clockFrom(outcome.value);
+        this.counted(outcome.value);
+        await this.execute(outcome.value, followed);
+      }
+      const failed = outcomes.find((o) => o.status === "rejected");
+      if (failed) throw failed.reason;
+      if (claimed < size) return;
+      wave *= 2;
     }
   }
 

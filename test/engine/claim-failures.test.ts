@@ -83,4 +83,40 @@ describe("a worker whose store keeps failing its claims", () => {
       ["info", "store-recovered"],
     ]);
   });
+
+  it("claims for several free slots at once, and a claim that fails among them leaves none of the others' runs stranded", async () => {
+    const memory = new MemoryStore();
+    const engine = createEngine({ store: memory, workflows: [wf], worker: false });
+    const runs = await Promise.all(Array.from({ length: 6 }, () => engine.start(wf)));
+    let calls = 0;
+    const atOnce: number[] = [];
+    let pending = 0;
+    const store = new Proxy(memory, {
+      get(target, prop, receiver) {
+        if (prop === "claimRun") {
+          return async (...args: Parameters<Store["claimRun"]>) => {
+            calls++;
+            const call = calls;
+            atOnce.push(++pending);
+            try {
+              await new Promise((r) => setImmediate(r));
+              // The second claim fails; the third, made at once with it, takes a run.
+              if (call === 2) throw new StoreError("store ./f4.db could not be read or written (SQLITE_IOERR_WRITE)");
+              return await target.claimRun(...args);
+            } finally {
+              pending--;
+            }
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    // A lease far longer than the test: a run claimed and then dropped would stay running.
+    const worker = new Worker(store, new WorkflowRegistry(store, actionRegistry({}), [wf]), { concurrency: 8, pollMs: 20, leaseMs: 600_000, onError: () => {} });
+    worker.start();
+    await until(async () => (await Promise.all(runs.map((r) => memory.getRun(r.id)))).every((r) => r?.status === "succeeded"), 5_000, "every run");
+    await worker.stop();
+    expect(Math.max(...atOnce)).toBeGreaterThan(1);
+  });
 });

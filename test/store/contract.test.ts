@@ -161,6 +161,24 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(claimedEvents.map((e) => e.payload)).toEqual([{ worker: "w1", fence: first!.fence, recovered: false }]);
     });
 
+    it("gives with a claim, when it does, the run's head checkpoint as a read of it gives it", async () => {
+      const run = await createRun(store, { items: ["a"], note: { deep: [1, 2] } });
+      const claim = await claimed(store, run.id);
+      if (factory.name === "sqlite") expect(claim.head).toBeDefined();
+      if (claim.head) expect(claim.head).toEqual(await store.getCheckpoint(run.head!));
+    });
+
+    it("gives claims made at once a run each, never one run twice; the claims beyond the runs there are get none", async () => {
+      // More runs than one look of the SQLite store finds (16): the later claims look again while
+      // the earlier ones are not yet written.
+      const runs = await Promise.all(Array.from({ length: 20 }, () => createRun(store)));
+      const claims = await Promise.all(Array.from({ length: 24 }, () => store.claimRun({ owner: "w1", leaseMs: 60_000 })));
+      const taken = claims.filter((c) => c !== undefined);
+      expect(taken.map((c) => c.run.id).sort()).toEqual(runs.map((r) => r.id).sort());
+      expect(new Set(taken.map((c) => c.fence)).size).toBe(20);
+      for (const claim of taken) expect(await store.getRun(claim.run.id)).toMatchObject({ status: "running", owner: "w1", fence: claim.fence });
+    });
+
     it("respects the version filter, a specific run id, wake times and unfinished children", async () => {
       const other = await createRun(store, {}, { workflow: { name: "x", version: "other" } });
       expect(await store.claimRun({ owner: "w", leaseMs: 1000, versions: [WF.version] })).toBeUndefined();

@@ -7,17 +7,17 @@ import type { ScriptWriter } from "./script-writer.js";
 // Claims and leases on Redis: the `claim` script picks the run (lua/claim.ts), `renew` extends its lease.
 
 /**
- * Per owner, the request id of its last claim that failed: it may have been applied all the same
+ * Per owner, the request ids of its claims that failed: each may have been applied all the same
  * (its reply lost, or the claim sent again on a new connection after its caller gave up on it).
- * The owner's next claim is sent with that id, and so gets the run claimed by it, if any, rather
- * than leaving that run claimed by nobody who knows until its lease runs out.
+ * Each of the owner's next claims is sent with one of those ids, and so gets the run claimed by
+ * it, if any, rather than leaving that run claimed by nobody who knows until its lease runs out.
+ * A worker makes several claims at once, so several may fail together.
  */
-export type UnansweredClaims = Map<string, string>;
+export type UnansweredClaims = Map<string, string[]>;
 
 export async function claimRun(w: ScriptWriter, unanswered: UnansweredClaims, options: ClaimOptions): Promise<Claim | undefined> {
   // Taken, not read: two claims sent at once with one id would get one run for both.
-  const request = unanswered.get(options.owner) ?? newId("claim", 12);
-  unanswered.delete(options.owner);
+  const request = unanswered.get(options.owner)?.shift() ?? newId("claim", 12);
   let reply;
   const sent = Date.now();
   try {
@@ -32,7 +32,7 @@ export async function claimRun(w: ScriptWriter, unanswered: UnansweredClaims, op
         .tuples(Object.entries(options.runsAtOnce ?? {}), ([name, limit]) => [name, limit]),
     );
   } catch (error) {
-    unanswered.set(options.owner, request);
+    unanswered.set(options.owner, [...(unanswered.get(options.owner) ?? []), request]);
     throw error;
   }
   if (reply[0] === "none") return undefined;

@@ -27,6 +27,11 @@ export class ClaimChoice {
    */
   private ahead: { key: string; until: number; runs: ClaimCandidate[] } | undefined;
   private contendedUntil = 0;
+  /**
+   * Runs chosen for claims still waiting for their write transaction: claims made at once choose
+   * different runs, rather than the later ones finding the run chosen first taken under the lock.
+   */
+  private readonly chosen = new Set<string>();
   /** The workflow of the last queued run this process claimed: the next turn is the next workflow's. */
   private lastWorkflow: string | undefined;
 
@@ -37,11 +42,20 @@ export class ClaimChoice {
     const key = JSON.stringify([options.versions ?? null, options.runId ?? null, options.takeOver ?? true, options.runsAtOnce ?? null]);
     if (reuse && now >= this.contendedUntil && this.ahead?.key === key && this.ahead.until > now) {
       // Runs the worker took since (now its own, excluded) are passed over.
-      for (let next = this.ahead.runs.shift(); next; next = this.ahead.runs.shift()) if (!options.exclude?.includes(next.id)) return next;
+      for (let next = this.ahead.runs.shift(); next; next = this.ahead.runs.shift()) if (!this.chosen.has(next.id) && !options.exclude?.includes(next.id)) return next;
     }
     const runs = this.look(options, now);
     this.ahead = { key, until: now + LOOK_AHEAD_MS, runs: runs.slice(1) };
     return runs[0];
+  }
+
+  /** `run` is chosen for a claim until `settled`. */
+  choosing(runId: string): void {
+    this.chosen.add(runId);
+  }
+
+  settled(runId: string): void {
+    this.chosen.delete(runId);
   }
 
   /** A queued run was claimed: its workflow had its turn. */
@@ -71,13 +85,15 @@ export class ClaimChoice {
    */
   private look(options: ClaimOptions, now: number): ClaimCandidate[] {
     const running = this.runningCounts();
-    const canClaim = (run: ClaimCandidate) => this.canClaim(run, options, now, running);
+    const canClaim = (run: ClaimCandidate) => !this.chosen.has(run.id) && this.canClaim(run, options, now, running);
     if (options.runId !== undefined) return this.q.claimCandidates(now, options.versions, options.runId, 1).filter(canClaim);
-    const takeovers = options.takeOver === false ? [] : this.q.expiredLeases(now, options.versions, LOOK_AHEAD).filter(canClaim);
+    // As many more as are chosen already: those are passed over.
+    const reach = LOOK_AHEAD + this.chosen.size;
+    const takeovers = options.takeOver === false ? [] : this.q.expiredLeases(now, options.versions, reach).filter(canClaim);
     const turns: ClaimCandidate[][] = [];
     for (const workflow of this.turnOrder(this.q.queuedWorkflows(options.versions)).slice(0, WORKFLOWS_PER_LOOK)) {
       const limit = runsAtOnceLimit(workflow, options.runsAtOnce) ?? Number.POSITIVE_INFINITY;
-      const runs = this.q.queuedOf(workflow, now, options.versions, LOOK_AHEAD).filter(canClaim).slice(0, Math.max(0, limit - running(workflow)));
+      const runs = this.q.queuedOf(workflow, now, options.versions, reach).filter(canClaim).slice(0, Math.max(0, limit - running(workflow)));
       if (runs.length > 0) turns.push(runs);
     }
     const queued: ClaimCandidate[] = [];

@@ -8,7 +8,7 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { parseDoc, parseDocs, runRow } from "./rows.js";
+import { parseDoc, parseDocs, runColumns, runRow, type RunColumns } from "./rows.js";
 import { whereClause, type Param, type Statements } from "./statements.js";
 import type { WrittenRuns } from "./written-runs.js";
 
@@ -25,9 +25,7 @@ const QUEUED = `SELECT ${CANDIDATE_COLUMNS} FROM runs r
      AND ${FILTER}`;
 /** Along the index of queued runs by workflow (schema version 5), one workflow's oldest first. */
 const QUEUED_OF_WORKFLOW = `${QUEUED} AND workflow = :workflow ORDER BY updated_at, id LIMIT :limit`;
-const SAVE_RUN = "UPDATE runs SET doc = ?, status = ?, version = ?, parent_run_id = ?, updated_at = ?, wake_at = ?, lease_until = ?, waiting_on = ?";
-const SAVE_RUN_BY_ID = `${SAVE_RUN} WHERE id = ?`;
-const SAVE_RUN_BY_KEY = `${SAVE_RUN} WHERE key = ?`;
+const RUN_COLUMNS = Object.keys(runColumns({} as RunRecord)) as (keyof RunColumns)[];
 const EXPIRED = `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`;
 
 /**
@@ -127,18 +125,22 @@ export class Queries {
   }
 
   /**
-   * `key` is the run's row key when the caller has it (a commit reads it with the run): the row is
-   * then found by its primary key, without a look-up in the index of ids.
+   * Writes a run's document, and of the columns beside it those that differ from `was` (the
+   * run's as read): SQLite rewrites the entry of every index on a column an update sets, even to
+   * the value it had, and a step's commit changes only the update time of its run. `key` is the
+   * run's row key when the caller has it (a commit reads it with the run): the row is then found
+   * by its primary key, without a look-up in the index of ids.
    */
-  saveRun(run: RunRecord, key?: number): void {
+  saveRun(run: RunRecord, key: number | undefined, was: RunColumns): void {
     const row = runRow(run);
-    // The version too: an upgrade moves a run to another (claims filter on the column).
-    const values = [row.doc, row.status, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on];
+    const changed = RUN_COLUMNS.filter((column) => row[column] !== was[column]);
+    const values = [row.doc, ...changed.map((column) => row[column])];
+    const set = `UPDATE runs SET doc = ?${changed.map((column) => `, ${column} = ?`).join("")}`;
     if (key === undefined) {
-      this.s.sql(SAVE_RUN_BY_ID).run(...values, row.id);
+      this.s.sql(`${set} WHERE id = ?`).run(...values, row.id);
       this.written.saved(run.id, row.doc, ended(run));
     } else {
-      this.s.sql(SAVE_RUN_BY_KEY).run(...values, key);
+      this.s.sql(`${set} WHERE key = ?`).run(...values, key);
       this.written.set(run.id, key, row.doc, ended(run));
     }
   }

@@ -7,11 +7,13 @@ import { packJson } from "./packed-json.js";
 
 /** A run is its JSON document, with the fields its queries filter and sort on beside it. */
 export function runRow(run: RunRecord) {
+  return { id: run.id, doc: JSON.stringify(run), workflow: run.workflow, ...runColumns(run) };
+}
+
+/** The columns beside a run's document that a write may change (its id and workflow never do). */
+export function runColumns(run: RunRecord) {
   return {
-    id: run.id,
-    doc: JSON.stringify(run),
     status: run.status,
-    workflow: run.workflow,
     version: run.version,
     parent_run_id: run.parentRunId,
     updated_at: run.updatedAt,
@@ -20,6 +22,8 @@ export function runRow(run: RunRecord) {
     waiting_on: run.waitingOn,
   };
 }
+
+export type RunColumns = ReturnType<typeof runColumns>;
 
 export interface CheckpointRow {
   run_id: string;

@@ -5,6 +5,7 @@ import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store
 import type { ClaimChoice } from "./claim-choice.js";
 import type { HistoryQueries, CommitRecords } from "./history-queries.js";
 import type { Queries } from "./queries.js";
+import { runColumns } from "./rows.js";
 
 /**
  * What each write to a run does, inside the write transaction the store runs it in (group-commit.ts):
@@ -43,28 +44,32 @@ export class RunWrites {
     }
     if (!keyed) return undefined;
     const { run, key } = keyed;
+    const was = runColumns(run);
     const recovered = run.status === "running";
     const takenFrom = recovered && run.owner !== null ? run.owner : undefined;
     const fence = this.q.nextFence();
     Object.assign(run, claimPatch(run, options.owner, options.leaseMs, fence, now));
     this.appendEvents(run, [runClaimedEvent(run, options.owner, fence, recovered, now)], {}, key);
     // Saved by its key, the row is kept for the run's first commit (`WrittenRuns`).
-    this.q.saveRun(run, key);
+    this.q.saveRun(run, key, was);
     this.claims.claimed(run, recovered);
-    return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}) };
+    const head = run.lastCommit === null && run.head !== null ? this.history.getCheckpoint(run.head) : undefined;
+    return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}), ...(head ? { head } : {}) };
   }
 
   renewLease(runId: string, owner: string, fence: number, leaseMs: number): void {
     const run = this.mustGetRun(runId);
     if (run.fence !== fence || run.owner !== owner) throw new StaleFenceError(runId, fence, run.fence);
+    const was = runColumns(run);
     run.leaseUntil = Date.now() + leaseMs;
-    this.q.saveRun(run);
+    this.q.saveRun(run, undefined, was);
   }
 
   commit(commit: Commit): CommitResult {
     const keyed = this.q.getKeyedRun(commit.runId);
     if (!keyed) throw new NotFoundError("run", commit.runId);
     const { run, key } = keyed;
+    const was = runColumns(run);
     if (checkCommit(run, commit, { interrupt: (id) => this.q.getInterrupt(id), command: (id) => this.q.getCommand(id) }) === "duplicate") return { events: [] };
     for (const command of commit.submit ?? []) if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
     const now = Date.now();
@@ -79,13 +84,13 @@ export class RunWrites {
     for (const id of commit.wake ?? []) {
       const waiting = this.q.getRun(id);
       const woken = waiting && wokenRun(waiting, now);
-      if (woken) this.q.saveRun({ ...waiting, ...woken });
+      if (woken) this.q.saveRun({ ...waiting, ...woken }, undefined, runColumns(waiting));
     }
     // Interrupts change only through commits: without any, the count stands.
     if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
     if (active) run.updatedAt = now;
     const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks }, key);
-    this.q.saveRun(run, key);
+    this.q.saveRun(run, key, was);
     return { events };
   }
 
@@ -93,8 +98,9 @@ export class RunWrites {
     const run = this.mustGetRun(command.runId);
     if (this.q.getCommand(command.id)) throw new ConflictError(`command ${command.id} already exists`);
     this.q.insertCommand(command);
+    const was = runColumns(run);
     const events = this.appendEvents(run, [event]);
-    this.q.saveRun(run);
+    this.q.saveRun(run, undefined, was);
     return { events };
   }
 
@@ -102,8 +108,9 @@ export class RunWrites {
     const command = this.pendingCommand(answer.id);
     this.q.saveCommand({ ...command, ...answer });
     const run = this.mustGetRun(command.runId);
+    const was = runColumns(run);
     const events = this.appendEvents(run, [event]);
-    this.q.saveRun(run);
+    this.q.saveRun(run, undefined, was);
     return { events };
   }
 

@@ -180,7 +180,8 @@ export class SqliteStore implements Store {
     this.identity.check();
     const chosen = this.read(() => this.claims.choose(options, Date.now(), true));
     if (!chosen) return undefined;
-    return this.writes.write(() => this.runWrites.claimRun(chosen.id, options));
+    this.claims.choosing(chosen.id);
+    return this.writes.write(() => this.runWrites.claimRun(chosen.id, options)).finally(() => this.claims.settled(chosen.id));
   }
 
   async renewLease(runId: string, owner: string, fence: number, leaseMs: number): Promise<void> {
