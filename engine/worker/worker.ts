@@ -316,18 +316,25 @@ export class Worker implements ExecutorHost {
         exclude: [...this.executors.keys()],
         ...(this.contact.takeOversAllowed() ? {} : { takeOver: false }),
       };
+      // A wave's claims are made at once, so that they share the store's group transaction with
+      // the steps of the runs in flight; each run claimed is executed whatever befell the others
+      // (one left unexecuted would wait for its lease to run out), then the first failure is thrown.
       const size = Math.min(wave, this.options.concurrency - this.executors.size);
       const outcomes = await Promise.allSettled(Array.from({ length: size }, () => this.store.claimRun(options)));
+      const failures = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
       let claimed = 0;
       for (const outcome of outcomes) {
         if (outcome.status !== "fulfilled" || !outcome.value) continue;
         claimed++;
         this.deadlines.clockFrom(outcome.value);
         this.counted(outcome.value);
-        await this.execute(outcome.value, followed);
+        try {
+          await this.execute(outcome.value, followed);
+        } catch (error) {
+          failures.push(error);
+        }
       }
-      const failed = outcomes.find((o) => o.status === "rejected");
-      if (failed) throw failed.reason;
+      if (failures.length > 0) throw failures[0];
       if (claimed < size) return;
       wave *= 2;
     }
