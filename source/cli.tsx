@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import meow, { type AnyFlags } from "meow";
 import { defaultActor, didYouMean } from "../engine/index.js";
 import { COMMANDS } from "./commands/index.js";
-import { flagWithoutValue, kebab, splitCommand, whyNoCommand } from "./cli/argv.js";
+import { flagWithoutValue, splitCommand, whyNoCommand } from "./cli/argv.js";
 import { CLOSE_WAIT_MS, Resources, createsStore, stopsOnSignal, type Command, type GlobalOptions } from "./cli/command.js";
 import { DEFAULT_STORE, loadConfig } from "./cli/config.js";
 import { EXIT, UsageError, describeError, errorJson, exitCodeOf, type ExitCode } from "./cli/errors.js";
+import { kebab, parseFlags, type AnyFlags } from "./cli/flags.js";
 import { Output } from "./cli/output.js";
 import { packageRoot } from "./cli/typescript.js";
 import { clean } from "./text/plain.js";
@@ -54,9 +54,12 @@ ${GLOBAL_HELP}`;
 
 function commandHelp(command: Command): string {
   return `
+  ${command.summary}
+
   Usage
     $ pitwall ${command.usage}
-${command.details ? `\n${indent(command.details, 4)}\n` : ""}${GLOBAL_HELP}`;
+${command.details ? `\n${indent(command.details, 4)}\n` : ""}${GLOBAL_HELP}
+`;
 }
 
 function indent(text: string, n: number): string {
@@ -114,7 +117,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   try {
     const sub = parseCommandLine(command, rest);
     if (sub.flags.help) {
-      process.stdout.write(`${sub.help}\n`);
+      process.stdout.write(`${commandHelp(command)}\n`);
       return EXIT.ok;
     }
     // Any other command is left to the signal's own action, which ends it at once: a handler would
@@ -178,31 +181,17 @@ function parseCommandLine(command: Command, argv: readonly string[]) {
   const flags: AnyFlags = { ...GLOBAL_FLAGS, ...command.flags };
   const bare = flagWithoutValue(argv, flags);
   if (bare) throw new UsageError(`${bare} needs a value`);
-  let sub: ReturnType<typeof meow<AnyFlags>>;
+  let sub: ReturnType<typeof parseFlags>;
   try {
-    sub = meow(commandHelp(command), {
-      importMeta: import.meta,
-      argv,
-      flags,
-      booleanDefault: undefined,
-      allowUnknownFlags: true,
-      autoHelp: false,
-      autoVersion: false,
-      description: command.summary,
-    });
+    sub = parseFlags(argv, flags);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  // meow names the process after the package alone; with the command, `ps` and `pkill -f "pitwall
-  // worker"` tell a worker from a console (its arguments, which may hold a store's password, stay hidden).
+  // With the command, `ps` and `pkill -f "pitwall worker"` tell a worker from a console (its
+  // arguments, which may hold a store's password, stay hidden).
   process.title = `pitwall ${command.name}`;
   if (sub.flags.help) return sub;
-  const known = new Set(Object.entries(flags).flatMap(([name, f]) => [name, ...("shortFlag" in f && f.shortFlag ? [f.shortFlag] : [])]));
-  const unknown = Object.keys(sub.flags).filter((k) => !known.has(k));
-  if (unknown.length > 0) {
-    const shown = unknown.map((k) => (k.length === 1 ? `-${k}` : `--${kebab(k)}`));
-    throw new UsageError(`unknown flag${shown.length > 1 ? "s" : ""} ${shown.join(", ")} (see pitwall ${command.name} --help)`);
-  }
+  if (sub.unknown.length > 0) throw new UsageError(`unknown flag${sub.unknown.length > 1 ? "s" : ""} ${sub.unknown.join(", ")} (see pitwall ${command.name} --help)`);
   for (const [name, f] of Object.entries(flags)) {
     const values = [sub.flags[name]].flat().filter((v) => v !== undefined);
     if (f.type === "number" && values.some((v) => !Number.isFinite(v))) throw new UsageError(`--${kebab(name)} needs a number`);

@@ -1,7 +1,4 @@
-import type { AnyFlags } from "meow";
-
-/** A flag's name as typed: `snapshotEvery` → `snapshot-every`. */
-export const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+import { kebab, type AnyFlags } from "./flags.js";
 
 /** `--as`, `--store`...: the flags of `flags` that take a value, as typed. */
 function valueFlags(flags: AnyFlags): Set<string> {

@@ -1,4 +1,4 @@
-import type { AnyFlags, TypedFlags } from "meow";
+import type { AnyFlags, TypedFlags } from "./flags.js";
 import { Operator, loadActionModules, openStore, storeUrlWarning, type ActionRegistry, type OwnerWaiting, type Store } from "../../engine/index.js";
 import type { CliConfig } from "./config.js";
 import { enableTypeScript } from "./typescript.js";

@@ -1,4 +1,3 @@
-import stringWidth from "string-width";
 import { clean } from "../text/plain.js";
 
 /**
@@ -37,15 +36,15 @@ export class Output {
     this.stderr.write(`${safeLines(text)}\n`);
   }
 
-  table(headers: readonly string[], rows: readonly (readonly string[])[]): void {
-    for (const line of formatTable(headers, rows)) this.line(line);
+  async table(headers: readonly string[], rows: readonly (readonly string[])[]): Promise<void> {
+    for (const line of await formatTable(headers, rows)) this.line(line);
   }
 
   /** A listing: one JSON array for scripts; for people a table, or `empty` on stderr when there is nothing. */
-  list<T>(items: readonly T[], empty: string, headers: readonly string[], row: (item: T) => string[]): void {
+  async list<T>(items: readonly T[], empty: string, headers: readonly string[], row: (item: T) => string[]): Promise<void> {
     if (this.json) this.value(items);
     else if (items.length === 0) this.note(empty);
-    else this.table(headers, items.map(row));
+    else await this.table(headers, items.map(row));
   }
 }
 
@@ -60,8 +59,9 @@ export function json(value: unknown, indent?: number): string {
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
+export async function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): Promise<string[]> {
   const all = [headers, ...rows].map((row) => row.map((cell) => clean(cell)));
+  const stringWidth = await widthOf(all.flat());
   const widths = headers.map((_, i) => Math.max(...all.map((row) => stringWidth(row[i] ?? ""))));
   return all.map((row) =>
     row
@@ -69,6 +69,16 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
       .join("  ")
       .trimEnd(),
   );
+}
+
+/**
+ * How many columns a cell takes: its length where every cell is printable ASCII, as nearly all
+ * are; else as string-width counts them, loaded only then, since setting it up (Unicode tables,
+ * a grapheme segmenter) cost about 30 ms of every command's start.
+ */
+async function widthOf(cells: readonly string[]): Promise<(cell: string) => number> {
+  if (cells.every((cell) => /^[\x20-\x7e]*$/.test(cell))) return (cell) => cell.length;
+  return (await import("string-width")).default;
 }
 
 /** Each line of `text` as `clean` makes it, the line breaks kept. */

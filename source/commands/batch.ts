@@ -60,9 +60,9 @@ conflict, 1 otherwise).
     const { runs, more } = await selectRuns(s, selection, limit);
     if (more) out.note(`acting on the ${limit} most recently updated runs of the selection; there are more (--limit N, or run the batch again)`);
     const name = args[0] as ActionName;
-    if (!flags.yes) return printPlan(out, name, runs, await planBatch(s, runs, action), more);
+    if (!flags.yes) return await printPlan(out, name, runs, await planBatch(s, runs, action), more);
     const results = await runBatch(await operator(), s, runs, action);
-    return printResults(out, name, results, more);
+    return await printResults(out, name, results, more);
   },
 });
 
@@ -105,7 +105,7 @@ function upgradeSelection(selection: RunSelection, workflow: string, file: strin
   return { ...selection, workflows: [workflow], ...(status ? { status } : {}) };
 }
 
-function printPlan(out: Output, name: ActionName, runs: readonly RunRecord[], planned: readonly BatchPlan[], more: boolean): ExitCode {
+async function printPlan(out: Output, name: ActionName, runs: readonly RunRecord[], planned: readonly BatchPlan[], more: boolean): Promise<ExitCode> {
   if (out.json) {
     out.value({ action: name, dryRun: true, more, runs: planned });
     return EXIT.ok;
@@ -116,7 +116,7 @@ function printPlan(out: Output, name: ActionName, runs: readonly RunRecord[], pl
   }
   const acted = planned.filter((p) => p.status === "would").length;
   out.line(`would ${VERBS[name].would} ${count(acted)}${acted < runs.length ? ` (${runs.length - acted} left as they are)` : ""}:`);
-  out.table(
+  await out.table(
     ["RUN", "WORKFLOW", "STATUS", ""],
     runs.map((run, i) => {
       const plan = planned[i]!;
@@ -127,7 +127,7 @@ function printPlan(out: Output, name: ActionName, runs: readonly RunRecord[], pl
   return EXIT.ok;
 }
 
-function printResults(out: Output, name: ActionName, results: readonly BatchResult[], more: boolean): ExitCode {
+async function printResults(out: Output, name: ActionName, results: readonly BatchResult[], more: boolean): Promise<ExitCode> {
   const failed = results.filter((r): r is Extract<BatchResult, { status: "failed" }> => r.status === "failed");
   if (out.json) {
     out.value({
@@ -141,7 +141,7 @@ function printResults(out: Output, name: ActionName, results: readonly BatchResu
   } else if (results.length === 0) {
     out.note("no runs match the selection: nothing to do");
   } else {
-    out.table(
+    await out.table(
       ["RUN", "OUTCOME"],
       results.map((r) => [r.runId, r.status === "done" ? r.effects.join("; ") : r.status === "skipped" ? `skipped: ${r.why}` : `failed: ${describeError(r.error)}`]),
     );

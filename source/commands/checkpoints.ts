@@ -57,7 +57,7 @@ node), - where the run ends. Read a checkpoint's state with pitwall state --chec
     const nodes = new Map(list.map((c) => [c.n, checkpointNodes(c, skipped).join(",") || "-"]));
     // Its checkpoint 0 goes on from another run's: say which, as its history begins there.
     if (run.forkOf && !out.json) out.note(`run ${run.id} was forked from checkpoint ${run.forkOf.checkpointId} of run ${run.forkOf.runId} (pitwall checkpoints ${run.forkOf.runId})`);
-    out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "NEXT", "SIZE", "AGE"], (c) => [
+    await out.list(list.map(listed), "no checkpoints", ["N", "CHECKPOINT", "STEP", "SOURCE", "ACTOR", "NODES", "NEXT", "SIZE", "AGE"], (c) => [
       String(c.n),
       c.id,
       String(c.step),

@@ -6,7 +6,7 @@ import { checkedVersion } from "../cli/workflow-file.js";
 
 /** The fork's interrupt lists, when the command line replaces its source's. */
 function interruptLists(flags: { interruptBefore?: string[] | undefined; interruptAfter?: string[] | undefined; interrupts?: boolean | undefined }): { interruptBefore?: string[]; interruptAfter?: string[] } {
-  // A list flag not given arrives as [] (meow): that is "keep the source's list", not "stop nowhere".
+  // A list flag not given arrives as [] (parseFlags): that is "keep the source's list", not "stop nowhere".
   const before = flags.interruptBefore?.length ? listFlag("interrupt-before", flags.interruptBefore) : undefined;
   const after = flags.interruptAfter?.length ? listFlag("interrupt-after", flags.interruptAfter) : undefined;
   if (flags.interrupts === false) {

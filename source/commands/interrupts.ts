@@ -39,7 +39,7 @@ with a deadline answers itself, and when; past it, a worker answers it as actor 
       // Only interrupts that have one say what their deadline does.
       const deadlines = list.some((i) => i.deadline) ? ["DEADLINE"] : [];
       const now = Date.now();
-      out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", ...deadlines, "QUESTION", "DETAILS"], (i) => [
+      await out.list(list, "no pending interrupts", ["INTERRUPT", "RUN", "NODE", "KIND", "AGE", "DECISIONS", ...deadlines, "QUESTION", "DETAILS"], (i) => [
         i.id,
         i.runId,
         node(i),
@@ -52,7 +52,7 @@ with a deadline answers itself, and when; past it, a worker answers it as actor 
       ]);
       return EXIT.ok;
     }
-    out.list(list, status === "resolved" ? "no interrupt has been answered" : "no interrupts", ["INTERRUPT", "RUN", "NODE", "ASKED", "DECISION", "BY", "AGO", "REASON", "QUESTION"], (i) => [
+    await out.list(list, status === "resolved" ? "no interrupt has been answered" : "no interrupts", ["INTERRUPT", "RUN", "NODE", "ASKED", "DECISION", "BY", "AGO", "REASON", "QUESTION"], (i) => [
       i.id,
       i.runId,
       node(i),

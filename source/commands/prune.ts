@@ -43,7 +43,7 @@ child runs have not all ended is kept and named. --dry-run lists the runs and de
       return EXIT.ok;
     }
     if (dryRun) {
-      out.list(result.runs, `no ${which} ended before ${when}`, ["RUN", "WORKFLOW", "STATUS", "ENDED"], (r) => [r.id, r.workflow, r.status, age(r.endedAt ?? r.updatedAt)]);
+      await out.list(result.runs, `no ${which} ended before ${when}`, ["RUN", "WORKFLOW", "STATUS", "ENDED"], (r) => [r.id, r.workflow, r.status, age(r.endedAt ?? r.updatedAt)]);
       if (result.runs.length > 0) out.line(`would delete ${plural(result.runs.length, "run")} that ended before ${when}, with their child runs (--dry-run: nothing was deleted)`);
     } else {
       const children = result.childRuns > 0 ? ` and ${plural(result.childRuns, "child run")}` : "";

@@ -43,7 +43,7 @@ step, current, pendingInterrupts, parentRunId, forkOf, createdAt, updatedAt, ...
       const held = hold && hold.running >= hold.limit ? unclaimedWhy(r, now, undefined, hold) : undefined;
       return held ? `queued (${held})` : runStatus(r, retries.get(r.id), now);
     };
-    out.list(list, "no runs", ["RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
+    await out.list(list, "no runs", ["RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "NODES", "WAITING", "UPDATED"], (r) => [
       r.id,
       r.workflow,
       // Runs keep the version they started on: which one tells apart runs of an edited workflow.

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { SCHEDULE_TAG, Schedules, checkCron, checkScheduleFields, checkTimezone, nextCronTime, storeVersion, zonedTime, type BackfillTime, type ScheduleRecord, type ScheduleSpec } from "../../engine/index.js";
 import { defineCommand, type CommandContext } from "../cli/command.js";
 import { EXIT, UsageError, type ExitCode } from "../cli/errors.js";
-import { kebab } from "../cli/argv.js";
+import { kebab } from "../cli/flags.js";
 import { readJsonArgument, secondsFlag, tagFlags } from "../cli/inputs.js";
 import type { Output } from "../cli/output.js";
 import { checkedVersion } from "../cli/workflow-file.js";
@@ -148,7 +148,7 @@ async function backfill(ctx: Ctx, schedules: Schedules, id: string): Promise<Exi
   const failed = times.filter((t) => t.outcome === "failed");
   if (ctx.out.json) ctx.out.value(times.map((t) => ({ ...t, time: new Date(t.at).toISOString() })));
   else {
-    ctx.out.list(times, "no time of its cron in that stretch", ["TIME", "RUN", "OUTCOME"], (t) => [zonedTime(t.at, timezone), t.runId, t.outcome === "failed" ? `failed: ${t.error}` : t.outcome]);
+    await ctx.out.list(times, "no time of its cron in that stretch", ["TIME", "RUN", "OUTCOME"], (t) => [zonedTime(t.at, timezone), t.runId, t.outcome === "failed" ? `failed: ${t.error}` : t.outcome]);
     const count = (outcome: BackfillTime["outcome"]) => times.filter((t) => t.outcome === outcome).length;
     const had = `${plural(count("existed"), "time")} had ${count("existed") === 1 ? "its run" : "theirs"} already`;
     if (dryRun) ctx.out.note(`would start ${plural(count("would start"), "run")} (${had}): nothing started; give --yes to start them`);
@@ -160,7 +160,7 @@ async function backfill(ctx: Ctx, schedules: Schedules, id: string): Promise<Exi
 async function list(ctx: Ctx): Promise<ExitCode> {
   const schedules = await new Schedules(await ctx.store(true), ctx.global.actor).list();
   const now = Date.now();
-  ctx.out.list(schedules, "no schedules (pitwall schedule add makes one)", ["ID", "WORKFLOW", "CRON", "TZ", "NEXT", "LAST RUN", "STATE"], (s) => [
+  await ctx.out.list(schedules, "no schedules (pitwall schedule add makes one)", ["ID", "WORKFLOW", "CRON", "TZ", "NEXT", "LAST RUN", "STATE"], (s) => [
     s.id,
     s.version ? `${s.workflow}@${s.version.slice(0, 8)}` : s.workflow,
     s.cron,

@@ -52,10 +52,10 @@ interrupts), "calls" (each durable call: "kind" model, tool or call, "node", "ca
       return EXIT.ok;
     }
     printRun(out, run, child, tasks, tokens, await retryWaitOf(s, run, tasks), unclaimed && waitingFor(unclaimed, run, atOnce), upgrades);
-    printTasks(out, tasks);
-    printHeldWrites(out, run, tasks, global.secretKeys);
-    printCalls(out, calls, tasks);
-    printInterrupts(out, interrupts, tasks);
+    await printTasks(out, tasks);
+    await printHeldWrites(out, run, tasks, global.secretKeys);
+    await printCalls(out, calls, tasks);
+    await printInterrupts(out, interrupts, tasks);
     out.line();
     out.line(`storage   checkpoints ${bytes(storage.checkpoints)} · events ${bytes(storage.events)} · artifacts ${bytes(storage.artifacts)} · total ${bytes(storage.total)}`);
     return EXIT.ok;
@@ -180,13 +180,13 @@ function taskLabel(t: TaskRecord): string {
   return t.call !== null ? `${t.node} · ${t.call}` : nodeLabel(t.node, t.index);
 }
 
-function printTasks(out: Output, all: TaskRecord[]): void {
+async function printTasks(out: Output, all: TaskRecord[]): Promise<void> {
   if (all.length === 0) return;
   out.line();
   const tasks = ordered(all);
   const shown = tasks.slice(-SHOWN_TASKS);
   out.line(tasks.length > shown.length ? `tasks (last ${shown.length} of ${tasks.length}; --json for all)` : "tasks");
-  out.table(
+  await out.table(
     ["STEP", "NODE", "STATUS", "ATTEMPTS", "LAST TIME", "ERROR / WAITING"],
     shown.map((t) => [
       String(t.step),
@@ -204,12 +204,12 @@ function printTasks(out: Output, all: TaskRecord[]): void {
  * What the step's finished nodes wrote while others of it still run or wait: the state (`pitwall
  * state`) has none of it until the step's last task ends, when all of it is applied at once.
  */
-function printHeldWrites(out: Output, run: RunRecord, tasks: readonly TaskRecord[], secretKeys: readonly string[]): void {
+async function printHeldWrites(out: Output, run: RunRecord, tasks: readonly TaskRecord[], secretKeys: readonly string[]): Promise<void> {
   const held = tasks.filter((t) => t.step === run.step + 1 && t.parent === null && t.writes !== null && t.writes.length > 0);
   if (held.length === 0) return;
   out.line();
   out.line(`written by finished nodes of step ${run.step + 1}, into the state when the step ends`);
-  out.table(
+  await out.table(
     ["NODE", "KEY", "VALUE"],
     held.flatMap((t) => t.writes!.map(([key, value]) => [nodeLabel(t.node, t.index), key, inline(JSON.stringify((redact({ [key]: value }, secretKeys) as Record<string, unknown>)[key]) ?? "undefined", 80)])),
   );
@@ -247,14 +247,14 @@ function waiting(wait: NonNullable<TaskRecord["waitingFor"]>): string {
 }
 
 /** Each model and tool call: what it was sent and what came back, on one line each. */
-function printCalls(out: Output, all: readonly CallView[], tasks: readonly TaskRecord[]): void {
+async function printCalls(out: Output, all: readonly CallView[], tasks: readonly TaskRecord[]): Promise<void> {
   const records = new Map(tasks.map((t) => [t.id, t]));
   const calls = all.filter((c) => c.kind !== "call");
   if (calls.length === 0) return;
   out.line();
   const shown = calls.slice(-SHOWN_CALLS);
   out.line(calls.length > shown.length ? `model and tool calls (last ${shown.length} of ${calls.length}; --json for all)` : "model and tool calls");
-  out.table(
+  await out.table(
     ["STEP", "NODE", "CALL", "MODEL / TOOL", "STATUS", "TOKENS", "SENT", "ANSWER / RESULT"],
     shown.map((c) => [
       String(c.step),
@@ -274,14 +274,14 @@ function interruptNode(interrupt: InterruptRecord, tasks: readonly TaskRecord[])
   return nodeLabel(interrupt.node, tasks.find((t) => t.id === interrupt.taskId)?.index);
 }
 
-function printInterrupts(out: Output, interrupts: InterruptRecord[], tasks: readonly TaskRecord[]): void {
+async function printInterrupts(out: Output, interrupts: InterruptRecord[], tasks: readonly TaskRecord[]): Promise<void> {
   if (interrupts.length === 0) return;
   out.line();
   out.line("pending interrupts");
   // Only interrupts that have one say what their deadline does.
   const deadlines = interrupts.some((i) => i.deadline) ? ["DEADLINE"] : [];
   const now = Date.now();
-  out.table(
+  await out.table(
     ["INTERRUPT", "NODE", "KIND", "DECISIONS", ...deadlines, "QUESTION", "DETAILS"],
     interrupts.map((i) => [
       i.id,

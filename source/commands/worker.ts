@@ -88,7 +88,7 @@ or an operator took the run from it: "why" then says what became of the run).`,
     const killGraceMs = seconds("kill-grace", flags.killGrace, 0);
     const health = flags.health !== undefined ? parseHealthAddress(flags.health) : undefined;
     const retainMs = flags.retain !== undefined ? durationFlag("retain", flags.retain) : undefined;
-    // meow gives a repeatable flag not given as [].
+    // A repeatable flag not given arrives as [] (parseFlags).
     const only = flags.workflow && flags.workflow.length > 0 ? listFlag("workflow", flags.workflow) : undefined;
     const loaded = await actions(flags.actions);
     // Before the store is opened (or made): a worker that would call the wrong model, or none, does not start.

@@ -23,7 +23,7 @@ limits it to). Records of workers not seen for a day are dropped.
     const listed = (await (await store()).listWorkers()).map((w) => ({ ...w, live: workerLive(w, now) }));
     // Live ones first, each group the most recently seen first (the store's order).
     const sorted = [...listed.filter((w) => w.live), ...listed.filter((w) => !w.live)];
-    out.list(sorted, "no worker has written a heartbeat to this store in the last day", ["WORKER", "STATE", "HOST", "PID", "RUNS", "STARTED", "WORKFLOWS"], (w) => [
+    await out.list(sorted, "no worker has written a heartbeat to this store in the last day", ["WORKER", "STATE", "HOST", "PID", "RUNS", "STARTED", "WORKFLOWS"], (w) => [
       w.id,
       state(w, now),
       w.host,

@@ -23,7 +23,7 @@ queued, running or paused.
     const rows = stored
       .sort((a, b) => a.name.localeCompare(b.name) || newestFirst(a, b))
       .map((w) => ({ name: w.name, version: w.version, createdAt: w.createdAt, runs: counts.get(w.version)?.runs ?? 0, unfinished: counts.get(w.version)?.unfinished ?? 0 }));
-    out.list(rows, name === undefined ? "no workflows stored" : `no versions of workflow ${name} stored`, ["WORKFLOW", "VERSION", "CREATED", "RUNS", "UNFINISHED"], (w) => [
+    await out.list(rows, name === undefined ? "no workflows stored" : `no versions of workflow ${name} stored`, ["WORKFLOW", "VERSION", "CREATED", "RUNS", "UNFINISHED"], (w) => [
       w.name,
       w.version,
       `${age(w.createdAt)} ago`,

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FIXTURES, cliHarness } from "../support/cli.js";
@@ -39,6 +39,24 @@ describe("pitwall: usage, errors and exit codes", () => {
     expect(r.stdout).toContain("Exit codes");
   });
 
+  it("a boolean flag is turned off with --no-NAME or NAME=false; tables fit wide characters", async () => {
+    await cli.createStore();
+    const [on, off, negated] = await Promise.all([cli.run(["runs", "--json=true"]), cli.run(["runs", "--json=false"]), cli.run(["runs", "--no-json"])]);
+    expect([on.code, on.stdout]).toEqual([0, "[]\n"]);
+    expect([off.code, off.stdout, off.stderr]).toEqual([0, "", "no runs\n"]);
+    expect([negated.code, negated.stdout, negated.stderr]).toEqual([0, "", "no runs\n"]);
+    // A cell of wide characters (two columns each) is padded by the columns it takes, not by its characters.
+    const workflow = join(cli.dir, "wide.json");
+    writeFileSync(workflow, JSON.stringify({ name: "wide", state: {}, start: "等待", nodes: { 等待: { kind: "wait", seconds: 600, next: "END" } } }));
+    await cli.run(["start", workflow]);
+    await cli.run(["worker", "--once"]);
+    const table = await cli.run(["runs"]);
+    const [header, row] = table.stdout.split("\n");
+    expect(header).toMatch(/ NODES {2}WAITING /);
+    // "等待" is four columns wide, under "NODES", five: one space pads it, two part the columns.
+    expect(row).toContain(" 等待   - ");
+  });
+
   it("usage mistakes are one line on stderr and exit 2", async () => {
     const cases: [string[], string][] = [
       [["bogus"], 'pitwall: unknown command "bogus" (pitwall --help lists them)'],
@@ -67,6 +85,9 @@ describe("pitwall: usage, errors and exit codes", () => {
       [["prune", "--ended-before", "2026-02-30T00:00:00Z"], 'pitwall prune: --ended-before "2026-02-30T00:00:00Z": 2026-02-30 is not a day of the calendar'],
       [["prune", "--ended-before", "2026-11-01T25:00"], 'pitwall prune: --ended-before "2026-11-01T25:00": give a date or a date and time, such as 2026-11-20 or 2026-11-20T03:00 (read in UTC) or 2026-11-20T02:00Z'],
       [["runs", "--limit", "1e400"], "pitwall runs: --limit needs a number"],
+      [["runs", "--limit", "2", "--limit=3"], "pitwall runs: --limit can be given only once"],
+      [["events", "--follow=yes"], 'pitwall events: --follow takes no value (it was given "yes")'],
+      [["runs", "--bogus", "-x"], "pitwall runs: unknown flags --bogus, -x (see pitwall runs --help)"],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--wait", "--timeout", "-1"], "pitwall start: --timeout -1: give seconds, more than 0 and at most 2147483.647"],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--interrupt-before", "nope"], 'pitwall start: workflow task-queue has no node "nope" to interrupt at'],
       [["start", `${FIXTURES}/task-queue/workflow.json`, "--input", "null"], "pitwall start: --input null: give a JSON object, the run's starting state (or leave --input out)"],
