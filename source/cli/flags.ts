@@ -36,8 +36,9 @@ export interface ParsedFlags {
 
 /**
  * Parses `argv` against `flags`. `--no-NAME` sets a boolean flag false; `--NAME=true|false` is
- * taken too. A number flag's value that is not a number is NaN (the caller says which flag). A
- * flag given twice that is not repeatable is an Error naming it.
+ * taken too, and the last of a boolean flag given twice counts. A number flag's value that is
+ * not a number is NaN (the caller says which flag). A flag with a value given twice that is not
+ * repeatable is an Error naming it.
  */
 export function parseFlags(argv: readonly string[], flags: AnyFlags): ParsedFlags {
   const byTyped = new Map(Object.entries(flags).map(([name, spec]) => [kebab(name), { name, spec }]));
@@ -66,7 +67,8 @@ export function parseFlags(argv: readonly string[], flags: AnyFlags): ParsedFlag
       (parsed.flags[known.name] as unknown[]).push(value);
       continue;
     }
-    if (given.has(known.name)) throw new Error(`${typed} can be given only once`);
+    // A switch may be repeated (a script's `--json` beside the user's); the last one counts.
+    if (given.has(known.name) && known.spec.type !== "boolean") throw new Error(`${typed} can be given only once`);
     given.add(known.name);
     parsed.flags[known.name] = value;
   }

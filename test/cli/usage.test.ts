@@ -41,7 +41,7 @@ describe("pitwall: usage, errors and exit codes", () => {
 
   it("a boolean flag is turned off with --no-NAME or NAME=false; tables fit wide characters", async () => {
     await cli.createStore();
-    const [on, off, negated] = await Promise.all([cli.run(["runs", "--json=true"]), cli.run(["runs", "--json=false"]), cli.run(["runs", "--no-json"])]);
+    const [on, off, negated] = await Promise.all([cli.run(["runs", "--json=true"]), cli.run(["runs", "--json=false"]), cli.run(["runs", "--json", "--no-json"])]);
     expect([on.code, on.stdout]).toEqual([0, "[]\n"]);
     expect([off.code, off.stdout, off.stderr]).toEqual([0, "", "no runs\n"]);
     expect([negated.code, negated.stdout, negated.stderr]).toEqual([0, "", "no runs\n"]);
