@@ -482,6 +482,21 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect((await store.listTasks(run.id, { step: 1 }))).toEqual([written.done]);
     });
 
+    it("stores a fan-out of hundreds of tasks committed at once, and the commit that settles them all", async () => {
+      const run = await createRun(store);
+      const { fence } = await claimed(store, run.id);
+      const started = Array.from({ length: 150 }, (_, i) => task(run.id, 1, `map#${i}`, { index: i, status: "running", worker: "w1", startedAt: 5 }));
+      await store.commit({ id: commitId(), runId: run.id, fence, tasks: started, events: [event(run.id)] });
+      const byIndex = (tasks: TaskRecord[]) => tasks.map((t) => [t.index, t.status]).sort((a, b) => Number(a[0]) - Number(b[0]));
+      expect(byIndex(await store.listTasks(run.id, { step: 1 }))).toEqual(started.map((t) => [t.index, "running"]));
+      // The same task twice in one commit: the later record is the one kept.
+      const settled = started.map((t) => ({ ...t, status: "succeeded" as const, endedAt: 9 }));
+      await store.commit({ id: commitId(), runId: run.id, fence, tasks: [{ ...settled[0]!, status: "failed", error: { message: "first" } }, ...settled], events: [event(run.id)] });
+      const stored = await store.listTasks(run.id, { step: 1 });
+      expect(stored).toHaveLength(150);
+      expect(stored.every((t) => t.status === "succeeded" && t.endedAt === 9 && t.error === null)).toBe(true);
+    });
+
     it("refuses a commit whose preconditions fail, writing nothing", async () => {
       const run = await createRun(store, { items: [] });
       const { fence } = await claimed(store, run.id);

@@ -25,6 +25,8 @@ const LAST_EVENT_SEQ = "max(coalesce((SELECT max(seq) FROM events), 0), coalesce
 /** Events rows whose document is kept in a blob (a `groupReference`, schema version 7). */
 const IN_GROUP = "typeof(events) = 'blob' AND substr(events, 1, 1) = x'fe'";
 
+const TASKS_PER_STATEMENT = 64;
+
 /** What a commit writes beside its events. */
 export interface CommitRecords {
   checkpoint?: CheckpointRecord | undefined;
@@ -107,11 +109,20 @@ export class HistoryQueries {
 
   // tasks
 
-  private putTask(runKey: number, row: TaskRow): void {
-    this.s.sql(
-      `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
-    ).run(runKey, row.step, row.id, row.created_at, row.doc);
+  /**
+   * Writes a commit's task rows in one statement (a step's commit has two: the task it settles
+   * and the one it starts), each new or replacing the document of the one with its key.
+   */
+  private putTasks(runKey: number, rows: readonly TaskRow[]): void {
+    // At most TASKS_PER_STATEMENT rows a statement: a fan-out of thousands stays under SQLite's
+    // limit on parameters, and the statements prepared are few.
+    for (let i = 0; i < rows.length; i += TASKS_PER_STATEMENT) {
+      const part = rows.slice(i, i + TASKS_PER_STATEMENT);
+      this.s.sql(
+        `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES ${Array(part.length).fill("(?, ?, ?, ?, ?)").join(", ")}
+         ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
+      ).run(part.flatMap((row) => [runKey, row.step, row.id, row.created_at, row.doc]));
+    }
   }
 
   getTask(id: string): TaskRecord | undefined {
@@ -150,7 +161,7 @@ export class HistoryQueries {
     // Every record belongs to the run (checkCommit): deleting the run deletes its events row.
     if (events.length === 0) {
       if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint));
-      for (const task of tasks) this.putTask(runKey, taskRow(task));
+      this.putTasks(runKey, tasks.map((task) => taskRow(task)));
       return [];
     }
     const docs: unknown[] = [];
@@ -160,10 +171,13 @@ export class HistoryQueries {
     this.s.sql("INSERT INTO events (seq, run_key, run_seq, count, events) VALUES (?, ?, ?, ?, ?)").run(seq, runKey, runSeq, events.length, this.docs.add(eventBatch(runId, events, docs), seq));
     this.lastSeq = seq;
     if (checkpoint) this.insertCheckpoint(runKey, checkpointRow(checkpoint, docReference({ seq, index: metaIndex })));
-    tasks.forEach((task, i) => {
-      const index = taskIndexes[i]!;
-      this.putTask(runKey, index >= 0 ? taskRow(task, docReference({ seq, index })) : taskRow(task));
-    });
+    this.putTasks(
+      runKey,
+      tasks.map((task, i) => {
+        const index = taskIndexes[i]!;
+        return index >= 0 ? taskRow(task, docReference({ seq, index })) : taskRow(task);
+      }),
+    );
     const first = seq - events.length + 1;
     return events.map((event, i) => numberedEvent(event, first + i, runSeq + i));
   }
