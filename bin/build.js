@@ -26,6 +26,27 @@ import { root } from "./build-state.js";
  */
 const EXTERNAL = ["better-sqlite3", "ioredis", "ink", "react", "@inkjs/ui", "tsx"];
 
+/**
+ * zod's `z.locales`, the error messages of some 50 languages (about 360 KB, a quarter of the
+ * engine's chunk, which every command parses at its start), reduced to English in the bundle:
+ * the engine never picks a language, its messages default to English, and a user who sets
+ * another with their own zod (`z.config(z.locales.fr())`) sets it for this copy too, as zod
+ * keeps its settings on globalThis.
+ */
+const englishZodLocales = {
+  name: "english-zod-locales",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic[\\/]external|core[\\/]index)\.js$/.test(args.importer) ? { path: "zod-locales-en", namespace: "english-zod-locales", pluginData: args.resolveDir } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "english-zod-locales" }, (args) => ({
+      contents: 'export { default as en } from "../locales/en.js";\n',
+      resolveDir: args.pluginData,
+      loader: "js",
+    }));
+  },
+};
+
 export async function build() {
   const dist = join(root, "dist");
   rmSync(dist, { recursive: true, force: true });
@@ -48,6 +69,7 @@ export async function build() {
     sourcemap: true,
     sourcesContent: true,
     logLevel: "warning",
+    plugins: [englishZodLocales],
   });
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const types = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
