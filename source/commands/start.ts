@@ -108,7 +108,9 @@ started --from another keeps that run's tags, these added.
     const child = (run: RunRecord) => heldBy(opened, run);
     const settled = (run: RunRecord, held: RunRecord | undefined) => out.value({ ...settledValue(run, held), ...made });
     // Nobody may be running a worker: say so once, rather than wait in silence, and what the
-    // workers' heartbeats say is missing (the rule `show` and the console follow).
+    // workers' heartbeats say is missing (the rule `show` and the console follow) — as soon as
+    // the run has waited that long: a run started before (--id) may have waited long enough already.
+    const waitedMs = existed ? Date.now() - existed.updatedAt : 0;
     const unclaimed = out.json
       ? undefined
       : setTimeout(() => {
@@ -117,7 +119,7 @@ started --from another keeps that run's tags, these added.
             const why = now && now.startedAt === null ? unclaimedWhy(now, Date.now(), workers, atOnce) : undefined;
             if (why) out.note(waitsForSlot(why, atOnce) ? `run ${runId} waits ${waitingFor(why, now!, atOnce)}` : `run ${runId}: ${why}`);
           }, () => undefined);
-        }, UNCLAIMED_MS + 500);
+        }, Math.max(0, UNCLAIMED_MS + 500 - waitedMs));
     let run: RunRecord;
     try {
       const deadline = flags.timeout !== undefined ? Date.now() + flags.timeout * 1000 : undefined;
