@@ -25,11 +25,11 @@ async function limitMemory(headroom: number): Promise<void> {
 it("says in the header that the store is full, or nearly, and stops saying so once it has room", async () => {
   const store: Store = await openStore(`${server.url}/0`);
   await limitMemory(-64 * 1024);
-  const ui = await openConsole({ store });
+  const ui = await openConsole({ store, recountMs: 500 });
   try {
     expect((await ui.waitFor(" store full ")).split("\n")[0]).toContain(" store full ");
     await limitMemory(600 * 1024);
-    // The room is read again with the counts, every 5 s. What the server uses moves by a client
+    // The room is read again with the counts (every 5 s; here every 0.5). What the server uses moves by a client
     // buffer or two between setting the limit and the console's reading (more under load).
     const header = (await ui.waitFor(/ store \d+\.\dK left /, 8_000)).split("\n")[0]!;
     expect(Number(/ store (\d+\.\d)K left /.exec(header)![1])).toBeGreaterThan(400);
@@ -45,7 +45,7 @@ it("says in the header that the store is full, or nearly, and stops saying so on
 
 it("says in the header when the server is changed to evict keys under it, and stops once it is changed back", async () => {
   const store: Store = await openStore(`${server.url}/0`);
-  const ui = await openConsole({ store });
+  const ui = await openConsole({ store, recountMs: 500 });
   try {
     await raw.config("SET", "maxmemory-policy", "allkeys-lru");
     await limitMemory(100 * 2 ** 20);
