@@ -146,9 +146,10 @@ describe("pitwall schedule", () => {
 async function twoWorkersFireEachTimeOnce(cli: ReturnType<typeof cliHarness>, url: string, storeFlags: string[]): Promise<void> {
   const echo = echoWorkflow(cli.dir);
   const ids = Array.from({ length: 12 }, (_, i) => `s${i}`);
-  // Added by as many processes at once, which the store takes one after the other.
-  const added = await Promise.all(ids.map((id) => cli.run(["schedule", "add", id, echo.workflow, "--cron", "0 0 1 1 *", "--input", `{"who":"${id}"}`, ...storeFlags])));
-  for (const r of added) expect(r.code, r.stderr).toBe(0);
+  for (const id of ids) {
+    const r = await cli.run(["schedule", "add", id, echo.workflow, "--cron", "0 0 1 1 *", "--input", `{"who":"${id}"}`, ...storeFlags]);
+    expect(r.code, r.stderr).toBe(0);
+  }
   const store: Store = await openStore(url);
   try {
     const now = await store.clock();
