@@ -29,8 +29,9 @@ it("says in the header that the store is full, or nearly, and stops saying so on
   try {
     expect((await ui.waitFor(" store full ")).split("\n")[0]).toContain(" store full ");
     await limitMemory(600 * 1024);
-    // The room is read again with the counts (every 5 s; here every 0.5). What the server uses moves by a client
-    // buffer or two between setting the limit and the console's reading (more under load).
+    // The room is read again with the counts (every 5 s; here every 0.5). What the server uses
+    // moves by a client buffer or two between setting the limit and the console's reading (more
+    // under load).
     const header = (await ui.waitFor(/ store \d+\.\dK left /, 8_000)).split("\n")[0]!;
     expect(Number(/ store (\d+\.\d)K left /.exec(header)![1])).toBeGreaterThan(400);
     expect(Number(/ store (\d+\.\d)K left /.exec(header)![1])).toBeLessThan(800);

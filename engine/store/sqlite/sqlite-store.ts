@@ -177,13 +177,10 @@ export class SqliteStore implements Store {
   async claimRun(options: ClaimOptions): Promise<Claim | undefined> {
     // The run is chosen before taking the write lock, which most calls (finding nothing) never
     // need; under the lock only that run is checked again, unless another process took it first.
-    // A file deleted or replaced under this process is noticed as the write begins, or, when
-    // nothing is found, here: an idle worker would otherwise poll a store nobody else sees.
+    // A file deleted or replaced under this process is noticed as that write begins, or here
+    // when nothing is found: an idle worker would otherwise poll a store nobody else sees.
     const chosen = this.read(() => this.claims.choose(options, Date.now(), true));
-    if (!chosen) {
-      this.identity.check();
-      return undefined;
-    }
+    if (!chosen) return void this.identity.check();
     this.claims.choosing(chosen.id);
     return this.writes.write(() => this.runWrites.claimRun(chosen.id, options)).finally(() => this.claims.settled(chosen.id));
   }
