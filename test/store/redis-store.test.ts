@@ -255,6 +255,38 @@ describe("Redis store", () => {
     expect((await store.claimRun({ owner: "w", leaseMs: 60_000 }))?.run.id).toBe(parent);
   });
 
+  it("counts a workflow's running runs for runsAtOnce from a set of its own, built once in a store that had none, and not held back by a member whose run ended", async () => {
+    const { store, prefix } = await open();
+    const running = `${prefix}runs:running:wf-v1`;
+    const runsAtOnce = { "wf-v1": 2 };
+    for (const version of ["v1", "v2"]) {
+      const definition = { name: `wf-${version}`, state: {}, start: "x", nodes: {}, limits: { maxSteps: 10, concurrency: 1 }, interruptBefore: [], interruptAfter: [] };
+      await store.putWorkflow({ version, name: `wf-${version}`, definition: definition as never, createdAt: 1 });
+    }
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await queuedRun(store));
+    const other = await queuedRun(store, "v2");
+    const first = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: ids[0]! }))!;
+    const second = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: ids[1]! }))!;
+    expect((await raw.smembers(running)).sort()).toEqual([ids[0], ids[1]].sort());
+    // As a pitwall that kept no such sets left the store: the first claim that counts builds them.
+    await raw.del(running, `${prefix}runs:running-indexed`);
+    expect(await store.claimRun({ owner: "w", leaseMs: 60_000, runsAtOnce, versions: ["v1"] })).toBeUndefined();
+    expect((await raw.smembers(running)).sort()).toEqual([ids[0], ids[1]].sort());
+    expect(await raw.get(`${prefix}runs:running-indexed`)).toBe("1");
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000, runsAtOnce }))?.run.id).toBe(other);
+    // A run that ends leaves the set, and its place is taken.
+    await store.commit({ id: newId("c"), runId: ids[0]!, fence: first.fence, run: { status: "succeeded", owner: null, leaseUntil: null } });
+    expect(await raw.smembers(running)).toEqual([ids[1]]);
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000, runsAtOnce }))?.run.id).toBe(ids[2]);
+    // A member left behind by a run that ended without leaving it is dropped once the count reaches the limit.
+    await store.commit({ id: newId("c"), runId: ids[1]!, fence: second.fence, run: { status: "succeeded", owner: null, leaseUntil: null } });
+    await raw.sadd(running, ids[1]!);
+    expect((await store.claimRun({ owner: "w", leaseMs: 60_000, runsAtOnce }))?.run.id).toBe(ids[3]);
+    expect((await raw.smembers(running)).sort()).toEqual([ids[2], ids[3]].sort());
+    expect(await store.claimRun({ owner: "w", leaseMs: 60_000, runsAtOnce })).toBeUndefined();
+  });
+
   it("offers the oldest runnable run first, across the versions a worker can run, and no other", async () => {
     const { store } = await open();
     const older = await queuedRun(store, "v1");

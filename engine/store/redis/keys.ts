@@ -63,7 +63,8 @@ export class RedisKeys {
 
 /**
  * The same layout for the scripts (`P` is the prefix, passed as ARGV[1]). Store-wide names used by
- * the scripts: seq, fence, events, runs, runs:status:*, runs:workflow:*, runs:top, runs:children:{*},
+ * the scripts: seq, fence, events, runs, runs:status:*, runs:workflow:*, runs:running:* (a
+ * workflow's running runs, built once runs:running-indexed is set), runs:top, runs:children:{*},
  * live, timers, offers:<version>, offer-versions, offer-seq, leases, takeover-cursor, claim-req:*,
  * claim-turn, fleet-seen, takeovers-held, task-runs, interrupt-runs, interrupts,
  * interrupts:pending, command-runs, commands, commands:pending, artifact:*, workers, workers-seen,

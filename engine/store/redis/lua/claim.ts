@@ -32,20 +32,37 @@ local take_overs = arg() == '1'
 local limits = {}
 for _, l in ipairs(arg_tuples(2)) do limits[l[1]] = tonumber(l[2]) end
 
--- Running runs per limited workflow, counted once per claim from the index of running runs
--- (bounded by how many are running, never a read of every run).
-local running = nil
-local function at_limit(name)
-  local limit = limits[name]
-  if not limit then return false end
-  if not running then
-    running = {}
+-- Running runs of a limited workflow: the set runs:running:<name>, which index_run (lib.ts) keeps,
+-- so that a count reads the workflow's own running runs, never those of every workflow. A store
+-- written by a pitwall without these sets gets them from its index of running runs, once, by the
+-- first claim that counts (runs:running-indexed marks them built). A count that reaches the limit
+-- checks the members it counts against their runs and drops any that no longer runs there, so
+-- that no member left behind (a pitwall without the sets ended its run) holds the workflow back.
+local counted = {}
+local function running_of(name, limit)
+  if counted[name] then return counted[name] end
+  if redis.call('SET', K.g('runs:running-indexed'), '1', 'NX') then
     for _, id in ipairs(redis.call('ZRANGE', K.g('runs:status:running'), 0, -1)) do
-      local r = redis.call('HMGET', K.run(id), 'status', 'workflow')
-      if r[1] == 'running' and limits[r[2]] then running[r[2]] = (running[r[2]] or 0) + 1 end
+      local workflow = redis.call('HGET', K.run(id), 'workflow')
+      if workflow then redis.call('SADD', K.g('runs:running:' .. workflow), id) end
     end
   end
-  return (running[name] or 0) >= limit
+  local key = K.g('runs:running:' .. name)
+  local n = redis.call('SCARD', key)
+  if n >= limit then
+    n = 0
+    for _, id in ipairs(redis.call('SMEMBERS', key)) do
+      local r = redis.call('HMGET', K.run(id), 'status', 'workflow')
+      if r[1] == 'running' and r[2] == name then n = n + 1 else redis.call('SREM', key, id) end
+      if n >= limit then break end
+    end
+  end
+  counted[name] = n
+  return n
+end
+local function at_limit(name)
+  local limit = limits[name]
+  return limit ~= nil and running_of(name, limit) >= limit
 end
 
 local function reply(id, fence, recovered, previous)

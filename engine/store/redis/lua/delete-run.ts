@@ -44,6 +44,7 @@ local function delete_run(id)
   redis.call('ZREM', K.g('runs'), id)
   redis.call('ZREM', K.g('runs:status:' .. f[1]), id)
   redis.call('ZREM', K.g('runs:workflow:' .. f[2]), id)
+  redis.call('SREM', K.g('runs:running:' .. f[2]), id)
   if f[3] then redis.call('ZREM', K.g('runs:children:{' .. f[3] .. '}'), id) else redis.call('ZREM', K.g('runs:top'), id) end
   redis.call('ZREM', K.g('live'), id)
   redis.call('ZREM', K.g('timers'), id)
