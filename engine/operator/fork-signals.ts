@@ -32,7 +32,7 @@ const NAMED = 5;
 export async function signalsToCarry(store: Store, source: RunRecord, from: Pick<CheckpointRecord, "n" | "step">): Promise<SignalRecord[]> {
   const inbox = source.inbox ?? [];
   // The fork plans the step after `from` anew: what the source's nodes took from then on is not its.
-  const later = (await store.listTasks(source.id)).filter((task) => task.step > from.step);
+  const later = await store.listTasks(source.id, { afterStep: from.step });
   const carried = inOrder(takenIn(later), inbox).map((signal) => ({ ...signal, carriedFrom: source.id }));
   if (carried.length > MAX_INBOX) {
     throw new ConflictError(

@@ -1,4 +1,5 @@
 import type { TaskRecord } from "./records.js";
+import type { TaskRange } from "./store.js";
 
 // The orders and filters of the Store contract's listings, for the stores that sort and filter
 // in this process (memory; Redis, once it has read the records). SQLite says the same in SQL.
@@ -6,6 +7,12 @@ import type { TaskRecord } from "./records.js";
 /** A run's tasks: by step, then as they were created. */
 export function taskOrder(a: Pick<TaskRecord, "step" | "createdAt" | "id">, b: Pick<TaskRecord, "step" | "createdAt" | "id">): number {
   return a.step - b.step || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1);
+}
+
+/** Whether a task is among those `listTasks` reads. */
+export function inTaskRange(task: Pick<TaskRecord, "step">, range: TaskRange): boolean {
+  if (range.step !== undefined) return task.step === range.step;
+  return range.afterStep === undefined || task.step > range.afterStep;
 }
 
 /** Interrupts and commands: the oldest first. */

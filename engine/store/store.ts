@@ -142,6 +142,12 @@ export interface EventQuery {
   last?: number;
 }
 
+/** Which of a run's tasks `listTasks` reads: `step`, one step's; `afterStep`, those of the steps after it. */
+export interface TaskRange {
+  step?: number;
+  afterStep?: number;
+}
+
 export interface SubscribeOptions {
   /** Only events with a larger sequence number (default: from now on). */
   after?: number;
@@ -206,7 +212,8 @@ export interface Store extends ChainReader {
   listCheckpointSummaries(runId: string, options?: { limit?: number; afterN?: number }): Promise<CheckpointSummary[]>;
 
   getTask(id: string): Promise<TaskRecord | undefined>;
-  listTasks(runId: string, options?: { step?: number }): Promise<TaskRecord[]>;
+  /** A run's tasks: all of them, those of one `step`, or those of the steps after `afterStep`. */
+  listTasks(runId: string, options?: TaskRange): Promise<TaskRecord[]>;
 
   getInterrupt(id: string): Promise<InterruptRecord | undefined>;
   /** Oldest first. */

@@ -480,6 +480,13 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect(await store.getCheckpoint(`${run.id}:1`)).toEqual(written.checkpoint);
       expect(await store.getTask(written.done.id)).toEqual(written.done);
       expect((await store.listTasks(run.id, { step: 1 }))).toEqual([written.done]);
+      // The tasks of the steps after one: a fork's later history, the console's steps since its last look.
+      const ids = async (afterStep: number) => (await store.listTasks(run.id, { afterStep })).map((t) => t.id);
+      expect(await ids(1)).toEqual([`${run.id}:2:ask`]);
+      expect(await ids(0)).toEqual([written.done.id, `${run.id}:2:ask`]);
+      expect(await ids(-1000)).toEqual([written.done.id, `${run.id}:2:ask`]);
+      expect(await ids(2)).toEqual([]);
+      expect(await store.listTasks("run-none", { afterStep: 0 })).toEqual([]);
     });
 
     it("stores a fan-out of hundreds of tasks committed at once, and the commit that settles them all", async () => {

@@ -1,7 +1,7 @@
 import type { ChainRow } from "../../state/read.js";
 import { summarizeCheckpoint, type CheckpointRecord, type CheckpointSummary, type CommandRecord, type EventRecord, type InterruptRecord, type TaskRecord } from "../records.js";
-import { inFilter, oldestFirst, taskOrder } from "../listing.js";
-import type { EventQuery } from "../store.js";
+import { inFilter, inTaskRange, oldestFirst, taskOrder } from "../listing.js";
+import type { EventQuery, TaskRange } from "../store.js";
 import { copy, type MemoryTables } from "./tables.js";
 
 // The memory store's reads of runs' histories: checkpoints, tasks, interrupts, commands, events.
@@ -30,8 +30,8 @@ export function checkpointRowRange(t: MemoryTables, runId: string, fromN: number
   return copy((t.checkpoints.get(runId) ?? []).slice(fromN + 1, toN + 1));
 }
 
-export function listTasks(t: MemoryTables, runId: string, options: { step?: number }): TaskRecord[] {
-  return copy([...(t.tasksByRun.get(runId)?.values() ?? [])].filter((task) => options.step === undefined || task.step === options.step).sort(taskOrder));
+export function listTasks(t: MemoryTables, runId: string, options: TaskRange): TaskRecord[] {
+  return copy([...(t.tasksByRun.get(runId)?.values() ?? [])].filter((task) => inTaskRange(task, options)).sort(taskOrder));
 }
 
 export function listInterrupts(t: MemoryTables, filter: { status?: "pending" | "resolved"; runId?: string; limit?: number }): InterruptRecord[] {

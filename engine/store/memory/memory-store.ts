@@ -18,7 +18,7 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
 import { WORKER_RECORDS_KEPT_MS, artifactRef, decodeCursor, encodeCursor, onVersion } from "../rules.js";
 import { scheduleAdvanced, scheduleReplacing } from "../schedule-writes.js";
 import { deleteRun, runStorage } from "./erasure.js";
@@ -132,7 +132,7 @@ export class MemoryStore implements Store {
     return copy(this.t.tasks.get(id));
   }
 
-  async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
+  async listTasks(runId: string, options: TaskRange = {}): Promise<TaskRecord[]> {
     this.mustBeOpen();
     return history.listTasks(this.t, runId, options);
   }

@@ -1,8 +1,9 @@
 import type { Redis } from "ioredis";
 import { parseCheckpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
-import { taskOrder } from "../listing.js";
+import { inTaskRange, taskOrder } from "../listing.js";
 import type { CheckpointRecord, InterruptRecord, TaskRecord } from "../records.js";
+import type { TaskRange } from "../store.js";
 import type { RedisKeys } from "./keys.js";
 import { listOldestFirst, recordsByIds } from "./queries.js";
 
@@ -50,19 +51,36 @@ export async function getTask(client: Redis, keys: RedisKeys, id: string): Promi
   return json === null ? undefined : (JSON.parse(json) as TaskRecord);
 }
 
-export async function listTasks(client: Redis, keys: RedisKeys, runId: string, options: { step?: number }): Promise<TaskRecord[]> {
+/** Past this many steps, a run's later tasks are read with the rest of them (one HVALS), not step by step. */
+const STEPS_READ_APART = 256;
+
+export async function listTasks(client: Redis, keys: RedisKeys, runId: string, options: TaskRange): Promise<TaskRecord[]> {
   const tasksKey = keys.runPart(runId, "tasks");
-  let jsons: (string | null)[];
-  if (options.step === undefined) {
-    jsons = await client.hvals(tasksKey);
-  } else {
-    const ids = await client.smembers(keys.stepTasks(runId, options.step));
-    jsons = ids.length === 0 ? [] : await client.hmget(tasksKey, ...ids);
-  }
+  const ids = options.step !== undefined ? await client.smembers(keys.stepTasks(runId, options.step)) : await laterTaskIds(client, keys, runId, options.afterStep);
+  const jsons = ids === undefined ? await client.hvals(tasksKey) : ids.length === 0 ? [] : await client.hmget(tasksKey, ...ids);
   return jsons
     .flatMap((json) => (json === null ? [] : [JSON.parse(json) as TaskRecord]))
-    .filter((t) => t.runId === runId && (options.step === undefined || t.step === options.step))
+    .filter((t) => t.runId === runId && inTaskRange(t, options))
     .sort(taskOrder);
+}
+
+/**
+ * The ids of a run's tasks of the steps after `afterStep`, from each step's set (the run's step
+ * in progress is the last with tasks); undefined when the whole hash is read instead: no step
+ * given, or more steps than STEPS_READ_APART.
+ */
+async function laterTaskIds(client: Redis, keys: RedisKeys, runId: string, afterStep: number | undefined): Promise<string[] | undefined> {
+  if (afterStep === undefined) return undefined;
+  const step = await client.hget(keys.run(runId), "step");
+  if (step === null) return [];
+  const last = Number(step) + 1;
+  if (last - afterStep > STEPS_READ_APART) return undefined;
+  const pipeline = client.pipeline();
+  for (let s = Math.max(0, afterStep + 1); s <= last; s++) pipeline.smembers(keys.stepTasks(runId, s));
+  return ((await pipeline.exec()) ?? []).flatMap(([error, ids]) => {
+    if (error) throw error;
+    return ids as string[];
+  });
 }
 
 export async function interruptsByIds(client: Redis, keys: RedisKeys, ids: string[]): Promise<InterruptRecord[]> {

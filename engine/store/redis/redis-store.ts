@@ -22,7 +22,7 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import { WORKER_RECORDS_KEPT_MS, artifactRef, checkOwnRecords } from "../rules.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
 import { withColon } from "../open.js";
 import * as claims from "./claims.js";
 import * as commands from "./commands.js";
@@ -187,7 +187,7 @@ export class RedisStore implements Store {
     return history.getTask(this.client, this.keys, id);
   }
 
-  listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
+  listTasks(runId: string, options: TaskRange = {}): Promise<TaskRecord[]> {
     return history.listTasks(this.client, this.keys, runId, options);
   }
 

@@ -1,7 +1,7 @@
 import { parseCheckpointId, parseTaskId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import { numberedEvent, type CheckpointRecord, type CheckpointSummary, type EventRecord, type NewEvent, type RunStorage, type TaskRecord } from "../records.js";
-import type { EventQuery } from "../store.js";
+import type { EventQuery, TaskRange } from "../store.js";
 import { batchDocs, eventBatch, eventRecords, type EventBatchRow } from "./event-rows.js";
 import type { GroupDocs } from "./group-docs.js";
 import { docReference, readDocReference, unpackJson } from "./packed-json.js";
@@ -136,11 +136,11 @@ export class HistoryQueries {
     return row && taskRecord(row, this.unpackDoc<Partial<TaskRecord>>(row.doc, new Map()));
   }
 
-  listTasks(runId: string, step: number | undefined): TaskRecord[] {
+  listTasks(runId: string, { step, afterStep }: TaskRange): TaskRecord[] {
     const rows =
-      step === undefined
-        ? this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} ORDER BY step, created_at, id`).all({ run_id: runId })
-        : this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step ORDER BY created_at, id`).all({ run_id: runId, step });
+      step !== undefined
+        ? this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step = :step ORDER BY created_at, id`).all({ run_id: runId, step })
+        : this.s.sql(`SELECT :run_id AS run_id, * FROM tasks WHERE run_key = ${RUN_KEY} AND step > :after ORDER BY step, created_at, id`).all({ run_id: runId, after: afterStep ?? -1 });
     const batches = new Map<number, unknown[]>();
     return (rows as TaskRow[]).map((row) => taskRecord(row, this.unpackDoc<Partial<TaskRecord>>(row.doc, batches)));
   }

@@ -25,7 +25,7 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import { WORKER_RECORDS_KEPT_MS, checkDeletion, decodeCursor, encodeCursor, storeRoom } from "../rules.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
 import { backupStore } from "./backup.js";
 import { connect } from "./connect.js";
 import type { BackupResult, Durability } from "./store-types.js";
@@ -217,8 +217,8 @@ export class SqliteStore implements Store {
     return this.read(() => this.history.getTask(id));
   }
 
-  async listTasks(runId: string, options: { step?: number } = {}): Promise<TaskRecord[]> {
-    return this.read(() => this.history.listTasks(runId, options.step));
+  async listTasks(runId: string, options: TaskRange = {}): Promise<TaskRecord[]> {
+    return this.read(() => this.history.listTasks(runId, options));
   }
 
   async getInterrupt(id: string): Promise<InterruptRecord | undefined> {

@@ -28,9 +28,6 @@ export interface RunDetail {
   progress: ReadonlyMap<string, number>;
 }
 
-/** Past this many new steps since the last read, all tasks are read again instead of step by step. */
-const STEPWISE_LIMIT = 20;
-
 /**
  * Reads what the run view shows, again whenever the live feed reports a change to the run.
  * Only what can have changed is read: new checkpoints, and the tasks of the steps since.
@@ -40,12 +37,13 @@ export async function readRunDetail(store: Store, data: ConsoleData, runId: stri
   const run = await store.getRun(runId);
   if (!run) return undefined;
   const lastN = previous?.checkpoints[previous.checkpoints.length - 1]?.n;
-  const fromStep = previous ? previous.run.step + 1 : undefined;
-  const stepwise = fromStep !== undefined && run.step + 1 - fromStep < STEPWISE_LIMIT && run.step + 1 >= fromStep;
+  // The tasks of the step in progress when last read, and of the steps since; all of them again
+  // when the run's step went back (an operator's edit or fork point).
+  const fromStep = previous && run.step >= previous.run.step ? previous.run.step + 1 : undefined;
   const [definition, newCheckpoints, tasks, interrupts] = await Promise.all([
     data.workflow(run.version),
     store.listCheckpointSummaries(runId, lastN === undefined ? {} : { afterN: lastN }),
-    stepwise ? readSteps(store, runId, fromStep!, run.step + 1, previous!.tasks) : store.listTasks(runId),
+    fromStep !== undefined ? tasksSince(store, runId, fromStep, previous!.tasks) : store.listTasks(runId),
     store.listInterrupts({ runId }),
   ]);
   const checkpoints = previous && lastN !== undefined ? [...previous.checkpoints, ...newCheckpoints] : newCheckpoints;
@@ -73,11 +71,8 @@ function takeProgress(progress: Map<string, number>, event: EventRecord): void {
   if (typeof fraction === "number") progress.set(node, fraction);
 }
 
-async function readSteps(store: Store, runId: string, from: number, to: number, kept: TaskRecord[]): Promise<TaskRecord[]> {
-  const steps: number[] = [];
-  for (let s = from; s <= to; s++) steps.push(s);
-  const fresh = await Promise.all(steps.map((step) => store.listTasks(runId, { step })));
-  return [...kept.filter((t) => t.step < from), ...fresh.flat()];
+async function tasksSince(store: Store, runId: string, from: number, kept: TaskRecord[]): Promise<TaskRecord[]> {
+  return [...kept.filter((t) => t.step < from), ...(await store.listTasks(runId, { afterStep: from - 1 }))];
 }
 
 export interface RunDetailState {
