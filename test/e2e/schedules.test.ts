@@ -87,7 +87,11 @@ describe("pitwall schedule", () => {
     const resumed = await cli.json<ScheduleRecord>(["schedule", "resume", "nightly"]);
     expect([resumed.paused, resumed.updateReason]).toEqual([false, undefined]);
     const updated = await cli.json<ScheduleRecord>(["schedule", "update", "nightly", "--cron", "30 4 * * *"]);
-    expect(updated.nextAt).toBeGreaterThan(show.nextAt!);
+    // The next 04:30 in Berlin: within a day from now (before or after the next 03:00, by the time of day).
+    const berlin = new Intl.DateTimeFormat("en-GB", { timeZone: "Europe/Berlin", hour: "2-digit", minute: "2-digit" });
+    expect(berlin.format(updated.nextAt!)).toBe("04:30");
+    expect(updated.nextAt! - Date.now()).toBeGreaterThan(0);
+    expect(updated.nextAt! - Date.now()).toBeLessThanOrEqual(25 * 3600_000);
     const badUpdate = await cli.run(["schedule", "update", "nightly", "--timezone", "Mars/Base"]);
     expect(badUpdate.code).toBe(2);
     expect((await cli.json<ScheduleRecord>(["schedule", "show", "nightly"])).timezone).toBe("Europe/Berlin");
