@@ -98,7 +98,7 @@ export { MemoryStore } from "./store/memory/memory-store.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { BackupResult, Durability } from "./store/sqlite/store-types.js";
 export { openStore, describeStoreUrl, storeUrlWarning, type OpenStoreOptions } from "./store/open.js";
-export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, TaskRange, SubscribeOptions, NewRun } from "./store/store.js";
+export type { Store, Commit, Claim, ClaimOptions, RunFilter, EventQuery, TaskRange, Deadline, SubscribeOptions, NewRun } from "./store/store.js";
 export { STORE_WRITES } from "./store/store.js";
 export * from "./store/records.js";
 export { secondsPast } from "./seconds-past.js";

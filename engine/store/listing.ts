@@ -1,5 +1,5 @@
-import type { TaskRecord } from "./records.js";
-import type { TaskRange } from "./store.js";
+import type { Deadline, TaskRange } from "./store.js";
+import { TERMINAL_RUN_STATUSES, type InterruptRecord, type RunRecord, type TaskRecord } from "./records.js";
 
 // The orders and filters of the Store contract's listings, for the stores that sort and filter
 // in this process (memory; Redis, once it has read the records). SQLite says the same in SQL.
@@ -23,4 +23,19 @@ export function oldestFirst(a: { createdAt: number; id: string }, b: { createdAt
 /** Whether an interrupt or a command passes a listing's filter by status and run. */
 export function inFilter<S extends string>(record: { status: S; runId: string }, filter: { status?: S; runId?: string }): boolean {
   return (filter.status === undefined || record.status === filter.status) && (filter.runId === undefined || record.runId === filter.runId);
+}
+
+/**
+ * The deadlines among these records (`Store.listDeadlines`), the soonest first: a pending
+ * interrupt's, a run's not ended. The stores that index them keep the same ones.
+ */
+export function deadlinesOf(runs: Iterable<Pick<RunRecord, "id" | "status" | "deadlineAt">>, interrupts: Iterable<Pick<InterruptRecord, "id" | "status" | "deadline">>): Deadline[] {
+  const found: Deadline[] = [];
+  for (const run of runs) if (typeof run.deadlineAt === "number" && !TERMINAL_RUN_STATUSES.includes(run.status)) found.push({ kind: "run", id: run.id, at: run.deadlineAt });
+  for (const interrupt of interrupts) if (interrupt.deadline && interrupt.status === "pending") found.push({ kind: "interrupt", id: interrupt.id, at: interrupt.deadline.at });
+  return found.sort(soonestFirst);
+}
+
+export function soonestFirst(a: Deadline, b: Deadline): number {
+  return a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

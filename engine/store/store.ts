@@ -142,6 +142,13 @@ export interface EventQuery {
   last?: number;
 }
 
+/** A deadline a worker acts on (`Store.listDeadlines`): when, on the store's clock. */
+export interface Deadline {
+  kind: "interrupt" | "run";
+  id: string;
+  at: number;
+}
+
 /** Which of a run's tasks `listTasks` reads: `step`, one step's; `afterStep`, those of the steps after it. */
 export interface TaskRange {
   step?: number;
@@ -216,6 +223,12 @@ export interface Store extends ChainReader {
   listTasks(runId: string, options?: TaskRange): Promise<TaskRecord[]>;
 
   getInterrupt(id: string): Promise<InterruptRecord | undefined>;
+  /**
+   * The deadlines workers act on, the soonest first: those of the pending interrupts (answered at
+   * them) and of the runs not ended (canceled at them). Read from indexes of their own, so that
+   * it costs what the deadlines are, not what the store holds.
+   */
+  listDeadlines(): Promise<Deadline[]>;
   /** Oldest first. */
   listInterrupts(filter?: { status?: "pending" | "resolved"; runId?: string; limit?: number }): Promise<InterruptRecord[]>;
 

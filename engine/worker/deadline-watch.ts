@@ -5,7 +5,7 @@ import { WorkflowVersions } from "../operator/workflow-versions.js";
 import { Operator } from "../operator/operator.js";
 import { DEADLINE_ACTOR } from "../runtime/deadlines.js";
 import { TERMINAL_RUN_STATUSES, type EventRecord, type InterruptRecord, type RunRecord } from "../store/records.js";
-import type { Claim, Store } from "../store/store.js";
+import type { Claim, Deadline, Store } from "../store/store.js";
 import type { WorkerNotice } from "./notices.js";
 import { EarliestTimer } from "./earliest-timer.js";
 import { lookUntil } from "./periodic.js";
@@ -18,7 +18,7 @@ const RUN_ENDS = new Set(["run.succeeded", "run.failed", "run.canceled"]);
 const RETRY_MS = 5_000;
 
 /** What has a deadline: an interrupt (answered at it) or a run (canceled at it). */
-type Due = { kind: "interrupt" | "run"; id: string };
+type Due = Pick<Deadline, "kind" | "id">;
 
 /**
  * Keeps the deadlines of interrupts (`InterruptRecord.deadline`: the answer given when nobody
@@ -26,9 +26,9 @@ type Due = { kind: "interrupt" | "run"; id: string };
  * on each as it passes, as actor `timeout`, through the operator's command path: applied here to a
  * run nobody holds, queued for the worker that holds one. Every worker watches; the command's id
  * derives from the interrupt or run, so only one of them records it. Deadlines are kept in memory
- * from the pending interrupts and the runs not ended (listed at start and every minute) and the
- * store's events, and judged on the store's clock: a deadline that passed while no worker ran is
- * acted on as soon as one starts.
+ * from the store's list of them (`listDeadlines`, read from its indexes at start and every minute)
+ * and the store's events, and judged on the store's clock: a deadline that passed while no worker
+ * ran is acted on as soon as one starts.
  */
 export class DeadlineWatch {
   /** Deadlines by `kind:id`: when to look at each next (store clock). */
@@ -82,12 +82,11 @@ export class DeadlineWatch {
     if (changed) this.arm();
   }
 
-  /** Lists the pending interrupts and the runs not ended afresh, and acts on those past their deadline; returns on how many it acted. */
+  /** Lists the deadlines of the pending interrupts and the runs not ended afresh, and acts on those past; returns on how many it acted. */
   async reload(): Promise<number> {
-    const [pending, runs] = await Promise.all([this.store.listInterrupts({ status: "pending" }), this.runsNotEnded()]);
+    const deadlines = await this.store.listDeadlines();
     this.deadlines.clear();
-    for (const interrupt of pending) if (interrupt.deadline) this.keep({ kind: "interrupt", id: interrupt.id }, interrupt.deadline.at);
-    for (const run of runs) if (typeof run.deadlineAt === "number") this.keep({ kind: "run", id: run.id }, run.deadlineAt);
+    for (const { kind, id, at } of deadlines) this.keep({ kind, id }, at);
     return this.actOnDue();
   }
 
@@ -133,17 +132,6 @@ export class DeadlineWatch {
   /** Whether it had that deadline. */
   private forget(due: Due): boolean {
     return this.deadlines.delete(`${due.kind}:${due.id}`);
-  }
-
-  private async runsNotEnded(): Promise<RunRecord[]> {
-    const runs: RunRecord[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.store.listRuns({ status: ["queued", "running", "paused"], ...(cursor ? { cursor } : {}) });
-      runs.push(...page.runs);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return runs;
   }
 
   private now(): number {

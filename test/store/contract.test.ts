@@ -570,6 +570,35 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       expect((await store.getRun(run.id))?.pendingInterrupts).toBe(0);
     });
 
+    it("lists the deadlines of the runs not ended and of the pending interrupts, the soonest first, and none of a run ended or an interrupt answered", async () => {
+      const make = async (deadlineSeconds?: number) => {
+        const id = newId("run");
+        await store.createRun(newRun({ id, workflow: WF, state: { items: [] }, actor: "test", ...(deadlineSeconds !== undefined ? { deadlineSeconds } : {}) }));
+        return (await store.getRun(id))!;
+      };
+      const [later, sooner, asking, ended] = [await make(600), await make(60), await make(), await make(30)];
+      const end = async (runId: string, status: "succeeded" | "canceled") => {
+        const { fence } = await claimed(store, runId);
+        await store.commit({ id: commitId(), runId, fence, run: { status, owner: null, leaseUntil: null } });
+      };
+      await end(ended.id, "succeeded");
+      const { fence } = await claimed(store, asking.id);
+      const deadline = { at: Date.now() + 5_000, decision: "approve" };
+      const [due, open] = [`int-due-${asking.id}`, `int-open-${asking.id}`];
+      await store.commit({ id: commitId(), runId: asking.id, fence, interrupts: [interrupt(asking.id, due, { deadline }), interrupt(asking.id, open)] });
+      const mine = new Set([later.id, sooner.id, asking.id, ended.id, due, open]);
+      const listed = async () => (await store.listDeadlines()).filter((d) => mine.has(d.id));
+      expect(await listed()).toEqual([
+        { kind: "interrupt", id: due, at: deadline.at },
+        { kind: "run", id: sooner.id, at: sooner.deadlineAt },
+        { kind: "run", id: later.id, at: later.deadlineAt },
+      ]);
+      const resolution = { decision: "approve", actor: "operator:ann", at: Date.now() };
+      await store.commit({ id: commitId(), runId: asking.id, fence, expectPending: [due], interrupts: [interrupt(asking.id, due, { deadline, status: "resolved", resolution })] });
+      await end(sooner.id, "canceled");
+      expect(await listed()).toEqual([{ kind: "run", id: later.id, at: later.deadlineAt }]);
+    });
+
     it("acknowledges a commit sent twice (a lost reply) without applying it twice", async () => {
       const run = await createRun(store);
       const { fence } = await claimed(store, run.id);

@@ -287,6 +287,32 @@ describe("Redis store", () => {
     expect(await store.claimRun({ owner: "w", leaseMs: 60_000, runsAtOnce })).toBeUndefined();
   });
 
+  it("lists deadlines from indexes built by the first read of a process that writes, in a store written without them; read-only, from the runs and interrupts themselves", async () => {
+    const { store, prefix } = await open();
+    const timed = newId("run");
+    await store.createRun(newRun({ id: timed, workflow: { name: "wf-v1", version: "v1" }, state: {}, actor: "test", deadlineSeconds: 600 }));
+    const asking = await queuedRun(store);
+    const { fence } = (await store.claimRun({ owner: "w", leaseMs: 60_000, runId: asking }))!;
+    const request = { question: "ok?", decisions: ["approve", "reject"] };
+    const pending = { id: `int-${asking}`, runId: asking, taskId: null, node: "ask", step: 1, kind: "node" as const, request, status: "pending" as const, resolution: null, createdAt: 1, deadline: { at: Date.now() + 5_000, decision: "approve" } };
+    await store.commit({ id: newId("c"), runId: asking, fence, interrupts: [pending] });
+    const expected = await store.listDeadlines();
+    expect(expected.map((d) => d.id)).toEqual([pending.id, timed]);
+    // As a release without the indexes left the store.
+    const indexes = [`${prefix}deadlines:runs`, `${prefix}deadlines:interrupts`, `${prefix}deadlines-indexed`];
+    await raw.del(...indexes);
+    const url = `${server.url}/0?prefix=${encodeURIComponent(prefix)}`;
+    const reader = await openStore(url, { readOnly: true });
+    stores.push(reader);
+    expect(await reader.listDeadlines()).toEqual(expected);
+    expect(await raw.exists(...indexes)).toBe(0);
+    const writer = await openStore(url);
+    stores.push(writer);
+    expect(await writer.listDeadlines()).toEqual(expected);
+    expect(await raw.exists(...indexes)).toBe(3);
+    expect(await reader.listDeadlines()).toEqual(expected);
+  });
+
   it("offers the oldest runnable run first, across the versions a worker can run, and no other", async () => {
     const { store } = await open();
     const older = await queuedRun(store, "v1");

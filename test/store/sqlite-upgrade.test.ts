@@ -2,7 +2,8 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createEngine, openStore, readState, workflow, type EventRecord, type Store } from "../../engine/index.js";
-import { traceIdOf } from "../../engine/ids.js";
+import { newId, traceIdOf } from "../../engine/ids.js";
+import { newRun } from "../../engine/runtime/new-run.js";
 import { batchDocs } from "../../engine/store/sqlite/event-rows.js";
 import { GroupDocs } from "../../engine/store/sqlite/group-docs.js";
 import { packJson, packText, readDocReference, unpackJson } from "../../engine/store/sqlite/packed-json.js";
@@ -55,7 +56,7 @@ describe("SQLite schema migrations", () => {
     const file = fresh("v1");
     const db = new Database(file);
     db.pragma("journal_mode = WAL");
-    db.exec(MIGRATIONS[0]!);
+    db.exec(MIGRATIONS[0] as string);
     db.pragma(`application_id = ${APPLICATION_ID}`);
     db.pragma("user_version = 1");
     db.exec(`ATTACH DATABASE '${source}' AS src`);
@@ -71,7 +72,9 @@ describe("SQLite schema migrations", () => {
     const insertTask = db.prepare("INSERT INTO tasks (run_id, step, id, created_at, doc) VALUES (?, ?, ?, ?, ?)");
     for (const t of tasks) insertTask.run(t.run_id, t.step, t.id, t.created_at, text(t.doc));
     for (const table of TABLES.filter((t) => !["runs", "checkpoints", "tasks", "events"].includes(t))) {
-      db.exec(`INSERT INTO ${table} SELECT * FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
+      // Version 1's columns: those the tables had then.
+      const columns = (db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(table) as string[]).join(", ");
+      db.exec(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM src.${table} WHERE true ON CONFLICT DO NOTHING`);
     }
     db.exec("DETACH DATABASE src");
     source_.close();
@@ -300,6 +303,49 @@ describe("SQLite schema migrations", () => {
       await store.close();
     }
     expect(layout()).toEqual({ version: SCHEMA_VERSION, blobs: 1, integrity: "ok" });
+  });
+
+  it("brings a version 9 store, whose deadlines are only in its documents, up to date: its runs' and interrupts' deadlines are listed from their own indexes", async () => {
+    const file = fresh("v9");
+    const before = await openStore(`sqlite:${file}`);
+    const make = async (deadlineSeconds?: number) => {
+      const id = newId("run");
+      await before.createRun(newRun({ id, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test", ...(deadlineSeconds !== undefined ? { deadlineSeconds } : {}) }));
+      return id;
+    };
+    const [timed, plain, ended] = [await make(600), await make(), await make(60)];
+    const asked = (await before.claimRun({ owner: "w", leaseMs: 60_000, runId: plain }))!;
+    const deadline = { at: Date.now() + 5_000, decision: "approve" };
+    const request = { question: "ok?", decisions: ["approve", "reject"] };
+    const pending = { id: "int-due", runId: plain, taskId: null, node: "ask", step: 1, kind: "node" as const, request, status: "pending" as const, resolution: null, createdAt: 1, deadline };
+    await before.commit({ id: newId("c"), runId: plain, fence: asked.fence, interrupts: [pending, { ...pending, id: "int-open", deadline: undefined }] as never });
+    const done = (await before.claimRun({ owner: "w", leaseMs: 60_000, runId: ended }))!;
+    await before.commit({ id: newId("c"), runId: ended, fence: done.fence, run: { status: "succeeded", owner: null, leaseUntil: null } });
+    const expected = await before.listDeadlines();
+    expect(expected.map((d) => d.id)).toEqual(["int-due", timed]);
+    await before.close();
+    // As version 9 kept them: the deadlines in the documents alone.
+    const raw = new Database(file);
+    raw.exec("DROP INDEX runs_by_deadline; DROP INDEX interrupts_by_deadline; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE interrupts DROP COLUMN deadline_at");
+    raw.pragma("user_version = 9");
+    raw.close();
+    const layout = () => storeLayout(file, (db) => ({ indexes: db.prepare("SELECT name FROM sqlite_schema WHERE name LIKE '%by_deadline' ORDER BY name").pluck().all() }));
+    expect(layout()).toEqual({ version: 9, indexes: [], integrity: "ok" });
+    const reader = await openStore(`sqlite:${file}`, { readOnly: true });
+    try {
+      expect(await reader.listDeadlines()).toEqual(expected);
+    } finally {
+      await reader.close();
+    }
+    expect(layout()).toEqual({ version: 9, indexes: [], integrity: "ok" });
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(layout()).toEqual({ version: SCHEMA_VERSION, indexes: ["interrupts_by_deadline", "runs_by_deadline"], integrity: "ok" });
+      // Read along the new indexes (named in the query: SQLite refuses it where one cannot serve).
+      expect(await store.listDeadlines()).toEqual(expected);
+    } finally {
+      await store.close();
+    }
   });
 
   it("reads tasks, events and checkpoints in the fuller encodings earlier releases wrote", async () => {

@@ -18,7 +18,8 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
+import { deadlinesOf } from "../listing.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, Deadline, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
 import { WORKER_RECORDS_KEPT_MS, artifactRef, decodeCursor, encodeCursor, onVersion } from "../rules.js";
 import { scheduleAdvanced, scheduleReplacing } from "../schedule-writes.js";
 import { deleteRun, runStorage } from "./erasure.js";
@@ -140,6 +141,11 @@ export class MemoryStore implements Store {
   async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
     this.mustBeOpen();
     return copy(this.t.interrupts.get(id));
+  }
+
+  async listDeadlines(): Promise<Deadline[]> {
+    this.mustBeOpen();
+    return deadlinesOf(this.t.runs.values(), this.t.interrupts.values());
   }
 
   async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {

@@ -100,6 +100,7 @@ const ANSWERING = [
   "listTasks",
   "getInterrupt",
   "listInterrupts",
+  "listDeadlines",
   "submitCommand",
   "answerCommand",
   "getCommand",

@@ -1,9 +1,9 @@
 import type { Redis } from "ioredis";
 import { parseCheckpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
-import { inTaskRange, taskOrder } from "../listing.js";
-import type { CheckpointRecord, InterruptRecord, TaskRecord } from "../records.js";
-import type { TaskRange } from "../store.js";
+import { deadlinesOf, inTaskRange, soonestFirst, taskOrder } from "../listing.js";
+import type { CheckpointRecord, InterruptRecord, RunRecord, TaskRecord } from "../records.js";
+import type { Deadline, TaskRange } from "../store.js";
 import type { RedisKeys } from "./keys.js";
 import { listOldestFirst, recordsByIds } from "./queries.js";
 
@@ -93,4 +93,52 @@ export function listInterrupts(client: Redis, keys: RedisKeys, filter: { status?
     ofRun: async (runId) => (await client.hvals(keys.runPart(runId, "interrupts"))).map((json) => JSON.parse(json) as InterruptRecord),
     byIds: (ids) => interruptsByIds(client, keys, ids),
   });
+}
+
+/**
+ * The deadlines of the runs not ended and of the pending interrupts (`Store.listDeadlines`), from
+ * their indexes (lua/deadlines.ts). A store written by a release without them has them built by
+ * `index` (the first read of a process that writes); where that cannot be done (the store is open
+ * read-only, or the server is full) they are read from the runs not ended and the pending
+ * interrupts themselves.
+ */
+export async function listDeadlines(client: Redis, keys: RedisKeys, index?: () => Promise<unknown>): Promise<Deadline[]> {
+  const read = async () =>
+    (
+      await client
+        .multi()
+        .exists(keys.global("deadlines-indexed"))
+        .zrange(keys.global("deadlines:runs"), 0, -1, "WITHSCORES")
+        .zrange(keys.global("deadlines:interrupts"), 0, -1, "WITHSCORES")
+        .exec()
+    )!.map(([error, reply]) => {
+      if (error) throw error;
+      return reply;
+    }) as [number, string[], string[]];
+  let [indexed, runs, interrupts] = await read();
+  if (indexed === 0 && index && (await index().then(() => true, () => false))) [indexed, runs, interrupts] = await read();
+  if (indexed === 0) return deadlinesOf(await runsNotEnded(client, keys), await listInterrupts(client, keys, { status: "pending" }));
+  return [...scored(runs, "run"), ...scored(interrupts, "interrupt")].sort(soonestFirst);
+}
+
+function scored(reply: readonly string[], kind: Deadline["kind"]): Deadline[] {
+  const found: Deadline[] = [];
+  for (let i = 0; i < reply.length; i += 2) found.push({ kind, id: reply[i]!, at: Number(reply[i + 1]) });
+  return found;
+}
+
+/** The runs not ended, with the fields a deadline needs (read only where the indexes are missing). */
+async function runsNotEnded(client: Redis, keys: RedisKeys): Promise<Pick<RunRecord, "id" | "status" | "deadlineAt">[]> {
+  const runs: Pick<RunRecord, "id" | "status" | "deadlineAt">[] = [];
+  for (const status of ["queued", "running", "paused"] as const) {
+    const ids = await client.zrange(keys.runsByStatus(status), 0, -1);
+    const pipeline = client.pipeline();
+    for (const id of ids) pipeline.hget(keys.run(id), "deadlineAt");
+    const replies = (await pipeline.exec()) ?? [];
+    ids.forEach((id, i) => {
+      const at = replies[i]?.[1];
+      if (typeof at === "string") runs.push({ id, status, deadlineAt: Number(at) });
+    });
+  }
+  return runs;
 }

@@ -67,8 +67,9 @@ export class RedisKeys {
  * workflow's running runs, built once runs:running-indexed is set), runs:top, runs:children:{*},
  * live, timers, offers:<version>, offer-versions, offer-seq, leases, takeover-cursor, claim-req:*,
  * claim-turn, fleet-seen, takeovers-held, task-runs, interrupt-runs, interrupts,
- * interrupts:pending, command-runs, commands, commands:pending, artifact:*, workers, workers-seen,
- * schedules, schedule:* (lua/schedules.ts).
+ * interrupts:pending, deadlines:runs and deadlines:interrupts (built once deadlines-indexed is set),
+ * command-runs, commands, commands:pending, artifact:*, workers, workers-seen, schedules,
+ * schedule:* (lua/schedules.ts).
  */
 export const LUA_KEYS = `
 local P = ARGV[1]

@@ -22,7 +22,7 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import { WORKER_RECORDS_KEPT_MS, artifactRef, checkOwnRecords } from "../rules.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, Deadline, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
 import { withColon } from "../open.js";
 import * as claims from "./claims.js";
 import * as commands from "./commands.js";
@@ -63,6 +63,8 @@ export class RedisStore implements Store {
     private readonly client: Redis,
     target: RedisTarget,
     fit: ServerFit,
+    /** Opened to write (not read-only): it may build the indexes a store of an earlier release lacks. */
+    private readonly writable: boolean,
   ) {
     this.description = target.description;
     this.keys = new RedisKeys(target.prefix);
@@ -83,7 +85,7 @@ export class RedisStore implements Store {
       const fit = await checkServer(client, target, options);
       await checkLayout(client, target, options);
       await loadScripts(client);
-      return new RedisStore(client, target, fit);
+      return new RedisStore(client, target, fit, !options.readOnly);
     } catch (error) {
       const failure = error instanceof StoreError ? error : ((await knownFailure(error, failureContext(client, target))) ?? new StoreError(`Redis at ${withColon(target.description)} ${redisMessage(error)}`, { cause: error }));
       dropClient(client);
@@ -197,6 +199,10 @@ export class RedisStore implements Store {
 
   listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
     return history.listInterrupts(this.client, this.keys, filter);
+  }
+
+  listDeadlines(): Promise<Deadline[]> {
+    return history.listDeadlines(this.client, this.keys, this.writable ? () => this.w.write("indexDeadlines", this.w.args()) : undefined);
   }
 
   // ---------------------------------------------------------------- commands

@@ -17,7 +17,7 @@ export function commitArgs(args: ScriptArgs, commit: Commit): ScriptArgs {
     .strings(change.del)
     .tuples(commit.checkpoint ? [commit.checkpoint] : [], checkpointRow)
     .tuples(commit.tasks ?? [], (t) => [t.id, t.runId, t.step, JSON.stringify(t)])
-    .tuples(commit.interrupts ?? [], (i) => [i.id, i.runId, i.status, i.createdAt, JSON.stringify(i)])
+    .tuples(commit.interrupts ?? [], (i) => [i.id, i.runId, i.status, i.createdAt, JSON.stringify(i), i.deadline?.at ?? ""])
     .tuples(commit.submit ?? [], (c) => [c.id, c.createdAt, JSON.stringify(c)])
     .tuples(commit.commands ?? [], (a) => [a.id, a.status, JSON.stringify(a)])
     .strings((commit.events ?? []).map((e) => JSON.stringify(e)))

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "../../errors.js";
 import { storeFailure } from "./failure.js";
-import { APPLICATION_ID, MIGRATIONS, READABLE_FROM_VERSION, SCHEMA_VERSION, TABLES } from "./schema.js";
+import { APPLICATION_ID, MIGRATIONS, applyMigration, READABLE_FROM_VERSION, SCHEMA_VERSION, TABLES } from "./schema.js";
 import type { Durability } from "./store-types.js";
 
 
@@ -159,7 +159,7 @@ function migrate(db: Database.Database, file: string): void {
   if (found.version < SCHEMA_VERSION) {
     db.transaction(() => {
       const now = identity(db);
-      for (let v = now.version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+      for (let v = now.version; v < SCHEMA_VERSION; v++) applyMigration(db, MIGRATIONS[v]!);
       db.pragma(`application_id = ${APPLICATION_ID}`);
       db.pragma(`user_version = ${SCHEMA_VERSION}`);
     }).immediate();

@@ -8,6 +8,8 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
+import { soonestFirst } from "../listing.js";
+import type { Deadline } from "../store.js";
 import { parseDoc, parseDocs, runColumns, runRow, type RunColumns } from "./rows.js";
 import { whereClause, type Param, type Statements } from "./statements.js";
 import type { WrittenRuns } from "./written-runs.js";
@@ -27,6 +29,17 @@ const QUEUED = `SELECT ${CANDIDATE_COLUMNS} FROM runs r
 const QUEUED_OF_WORKFLOW = `${QUEUED} AND workflow = :workflow ORDER BY updated_at, id LIMIT :limit`;
 const RUN_COLUMNS = Object.keys(runColumns({} as RunRecord)) as (keyof RunColumns)[];
 const EXPIRED = `SELECT ${CANDIDATE_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < :now AND ${FILTER} ORDER BY updated_at, id LIMIT :limit`;
+
+/** What `Queries.listRuns` selects: `before` is a page's cursor (the last run of the page before). */
+interface RunListing {
+  statuses?: RunStatus[];
+  workflow?: string;
+  parentRunId?: string | null;
+  tags?: Record<string, string>;
+  versions?: readonly string[];
+  before?: { updatedAt: number; id: string };
+  limit: number;
+}
 
 /**
  * The store's SQL statements for its records — workflows, runs and claims, interrupts, commands,
@@ -115,10 +128,10 @@ export class Queries {
     const key = Number(
       this.s
         .sql(
-          `INSERT INTO runs (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO runs (id, doc, status, workflow, version, parent_run_id, updated_at, wake_at, lease_until, waiting_on, deadline_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(row.id, row.doc, row.status, row.workflow, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on).lastInsertRowid,
+        .run(row.id, row.doc, row.status, row.workflow, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on, row.deadline_at).lastInsertRowid,
     );
     this.written.set(run.id, key, row.doc, ended(run));
     return key;
@@ -145,7 +158,7 @@ export class Queries {
     }
   }
 
-  listRuns(filter: { statuses?: RunStatus[]; workflow?: string; parentRunId?: string | null; tags?: Record<string, string>; versions?: readonly string[]; before?: { updatedAt: number; id: string }; limit: number }): RunRecord[] {
+  listRuns(filter: RunListing): RunRecord[] {
     const where: string[] = [];
     const params: Param[] = [];
     if (filter.statuses) {
@@ -252,9 +265,31 @@ export class Queries {
 
   putInterrupt(interrupt: InterruptRecord): void {
     this.s.sql(
-      `INSERT INTO interrupts (id, run_id, status, created_at, doc) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET status = excluded.status, doc = excluded.doc`,
-    ).run(interrupt.id, interrupt.runId, interrupt.status, interrupt.createdAt, JSON.stringify(interrupt));
+      `INSERT INTO interrupts (id, run_id, status, created_at, doc, deadline_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, doc = excluded.doc, deadline_at = excluded.deadline_at`,
+    ).run(interrupt.id, interrupt.runId, interrupt.status, interrupt.createdAt, JSON.stringify(interrupt), interrupt.deadline?.at ?? null);
+  }
+
+  /**
+   * The deadlines of the runs not ended and of the pending interrupts (`Store.listDeadlines`), each
+   * read along its partial index (schema version 10); from the documents in a store older than
+   * that, opened read-only.
+   */
+  listDeadlines(): Deadline[] {
+    const indexed = this.s.sql("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'deadline_at'").get() !== undefined;
+    // INDEXED BY: the planner would read the pending interrupts along their status index instead.
+    const [runs, interrupts] = (
+      indexed
+        ? [
+            "SELECT id, deadline_at AS at FROM runs INDEXED BY runs_by_deadline WHERE deadline_at IS NOT NULL AND status NOT IN ('succeeded', 'failed', 'canceled')",
+            "SELECT id, deadline_at AS at FROM interrupts INDEXED BY interrupts_by_deadline WHERE deadline_at IS NOT NULL AND status = 'pending'",
+          ]
+        : [
+            "SELECT id, doc ->> '$.deadlineAt' AS at FROM runs WHERE at IS NOT NULL AND status NOT IN ('succeeded', 'failed', 'canceled')",
+            "SELECT id, doc ->> '$.deadline.at' AS at FROM interrupts WHERE at IS NOT NULL AND status = 'pending'",
+          ]
+    ).map((text) => this.s.sql(text).all() as { id: string; at: number }[]) as [{ id: string; at: number }[], { id: string; at: number }[]];
+    return [...runs.map((r): Deadline => ({ kind: "run", id: r.id, at: r.at })), ...interrupts.map((i): Deadline => ({ kind: "interrupt", id: i.id, at: i.at }))].sort(soonestFirst);
   }
 
   getInterrupt(id: string): InterruptRecord | undefined {

@@ -20,6 +20,7 @@ export function runColumns(run: RunRecord) {
     wake_at: run.wakeAt,
     lease_until: run.leaseUntil,
     waiting_on: run.waitingOn,
+    deadline_at: run.deadlineAt ?? null,
   };
 }
 

@@ -1,3 +1,5 @@
+import type Database from "better-sqlite3";
+
 /**
  * The SQLite store's schema. `PRAGMA application_id` marks a file as a pitwall store (so another
  * application's database is refused, not written to); `PRAGMA user_version` is the schema
@@ -9,10 +11,17 @@
 export const APPLICATION_ID = 0x70697477;
 
 /**
+ * A migration's SQL, run as it is; or columns it adds before its SQL runs, each only where the
+ * table lacks it (SQLite has no ADD COLUMN IF NOT EXISTS, and a store set back to an earlier
+ * version number by hand has them already).
+ */
+export type Migration = string | { addColumns: readonly { table: string; column: string; type: string }[]; sql: string };
+
+/**
  * Each entry moves the schema from version `index` to `index + 1`. Entries are never edited once
  * released: a change is a new entry.
  */
-export const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly Migration[] = [
   `
   -- Small store-wide values; 'fence' is the fencing-token counter, which only grows.
   CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -284,7 +293,35 @@ export const MIGRATIONS: readonly string[] = [
   -- index holds a run only while it runs and only its workflow, so a step's commit does not touch it.
   CREATE INDEX IF NOT EXISTS runs_running_by_workflow ON runs (workflow) WHERE status = 'running';
   `,
+  {
+    addColumns: [
+      { table: "runs", column: "deadline_at", type: "INTEGER" },
+      { table: "interrupts", column: "deadline_at", type: "INTEGER" },
+    ],
+    sql: `
+  -- Version 10. The deadlines workers act on, in columns of their own beside the documents (added
+  -- above), each with an index holding only the rows whose deadline still applies (a run not
+  -- ended, an interrupt pending): a worker lists them every minute, and read from the documents
+  -- that was a read of every run not ended. A run's deadline is set when it is made, so a step's
+  -- commit touches neither index.
+  UPDATE runs SET deadline_at = doc ->> '$.deadlineAt' WHERE doc ->> '$.deadlineAt' IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS runs_by_deadline ON runs (deadline_at) WHERE deadline_at IS NOT NULL AND status NOT IN ('succeeded', 'failed', 'canceled');
+  UPDATE interrupts SET deadline_at = doc ->> '$.deadline.at' WHERE doc ->> '$.deadline.at' IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS interrupts_by_deadline ON interrupts (deadline_at) WHERE deadline_at IS NOT NULL AND status = 'pending';
+  `,
+  },
 ];
+
+export function applyMigration(db: Database.Database, migration: Migration): void {
+  if (typeof migration === "string") {
+    db.exec(migration);
+    return;
+  }
+  for (const { table, column, type } of migration.addColumns) {
+    if (!db.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?").get(table, column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+  db.exec(migration.sql);
+}
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

@@ -25,7 +25,7 @@ import {
   type WorkflowRecord,
 } from "../records.js";
 import { WORKER_RECORDS_KEPT_MS, checkDeletion, decodeCursor, encodeCursor, storeRoom } from "../rules.js";
-import type { Claim, ClaimOptions, Commit, CommitResult, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
+import type { Claim, ClaimOptions, Commit, CommitResult, Deadline, EventQuery, NewRun, RunFilter, Store, SubscribeOptions, TaskRange } from "../store.js";
 import { backupStore } from "./backup.js";
 import { connect } from "./connect.js";
 import type { BackupResult, Durability } from "./store-types.js";
@@ -223,6 +223,10 @@ export class SqliteStore implements Store {
 
   async getInterrupt(id: string): Promise<InterruptRecord | undefined> {
     return this.read(() => this.q.getInterrupt(id));
+  }
+
+  async listDeadlines(): Promise<Deadline[]> {
+    return this.read(() => this.q.listDeadlines());
   }
 
   async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {

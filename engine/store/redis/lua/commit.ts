@@ -3,7 +3,7 @@
  * checked in the same order. Arguments after prefix and retention: commit id, run id, fence,
  * fenceOut (1 to give the run a new fence), expectHead (optional), expectStatus (list or absent), expectPending, run fields to set and to
  * delete, checkpoint (0 or 1 of id, n, step, bytes, json), tasks (id, runId, step, json),
- * interrupts (id, runId, status, createdAt, json), commands to store (id, createdAt, json),
+ * interrupts (id, runId, status, createdAt, json, deadline time or ''), commands to store (id, createdAt, json),
  * command answers (id, status, json; each only while its command is pending), events, runs to wake.
  *
  * Replies: {'ok', {seq, runSeq...}} | {'duplicate'} | {'notfound', 'run', id} | {'stale', fence}
@@ -22,7 +22,7 @@ local set_fields = arg_tuples(2)
 local del_fields = arg_strings()
 local checkpoint = arg_tuples(5)[1]
 local tasks = arg_tuples(4)
-local interrupts = arg_tuples(5)
+local interrupts = arg_tuples(6)
 local submitted = arg_tuples(3)
 local answers = arg_tuples(3)
 local events = arg_strings()
@@ -94,6 +94,11 @@ for _, i in ipairs(interrupts) do
   else
     redis.call('SREM', K.part(i[2], 'pending'), i[1])
     redis.call('ZREM', K.g('interrupts:pending'), i[1])
+  end
+  if i[3] == 'pending' and i[6] ~= '' then
+    redis.call('ZADD', K.g('deadlines:interrupts'), i[6], i[1])
+  elseif i[6] ~= '' then
+    redis.call('ZREM', K.g('deadlines:interrupts'), i[1])
   end
 end
 for _, c in ipairs(submitted) do

@@ -76,7 +76,7 @@ local function hset_pairs(key, pairs)
 end
 
 local function index_run(id, old_status)
-  local f = redis.call('HMGET', K.run(id), 'status', 'updatedAt', 'workflow', 'parentRunId')
+  local f = redis.call('HMGET', K.run(id), 'status', 'updatedAt', 'workflow', 'parentRunId', 'deadlineAt')
   local status, at = f[1], f[2]
   redis.call('ZADD', K.g('runs'), at, id)
   if old_status and old_status ~= status then redis.call('ZREM', K.g('runs:status:' .. old_status), id) end
@@ -84,6 +84,11 @@ local function index_run(id, old_status)
   redis.call('ZADD', K.g('runs:workflow:' .. f[3]), at, id)
   -- A running run is added at each write, not only when it starts: one a pitwall without this
   -- set claimed (before it was built, see running_of in claim.ts) is counted from its next write.
+  if f[5] and not TERMINAL[status] then
+    redis.call('ZADD', K.g('deadlines:runs'), f[5], id)
+  elseif f[5] then
+    redis.call('ZREM', K.g('deadlines:runs'), id)
+  end
   if status == 'running' then
     redis.call('SADD', K.g('runs:running:' .. f[3]), id)
   elseif old_status == 'running' then

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { CLAIM, RENEW } from "./claim.js";
 import { COMMIT } from "./commit.js";
+import { INDEX_DEADLINES } from "./deadlines.js";
 import { DELETE_RUN, PURGE_RUN } from "./delete-run.js";
 import { LUA_LIB } from "./lib.js";
 import { ANSWER_COMMAND, CREATE_RUN, PUT_ARTIFACT, PUT_WORKER, SUBMIT_COMMAND } from "./records.js";
@@ -21,6 +22,7 @@ const BODIES = {
   putSchedule: PUT_SCHEDULE,
   advanceSchedule: ADVANCE_SCHEDULE,
   deleteSchedule: DELETE_SCHEDULE,
+  indexDeadlines: INDEX_DEADLINES,
 } as const;
 
 export type ScriptName = keyof typeof BODIES;
