@@ -8,6 +8,7 @@ import {
   readState,
   type InterruptRecord,
   type NewEvent,
+  type RunStatus,
   type Store,
   type TaskRecord,
   type WorkerRecord,
@@ -105,6 +106,16 @@ describe.each(storeFactories)("Store contract: $name", (factory) => {
       const page2 = await store.listRuns({ limit: 2, cursor: page1.nextCursor! });
       expect(page2.runs.map((r) => r.id)).toEqual(["run-a"]);
       expect(page2.nextCursor).toBeUndefined();
+      // Several statuses, page by page: one run a page, in the same order as one listing gives them.
+      const statuses: RunStatus[] = ["queued", "running"];
+      const paged: string[] = [];
+      for (let cursor: string | undefined, pages = 0; pages === 0 || cursor; pages++) {
+        const page = await store.listRuns({ status: statuses, limit: 1, ...(cursor ? { cursor } : {}) });
+        paged.push(...page.runs.map((r) => r.id));
+        cursor = page.nextCursor;
+      }
+      expect(paged).toEqual(["run-c", "run-b", "run-a"]);
+      expect((await store.listRuns({ status: statuses })).runs.map((r) => r.id)).toEqual(paged);
       expect(await store.countRuns()).toMatchObject({ queued: 2, running: 1, paused: 0, succeeded: 0 });
     });
     it("keeps a run's tags and lists the runs that have every tag asked for", async () => {

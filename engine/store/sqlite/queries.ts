@@ -158,7 +158,21 @@ export class Queries {
     }
   }
 
+  /**
+   * The newest runs first. Runs of several statuses are read a status at a time, each along the
+   * status index in its order from the cursor on, and merged: read together, SQLite sorted every
+   * run of those statuses past the cursor for each page, and a listing of them all page by page
+   * cost in proportion to the square of their number.
+   */
   listRuns(filter: RunListing): RunRecord[] {
+    const statuses = filter.statuses ?? [];
+    if (statuses.length <= 1) return parseDocs<RunRecord>(this.runRows(filter));
+    const rows = statuses.flatMap((status) => this.runRows({ ...filter, statuses: [status] }));
+    rows.sort((a, b) => b.updated_at - a.updated_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return parseDocs<RunRecord>(rows.slice(0, filter.limit));
+  }
+
+  private runRows(filter: RunListing): { doc: string; updated_at: number; id: string }[] {
     const where: string[] = [];
     const params: Param[] = [];
     if (filter.statuses) {
@@ -185,11 +199,12 @@ export class Queries {
       for (const prefix of filter.versions) params.push(prefix.length, prefix);
     }
     if (filter.before) {
-      where.push("(updated_at < ? OR (updated_at = ? AND id < ?))");
-      params.push(filter.before.updatedAt, filter.before.updatedAt, filter.before.id);
+      // A row value, which an index search can start from (an OR of its parts cannot).
+      where.push("(updated_at, id) < (?, ?)");
+      params.push(filter.before.updatedAt, filter.before.id);
     }
-    const text = `SELECT doc FROM runs ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ?`;
-    return parseDocs<RunRecord>(this.s.sql(text).all(...params, filter.limit) as { doc: string }[]);
+    const text = `SELECT doc, updated_at, id FROM runs ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ?`;
+    return this.s.sql(text).all(...params, filter.limit) as { doc: string; updated_at: number; id: string }[];
   }
 
   countRuns(): { status: RunStatus; n: number }[] {
