@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { parseCheckpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import { deadlinesOf, inTaskRange, soonestFirst, taskOrder } from "../listing.js";
-import type { CheckpointRecord, InterruptRecord, RunRecord, TaskRecord } from "../records.js";
+import { RUN_STATUSES, TERMINAL_RUN_STATUSES, type CheckpointRecord, type InterruptRecord, type RunRecord, type TaskRecord } from "../records.js";
 import type { Deadline, TaskRange } from "../store.js";
 import type { RedisKeys } from "./keys.js";
 import { listOldestFirst, recordsByIds } from "./queries.js";
@@ -130,7 +130,7 @@ function scored(reply: readonly string[], kind: Deadline["kind"]): Deadline[] {
 /** The runs not ended, with the fields a deadline needs (read only where the indexes are missing). */
 async function runsNotEnded(client: Redis, keys: RedisKeys): Promise<Pick<RunRecord, "id" | "status" | "deadlineAt">[]> {
   const runs: Pick<RunRecord, "id" | "status" | "deadlineAt">[] = [];
-  for (const status of ["queued", "running", "paused"] as const) {
+  for (const status of RUN_STATUSES.filter((s) => !TERMINAL_RUN_STATUSES.includes(s))) {
     const ids = await client.zrange(keys.runsByStatus(status), 0, -1);
     const pipeline = client.pipeline();
     for (const id of ids) pipeline.hget(keys.run(id), "deadlineAt");
