@@ -38,7 +38,7 @@ export async function readRunDetail(store: Store, data: ConsoleData, runId: stri
   if (!run) return undefined;
   const lastN = previous?.checkpoints[previous.checkpoints.length - 1]?.n;
   // The tasks of the step in progress when last read, and of the steps since; all of them again
-  // when the run's step went back (an operator's edit or fork point).
+  // should the run's step be lower than it was.
   const fromStep = previous && run.step >= previous.run.step ? previous.run.step + 1 : undefined;
   const [definition, newCheckpoints, tasks, interrupts] = await Promise.all([
     data.workflow(run.version),
