@@ -37,6 +37,7 @@ import { GroupDocs } from "./group-docs.js";
 import { FileIdentity } from "./file-identity.js";
 import { HistoryQueries } from "./history-queries.js";
 import { Queries } from "./queries.js";
+import { RunListings } from "./run-listings.js";
 import { RunWrites } from "./run-writes.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { ScheduleRows } from "./schedule-rows.js";
@@ -71,6 +72,7 @@ export class SqliteStore implements Store {
   readonly description: string;
   private readonly db: Database.Database;
   private readonly q: Queries;
+  private readonly listings: RunListings;
   private readonly history: HistoryQueries;
   private readonly claims: ClaimChoice;
   private readonly feed: EventFeed;
@@ -97,6 +99,7 @@ export class SqliteStore implements Store {
     this.schedules = new ScheduleRows(statements);
     const written = new WrittenRuns(() => this.q.dataVersion());
     this.q = new Queries(statements, written);
+    this.listings = new RunListings(statements);
     const docs = new GroupDocs(statements);
     this.history = new HistoryQueries(statements, docs);
     this.claims = new ClaimChoice(this.q);
@@ -153,7 +156,7 @@ export class SqliteStore implements Store {
     const limit = filter.limit ?? 100;
     const before = filter.cursor ? decodeCursor(filter.cursor) : undefined;
     const runs = this.read(() =>
-      this.q.listRuns({
+      this.listings.listRuns({
         ...(filter.status !== undefined ? { statuses: ([] as RunStatus[]).concat(filter.status) } : {}),
         ...(filter.workflow !== undefined ? { workflow: filter.workflow } : {}),
         ...(filter.parentRunId !== undefined ? { parentRunId: filter.parentRunId } : {}),
@@ -226,7 +229,7 @@ export class SqliteStore implements Store {
   }
 
   async listDeadlines(): Promise<Deadline[]> {
-    return this.read(() => this.q.listDeadlines());
+    return this.read(() => this.listings.listDeadlines());
   }
 
   async listInterrupts(filter: { status?: "pending" | "resolved"; runId?: string; limit?: number } = {}): Promise<InterruptRecord[]> {
