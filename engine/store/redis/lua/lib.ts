@@ -82,13 +82,14 @@ local function index_run(id, old_status)
   if old_status and old_status ~= status then redis.call('ZREM', K.g('runs:status:' .. old_status), id) end
   redis.call('ZADD', K.g('runs:status:' .. status), at, id)
   redis.call('ZADD', K.g('runs:workflow:' .. f[3]), at, id)
-  -- A running run is added at each write, not only when it starts: one a pitwall without this
-  -- set claimed (before it was built, see running_of in claim.ts) is counted from its next write.
+  -- A run's deadline applies until it ends (lua/deadlines.ts builds the set in an older store).
   if f[5] and not TERMINAL[status] then
     redis.call('ZADD', K.g('deadlines:runs'), f[5], id)
   elseif f[5] then
     redis.call('ZREM', K.g('deadlines:runs'), id)
   end
+  -- A running run is added at each write, not only when it starts: one a pitwall without this
+  -- set claimed (before it was built, see running_of in claim.ts) is counted from its next write.
   if status == 'running' then
     redis.call('SADD', K.g('runs:running:' .. f[3]), id)
   elseif old_status == 'running' then
