@@ -348,6 +348,49 @@ describe("SQLite schema migrations", () => {
     }
   });
 
+  it("brings a version 10 store up to date without its index of runs by update time, and still lists runs of every status newest first, page by page", async () => {
+    const file = fresh("v10");
+    const before = await openStore(`sqlite:${file}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const id = `run-${i}`;
+      await before.createRun(newRun({ id, workflow: { name: "wf", version: "v1" }, state: {}, actor: "test" }));
+      ids.push(id);
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+    // Statuses of every kind, updated in another order than the runs were made.
+    const running = (await before.claimRun({ owner: "w", leaseMs: 60_000, runId: "run-1" }))!;
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    const ended = (await before.claimRun({ owner: "w", leaseMs: 60_000, runId: "run-3" }))!;
+    await before.commit({ id: newId("c"), runId: "run-3", fence: ended.fence, run: { status: "succeeded", owner: null, leaseUntil: null } });
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    await before.commit({ id: newId("c"), runId: "run-1", fence: running.fence, run: { status: "paused", owner: null, leaseUntil: null } });
+    const newestFirst = (await before.listRuns()).runs.map((r) => r.id);
+    expect(newestFirst).toEqual(["run-1", "run-3", "run-4", "run-2", "run-0"]);
+    await before.close();
+    const raw = new Database(file);
+    raw.exec("CREATE INDEX runs_by_update ON runs (updated_at, id)");
+    raw.pragma("user_version = 10");
+    raw.close();
+    const layout = () => storeLayout(file, (db) => ({ byUpdate: db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'runs_by_update'").pluck().get() }));
+    expect(layout()).toEqual({ version: 10, byUpdate: 1, integrity: "ok" });
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      expect(layout()).toEqual({ version: SCHEMA_VERSION, byUpdate: 0, integrity: "ok" });
+      expect((await store.listRuns()).runs.map((r) => r.id)).toEqual(newestFirst);
+      const paged: string[] = [];
+      for (let cursor: string | undefined, pages = 0; pages === 0 || cursor; pages++) {
+        const page = await store.listRuns({ limit: 2, ...(cursor ? { cursor } : {}) });
+        paged.push(...page.runs.map((r) => r.id));
+        cursor = page.nextCursor;
+      }
+      expect(paged).toEqual(newestFirst);
+      expect((await store.listRuns({ workflow: "wf", parentRunId: null, limit: 3 })).runs.map((r) => r.id)).toEqual(newestFirst.slice(0, 3));
+    } finally {
+      await store.close();
+    }
+  });
+
   it("reads tasks, events and checkpoints in the fuller encodings earlier releases wrote", async () => {
     const file = fresh("old-rows");
     await storeWithRuns(file, 1);

@@ -1,4 +1,4 @@
-import type { RunRecord, RunStatus } from "../records.js";
+import { RUN_STATUSES, type RunRecord, type RunStatus } from "../records.js";
 import { soonestFirst } from "../listing.js";
 import type { Deadline } from "../store.js";
 import { parseDocs } from "./rows.js";
@@ -23,10 +23,12 @@ export class RunListings {
    * The newest runs first. Runs of several statuses are read a status at a time, each along the
    * status index in its order from the cursor on, and merged: read together, SQLite sorted every
    * run of those statuses past the cursor for each page, and a listing of them all page by page
-   * cost in proportion to the square of their number.
+   * cost in proportion to the square of their number. With no status asked for, that is every
+   * status (the store has no index by update time alone since schema version 11), but for the
+   * children of one run, read along their parent's index.
    */
   listRuns(filter: RunListing): RunRecord[] {
-    const statuses = filter.statuses ?? [];
+    const statuses = filter.statuses ?? (typeof filter.parentRunId === "string" ? [] : RUN_STATUSES);
     if (statuses.length <= 1) return parseDocs<RunRecord>(this.runRows(filter));
     const rows = statuses.flatMap((status) => this.runRows({ ...filter, statuses: [status] }));
     rows.sort((a, b) => b.updated_at - a.updated_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));

@@ -310,6 +310,14 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX IF NOT EXISTS interrupts_by_deadline ON interrupts (deadline_at) WHERE deadline_at IS NOT NULL AND status = 'pending';
   `,
   },
+  `
+  -- Version 11. No index of the runs by update time alone. Every step's commit moves its run's
+  -- update time, so it moved the run's entry in this index as well as in runs_by_status, for one
+  -- listing: the runs of every status, newest first, which now reads runs_by_status a status at a
+  -- time and merges (engine/store/sqlite/run-listings.ts). A step of the chain bench took about 5%
+  -- less time without it.
+  DROP INDEX IF EXISTS runs_by_update;
+  `,
 ];
 
 export function applyMigration(db: Database.Database, migration: Migration): void {
