@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import { MemoryStore, STORE_WRITES, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { fastest, scratchDir, stopwatch, type Timing } from "./harness.js";
+import { readWalPages, resetWal, type WalPages } from "./wal-pages.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { storeWorkflow } from "../../engine/operator/workflows.js";
 
@@ -16,13 +17,18 @@ export interface EngineMeasure extends Timing {
 
 /**
  * Creates `runs` runs of `workflow` in a SQLite store at `file`, then times one in-process worker
- * executing all of them to the end.
+ * executing all of them to the end. `pages`: also counts the pages the execution wrote (reading
+ * the WAL, outside the time taken).
  */
-export async function runOnSqlite(file: string, workflow: CompiledWorkflow, runs: number, durability: Durability): Promise<EngineMeasure> {
+export async function runOnSqlite(file: string, workflow: CompiledWorkflow, runs: number, durability: Durability, options: { pages?: boolean } = {}): Promise<EngineMeasure & { pages?: WalPages }> {
   const store = await openStore(`sqlite:${file}`, { durability });
+  const side = options.pages ? new Database(file) : undefined;
   try {
-    return await runAll(store, workflow, runs);
+    let pages: WalPages | undefined;
+    const measure = await runAll(store, workflow, runs, side && { before: () => resetWal(side), after: () => (pages = readWalPages(side, file)) });
+    return { ...measure, ...(pages ? { pages } : {}) };
   } finally {
+    side?.close();
     await store.close();
   }
 }
@@ -37,7 +43,8 @@ export async function runOnMemory(workflow: CompiledWorkflow, runs: number): Pro
   }
 }
 
-async function runAll(store: Store, workflow: CompiledWorkflow, runs: number): Promise<EngineMeasure> {
+/** `around`: called just before the worker starts and just after it is done, outside the time taken. */
+async function runAll(store: Store, workflow: CompiledWorkflow, runs: number, around?: { before(): void; after(): void }): Promise<EngineMeasure> {
   await storeWorkflow(store, workflow);
   const runIds: string[] = [];
   for (let i = 0; i < runs; i++) {
@@ -47,9 +54,11 @@ async function runAll(store: Store, workflow: CompiledWorkflow, runs: number): P
   }
   const counted = countTransactions(store);
   const worker = new Worker(counted.store, new WorkflowRegistry(counted.store, actionRegistry({}), [workflow]), { concurrency: 16 });
+  around?.before();
   const stop = stopwatch();
   await worker.drain();
   const timing = stop();
+  around?.after();
   const unfinished = (await store.listRuns({ status: ["queued", "running", "paused", "failed", "canceled"] })).runs;
   if (unfinished.length > 0) throw new Error(`bench run ${unfinished[0]!.id} ended ${unfinished[0]!.status}, not succeeded`);
   return { ...timing, writes: runs + counted.count(), runIds };
@@ -61,6 +70,8 @@ export interface Comparison {
   store: Footprint;
   /** Row bytes the engine stored per step: what the raw baseline inserts per transaction. */
   bytesPerStep: number;
+  /** The pages the engine's execution wrote (counted in its untimed first run). */
+  pages: WalPages;
 }
 
 /**
@@ -73,7 +84,8 @@ export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, s
   try {
     // Once untimed first, as the raw baseline's first transactions are: the store's code is
     // compiled by the time a figure is taken, which is what a worker that runs for hours pays.
-    await runOnSqlite(scratch.file("warm-up.db"), workflow, runs, durability);
+    // The pages it writes are counted then (the tries after write about as many).
+    const { pages } = await runOnSqlite(scratch.file("warm-up.db"), workflow, runs, durability, { pages: true });
     let store: Footprint | undefined;
     const engine = await fastest(repeat, async () => {
       const file = scratch.file(`engine-${Math.random()}.db`);
@@ -83,7 +95,7 @@ export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, s
     });
     const bytesPerStep = store!.rowBytes / steps;
     const raw = await fastest(repeat, () => rawInsertBaseline(scratch.file(`raw-${Math.random()}.db`), durability, steps, bytesPerStep));
-    return { engine, raw, store: store!, bytesPerStep };
+    return { engine, raw, store: store!, bytesPerStep, pages: pages! };
   } finally {
     scratch.cleanup();
   }
