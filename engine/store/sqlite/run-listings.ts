@@ -25,17 +25,29 @@ export class RunListings {
    * run of those statuses past the cursor for each page, and a listing of them all page by page
    * cost in proportion to the square of their number. With no status asked for, that is every
    * status (the store has no index by update time alone since schema version 11), but for the
-   * children of one run, read along their parent's index.
+   * children of one run, read along their parent's index. Only the page's runs are read whole:
+   * the statuses' candidates are their keys, from the status index alone where no other filter
+   * needs the row. All in one read transaction: a run whose status changed in between is listed
+   * once, as it was or as it is.
    */
   listRuns(filter: RunListing): RunRecord[] {
     const statuses = filter.statuses ?? (typeof filter.parentRunId === "string" ? [] : RUN_STATUSES);
-    if (statuses.length <= 1) return parseDocs<RunRecord>(this.runRows(filter));
-    const rows = statuses.flatMap((status) => this.runRows({ ...filter, statuses: [status] }));
-    rows.sort((a, b) => b.updated_at - a.updated_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    return parseDocs<RunRecord>(rows.slice(0, filter.limit));
+    if (statuses.length <= 1) return parseDocs<RunRecord>(this.runRows(filter, "doc, updated_at, id"));
+    return this.s.consistent(() => {
+      const candidates = statuses.flatMap((status) => this.runRows({ ...filter, statuses: [status] }, "updated_at, id"));
+      candidates.sort((a, b) => b.updated_at - a.updated_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      const ids = candidates.slice(0, filter.limit).map((c) => c.id);
+      const docs = new Map(
+        (this.s.sql("SELECT id, doc FROM runs WHERE id IN (SELECT value FROM json_each(?))").all(JSON.stringify(ids)) as { id: string; doc: string }[]).map((row) => [row.id, row.doc]),
+      );
+      return ids.map((id) => JSON.parse(docs.get(id)!) as RunRecord);
+    });
   }
 
-  private runRows(filter: RunListing): { doc: string; updated_at: number; id: string }[] {
+  /** The runs' rows that `filter` selects, newest first: their documents, or only their keys. */
+  private runRows(filter: RunListing, columns: "doc, updated_at, id"): { doc: string; updated_at: number; id: string }[];
+  private runRows(filter: RunListing, columns: "updated_at, id"): { updated_at: number; id: string }[];
+  private runRows(filter: RunListing, columns: string): { doc?: string; updated_at: number; id: string }[] {
     const where: string[] = [];
     const params: Param[] = [];
     if (filter.statuses) {
@@ -66,8 +78,8 @@ export class RunListings {
       where.push("(updated_at, id) < (?, ?)");
       params.push(filter.before.updatedAt, filter.before.id);
     }
-    const text = `SELECT doc, updated_at, id FROM runs ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ?`;
-    return this.s.sql(text).all(...params, filter.limit) as { doc: string; updated_at: number; id: string }[];
+    const text = `SELECT ${columns} FROM runs ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ?`;
+    return this.s.sql(text).all(...params, filter.limit) as { doc?: string; updated_at: number; id: string }[];
   }
 
   /**

@@ -11,6 +11,14 @@ export class Statements {
 
   constructor(private readonly db: Database.Database) {}
 
+  /**
+   * Runs `fn`'s reads in one transaction, so that they all see the store as it was at its first
+   * read: between two statements outside a transaction, another process may commit.
+   */
+  consistent<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
   sql(text: string): Database.Statement {
     let statement = this.cache.get(text);
     if (!statement) {
