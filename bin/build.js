@@ -47,15 +47,15 @@ const englishZodLocales = {
   },
 };
 
-export async function build() {
-  const dist = join(root, "dist");
-  rmSync(dist, { recursive: true, force: true });
-  const { build: bundle } = await import("esbuild");
-  await bundle({
+/**
+ * How the build bundles: what is bundled and how, without what it bundles or where to. The
+ * console benchmark bundles the console's parts with these too (bench/support/build.ts), so that
+ * it measures the code a built `pitwall console` runs.
+ */
+export function bundleOptions() {
+  return {
     absWorkingDir: root,
-    entryPoints: ["engine/index.ts", "source/cli.tsx"],
     outbase: ".",
-    outdir: "dist",
     chunkNames: "chunks/[name]-[hash]",
     bundle: true,
     splitting: true,
@@ -66,11 +66,16 @@ export async function build() {
     platform: "node",
     target: "node20",
     tsconfig: join(root, "tsconfig.json"),
-    sourcemap: true,
-    sourcesContent: true,
     logLevel: "warning",
     plugins: [englishZodLocales],
-  });
+  };
+}
+
+export async function build() {
+  const dist = join(root, "dist");
+  rmSync(dist, { recursive: true, force: true });
+  const { build: bundle } = await import("esbuild");
+  await bundle({ ...bundleOptions(), entryPoints: ["engine/index.ts", "source/cli.tsx"], outdir: "dist", sourcemap: true, sourcesContent: true });
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const types = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
   if (types.status !== 0) {

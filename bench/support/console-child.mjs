@@ -1,28 +1,27 @@
 // One side of the console benchmark, in its own process so that its memory and CPU are its own.
-// Plain JavaScript on the compiled build (dist/), as `pitwall console` itself runs when built, so
-// that no TypeScript loader is measured. `console` mode renders the real console into a
+// Plain JavaScript: the console's parts bundled as `npm run build` bundles them (the folder given
+// after the run id; bench/support/build.ts), as `pitwall console` itself runs when built, so that
+// no TypeScript loader is measured. `console` mode renders the real console into a
 // terminal-sized buffer; `console-tsx` the same from the TypeScript sources, as `pitwall` runs
 // without a fresh build (the parent starts it with tsx's loader); `baseline` mode only lists the
 // runs and follows the store's subscription, the least any live console has to do.
 // Protocol: JSON lines on stdout ({ phase: "ready" } then { phase: "done" }); the parent writes
 // "measure-idle" on stdin once it has stopped writing events.
 import { EventEmitter } from "node:events";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
 
-const [mode, url, runId] = process.argv.slice(2);
+const [mode, url, runId, built] = process.argv.slice(2);
 
 const fromSource = mode === "console-tsx";
-const code = new URL(fromSource ? "../../" : "../../dist/", import.meta.url);
-/** A module of the console by its built path; from the sources, its .ts (or .tsx) file. */
-const load = (path) => import(new URL(fromSource ? path.replace(/\.js$/, path.endsWith("app.js") ? ".tsx" : ".ts") : path, code).href);
+/** A module of the bundle by its name; from the sources, the module it was bundled from. */
+const load = (name, source) => import(fromSource ? new URL(`../../${source}`, import.meta.url).href : pathToFileURL(join(built, `${name}.js`)).href);
 // What runConsole does to its process before it loads React (see process-tuning.ts).
-if (mode !== "baseline") (await load("source/console/process-tuning.js")).tuneConsoleProcess();
+if (mode !== "baseline") (await load("process-tuning", "source/console/process-tuning.ts")).tuneConsoleProcess();
 const { createElement } = await import("react");
 const { render } = await import("ink");
-
-const { openStore } = await load("engine/index.js");
-const { Console, RENDER_OPTIONS } = await load("source/console/app.js");
-const { diffedScreen } = await load("source/console/screen-diff.js");
+const { openStore, Console, RENDER_OPTIONS, diffedScreen } = await load("console-parts", "bench/support/console-parts.ts");
 
 const MARK = /mark (\d{13})-\d+/g;
 const seen = new Set();

@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { openStore, storeWorkflow, type CompiledWorkflow, type NewEvent, type RunStatus, type Store } from "../../engine/index.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
-import { ROOT as root, ensureBuild } from "../support/build.js";
+import { ROOT as root, bundleConsoleParts } from "../support/build.js";
 import { fmt, median, percentile, ratio, scratchDir, table } from "../support/harness.js";
 import { chainWorkflow, fanoutWorkflow, loopWorkflow } from "../support/workflows.js";
 
@@ -86,10 +86,10 @@ async function writeEvents(store: Store, runId: string, seconds: number): Promis
   return written;
 }
 
-async function measure(mode: "console" | "console-tsx" | "baseline", url: string, runId: string): Promise<Measured> {
+async function measure(mode: "console" | "console-tsx" | "baseline", url: string, runId: string, built: string): Promise<Measured> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "CI" && !k.startsWith("CI_") && k !== "CONTINUOUS_INTEGRATION"));
   const loader = mode === "console-tsx" ? ["--import", "tsx"] : [];
-  const child = spawn(process.execPath, [...loader, CHILD, mode, url, runId], { stdio: ["pipe", "pipe", "inherit"], env, cwd: root });
+  const child = spawn(process.execPath, [...loader, CHILD, mode, url, runId, built], { stdio: ["pipe", "pipe", "inherit"], env, cwd: root });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async () => {
     const { value, done } = await lines.next();
@@ -111,17 +111,17 @@ async function measure(mode: "console" | "console-tsx" | "baseline", url: string
 }
 
 export default async function consoleBench(): Promise<void> {
-  ensureBuild();
+  const built = await bundleConsoleParts();
   const scratch = scratchDir();
   try {
     const url = `sqlite:${scratch.file("console.db")}`;
     const filling = performance.now();
     const target = await fill(url);
     console.log(`store: ${RUNS.toLocaleString("en-US")} runs, ${(RUNS * EVENTS_PER_RUN).toLocaleString("en-US")} events, filled in ${fmt((performance.now() - filling) / 1000)} s`);
-    const baseline = await measure("baseline", url, target);
-    const consoleSide = await measure("console", url, target);
+    const baseline = await measure("baseline", url, target, built);
+    const consoleSide = await measure("console", url, target, built);
     // As `pitwall console` runs without a fresh build: the sources through tsx.
-    const fromSource = await measure("console-tsx", url, target);
+    const fromSource = await measure("console-tsx", url, target, built);
     const p95 = (m: Measured) => percentile(m.latencies, 0.95);
     table(
       ["", "console", "baseline", "console/baseline", "target"],

@@ -40,7 +40,7 @@ function untilFeed(feed: LiveFeed, problem: boolean): Promise<number> {
 const range = (values: number[]) => `${(Math.min(...values) / 1000).toFixed(2)}–${(Math.max(...values) / 1000).toFixed(2)} s`;
 
 export default async function silence(): Promise<void> {
-  ensureBuild();
+  await ensureBuild();
   const server = new RedisServer();
   await server.start();
   const url = `${server.url}/0?prefix=silence:`;
