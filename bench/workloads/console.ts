@@ -52,7 +52,8 @@ async function fill(url: string): Promise<string> {
         run: {
           status,
           startedAt: createdAt + 1_000,
-          ...(status === "paused" ? { reason: "breakpoint" as const } : {}),
+          // Paused as the runtime pauses a run: with the time it paused.
+          ...(status === "paused" ? { reason: "breakpoint" as const, pausedAt: createdAt + 1_000 + (i % 60) * 1_000 } : {}),
           ...(status === "failed" ? { error: { message: "bench failure", code: "TASK_FAILED" } } : {}),
           ...(status === "running" ? {} : { endedAt: createdAt + 1_000 + (i % 60) * 1_000, owner: null, leaseUntil: null }),
         },

@@ -41,8 +41,9 @@ export interface ConsoleSnapshot {
    */
   orphans: ReadonlySet<string>;
   /**
-   * When each paused run paused (its latest run.paused event): what it ran is counted to then.
-   * Not `updatedAt`, which an operator's edit or breakpoint on the paused run moves.
+   * When each paused run without a pause time of its own (`RunRecord.pausedAt`, which runs paused
+   * by an earlier release lack) paused, from its latest run.paused event: what it ran is counted to
+   * then. Not `updatedAt`, which an operator's edit or breakpoint on the paused run moves.
    */
   pausedAt: ReadonlyMap<string, number>;
   /** For running runs with parallel nodes: those of the step in progress that already succeeded (not "now"). */
@@ -274,9 +275,11 @@ export class ConsoleData {
   }
 
   /**
-   * When each paused run of `runs` paused: from the window's run.paused events (the newest kept,
-   * so the latest), else as known from before while it stayed paused (unless events of it were
-   * `cut`: it may have paused again), else read (its latest run.paused event).
+   * When each paused run of `runs` that does not keep its own pause time (`pausedAt`, which a run
+   * paused by an earlier release lacks, and which the durations read first) paused: from the
+   * window's run.paused events (the newest kept, so the latest), else as known from before while
+   * it stayed paused (unless events of it were `cut`: it may have paused again), else read (its
+   * latest run.paused event).
    */
   private async pausedTimes(runs: ReadonlyMap<string, RunRecord>, events: readonly EventRecord[], cut: ReadonlySet<string> = new Set()): Promise<Map<string, number>> {
     const seen = new Map<string, number>();
@@ -284,7 +287,7 @@ export class ConsoleData {
     const pausedAt = new Map<string, number>();
     const unknown: string[] = [];
     for (const run of runs.values()) {
-      if (run.status !== "paused") continue;
+      if (run.status !== "paused" || typeof run.pausedAt === "number") continue;
       const wasPaused = this.snap.runs.get(run.id)?.status === "paused" && !cut.has(run.id);
       const at = seen.get(run.id) ?? (wasPaused ? this.snap.pausedAt.get(run.id) : undefined);
       if (at === undefined) unknown.push(run.id);

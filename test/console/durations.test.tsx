@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { Operator } from "../../engine/index.js";
+import { Operator, type RunFilter, type RunRecord, type Store } from "../../engine/index.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { fixture } from "./fixtures.js";
 import { openConsole, type ConsoleHarness } from "./harness.js";
@@ -43,30 +43,56 @@ it("counts a paused run's time to its pause, not to an operator's later edit, an
   expect(ms(frame.match(/ran (\S+)/)?.[1])).toBeLessThanOrEqual(toPause);
 });
 
+/**
+ * The store as the console sees it, counting the reads of `pausedId`'s run.paused event; `asOlder`:
+ * answering as if an earlier release had paused that run (no pause time of its own) and its
+ * run.paused event had been trimmed since.
+ */
+function pauseReadsCounted(store: Store, pausedId: string, asOlder: boolean): { store: Store; reads: () => number } {
+  let reads = 0;
+  const older = (run: RunRecord | undefined) => (asOlder && run?.id === pausedId ? { ...run, pausedAt: null } : run);
+  const counted = new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "getRun") return async (id: string) => older(await target.getRun(id));
+      if (key === "listRuns") return async (filter: RunFilter) => {
+        const page = await target.listRuns(filter);
+        return { ...page, runs: page.runs.map((run) => older(run)!) };
+      };
+      if (key !== "readEvents") return Reflect.get(target, key, receiver) as unknown;
+      return async (query: { runId?: string; types?: string[] }) => {
+        if (query.runId !== pausedId || !query.types?.includes("run.paused")) return target.readEvents(query as never);
+        reads++;
+        return asOlder ? [] : target.readEvents(query as never);
+      };
+    },
+  });
+  return { store: counted, reads: () => reads };
+}
+
 it("reads the pause of a paused run whose run.paused event is gone once, not at every refresh", async () => {
   const { fx } = await sqlite.open();
   const paused = await (await fx.engine.start("travel-planner", {})).wait({ timeoutMs: 10_000 });
   const running = await fx.engine.start("quiet", {});
-  let pauseReads = 0;
-  // The store as the console sees it, answering as if the run's run.paused event had been trimmed.
-  const trimmed = new Proxy(fx.store, {
-    get(target, key, receiver) {
-      if (key !== "readEvents") return Reflect.get(target, key, receiver) as unknown;
-      return async (query: { runId?: string; types?: string[] }) => {
-        if (query.runId === paused.id && query.types?.includes("run.paused")) {
-          pauseReads++;
-          return [];
-        }
-        return target.readEvents(query as never);
-      };
-    },
-  });
-  const ui = sqlite.console(await openConsole({ store: trimmed, columns: 120 }));
+  const { store, reads } = pauseReadsCounted(fx.store, paused.id, true);
+  const ui = sqlite.console(await openConsole({ store, columns: 120 }));
   await ui.waitFor(paused.id);
   // The running run's events make the console list the runs again, several times.
   await sleep(1_500);
   expect(ui.frame()).toContain(running.id);
-  expect(pauseReads).toBe(1);
+  expect(reads()).toBe(1);
+});
+
+it("reads no event for a paused run that keeps its own pause time", async () => {
+  const { fx } = await sqlite.open();
+  const paused = await (await fx.engine.start("travel-planner", {})).wait({ timeoutMs: 10_000 });
+  expect((await fx.store.getRun(paused.id))!.pausedAt).toEqual(expect.any(Number));
+  const running = await fx.engine.start("quiet", {});
+  const { store, reads } = pauseReadsCounted(fx.store, paused.id, false);
+  const ui = sqlite.console(await openConsole({ store, columns: 120 }));
+  await ui.waitFor(paused.id);
+  await sleep(1_500);
+  expect(ui.frame()).toContain(running.id);
+  expect(reads()).toBe(0);
 });
 
 it("counts a timer down by the second on a run over a minute old, in the runs list and the run's header", async () => {
