@@ -69,30 +69,30 @@ function pauseReadsCounted(store: Store, pausedId: string, asOlder: boolean): { 
   return { store: counted, reads: () => reads };
 }
 
-it("reads the pause of a paused run whose run.paused event is gone once, not at every refresh", async () => {
-  const { fx } = await sqlite.open();
-  const paused = await (await fx.engine.start("travel-planner", {})).wait({ timeoutMs: 10_000 });
-  const running = await fx.engine.start("quiet", {});
-  const { store, reads } = pauseReadsCounted(fx.store, paused.id, true);
-  const ui = sqlite.console(await openConsole({ store, columns: 120 }));
-  await ui.waitFor(paused.id);
-  // The running run's events make the console list the runs again, several times.
-  await sleep(1_500);
-  expect(ui.frame()).toContain(running.id);
-  expect(reads()).toBe(1);
-});
-
-it("reads no event for a paused run that keeps its own pause time", async () => {
+/**
+ * A console open on a store with a run paused at its approval and a run whose events make the
+ * console list the runs again, several times: how many times it read the paused run's run.paused
+ * event (`asOlder`: as `pauseReadsCounted` says).
+ */
+async function pauseReadsOverRefreshes(asOlder: boolean): Promise<number> {
   const { fx } = await sqlite.open();
   const paused = await (await fx.engine.start("travel-planner", {})).wait({ timeoutMs: 10_000 });
   expect((await fx.store.getRun(paused.id))!.pausedAt).toEqual(expect.any(Number));
   const running = await fx.engine.start("quiet", {});
-  const { store, reads } = pauseReadsCounted(fx.store, paused.id, false);
+  const { store, reads } = pauseReadsCounted(fx.store, paused.id, asOlder);
   const ui = sqlite.console(await openConsole({ store, columns: 120 }));
   await ui.waitFor(paused.id);
   await sleep(1_500);
   expect(ui.frame()).toContain(running.id);
-  expect(reads()).toBe(0);
+  return reads();
+}
+
+it("reads the pause of a paused run whose run.paused event is gone once, not at every refresh", async () => {
+  expect(await pauseReadsOverRefreshes(true)).toBe(1);
+});
+
+it("reads no event for a paused run that keeps its own pause time", async () => {
+  expect(await pauseReadsOverRefreshes(false)).toBe(0);
 });
 
 it("counts a timer down by the second on a run over a minute old, in the runs list and the run's header", async () => {

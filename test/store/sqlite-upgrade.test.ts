@@ -50,6 +50,17 @@ function storeLayout(file: string, more: (db: Database.Database) => Record<strin
   }
 }
 
+/** Makes the store at `file` as schema version `version` left it: `sql` undoes what came after. */
+function setBack(file: string, version: number, sql: string): void {
+  const raw = new Database(file);
+  try {
+    raw.exec(sql);
+    raw.pragma(`user_version = ${version}`);
+  } finally {
+    raw.close();
+  }
+}
+
 describe("SQLite schema migrations", () => {
   /** A store of schema version 1 holding the rows of `source` (a current store) and its `events`. */
   function versionOneCopy(source: string, events: readonly EventRecord[]): string {
@@ -325,10 +336,7 @@ describe("SQLite schema migrations", () => {
     expect(expected.map((d) => d.id)).toEqual(["int-due", timed]);
     await before.close();
     // As version 9 kept them: the deadlines in the documents alone.
-    const raw = new Database(file);
-    raw.exec("DROP INDEX runs_by_deadline; DROP INDEX interrupts_by_deadline; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE interrupts DROP COLUMN deadline_at");
-    raw.pragma("user_version = 9");
-    raw.close();
+    setBack(file, 9, "DROP INDEX runs_by_deadline; DROP INDEX interrupts_by_deadline; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE interrupts DROP COLUMN deadline_at");
     const layout = () => storeLayout(file, (db) => ({ indexes: db.prepare("SELECT name FROM sqlite_schema WHERE name LIKE '%by_deadline' ORDER BY name").pluck().all() }));
     expect(layout()).toEqual({ version: 9, indexes: [], integrity: "ok" });
     const reader = await openStore(`sqlite:${file}`, { readOnly: true });
@@ -368,10 +376,7 @@ describe("SQLite schema migrations", () => {
     const newestFirst = (await before.listRuns()).runs.map((r) => r.id);
     expect(newestFirst).toEqual(["run-1", "run-3", "run-4", "run-2", "run-0"]);
     await before.close();
-    const raw = new Database(file);
-    raw.exec("CREATE INDEX runs_by_update ON runs (updated_at, id)");
-    raw.pragma("user_version = 10");
-    raw.close();
+    setBack(file, 10, "CREATE INDEX runs_by_update ON runs (updated_at, id)");
     const layout = () => storeLayout(file, (db) => ({ byUpdate: db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'runs_by_update'").pluck().get() }));
     expect(layout()).toEqual({ version: 10, byUpdate: 1, integrity: "ok" });
     const store = await openStore(`sqlite:${file}`);
