@@ -314,8 +314,8 @@ export const MIGRATIONS: readonly Migration[] = [
   -- Version 11. No index of the runs by update time alone. Every step's commit moves its run's
   -- update time, so it moved the run's entry in this index as well as in runs_by_status, for one
   -- listing: the runs of every status, newest first, which now reads runs_by_status a status at a
-  -- time and merges (engine/store/sqlite/run-listings.ts). A step of the chain bench took about 5%
-  -- less time without it.
+  -- time and merges (engine/store/sqlite/run-listings.ts). A group transaction of the chain bench
+  -- writes 19.6 pages without it, 21.0 with it.
   DROP INDEX IF EXISTS runs_by_update;
   `,
 ];
