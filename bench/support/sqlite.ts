@@ -70,8 +70,8 @@ export interface Comparison {
   store: Footprint;
   /** Row bytes the engine stored per step: what the raw baseline inserts per transaction. */
   bytesPerStep: number;
-  /** The pages the engine's execution wrote (counted in its untimed first run). */
-  pages: WalPages;
+  /** With `pages`: the pages the engine's execution wrote (counted in its untimed first run). */
+  pages?: WalPages;
 }
 
 /**
@@ -79,13 +79,13 @@ export interface Comparison {
  * file, and the raw baseline writing the same bytes in one transaction per step; each the fastest
  * of `repeat` tries after one untimed.
  */
-export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number): Promise<Comparison> {
+export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number, options: { pages?: boolean } = {}): Promise<Comparison> {
   const scratch = scratchDir();
   try {
     // Once untimed first, as the raw baseline's first transactions are: the store's code is
     // compiled by the time a figure is taken, which is what a worker that runs for hours pays.
-    // The pages it writes are counted then (the tries after write about as many).
-    const { pages } = await runOnSqlite(scratch.file("warm-up.db"), workflow, runs, durability, { pages: true });
+    // The pages it writes are counted then, when asked (the tries after write about as many).
+    const { pages } = await runOnSqlite(scratch.file("warm-up.db"), workflow, runs, durability, options);
     let store: Footprint | undefined;
     const engine = await fastest(repeat, async () => {
       const file = scratch.file(`engine-${Math.random()}.db`);
@@ -95,7 +95,7 @@ export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, s
     });
     const bytesPerStep = store!.rowBytes / steps;
     const raw = await fastest(repeat, () => rawInsertBaseline(scratch.file(`raw-${Math.random()}.db`), durability, steps, bytesPerStep));
-    return { engine, raw, store: store!, bytesPerStep, pages: pages! };
+    return { engine, raw, store: store!, bytesPerStep, ...(pages ? { pages } : {}) };
   } finally {
     scratch.cleanup();
   }

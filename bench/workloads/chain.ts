@@ -19,7 +19,7 @@ export default async function chain(): Promise<void> {
   const rows: string[][] = [];
   let pages: WalPages | undefined;
   for (const durability of ["process", "os"] as Durability[]) {
-    const compared = await compareWithRaw(chainWorkflow(NODES), RUNS, STEPS, durability, REPEAT);
+    const compared = await compareWithRaw(chainWorkflow(NODES), RUNS, STEPS, durability, REPEAT, { pages: true });
     const { engine, raw, bytesPerStep } = compared;
     pages ??= compared.pages;
     rows.push([durability, perUnit(engine, STEPS), perUnit(raw, STEPS), ratios(engine, raw), perUnit(memory, STEPS), (engine.writes / STEPS).toFixed(2), bytesPerStep.toFixed(0)]);
