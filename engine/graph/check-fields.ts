@@ -1,4 +1,4 @@
-import { END, retryPolicySchema, type NodeDefinition, type NodeKind } from "./definition.js";
+import { END, definitionSchemas, type NodeDefinition, type NodeKind } from "./definition.js";
 import type { ProblemCode, ProblemList } from "./problems.js";
 import { isPlainObject } from "../state/ops.js";
 import { schemaTypes } from "../state/schema.js";
@@ -57,8 +57,9 @@ export function checkNodeFields(node: NodeDefinition, raw: Record<string, unknow
  */
 export function checkBackoff(raw: Record<string, unknown>, path: Path, problems: ProblemList): void {
   if (!isPlainObject(raw.retry)) return;
-  const backoff = retryPolicySchema.shape.backoffMs.safeParse(raw.retry.backoffMs);
-  const cap = retryPolicySchema.shape.maxBackoffMs.safeParse(raw.retry.maxBackoffMs);
+  const { shape } = definitionSchemas().retryPolicySchema;
+  const backoff = shape.backoffMs.safeParse(raw.retry.backoffMs);
+  const cap = shape.maxBackoffMs.safeParse(raw.retry.maxBackoffMs);
   if (!backoff.success || !cap.success || cap.data >= backoff.data) return;
   const [backoffMs, maxBackoffMs] = [backoff.data, cap.data];
   const given = raw.retry.maxBackoffMs !== undefined;

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, limitsSchema, nodeSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
+import { END, NODE_KINDS, RESERVED_NAME_PROBLEM, hiddenCharacter, hiddenCharacterProblem, reservedName, asList, definitionSchemas, type NodeDefinition, type NodeKind, type WorkflowDefinition } from "./definition.js";
 import { ProblemList, type Occurrences, type Problem } from "./problems.js";
 import { REPORTED, describeIssues } from "../state/issues.js";
 import { workflowVersion } from "./canonical.js";
@@ -83,6 +83,7 @@ export function checkWorkflow(value: unknown, options: CheckOptions = {}, proble
   const broken = new Set<string>();
   const nodes = checkNodes(value.nodes, problems, options, children, broken);
   const lost = checkLostNodes(options, children);
+  const { limitsSchema } = definitionSchemas();
   const limitsResult = limitsSchema.safeParse(value.limits ?? {}, REPORTED);
   if (!limitsResult.success) reportZod(limitsResult.error, ["limits"], problems, limitsSchema);
 
@@ -185,9 +186,10 @@ function checkNode(
     broken.add(name);
     return undefined;
   }
-  const parsed = nodeSchemas[kind].safeParse(raw, REPORTED);
+  const schema = definitionSchemas().nodeSchemas[kind];
+  const parsed = schema.safeParse(raw, REPORTED);
   if (!parsed.success) {
-    reportZod(parsed.error, path, problems, nodeSchemas[kind]);
+    reportZod(parsed.error, path, problems, schema);
     checkBackoff(raw, path, problems);
     broken.add(name);
     return undefined;

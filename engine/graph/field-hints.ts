@@ -1,5 +1,6 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { closest, didYouMean } from "../suggest.js";
+import { zod } from "../zod.js";
 
 /**
  * Fields people write from other tools' habits, by where they are written (`node`, `retry`,
@@ -44,10 +45,11 @@ export function unknownField(key: string, known: Iterable<string>, where: keyof 
 
 /** The fields of the object a zod schema expects at `path` (through optional and default wrappers). */
 export function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const { ZodOptional, ZodDefault, ZodObject } = zod();
   let at: z.ZodType | undefined = schema;
   for (const part of [...path, undefined]) {
-    while (at instanceof z.ZodOptional || at instanceof z.ZodDefault) at = at._zod.def.innerType as z.ZodType;
-    if (!(at instanceof z.ZodObject)) return [];
+    while (at instanceof ZodOptional || at instanceof ZodDefault) at = at._zod.def.innerType as z.ZodType;
+    if (!(at instanceof ZodObject)) return [];
     if (part === undefined) return Object.keys(at.shape);
     at = at.shape[String(part)] as z.ZodType | undefined;
   }

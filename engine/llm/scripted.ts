@@ -1,51 +1,59 @@
 import { basename } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
 import { ModelError } from "./errors.js";
 import { fileProblem } from "../errors.js";
 import { readTextFile } from "../text-file.js";
 import { parseJsonText } from "../graph/parse-json.js";
 import { sleep } from "../sleep.js";
+import { lazily, zod } from "../zod.js";
 import type { ModelCallInfo, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
-const answerSchema = z
-  .object({
-    content: z.string().nullable().optional(),
-    toolCalls: z
-      .array(z.object({ name: z.string().min(1), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]) }).strict())
-      .optional(),
-    model: z.string().optional(),
-    usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).strict().optional(),
-  })
-  .strict()
-  .refine((a) => typeof a.content === "string" || (a.toolCalls?.length ?? 0) > 0, "an answer needs `content` or `toolCalls`");
+/** The shape of a script file, built at its first use (zod.ts). */
+const scriptSchema = lazily(() => {
+  const z = zod();
+  const answerSchema = z
+    .object({
+      content: z.string().nullable().optional(),
+      toolCalls: z
+        .array(z.object({ name: z.string().min(1), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]) }).strict())
+        .optional(),
+      model: z.string().optional(),
+      usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).strict().optional(),
+    })
+    .strict()
+    .refine((a) => typeof a.content === "string" || (a.toolCalls?.length ?? 0) > 0, "an answer needs `content` or `toolCalls`");
 
-const scriptSchema = z
-  .object({
-    description: z.string().optional(),
-    /** Reported as the model of every answer that names none. */
-    model: z.string().min(1).default("scripted"),
-    /** Each answer is given after this long (streamed word by word over it), so runs can be watched. */
-    delayMs: z.number().int().min(0).default(0),
-    calls: z
-      .array(
-        z
-          .object({
-            node: z.string().min(1),
-            call: z.string().min(1),
-            /** Only for this attempt of the call (to script an invalid answer and its correction). */
-            attempt: z.number().int().min(1).optional(),
-            /** Only for this item of a mapped node. */
-            index: z.number().int().min(0).optional(),
-            delayMs: z.number().int().min(0).optional(),
-            answer: answerSchema,
-          })
-          .strict(),
-      )
-      .min(1),
-  })
-  .strict();
+  const script = z
+    .object({
+      description: z.string().optional(),
+      /** Reported as the model of every answer that names none. */
+      model: z.string().min(1).default("scripted"),
+      /** Each answer is given after this long (streamed word by word over it), so runs can be watched. */
+      delayMs: z.number().int().min(0).default(0),
+      calls: z
+        .array(
+          z
+            .object({
+              node: z.string().min(1),
+              call: z.string().min(1),
+              /** Only for this attempt of the call (to script an invalid answer and its correction). */
+              attempt: z.number().int().min(1).optional(),
+              /** Only for this item of a mapped node. */
+              index: z.number().int().min(0).optional(),
+              delayMs: z.number().int().min(0).optional(),
+              answer: answerSchema,
+            })
+            .strict(),
+        )
+        .min(1),
+    })
+    .strict();
+  return script;
+});
 
-export type ModelScript = z.input<typeof scriptSchema>;
+type Script = z.output<ReturnType<typeof scriptSchema>>;
+
+export type ModelScript = z.input<ReturnType<typeof scriptSchema>>;
 
 /**
  * Not a model: replays answers written in a file, chosen by the node and the durable call asking
@@ -55,7 +63,7 @@ export type ModelScript = z.input<typeof scriptSchema>;
  */
 export class ScriptedProvider implements ModelProvider {
   readonly description: string;
-  private readonly script: z.output<typeof scriptSchema>;
+  private readonly script: Script;
 
   constructor(
     private readonly file: string,
@@ -118,7 +126,7 @@ function estimateUsage(request: ModelRequest, content: string | null, args: stri
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
 }
 
-function readScript(file: string): z.output<typeof scriptSchema> {
+function readScript(file: string): Script {
   let text: string;
   try {
     text = readTextFile(file);
@@ -130,8 +138,8 @@ function readScript(file: string): z.output<typeof scriptSchema> {
   return parseScript(parsed.value, file);
 }
 
-function parseScript(value: unknown, file: string): z.output<typeof scriptSchema> {
-  const parsed = scriptSchema.safeParse(value);
+function parseScript(value: unknown, file: string): Script {
+  const parsed = scriptSchema().safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";

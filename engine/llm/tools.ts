@@ -1,9 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { WorkflowError } from "../errors.js";
-import { MAX_TIMER_MS, retryPolicySchema, type RetryPolicyInput } from "../graph/definition.js";
+import { MAX_TIMER_MS, definitionSchemas, type RetryPolicyInput } from "../graph/definition.js";
 import type { CallContext, CallOptions, NodeContext } from "../graph/model.js";
 import type { InternalContext } from "../runtime/context.js";
 import { toolCallInput } from "./call-record.js";
+import { zod } from "../zod.js";
 import type { ToolSpec } from "./types.js";
 
 /** What a tool's function receives beside its arguments. */
@@ -86,6 +87,7 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
   let validator: z.ZodType;
   let parameters: Record<string, unknown>;
   try {
+    const z = zod();
     if (tool.parameters instanceof z.ZodType) {
       validator = tool.parameters;
       const { $schema: _s, ...json } = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
@@ -104,7 +106,7 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
   for (const flag of ["readOnly", "concurrent"] as const) {
     if (tool[flag] !== undefined && typeof tool[flag] !== "boolean") throw bad(`has ${flag} ${JSON.stringify(tool[flag])}: give true or false`);
   }
-  const retry = retryPolicySchema.safeParse(tool.retry ?? {});
+  const retry = definitionSchemas().retryPolicySchema.safeParse(tool.retry ?? {});
   if (!retry.success) throw bad(`has a retry policy that cannot be used: ${retry.error.issues.map((i) => `${i.path.join(".") || "retry"}: ${i.message}`).join("; ")}`);
   return { name, tool: tool as Tool, spec: { name, description: tool.description, parameters }, validator };
 }

@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazily, zod } from "../zod.js";
 import { ModelError } from "./errors.js";
 import type { ChatMessage, ModelRequest, ModelResponse, ToolCall, Usage } from "./types.js";
 
@@ -37,57 +38,65 @@ function wireMessage(message: ChatMessage): Record<string, unknown> {
   }
 }
 
-const usageSchema = z
-  .object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish(), total_tokens: z.number().nullish() })
-  .nullish();
+/** The shapes of an OpenAI-compatible answer, built at their first use (zod.ts). */
+const wireSchemas = lazily(() => {
+  const z = zod();
+  const usageSchema = z
+    .object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish(), total_tokens: z.number().nullish() })
+    .nullish();
 
-const completionSchema = z.object({
-  model: z.string().optional(),
-  choices: z
-    .array(
-      z.object({
-        message: z.object({
-          content: z.string().nullish(),
-          tool_calls: z
-            .array(z.object({ id: z.string().optional(), function: z.object({ name: z.string(), arguments: z.string().nullish() }) }))
-            .nullish(),
-        }),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .min(1),
-  usage: usageSchema,
-});
-
-const chunkSchema = z.object({
-  model: z.string().optional(),
-  choices: z
-    .array(
-      z.object({
-        delta: z
-          .object({
+  const completionSchema = z.object({
+    model: z.string().optional(),
+    choices: z
+      .array(
+        z.object({
+          message: z.object({
             content: z.string().nullish(),
             tool_calls: z
-              .array(
-                z.object({
-                  index: z.number().int().min(0).default(0),
-                  id: z.string().nullish(),
-                  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
-                }),
-              )
+              .array(z.object({ id: z.string().optional(), function: z.object({ name: z.string(), arguments: z.string().nullish() }) }))
               .nullish(),
-          })
-          .nullish(),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .default([]),
-  usage: usageSchema,
+          }),
+          finish_reason: z.string().nullish(),
+        }),
+      )
+      .min(1),
+    usage: usageSchema,
+  });
+
+  const chunkSchema = z.object({
+    model: z.string().optional(),
+    choices: z
+      .array(
+        z.object({
+          delta: z
+            .object({
+              content: z.string().nullish(),
+              tool_calls: z
+                .array(
+                  z.object({
+                    index: z.number().int().min(0).default(0),
+                    id: z.string().nullish(),
+                    function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                  }),
+                )
+                .nullish(),
+            })
+            .nullish(),
+          finish_reason: z.string().nullish(),
+        }),
+      )
+      .default([]),
+    usage: usageSchema,
+  });
+  return { usageSchema, completionSchema, chunkSchema };
 });
+
+/** Token counts as the server reports them (any may be missing). */
+type WireUsage = z.output<ReturnType<typeof wireSchemas>["usageSchema"]>;
 
 /** A complete (non-streamed) answer. */
 export function parseCompletion(value: unknown, requested: string): ModelResponse {
-  const parsed = completionSchema.safeParse(value);
+  const parsed = wireSchemas().completionSchema.safeParse(value);
   if (!parsed.success) throw badShape(value, parsed.error);
   const choice = parsed.data.choices[0]!;
   const toolCalls = (choice.message.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function.name, arguments: c.function.arguments ?? "" }));
@@ -100,12 +109,12 @@ export class StreamAssembler {
   private sawContent = false;
   private readonly calls: { id: string; name: string; arguments: string }[] = [];
   private model: string | undefined;
-  private usage: z.output<typeof usageSchema>;
+  private usage: WireUsage;
   private finishReason: string | null | undefined;
 
   /** Takes one `data:` payload; returns the new text in it, if any. */
   push(data: unknown): string {
-    const parsed = chunkSchema.safeParse(data);
+    const parsed = wireSchemas().chunkSchema.safeParse(data);
     if (!parsed.success) throw badShape(data, parsed.error);
     this.model ??= parsed.data.model;
     if (parsed.data.usage) this.usage = parsed.data.usage;
@@ -148,7 +157,7 @@ function finish(
   content: string | null,
   toolCalls: ToolCall[],
   model: string,
-  usage: z.output<typeof usageSchema>,
+  usage: WireUsage,
   finishReason: string | null | undefined,
 ): ModelResponse {
   return {
@@ -160,7 +169,7 @@ function finish(
   };
 }
 
-function toUsage(u: NonNullable<z.output<typeof usageSchema>>): Usage {
+function toUsage(u: NonNullable<WireUsage>): Usage {
   const promptTokens = u.prompt_tokens ?? 0;
   const completionTokens = u.completion_tokens ?? 0;
   return { promptTokens, completionTokens, totalTokens: u.total_tokens ?? promptTokens + completionTokens };

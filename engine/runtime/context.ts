@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { canonicalJson } from "../graph/canonical.js";
 import { derivedId } from "../ids.js";
 import type { CallContext, CallOptions, CompiledWorkflow, InterruptAnswer, InterruptOptions, NodeContext, NodeLogger } from "../graph/model.js";
@@ -9,6 +8,7 @@ import { MAX_DEADLINE_SECONDS } from "./deadlines.js";
 import { checkSignalName } from "./signal-inbox.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
 import type { StoreClock } from "./store-clock.js";
+import { zod } from "../zod.js";
 
 /** What the executor lends a node's context for one attempt. */
 export interface AttemptServices {
@@ -255,6 +255,11 @@ function withoutSecrets(request: InterruptRequest, redact: (value: unknown) => u
   };
 }
 
+/** A JSON Schema without its `$schema` dialect line, which nobody answering needs. */
+function withoutDialect({ $schema: _dialect, ...schema }: Record<string, unknown>): Record<string, unknown> {
+  return schema;
+}
+
 function toRequest(options: InterruptOptions): InterruptRequest {
   const schema = options.responseSchema;
   return {
@@ -262,7 +267,7 @@ function toRequest(options: InterruptOptions): InterruptRequest {
     ...(options.show !== undefined ? { show: options.show } : {}),
     decisions: options.decisions ?? ["approve", "reject"],
     ...(schema !== undefined
-      ? { responseSchema: schema instanceof z.ZodType ? (({ $schema: _s, ...rest }) => rest)(z.toJSONSchema(schema) as Record<string, unknown>) : schema }
+      ? { responseSchema: schema instanceof zod().ZodType ? withoutDialect(zod().toJSONSchema(schema) as Record<string, unknown>) : schema }
       : {}),
     ...(options.data !== undefined ? { data: options.data } : {}),
   };

@@ -1,11 +1,12 @@
 import { errorCodeOf } from "../errors.js";
-import { retryPolicySchema, type RetryPolicy, type RetryPolicyInput, type WorkflowDefinition } from "../graph/definition.js";
+import { definitionSchemas, type RetryPolicy, type RetryPolicyInput, type WorkflowDefinition } from "../graph/definition.js";
 import type { TaskRecord } from "../store/records.js";
+import { lazily } from "../zod.js";
 
-const NO_RETRY = retryPolicySchema.parse({});
+const noRetry = lazily(() => definitionSchemas().retryPolicySchema.parse({}));
 
 export function retryPolicyOf(policy: RetryPolicyInput | undefined): RetryPolicy {
-  return policy ? retryPolicySchema.parse(policy) : NO_RETRY;
+  return policy ? definitionSchemas().retryPolicySchema.parse(policy) : noRetry();
 }
 
 /**

@@ -1,9 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { ValidationError, errorMessage } from "../errors.js";
 import { REPORTED, describeIssues, jsonPath } from "./issues.js";
 import { throwValueProblem, valueProblem } from "./limits.js";
 import { PARSE_EFFECT_PROBLEMS, PARSE_EFFECTS, parseEffectOf, type ParseEffect } from "./parse-effects.js";
 import { didYouMean } from "../suggest.js";
+import { lazily, zod } from "../zod.js";
 
 export { jsonPath };
 
@@ -52,37 +53,41 @@ export const STATE_SCHEMA_KEYWORDS = [
 ] as const;
 
 /** The JSON-Schema subset accepted in workflow files; checked before zod builds a validator from it. */
-const subsetSchema: z.ZodType<unknown> = z.lazy(() =>
-  z
-    .object({
-      type: z.union([z.enum(JSON_TYPES), z.array(z.enum(JSON_TYPES)).min(1)]).optional(),
-      items: subsetSchema.optional(),
-      properties: z.record(z.string(), subsetSchema).optional(),
-      required: z.array(z.string()).optional(),
-      additionalProperties: z.union([z.boolean(), subsetSchema]).optional(),
-      enum: z.array(z.unknown()).min(1).optional(),
-      // The canonical form writes an enum of numbers as anyOf const branches: it reads back.
-      const: z.unknown().optional(),
-      default: z.unknown().optional(),
-      description: z.string().optional(),
-      minimum: z.number().optional(),
-      maximum: z.number().optional(),
-      minLength: z.number().int().min(0).optional(),
-      maxLength: z.number().int().min(0).optional(),
-      minItems: z.number().int().min(0).optional(),
-      maxItems: z.number().int().min(0).optional(),
-      nullable: z.boolean().optional(),
-      anyOf: z.array(subsetSchema).min(1).optional(),
-    } satisfies Record<(typeof STATE_SCHEMA_KEYWORDS)[number], z.ZodType>)
-    .strict()
-    .superRefine((schema, ctx) => {
-      if (schema.type !== undefined) return;
-      for (const [keyword, type] of Object.entries(TYPED_KEYWORDS)) {
-        if (schema[keyword as keyof typeof schema] === undefined) continue;
-        ctx.addIssue({ code: "custom", path: [keyword], message: `${keyword} needs a "type" beside it to be enforced: add "type": "${type}"` });
-      }
-    }),
-);
+const subsetSchema = lazily(() => {
+  const z = zod();
+  const subset: z.ZodType<unknown> = z.lazy(() =>
+    z
+      .object({
+        type: z.union([z.enum(JSON_TYPES), z.array(z.enum(JSON_TYPES)).min(1)]).optional(),
+        items: subset.optional(),
+        properties: z.record(z.string(), subset).optional(),
+        required: z.array(z.string()).optional(),
+        additionalProperties: z.union([z.boolean(), subset]).optional(),
+        enum: z.array(z.unknown()).min(1).optional(),
+        // The canonical form writes an enum of numbers as anyOf const branches: it reads back.
+        const: z.unknown().optional(),
+        default: z.unknown().optional(),
+        description: z.string().optional(),
+        minimum: z.number().optional(),
+        maximum: z.number().optional(),
+        minLength: z.number().int().min(0).optional(),
+        maxLength: z.number().int().min(0).optional(),
+        minItems: z.number().int().min(0).optional(),
+        maxItems: z.number().int().min(0).optional(),
+        nullable: z.boolean().optional(),
+        anyOf: z.array(subset).min(1).optional(),
+      } satisfies Record<(typeof STATE_SCHEMA_KEYWORDS)[number], z.ZodType>)
+      .strict()
+      .superRefine((schema, ctx) => {
+        if (schema.type !== undefined) return;
+        for (const [keyword, type] of Object.entries(TYPED_KEYWORDS)) {
+          if (schema[keyword as keyof typeof schema] === undefined) continue;
+          ctx.addIssue({ code: "custom", path: [keyword], message: `${keyword} needs a "type" beside it to be enforced: add "type": "${type}"` });
+        }
+      }),
+  );
+  return subset;
+});
 
 /**
  * Keywords that constrain values of one JSON type. A schema without `type` would leave them
@@ -109,14 +114,14 @@ export interface SchemaProblem {
 
 /** Checks a state key's schema against the accepted subset. */
 export function checkKeySchema(definition: JsonSchema): SchemaProblem[] {
-  const parsed = subsetSchema.safeParse(keySchema(definition), REPORTED);
+  const parsed = subsetSchema().safeParse(keySchema(definition), REPORTED);
   if (parsed.success) return [];
   return describeIssues(parsed.error.issues);
 }
 
 /** Builds the zod validator of one state key from its JSON-Schema form. */
 export function keyValidator(definition: JsonSchema): z.ZodType {
-  const validator = z.fromJSONSchema(zodInput(keySchema(definition)));
+  const validator = zod().fromJSONSchema(zodInput(keySchema(definition)));
   return definition.optional === true ? validator.optional() : validator;
 }
 
@@ -185,7 +190,7 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
   let json: JsonSchema;
   const effects = new Set<ParseEffect>();
   try {
-    json = z.toJSONSchema(schema, {
+    json = zod().toJSONSchema(schema, {
       io: "input",
       unrepresentable: "throw",
       override: ({ zodSchema }) => {
@@ -198,7 +203,7 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
   }
   // A transform has no output form (the input form skips over it).
   try {
-    z.toJSONSchema(schema, { io: "output", unrepresentable: "throw" });
+    zod().toJSONSchema(schema, { io: "output", unrepresentable: "throw" });
   } catch {
     effects.add("transform");
   }
@@ -241,7 +246,7 @@ export class StateValidator {
     this.keys = new Map(
       Object.entries(state).map(([key, def]) => [key, overrides[key] ?? keyValidator(def)] as const),
     );
-    this.object = z.strictObject(Object.fromEntries(this.keys)) as unknown as z.ZodType<Record<string, unknown>>;
+    this.object = zod().strictObject(Object.fromEntries(this.keys)) as unknown as z.ZodType<Record<string, unknown>>;
   }
 
   has(key: string): boolean {
@@ -339,7 +344,7 @@ function parseReported<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseR
  * ValidationError naming the failing path, as state validation does.
  */
 export function checkJson(schema: JsonSchema, value: unknown, what: string): unknown {
-  const result = z.fromJSONSchema(zodInput(schema)).safeParse(value, REPORTED);
+  const result = zod().fromJSONSchema(zodInput(schema)).safeParse(value, REPORTED);
   if (result.success) return result.data;
   const issues = describeIssues(result.error.issues).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
   throw new ValidationError(`${what} is invalid at ${issues[0]!.path}: ${issues[0]!.message}`, issues);

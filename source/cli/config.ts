@@ -1,24 +1,30 @@
 import { dirname, isAbsolute, resolve } from "node:path";
-import { z } from "zod";
 import { UsageError } from "./errors.js";
-import { fileProblem, parseJsonText, readTextFile } from "../../engine/index.js";
+import { ValidationError, checkJson, fileProblem, parseJsonText, readTextFile } from "../../engine/index.js";
 
 export const CONFIG_FILE = "pitwall.config.json";
 export const DEFAULT_STORE = "sqlite:./pitwall.db";
 
-const configSchema = z
-  .object({
-    $schema: z.string().optional(),
+/**
+ * What a config file may hold, as JSON Schema (checked by the engine's `checkJson`, which builds
+ * its validator only when a file is read: a command without a config file never loads zod).
+ */
+const CONFIG_SCHEMA = {
+  type: "object",
+  properties: {
+    $schema: { type: "string" },
     /** Store URL; a relative SQLite path is relative to the config file. */
-    store: z.string().min(1).optional(),
+    store: { type: "string", minLength: 1 },
     /** `process` or `os`: how writes are made durable (see the README's durability table). */
-    durability: z.enum(["process", "os"]).optional(),
+    durability: { enum: ["process", "os"] },
     /** Actions modules loaded by `worker`, `start`, `validate` and `demo` when no --actions is given. */
-    actions: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    actions: { anyOf: [{ type: "string", minLength: 1 }, { type: "array", items: { type: "string", minLength: 1 } }] },
     /** Names of secrets, added to the default ones, whose values events and records people read never hold. */
-    secretKeys: z.array(z.string().min(1)).optional(),
-  })
-  .strict();
+    secretKeys: { type: "array", items: { type: "string", minLength: 1 } },
+  },
+} as const;
+
+type ConfigFile = { $schema?: string; store?: string; durability?: "process" | "os"; actions?: string | string[]; secretKeys?: string[] };
 
 export interface CliConfig {
   file: string | null;
@@ -44,21 +50,15 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): C
   }
   const json = parseJsonText(text);
   if (json.error !== undefined) throw new UsageError(`config ${file} is not valid JSON: ${json.error}`);
-  const parsed = configSchema.safeParse(json.value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? `$.${issue.path.join(".")}` : "$";
-    const what = issue.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")} (allowed: store, durability, actions, secretKeys)` : issue.message;
-    throw new UsageError(`config ${file}: ${where}: ${what}`);
-  }
+  const data = checkedConfig(json.value, file);
   const dir = dirname(file);
-  const actions = parsed.data.actions === undefined ? [] : ([] as string[]).concat(parsed.data.actions);
+  const actions = data.actions === undefined ? [] : ([] as string[]).concat(data.actions);
   return {
     file,
-    ...(parsed.data.store ? { store: relativeTo(dir, parsed.data.store) } : {}),
-    ...(parsed.data.durability ? { durability: parsed.data.durability } : {}),
+    ...(data.store ? { store: relativeTo(dir, data.store) } : {}),
+    ...(data.durability ? { durability: data.durability } : {}),
     actions: actions.map((p) => resolve(dir, p)),
-    secretKeys: parsed.data.secretKeys ?? [],
+    secretKeys: data.secretKeys ?? [],
   };
 }
 
@@ -67,4 +67,19 @@ function relativeTo(dir: string, url: string): string {
   const m = /^sqlite:(.*)$/.exec(url);
   if (!m || m[1] === "" || m[1] === ":memory:" || isAbsolute(m[1]!)) return url;
   return `sqlite:${resolve(dir, m[1]!)}`;
+}
+
+/** The file's settings, or a UsageError naming the first thing wrong in them and where. */
+function checkedConfig(value: unknown, file: string): ConfigFile {
+  const allowed = Object.keys(CONFIG_SCHEMA.properties).filter((key) => key !== "$schema");
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new UsageError(`config ${file}: $: expected an object of ${allowed.join(", ")}`);
+  const unknown = Object.keys(value).filter((key) => !Object.hasOwn(CONFIG_SCHEMA.properties, key));
+  if (unknown.length > 0) throw new UsageError(`config ${file}: $: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (allowed: ${allowed.join(", ")})`);
+  try {
+    return checkJson(CONFIG_SCHEMA, value, "config") as ConfigFile;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const issue = error.issues[0];
+    throw new UsageError(`config ${file}: ${issue ? `${issue.path}: ${issue.message}` : error.message}`);
+  }
 }

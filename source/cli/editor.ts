@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +40,8 @@ export async function editJson<T>(options: EditOptions<T>): Promise<EditResult<T
   if (editor === "vi" && !(process.stdin.isTTY && process.stdout.isTTY)) {
     throw new UsageError("the editor would be vi, which needs a terminal: run this in one, or set $VISUAL or $EDITOR to an editor command; nothing was changed");
   }
+  // Loaded by the commands that open an editor, not by every command at its start.
+  const { spawnSync } = await import("node:child_process");
   const dir = mkdtempSync(join(tmpdir(), "pitwall-edit-"));
   const file = join(dir, options.fileName);
   let base = options.value;

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import type { Server, createServer } from "node:http";
 import { RUN_STATUSES, secondsPast, type Worker } from "../../engine/index.js";
 import { UsageError } from "../cli/errors.js";
 
@@ -37,10 +37,11 @@ export class HealthServer {
     private readonly worker: Worker,
     private readonly leaseMs: number,
     private readonly concurrency: number,
+    serve: typeof createServer,
   ) {
     this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.ticker.unref();
-    this.server = createServer((request, response) => {
+    this.server = serve((request, response) => {
       const path = (request.url ?? "/").split("?")[0];
       const [status, body, type] =
         path === "/healthz" ? this.healthz() : path === "/readyz" ? this.readyz() : path === "/metrics" ? [200, this.metrics(), "text/plain; version=0.0.4; charset=utf-8"] : [404, "not found: try /healthz, /readyz or /metrics\n"];
@@ -51,7 +52,9 @@ export class HealthServer {
 
   /** Listens on the address; the port it got (for port 0) is `url`'s. */
   static async listen(worker: Worker, address: HealthAddress, leaseMs: number, concurrency: number): Promise<HealthServer> {
-    const health = new HealthServer(worker, leaseMs, concurrency);
+    // node:http is loaded by the one command that serves: every other command starts without it.
+    const { createServer } = await import("node:http");
+    const health = new HealthServer(worker, leaseMs, concurrency, createServer);
     await new Promise<void>((resolve, reject) => {
       health.server.once("error", (error: NodeJS.ErrnoException) => {
         clearInterval(health.ticker);

@@ -4,6 +4,8 @@ import { createRequire, isBuiltin } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain JS module shared with `npm run build`, without type declarations
+import { bundle } from "../../bin/build.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
@@ -124,5 +126,19 @@ describe("the package as npm packs it", () => {
     rmSync(join(installed, "dist"), { recursive: true });
     const broken = spawnSync(process.execPath, [bin, "--version"], { cwd: dir, encoding: "utf8" });
     expect([broken.status, broken.stdout, broken.stderr]).toEqual([1, "", `pitwall: ${installed} holds neither a build (dist/source/cli.js) nor the sources: reinstall the package, or run \`npm run build\` in a clone\n`]);
+  });
+});
+
+describe("the build", () => {
+  it("refuses a module that imports zod itself: only engine/zod.ts loads it, when a schema is first built", async () => {
+    mkdirSync(join(ROOT, ".tmp"), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, ".tmp", "bundle-"));
+    try {
+      writeFileSync(join(dir, "eager.ts"), 'import { z } from "zod";\nexport const name = z.string();\n');
+      const bundled = (bundle as (entryPoints: string[], outdir: string) => Promise<void>)([join(dir, "eager.ts")], join(dir, "out"));
+      await expect(bundled).rejects.toThrow(/eager\.ts: one of these imports zod, which only engine\/zod\.ts may load/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

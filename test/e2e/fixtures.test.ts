@@ -71,6 +71,9 @@ describe("every example workflow runs to its end through the command line", () =
     const r = await cli.run(["runs", "--config", "broken.json"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^pitwall runs: config .*broken\.json: \$: unknown key action \(allowed: store, durability, actions, secretKeys\)\n$/);
+    writeFileSync(join(cli.dir, "typo.json"), JSON.stringify({ store: "sqlite:./x.db", durability: "disk", actions: ["a.ts", ""] }));
+    const wrong = await cli.run(["runs", "--config", "typo.json"]);
+    expect([wrong.code, wrong.stderr]).toEqual([2, expect.stringMatching(/^pitwall runs: config .*typo\.json: \$\.durability: "disk" is not one of "process", "os"\n$/)]);
     const missing = await cli.run(["runs", "--config", "absent.json"]);
     expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/config .*absent\.json: cannot read it: no such file/)]);
   });

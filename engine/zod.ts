@@ -1,0 +1,32 @@
+import { createRequire } from "node:module";
+import type * as ZodPackage from "zod";
+
+/** zod's `z`, as `import { z } from "zod"` gives it. */
+export type Zod = typeof ZodPackage.z;
+
+/**
+ * Where the build put its one-file copy of zod (bin/build.js defines it; undefined when the
+ * sources run, which load zod from node_modules).
+ */
+declare const PITWALL_BUNDLED_ZOD: string | undefined;
+
+let loaded: Zod | undefined;
+
+/**
+ * zod, loaded at its first use. Loading it (about 60 ms of a command's start, a quarter) and
+ * building the schemas of workflow files is work that the commands reading a store — `runs`,
+ * `show`, `events`, the console — never need, so nothing builds a schema when its module loads
+ * and zod is required only here, when one is first built. zod 4 is made to be loaded more than
+ * once (its settings and registries live on globalThis, `instanceof` asks a schema's traits), so
+ * a user's schemas, made with the zod of their project, work with this copy as with their own.
+ */
+export function zod(): Zod {
+  loaded ??= (createRequire(import.meta.url)(typeof PITWALL_BUNDLED_ZOD === "string" ? PITWALL_BUNDLED_ZOD : "zod") as typeof ZodPackage).z;
+  return loaded;
+}
+
+/** `build()` made at the first call and kept: for schemas, which modules must not build as they load. */
+export function lazily<T>(build: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: build() }).value;
+}
