@@ -1,4 +1,6 @@
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import type * as ZodPackage from "zod";
 
 /** zod's `z`, as `import { z } from "zod"` gives it. */
@@ -21,7 +23,15 @@ let loaded: Zod | undefined;
  * a user's schemas, made with the zod of their project, work with this copy as with their own.
  */
 export function zod(): Zod {
-  loaded ??= (createRequire(import.meta.url)(typeof PITWALL_BUNDLED_ZOD === "string" ? PITWALL_BUNDLED_ZOD : "zod") as typeof ZodPackage).z;
+  if (loaded) return loaded;
+  const from = typeof PITWALL_BUNDLED_ZOD === "string" ? PITWALL_BUNDLED_ZOD : "zod";
+  try {
+    loaded = (createRequire(import.meta.url)(from) as typeof ZodPackage).z;
+  } catch (error) {
+    // Found missing only now, in the middle of a command: say what is broken, not where it broke.
+    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+    throw new Error(`cannot load zod (${from} from ${dirname(fileURLToPath(import.meta.url))}): this install of pitwall is incomplete; reinstall it, or run \`npm run build\` in a clone`);
+  }
   return loaded;
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire, isBuiltin } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
@@ -118,6 +118,22 @@ describe("the package as npm packs it", () => {
     const built = packedFiles().filter((f) => f.startsWith("dist/") && f.endsWith(".js"));
     const defining = built.filter((f) => /\bPitwallError = class\b|\bclass PitwallError\b/.test(readFileSync(join(ROOT, f), "utf8")));
     expect(defining).toHaveLength(1);
+  });
+
+  it("loads zod from its own file of the build only for what needs it, and names that file when it is missing", () => {
+    const bin = join(installed, "bin", "pitwall.js");
+    const workflow = join(installed, "fixtures", "support-triage", "workflow.json");
+    const store = ["--store", `sqlite:${join(dir, "zod-test.db")}`];
+    const started = spawnSync(process.execPath, [bin, "start", workflow, "--input", "{}", ...store], { cwd: dir, encoding: "utf8" });
+    expect([started.status, started.stderr]).toEqual([0, ""]);
+    const zodFile = readdirSync(join(installed, "dist", "chunks")).find((f) => f.endsWith(".cjs"));
+    expect(zodFile).toBe("zod.cjs");
+    rmSync(join(installed, "dist", "chunks", zodFile!));
+    // A command that builds no schema does not notice.
+    for (const command of [["runs"], ["show", started.stdout.trim()]]) expect(spawnSync(process.execPath, [bin, ...command, ...store], { cwd: dir, encoding: "utf8" }).status).toBe(0);
+    const broken = spawnSync(process.execPath, [bin, "validate", workflow], { cwd: dir, encoding: "utf8" });
+    expect([broken.status, broken.stdout]).toEqual([1, ""]);
+    expect(broken.stderr).toBe(`pitwall validate: cannot load zod (./zod.cjs from ${join(installed, "dist", "chunks")}): this install of pitwall is incomplete; reinstall it, or run \`npm run build\` in a clone\n`);
   });
 
   it("runs its bin from dist/ without the sources, and says so when the build is missing too", () => {
