@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as ZodPackage from "zod";
 
 /** zod's `z`, as `import { z } from "zod"` gives it. */
@@ -23,16 +23,28 @@ let loaded: Zod | undefined;
  * a user's schemas, made with the zod of their project, work with this copy as with their own.
  */
 export function zod(): Zod {
-  if (loaded) return loaded;
-  const from = typeof PITWALL_BUNDLED_ZOD === "string" ? PITWALL_BUNDLED_ZOD : "zod";
-  try {
-    loaded = (createRequire(import.meta.url)(from) as typeof ZodPackage).z;
-  } catch (error) {
-    // Found missing only now, in the middle of a command: say what is broken, not where it broke.
-    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-    throw new Error(`cannot load zod (${from} from ${dirname(fileURLToPath(import.meta.url))}): this install of pitwall is incomplete; reinstall it, or run \`npm run build\` in a clone`);
-  }
+  loaded ??= loadZod(typeof PITWALL_BUNDLED_ZOD === "string" ? [PITWALL_BUNDLED_ZOD, "zod"] : ["zod"], import.meta.url).z;
   return loaded;
+}
+
+/**
+ * The first of `candidates` that `from` (a module's URL) can require: the build's own file, then
+ * the zod package pitwall depends on — what a service that bundles pitwall into its own files
+ * (where the build's file is not beside it) still has in node_modules. Missing, it is found only
+ * in the middle of a command: the error says what is broken, not where it broke.
+ */
+export function loadZod(candidates: readonly string[], from: string | undefined): typeof ZodPackage {
+  // A service bundled as CommonJS has no import.meta.url: its node_modules are then the working folder's.
+  const base = from ?? pathToFileURL(join(process.cwd(), "index.js")).href;
+  const require = createRequire(base);
+  for (const candidate of candidates) {
+    try {
+      return require(candidate) as typeof ZodPackage;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+    }
+  }
+  throw new Error(`cannot load zod (${candidates.join(", nor ")}, from ${dirname(fileURLToPath(base))}): this install of pitwall is incomplete; reinstall it, or run \`npm run build\` in a clone`);
 }
 
 /** `build()` made at the first call and kept: for schemas, which modules must not build as they load. */
