@@ -47,6 +47,15 @@ export function loadZod(candidates: readonly string[], from: string | undefined)
   throw new Error(`cannot load zod (${candidates.join(", nor ")}, from ${dirname(fileURLToPath(base))}): this install of pitwall is incomplete; reinstall it, or run \`npm run build\` in a clone`);
 }
 
+/**
+ * A zod schema (this copy's or a user's) as JSON Schema, without the `$schema` line naming its
+ * dialect: what is stored, hashed or shown is the schema itself.
+ */
+export function jsonSchemaOf(schema: ZodPackage.z.ZodType, options?: Parameters<Zod["toJSONSchema"]>[1]): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = zod().toJSONSchema(schema, options) as Record<string, unknown>;
+  return json;
+}
+
 /** `build()` made at the first call and kept: for schemas, which modules must not build as they load. */
 export function lazily<T>(build: () => T): () => T {
   let made: { value: T } | undefined;

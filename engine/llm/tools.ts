@@ -4,7 +4,7 @@ import { MAX_TIMER_MS, definitionSchemas, type RetryPolicyInput } from "../graph
 import type { CallContext, CallOptions, NodeContext } from "../graph/model.js";
 import type { InternalContext } from "../runtime/context.js";
 import { toolCallInput } from "./call-record.js";
-import { zod } from "../zod.js";
+import { jsonSchemaOf, zod } from "../zod.js";
 import type { ToolSpec } from "./types.js";
 
 /** What a tool's function receives beside its arguments. */
@@ -90,8 +90,7 @@ function bindTool(name: string, value: unknown, where: string): BoundTool {
     const z = zod();
     if (tool.parameters instanceof z.ZodType) {
       validator = tool.parameters;
-      const { $schema: _s, ...json } = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-      parameters = json;
+      parameters = jsonSchemaOf(tool.parameters, { io: "input", unrepresentable: "any" });
     } else {
       parameters = tool.parameters;
       validator = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);

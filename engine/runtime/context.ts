@@ -8,7 +8,7 @@ import { MAX_DEADLINE_SECONDS } from "./deadlines.js";
 import { checkSignalName } from "./signal-inbox.js";
 import { InterruptSignal, ParkSignal } from "./signals.js";
 import type { StoreClock } from "./store-clock.js";
-import { zod } from "../zod.js";
+import { jsonSchemaOf, zod } from "../zod.js";
 
 /** What the executor lends a node's context for one attempt. */
 export interface AttemptServices {
@@ -255,11 +255,6 @@ function withoutSecrets(request: InterruptRequest, redact: (value: unknown) => u
   };
 }
 
-/** A JSON Schema without its `$schema` dialect line, which nobody answering needs. */
-function withoutDialect({ $schema: _dialect, ...schema }: Record<string, unknown>): Record<string, unknown> {
-  return schema;
-}
-
 function toRequest(options: InterruptOptions): InterruptRequest {
   const schema = options.responseSchema;
   return {
@@ -267,7 +262,7 @@ function toRequest(options: InterruptOptions): InterruptRequest {
     ...(options.show !== undefined ? { show: options.show } : {}),
     decisions: options.decisions ?? ["approve", "reject"],
     ...(schema !== undefined
-      ? { responseSchema: schema instanceof zod().ZodType ? withoutDialect(zod().toJSONSchema(schema) as Record<string, unknown>) : schema }
+      ? { responseSchema: schema instanceof zod().ZodType ? jsonSchemaOf(schema) : schema }
       : {}),
     ...(options.data !== undefined ? { data: options.data } : {}),
   };

@@ -4,7 +4,7 @@ import { REPORTED, describeIssues, jsonPath } from "./issues.js";
 import { throwValueProblem, valueProblem } from "./limits.js";
 import { PARSE_EFFECT_PROBLEMS, PARSE_EFFECTS, parseEffectOf, type ParseEffect } from "./parse-effects.js";
 import { didYouMean } from "../suggest.js";
-import { lazily, zod } from "../zod.js";
+import { jsonSchemaOf, lazily, zod } from "../zod.js";
 
 export { jsonPath };
 
@@ -190,14 +190,14 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
   let json: JsonSchema;
   const effects = new Set<ParseEffect>();
   try {
-    json = zod().toJSONSchema(schema, {
+    json = jsonSchemaOf(schema, {
       io: "input",
       unrepresentable: "throw",
       override: ({ zodSchema }) => {
         const effect = origin === "code" ? parseEffectOf(zodSchema) : undefined;
         if (effect) effects.add(effect);
       },
-    }) as JsonSchema;
+    });
   } catch (error) {
     throw new Error(`${errorMessage(error)}: state is stored as JSON (a time as z.string() or z.number(), a map as z.record())`);
   }
@@ -209,10 +209,9 @@ export function zodToKeySchema(schema: z.ZodType, origin: "code" | "json" = "cod
   }
   const refused = PARSE_EFFECTS.find((effect) => effects.has(effect));
   if (refused) throw new Error(PARSE_EFFECT_PROBLEMS[refused]);
-  const { $schema: _ignored, ...rest } = json;
   // A key the state may lack: undefined passes, and stays undefined (a default would fill it in).
   const absent = schema.safeParse(undefined);
-  return absent.success && absent.data === undefined ? { ...rest, optional: true } : rest;
+  return absent.success && absent.data === undefined ? { ...json, optional: true } : json;
 }
 
 export function normalizeKeySchema(definition: JsonSchema): JsonSchema {
