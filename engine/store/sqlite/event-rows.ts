@@ -43,24 +43,23 @@ type LegacyEvent = [type: EventRecord["type"], taskId: string | null, traceId: s
 export function eventBatch(runId: string, events: readonly NewEvent[], docs: readonly unknown[] = []): string {
   const runTrace = traceIdOf(runId);
   const { actor, time } = events[0]!;
-  // What each position of a tuple is when it is left out.
-  const defaults: unknown[] = [undefined, undefined, null, null, null, actor, time];
-  const stored = events.map((e): StoredEvent => {
-    const tuple: StoredEvent = [
-      e.type,
-      e.payload,
-      storedTaskId(runId, e.taskId),
-      e.spanId,
-      e.traceId === runTrace ? null : e.traceId,
-      e.actor,
-      e.time,
-    ];
-    let length = tuple.length;
-    while (length > 2 && tuple[length - 1] === defaults[length - 1]) length--;
-    tuple.length = length;
-    return tuple;
-  });
-  const batch: StoredBatch = { actor, time, events: stored, ...(docs.length > 0 ? { docs: [...docs] } : {}) };
+  const stored: StoredEvent[] = [];
+  for (const e of events) {
+    const tuple: StoredEvent = [e.type, e.payload, storedTaskId(runId, e.taskId), e.spanId, e.traceId === runTrace ? null : e.traceId, e.actor, e.time];
+    // Trailing entries that hold what they are when left out (null, or the batch's) are left out.
+    let length: number = 7;
+    if (tuple[6] === time) {
+      length = 6;
+      if (tuple[5] === actor) {
+        length = 5;
+        while (length > 2 && tuple[length - 1] === null) length--;
+      }
+    }
+    tuple.length = length as StoredEvent["length"];
+    stored.push(tuple);
+  }
+  const batch: StoredBatch = { actor, time, events: stored };
+  if (docs.length > 0) batch.docs = docs as unknown[];
   return JSON.stringify(batch);
 }
 

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import { parseCheckpointId, parseTaskId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import { numberedEvent, type CheckpointRecord, type CheckpointSummary, type EventRecord, type NewEvent, type RunStorage, type TaskRecord } from "../records.js";
@@ -43,6 +44,7 @@ export class HistoryQueries {
   private readonly inflated = new TurnCache<number, string>();
   /** The last event number given in the write transaction under way, once read (`insertCommit`). */
   private lastSeq: number | undefined;
+  private readonly taskUpserts: Database.Statement[] = [];
 
   constructor(
     private readonly s: Statements,
@@ -117,12 +119,22 @@ export class HistoryQueries {
     // At most TASKS_PER_STATEMENT rows a statement: a fan-out of thousands stays under SQLite's
     // limit on parameters, and the statements prepared are few.
     for (let i = 0; i < rows.length; i += TASKS_PER_STATEMENT) {
-      const part = rows.slice(i, i + TASKS_PER_STATEMENT);
-      this.s.sql(
-        `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES ${Array(part.length).fill("(?, ?, ?, ?, ?)").join(", ")}
-         ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
-      ).run(part.flatMap((row) => [runKey, row.step, row.id, row.created_at, row.doc]));
+      const end = Math.min(rows.length, i + TASKS_PER_STATEMENT);
+      const params: (string | number | Buffer)[] = [];
+      for (let j = i; j < end; j++) {
+        const row = rows[j]!;
+        params.push(runKey, row.step, row.id, row.created_at, row.doc);
+      }
+      this.taskUpsert(end - i).run(params);
     }
+  }
+
+  /** The upsert of `count` task rows, by count: a step's commit writes the same few every time. */
+  private taskUpsert(count: number): Database.Statement {
+    return (this.taskUpserts[count] ??= this.s.sql(
+      `INSERT INTO tasks (run_key, step, id, created_at, doc) VALUES ${Array(count).fill("(?, ?, ?, ?, ?)").join(", ")}
+         ON CONFLICT (run_key, step, id) DO UPDATE SET doc = excluded.doc`,
+    ));
   }
 
   getTask(id: string): TaskRecord | undefined {

@@ -64,7 +64,7 @@ export function packJson(value: unknown): string | Buffer {
 export function packText(text: string): string | Buffer {
   if (text.length < MIN_PACKED_LENGTH) return text;
   const utf8 = Buffer.from(text);
-  const header = [CURRENT, ...leb128(utf8.length)];
+  const header = taggedNumbers(CURRENT, [utf8.length]);
   // Deflate may write up to the input's length in all: filling that, it is no shorter.
   const room = utf8.length - header.length;
   const out = scratch(utf8.length);
@@ -104,7 +104,7 @@ export interface DocReference {
 }
 
 export function docReference({ seq, index }: DocReference): Buffer {
-  return Buffer.from([WITH_EVENTS, ...leb128(seq), ...leb128(index)]);
+  return taggedNumbers(WITH_EVENTS, [seq, index]);
 }
 
 /** Where a stored document is kept, when it is kept with its commit's events. */
@@ -132,7 +132,7 @@ export interface GroupReference {
 }
 
 export function groupReference({ blob, offset, length }: GroupReference): Buffer {
-  return Buffer.from([IN_GROUP, ...leb128(blob), ...leb128(offset), ...leb128(length)]);
+  return taggedNumbers(IN_GROUP, [blob, offset, length]);
 }
 
 /** Where a stored document is kept, when it is kept with its group transaction's. */
@@ -170,13 +170,25 @@ export function unpackText(stored: string | Buffer): string {
   return out.toString("utf8", 0, bytes);
 }
 
-function leb128(n: number): number[] {
-  const out: number[] = [];
-  do {
-    const low = n % 128;
-    n = Math.floor(n / 128);
-    out.push(n > 0 ? low | 128 : low);
-  } while (n > 0);
+/** A byte, then each of `values` as an unsigned LEB128. */
+function taggedNumbers(tag: number, values: readonly number[]): Buffer {
+  let size = 1;
+  for (let n of values) {
+    do {
+      size++;
+      n = Math.floor(n / 128);
+    } while (n > 0);
+  }
+  const out = Buffer.allocUnsafe(size);
+  out[0] = tag;
+  let at = 1;
+  for (let n of values) {
+    do {
+      const low = n % 128;
+      n = Math.floor(n / 128);
+      out[at++] = n > 0 ? low | 128 : low;
+    } while (n > 0);
+  }
   return out;
 }
 

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import {
   TERMINAL_RUN_STATUSES,
   type ArtifactRef,
@@ -39,6 +40,9 @@ export class Queries {
     /** The run rows this connection wrote, which a commit reads without asking SQLite. */
     private readonly written: WrittenRuns,
   ) {}
+
+  /** Run updates by the columns they set (`runUpdate`). */
+  private readonly runUpdates = new Map<number, Database.Statement>();
 
   /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
   private getDoc<T>(table: "runs" | "interrupts" | "commands", id: string): T | undefined {
@@ -88,12 +92,13 @@ export class Queries {
    * write transaction: the row may come from those this connection wrote (`WrittenRuns`).
    */
   getKeyedRun(id: string): { key: number; run: RunRecord } | undefined {
-    let row = this.written.get(id);
-    if (!row) {
-      row = this.s.sql("SELECT key, doc FROM runs WHERE id = ?").get(id) as { key: number; doc: string } | undefined;
-      if (row) this.written.set(id, row.key, row.doc, false);
-    }
-    return row && { key: row.key, run: JSON.parse(row.doc) as RunRecord };
+    const kept = this.written.get(id);
+    if (kept) return kept;
+    const row = this.s.sql("SELECT key, doc FROM runs WHERE id = ?").get(id) as { key: number; doc: string } | undefined;
+    if (!row) return undefined;
+    const run = JSON.parse(row.doc) as RunRecord;
+    this.written.set(id, row.key, run, false);
+    return { key: row.key, run };
   }
 
   runKey(id: string): number | undefined {
@@ -120,7 +125,7 @@ export class Queries {
         )
         .run(row.id, row.doc, row.status, row.workflow, row.version, row.parent_run_id, row.updated_at, row.wake_at, row.lease_until, row.waiting_on, row.deadline_at).lastInsertRowid,
     );
-    this.written.set(run.id, key, row.doc, ended(run));
+    this.written.set(run.id, key, run, ended(run));
     return key;
   }
 
@@ -132,17 +137,33 @@ export class Queries {
    * by its primary key, without a look-up in the index of ids.
    */
   saveRun(run: RunRecord, key: number | undefined, was: RunColumns): void {
-    const row = runRow(run);
-    const changed = RUN_COLUMNS.filter((column) => row[column] !== was[column]);
-    const values = [row.doc, ...changed.map((column) => row[column])];
-    const set = `UPDATE runs SET doc = ?${changed.map((column) => `, ${column} = ?`).join("")}`;
-    if (key === undefined) {
-      this.s.sql(`${set} WHERE id = ?`).run(...values, row.id);
-      this.written.saved(run.id, row.doc, ended(run));
-    } else {
-      this.s.sql(`${set} WHERE key = ?`).run(...values, key);
-      this.written.set(run.id, key, row.doc, ended(run));
+    const doc = JSON.stringify(run);
+    const columns = runColumns(run);
+    const values: Param[] = [doc];
+    let changed = 0;
+    for (let i = 0; i < RUN_COLUMNS.length; i++) {
+      const column = RUN_COLUMNS[i]!;
+      if (columns[column] !== was[column]) {
+        changed |= 1 << i;
+        values.push(columns[column]);
+      }
     }
+    values.push(key ?? run.id);
+    this.runUpdate(changed, key !== undefined).run(values);
+    if (key === undefined) this.written.saved(run.id, run, ended(run));
+    else this.written.set(run.id, key, run, ended(run));
+  }
+
+  /** The UPDATE of a run's document and of the columns in `changed` (a bit per RUN_COLUMNS entry), found by key or by id. */
+  private runUpdate(changed: number, byKey: boolean): Database.Statement {
+    const id = changed * 2 + (byKey ? 1 : 0);
+    let statement = this.runUpdates.get(id);
+    if (!statement) {
+      const set = RUN_COLUMNS.filter((_, i) => changed & (1 << i)).map((column) => `, ${column} = ?`).join("");
+      statement = this.s.sql(`UPDATE runs SET doc = ?${set} WHERE ${byKey ? "key" : "id"} = ?`);
+      this.runUpdates.set(id, statement);
+    }
+    return statement;
   }
 
   countRuns(): { status: RunStatus; n: number }[] {

@@ -46,17 +46,21 @@ export type StoredCheckpointMeta = Omit<CheckpointMeta, "step" | "parentId" | "s
   Partial<Pick<CheckpointMeta, "step" | "parentId" | "source">> & { control: Omit<CheckpointMeta["control"], "barriers"> & Partial<Pick<CheckpointMeta["control"], "barriers">> };
 
 export function checkpointMeta(c: CheckpointRecord): StoredCheckpointMeta {
-  const { barriers, ...control } = c.control;
-  return {
-    ...(c.step !== c.n ? { step: c.step } : {}),
-    ...(c.parentId !== checkpointId(c.runId, c.n - 1) ? { parentId: c.parentId } : {}),
-    ...(c.source !== "loop" ? { source: c.source } : {}),
-    actor: c.actor,
-    nodes: c.nodes,
-    next: c.next,
-    control: Object.keys(barriers).length > 0 ? c.control : control,
-    createdAt: c.createdAt,
-  };
+  // Assigned field by field: a step's commit builds one, and conditional spreads cost several times more.
+  const meta = {} as StoredCheckpointMeta;
+  if (c.step !== c.n) meta.step = c.step;
+  if (c.parentId !== checkpointId(c.runId, c.n - 1)) meta.parentId = c.parentId;
+  if (c.source !== "loop") meta.source = c.source;
+  meta.actor = c.actor;
+  meta.nodes = c.nodes;
+  meta.next = c.next;
+  meta.control = Object.keys(c.control.barriers).length > 0 ? c.control : withoutBarriers(c.control);
+  meta.createdAt = c.createdAt;
+  return meta;
+}
+
+function withoutBarriers({ barriers: _barriers, ...control }: CheckpointMeta["control"]): StoredCheckpointMeta["control"] {
+  return control;
 }
 
 /** `meta` is the metadata packed on its own, or a reference to it packed with the commit's events. */

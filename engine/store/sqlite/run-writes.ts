@@ -54,7 +54,8 @@ export class RunWrites {
     this.q.saveRun(run, key, was);
     this.claims.claimed(run, recovered);
     const head = run.lastCommit === null && run.head !== null ? this.history.getCheckpoint(run.head) : undefined;
-    return { run, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}), ...(head ? { head } : {}) };
+    // A copy: the record saved is kept for the run's next write (`WrittenRuns`).
+    return { run: { ...run }, fence, recovered, ...(takenFrom !== undefined ? { takenFrom } : {}), ...(head ? { head } : {}) };
   }
 
   renewLease(runId: string, owner: string, fence: number, leaseMs: number): void {

@@ -1,3 +1,5 @@
+import type { RunRecord } from "../records.js";
+
 /** How many runs' documents are kept at most (a worker's runs in flight, with room to spare). */
 const KEPT = 1_024;
 
@@ -6,10 +8,12 @@ const KEPT = 1_024;
  * this connection wrote them, while no other connection has committed since. Checked at the start
  * of each write transaction, under its lock (`PRAGMA data_version` moves with other connections'
  * commits only), and dropped whole when a transaction is rolled back, since what it wrote is then
- * undone. Kept as JSON text, so that what a commit reads is its own copy, shared with nobody.
+ * undone. Kept as the record itself, which the write that reads it may change and saves (or, when
+ * it fails, its transaction is rolled back and every record kept dropped): a record that leaves
+ * the store is a copy (a claim's run).
  */
 export class WrittenRuns {
-  private readonly rows = new Map<string, { key: number; doc: string }>();
+  private readonly rows = new Map<string, KeptRun>();
   private dataVersion: number | undefined;
 
   constructor(private readonly readDataVersion: () => number) {}
@@ -25,25 +29,30 @@ export class WrittenRuns {
     this.rows.clear();
   }
 
-  get(id: string): { key: number; doc: string } | undefined {
+  get(id: string): KeptRun | undefined {
     return this.rows.get(id);
   }
 
   /** The row as just written or read; `ended` drops it (a run that ended is not committed again soon). */
-  set(id: string, key: number, doc: string, ended: boolean): void {
+  set(id: string, key: number, run: RunRecord, ended: boolean): void {
     this.rows.delete(id);
     if (ended) return;
-    this.rows.set(id, { key, doc });
+    this.rows.set(id, { key, run });
     if (this.rows.size > KEPT) this.rows.delete(this.rows.keys().next().value!);
   }
 
-  /** A run saved whose key is not at hand: its new document, if the row is kept. */
-  saved(id: string, doc: string, ended: boolean): void {
+  /** A run saved whose key is not at hand: its new record, if the row is kept. */
+  saved(id: string, run: RunRecord, ended: boolean): void {
     const row = this.rows.get(id);
-    if (row) this.set(id, row.key, doc, ended);
+    if (row) this.set(id, row.key, run, ended);
   }
 
   forget(id: string): void {
     this.rows.delete(id);
   }
+}
+
+interface KeptRun {
+  key: number;
+  run: RunRecord;
 }
