@@ -14,9 +14,18 @@ export interface ChangeWatch {
   everyMs: number;
 }
 
-/** How many recent in-process publishes are remembered for subscribers that fell behind. */
+/**
+ * How many recent in-process publishes are remembered at most for subscribers that fell behind.
+ * Only those some subscriber has not taken yet are kept: on a busy worker, whose own subscriber
+ * keeps up, events held for nobody lived long enough to be copied by the young generation's
+ * collections, about a tenth of a step's time.
+ */
 const RECENT = 256;
 const PAGE = 500;
+
+interface Cursor {
+  version: number;
+}
 
 /** A subscriber waiting for the next change: `resolve` ends its wait. */
 interface Waiting {
@@ -38,6 +47,8 @@ export class EventFeed {
   /** Recent publishes, by version: the i-th has version `this.version - recent.length + 1 + i`. */
   private readonly recent: (readonly EventRecord[] | undefined)[] = [];
   private readonly waiters = new Set<Waiting>();
+  /** Each subscriber's place: the version up to which it has taken the publishes. */
+  private readonly cursors = new Set<Cursor>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
 
@@ -47,7 +58,11 @@ export class EventFeed {
   publish(events?: readonly EventRecord[]): void {
     this.version++;
     this.recent.push(events);
-    if (this.recent.length > RECENT) this.recent.shift();
+    let oldest = this.version;
+    for (const cursor of this.cursors) oldest = Math.min(oldest, cursor.version);
+    // The publishes after `oldest` are kept, RECENT at most.
+    const keep = Math.min(RECENT, this.version - oldest);
+    if (this.recent.length > keep) this.recent.splice(0, this.recent.length - keep);
     // Ending a wait resolves a promise: nothing runs (nor joins the set) before the loop is done.
     for (const waiting of this.waiters) end(waiting);
     this.waiters.clear();
@@ -105,6 +120,8 @@ export class EventFeed {
     const wanted = (e: EventRecord) => (runId === undefined || e.runId === runId) && (!types || types.includes(e.type as EventType));
     const filtered = runId !== undefined || types !== undefined;
     const waiting: Waiting = { resolve: undefined };
+    const cursor: Cursor = { version: this.version };
+    this.cursors.add(cursor);
     const onAbort = () => {
       this.waiters.delete(waiting);
       end(waiting);
@@ -113,11 +130,10 @@ export class EventFeed {
     try {
       // `after`: every event up to it has been considered (delivered or filtered out).
       let after = options.after ?? (await source.lastEventSeq());
-      let version = this.version;
       let read = true;
       while (!signal?.aborted && !this.closed) {
         if (read) {
-          version = this.version;
+          cursor.version = this.version;
           // With a filter the page says nothing about events it skipped; the store's last number,
           // taken before the read, does.
           const last = filtered ? await source.lastEventSeq() : 0;
@@ -130,9 +146,9 @@ export class EventFeed {
           if (batch.length === PAGE) continue;
           after = Math.max(after, last);
         }
-        await this.waitForChange(version, waiting, signal);
-        const known = this.published(version, after);
-        version = this.version;
+        await this.waitForChange(cursor.version, waiting, signal);
+        const known = this.published(cursor.version, after);
+        cursor.version = this.version;
         read = known === undefined;
         for (const event of known ?? []) {
           if (signal?.aborted) return;
@@ -143,6 +159,7 @@ export class EventFeed {
     } finally {
       signal?.removeEventListener("abort", onAbort);
       this.waiters.delete(waiting);
+      this.cursors.delete(cursor);
     }
   }
 }
