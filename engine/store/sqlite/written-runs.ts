@@ -35,8 +35,17 @@ export class WrittenRuns {
 
   /** The row as just written or read; `ended` drops it (a run that ended is not committed again soon). */
   set(id: string, key: number, run: RunRecord, ended: boolean): void {
-    this.rows.delete(id);
-    if (ended) return;
+    if (ended) {
+      this.rows.delete(id);
+      return;
+    }
+    const row = this.rows.get(id);
+    if (row) {
+      // Kept where it was: the runs dropped first when too many are kept are the oldest taken.
+      row.key = key;
+      row.run = run;
+      return;
+    }
     this.rows.set(id, { key, run });
     if (this.rows.size > KEPT) this.rows.delete(this.rows.keys().next().value!);
   }
