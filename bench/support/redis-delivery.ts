@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { createEngine, type CompiledWorkflow, type Store } from "../../engine/index.js";
+import { createEngine, type CompiledWorkflow, type Store } from "./engine.js";
 
 /** Events measured, one started every GAP_MS. */
 export const SAMPLES = 60;

@@ -1,11 +1,10 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
-import { MemoryStore, STORE_WRITES, WorkflowRegistry, Worker, actionRegistry, openStore, type CompiledWorkflow, type Store } from "../../engine/index.js";
+import { MemoryStore, STORE_WRITES, WorkflowRegistry, Worker, actionRegistry, openStore, storeWorkflow, type CompiledWorkflow, type Store } from "./engine.js";
 import { newId } from "../../engine/ids.js";
 import { fastest, scratchDir, stopwatch, type Timing } from "./harness.js";
 import { readWalPages, resetWal, type WalPages } from "./wal-pages.js";
 import { newRun } from "../../engine/runtime/new-run.js";
-import { storeWorkflow } from "../../engine/operator/workflows.js";
 
 export type Durability = "process" | "os";
 
@@ -79,13 +78,19 @@ export interface Comparison {
  * file, and the raw baseline writing the same bytes in one transaction per step; each the fastest
  * of `repeat` tries after one untimed.
  */
+/** Untimed runs of the engine before those timed (see `compareWithRaw`). */
+const WARM_UP = 3;
+
 export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number, options: { pages?: boolean } = {}): Promise<Comparison> {
   const scratch = scratchDir();
   try {
-    // Once untimed first, as the raw baseline's first transactions are: the store's code is
-    // compiled by the time a figure is taken, which is what a worker that runs for hours pays.
-    // The pages it writes are counted then, when asked (the tries after write about as many).
+    // Untimed first, as the raw baseline's first transactions are: the engine's code is compiled
+    // and optimised by the time a figure is taken, which is what a worker that runs for hours
+    // pays. V8 is still optimising it through the first few thousand steps (`chain`'s second and
+    // third runs in a process are 10-40% slower than its fourth and later), hence WARM_UP runs.
+    // The pages the first writes are counted, when asked (the runs after write about as many).
     const { pages } = await runOnSqlite(scratch.file("warm-up.db"), workflow, runs, durability, options);
+    for (let i = 1; i < WARM_UP; i++) await runOnSqlite(scratch.file(`warm-up-${i}.db`), workflow, runs, durability);
     let store: Footprint | undefined;
     const engine = await fastest(repeat, async () => {
       const file = scratch.file(`engine-${Math.random()}.db`);
@@ -101,30 +106,21 @@ export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, s
   }
 }
 
+/**
+ * Counts the store's writes by giving `store` its own wrapper of each write method (a Proxy in
+ * front of it would sit in every call the engine makes, the count's cost in the engine's figure).
+ */
 function countTransactions(store: Store): { store: Store; count(): number } {
   let n = 0;
-  const writes = new Set<PropertyKey>(STORE_WRITES);
-  // Each method wrapped once, not at every call: the count should cost the engine's figure nothing.
-  const wrapped = new Map<PropertyKey, unknown>();
-  const proxy = new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (typeof value !== "function") return value;
-      let method = wrapped.get(key);
-      if (!method) {
-        const bound = (value as (...a: unknown[]) => unknown).bind(target);
-        method = writes.has(key)
-          ? (...args: unknown[]) => {
-              n++;
-              return bound(...args);
-            }
-          : bound;
-        wrapped.set(key, method);
-      }
-      return method;
-    },
-  });
-  return { store: proxy, count: () => n };
+  const methods = store as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const key of STORE_WRITES) {
+    const method = methods[key]!.bind(store);
+    methods[key] = (...args: unknown[]) => {
+      n++;
+      return method(...args);
+    };
+  }
+  return { store, count: () => n };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { STORE_WRITES, openStore, type Store } from "../../engine/index.js";
+import { STORE_WRITES, openStore, type Store } from "./engine.js";
 import { stopwatch, type Timing } from "./harness.js";
 
 /** One store call as the engine made it: its method, a copy of its arguments, and the event-loop turn it was made in. */

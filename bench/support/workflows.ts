@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { workflow, type CompiledWorkflow } from "../../engine/index.js";
+import { workflow, type CompiledWorkflow } from "./engine.js";
 
 /** 200 bytes of text: what every benchmark step appends. */
 export const ITEM = "x".repeat(198);

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { openStore, storeWorkflow, type CompiledWorkflow, type NewEvent, type RunStatus, type Store } from "../../engine/index.js";
+import { openStore, storeWorkflow, type CompiledWorkflow, type NewEvent, type RunStatus, type Store } from "../support/engine.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { ROOT as root, bundleConsoleParts } from "../support/build.js";

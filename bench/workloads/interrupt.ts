@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { Operator, WorkflowRegistry, Worker, actionRegistry, openStore, workflow, type CompiledWorkflow, type Store } from "../../engine/index.js";
+import { Operator, WorkflowRegistry, Worker, actionRegistry, openStore, storeWorkflow, workflow, type CompiledWorkflow, type Store } from "../support/engine.js";
 import { newId } from "../../engine/ids.js";
 import { newRun } from "../../engine/runtime/new-run.js";
-import { storeWorkflow } from "../../engine/operator/workflows.js";
 import { fastest, fmt, scratchDir, stopwatch, table, type Timing } from "../support/harness.js";
 import { footprint, rawInsertBaseline } from "../support/sqlite.js";
 import { ITEM } from "../support/workflows.js";

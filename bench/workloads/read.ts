@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { openStore, readState } from "../../engine/index.js";
+import { openStore, readState } from "../support/engine.js";
 import { fmt, median, percentile, ratio, scratchDir, table } from "../support/harness.js";
 import { runOnSqlite } from "../support/sqlite.js";
 import { loopWorkflow } from "../support/workflows.js";

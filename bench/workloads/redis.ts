@@ -7,7 +7,7 @@
  */
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
-import { MemoryStore, Worker, WorkflowRegistry, actionRegistry, createEngine, openStore, type Store } from "../../engine/index.js";
+import { MemoryStore, Worker, WorkflowRegistry, actionRegistry, createEngine, openStore, type Store } from "../support/engine.js";
 import { Fleet } from "../../test/support/fleet.js";
 import { RedisServer } from "../../test/support/redis-server.js";
 import { fastest, median, ratio, table } from "../support/harness.js";

@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { openStore } from "../../engine/index.js";
+import { openStore } from "../support/engine.js";
 import { LiveFeed } from "../../source/console/live.js";
 import { RedisServer } from "../../test/support/redis-server.js";
 import { ROOT, ensureBuild } from "../support/build.js";

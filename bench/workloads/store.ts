@@ -1,6 +1,5 @@
-import { WorkflowRegistry, Worker, actionRegistry, openStore } from "../../engine/index.js";
+import { WorkflowRegistry, Worker, actionRegistry, openStore, storeWorkflow } from "../support/engine.js";
 import { newId } from "../../engine/ids.js";
-import { storeWorkflow } from "../../engine/operator/workflows.js";
 import { newRun } from "../../engine/runtime/new-run.js";
 import { fastest, perUnit, scratchDir, table } from "../support/harness.js";
 import { recording, replayOnSqlite, type RecordedCall } from "../support/store-replay.js";
