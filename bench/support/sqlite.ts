@@ -76,21 +76,28 @@ export interface Comparison {
 /**
  * The engine executing `runs` runs of `workflow` (`steps` super-steps in all) on a fresh SQLite
  * file, and the raw baseline writing the same bytes in one transaction per step; each the fastest
- * of `repeat` tries after one untimed.
+ * of `repeat` tries after `warmUp` untimed runs of the engine (1 by default). Many short runs
+ * (`chain`'s 200 runs of 10 steps) need more: V8 is still optimising the engine through their
+ * second and third drains in a process (10-40% slower than the fourth and later), where one run
+ * of thousands of steps is optimised within its first; there, more runs first only leave the
+ * collector more to do in the runs timed (`loop`'s 4,000 steps 5% slower after three).
  */
-/** Untimed runs of the engine before those timed (see `compareWithRaw`). */
-const WARM_UP = 3;
-
-export async function compareWithRaw(workflow: CompiledWorkflow, runs: number, steps: number, durability: Durability, repeat: number, options: { pages?: boolean } = {}): Promise<Comparison> {
+export async function compareWithRaw(
+  workflow: CompiledWorkflow,
+  runs: number,
+  steps: number,
+  durability: Durability,
+  repeat: number,
+  options: { pages?: boolean; warmUp?: number } = {},
+): Promise<Comparison> {
   const scratch = scratchDir();
   try {
     // Untimed first, as the raw baseline's first transactions are: the engine's code is compiled
     // and optimised by the time a figure is taken, which is what a worker that runs for hours
-    // pays. V8 is still optimising it through the first few thousand steps (`chain`'s second and
-    // third runs in a process are 10-40% slower than its fourth and later), hence WARM_UP runs.
-    // The pages the first writes are counted, when asked (the runs after write about as many).
+    // pays. The pages the first run writes are counted, when asked (the runs after write about
+    // as many).
     const { pages } = await runOnSqlite(scratch.file("warm-up.db"), workflow, runs, durability, options);
-    for (let i = 1; i < WARM_UP; i++) await runOnSqlite(scratch.file(`warm-up-${i}.db`), workflow, runs, durability);
+    for (let i = 1; i < (options.warmUp ?? 1); i++) await runOnSqlite(scratch.file(`warm-up-${i}.db`), workflow, runs, durability);
     let store: Footprint | undefined;
     const engine = await fastest(repeat, async () => {
       const file = scratch.file(`engine-${Math.random()}.db`);

@@ -18,7 +18,7 @@ export default async function chain(): Promise<void> {
   const durabilities: Durability[] = ["process", "os"];
   const compared: Comparison[] = [];
   for (const durability of durabilities) {
-    compared.push(await compareWithRaw(chainWorkflow(NODES), RUNS, STEPS, durability, REPEAT, { pages: durability === "process" }));
+    compared.push(await compareWithRaw(chainWorkflow(NODES), RUNS, STEPS, durability, REPEAT, { pages: durability === "process", warmUp: 3 }));
   }
   // Once untimed first, so that the memory store's figure is not a cold process's.
   await runOnMemory(chainWorkflow(NODES), RUNS);
