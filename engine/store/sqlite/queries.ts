@@ -9,7 +9,7 @@ import {
   type WorkerRecord,
   type WorkflowRecord,
 } from "../records.js";
-import { parseDoc, parseDocs, runColumns, runRow, type RunColumns } from "./rows.js";
+import { parseDoc, parseDocs, runColumns, runDocColumns, runProgress, runRecord, runRow, type RunColumns, type RunDocRow } from "./rows.js";
 import { whereClause, type Param, type Statements } from "./statements.js";
 import type { WrittenRuns } from "./written-runs.js";
 
@@ -84,7 +84,8 @@ export class Queries {
   // runs
 
   getRun(id: string): RunRecord | undefined {
-    return this.getDoc<RunRecord>("runs", id);
+    const row = this.s.sql(`SELECT ${runDocColumns(this.s)} FROM runs WHERE id = ?`).get(id) as RunDocRow | undefined;
+    return row && runRecord(row);
   }
 
   /**
@@ -94,9 +95,9 @@ export class Queries {
   getKeyedRun(id: string): { key: number; run: RunRecord } | undefined {
     const kept = this.written.get(id);
     if (kept) return kept;
-    const row = this.s.sql("SELECT key, doc FROM runs WHERE id = ?").get(id) as { key: number; doc: string } | undefined;
+    const row = this.s.sql(`SELECT key, ${runDocColumns(this.s)} FROM runs WHERE id = ?`).get(id) as (RunDocRow & { key: number }) | undefined;
     if (!row) return undefined;
-    const run = JSON.parse(row.doc) as RunRecord;
+    const run = runRecord(row);
     this.written.set(id, row.key, run, false);
     return { key: row.key, run };
   }
@@ -134,12 +135,12 @@ export class Queries {
    * run's as read): SQLite rewrites the entry of every index on a column an update sets, even to
    * the value it had, and a step's commit changes only the update time of its run. `key` is the
    * run's row key when the caller has it (a commit reads it with the run): the row is then found
-   * by its primary key, without a look-up in the index of ids.
+   * by its primary key, without a look-up in the index of ids. `progressOnly`: the run changed
+   * only in its progress fields (rows.ts), which are written alone.
    */
-  saveRun(run: RunRecord, key: number | undefined, was: RunColumns): void {
-    const doc = JSON.stringify(run);
+  saveRun(run: RunRecord, key: number | undefined, was: RunColumns, progressOnly = false): void {
     const columns = runColumns(run);
-    const values: Param[] = [doc];
+    const values: Param[] = [progressOnly ? runProgress(run) : JSON.stringify(run)];
     let changed = 0;
     for (let i = 0; i < RUN_COLUMNS.length; i++) {
       const column = RUN_COLUMNS[i]!;
@@ -149,18 +150,21 @@ export class Queries {
       }
     }
     values.push(key ?? run.id);
-    this.runUpdate(changed, key !== undefined).run(values);
+    this.runUpdate(changed, key !== undefined, progressOnly).run(values);
     if (key === undefined) this.written.saved(run.id, run, ended(run));
     else this.written.set(run.id, key, run, ended(run));
   }
 
-  /** The UPDATE of a run's document and of the columns in `changed` (a bit per RUN_COLUMNS entry), found by key or by id. */
-  private runUpdate(changed: number, byKey: boolean): Database.Statement {
-    const id = changed * 2 + (byKey ? 1 : 0);
+  /**
+   * The UPDATE of a run's document (or of its progress alone) and of the columns in `changed` (a
+   * bit per RUN_COLUMNS entry), found by key or by id.
+   */
+  private runUpdate(changed: number, byKey: boolean, progressOnly: boolean): Database.Statement {
+    const id = changed * 4 + (byKey ? 2 : 0) + (progressOnly ? 1 : 0);
     let statement = this.runUpdates.get(id);
     if (!statement) {
       const set = RUN_COLUMNS.filter((_, i) => changed & (1 << i)).map((column) => `, ${column} = ?`).join("");
-      statement = this.s.sql(`UPDATE runs SET doc = ?${set} WHERE ${byKey ? "key" : "id"} = ?`);
+      statement = this.s.sql(`UPDATE runs SET ${progressOnly ? "progress = ?" : "doc = ?, progress = NULL"}${set} WHERE ${byKey ? "key" : "id"} = ?`);
       this.runUpdates.set(id, statement);
     }
     return statement;

@@ -2,12 +2,48 @@ import { checkpointId } from "../../ids.js";
 import type { ChainRow } from "../../state/read.js";
 import type { CheckpointRecord, CheckpointSummary, RunRecord } from "../records.js";
 import { packJson } from "./packed-json.js";
+import type { Statements } from "./statements.js";
 
 /** How records are laid out in rows, and back. */
 
 /** A run is its JSON document, with the fields its queries filter and sort on beside it. */
 export function runRow(run: RunRecord) {
   return { id: run.id, doc: JSON.stringify(run), workflow: run.workflow, ...runColumns(run) };
+}
+
+/**
+ * The fields of a run that a step's commit moves (its head checkpoint, last commit, event count,
+ * update time, the nodes in progress and their fan-in arrivals). A commit that changes nothing
+ * else writes only these, as the row's `progress` document (schema version 12), over what its
+ * `doc` says: a running run's whole document is written by its claim and by what changes its
+ * course (a pause, a failure, its end), not at every step.
+ */
+const PROGRESS = ["head", "headN", "step", "lastCommit", "eventCount", "updatedAt", "current", "barriers"] as const satisfies readonly (keyof RunRecord)[];
+const PROGRESS_FIELDS: ReadonlySet<string> = new Set(PROGRESS);
+
+export function isProgress(field: string): boolean {
+  return PROGRESS_FIELDS.has(field);
+}
+
+export function runProgress(run: RunRecord): string {
+  const progress: Partial<RunRecord> = {};
+  for (const field of PROGRESS) (progress as Record<string, unknown>)[field] = run[field];
+  return JSON.stringify(progress);
+}
+
+/** The columns a run is read from (`runRecord`); NULL progress in a store from before schema version 12. */
+export function runDocColumns(s: Statements): string {
+  return s.hasColumn("runs", "progress") ? "doc, progress" : "doc, NULL AS progress";
+}
+
+export interface RunDocRow {
+  doc: string;
+  progress: string | null;
+}
+
+export function runRecord(row: RunDocRow): RunRecord {
+  const run = JSON.parse(row.doc) as RunRecord;
+  return row.progress === null ? run : Object.assign(run, JSON.parse(row.progress) as Partial<RunRecord>);
 }
 
 /** The columns beside a run's document that a write may change (its id and workflow never do). */

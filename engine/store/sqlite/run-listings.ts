@@ -1,7 +1,7 @@
 import { RUN_STATUSES, type RunRecord, type RunStatus } from "../records.js";
 import { soonestFirst } from "../listing.js";
 import type { Deadline } from "../store.js";
-import { parseDocs } from "./rows.js";
+import { runDocColumns, runRecord, type RunDocRow } from "./rows.js";
 import { whereClause, type Param, type Statements } from "./statements.js";
 
 /** What `RunListings.listRuns` selects: `before` is a page's cursor (the last run of the page before). */
@@ -32,22 +32,25 @@ export class RunListings {
    */
   listRuns(filter: RunListing): RunRecord[] {
     const statuses = filter.statuses ?? (typeof filter.parentRunId === "string" ? [] : RUN_STATUSES);
-    if (statuses.length <= 1) return parseDocs<RunRecord>(this.runRows(filter, "doc, updated_at, id"));
+    if (statuses.length <= 1) return this.runRows(filter, runDocColumns(this.s)).map(runRecord);
     return this.s.consistent(() => {
       const candidates = statuses.flatMap((status) => this.runRows({ ...filter, statuses: [status] }, "updated_at, id"));
       candidates.sort((a, b) => b.updated_at - a.updated_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
       const ids = candidates.slice(0, filter.limit).map((c) => c.id);
-      const docs = new Map(
-        (this.s.sql("SELECT id, doc FROM runs WHERE id IN (SELECT value FROM json_each(?))").all(JSON.stringify(ids)) as { id: string; doc: string }[]).map((row) => [row.id, row.doc]),
+      const rows = new Map(
+        (this.s.sql(`SELECT id, ${runDocColumns(this.s)} FROM runs WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as (RunDocRow & { id: string })[]).map((row) => [
+          row.id,
+          row,
+        ]),
       );
-      return ids.map((id) => JSON.parse(docs.get(id)!) as RunRecord);
+      return ids.map((id) => runRecord(rows.get(id)!));
     });
   }
 
-  /** The runs' rows that `filter` selects, newest first: their documents, or only their keys. */
-  private runRows(filter: RunListing, columns: "doc, updated_at, id"): { doc: string; updated_at: number; id: string }[];
+  /** The runs' rows that `filter` selects, newest first: their documents (`columns`), or only their keys. */
   private runRows(filter: RunListing, columns: "updated_at, id"): { updated_at: number; id: string }[];
-  private runRows(filter: RunListing, columns: string): { doc?: string; updated_at: number; id: string }[] {
+  private runRows(filter: RunListing, columns: string): RunDocRow[];
+  private runRows(filter: RunListing, columns: string): (RunDocRow | { updated_at: number; id: string })[] {
     const where: string[] = [];
     const params: Param[] = [];
     if (filter.statuses) {
@@ -79,7 +82,7 @@ export class RunListings {
       params.push(filter.before.updatedAt, filter.before.id);
     }
     const text = `SELECT ${columns} FROM runs ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ?`;
-    return this.s.sql(text).all(...params, filter.limit) as { doc?: string; updated_at: number; id: string }[];
+    return this.s.sql(text).all(...params, filter.limit) as (RunDocRow | { updated_at: number; id: string })[];
   }
 
   /**
@@ -88,7 +91,7 @@ export class RunListings {
    * that, opened read-only.
    */
   listDeadlines(): Deadline[] {
-    const indexed = this.s.sql("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'deadline_at'").get() !== undefined;
+    const indexed = this.s.hasColumn("runs", "deadline_at");
     // INDEXED BY: the planner would read the pending interrupts along their status index instead.
     const [runs, interrupts] = (
       indexed

@@ -5,7 +5,7 @@ import type { Claim, ClaimOptions, Commit, CommitResult, NewRun } from "../store
 import type { ClaimChoice } from "./claim-choice.js";
 import type { HistoryQueries, CommitRecords } from "./history-queries.js";
 import type { Queries } from "./queries.js";
-import { runColumns } from "./rows.js";
+import { isProgress, runColumns } from "./rows.js";
 
 /**
  * What each write to a run does, inside the write transaction the store runs it in (group-commit.ts):
@@ -91,7 +91,9 @@ export class RunWrites {
     if (commit.interrupts?.length) run.pendingInterrupts = this.q.pendingInterrupts(run.id);
     if (active) run.updatedAt = now;
     const events = this.appendEvents(run, commit.events ?? [], { checkpoint: commit.checkpoint, tasks: commit.tasks }, key);
-    this.q.saveRun(run, key, was);
+    // A step of a running run moves only its progress, which is then written alone.
+    const progressOnly = !commit.fenceOut && !commit.interrupts?.length && Object.keys(commit.run ?? {}).every(isProgress);
+    this.q.saveRun(run, key, was, progressOnly);
     return { events };
   }
 

@@ -318,6 +318,17 @@ export const MIGRATIONS: readonly Migration[] = [
   -- writes 19.6 pages without it, 21.0 with it.
   DROP INDEX IF EXISTS runs_by_update;
   `,
+  {
+    addColumns: [{ table: "runs", column: "progress", type: "TEXT" }],
+    sql: `
+  -- Version 12. A run's progress (its head checkpoint, last commit, event count, update time, the
+  -- nodes in progress and their fan-in arrivals), written alone by a step's commit that changes
+  -- nothing else, over what the run's document says; NULL when the document is newer
+  -- (engine/store/sqlite/rows.ts). A pitwall of version 11 would read a running run's progress
+  -- as of its claim, so it must refuse the store.
+  SELECT 1;
+  `,
+  },
 ];
 
 export function applyMigration(db: Database.Database, migration: Migration): void {

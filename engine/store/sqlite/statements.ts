@@ -8,6 +8,8 @@ export type Param = string | number | null;
  */
 export class Statements {
   private readonly cache = new Map<string, Database.Statement>();
+  /** Columns found: a column is never dropped, but one missing is looked for again (`hasColumn`). */
+  private readonly columns = new Set<string>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -17,6 +19,18 @@ export class Statements {
    */
   consistent<T>(fn: () => T): T {
     return this.db.transaction(fn)();
+  }
+
+  /**
+   * Whether a table has a column: not in a store of an earlier schema version opened read-only,
+   * until a process that writes upgrades it (asked again each time until then).
+   */
+  hasColumn(table: string, column: string): boolean {
+    const name = `${table}.${column}`;
+    if (this.columns.has(name)) return true;
+    if (this.sql("SELECT 1 FROM pragma_table_info(?) WHERE name = ?").get(table, column) === undefined) return false;
+    this.columns.add(name);
+    return true;
   }
 
   sql(text: string): Database.Statement {
