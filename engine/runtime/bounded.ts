@@ -1,3 +1,5 @@
+import { jsonBytes } from "../state/snapshot.js";
+
 /** What a durable call's record keeps of its input at most: bytes of JSON. */
 export const CALL_INPUT_MAX_BYTES = 8 * 1024;
 
@@ -27,10 +29,6 @@ export function boundedValue(value: unknown, maxBytes = CALL_INPUT_MAX_BYTES): u
   const text = Buffer.from(JSON.stringify(value) ?? "null");
   // A character cut in two at the end is left out.
   return { cut: `${text.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, "")}…`, bytes: text.byteLength } satisfies CutValue;
-}
-
-function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? "null");
 }
 
 function cutStrings(value: unknown, maxChars: number, depth: number): unknown {

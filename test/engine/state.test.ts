@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryStore, ValidationError, Worker, WorkflowRegistry, actionRegistry, workflow } from "../../engine/index.js";
 import { applyOps, reduceWrites, type ChannelOp, type Reducer, type State } from "../../engine/state/ops.js";
-import { StateChain, decodeSnapshot, type Snapshot } from "../../engine/state/snapshot.js";
+import { StateChain, decodeSnapshot, jsonBytes, type Snapshot } from "../../engine/state/snapshot.js";
 import { engineHarness } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -67,6 +67,17 @@ describe("the fold of deltas and snapshots (property)", () => {
     }
     expect(() => new Worker(store, registry, { snapshotPolicy: { minBytes: -1 } })).toThrow(/^snapshot size threshold must be a number of bytes of at least 0, not -1$/);
     expect(() => new Worker(store, registry, { snapshotPolicy: { every: 8 } })).not.toThrow();
+  });
+});
+
+describe("a written value's size, as a step measures it (property)", () => {
+  it("is the bytes of the value's JSON: text of any characters, numbers, lists, objects, what JSON has no form for", () => {
+    const item = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "binary-ascii" }), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined));
+    const value = fc.oneof(item, fc.array(item), fc.array(fc.array(item, { maxLength: 3 })), fc.jsonValue(), fc.constant([1, () => 2]), fc.constant(new Date(0)));
+    fc.assert(
+      fc.property(value, (v) => jsonBytes(v) === Buffer.byteLength(JSON.stringify(v) ?? "null")),
+      { numRuns: 3000 },
+    );
   });
 });
 
