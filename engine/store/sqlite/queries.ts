@@ -45,7 +45,7 @@ export class Queries {
   private readonly runUpdates = new Map<number, Database.Statement>();
 
   /** Records kept whole as one JSON document per row, with the columns their queries need beside it. */
-  private getDoc<T>(table: "runs" | "interrupts" | "commands", id: string): T | undefined {
+  private getDoc<T>(table: "interrupts" | "commands", id: string): T | undefined {
     return parseDoc<T>(this.s.sql(`SELECT doc FROM ${table} WHERE id = ?`).get(id) as { doc: string } | undefined);
   }
 
