@@ -77,6 +77,9 @@ export async function fireSchedule(store: Store, schedule: ScheduleRecord, at: n
   }
   if (schedule.overlap === "skip" && !options.force) {
     const running = await unfinishedRun(store, schedule);
+    // This time's own run, which another worker firing the same time made since it was looked for
+    // above: not an overlap (skipped, the schedule would name no run for a time that ran one).
+    if (running?.id === runId) return { runId, existed: true };
     if (running) throw new ConflictError(`run ${running.id} it started has not ended (${running.status}): overlap is skip`);
   }
   const workflow = await scheduledVersion(store, schedule);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, Operator, ValidationError, Worker, fireInstant, nextCronTime, scheduleRunId, startRun, storeWorkflow, workflow, type Engine, type ScheduleRecord, type Store } from "../../engine/index.js";
+import { ConflictError, Operator, ValidationError, Worker, fireInstant, nextCronTime, scheduleRunId, startRun, storeWorkflow, workflow, type Engine, type Fired, type ScheduleRecord, type Store } from "../../engine/index.js";
+import { fireSchedule } from "../../engine/operator/schedule-fire.js";
 import { ended, engineHarness, until } from "../support/engine.js";
 import { storeFactories } from "../support/stores.js";
 
@@ -160,6 +161,31 @@ describe.each(storeFactories)("schedules ($name store)", (factory) => {
     await until(async () => (await store.listRuns({ tags: { schedule: "ask-any" } })).runs.length === 2, 5_000, "the overlapping run");
     const forced = await ops.schedules.trigger("ask", { force: true });
     expect(forced.runId).not.toBe(first.runId);
+  });
+
+  it("a time's run that another worker made while this one fired the same time is the time's run, not an overlap", async () => {
+    const { store, ops } = await storeWith(asking);
+    await ops.schedules.create({ id: "ask", workflow: "asking", cron: "* * * * *" });
+    const schedule = (await store.getSchedule("ask"))!;
+    const at = schedule.nextAt!;
+    const runId = scheduleRunId("ask", at);
+    // This worker looks for the time's run before the other has made it; the other fires the time
+    // in between, and this one goes on to the overlap rule, which then finds the other's run.
+    let other: Promise<Fired> | undefined;
+    const racing = new Proxy(store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (key !== "getRun") return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return async (id: string) => {
+          const found = await target.getRun(id);
+          if (id === runId && !other) await (other = fireSchedule(target, schedule, at, { actor: "worker:other" }));
+          return found;
+        };
+      },
+    });
+    expect(await fireSchedule(racing, schedule, at, { actor: "worker:this" })).toEqual({ runId, existed: true });
+    expect(await other).toEqual({ runId, existed: false });
+    expect((await store.listRuns({ tags: { schedule: "ask" } })).runs.map((r) => r.id)).toEqual([runId]);
   });
 
   it("catch-up none skips a time missed while no worker ran; a paused schedule fires nothing, and resumes from now", async () => {
